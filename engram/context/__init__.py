@@ -1,0 +1,1 @@
+"""Context builders: what memory is handed back to the agent, and when."""

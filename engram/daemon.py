@@ -1,0 +1,139 @@
+"""Starting, finding and stopping the worker. Standard library only (SessionStart uses it).
+
+Singleton rules: the worker holds an exclusive ``flock`` on ``worker.lock`` for its whole
+life, so a second worker can never run; starters serialise on ``worker-start.lock`` so ten
+hooks calling ``start`` at once spawn at most one process. The pid file carries a random
+start token that ``/api/health`` echoes: a recycled PID or a stranger on our port is never
+mistaken for the worker.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import sys
+import time
+
+from engram.hook.client import pid_alive, read_pid_file, worker_health
+from engram.paths import FILE_MODE, Paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+
+def running(paths: Paths, timeout: float = 0.3) -> dict[str, Any] | None:
+    """Health of the live worker, or None."""
+    info = read_pid_file(paths)
+    if not info:
+        return None
+    return worker_health(paths, info["port"], timeout=timeout)
+
+
+def lock_held(paths: Paths) -> bool:
+    """True when some process (a live or starting worker) holds ``worker.lock``."""
+    try:
+        fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def spawn(paths: Paths, extra_env: dict[str, str] | None = None) -> int:
+    """Start a detached worker process; returns its pid. Its output goes to the worker log."""
+    import subprocess  # only paid when a worker must be started
+
+    paths.ensure()
+    env = dict(os.environ)
+    env["ENGRAM_DATA_DIR"] = paths.root
+    env.pop("ENGRAM_INTERNAL", None)
+    if extra_env:
+        env.update(extra_env)
+    log = os.open(os.path.join(paths.logs, "worker.stdout.log"),
+                  os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engram", "worker", "run"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=paths.root, env=env,
+            start_new_session=True, close_fds=True,
+        )
+    finally:
+        os.close(log)
+    return proc.pid
+
+
+def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> dict[str, Any] | None:
+    """Make sure a worker runs; wait up to ``wait`` seconds for it to answer.
+
+    With ``blocking_lock=False`` (hooks) a starter that finds another start in progress does
+    not queue behind it: it only waits for the health answer within its own budget.
+    """
+    health = running(paths)
+    if health:
+        return health
+    deadline = time.monotonic() + wait
+    paths.ensure()
+    fd = os.open(paths.start_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        got = _lock(fd, deadline if blocking_lock else time.monotonic())
+        if got:
+            health = running(paths)
+            if health:
+                return health
+            if not lock_held(paths):
+                spawn(paths)
+        while time.monotonic() < deadline:
+            health = running(paths, timeout=min(0.3, max(0.05, deadline - time.monotonic())))
+            if health:
+                return health
+            time.sleep(0.03)
+        return None
+    finally:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def _lock(fd: int, deadline: float) -> bool:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+
+def stop(paths: Paths, timeout: float = 10.0) -> bool:
+    """Stop the worker (SIGTERM, then SIGKILL after ``timeout``). True if none runs afterwards."""
+    info = read_pid_file(paths)
+    health = running(paths)
+    pid = health.get("pid") if health else None
+    if not isinstance(pid, int):
+        # No answer: only signal the pid file's process if it still holds the worker lock.
+        pid = info.get("pid") if info and lock_held(paths) else None
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return not lock_held(paths)
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid) or not lock_held(paths):
+            return True
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    time.sleep(0.2)
+    return not lock_held(paths)

@@ -1,0 +1,127 @@
+"""A tiny HTTP/1.1 client over a raw socket (``http.client`` costs ~15 ms to import).
+
+Only talks to the local worker; every call has a hard deadline and returns None on any
+failure, so a slow or dead worker can never hold a hook up.
+"""
+
+from __future__ import annotations
+
+import _socket  # the C module: `socket` drags in enum/selectors (~5 ms at import)
+import json
+import os
+import time
+
+from engram.paths import Paths, read_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+
+def request(port: int, method: str, path: str, *, body: bytes = b"", token: str = "",
+            timeout: float = 0.25) -> tuple[int, bytes] | None:
+    """Send one request to 127.0.0.1:port; return (status, body) or None on failure/timeout."""
+    deadline = time.monotonic() + timeout
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    chunks: list[bytes] = []
+    try:
+        sock.settimeout(timeout)
+        sock.connect(("127.0.0.1", port))
+        sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+                f"Content-Length: {len(body)}\r\n")
+        if body:
+            head += "Content-Type: application/json\r\n"
+        if token:
+            head += f"Authorization: Bearer {token}\r\n"
+        sock.sendall(head.encode("ascii") + b"\r\n" + body)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    raw = b"".join(chunks)
+    head_end = raw.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    try:
+        status = int(raw.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return None
+    headers = raw[:head_end].lower()
+    payload = raw[head_end + 4:]
+    if b"transfer-encoding: chunked" in headers:
+        payload = _dechunk(payload)
+    return status, payload
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = bytearray()
+    i = 0
+    while True:
+        j = data.find(b"\r\n", i)
+        if j < 0:
+            break
+        try:
+            size = int(data[i:j].split(b";")[0], 16)
+        except ValueError:
+            break
+        if size == 0:
+            break
+        out += data[j + 2:j + 2 + size]
+        i = j + 2 + size + 2
+    return bytes(out)
+
+
+def read_pid_file(paths: Paths) -> dict[str, Any] | None:
+    """The worker's pid file (pid, port, start_token) or None."""
+    try:
+        with open(paths.pid_file, encoding="utf-8") as fh:
+            info = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("port"), int):
+        return None
+    return info
+
+
+def pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, Any] | None:
+    """The worker's health answer if the process on ``port`` is *our* worker (start token matches)."""
+    info = read_pid_file(paths)
+    res = request(port, "GET", "/api/health", timeout=timeout)
+    if not res or res[0] != 200:
+        return None
+    try:
+        health = json.loads(res[1])
+    except ValueError:
+        return None
+    if not isinstance(health, dict) or health.get("service") != "engram":
+        return None
+    # A reused PID or a foreign server on our port never passes for the worker.
+    if info and health.get("start_token") != info.get("start_token"):
+        return None
+    return health
+
+
+def token(paths: Paths) -> str:
+    return read_token(paths)

@@ -1,0 +1,292 @@
+"""Entry point of ``engram hook <agent> <event>``.
+
+Contract with the agent: exit 0 whatever happens, print one JSON object or nothing, and
+return within budget. Capture events are spooled (durable) and the worker is poked with
+a short timeout; capture never starts or waits for the worker. SessionStart makes sure a
+worker runs and returns the context, building it straight from SQLite when the worker
+cannot answer in time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from engram import spool
+from engram.hook import client
+from engram.paths import Paths
+from engram.privacy.tags import strip_value
+from engram.project import find_root, is_excluded
+from engram.settings import Settings, load
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+AGENTS = ("claude-code",)
+CAPTURE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
+CONTEXT_EVENTS = ("SessionStart",)
+KNOWN_EVENTS = CAPTURE_EVENTS + CONTEXT_EVENTS
+ELISION = "\n[... {n} characters elided by engram ...]\n"
+# Fields copied into the header of a payload too large to parse in full.
+HEADER_FIELDS = ("session_id", "cwd", "hook_event_name", "tool_name", "tool_use_id", "prompt_id",
+                 "agent_id", "agent_type", "source", "reason", "transcript_path")
+
+
+class HookLog:
+    """Append-only log lines in ``logs/hook.log`` (rotated by size, never raises)."""
+
+    def __init__(self, paths: Paths, max_bytes: int = 1_000_000) -> None:
+        self.path = paths.hook_log
+        self.max_bytes = max_bytes
+
+    def write(self, event: str, message: str) -> None:
+        try:
+            line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {event}: {message}\n"
+            try:
+                if os.stat(self.path).st_size > self.max_bytes:
+                    os.replace(self.path, self.path + ".1")
+            except OSError:
+                pass
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8", "replace")[:4000])
+            finally:
+                os.close(fd)
+        except Exception:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    """Run one hook; never raises, always returns 0."""
+    out: dict[str, Any] | None = None
+    try:
+        out = run(argv, sys.stdin.buffer)
+    except BaseException:
+        try:
+            import traceback
+
+            HookLog(Paths()).write(" ".join(argv[:2]), "crash: " + traceback.format_exc(limit=3)
+                                   .replace("\n", " | "))
+        except BaseException:
+            pass
+    if out is not None:
+        try:
+            sys.stdout.write(json.dumps(out, ensure_ascii=False))
+            sys.stdout.flush()
+        except BaseException:
+            pass
+    return 0
+
+
+def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
+    """The hook's logic; returns the JSON to print or None."""
+    if os.environ.get("ENGRAM_INTERNAL") == "1":
+        return None  # our own observer's agent must never be captured
+    agent = argv[0] if argv else ""
+    event = argv[1] if len(argv) > 1 else ""
+    paths = Paths()
+    log = HookLog(paths)
+    raw = _read_stdin(stdin)
+    if agent not in AGENTS:
+        log.write(event or "?", f"unknown agent {agent[:40]!r}; ignored")
+        return None
+    if event not in KNOWN_EVENTS:
+        log.write(event[:60] or "?", "unknown event; ignored")
+        return None
+    settings, _problems = load(paths)
+    payload, truncated = _parse(raw, settings.hook_max_stdin_bytes)
+    if payload is None:
+        log.write(event, f"invalid input ({len(raw)} bytes); nothing stored")
+        return None
+    raw_cwd = payload.get("cwd")
+    cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else os.getcwd()
+    if paths.contains(cwd):
+        return None  # work happening inside the data dir is Engram's own
+    name, root = find_root(cwd)
+    if is_excluded(name, root, cwd, settings.excluded_projects):
+        return None
+    if event == "SessionStart":
+        return _session_start(paths, settings, log, payload, name, root, truncated)
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        tool = payload.get("tool_name")
+        if isinstance(tool, str) and _skipped_tool(tool, settings.skip_tools):
+            return None
+    _capture(paths, settings, log, event, payload, name, root, truncated)
+    return None
+
+
+def _read_stdin(stdin: Any) -> bytes:
+    try:
+        if os.isatty(stdin.fileno()):
+            return b""
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        data = stdin.read()
+    except (OSError, ValueError):
+        return b""
+    return data if isinstance(data, bytes) else str(data).encode("utf-8", "replace")
+
+
+def _parse(raw: bytes, limit: int) -> tuple[dict[str, Any] | None, bool]:
+    """Decode the payload; a payload over ``limit`` keeps only its header fields."""
+    if not raw.strip():
+        return None, False
+    if len(raw) > limit:
+        return _salvage_header(raw), True
+    try:
+        value = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None, False
+    if not isinstance(value, dict) or not isinstance(value.get("session_id"), str) \
+            or not value.get("session_id"):
+        return None, False
+    return value, False
+
+
+def _salvage_header(raw: bytes) -> dict[str, Any] | None:
+    """Claude Code writes identity fields first: read them from the head of a huge payload."""
+    import re
+
+    head = raw[:65536].decode("utf-8", "replace")
+    found: dict[str, Any] = {}
+    for key in HEADER_FIELDS:
+        m = re.search(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.){0,2000})"', head)
+        if m:
+            try:
+                found[key] = json.loads('"' + m.group(1) + '"')
+            except ValueError:
+                continue
+    if not isinstance(found.get("session_id"), str) or not found["session_id"]:
+        return None
+    found["engram_note"] = f"payload of {len(raw)} bytes was too large; only its header was kept"
+    return found
+
+
+def _skipped_tool(tool: str, patterns: tuple[str, ...]) -> bool:
+    from fnmatch import fnmatchcase
+
+    return any(fnmatchcase(tool, p) for p in patterns)
+
+
+def _truncate(value: Any, limit: int) -> tuple[Any, bool]:
+    """Cap every string at ``limit`` characters: 60% head, an elision marker, 30% tail."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value, False
+        head, tail = int(limit * 0.6), int(limit * 0.3)
+        return value[:head] + ELISION.format(n=len(value) - head - tail) + value[-tail:], True
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out[k], c = _truncate(v, limit)
+            changed = changed or c
+        return out, changed
+    if isinstance(value, list):
+        items = []
+        changed = False
+        for v in value[:1000]:
+            nv, c = _truncate(v, limit)
+            items.append(nv)
+            changed = changed or c
+        return items, changed or len(value) > 1000
+    return value, False
+
+
+def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Strip private/echo blocks, cap sizes, redact secrets: nothing else reaches the disk."""
+    payload = strip_value(payload)
+    payload, truncated = _truncate(payload, settings.max_field_chars)
+    if settings.redact_secrets:
+        from engram.privacy.redact import Redactor
+
+        payload = Redactor().value(payload)
+    return payload, truncated
+
+
+def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any],
+             name: str, root: str, truncated: bool) -> str | None:
+    payload, cut = _clean(settings, payload)
+    record = {"v": 1, "agent": "claude-code", "event": event, "at": time.time(), "project": name,
+              "project_root": root, "truncated": truncated or cut, "payload": payload}
+    try:
+        path = spool.write(paths, record)
+    except OSError as e:
+        try:
+            paths.ensure()
+            path = spool.write(paths, record)
+        except OSError:
+            log.write(event, f"spool write failed: {e}; event dropped")
+            return None
+    _poke(paths, settings)
+    return path
+
+
+def _poke(paths: Paths, settings: Settings) -> None:
+    info = client.read_pid_file(paths)
+    if not info:
+        return
+    client.request(info["port"], "POST", "/api/spool/poke", token=client.token(paths),
+                   timeout=settings.poke_timeout_ms / 1000)
+
+
+def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
+                   name: str, root: str, truncated: bool) -> dict[str, Any]:
+    started = time.monotonic()
+    budget = settings.context_timeout_ms / 1000
+    _capture_quiet(paths, settings, log, payload, name, root, truncated)
+    text = None
+    from engram import daemon
+
+    health = daemon.running(paths, timeout=min(0.3, budget))
+    if not health:
+        # Start it in the background; wait only if the spool holds events it should see first.
+        wait = budget - (time.monotonic() - started) if spool.depth(paths) > 1 else 0.0
+        try:
+            health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
+        except OSError as e:
+            log.write("SessionStart", f"cannot start worker: {e}")
+    if health:
+        text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started))
+    if text is None:
+        from engram.context.session_start import build_for_cwd
+
+        text = build_for_cwd(paths, settings, str(payload.get("cwd") or root))
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
+                   name: str, root: str, truncated: bool) -> None:
+    payload, cut = _clean(settings, payload)
+    record = {"v": 1, "agent": "claude-code", "event": "SessionStart", "at": time.time(),
+              "project": name, "project_root": root, "truncated": truncated or cut, "payload": payload}
+    try:
+        spool.write(paths, record)
+    except OSError as e:
+        log.write("SessionStart", f"spool write failed: {e}")
+
+
+def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
+                         left: float) -> str | None:
+    if left <= 0.05:
+        return None
+    from urllib.parse import quote
+
+    port = health.get("port")
+    if not isinstance(port, int):
+        return None
+    cwd = str(payload.get("cwd") or "")
+    res = client.request(port, "GET", f"/api/context?cwd={quote(cwd)}", token=client.token(paths),
+                         timeout=left)
+    if not res or res[0] != 200:
+        return None
+    try:
+        body = json.loads(res[1])
+    except ValueError:
+        return None
+    text = body.get("context") if isinstance(body, dict) else None
+    return text if isinstance(text, str) else None

@@ -1,0 +1,1 @@
+"""Installers, one module per agent."""

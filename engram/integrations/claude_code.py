@@ -1,0 +1,263 @@
+"""Installing Engram's hooks into Claude Code's user settings, and removing exactly them.
+
+``~/.claude/settings.json`` (or ``$CLAUDE_CONFIG_DIR/settings.json``) is the user's file:
+we merge our handlers in, keep every other key and hook, back the file up first, write it
+atomically, and recognise our own handlers by their command so install is idempotent and
+uninstall removes nothing else. If the result of uninstall equals the file as it was before
+the first install, that original text is restored byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.paths import Paths, data_dir, write_private
+from engram.settings import DEFAULT_SKIP_TOOLS
+
+MARKER = " -m engram hook claude-code "
+# event -> (matcher or None, timeout seconds)
+EVENTS: dict[str, tuple[str | None, int]] = {
+    "SessionStart": ("startup|resume|clear|compact", 10),
+    "UserPromptSubmit": (None, 10),
+    "PostToolUse": ("*", 10),
+    "PostToolUseFailure": ("*", 10),
+    "Stop": (None, 10),
+    "SessionEnd": (None, 5),
+}
+
+
+def claude_dir() -> str:
+    return os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+
+
+def settings_path() -> str:
+    return os.path.join(claude_dir(), "settings.json")
+
+
+def tool_matcher(skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS) -> str:
+    """A matcher that lets Claude Code skip spawning the hook for tools we never capture.
+
+    Claude Code treats a matcher with characters beyond ``[A-Za-z0-9_\\- ,|]`` as a JavaScript
+    regex; a negative lookahead excludes the skipped names (the hook re-checks anyway).
+    """
+    exact = [t for t in skip_tools if re.fullmatch(r"[A-Za-z0-9_]+", t)]
+    prefixes = [t[:-1] for t in skip_tools if t.endswith("*") and re.fullmatch(r"[A-Za-z0-9_]+\*", t)]
+    if not exact and not prefixes:
+        return "*"
+    parts = []
+    if exact:
+        parts.append("(?!(?:" + "|".join(exact) + ")$)")
+    parts += [f"(?!{p})" for p in prefixes]
+    return "^" + "".join(parts) + ".*"
+
+
+def hook_command(event: str, python: str | None = None) -> str:
+    """The shell command Claude Code runs for ``event`` (absolute interpreter path)."""
+    py = python or sys.executable
+    cmd = f"{shlex.quote(py)}{MARKER}{event}"
+    if os.environ.get("ENGRAM_DATA_DIR"):
+        # A non-default data dir must reach every hook, whatever environment Claude Code has.
+        cmd = f"ENGRAM_DATA_DIR={shlex.quote(data_dir())} {cmd}"
+    return cmd
+
+
+def is_ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and isinstance(handler.get("command"), str) and MARKER in handler["command"]
+
+
+@dataclass
+class Report:
+    path: str
+    changed: bool = False
+    backup: str | None = None
+    events: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _load(path: str) -> tuple[dict[str, Any], bytes | None]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return {}, None
+    if not raw.strip():
+        return {}, raw
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data, raw
+
+
+def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` with Engram's handlers (and groups left empty by that) removed."""
+    out = json.loads(json.dumps(settings))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for g in groups:
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list):
+                handlers = [h for h in g["hooks"] if not is_ours(h)]
+                if not handlers and len(handlers) != len(g["hooks"]):
+                    continue  # the group only held our handler
+                g = {**g, "hooks": handlers}
+            kept_groups.append(g)
+        if kept_groups or not groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    return out
+
+
+def _state_file(paths: Paths) -> str:
+    return os.path.join(paths.root, "claude-code-install.json")
+
+
+def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS) -> Report:
+    path = settings_path()
+    report = Report(path=path)
+    current, raw = _load(path)  # invalid JSON raises: we never overwrite a file we cannot read
+    base = _without_ours(current)
+    state_path = _state_file(paths)
+    if raw is not None and not os.path.exists(state_path):
+        # First install: remember the original text so uninstall can restore it exactly.
+        paths.ensure()
+        write_private(state_path, json.dumps({"original": raw.decode("utf-8"), "had_file": True,
+                                              "had_hooks_key": "hooks" in current}).encode())
+    elif raw is None and not os.path.exists(state_path):
+        paths.ensure()
+        write_private(state_path, json.dumps({"original": None, "had_file": False, "had_hooks_key": False}).encode())
+    new = json.loads(json.dumps(base))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: 'hooks' is not an object; fix it by hand first")
+    for event, (matcher, timeout) in EVENTS.items():
+        if matcher == "*":
+            matcher = tool_matcher(skip_tools)
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(event, python),
+                                            "timeout": timeout}]}
+        if matcher is not None:
+            group = {"matcher": matcher, **group}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; fix it by hand first")
+        groups.append(group)
+        report.events.append(event)
+    if new != current:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if raw is not None:
+            report.backup = f"{path}.engram-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+            with open(report.backup, "wb") as fh:
+                fh.write(raw)
+        _write(path, new)
+        report.changed = True
+    return report
+
+
+def uninstall(paths: Paths) -> Report:
+    path = settings_path()
+    report = Report(path=path)
+    try:
+        current, raw = _load(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        report.problems.append(f"cannot read {path}: {e}")
+        return report
+    if raw is None:
+        return report
+    new = _without_ours(current)
+    state: dict[str, Any] = {}
+    try:
+        with open(_state_file(paths), encoding="utf-8") as fh:
+            state = json.load(fh)
+    except (OSError, ValueError):
+        pass
+    if isinstance(new.get("hooks"), dict) and not new["hooks"] and not state.get("had_hooks_key", True):
+        del new["hooks"]
+    if new == current:
+        return report
+    report.backup = f"{path}.engram-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+    with open(report.backup, "wb") as fh:
+        fh.write(raw)
+    original = state.get("original")
+    if isinstance(original, str):
+        try:
+            if json.loads(original) == new:
+                _write_bytes(path, original.encode("utf-8"))
+                report.changed = True
+                _forget_state(paths)
+                return report
+        except ValueError:
+            pass
+    if not new and state.get("had_file") is False:
+        os.unlink(path)
+    else:
+        _write(path, new)
+    report.changed = True
+    _forget_state(paths)
+    return report
+
+
+def _forget_state(paths: Paths) -> None:
+    try:
+        os.unlink(_state_file(paths))
+    except OSError:
+        pass
+
+
+def _write(path: str, data: dict[str, Any]) -> None:
+    _write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    mode = 0o600
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        pass
+    tmp = f"{path}.engram-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def installed_handlers() -> dict[str, list[str]]:
+    """event -> our commands currently in the settings file (for doctor)."""
+    try:
+        current, _raw = _load(settings_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        return {}
+    out: dict[str, list[str]] = {}
+    hooks = current.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event, groups in hooks.items():
+        for g in groups if isinstance(groups, list) else []:
+            for h in g.get("hooks", []) if isinstance(g, dict) else []:
+                if is_ours(h):
+                    out.setdefault(event, []).append(h["command"])
+    return out
+
+
+def interpreter_of(command: str) -> str:
+    """The interpreter path at the start of one of our hook commands."""
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return ""
+    parts = [p for p in parts if not re.match(r"^[A-Z_]+=", p)]
+    return parts[0] if parts else ""

@@ -1,0 +1,1 @@
+"""The observer: turns captured events into observations and session summaries."""

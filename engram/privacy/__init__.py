@@ -1,0 +1,1 @@
+"""Privacy filters applied before anything is written: tag stripping, secret redaction, exclusion."""

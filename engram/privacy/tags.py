@@ -1,0 +1,66 @@
+"""Strip ``<private>`` blocks and echo tags. Standard library only (runs in the hook).
+
+Echo tags are text that Engram or the agent framework injected into the conversation
+(our own context block, ``<system-reminder>`` …). Capturing them again would make memory
+remember itself, so they are removed with their content before anything is spooled.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+PRIVATE_TAG = "private"
+ECHO_TAGS = (
+    "engram-context",
+    "system-reminder",
+    "system_instruction",
+    "system-instruction",
+    "persisted-output",
+    "claude-mem-context",
+)
+_LOWER_OPENERS = tuple("<" + t for t in (PRIVATE_TAG, *ECHO_TAGS))
+_block: re.Pattern[str] | None = None
+_unclosed: re.Pattern[str] | None = None
+
+
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # Compiled on first need: most hook payloads carry no tag at all.
+    global _block, _unclosed
+    if _block is None or _unclosed is None:
+        names = "|".join(re.escape(t) for t in (PRIVATE_TAG, *ECHO_TAGS))
+        # A closed block, non-greedy, attributes allowed, case-insensitive.
+        _block = re.compile(rf"<({names})(?:\s[^>]*)?>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+        # An opening <private> that is never closed hides everything after it: fail closed.
+        _unclosed = re.compile(r"<private(?:\s[^>]*)?>.*\Z", re.IGNORECASE | re.DOTALL)
+    return _block, _unclosed
+
+
+def strip_text(text: str) -> str:
+    """Remove private and echo blocks from one string."""
+    if "<" not in text:
+        return text
+    lower = text.lower()
+    if not any(o in lower for o in _LOWER_OPENERS):
+        return text
+    block, unclosed = _patterns()
+    return unclosed.sub("", block.sub("", text))
+
+
+def strip_value(value: Any) -> Any:
+    """Apply :func:`strip_text` to every string inside a JSON-like value."""
+    if isinstance(value, str):
+        return strip_text(value)
+    if isinstance(value, dict):
+        return {k: strip_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [strip_value(v) for v in value]
+    return value
+
+
+def is_entirely_private(text: str) -> bool:
+    """True when a non-empty text has nothing left once private blocks are removed."""
+    return bool(text.strip()) and not strip_text(text).strip()

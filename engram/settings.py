@@ -1,0 +1,260 @@
+"""Settings: defaults, ``settings.json``, ``ENGRAM_*`` environment overrides, validation.
+
+Standard library only (the hook reads settings on every call). Precedence is
+environment > file > default. A bad value never crashes anything: it is replaced by
+its default and reported as a problem (``engram doctor`` prints them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from engram.paths import Paths, write_private
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+DEFAULT_SKIP_TOOLS = (
+    "TodoWrite",
+    "TodoRead",
+    "AskUserQuestion",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "SlashCommand",
+    "Skill",
+    "ToolSearch",
+    "ExitPlanMode",
+    "mcp__engram__*",
+    "mcp__plugin_engram_*",
+)
+
+PROVIDERS = ("auto", "rules", "anthropic", "openai", "claude")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def default_port() -> int:
+    """37800 + uid % 100, so users on one machine rarely collide."""
+    getuid = getattr(os, "getuid", None)
+    uid = getuid() if getuid else 77
+    return 37800 + uid % 100
+
+
+class Spec:
+    """How one setting is checked and explained."""
+
+    __slots__ = ("choices", "default", "help", "max", "min")
+
+    def __init__(self, default: Any, help: str, min: float | None = None, max: float | None = None,
+                 choices: tuple[str, ...] | None = None) -> None:
+        self.default = default
+        self.help = help
+        self.min = min
+        self.max = max
+        self.choices = choices
+
+
+# Plain tables, not dataclasses: the hook loads settings on every call and
+# dataclasses/inspect would add ~15 ms to each one.
+SPECS: dict[str, Spec] = {
+    "port": Spec(None, "TCP port of the worker on 127.0.0.1 (default 37800 + uid % 100)",
+                 min=1024, max=65535),
+    "provider": Spec("auto", "observer: auto picks the best available; rules is the offline default",
+                     choices=PROVIDERS),
+    "mode": Spec("code", "observer mode (a JSON file name: code, code-chill, or yours in <data>/modes)"),
+    "log_level": Spec("INFO", "worker log level", choices=LOG_LEVELS),
+    "excluded_projects": Spec((), "globs on project path or name that are never captured nor injected"),
+    "skip_tools": Spec(DEFAULT_SKIP_TOOLS, "tool names (globs) that are not captured"),
+    "context_observations": Spec(50, "observations listed at session start", min=0, max=500),
+    "context_sessions": Spec(10, "session summaries listed at session start", min=0, max=100),
+    "context_max_chars": Spec(9000, "character cap of the session-start context (Claude Code cuts at 10,000)",
+                              min=500, max=9800),
+    "max_field_chars": Spec(32000, "longest captured string field; longer ones keep head and tail",
+                            min=1000, max=10_000_000),
+    "hook_max_stdin_bytes": Spec(32 * 1024 * 1024,
+                                 "largest hook payload parsed in full; larger ones keep only header fields",
+                                 min=1024, max=1024 * 1024 * 1024),
+    "poke_timeout_ms": Spec(250, "how long a capture hook waits to poke the worker", min=10, max=250),
+    "context_timeout_ms": Spec(1200, "how long SessionStart waits for the worker before building context itself",
+                               min=50, max=1500),
+    "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
+                              min=5, max=86400),
+    "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
+    "log_max_bytes": Spec(5 * 1024 * 1024, "size at which a log file rotates", min=10_000, max=1_000_000_000),
+    "log_backups": Spec(3, "rotated log files kept", min=0, max=50),
+}
+
+
+class Settings:
+    """Effective settings; attribute names are the keys of ``settings.json``."""
+
+    port: int
+    provider: str
+    mode: str
+    log_level: str
+    excluded_projects: tuple[str, ...]
+    skip_tools: tuple[str, ...]
+    context_observations: int
+    context_sessions: int
+    context_max_chars: int
+    max_field_chars: int
+    hook_max_stdin_bytes: int
+    poke_timeout_ms: int
+    context_timeout_ms: int
+    turn_idle_seconds: int
+    redact_secrets: bool
+    log_max_bytes: int
+    log_backups: int
+
+    def __init__(self, **values: Any) -> None:
+        for name in SPECS:
+            setattr(self, name, values[name] if name in values else _default(name))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: _to_json(getattr(self, name)) for name in SPECS}
+
+    def replace(self, **changes: Any) -> Settings:
+        merged = {name: getattr(self, name) for name in SPECS}
+        merged.update(changes)
+        return Settings(**merged)
+
+
+def _default(name: str) -> Any:
+    return default_port() if name == "port" else SPECS[name].default
+
+
+ENV_PREFIX = "ENGRAM_"
+# Environment variables that are not settings.
+NON_SETTING_ENV = {"ENGRAM_DATA_DIR", "ENGRAM_INTERNAL"}
+
+
+def defaults() -> dict[str, Any]:
+    """The default settings as a JSON-ready dict."""
+    return Settings().as_dict()
+
+
+def _to_json(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def _coerce(name: str, raw: Any, default: Any, from_env: bool) -> Any:
+    """Convert ``raw`` to the type of ``default`` and check its bounds; raise ValueError."""
+    spec = SPECS[name]
+    if isinstance(default, bool):
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if isinstance(raw, str) and raw.strip().lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("expected true or false")
+    if isinstance(default, int):
+        if isinstance(raw, bool) or not isinstance(raw, int | str):
+            raise ValueError("expected an integer")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError("expected an integer") from None
+        if spec.min is not None and value < spec.min:
+            raise ValueError(f"must be at least {int(spec.min)}")
+        if spec.max is not None and value > spec.max:
+            raise ValueError(f"must be at most {int(spec.max)}")
+        return value
+    if isinstance(default, tuple):
+        if from_env and isinstance(raw, str):
+            return tuple(p.strip() for p in raw.split(",") if p.strip())
+        if isinstance(raw, str):
+            return tuple(p.strip() for p in raw.split(",") if p.strip())
+        if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+            return tuple(x.strip() for x in raw if x.strip())
+        raise ValueError("expected a list of strings")
+    if isinstance(default, str):
+        if not isinstance(raw, str):
+            raise ValueError("expected a string")
+        text = raw.strip().upper() if name == "log_level" else raw.strip()
+        if spec.choices and text not in spec.choices:
+            raise ValueError(f"must be one of {', '.join(spec.choices)}")
+        if not text:
+            raise ValueError("must not be empty")
+        return text
+    raise ValueError("unsupported setting type")
+
+
+def load(paths: Paths | None = None, *, create: bool = False,
+         environ: dict[str, str] | None = None) -> tuple[Settings, list[str]]:
+    """Read settings. Returns the effective settings and human-readable problems.
+
+    ``create`` writes ``settings.json`` with every default when it does not exist.
+    """
+    paths = paths or Paths()
+    env = os.environ if environ is None else environ
+    problems: list[str] = []
+    file_values: dict[str, Any] = {}
+    try:
+        with open(paths.settings, encoding="utf-8") as fh:
+            loaded = json.load(fh)
+        if isinstance(loaded, dict):
+            file_values = loaded
+        else:
+            problems.append(f"{paths.settings}: expected a JSON object; using defaults")
+    except FileNotFoundError:
+        if create:
+            try:
+                paths.ensure()
+                write_private(paths.settings, (json.dumps(defaults(), indent=2) + "\n").encode())
+            except OSError as e:
+                problems.append(f"{paths.settings}: cannot create ({e})")
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        problems.append(f"{paths.settings}: unreadable ({type(e).__name__}: {e}); using defaults")
+
+    values: dict[str, Any] = {}
+    for name in SPECS:
+        default = _default(name)
+        value = default
+        if name in file_values:
+            try:
+                value = _coerce(name, file_values[name], default, from_env=False)
+            except ValueError as e:
+                problems.append(f"settings.json {name}={file_values[name]!r}: {e}; using default")
+        env_key = ENV_PREFIX + name.upper()
+        if env_key in env:
+            try:
+                value = _coerce(name, env[env_key], default, from_env=True)
+            except ValueError as e:
+                problems.append(f"{env_key}={env[env_key]!r}: {e}; ignored")
+        values[name] = value
+    for key in file_values:
+        if key not in SPECS:
+            problems.append(f"settings.json: unknown key {key!r} ignored")
+    return Settings(**values), problems
+
+
+def save(paths: Paths, changes: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Validate ``changes`` and merge them into ``settings.json``.
+
+    Returns the saved file content and the errors; nothing is written if any change is invalid.
+    """
+    errors: list[str] = []
+    clean: dict[str, Any] = {}
+    for key, raw in changes.items():
+        if key not in SPECS:
+            errors.append(f"unknown setting {key!r}")
+            continue
+        try:
+            clean[key] = _to_json(_coerce(key, raw, _default(key), from_env=False))
+        except ValueError as e:
+            errors.append(f"{key}: {e}")
+    try:
+        with open(paths.settings, encoding="utf-8") as fh:
+            current = json.load(fh)
+        if not isinstance(current, dict):
+            current = defaults()
+    except (OSError, ValueError):
+        current = defaults()
+    if errors:
+        return current, errors
+    current.update(clean)
+    paths.ensure()
+    write_private(paths.settings, (json.dumps(current, indent=2) + "\n").encode())
+    return current, []

@@ -1,0 +1,237 @@
+"""Spool → events → observer → rows. Runs on one thread in the worker, with one connection.
+
+Exactly once, even when killed at any instant:
+
+1. *Ingest*: a batch of spool files becomes session / prompt / event rows in one
+   transaction; each event has a unique key (``tool_use_id`` or the spool id), so a file
+   replayed after a crash between COMMIT and unlink is recognised and only deleted.
+   Files are unlinked only after COMMIT.
+2. *Observe*: per session, the pending events go to the provider; its observations, the
+   summary and the ``done`` marks of the events are committed together. An event is
+   either pending (it will be fed again) or done with its rows stored, never in between.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram import spool
+from engram.observer.base import Observer
+from engram.paths import Paths
+from engram.store import repo
+
+log = logging.getLogger("engram.worker")
+
+INGEST_BATCH = 500
+PAYLOAD_RETENTION_S = 3 * 24 * 3600
+KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
+
+
+@dataclass
+class Stats:
+    ingested: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    observations: int = 0
+    summaries: int = 0
+    last_error: str = ""
+    last_cycle_at: float = 0.0
+    cycles: int = 0
+    observer_busy: bool = False
+    listeners: list[Any] = field(default_factory=list)
+
+
+class Pipeline:
+    """Owns the writer connection; call :meth:`cycle` from a single thread."""
+
+    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer) -> None:
+        self.paths = paths
+        self.conn = conn
+        self.observer = observer
+        self.stats = Stats()
+        self._last_prune = 0.0
+
+    # ------------------------------------------------------------------------- ingest
+    def ingest(self, limit: int = INGEST_BATCH) -> int:
+        """Move up to ``limit`` spool files into the database; returns how many were handled."""
+        files = spool.pending(self.paths, limit)
+        if not files:
+            return 0
+        records: list[tuple[str, dict[str, Any]]] = []
+        for path in files:
+            try:
+                rec = spool.read(path)
+                _validate(rec)
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError) as e:
+                dest = spool.quarantine(self.paths, path)
+                self.stats.quarantined += 1
+                log.warning("quarantined spool file %s: %s", dest, e)
+                continue
+            records.append((path, rec))
+        if records:
+            with repo.transaction(self.conn):
+                for _path, rec in records:
+                    if self._ingest_one(rec):
+                        self.stats.ingested += 1
+                    else:
+                        self.stats.duplicates += 1
+            # Only now are the rows durable: the files can go.
+            for path, _rec in records:
+                spool.confirm(path)
+        return len(files)
+
+    def _ingest_one(self, rec: dict[str, Any]) -> bool:
+        p: dict[str, Any] = rec["payload"]
+        event: str = rec["event"]
+        at = float(rec.get("at") or time.time())
+        sid = repo.upsert_session(
+            self.conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
+            project=str(rec.get("project") or "unknown"), project_root=str(rec.get("project_root") or ""),
+            cwd=str(p.get("cwd") or ""), at=at)
+        tool_use_id = p.get("tool_use_id")
+        key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
+        if repo.event_exists(self.conn, sid, key):
+            return False
+        status = "pending"
+        if event == "UserPromptSubmit":
+            number = repo.next_prompt_number(self.conn, sid)
+            raw_prompt = p.get("prompt")
+            prompt = raw_prompt if isinstance(raw_prompt, str) else ""
+            # The hook sends "" for a prompt that was entirely <private>: its turn stays private.
+            repo.add_prompt(self.conn, sid, number, "" if rec.get("private") else prompt, at)
+            if rec.get("private"):
+                status = "skipped"
+        else:
+            number = repo.current_prompt_number(self.conn, sid)
+            if event in ("PostToolUse", "PostToolUseFailure") and repo.prompt_is_private(self.conn, sid, number):
+                status = "skipped"
+        if event == "SessionEnd":
+            repo.end_session(self.conn, sid, at, str(p.get("reason") or ""))
+        agent_id = p.get("agent_id") if isinstance(p.get("agent_id"), str) else None
+        agent_type = p.get("agent_type") if isinstance(p.get("agent_type"), str) else None
+        tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
+        return repo.insert_event(
+            self.conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
+            agent_id=agent_id, agent_type=agent_type, occurred_at=at,
+            payload=json.dumps(p, ensure_ascii=False), status=status)
+
+    # ------------------------------------------------------------------------ observe
+    def observe(self, now: float | None = None) -> int:
+        """Run the observer over every session with pending events; returns rows stored."""
+        now = time.time() if now is None else now
+        stored = 0
+        for sid in repo.sessions_with_pending(self.conn):
+            events = repo.pending_events(self.conn, sid)
+            if not events:
+                continue
+            info = repo.session_info(self.conn, sid)
+            self.stats.observer_busy = True
+            try:
+                outcome = self.observer.observe(info, events, now=now)
+            except Exception as e:  # a provider bug must not stop the others; events stay pending
+                self.stats.last_error = f"observer {self.observer.name}: {type(e).__name__}: {e}"
+                log.exception("observer failed on session %s", sid)
+                continue
+            finally:
+                self.stats.observer_busy = False
+            if not outcome.done and not outcome.observations and outcome.summary is None:
+                continue
+            with repo.transaction(self.conn):
+                ids = repo.store_outcome(self.conn, sid, info.project, outcome, self.observer.name)
+            stored += len(ids)
+            self.stats.observations += len(ids)
+            if outcome.summary is not None:
+                self.stats.summaries += 1
+            for listener in self.stats.listeners:
+                try:
+                    listener({"type": "stored", "session_id": sid, "observations": ids,
+                              "summary": outcome.summary is not None})
+                except Exception:
+                    log.exception("listener failed")
+        return stored
+
+    def prune(self, now: float) -> None:
+        if now - self._last_prune < 3600:
+            return
+        self._last_prune = now
+        with repo.transaction(self.conn):
+            repo.prune_payloads(self.conn, now - PAYLOAD_RETENTION_S)
+        spool.clean_tmp(self.paths)
+
+    def cycle(self) -> None:
+        """Drain the spool completely, then observe."""
+        try:
+            while self.ingest() >= INGEST_BATCH:
+                pass
+            self.observe()
+            self.prune(time.time())
+            if self.stats.last_error.startswith("cycle"):
+                self.stats.last_error = ""
+        except sqlite3.OperationalError as e:
+            # e.g. the database is locked by another process beyond the busy timeout: retry later.
+            self.stats.last_error = f"cycle: {e}"
+            log.warning("cycle deferred: %s", e)
+        self.stats.cycles += 1
+        self.stats.last_cycle_at = time.time()
+
+
+def _validate(rec: dict[str, Any]) -> None:
+    p = rec["payload"]
+    if rec["event"] not in KNOWN_EVENTS:
+        raise ValueError(f"unknown event {rec['event']!r}")
+    if not isinstance(p.get("session_id"), str) or not p["session_id"]:
+        raise ValueError("payload has no session_id")
+    if not isinstance(rec.get("id"), str):
+        raise ValueError("record has no id")
+
+
+class PipelineThread(threading.Thread):
+    """Runs cycles when poked, and at least every ``interval`` seconds."""
+
+    def __init__(self, pipeline: Pipeline, interval: float = 2.0) -> None:
+        super().__init__(name="engram-pipeline", daemon=True)
+        self.pipeline = pipeline
+        self.interval = interval
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._cycle_done = threading.Condition()
+        self._generation = 0
+        self._in_cycle = False
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def flush(self, timeout: float) -> bool:
+        """Ask for a cycle and wait until one that started after this call has finished."""
+        with self._cycle_done:
+            # A cycle already running may have listed the spool before this call: wait for the next.
+            target = self._generation + (2 if self._in_cycle else 1)
+            self._wake.set()
+            return self._cycle_done.wait_for(lambda: self._generation >= target, timeout=timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            self._in_cycle = True
+            try:
+                self.pipeline.cycle()
+            finally:
+                self._in_cycle = False
+            with self._cycle_done:
+                self._generation += 1
+                self._cycle_done.notify_all()

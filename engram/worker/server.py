@@ -1,0 +1,107 @@
+"""The worker process: singleton lock, pid file, HTTP server, pipeline thread, clean shutdown."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import logging.handlers
+import os
+import socket
+import time
+
+from engram.observer.registry import choose
+from engram.paths import FILE_MODE, Paths, ensure_token, write_private
+from engram.service import Memory
+from engram.settings import load
+from engram.store.db import open_db
+from engram.worker.app import VERSION, WorkerState, create_app
+from engram.worker.pipeline import Pipeline, PipelineThread
+
+log = logging.getLogger("engram.worker")
+
+
+def setup_logging(paths: Paths, level: str, max_bytes: int, backups: int) -> None:
+    handler = logging.handlers.RotatingFileHandler(paths.worker_log, maxBytes=max_bytes, backupCount=backups,
+                                                   encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("engram")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    try:
+        os.chmod(paths.worker_log, FILE_MODE)
+    except OSError:
+        pass
+
+
+def run(paths: Paths | None = None) -> int:
+    """Run the worker in the foreground until SIGTERM/SIGINT. Returns the exit code."""
+    paths = paths or Paths()
+    paths.ensure()
+    settings, problems = load(paths, create=True)
+    setup_logging(paths, settings.log_level, settings.log_max_bytes, settings.log_backups)
+    lock_fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        log.info("another worker holds %s; exiting", paths.worker_lock)
+        os.close(lock_fd)
+        return 0
+    conn = None
+    thread = None
+    start_token = os.urandom(16).hex()
+    try:
+        for p in problems:
+            log.warning("settings: %s", p)
+        ensure_token(paths)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", settings.port))
+        except OSError as e:
+            log.error("cannot listen on 127.0.0.1:%s: %s (set ENGRAM_PORT or `port` in settings.json)",
+                      settings.port, e)
+            sock.close()
+            return 1
+        sock.listen(128)
+        conn = open_db(paths.db)
+        observer, note = choose(settings)
+        pipeline = Pipeline(paths, conn, observer)
+        thread = PipelineThread(pipeline)
+        state = WorkerState(paths=paths, memory=Memory(paths, settings), thread=thread, port=settings.port,
+                            start_token=start_token, started_at=time.time(), observer_note=note,
+                            settings_problems=problems)
+        write_private(paths.pid_file, json.dumps({
+            "pid": os.getpid(), "port": settings.port, "start_token": start_token,
+            "started_at": state.started_at, "version": VERSION}).encode())
+        thread.start()
+        thread.poke()  # drain whatever the spool gathered while no worker ran
+        state.ready = True
+        log.info("worker %s listening on 127.0.0.1:%s (observer: %s)", os.getpid(), settings.port, note)
+
+        import uvicorn
+
+        config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=3)
+        uvicorn.Server(config).run(sockets=[sock])
+        log.info("worker %s stopping", os.getpid())
+        return 0
+    finally:
+        if thread is not None:
+            thread.stop()
+            thread.join(timeout=10)
+        _remove_pid_file(paths, start_token)
+        if conn is not None:
+            conn.close()
+        fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        os.close(lock_fd)
+
+
+def _remove_pid_file(paths: Paths, start_token: str) -> None:
+    try:
+        with open(paths.pid_file, encoding="utf-8") as fh:
+            info = json.load(fh)
+        if info.get("start_token") == start_token:
+            os.unlink(paths.pid_file)
+    except (OSError, ValueError):
+        pass
