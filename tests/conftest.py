@@ -1,0 +1,137 @@
+"""Shared fixtures: an isolated data dir, real hook subprocesses, a real worker process."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "claude-code"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from engram.paths import Paths  # noqa: E402
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = int(s.getsockname()[1])
+    s.close()
+    return port
+
+
+class Home:
+    """An isolated Engram installation: data dir, port, env for subprocesses."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.data = root / "engram-data"
+        self.project = root / "project"
+        self.project.mkdir(parents=True, exist_ok=True)
+        (self.project / ".git").mkdir(exist_ok=True)
+        self.port = free_port()
+        self.paths = Paths(str(self.data))
+        self.env = {**os.environ, "ENGRAM_DATA_DIR": str(self.data), "ENGRAM_PORT": str(self.port)}
+        self.env.pop("ENGRAM_INTERNAL", None)
+
+    def engram(self, *args: str, timeout: float = 60, **kw: Any) -> subprocess.CompletedProcess[str]:
+        """Run the real ``engram`` CLI in this installation."""
+        return subprocess.run([sys.executable, "-m", "engram", *args], env=self.env, capture_output=True,
+                              text=True, timeout=timeout, **kw)
+
+    def hook(self, event: str, payload: Any, *, timeout: float = 30,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Pipe one payload (dict, str or bytes) into a real hook process."""
+        if isinstance(payload, dict):
+            data = json.dumps(payload).encode()
+        elif isinstance(payload, str):
+            data = payload.encode()
+        else:
+            data = payload
+        return subprocess.run([sys.executable, "-m", "engram", "hook", "claude-code", event], input=data,
+                              env={**self.env, **(env or {})}, capture_output=True, timeout=timeout,
+                              cwd=str(self.project))
+
+    def start_worker(self, wait: float = 20) -> dict[str, Any]:
+        r = self.engram("worker", "start", "--wait", str(wait))
+        assert r.returncode == 0, r.stdout + r.stderr
+        from engram.daemon import running
+
+        health = running(self.paths, timeout=2)
+        assert health, "worker did not answer"
+        return health
+
+    def stop_worker(self) -> None:
+        self.engram("worker", "stop")
+
+    def flush(self, timeout: float = 30) -> None:
+        """Wait until the spool is empty and no event is pending in the database."""
+        from engram.hook.client import read_pid_file, request
+        from engram.paths import read_token
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = read_pid_file(self.paths)
+            if info:
+                request(info["port"], "POST", "/api/flush", token=read_token(self.paths), timeout=15)
+            from engram import spool
+
+            if spool.depth(self.paths) == 0 and self.pending() == 0:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"not flushed: spool {self.spool_depth()}, pending {self.pending()}")
+
+    def spool_depth(self) -> int:
+        from engram import spool
+
+        return spool.depth(self.paths)
+
+    def pending(self) -> int:
+        if not os.path.exists(self.paths.db):
+            return 0
+        return int(self.db().execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
+
+    def db(self) -> Any:
+        import sqlite3
+
+        conn = sqlite3.connect(self.paths.db, timeout=10)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
+    """An isolated installation; the test process itself also points at it."""
+    h = Home(tmp_path)
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(h.data))
+    monkeypatch.setenv("ENGRAM_PORT", str(h.port))
+    monkeypatch.delenv("ENGRAM_INTERNAL", raising=False)
+    yield h
+    h.stop_worker()
+
+
+def load_fixture(rel: str, *, cwd: str | None = None) -> dict[str, Any]:
+    """The stdin payload of a captured Claude Code event (``print-mode/events/Stop.json``).
+
+    With ``cwd``, the captured project path is rewritten to it (so project resolution and
+    file paths point into the test's own project directory).
+    """
+    data = json.loads((FIXTURES / rel).read_text())
+    payload = data.get("stdin", data)
+    if cwd is None:
+        return payload
+    old = payload.get("cwd") or ""
+    text = json.dumps(payload)
+    if old:
+        text = text.replace(old, cwd)
+    return json.loads(text)
