@@ -227,7 +227,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
+def settings_markdown() -> str:
+    """The configuration table of the README (a test keeps them identical)."""
+    from engram.settings import Settings
+
+    rows = ["| setting | environment | default | meaning |", "| --- | --- | --- | --- |"]
+    defaults = Settings().as_dict()
+    for name, spec in SPECS.items():
+        value = "37800 + uid % 100" if name == "port" else json.dumps(defaults[name])
+        rows.append(f"| `{name}` | `ENGRAM_{name.upper()}` | `{value}` | {spec.help} |")
+    return "\n".join(rows)
+
+
 def cmd_settings(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(settings_markdown())
+        return 0
     paths = Paths()
     settings, problems = load(paths, create=True)
     for name, spec in SPECS.items():
@@ -268,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keep", action="store_true", help="keep the temporary data dir")
     s.set_defaults(func=cmd_demo)
     s = sub.add_parser("settings", help="list every setting with its effective value")
+    s.add_argument("--markdown", action="store_true", help="print the documentation table instead")
     s.set_defaults(func=cmd_settings)
     s = sub.add_parser("hook", help="(called by the agent) handle one hook event")
     s.add_argument("agent")

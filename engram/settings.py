@@ -30,7 +30,7 @@ DEFAULT_SKIP_TOOLS = (
     "mcp__plugin_engram_*",
 )
 
-PROVIDERS = ("auto", "rules", "anthropic", "openai", "claude")
+PROVIDERS = ("auto", "rules")  # LLM providers arrive with the observer issue
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -60,7 +60,7 @@ class Spec:
 SPECS: dict[str, Spec] = {
     "port": Spec(None, "TCP port of the worker on 127.0.0.1 (default 37800 + uid % 100)",
                  min=1024, max=65535),
-    "provider": Spec("auto", "observer: auto picks the best available; rules is the offline default",
+    "provider": Spec("auto", "observer: auto picks the best available; rules is the offline, deterministic default",
                      choices=PROVIDERS),
     "mode": Spec("code", "observer mode (a JSON file name: code, code-chill, or yours in <data>/modes)"),
     "log_level": Spec("INFO", "worker log level", choices=LOG_LEVELS),
@@ -205,7 +205,7 @@ def load(paths: Paths | None = None, *, create: bool = False,
                 write_private(paths.settings, (json.dumps(defaults(), indent=2) + "\n").encode())
             except OSError as e:
                 problems.append(f"{paths.settings}: cannot create ({e})")
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: absurdly nested JSON
         problems.append(f"{paths.settings}: unreadable ({type(e).__name__}: {e}); using defaults")
 
     values: dict[str, Any] = {}
@@ -250,7 +250,7 @@ def save(paths: Paths, changes: dict[str, Any]) -> tuple[dict[str, Any], list[st
             current = json.load(fh)
         if not isinstance(current, dict):
             current = defaults()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         current = defaults()
     if errors:
         return current, errors
