@@ -62,7 +62,7 @@ def spawn(paths: Paths, extra_env: dict[str, str] | None = None) -> int:
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "engram", "worker", "run"],
+            [sys.executable, "-I", "-m", "engram", "worker", "run"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=paths.root, env=env,
             start_new_session=True, close_fds=True,
         )

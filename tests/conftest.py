@@ -58,7 +58,7 @@ class Home:
             data = payload.encode()
         else:
             data = payload
-        return subprocess.run([sys.executable, "-m", "engram", "hook", "claude-code", event], input=data,
+        return subprocess.run([sys.executable, "-I", "-m", "engram", "hook", "claude-code", event], input=data,
                               env={**self.env, **(env or {})}, capture_output=True, timeout=timeout,
                               cwd=str(self.project))
 

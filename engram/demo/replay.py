@@ -64,7 +64,7 @@ def run_demo(*, keep: bool = False, out: Any = None) -> int:
     os.makedirs(os.path.join(project, ".git"))  # the project is a git root, named after its folder
     env = {**os.environ, "ENGRAM_DATA_DIR": data, "ENGRAM_PORT": str(_free_port())}
     env.pop("ENGRAM_INTERNAL", None)
-    hook = [sys.executable, "-m", "engram", "hook", "claude-code"]
+    hook = [sys.executable, "-I", "-m", "engram", "hook", "claude-code"]
     print(f"Replaying {len(story['sessions'])} sessions of '{story.get('project_name')}' through the real hooks "
           f"(data dir {data})", file=out)
     try:

@@ -61,7 +61,9 @@ def tool_matcher(skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS) -> str:
 def hook_command(event: str, python: str | None = None) -> str:
     """The shell command Claude Code runs for ``event`` (absolute interpreter path)."""
     py = python or sys.executable
-    cmd = f"{shlex.quote(py)}{MARKER}{event}"
+    # -I: the hook runs in the user's project directory; isolated mode keeps a stray json.py
+    # there, PYTHONPATH or PYTHONSTARTUP from shadowing or slowing our imports.
+    cmd = f"{shlex.quote(py)} -I{MARKER}{event}"
     if os.environ.get("ENGRAM_DATA_DIR"):
         # A non-default data dir must reach every hook, whatever environment Claude Code has.
         cmd = f"ENGRAM_DATA_DIR={shlex.quote(data_dir())} {cmd}"
