@@ -48,7 +48,8 @@ def select(conn: sqlite3.Connection, *, ids: list[int] | None = None, query: str
         return sel
 
     def where(alias: str, time_col: str) -> tuple[str, list[object]]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[object] = []
         if project:
             clauses.append(f"{alias}.project = ?")
             params.append(project)
