@@ -1,0 +1,263 @@
+"""Installing into Claude Code's settings.json: merge, idempotence, exact uninstall."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.integrations import claude_code as cc
+from engram.paths import Paths
+
+USER_HOOK = {"type": "command", "command": "/usr/local/bin/audit-log --tool", "timeout": 3}
+OTHER_TOOL_HOOK = {"type": "command", "command": "node /opt/other-memory/session-start.js"}
+ORIGINAL: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"], "deny": []},
+    "env": {"FOO": "bar"},
+    "hooks": {
+        "PostToolUse": [{"matcher": "Bash", "hooks": [USER_HOOK]}],
+        "SessionStart": [{"matcher": "startup", "hooks": [OTHER_TOOL_HOOK]}],
+        "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "lint-guard"}]}],
+    },
+    "statusLine": {"type": "command", "command": "echo hi"},
+}
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Paths]:
+    claude = tmp_path / "claude-config"
+    data = tmp_path / "engram-data"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
+    paths = Paths()
+    assert paths.root == str(data)
+    return claude, paths
+
+
+def settings_file(claude: Path) -> Path:
+    return claude / "settings.json"
+
+
+def read(claude: Path) -> dict[str, Any]:
+    return json.loads(settings_file(claude).read_text())
+
+
+def ours(settings: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """event -> our handlers (with their group's matcher)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for event, groups in settings.get("hooks", {}).items():
+        for g in groups:
+            for h in g["hooks"]:
+                if cc.is_ours(h):
+                    out.setdefault(event, []).append({**h, "matcher": g.get("matcher")})
+    return out
+
+
+def backups(claude: Path) -> list[Path]:
+    return sorted(claude.glob("settings.json.engram-backup-*"))
+
+
+def assert_installed_once(settings: dict[str, Any]) -> None:
+    handlers = ours(settings)
+    assert set(handlers) == set(cc.EVENTS)
+    for event, hs in handlers.items():
+        assert len(hs) == 1, (event, hs)
+        h = hs[0]
+        assert h["type"] == "command"
+        assert h["timeout"] == cc.EVENTS[event][1]
+        argv = [a for a in shlex.split(h["command"]) if not re.match(r"^[A-Z_]+=", a)]
+        assert argv[0] == sys.executable
+        assert argv[-5:] == ["-m", "engram", "hook", "claude-code", event]
+        assert all(flag.startswith("-") for flag in argv[1:-5])  # interpreter flags only (e.g. -I)
+        assert os.path.isabs(argv[0])
+        assert cc.interpreter_of(h["command"]) == sys.executable
+
+
+def test_install_into_missing_file(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    report = cc.install(paths)
+    assert report.changed
+    assert report.backup is None  # nothing to back up
+    assert sorted(report.events) == sorted(cc.EVENTS)
+    settings = read(claude)
+    assert set(settings) == {"hooks"}
+    assert_installed_once(settings)
+    assert ours(settings)["PostToolUse"][0]["matcher"] == cc.tool_matcher()
+    assert ours(settings)["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert ours(settings)["Stop"][0]["matcher"] is None
+
+
+def test_commands_carry_a_non_default_data_dir(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    cc.install(paths)
+    for hs in ours(read(claude)).values():
+        assigns = [a for a in shlex.split(hs[0]["command"]) if a.startswith("ENGRAM_DATA_DIR=")]
+        assert assigns == [f"ENGRAM_DATA_DIR={paths.root}"]
+
+
+def test_install_keeps_other_keys_and_hooks(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    claude.mkdir()
+    original = json.dumps(ORIGINAL, indent=2).encode()
+    settings_file(claude).write_bytes(original)
+    report = cc.install(paths)
+    assert report.changed
+    settings = read(claude)
+    for key in ("model", "permissions", "env", "statusLine"):
+        assert settings[key] == ORIGINAL[key]
+    assert {"matcher": "Bash", "hooks": [USER_HOOK]} in settings["hooks"]["PostToolUse"]
+    assert {"matcher": "startup", "hooks": [OTHER_TOOL_HOOK]} in settings["hooks"]["SessionStart"]
+    assert settings["hooks"]["PreToolUse"] == ORIGINAL["hooks"]["PreToolUse"]
+    assert_installed_once(settings)
+    # The original was backed up byte for byte before it was changed.
+    assert report.backup is not None and Path(report.backup).read_bytes() == original
+    assert backups(claude) == [Path(report.backup)]
+
+
+def test_install_twice_leaves_other_hooks_and_ours_once(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_text(json.dumps(ORIGINAL, indent=2))
+    cc.install(paths)
+    after_first = settings_file(claude).read_bytes()
+    second = cc.install(paths)
+    assert not second.changed
+    assert second.backup is None
+    assert settings_file(claude).read_bytes() == after_first
+    settings = read(claude)
+    assert_installed_once(settings)
+    assert settings["hooks"]["PostToolUse"][0] == {"matcher": "Bash", "hooks": [USER_HOOK]}
+    assert settings["hooks"]["SessionStart"][0] == {"matcher": "startup", "hooks": [OTHER_TOOL_HOOK]}
+    assert len(settings["hooks"]["PostToolUse"]) == 2
+    assert len(settings["hooks"]["SessionStart"]) == 2
+
+
+def test_reinstall_with_another_interpreter_replaces_ours(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    cc.install(paths, python="/old/venv/bin/python")
+    assert all(cc.interpreter_of(h[0]["command"]) == "/old/venv/bin/python" for h in ours(read(claude)).values())
+    report = cc.install(paths)
+    assert report.changed
+    assert_installed_once(read(claude))
+
+
+def test_user_handler_in_our_group_survives(env: tuple[Path, Paths]) -> None:
+    # The user added their own handler next to ours: reinstall and uninstall keep it.
+    claude, paths = env
+    cc.install(paths)
+    settings = read(claude)
+    settings["hooks"]["Stop"][0]["hooks"].append({"type": "command", "command": "notify-send done"})
+    settings_file(claude).write_text(json.dumps(settings))
+    cc.install(paths)
+    stop_handlers = [h["command"] for g in read(claude)["hooks"]["Stop"] for h in g["hooks"]]
+    assert "notify-send done" in stop_handlers
+    assert_installed_once(read(claude))
+    cc.uninstall(paths)
+    assert read(claude)["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+
+
+@pytest.mark.parametrize("indent", [2, 4, "\t", None])
+def test_uninstall_restores_original_bytes(env: tuple[Path, Paths], indent: int | str | None) -> None:
+    claude, paths = env
+    claude.mkdir()
+    original = json.dumps(ORIGINAL, indent=indent).encode() + (b"" if indent == 4 else b"\n")
+    settings_file(claude).write_bytes(original)
+    cc.install(paths)
+    cc.install(paths)
+    assert settings_file(claude).read_bytes() != original
+    report = cc.uninstall(paths)
+    assert report.changed
+    assert settings_file(claude).read_bytes() == original
+
+
+def test_uninstall_after_install_into_missing_file_removes_the_file(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    cc.install(paths)
+    cc.uninstall(paths)
+    assert not settings_file(claude).exists()
+
+
+def test_uninstall_keeps_user_edits_made_after_install(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_text(json.dumps(ORIGINAL, indent=4))
+    cc.install(paths)
+    settings = read(claude)
+    settings["theme"] = "dark"
+    settings["hooks"]["PostToolUse"].append({"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]})
+    settings_file(claude).write_text(json.dumps(settings, indent=2))
+    report = cc.uninstall(paths)
+    assert report.changed
+    after = read(claude)
+    assert ours(after) == {}
+    assert after["theme"] == "dark"
+    expected = json.loads(json.dumps(ORIGINAL))
+    expected["theme"] = "dark"
+    expected["hooks"]["PostToolUse"].append({"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]})
+    assert after == expected
+
+
+def test_uninstall_when_nothing_installed_is_a_noop(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    report = cc.uninstall(paths)  # no file at all
+    assert not report.changed
+    assert not claude.exists()
+    claude.mkdir()
+    original = json.dumps(ORIGINAL, indent=4).encode()
+    settings_file(claude).write_bytes(original)
+    report = cc.uninstall(paths)
+    assert not report.changed
+    assert report.backup is None
+    assert settings_file(claude).read_bytes() == original
+    assert os.listdir(claude) == ["settings.json"]
+
+
+@pytest.mark.parametrize("content", [b'{"hooks": {', b"[1, 2]", b"\xff\xfe{}"])
+def test_install_refuses_an_unreadable_settings_file(env: tuple[Path, Paths], content: bytes) -> None:
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_bytes(content)
+    with pytest.raises(ValueError):
+        cc.install(paths)
+    assert settings_file(claude).read_bytes() == content
+    assert os.listdir(claude) == ["settings.json"]  # no backup, no temp file
+
+
+def test_installed_handlers_lists_ours(env: tuple[Path, Paths]) -> None:
+    _claude, paths = env
+    assert cc.installed_handlers() == {}
+    cc.install(paths)
+    found = cc.installed_handlers()
+    assert set(found) == set(cc.EVENTS)
+    assert all(len(cmds) == 1 for cmds in found.values())
+
+
+# --------------------------------------------------------------------------- tool matcher
+
+
+@pytest.mark.parametrize("tool", ["TodoWrite", "TodoRead", "Skill", "AskUserQuestion", "mcp__engram__search",
+                                  "mcp__engram__timeline", "mcp__plugin_engram_mem__search"])
+def test_tool_matcher_rejects_skipped_tools(tool: str) -> None:
+    assert re.search(cc.tool_matcher(), tool) is None
+
+
+@pytest.mark.parametrize("tool", ["Bash", "Write", "Read", "Edit", "mcp__other__x", "TodoWriteV2", "Skills",
+                                  "mcp__engramx__search"])
+def test_tool_matcher_accepts_captured_tools(tool: str) -> None:
+    assert re.search(cc.tool_matcher(), tool) is not None
+
+
+def test_tool_matcher_is_a_regex_for_claude_code() -> None:
+    m = cc.tool_matcher()
+    # Only [A-Za-z0-9_\- ,|] would be read as a list of exact names, not as a regex.
+    assert not re.fullmatch(r"[A-Za-z0-9_\- ,|]*", m)
+    assert cc.tool_matcher(("Task",)) == "^(?!(?:Task)$).*"
+    assert re.search(cc.tool_matcher(("Task",)), "Task") is None
+    assert cc.tool_matcher(()) == "*"
