@@ -102,14 +102,23 @@ class Paths:
 
 def write_private(path: str, data: bytes) -> None:
     """Atomically write ``data`` to ``path`` as a 0600 file (temp file, fsync, rename)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # unique per writer, threads included
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def read_token(paths: Paths) -> str:
