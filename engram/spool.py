@@ -30,7 +30,9 @@ def write(paths: Paths, record: dict[str, Any], *, sync_dir: bool = True) -> str
     """Write one event durably and return its final path. Raises OSError on failure."""
     rid = record.get("id") or new_id()
     record["id"] = rid
-    data = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    # A lone surrogate (JSON "\udcff") is not UTF-8: SQLite would refuse it later and wedge the
+    # worker, so it becomes "?" here, before it reaches the disk.
+    data = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
     tmp = os.path.join(paths.spool_tmp, rid + SUFFIX)
     final = os.path.join(paths.spool, rid + SUFFIX)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)

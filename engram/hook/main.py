@@ -39,6 +39,7 @@ class HookLog:
     """Append-only log lines in ``logs/hook.log`` (rotated by size, never raises)."""
 
     def __init__(self, paths: Paths, max_bytes: int = 1_000_000) -> None:
+        self.paths = paths
         self.path = paths.hook_log
         self.max_bytes = max_bytes
 
@@ -50,9 +51,15 @@ class HookLog:
                     os.replace(self.path, self.path + ".1")
             except OSError:
                 pass
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
-                os.write(fd, line.encode("utf-8", "replace")[:4000])
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            except FileNotFoundError:  # no data dir yet (never installed, or deleted): make it
+                self.paths.ensure()
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                data = line.encode("utf-8", "replace")
+                # Cut long lines but keep their newline, so the next line does not run on.
+                os.write(fd, data if len(data) <= 4000 else data[:3999] + b"\n")
             finally:
                 os.close(fd)
         except Exception:
@@ -103,6 +110,10 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
         return None
     raw_cwd = payload.get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else os.getcwd()
+    if cwd is not raw_cwd:
+        # A missing or mistyped cwd: the hook runs in the session's directory, so use that
+        # (else SessionStart would build the context of a project named "123").
+        payload = {**payload, "cwd": cwd}
     if paths.contains(cwd):
         return None  # work happening inside the data dir is Engram's own
     name, root = find_root(cwd)
@@ -139,7 +150,7 @@ def _parse(raw: bytes, limit: int) -> tuple[dict[str, Any] | None, bool]:
         return _salvage_header(raw), True
     try:
         value = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser allows
         return None, False
     if not isinstance(value, dict) or not isinstance(value.get("session_id"), str) \
             or not value.get("session_id"):

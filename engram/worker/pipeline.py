@@ -77,15 +77,35 @@ class Pipeline:
                 continue
             records.append((path, rec))
         if records:
+            poison: list[tuple[str, Exception]] = []
             with repo.transaction(self.conn):
-                for _path, rec in records:
-                    if self._ingest_one(rec):
+                for path, rec in records:
+                    # One record the database refuses (e.g. a string SQLite cannot encode) must not
+                    # roll back the batch and wedge the spool: undo just its rows and set it aside.
+                    self.conn.execute("SAVEPOINT ingest_one")
+                    try:
+                        added = self._ingest_one(rec)
+                    except sqlite3.OperationalError:
+                        raise  # locked / busy: the whole batch is retried later
+                    except (sqlite3.Error, ValueError, TypeError, KeyError) as e:
+                        self.conn.execute("ROLLBACK TO ingest_one")
+                        self.conn.execute("RELEASE ingest_one")
+                        poison.append((path, e))
+                        continue
+                    self.conn.execute("RELEASE ingest_one")
+                    if added:
                         self.stats.ingested += 1
                     else:
                         self.stats.duplicates += 1
             # Only now are the rows durable: the files can go.
+            bad = {path for path, _err in poison}
+            for path, err in poison:
+                dest = spool.quarantine(self.paths, path)
+                self.stats.quarantined += 1
+                log.warning("quarantined spool file %s: %s: %s", dest, type(err).__name__, err)
             for path, _rec in records:
-                spool.confirm(path)
+                if path not in bad:
+                    spool.confirm(path)
         return len(files)
 
     def _ingest_one(self, rec: dict[str, Any]) -> bool:
@@ -179,6 +199,9 @@ class Pipeline:
             # e.g. the database is locked by another process beyond the busy timeout: retry later.
             self.stats.last_error = f"cycle: {e}"
             log.warning("cycle deferred: %s", e)
+        except Exception as e:  # never let one bad cycle kill the pipeline thread for good
+            self.stats.last_error = f"cycle: {type(e).__name__}: {e}"
+            log.exception("cycle failed; retrying on the next poke")
         self.stats.cycles += 1
         self.stats.last_cycle_at = time.time()
 
@@ -201,7 +224,7 @@ class PipelineThread(threading.Thread):
         self.pipeline = pipeline
         self.interval = interval
         self._wake = threading.Event()
-        self._stop = threading.Event()
+        self._stopping = threading.Event()  # not `_stop`: that is a Thread method join() calls
         self._cycle_done = threading.Condition()
         self._generation = 0
         self._in_cycle = False
@@ -218,14 +241,14 @@ class PipelineThread(threading.Thread):
             return self._cycle_done.wait_for(lambda: self._generation >= target, timeout=timeout)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopping.set()
         self._wake.set()
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._stopping.is_set():
             self._wake.wait(self.interval)
             self._wake.clear()
-            if self._stop.is_set():
+            if self._stopping.is_set():
                 break
             self._in_cycle = True
             try:

@@ -79,11 +79,25 @@ def run(paths: Paths | None = None) -> int:
         state.ready = True
         log.info("worker %s listening on 127.0.0.1:%s (observer: %s)", os.getpid(), settings.port, note)
 
+        import signal
+
         import uvicorn
 
+        # uvicorn shuts down gracefully on SIGTERM/SIGINT, restores the previous handlers and then
+        # re-raises the signal: with the default handler that kills the process before the
+        # `finally` below (pid file left behind, pipeline not stopped). Ours turns it into a
+        # normal exit instead.
+        def _exit(signum: int, frame: object) -> None:
+            raise SystemExit(0)
+
+        signal.signal(signal.SIGTERM, _exit)
+        signal.signal(signal.SIGINT, _exit)
         config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=3)
-        uvicorn.Server(config).run(sockets=[sock])
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except SystemExit:
+            pass
         log.info("worker %s stopping", os.getpid())
         return 0
     finally:
