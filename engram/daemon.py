@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
     from typing import Any
 
 
+START_LOCK_FD_ENV = "ENGRAM_START_LOCK_FD"
+
+
 def running(paths: Paths, timeout: float = 0.3) -> dict[str, Any] | None:
     """Health of the live worker, or None."""
     info = read_pid_file(paths)
@@ -48,14 +51,22 @@ def lock_held(paths: Paths) -> bool:
         os.close(fd)
 
 
-def spawn(paths: Paths, extra_env: dict[str, str] | None = None) -> int:
-    """Start a detached worker process; returns its pid. Its output goes to the worker log."""
+def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: int | None = None) -> int:
+    """Start a detached worker process; returns its pid. Its output goes to the worker log.
+
+    ``start_lock_fd`` (a descriptor holding the flock on ``worker-start.lock``) is inherited by
+    the worker, which closes it once it holds ``worker.lock``: until then no other starter can
+    spawn a second worker, even after this starter has returned.
+    """
     import subprocess  # only paid when a worker must be started
 
     paths.ensure()
     env = dict(os.environ)
     env["ENGRAM_DATA_DIR"] = paths.root
     env.pop("ENGRAM_INTERNAL", None)
+    env.pop(START_LOCK_FD_ENV, None)
+    if start_lock_fd is not None:
+        env[START_LOCK_FD_ENV] = str(start_lock_fd)
     if extra_env:
         env.update(extra_env)
     log = os.open(os.path.join(paths.logs, "worker.stdout.log"),
@@ -65,6 +76,7 @@ def spawn(paths: Paths, extra_env: dict[str, str] | None = None) -> int:
             [sys.executable, "-I", "-m", "engram", "worker", "run"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=paths.root, env=env,
             start_new_session=True, close_fds=True,
+            pass_fds=(start_lock_fd,) if start_lock_fd is not None else (),
         )
     finally:
         os.close(log)
@@ -83,6 +95,7 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
     deadline = time.monotonic() + wait
     paths.ensure()
     fd = os.open(paths.start_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    handed_over = False
     try:
         got = _lock(fd, deadline if blocking_lock else time.monotonic())
         if got:
@@ -90,7 +103,10 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
             if health:
                 return health
             if not lock_held(paths):
-                spawn(paths)
+                # The new worker keeps the start lock until it holds worker.lock (it takes
+                # a moment to import): a starter coming after us must not spawn another.
+                spawn(paths, start_lock_fd=fd)
+                handed_over = True
         while time.monotonic() < deadline:
             health = running(paths, timeout=min(0.3, max(0.05, deadline - time.monotonic())))
             if health:
@@ -99,9 +115,20 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
         return None
     finally:
         try:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if not handed_over:  # LOCK_UN would also release the worker's inherited copy
+                fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+
+def release_start_lock() -> None:
+    """In the worker: drop the start lock a starter handed over (see :func:`spawn`)."""
+    raw = os.environ.pop(START_LOCK_FD_ENV, "")
+    if raw.isdigit():
+        try:
+            os.close(int(raw))
+        except OSError:
+            pass
 
 
 def _lock(fd: int, deadline: float) -> bool:

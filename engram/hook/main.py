@@ -277,8 +277,12 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
               "project": name, "project_root": root, "truncated": truncated or cut, "payload": payload}
     try:
         spool.write(paths, record)
-    except OSError as e:
-        log.write("SessionStart", f"spool write failed: {e}")
+    except OSError:
+        try:
+            paths.ensure()  # first event in a fresh (or deleted) data dir
+            spool.write(paths, record)
+        except OSError as e:
+            log.write("SessionStart", f"spool write failed: {e}")
 
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],

@@ -10,6 +10,7 @@ import os
 import socket
 import time
 
+from engram.daemon import release_start_lock
 from engram.observer.registry import choose
 from engram.paths import FILE_MODE, Paths, ensure_token, write_private
 from engram.service import Memory
@@ -44,9 +45,11 @@ def run(paths: Paths | None = None) -> int:
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
+        release_start_lock()
         log.info("another worker holds %s; exiting", paths.worker_lock)
         os.close(lock_fd)
         return 0
+    release_start_lock()  # we are the worker now: later starters will see worker.lock held
     conn = None
     thread = None
     start_token = os.urandom(16).hex()
