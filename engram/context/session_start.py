@@ -37,7 +37,9 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
     if not os.path.exists(paths.db):
         return empty_note(name)
     try:
-        conn = sqlite3.connect(f"file:{paths.db}?mode=ro", uri=True, timeout=1.0)
+        # In a URI '?', '#' and '%' are syntax: escape them or a data dir named so reads nothing.
+        path = paths.db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
         return empty_note(name)
     try:

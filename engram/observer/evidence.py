@@ -156,6 +156,9 @@ _RANKED = (
 )
 
 
+_NPM_PREFIX = re.compile(r"^npm (?:error|ERR!)\s*")
+
+
 def error_headline(text: str) -> str:
     """The line of an error output that says what went wrong (most specific, last wins ties)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -164,8 +167,12 @@ def error_headline(text: str) -> str:
     for ln in lines:
         if ln.startswith(("File ", "at ", "^", "~")):
             continue
+        # npm prefixes every line with "npm error": rank what follows the prefix.
+        probe = _NPM_PREFIX.sub("", ln)
+        if probe.startswith("A complete log of this run can be found in"):
+            continue
         for rank, pat in _RANKED:
-            if pat.search(ln):
+            if pat.search(probe):
                 if rank >= best_rank:
                     best, best_rank = ln, rank
                 break

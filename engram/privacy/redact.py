@@ -41,7 +41,7 @@ DETECTORS: tuple[tuple[str, str, int], ...] = (
     ("password_assignment",
      r"(?i)\b[\w.\-]*(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|auth_?key|private_?key)"
      r"[\w.\-]*[\"']?\s*(?:=|:|:=|=>)\s*[\"']?([^\s\"'`,;{}()<>\[\]]{6,})", 1),
-    ("cli_password_flag", r"(?i)(?:--password|--passwd|--token|--api-key|--secret)[= ]([^\s\"'-][^\s\"']{5,})", 1),
+    ("cli_password_flag", r"(?i)(?:--password|--passwd|--token|--api-key|--secret)[= ]([^\s\"'`-][^\s\"'`]{5,})", 1),
 )
 
 
@@ -95,6 +95,8 @@ class Redactor:
         whole = m.group(0)
         if not secret_group or m.group(secret_group) is None:
             return marker
+        if m.group(secret_group).startswith("[REDACTED:"):
+            return whole  # already redacted by a more specific detector: keep its name
         if name in _ASSIGNMENTS and _looks_like_code(m, secret_group):
             return whole
         start = m.start(secret_group) - m.start(0)
@@ -150,6 +152,12 @@ def _looks_like_code(m: re.Match[str], group: int) -> bool:
     value = m.group(group)
     if value.lower().strip("<>") in _PLACEHOLDERS or _CODE_REF.fullmatch(value):
         return True
+    # The key as written (``self.api_key``, ``"max_tokens"``), up to the assignment sign.
+    key = m.string[m.start(0):m.start(group)].strip(" \t\"'=:>").rsplit(".", 1)[-1].lower()
+    if value.lower() == key:  # ``self.token = token``, ``api_key=api_key``: passing a variable on
+        return True
+    if value.isdigit() and "token" in key and not any(w in key for w in ("pass", "pwd", "secret")):
+        return True  # ``max_tokens: 4096000``, ``"input_tokens": 153421``: a count, not a credential
     after = m.string[m.end(group):m.end(group) + 1]
     return after in ("(", "[")
 

@@ -24,19 +24,26 @@ ECHO_TAGS = (
 )
 _LOWER_OPENERS = tuple("<" + t for t in (PRIVATE_TAG, *ECHO_TAGS))
 _block: re.Pattern[str] | None = None
+_innermost: re.Pattern[str] | None = None
 _unclosed: re.Pattern[str] | None = None
+_opener: re.Pattern[str] | None = None
 
 
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     # Compiled on first need: most hook payloads carry no tag at all.
-    global _block, _unclosed
-    if _block is None or _unclosed is None:
+    global _block, _innermost, _unclosed, _opener
+    if _block is None or _innermost is None or _unclosed is None or _opener is None:
         names = "|".join(re.escape(t) for t in (PRIVATE_TAG, *ECHO_TAGS))
         # A closed block, non-greedy, attributes allowed, case-insensitive.
         _block = re.compile(rf"<({names})(?:\s[^>]*)?>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+        # The same, holding no opener of its own kind: removes nested blocks from the inside
+        # out (about 7x slower, so only used when a block does hold one).
+        _innermost = re.compile(rf"<({names})(?:\s[^>]*)?>(?:(?!<\1[\s>]).)*?</\1\s*>",
+                                re.IGNORECASE | re.DOTALL)
         # An opening <private> that is never closed hides everything after it: fail closed.
         _unclosed = re.compile(r"<private(?:\s[^>]*)?>.*\Z", re.IGNORECASE | re.DOTALL)
-    return _block, _unclosed
+        _opener = re.compile(rf"<(?:{names})[\s>]", re.IGNORECASE)
+    return _block, _innermost, _unclosed, _opener
 
 
 def strip_text(text: str) -> str:
@@ -46,8 +53,17 @@ def strip_text(text: str) -> str:
     lower = text.lower()
     if not any(o in lower for o in _LOWER_OPENERS):
         return text
-    block, unclosed = _patterns()
-    return unclosed.sub("", block.sub("", text))
+    block, innermost, unclosed, opener = _patterns()
+    out, removed = block.subn("", text)
+    if len(opener.findall(text)) == removed + len(opener.findall(out)):
+        return unclosed.sub("", out)  # every vanished opener was a block of its own: no nesting
+    # A block holding an opener of its own kind is nested (<private>a<private>b</private>c</private>):
+    # its first closer must not end the outer block and leak "c". Peel one level per pass.
+    while True:
+        stripped = innermost.sub("", text)
+        if stripped == text:
+            return unclosed.sub("", text)
+        text = stripped
 
 
 def strip_value(value: Any) -> Any:

@@ -261,6 +261,9 @@ _DECISION_CUES = re.compile(
     r"rather than|make sure|keep using|no more|not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
     re.IGNORECASE)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+# "I don't know why it fails" has a cue word but states no rule.
+_NOT_A_RULE = re.compile(r"\b(?:i|we)\s+(?:don't|do not|didn't|did not)\s+(?:know|understand|think|see|get|remember)\b",
+                         re.IGNORECASE)
 
 
 _LEAD_IN = re.compile(r"^(?:(?:and|also|but|so|oh|plus|btw|please|pls|ok|okay|one more thing|"
@@ -280,7 +283,8 @@ def decisions_in(prompt: str) -> list[str]:
         if s.endswith("?") or len(s) > 240:
             continue
         s = _LEAD_IN.sub("", s).strip().rstrip(".!; ")
-        if len(s.split()) < 3 or not _DECISION_CUES.search(s):
+        probe = _NOT_A_RULE.sub("", s.replace("\u2019", "'"))  # "don’t" typed with a curly apostrophe
+        if len(s.split()) < 3 or not _DECISION_CUES.search(probe):
             continue
         s = s[0].upper() + s[1:]
         if s not in out:
@@ -305,9 +309,9 @@ def gist_of(prompt: str, limit: int = 90) -> str:
     if _is_notification(prompt):
         return ""
     for sentence in sentences(prompt):
-        s = re.sub(r"^(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
-                   r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*", "", sentence,
-                   flags=re.IGNORECASE)
+        s = re.sub(r"^(?:(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
+                   r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
+                   flags=re.IGNORECASE)  # repeated: "ok, please could you …"
         s = _LEAD_IN.sub("", s).strip().rstrip(".!")
         s = re.sub(r"\s+", " ", s)
         if len(s.split()) < 2:
@@ -377,7 +381,8 @@ def summarize(session: SessionInfo, observations: list[dict[str, object]], last:
         next_steps="; ".join(steps), notes=("Commands: " + ", ".join(commands[:12])) if commands else "",
         files_read=files_read[:50], files_modified=files_modified[:50],
         prompt_number=last.prompt.prompt_number if last.prompt else None,
-        source_tokens=tokens_of(size),
+        # The summary covers the whole session: add this call's turns to what earlier calls saw.
+        source_tokens=tokens_of(size) + int(prior.get("source_tokens") or 0),
     )
 
 

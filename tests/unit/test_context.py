@@ -1,0 +1,377 @@
+"""The SessionStart index, rendered from a real SQLite database built by the migrations.
+
+Rows are stored with the repository functions the worker uses; the text is checked the way
+the agent will read it: one note when nothing is known, otherwise a header, a legend, the
+economics, per-day rows oldest first with summaries among them, where the last session left
+off, and a footer, within the count and character budgets, always inside the tags.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from engram.context.session_start import CLOSE, OPEN, build, build_for_cwd, empty_note
+from engram.observer.base import ObservationDraft, SummaryDraft
+from engram.paths import Paths
+from engram.settings import Settings
+from engram.store import repo
+from engram.store.db import open_db
+
+PROJECT = "invoice-api"
+# 2024-03-04 09:15:00 in the local time zone: rendered times are local, so are the expectations.
+BASE = time.mktime((2024, 3, 4, 9, 15, 0, 0, 0, -1))
+NOW = BASE + 3 * 86_400
+DAY = 86_400
+ROW = re.compile(r"^#(\d+) (\d\d:\d\d|  \"  ) (\S+) (.+)$")
+SUMMARY_ROW = re.compile(r"^S(\d+) (\d\d:\d\d|  \"  ) 📋 (.+)$")
+
+
+def hm(t: float) -> str:
+    return time.strftime("%H:%M", time.localtime(t))
+
+
+def day(t: float) -> str:
+    return time.strftime("%Y-%m-%d (%a)", time.localtime(t))
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> sqlite3.Connection:
+    c = open_db(str(tmp_path / "engram.db"))
+    yield c
+    c.close()
+
+
+def session(conn: sqlite3.Connection, name: str, at: float, project: str = PROJECT) -> int:
+    with repo.transaction(conn):
+        return repo.upsert_session(conn, platform="claude-code", agent_session_id=name, project=project,
+                                   project_root=f"/work/{project}", cwd=f"/work/{project}", at=at)
+
+
+def observe(conn: sqlite3.Connection, sid: int, title: str, at: float, kind: str = "change", *,
+            project: str = PROJECT, source_tokens: int = 0, status: str = "active") -> int:
+    with repo.transaction(conn):
+        oid = repo.insert_observation(conn, sid, project, ObservationDraft(
+            type=kind, title=title, created_at=at, narrative=title, source_tokens=source_tokens), "rules")
+        assert oid is not None
+        if status != "active":
+            conn.execute("UPDATE observations SET status = ? WHERE id = ?", (status, oid))
+    return oid
+
+
+def summarize(conn: sqlite3.Connection, sid: int, at: float, *, project: str = PROJECT, request: str = "",
+              learned: str = "", completed: str = "", next_steps: str = "", source_tokens: int = 0) -> int:
+    with repo.transaction(conn):
+        repo.upsert_summary(conn, sid, project, SummaryDraft(
+            created_at=at, request=request, learned=learned, completed=completed, next_steps=next_steps,
+            source_tokens=source_tokens), "rules", at)
+    return int(conn.execute("SELECT id FROM session_summaries WHERE session_id = ?", (sid,)).fetchone()[0])
+
+
+def render(conn: sqlite3.Connection, project: str = PROJECT, **settings: int) -> str:
+    text = build(conn, Settings().replace(**settings), project, now=NOW)
+    assert_well_formed(text)
+    return text
+
+
+def assert_well_formed(text: str) -> None:
+    assert text.startswith(OPEN) and text.endswith(CLOSE)
+    assert text.count(OPEN) == 1 and text.count(CLOSE) == 1
+
+
+def obs_rows(text: str) -> list[tuple[int, str, str, str]]:
+    return [(int(m[1]), m[2], m[3], m[4]) for m in (ROW.match(ln) for ln in text.splitlines()) if m]
+
+
+def summary_rows(text: str) -> list[int]:
+    return [int(m[1]) for m in (SUMMARY_ROW.match(ln) for ln in text.splitlines()) if m]
+
+
+# --------------------------------------------------------------------------------- empty
+
+
+def test_empty_project_gets_exactly_the_one_line_note(conn: sqlite3.Connection) -> None:
+    text = render(conn)
+    assert text == empty_note(PROJECT)
+    assert "\n" not in text
+    assert PROJECT in text and "no memory" in text
+
+
+def test_other_projects_memory_does_not_fill_an_empty_project(conn: sqlite3.Connection) -> None:
+    other = session(conn, "o1", BASE, project="payroll")
+    observe(conn, other, "Payroll secret sauce", BASE, project="payroll")
+    summarize(conn, other, BASE + 60, project="payroll", request="Payroll work", learned="x")
+    assert render(conn) == empty_note(PROJECT)
+
+
+# ---------------------------------------------------------------------------------- rows
+
+
+def test_rows_oldest_first_grouped_by_day_with_id_time_icon_title(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    a = observe(conn, sid, "Fixed the VAT rounding", BASE + DAY, "bugfix")
+    b = observe(conn, sid, "Round per line", BASE + DAY + 20, "decision")  # same minute as a
+    c = observe(conn, sid, "Explored totals.py", BASE, "discovery")  # older, inserted later
+    d = observe(conn, sid, "Added export.py", BASE + DAY + 3600, "feature")
+    text = render(conn)
+
+    rows = obs_rows(text)
+    assert [r[0] for r in rows] == [c, a, b, d]
+    assert rows[0] == (c, hm(BASE), "🔵", "Explored totals.py")
+    assert rows[1] == (a, hm(BASE + DAY), "🔴", "Fixed the VAT rounding")
+    assert rows[2] == (b, '  "  ', "⚖️", "Round per line")  # a repeated time is shown as "
+    assert rows[3] == (d, hm(BASE + DAY + 3600), "🟣", "Added export.py")
+
+    lines = text.splitlines()
+    day1, day2 = lines.index(f"## {day(BASE)}"), lines.index(f"## {day(BASE + DAY)}")
+    assert day1 < lines.index(f"#{c} {hm(BASE)} 🔵 Explored totals.py") < day2
+    assert day2 < lines.index(f"#{a} {hm(BASE + DAY)} 🔴 Fixed the VAT rounding")
+    # A time repeated across a day boundary is printed again.
+    assert lines[day2 + 1].startswith(f"#{a} {hm(BASE + DAY)} ")
+
+
+def test_header_legend_and_footer(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    observe(conn, sid, "Something", BASE)
+    lines = render(conn).splitlines()
+    assert lines[0] == OPEN
+    assert lines[1].startswith(f"# Memory of {PROJECT} · {time.strftime('%a %Y-%m-%d', time.localtime(NOW))}")
+    legend = lines[2]
+    for part in ("📋 session", "🔴 bugfix", "🟣 feature", "✅ change", "🔵 discovery", "⚖️ decision"):
+        assert part in legend
+    assert lines[3].startswith("Economics: ")
+    assert any("engram show <ID>" in ln and "engram search" in ln for ln in lines[-3:])
+    assert not any("not listed" in ln for ln in lines)  # everything is listed
+
+
+def test_titles_are_one_line_and_bounded(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    oid = observe(conn, sid, "multi\nline   title\twith " + "x" * 400, BASE)
+    [row] = obs_rows(render(conn))
+    assert row[0] == oid and row[3].startswith("multi line title with x")
+    assert len(row[3]) == 160 and row[3].endswith("…")
+
+
+def test_braces_in_titles_are_printed_verbatim(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    observe(conn, sid, "Render {t} and {economics} in f-strings", BASE)
+    text = render(conn)
+    assert "Render {t} and {economics} in f-strings" in text
+    assert text.count("Economics: ") == 1
+
+
+# ----------------------------------------------------------------------------- summaries
+
+
+def test_summaries_are_rows_interleaved_with_their_sessions(conn: sqlite3.Connection) -> None:
+    s1 = session(conn, "s1", BASE)
+    o1 = observe(conn, s1, "First session work", BASE + 60)
+    sum1 = summarize(conn, s1, BASE + 600, request="Round VAT per line", learned="Banker's rounding bites")
+    s2 = session(conn, "s2", BASE + 7200)
+    o2 = observe(conn, s2, "Second session work", BASE + 7260)
+    sum2 = summarize(conn, s2, BASE + 7800, request="Add the CSV export", learned="Export reuses totals",
+                     completed="Export module added", next_steps="Wire an endpoint later")
+    text = render(conn)
+    lines = text.splitlines()
+
+    assert summary_rows(text) == [sum1, sum2]
+    pos = {name: next(i for i, ln in enumerate(lines) if ln.startswith(name))
+           for name in (f"S{sum1} ", f"#{o1} ", f"S{sum2} ", f"#{o2} ")}
+    # Each summary row heads its session (at the session's start), oldest first.
+    assert pos[f"S{sum1} "] < pos[f"#{o1} "] < pos[f"S{sum2} "] < pos[f"#{o2} "]
+    assert f"S{sum2} {hm(BASE + 7200)} 📋 Add the CSV export" in lines
+
+    # Where the last session left off: the latest summary only.
+    start = lines.index(next(ln for ln in lines if ln.startswith("## Where the last session left off")))
+    tail = lines[start:]
+    assert "Asked: Add the CSV export" in tail
+    assert "Learned: Export reuses totals" in tail
+    assert "Completed: Export module added" in tail
+    assert "Next steps: Wire an endpoint later" in tail
+    assert not any("Banker's rounding" in ln for ln in tail)
+
+
+def test_summary_without_request_is_still_a_row(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    sm = summarize(conn, sid, BASE + 60, completed="Something got done")
+    text = render(conn)
+    assert f"S{sm} {hm(BASE)} 📋 Session" in text.splitlines()
+    assert "Where the last session left off" not in text  # nothing learned, no next steps
+
+
+def test_context_sessions_budget_keeps_the_newest_summaries(conn: sqlite3.Connection) -> None:
+    ids = []
+    for i in range(12):
+        sid = session(conn, f"s{i}", BASE + i * 3600)
+        ids.append(summarize(conn, sid, BASE + i * 3600 + 60, request=f"Request {i}", learned=f"L{i}"))
+    text = render(conn, context_sessions=10)
+    assert summary_rows(text) == ids[2:]
+    assert "Learned: L11" in text
+
+
+# -------------------------------------------------------------------- what is never shown
+
+
+def test_other_projects_observations_never_appear(conn: sqlite3.Connection) -> None:
+    mine = session(conn, "mine", BASE)
+    other = session(conn, "other", BASE + 30, project="payroll")
+    keep = observe(conn, mine, "Invoice work", BASE + 60)
+    observe(conn, other, "PAYROLL-ONLY observation", BASE + 90, project="payroll")
+    summarize(conn, other, BASE + 120, project="payroll", request="PAYROLL-ONLY request", learned="PAYROLL-ONLY")
+    text = render(conn)
+    assert "PAYROLL" not in text
+    assert [r[0] for r in obs_rows(text)] == [keep]
+    assert summary_rows(text) == []
+
+
+def test_retracted_and_superseded_observations_are_not_shown(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    live = observe(conn, sid, "Still true", BASE + 60)
+    observe(conn, sid, "RETRACTED memory", BASE + 120, status="retracted")
+    observe(conn, sid, "SUPERSEDED memory", BASE + 180, status="superseded")
+    text = render(conn)
+    assert [r[0] for r in obs_rows(text)] == [live]
+    assert "RETRACTED" not in text and "SUPERSEDED" not in text
+    assert "not listed" not in text  # hidden rows are not counted as "older"
+
+
+# ---------------------------------------------------------------------------- budgets
+
+
+def test_count_budget_lists_the_newest_and_says_how_many_are_older(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    ids = [observe(conn, sid, f"Observation number {i}", BASE + i * 600) for i in range(60)]
+    text = render(conn, context_observations=50)
+    rows = obs_rows(text)
+    assert len(rows) == 50
+    assert [r[0] for r in rows] == ids[10:]
+    assert "10 older observation(s) are not listed; search finds them." in text.splitlines()
+
+
+def test_character_cap_keeps_newest_rows_and_stays_well_formed(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    ids = [observe(conn, sid, f"Observation {i:03d} " + "with a rather long and descriptive title " * 4,
+                   BASE + i * 300) for i in range(200)]
+    summarize(conn, sid, BASE + 200 * 300, request="Long session", learned="Lots", next_steps="More")
+    text = render(conn, context_observations=200, context_max_chars=3000)
+    assert len(text) <= 3000
+    rows = obs_rows(text)
+    assert 0 < len(rows) < 200
+    assert rows[-1][0] == ids[-1]  # the newest survive, the oldest are dropped
+    assert [r[0] for r in rows] == ids[200 - len(rows):]
+    assert f"{200 - len(rows)} older observation(s) are not listed; search finds them." in text
+    assert "Where the last session left off" in text
+    assert text.splitlines()[1].startswith(f"# Memory of {PROJECT}")
+
+
+@pytest.mark.parametrize("cap", [200, 600, 1200])
+def test_tiny_character_caps_still_end_with_the_closing_tag(conn: sqlite3.Connection, cap: int) -> None:
+    sid = session(conn, "s1", BASE)
+    for i in range(30):
+        observe(conn, sid, f"Observation {i} " + "padding " * 20, BASE + i * 60)
+    summarize(conn, sid, BASE + 4000, request="r" * 300, learned="l" * 600, next_steps="n" * 500)
+    text = render(conn, context_max_chars=cap)
+    assert len(text) <= cap
+
+
+def test_default_budget_fits_claude_codes_10000_character_hook_limit(conn: sqlite3.Connection) -> None:
+    for s in range(12):
+        sid = session(conn, f"s{s}", BASE + s * 3600)
+        for i in range(10):
+            observe(conn, sid, f"S{s} observation {i} " + "words " * 30, BASE + s * 3600 + i * 60)
+        summarize(conn, sid, BASE + s * 3600 + 900, request="req " * 40, learned="learned " * 100,
+                  completed="done " * 100, next_steps="next " * 100)
+    text = build(conn, Settings(), PROJECT, now=NOW)
+    assert_well_formed(text)
+    assert len(text) <= Settings().context_max_chars < 10_000
+
+
+# -------------------------------------------------------------------------- economics
+
+
+def test_economics_line_shows_reading_cost_and_work_condensed(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    observe(conn, sid, "A", BASE, source_tokens=12_000)
+    observe(conn, sid, "B", BASE + 60, source_tokens=30_000)
+    summarize(conn, sid, BASE + 120, request="R", learned="L", source_tokens=8_000)
+    text = render(conn)
+    m = re.search(r"^Economics: reading this index costs ~([\d,]+) tokens; it condenses ~([\d,]+) tokens "
+                  r"of past work \((\d+)% smaller\)\.$", text, re.M)
+    assert m, text
+    read, work, pct = int(m[1].replace(",", "")), int(m[2].replace(",", "")), int(m[3])
+    assert work == 50_000
+    assert 0 < read < 1000
+    assert pct == 100 - round(read * 100 / work)
+
+
+def test_economics_without_source_tokens_only_states_the_reading_cost(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    observe(conn, sid, "A", BASE)
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith("Economics: "))
+    assert re.fullmatch(r"Economics: reading this index costs ~\d+ tokens\.", line)
+
+
+# ---------------------------------------------------------------------- build_for_cwd
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    p = tmp_path / "work" / PROJECT
+    (p / ".git").mkdir(parents=True)
+    (p / "src").mkdir()
+    return p
+
+
+def test_build_for_cwd_on_a_missing_database_returns_the_note(tmp_path: Path, project_dir: Path) -> None:
+    paths = Paths(str(tmp_path / "data"))
+    text = build_for_cwd(paths, Settings(), str(project_dir / "src"))
+    assert text == empty_note(PROJECT)
+    assert not os.path.exists(paths.db)  # reading never creates the database
+
+
+@pytest.mark.parametrize("content", [b"", b"this is not a database at all" * 100])
+def test_build_for_cwd_on_a_file_without_schema_returns_the_note(tmp_path: Path, project_dir: Path,
+                                                                content: bytes) -> None:
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    Path(paths.db).write_bytes(content)
+    assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
+
+
+def test_build_for_cwd_on_a_sqlite_file_without_tables_returns_the_note(tmp_path: Path, project_dir: Path) -> None:
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    c = sqlite3.connect(paths.db)
+    c.execute("CREATE TABLE unrelated (x)")
+    c.commit()
+    c.close()
+    assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
+
+
+@pytest.mark.parametrize("dirname", ["data", "data with spaces", "data#hash", "data?query", "data%41pct"])
+def test_build_for_cwd_reads_the_real_database(tmp_path: Path, project_dir: Path, dirname: str) -> None:
+    paths = Paths(str(tmp_path / dirname))
+    os.makedirs(paths.root)
+    c = open_db(paths.db)
+    sid = session(c, "s1", BASE)
+    oid = observe(c, sid, "Remembered across sessions", BASE, "decision")
+    summarize(c, sid, BASE + 60, request="Remember this", learned="It works")
+    text = build_for_cwd(paths, Settings(), str(project_dir / "src"), now=NOW)
+    c.close()
+    assert_well_formed(text)
+    assert [(r[0], r[2], r[3]) for r in obs_rows(text)] == [(oid, "⚖️", "Remembered across sessions")]
+    assert "Learned: It works" in text
+
+
+def test_build_for_cwd_on_an_excluded_project_returns_nothing(tmp_path: Path, project_dir: Path) -> None:
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    c = open_db(paths.db)
+    observe(c, session(c, "s1", BASE), "Secret project work", BASE)
+    c.close()
+    assert build_for_cwd(paths, Settings().replace(excluded_projects=(PROJECT,)), str(project_dir)) == ""
