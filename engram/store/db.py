@@ -19,7 +19,7 @@ BUSY_TIMEOUT_MS = 10_000
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     """Open the database (created 0600 when missing) with Engram's pragmas."""
     if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+        conn = sqlite3.connect(f"file:{readonly_uri_path(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                                isolation_level=None, check_same_thread=False)
     else:
         if not os.path.exists(path):
@@ -48,6 +48,11 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.01)
+
+
+def readonly_uri_path(path: str) -> str:
+    """Escape a file path for a ``file:`` URI (``?``, ``#`` and ``%`` are syntax there)."""
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
 def migration_files() -> list[tuple[int, str, str]]:
