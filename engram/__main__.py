@@ -14,7 +14,17 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "hook":
         from engram.hook.main import main as hook_main
 
-        return hook_main(args[1:])
+        code = hook_main(args[1:])
+        if argv is None:
+            # A real hook process: skip interpreter teardown (~5 ms). Everything it wrote is
+            # already fsynced and closed; only stdout needs flushing.
+            import os
+
+            try:
+                sys.stdout.flush()
+            finally:
+                os._exit(code)
+        return code
     from engram.cli import main as cli_main
 
     return cli_main(args)

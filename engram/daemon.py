@@ -143,13 +143,28 @@ def _lock(fd: int, deadline: float) -> bool:
 
 
 def stop(paths: Paths, timeout: float = 10.0) -> bool:
-    """Stop the worker (SIGTERM, then SIGKILL after ``timeout``). True if none runs afterwards."""
-    info = read_pid_file(paths)
-    health = running(paths)
-    pid = health.get("pid") if health else None
-    if not isinstance(pid, int):
-        # No answer: only signal the pid file's process if it still holds the worker lock.
-        pid = info.get("pid") if info and lock_held(paths) else None
+    """Stop the worker (SIGTERM, then SIGKILL after ``timeout``). True if none runs afterwards.
+
+    A worker that is still starting (a starter holds the start lock, or the worker holds its
+    lock but has not written its pid file yet) is waited for, then stopped: a stop issued
+    right after a SessionStart hook spawned one must not leave it running.
+    """
+    deadline = time.monotonic() + timeout
+    pid = None
+    while True:
+        health = running(paths)
+        if health and isinstance(health.get("pid"), int):
+            pid = health["pid"]
+            break
+        held = lock_held(paths)
+        if not held and not _held(paths.start_lock):
+            return True  # nothing running, nothing starting
+        if time.monotonic() >= deadline:
+            info = read_pid_file(paths)
+            # Only trust the pid file's process while someone holds the worker lock.
+            pid = info.get("pid") if info and held else None
+            break
+        time.sleep(0.05)
     if not isinstance(pid, int) or not pid_alive(pid):
         return not lock_held(paths)
     os.kill(pid, signal.SIGTERM)
@@ -164,3 +179,19 @@ def stop(paths: Paths, timeout: float = 10.0) -> bool:
         pass
     time.sleep(0.2)
     return not lock_held(paths)
+
+
+def _held(lock_path: str) -> bool:
+    try:
+        fd = os.open(lock_path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

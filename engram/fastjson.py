@@ -11,6 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+_scan: Any = None
+_encode: Any = None
+_encode_utf: Any = None
 try:
     import _json
 
@@ -23,11 +26,13 @@ try:
         parse_int = int
         parse_constant = float  # NaN, Infinity, -Infinity
 
-    _scan = _json.make_scanner(_Context())
-    _encode = _json.make_encoder(None, None, _json.encode_basestring_ascii, None, ":", ",", False, False, True)
+    _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
+    _encode = _json.make_encoder(None, None, _json.encode_basestring_ascii,  # type: ignore[arg-type]
+                                 None, ":", ",", False, False, True)
+    _encode_utf = _json.make_encoder(None, None, _json.encode_basestring,  # type: ignore[arg-type]
+                                     None, ":", ",", False, False, True)
 except (ImportError, AttributeError, TypeError):  # pragma: no cover - non-CPython
-    _scan = None
-    _encode = None
+    pass
 
 _WS = " \t\n\r"
 
@@ -55,10 +60,11 @@ def loads(text: str) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
-    """Compact, ASCII-only JSON (non-ASCII text is escaped, so any bytes round-trip)."""
-    if _encode is None:  # pragma: no cover
+def dumps(value: Any, *, ensure_ascii: bool = True) -> str:
+    """Compact JSON; ASCII-only unless ``ensure_ascii`` is false (then non-ASCII text stays as is)."""
+    encode = _encode if ensure_ascii else _encode_utf
+    if encode is None:  # pragma: no cover
         import json
 
-        return json.dumps(value, separators=(",", ":"))
-    return "".join(_encode(value, 0))
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii)
+    return "".join(encode(value, 0))

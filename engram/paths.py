@@ -74,6 +74,10 @@ class Paths:
         return os.path.join(self.root, "token")
 
     @property
+    def optout(self) -> str:
+        return os.path.join(self.root, "optout")
+
+    @property
     def modes(self) -> str:
         return os.path.join(self.root, "modes")
 

@@ -72,8 +72,10 @@ def is_excluded(name: str, root: str, cwd: str, globs: Iterable[str]) -> bool:
             continue
         if glob_match(name, p):
             return True
+        # "~/clients/acme/*" means the folder and everything in it, the folder itself included.
+        base = p[:-2] if p.endswith("/*") else p.rstrip("/")
         for path in (root, cwd):
-            if path and (glob_match(path, p) or glob_match(path, p.rstrip("/") + "/*")):
+            if path and (glob_match(path, p) or path == base or glob_match(path, base + "/*")):
                 return True
     return False
 

@@ -7,9 +7,9 @@ its default and reported as a problem (``engram doctor`` prints them).
 
 from __future__ import annotations
 
-import json
 import os
 
+from engram import fastjson
 from engram.paths import Paths, write_private
 
 TYPE_CHECKING = False
@@ -81,6 +81,8 @@ SPECS: dict[str, Spec] = {
     "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
                               min=5, max=86400),
     "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
+    "optout_marker": Spec("#nomem", "typed in a prompt, stops capture and injection for the rest of that session "
+                                    "(empty: off)"),
     "log_max_bytes": Spec(5 * 1024 * 1024, "size at which a log file rotates", min=10_000, max=1_000_000_000),
     "log_backups": Spec(3, "rotated log files kept", min=0, max=50),
 }
@@ -104,6 +106,7 @@ class Settings:
     context_timeout_ms: int
     turn_idle_seconds: int
     redact_secrets: bool
+    optout_marker: str
     log_max_bytes: int
     log_backups: int
 
@@ -125,6 +128,7 @@ def _default(name: str) -> Any:
 
 
 ENV_PREFIX = "ENGRAM_"
+ALLOW_EMPTY = {"optout_marker"}
 # Environment variables that are not settings.
 NON_SETTING_ENV = {"ENGRAM_DATA_DIR", "ENGRAM_INTERNAL"}
 
@@ -175,7 +179,7 @@ def _coerce(name: str, raw: Any, default: Any, from_env: bool) -> Any:
         text = raw.strip().upper() if name == "log_level" else raw.strip()
         if spec.choices and text not in spec.choices:
             raise ValueError(f"must be one of {', '.join(spec.choices)}")
-        if not text:
+        if not text and name not in ALLOW_EMPTY:
             raise ValueError("must not be empty")
         return text
     raise ValueError("unsupported setting type")
@@ -193,7 +197,7 @@ def load(paths: Paths | None = None, *, create: bool = False,
     file_values: dict[str, Any] = {}
     try:
         with open(paths.settings, encoding="utf-8") as fh:
-            loaded = json.load(fh)
+            loaded = fastjson.loads(fh.read())
         if isinstance(loaded, dict):
             file_values = loaded
         else:
@@ -202,6 +206,8 @@ def load(paths: Paths | None = None, *, create: bool = False,
         if create:
             try:
                 paths.ensure()
+                import json  # first run only: indented for humans
+
                 write_private(paths.settings, (json.dumps(defaults(), indent=2) + "\n").encode())
             except OSError as e:
                 problems.append(f"{paths.settings}: cannot create ({e})")
@@ -235,6 +241,8 @@ def save(paths: Paths, changes: dict[str, Any]) -> tuple[dict[str, Any], list[st
 
     Returns the saved file content and the errors; nothing is written if any change is invalid.
     """
+    import json
+
     errors: list[str] = []
     clean: dict[str, Any] = {}
     for key, raw in changes.items():

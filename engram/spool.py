@@ -8,10 +8,10 @@ parse is moved to ``spool/corrupt`` so one bad event never blocks the rest.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from engram import fastjson
 from engram.paths import FILE_MODE, Paths
 
 TYPE_CHECKING = False
@@ -32,7 +32,7 @@ def write(paths: Paths, record: dict[str, Any], *, sync_dir: bool = True) -> str
     record["id"] = rid
     # A lone surrogate (JSON "\udcff") is not UTF-8: SQLite would refuse it later and wedge the
     # worker, so it becomes "?" here, before it reaches the disk.
-    data = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+    data = fastjson.dumps(record, ensure_ascii=False).encode("utf-8", "replace")
     tmp = os.path.join(paths.spool_tmp, rid + SUFFIX)
     final = os.path.join(paths.spool, rid + SUFFIX)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -93,7 +93,7 @@ def read(path: str) -> dict[str, Any]:
     with open(path, "rb") as fh:
         raw = fh.read()
     try:
-        record = json.loads(raw.decode("utf-8", "surrogatepass"))
+        record = fastjson.loads(raw.decode("utf-8", "surrogatepass"))
     except (UnicodeDecodeError, ValueError) as e:
         raise ValueError(f"not JSON: {e}") from None
     if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):

@@ -84,16 +84,22 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     work = sum(int(o[5] or 0) + int(o[6] or 0) for o in obs) + sum(int(s[7] or 0) + int(s[8] or 0) for s in sums)
 
     rows.sort(key=lambda r: (r[0], r[1]))
-    keep = len(rows)
-    while True:
-        text = _render(project, now, icons, rows[len(rows) - keep:], latest, work, total,
-                       hidden=len(rows) - keep)
-        if len(text) <= settings.context_max_chars or keep <= 1:
-            break
-        # Drop the oldest rows first; shrink faster when far over budget.
-        over = len(text) - settings.context_max_chars
-        keep -= max(1, over // 80)
-        keep = max(keep, 1)
+    def render(keep: int) -> str:
+        return _render(project, now, icons, rows[len(rows) - keep:], latest, work, total, hidden=len(rows) - keep)
+
+    # Keep the newest rows that fit: binary search on how many (the length grows with the count).
+    text = render(len(rows))
+    if len(text) > settings.context_max_chars:
+        lo, hi = 1, len(rows) - 1
+        best = render(1)
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            candidate = render(mid)
+            if len(candidate) <= settings.context_max_chars:
+                best, lo = candidate, mid + 1
+            else:
+                hi = mid - 1
+        text = best
     if len(text) > settings.context_max_chars:
         text = text[: settings.context_max_chars - len(CLOSE) - 2] + "…\n" + CLOSE
     return text

@@ -7,10 +7,10 @@ failure, so a slow or dead worker can never hold a hook up.
 from __future__ import annotations
 
 import _socket  # the C module: `socket` drags in enum/selectors (~5 ms at import)
-import json
 import os
 import time
 
+from engram import fastjson
 from engram.paths import Paths, read_token
 
 TYPE_CHECKING = False
@@ -63,6 +63,22 @@ def request(port: int, method: str, path: str, *, body: bytes = b"", token: str 
     return status, payload
 
 
+def poke_udp(port: int) -> bool:
+    """Send the worker's wake-up datagram to 127.0.0.1:port (never blocks)."""
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        sock.setblocking(False)
+        sock.sendto(POKE_DATAGRAM, ("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+POKE_DATAGRAM = b"engram-poke"
+
+
 def _dechunk(data: bytes) -> bytes:
     out = bytearray()
     i = 0
@@ -85,7 +101,7 @@ def read_pid_file(paths: Paths) -> dict[str, Any] | None:
     """The worker's pid file (pid, port, start_token) or None."""
     try:
         with open(paths.pid_file, encoding="utf-8") as fh:
-            info = json.load(fh)
+            info = fastjson.loads(fh.read())
     except (OSError, ValueError):
         return None
     if not isinstance(info, dict) or not isinstance(info.get("port"), int):
@@ -112,7 +128,7 @@ def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, An
     if not res or res[0] != 200:
         return None
     try:
-        health = json.loads(res[1])
+        health = fastjson.loads(res[1].decode("utf-8", "replace"))
     except ValueError:
         return None
     if not isinstance(health, dict) or health.get("service") != "engram":

@@ -9,16 +9,15 @@ cannot answer in time.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
-from engram import spool
+from engram import fastjson, spool
 from engram.hook import client
 from engram.paths import Paths
-from engram.privacy.tags import strip_value
-from engram.project import find_root, is_excluded
+from engram.privacy.tags import is_entirely_private, strip_value
+from engram.project import find_root, glob_match, is_excluded
 from engram.settings import Settings, load
 
 TYPE_CHECKING = False
@@ -81,7 +80,7 @@ def main(argv: list[str]) -> int:
             pass
     if out is not None:
         try:
-            sys.stdout.write(json.dumps(out, ensure_ascii=False))
+            sys.stdout.write(fastjson.dumps(out))  # ASCII: valid whatever the terminal encoding
             sys.stdout.flush()
         except BaseException:
             pass
@@ -119,6 +118,14 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
     name, root = find_root(cwd)
     if is_excluded(name, root, cwd, settings.excluded_projects):
         return None
+    session_id = str(payload["session_id"])
+    if _opted_out(paths, session_id):
+        return None  # the user typed the opt-out marker earlier in this session
+    if event == "UserPromptSubmit" and settings.optout_marker:
+        prompt = payload.get("prompt")
+        if isinstance(prompt, str) and settings.optout_marker in prompt:
+            _opt_out(paths, log, session_id)
+            return None
     if event == "SessionStart":
         return _session_start(paths, settings, log, payload, name, root, truncated)
     if event in ("PostToolUse", "PostToolUseFailure"):
@@ -149,7 +156,7 @@ def _parse(raw: bytes, limit: int) -> tuple[dict[str, Any] | None, bool]:
     if len(raw) > limit:
         return _salvage_header(raw), True
     try:
-        value = json.loads(raw.decode("utf-8", "replace"))
+        value = fastjson.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser allows
         return None, False
     if not isinstance(value, dict) or not isinstance(value.get("session_id"), str) \
@@ -168,7 +175,7 @@ def _salvage_header(raw: bytes) -> dict[str, Any] | None:
         m = re.search(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.){0,2000})"', head)
         if m:
             try:
-                found[key] = json.loads('"' + m.group(1) + '"')
+                found[key] = fastjson.loads('"' + m.group(1) + '"')
             except ValueError:
                 continue
     if not isinstance(found.get("session_id"), str) or not found["session_id"]:
@@ -178,9 +185,29 @@ def _salvage_header(raw: bytes) -> dict[str, Any] | None:
 
 
 def _skipped_tool(tool: str, patterns: tuple[str, ...]) -> bool:
-    from fnmatch import fnmatchcase
+    return any(glob_match(tool, p) for p in patterns)
 
-    return any(fnmatchcase(tool, p) for p in patterns)
+
+def _optout_path(paths: Paths, session_id: str) -> str:
+    safe = session_id if session_id.replace("-", "").replace("_", "").isalnum() and len(session_id) < 200 else None
+    if safe is None:
+        import hashlib
+
+        safe = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
+    return os.path.join(paths.optout, safe)
+
+
+def _opted_out(paths: Paths, session_id: str) -> bool:
+    return os.path.exists(_optout_path(paths, session_id))
+
+
+def _opt_out(paths: Paths, log: HookLog, session_id: str) -> None:
+    """Remember that this session asked not to be remembered (a marker file per session)."""
+    try:
+        os.makedirs(paths.optout, mode=0o700, exist_ok=True)
+        os.close(os.open(_optout_path(paths, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError as e:
+        log.write("UserPromptSubmit", f"cannot record the opt-out: {e}")
 
 
 def _truncate(value: Any, limit: int) -> tuple[Any, bool]:
@@ -221,9 +248,13 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
 
 def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any],
              name: str, root: str, truncated: bool) -> str | None:
+    prompt = payload.get("prompt")
+    private = event == "UserPromptSubmit" and isinstance(prompt, str) and is_entirely_private(prompt)
     payload, cut = _clean(settings, payload)
     record = {"v": 1, "agent": "claude-code", "event": event, "at": time.time(), "project": name,
               "project_root": root, "truncated": truncated or cut, "payload": payload}
+    if private:
+        record["private"] = True  # the whole turn is private: no observation, no summary from it
     try:
         path = spool.write(paths, record)
     except OSError as e:
@@ -238,11 +269,14 @@ def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload
 
 
 def _poke(paths: Paths, settings: Settings) -> None:
+    """Tell the worker there is work: one UDP datagram, so the hook never waits for an answer.
+
+    A lost datagram costs nothing but latency: the worker also drains the spool every 2 s.
+    """
     info = client.read_pid_file(paths)
     if not info:
         return
-    client.request(info["port"], "POST", "/api/spool/poke", token=client.token(paths),
-                   timeout=settings.poke_timeout_ms / 1000)
+    client.poke_udp(info["port"])
 
 
 def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
@@ -300,7 +334,7 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
     if not res or res[0] != 200:
         return None
     try:
-        body = json.loads(res[1])
+        body = fastjson.loads(res[1].decode("utf-8", "replace"))
     except ValueError:
         return None
     text = body.get("context") if isinstance(body, dict) else None

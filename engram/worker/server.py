@@ -8,9 +8,11 @@ import logging
 import logging.handlers
 import os
 import socket
+import threading
 import time
 
 from engram.daemon import release_start_lock
+from engram.hook.client import POKE_DATAGRAM
 from engram.observer.registry import choose
 from engram.paths import FILE_MODE, Paths, ensure_token, write_private
 from engram.service import Memory
@@ -67,6 +69,7 @@ def run(paths: Paths | None = None) -> int:
             sock.close()
             return 1
         sock.listen(128)
+        udp = _bind_poke_socket(settings.port)
         conn = open_db(paths.db)
         observer, note = choose(settings)
         pipeline = Pipeline(paths, conn, observer)
@@ -79,6 +82,8 @@ def run(paths: Paths | None = None) -> int:
             "started_at": state.started_at, "version": VERSION}).encode())
         thread.start()
         thread.poke()  # drain whatever the spool gathered while no worker ran
+        if udp is not None:
+            threading.Thread(target=_poke_listener, args=(udp, thread), name="engram-poke", daemon=True).start()
         state.ready = True
         log.info("worker %s listening on 127.0.0.1:%s (observer: %s)", os.getpid(), settings.port, note)
 
@@ -112,6 +117,29 @@ def run(paths: Paths | None = None) -> int:
             conn.close()
         fcntl.flock(lock_fd, fcntl.LOCK_UN)
         os.close(lock_fd)
+
+
+def _bind_poke_socket(port: int) -> socket.socket | None:
+    """The UDP socket hooks poke (same port number as the HTTP API, loopback only)."""
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.bind(("127.0.0.1", port))
+    except OSError as e:
+        log.warning("no UDP poke socket on 127.0.0.1:%s (%s); the spool is still drained every 2 s", port, e)
+        udp.close()
+        return None
+    return udp
+
+
+def _poke_listener(udp: socket.socket, thread: PipelineThread) -> None:
+    # A datagram carries no data worth trusting: it only wakes the pipeline early.
+    while True:
+        try:
+            data, _addr = udp.recvfrom(64)
+        except OSError:
+            return
+        if data == POKE_DATAGRAM:
+            thread.poke()
 
 
 def _remove_pid_file(paths: Paths, start_token: str) -> None:
