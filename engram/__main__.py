@@ -12,19 +12,12 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "hook":
+        from engram.hook.main import cli
         from engram.hook.main import main as hook_main
 
-        code = hook_main(args[1:])
         if argv is None:
-            # A real hook process: skip interpreter teardown (~5 ms). Everything it wrote is
-            # already fsynced and closed; only stdout needs flushing.
-            import os
-
-            try:
-                sys.stdout.flush()
-            finally:
-                os._exit(code)
-        return code
+            cli(args[1:])  # a real hook process: exits without interpreter teardown
+        return hook_main(args[1:])
     from engram.cli import main as cli_main
 
     return cli_main(args)

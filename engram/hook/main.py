@@ -87,6 +87,16 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def cli(argv: list[str] | None = None) -> None:
+    """Process entry point used by installed hooks: ``python -I -c "…cli()" <agent> <event>``."""
+    code = main(sys.argv[1:] if argv is None else argv)
+    try:
+        sys.stdout.flush()
+    finally:
+        # Skip interpreter teardown (~5 ms): everything the hook wrote is fsynced and closed.
+        os._exit(code)
+
+
 def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
     """The hook's logic; returns the JSON to print or None."""
     if os.environ.get("ENGRAM_INTERNAL") == "1":

@@ -8,10 +8,9 @@ All patterns are compiled once into a single alternation, so a clean string cost
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+if TYPE_CHECKING:
+    import re  # typing costs ~5 ms at import; the hook cannot afford it
     from collections.abc import Iterable
     from typing import Any
 
@@ -76,6 +75,8 @@ _compiled: dict[str, re.Pattern[str]] = {}
 def _pattern(name: str, source: str) -> re.Pattern[str]:
     pat = _compiled.get(name)
     if pat is None:
+        import re  # only when a string could hold this kind of secret (saves the hook ~5 ms)
+
         pat = _compiled[name] = re.compile(source)
     return pat
 
@@ -142,7 +143,7 @@ class _Replacer:
 
 
 _ASSIGNMENTS = {"password_assignment", "cli_password_flag"}
-_CODE_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\$\{?\w+\}?|\[REDACTED\S*")
+_CODE_REF_SOURCE = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\$\{?\w+\}?|\[REDACTED\S*"
 _PLACEHOLDERS = {"none", "null", "true", "false", "undefined", "required", "optional", "string", "changeme",
                  "xxxxxx", "********", "redacted", "example", "placeholder", "your_password", "password"}
 
@@ -150,7 +151,7 @@ _PLACEHOLDERS = {"none", "null", "true", "false", "undefined", "required", "opti
 def _looks_like_code(m: re.Match[str], group: int) -> bool:
     """An assignment whose value is a code reference (``self.token``, ``get_token()``, ``$TOKEN``)."""
     value = m.group(group)
-    if value.lower().strip("<>") in _PLACEHOLDERS or _CODE_REF.fullmatch(value):
+    if value.lower().strip("<>") in _PLACEHOLDERS or _pattern("_code_ref", _CODE_REF_SOURCE).fullmatch(value):
         return True
     # The key as written (``self.api_key``, ``"max_tokens"``), up to the assignment sign.
     key = m.string[m.start(0):m.start(group)].strip(" \t\"'=:>").rsplit(".", 1)[-1].lower()

@@ -7,10 +7,9 @@ remember itself, so they are removed with their content before anything is spool
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+if TYPE_CHECKING:  # typing and re cost ~5 ms each at import; the hook cannot afford them
+    import re
     from typing import Any
 
 PRIVATE_TAG = "private"
@@ -32,6 +31,8 @@ _opener: re.Pattern[str] | None = None
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     # Compiled on first need: most hook payloads carry no tag at all.
     global _block, _innermost, _unclosed, _opener
+    import re
+
     if _block is None or _innermost is None or _unclosed is None or _opener is None:
         names = "|".join(re.escape(t) for t in (PRIVATE_TAG, *ECHO_TAGS))
         # A closed block, non-greedy, attributes allowed, case-insensitive.

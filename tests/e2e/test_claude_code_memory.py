@@ -21,7 +21,8 @@ from tests.support.fake_anthropic import FakeAnthropic, script_by_prompt, text, 
 
 pytestmark = pytest.mark.e2e
 
-CHECK = "python3 -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
+# -B: with no .pyc, a same-second, same-size edit cannot be masked by a stale bytecode cache.
+CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,9 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
         conn = __import__("sqlite3").connect(data / "engram.db")
         rows = conn.execute("SELECT type, title, files_modified FROM observations ORDER BY id").fetchall()
         types = {r[0] for r in rows}
-        assert "bugfix" in types, rows
+        events = conn.execute("SELECT id, kind, tool_name, prompt_number, occurred_at, status, processed_at "
+                              "FROM events ORDER BY id").fetchall()
+        assert "bugfix" in types, "\n".join(map(str, [*rows, *events]))
         assert {"feature", "change"} & types, rows
         bugfix = next(r for r in rows if r[0] == "bugfix")
         assert "add is broken" in bugfix[1] or "AssertionError" in bugfix[1]

@@ -74,8 +74,7 @@ def assert_installed_once(settings: dict[str, Any]) -> None:
         assert h["timeout"] == cc.EVENTS[event][1]
         argv = [a for a in shlex.split(h["command"]) if not re.match(r"^[A-Z_]+=", a)]
         assert argv[0] == sys.executable
-        assert argv[-5:] == ["-m", "engram", "hook", "claude-code", event]
-        assert all(flag.startswith("-") for flag in argv[1:-5])  # interpreter flags only (e.g. -I)
+        assert argv[1:] == ["-I", "-c", cc.HOOK_ENTRY, "claude-code", event]
         assert os.path.isabs(argv[0])
         assert cc.interpreter_of(h["command"]) == sys.executable
 

@@ -256,9 +256,9 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
 # ------------------------------------------------------------------------------- prompts
 
 _DECISION_CUES = re.compile(
-    r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|want|don't|do not|only)|prefer|always|never|"
+    r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|don't|do not|only)|prefer|always|never|"
     r"don't|do not|must(?: not)?|should(?:n't| not)|avoid|stick (?:to|with)|from now on|instead of|"
-    r"rather than|make sure|keep using|no more|not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
+    r"rather than|keep using|no more|not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
     re.IGNORECASE)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 # "I don't know why it fails" has a cue word but states no rule.
