@@ -52,6 +52,7 @@ from common import (
     write_section,
 )
 
+from engram.integrations.claude_code import HOOK_ENTRY
 from tests.support.synthetic import synthetic_sessions
 
 REFERENCE_BASELINE_MS = 6.6  # `python -I -S -c pass` where the targets were set (python-stack.md §1)
@@ -59,7 +60,9 @@ TARGET_P50_MS = 30.0
 TARGET_P99_MS = 60.0
 WRITE_PAYLOAD_BYTES = 5 * 1024
 TURN_EVERY = 25  # rounds per prompt turn on the worker-up session (Stop + next prompt, untimed)
-HOOK = ["-m", "engram", "hook", "claude-code"]
+# Exactly what `engram install` writes into Claude Code's settings (the -c entry, isolated mode).
+HOOK = ["-I", "-c", HOOK_ENTRY, "claude-code"]
+HOOK_M = ["-m", "engram", "hook", "claude-code"]
 
 # The capture path of engram.hook.main, step by step, timed twice in one fresh process.
 PHASES_SCRIPT = r"""
@@ -363,7 +366,9 @@ class Bench:
         base, _js = self.baselines(stdin, inst.env)
         call = "import sys; from engram.hook.main import main; sys.exit(main(['claude-code', 'PostToolUse']))"
         cmds = [
-            Cmd("`python -m engram hook claude-code PostToolUse`", [PYTHON, *HOOK, "PostToolUse"], inst.env,
+            Cmd("installed: `python -I -c \"…cli()\" claude-code PostToolUse`", [PYTHON, *HOOK, "PostToolUse"],
+                inst.env, str(inst.project), stdin),
+            Cmd("`python -m engram hook claude-code PostToolUse`", [PYTHON, *HOOK_M, "PostToolUse"], inst.env,
                 str(inst.project), stdin),
             Cmd('`python -c "from engram.hook.main import main; …"`', [PYTHON, "-c", call], inst.env,
                 str(inst.project), stdin),
@@ -372,7 +377,7 @@ class Bench:
         if script.exists():
             cmds.append(Cmd("`engram hook claude-code PostToolUse` (console script)",
                             [str(script), "hook", "claude-code", "PostToolUse"], inst.env, str(inst.project), stdin))
-        cmds.append(Cmd("`python -I -m engram hook …`", [PYTHON, "-I", *HOOK, "PostToolUse"], inst.env,
+        cmds.append(Cmd("`python -I -m engram hook …`", [PYTHON, "-I", *HOOK_M, "PostToolUse"], inst.env,
                         str(inst.project), stdin))
         # Not an install form: what `site` (and the .pth files it runs) costs the hook.
         nosite = f"import sys; sys.path.insert(0, {str(REPO)!r}); {call}"

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 OPEN = "<engram-context>"
 CLOSE = "</engram-context>"
 SUMMARY_ICON = "📋"
+COUNT_CAP = 10_000
 
 
 def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | None = None) -> str:
@@ -72,8 +73,9 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
         (project, settings.context_sessions)).fetchall()
     if not obs and not sums:
         return empty_note(project)
-    total = conn.execute("SELECT COUNT(*) FROM observations WHERE project = ? AND status = 'active'",
-                         (project,)).fetchone()[0]
+    # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
+    total = conn.execute("SELECT COUNT(*) FROM (SELECT 1 FROM observations WHERE project = ? AND status = 'active' "
+                         "LIMIT ?)", (project, COUNT_CAP + 1)).fetchone()[0]
     icons = type_icons(load_mode(settings.mode, modes_dir))
     rows: list[tuple[float, int, str, str]] = []  # (time, order, kind, text) - kind 'o' or 's'
     for o in obs:
@@ -147,7 +149,8 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
     older = total - shown
     lines.append("")
     if older > 0 or hidden:
-        lines.append(f"{older} older observation(s) are not listed; search finds them.")
+        many = f"More than {COUNT_CAP - shown:,}" if total > COUNT_CAP else f"{older}"
+        lines.append(f"{many} older observation(s) are not listed; search finds them.")
     lines.append("Details: `engram show <ID>` prints a full record; `engram search <words>` looks further back.")
     lines.append(CLOSE)
     body = "\n".join(lines)
