@@ -288,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("hook", help="(called by the agent) handle one hook event")
     s.add_argument("agent")
     s.add_argument("event")
+    from engram.commands import register_all
+
+    register_all(sub)
     return p
 
 

@@ -99,5 +99,8 @@ def create_app(state: WorkerState) -> Any:
         Route("/api/status", status),
         Route("/api/observations/{oid}", observation),
     ]
+    from engram.worker.routes import feature_routes
+
+    routes += feature_routes(state)
     app = Starlette(routes=routes)
     return Guard(app, state.port, lambda: read_token(state.paths))
