@@ -1,0 +1,1 @@
+"""LLM observers: one long-lived conversation per agent session, behind the Observer interface."""
