@@ -1,0 +1,63 @@
+"""Query building: user text never reaches FTS5 MATCH raw."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from engram.search.query import MAX_TERMS, is_identifier, parse, terms
+
+HOSTILE = [
+    'settings.json', '"unbalanced', "((a OR b", "a)", "*", "foo*", "NEAR(a b)", "a NEAR b", "-x", "a - b",
+    "NOT", "AND OR NOT", "col:value", "title:foo", "^start", "a + b", "{x y}", "'single'", '""""',
+    "\x00", "a\x00b", "ümlaut café", "数据库迁移失败", "検索インデックス", "emoji 🎉 party", "___", "\\", "%_",
+    "x" * 10_000, "word " * 3000, "\u202e\u200b", "a\nb\tc\r", "SELECT * FROM observations; --",
+]
+
+
+def fts() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a, tokenize = 'porter unicode61')")
+    conn.execute("INSERT INTO t VALUES ('parse_config_file reads ~/.claude/settings.json in 数据库迁移失败')")
+    return conn
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_text_gives_valid_fts_expressions(text: str) -> None:
+    q = parse(text)
+    conn = fts()
+    if q.empty:
+        return
+    for expr in (q.all_terms(), q.any_term()):
+        conn.execute("SELECT * FROM t WHERE t MATCH ?", (expr,)).fetchall()
+
+
+def test_every_term_is_quoted() -> None:
+    q = parse('settings.json NEAR "xx" -yy (zz')
+    assert q.all_terms() == '"settings.json" * AND "NEAR" AND "xx" AND "yy" AND "zz"'
+
+
+def test_stopwords_dropped_unless_nothing_else() -> None:
+    assert [t.text for t in terms("how does the timezone bug happen")] == ["timezone", "bug", "happen"]
+    assert [t.text for t in terms("how does this work")] == ["work"]
+    assert [t.text for t in terms("what is it")] == ["what", "is", "it"]
+
+
+def test_identifiers_and_cjk_are_prefix_matched() -> None:
+    by_text = {t.text: t.prefix for t in terms("parse_conf getUser src/db.py v2 plain 数据库")}
+    assert by_text == {"parse_conf": True, "getUser": True, "src/db.py": True, "v2": True, "plain": False,
+                       "数据库": True}
+    conn = fts()
+    assert conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse("parse_conf").all_terms(),)).fetchone()[0]
+    assert conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse("数据库").all_terms(),)).fetchone()[0]
+
+
+def test_duplicates_and_size_are_bounded() -> None:
+    assert len(terms("a1 A1 a1")) == 1
+    assert len(terms(" ".join(f"w{i}" for i in range(200)))) == MAX_TERMS
+
+
+def test_identifier_shapes() -> None:
+    assert is_identifier("getUserById") and is_identifier("user_repo") and is_identifier("x.py")
+    assert not is_identifier("Timezone") and not is_identifier("bug")
