@@ -347,7 +347,7 @@ def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:
     return {"reclaimed": True, "bytes_before": before, "bytes_after": file_bytes(db_path)}
 
 
-def _fold(value: object) -> object:
+def _fold(value: str | None) -> str | None:
     return value.casefold() if isinstance(value, str) else value
 
 
