@@ -40,6 +40,9 @@ def setup_logging(paths: Paths, level: str, max_bytes: int, backups: int) -> Non
 def run(paths: Paths | None = None) -> int:
     """Run the worker in the foreground until SIGTERM/SIGINT. Returns the exit code."""
     paths = paths or Paths()
+    # Every file the worker creates is private, including those made later by libraries
+    # (a log file re-created at rotation, SQLite's -wal/-shm): not only those we chmod.
+    os.umask(0o077)
     paths.ensure()
     settings, problems = load(paths, create=True)
     setup_logging(paths, settings.log_level, settings.log_max_bytes, settings.log_backups)

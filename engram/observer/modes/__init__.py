@@ -24,8 +24,13 @@ def _bundled(mode_id: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _safe_id(mode_id: str) -> bool:
+    """A mode id names a file in a modes folder: never a path (``../x``, ``/etc/x``) nor a NUL."""
+    return bool(mode_id) and not mode_id.startswith(".") and not any(c in mode_id for c in "/\\\0")
+
+
 def _user(mode_id: str, user_dir: str | None) -> dict[str, Any] | None:
-    if not user_dir or "/" in mode_id or mode_id.startswith("."):
+    if not user_dir or not _safe_id(mode_id):
         return None
     try:
         with open(os.path.join(user_dir, f"{mode_id}.json"), encoding="utf-8") as fh:
@@ -36,8 +41,8 @@ def _user(mode_id: str, user_dir: str | None) -> dict[str, Any] | None:
 
 
 def load_mode(mode_id: str = "code", user_dir: str | None = None, _depth: int = 0) -> dict[str, Any]:
-    """The merged mode; unknown ids fall back to ``code``."""
-    data = _user(mode_id, user_dir) or _bundled(mode_id)
+    """The merged mode; unknown ids (and ids that are paths) fall back to ``code``."""
+    data = (_user(mode_id, user_dir) or _bundled(mode_id)) if _safe_id(mode_id) else None
     if data is None:
         return load_mode("code", None, _depth + 1) if mode_id != "code" else {"id": "code"}
     parent = data.get("parent")
