@@ -78,6 +78,12 @@ SPECS: dict[str, Spec] = {
     "poke_timeout_ms": Spec(250, "how long a capture hook waits to poke the worker", min=10, max=250),
     "context_timeout_ms": Spec(1200, "how long SessionStart waits for the worker before building context itself",
                                min=50, max=1500),
+    "file_context": Spec(True, "on Read of a file, tell the agent which earlier observations touched it"),
+    "file_context_min_bytes": Spec(1500, "smallest file (bytes) whose Read gets its history", min=0,
+                                   max=100_000_000),
+    "file_context_limit": Spec(15, "most observations (one per session) in a file's history", min=1, max=50),
+    "file_context_timeout_ms": Spec(500, "longest a Read waits for its file history; then it gets none",
+                                    min=20, max=1500),
     "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
                               min=5, max=86400),
     "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
@@ -104,6 +110,10 @@ class Settings:
     hook_max_stdin_bytes: int
     poke_timeout_ms: int
     context_timeout_ms: int
+    file_context: bool
+    file_context_min_bytes: int
+    file_context_limit: int
+    file_context_timeout_ms: int
     turn_idle_seconds: int
     redact_secrets: bool
     optout_marker: str

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
 
 AGENTS = ("claude-code",)
 CAPTURE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
-CONTEXT_EVENTS = ("SessionStart",)
+CONTEXT_EVENTS = ("SessionStart", "PreToolUse")
 KNOWN_EVENTS = CAPTURE_EVENTS + CONTEXT_EVENTS
 ELISION = "\n[... {n} characters elided by engram ...]\n"
 # Fields copied into the header of a payload too large to parse in full.
@@ -138,6 +138,8 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
             return None
     if event == "SessionStart":
         return _session_start(paths, settings, log, payload, name, root, truncated)
+    if event == "PreToolUse":
+        return _file_context(paths, settings, log, payload, cwd, name, root)
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool = payload.get("tool_name")
         if isinstance(tool, str) and _skipped_tool(tool, settings.skip_tools):
@@ -198,13 +200,17 @@ def _skipped_tool(tool: str, patterns: tuple[str, ...]) -> bool:
     return any(glob_match(tool, p) for p in patterns)
 
 
-def _optout_path(paths: Paths, session_id: str) -> str:
-    safe = session_id if session_id.replace("-", "").replace("_", "").isalnum() and len(session_id) < 200 else None
-    if safe is None:
-        import hashlib
+def _safe_id(session_id: str) -> str:
+    """A session id usable as a file name (hashed when it holds anything unusual)."""
+    if session_id.replace("-", "").replace("_", "").isalnum() and len(session_id) < 200:
+        return session_id
+    import hashlib
 
-        safe = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
-    return os.path.join(paths.optout, safe)
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
+
+
+def _optout_path(paths: Paths, session_id: str) -> str:
+    return os.path.join(paths.optout, _safe_id(session_id))
 
 
 def _opted_out(paths: Paths, session_id: str) -> bool:
@@ -349,3 +355,28 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
         return None
     text = body.get("context") if isinstance(body, dict) else None
     return text if isinstance(text, str) else None
+
+
+def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any], cwd: str,
+                  name: str, root: str) -> dict[str, Any] | None:
+    """PreToolUse(Read): the file's history as additionalContext. Never a permission decision:
+    the Read goes ahead exactly as it would without Engram."""
+    if not settings.file_context or payload.get("tool_name") != "Read":
+        return None
+    tool_input = payload.get("tool_input")
+    file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(file_path, str) or not file_path or "\x00" in file_path or len(file_path) > 4096:
+        return None
+    from engram.context.file_history import for_read
+
+    # A subagent keeps its own "already told" list: it does not see its parent's context.
+    agent = payload.get("agent_id")
+    key = _safe_id(str(payload["session_id"]) + (f".{agent}" if isinstance(agent, str) and agent else ""))
+    try:
+        text = for_read(paths, settings, file_path, cwd, name, root, key)
+    except Exception as e:  # sqlite3.Error (interrupted at the deadline, no schema yet), OSError
+        log.write("PreToolUse", f"no file history: {type(e).__name__}: {e}")
+        return None
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}

@@ -29,6 +29,7 @@ MARKERS = (" -m engram hook claude-code ", HOOK_ENTRY)
 EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": ("startup|resume|clear|compact", 10),
     "UserPromptSubmit": (None, 10),
+    "PreToolUse": ("Read", 5),  # file history next to a Read (engram/context/file_history.py)
     "PostToolUse": ("*", 10),
     "PostToolUseFailure": ("*", 10),
     "Stop": (None, 10),

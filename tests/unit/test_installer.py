@@ -113,7 +113,9 @@ def test_install_keeps_other_keys_and_hooks(env: tuple[Path, Paths]) -> None:
         assert settings[key] == ORIGINAL[key]
     assert {"matcher": "Bash", "hooks": [USER_HOOK]} in settings["hooks"]["PostToolUse"]
     assert {"matcher": "startup", "hooks": [OTHER_TOOL_HOOK]} in settings["hooks"]["SessionStart"]
-    assert settings["hooks"]["PreToolUse"] == ORIGINAL["hooks"]["PreToolUse"]
+    # The user's PreToolUse groups stay first and untouched; ours (file history on Read) follows.
+    assert settings["hooks"]["PreToolUse"][:-1] == ORIGINAL["hooks"]["PreToolUse"]
+    assert settings["hooks"]["PreToolUse"][-1]["matcher"] == "Read"
     assert_installed_once(settings)
     # The original was backed up byte for byte before it was changed.
     assert report.backup is not None and Path(report.backup).read_bytes() == original
