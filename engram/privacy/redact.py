@@ -34,7 +34,7 @@ DETECTORS: tuple[tuple[str, str, int], ...] = (
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", 0),
     ("docker_token", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", 0),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
-    ("database_url_password", r"\b[a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:([^\s@'\"/]{3,})@[^\s'\"]+", 1),
+    ("database_url_password", r"\b[a-z][a-z0-9+.\-]*://[^\s:/@'\"\[\]]+:([^\s@'\"/]{3,})@[^\s'\"]+", 1),
     ("authorization_header", r"(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
     ("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1),
     ("password_assignment",
@@ -159,6 +159,9 @@ def _looks_like_code(m: re.Match[str], group: int) -> bool:
         return True
     if value.isdigit() and "token" in key and not any(w in key for w in ("pass", "pwd", "secret")):
         return True  # ``max_tokens: 4096000``, ``"input_tokens": 153421``: a count, not a credential
+    if not any(w in key for w in ("pass", "pwd", "secret", "key")) and (
+            "tokeniz" in key or ("tokens" in key and value.replace("_", "").isalpha())):
+        return True  # ``tokenize = 'trigram'``, ``tokens_spent=tokens``: tokenizers, model-token counts
     after = m.string[m.end(group):m.end(group) + 1]
     return after in ("(", "[")
 

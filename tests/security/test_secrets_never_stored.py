@@ -1,0 +1,204 @@
+"""No secret reaches the disk: one realistic fake of every detector, through real hooks and a real worker.
+
+Each sample is built by string concatenation (no scanner mistakes this file for a leak) and
+placed at every capture point Claude Code gives a hook: the prompt, a tool's input (a Bash
+command, a Write's content, an Edit's strings, nested JSON), a tool's output (stdout, a Read's
+file content, a failure's error) and Stop's ``last_assistant_message``. Then the raw bytes of
+every file Engram keeps are searched: the spool before the worker runs, then the database with
+its ``-wal`` and ``-shm``, the spool's quarantine and every log. The secrets are nowhere; the
+``[REDACTED:<name>]`` markers are there instead.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+
+from engram.privacy.redact import Redactor, detector_names
+from tests.conftest import Home
+from tests.security import (
+    base_payload,
+    bash,
+    files_containing,
+    hook_json,
+    prompt,
+    session_end,
+    stop,
+    tree_bytes,
+    write,
+)
+
+ALNUM = string.ascii_letters + string.digits
+UPPER = string.ascii_uppercase + string.digits
+
+
+def chars(tag: str, n: int, alphabet: str = ALNUM) -> str:
+    """``n`` random-looking characters, the same every run, different for every ``tag``."""
+    rng = random.Random(tag)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def b64line(tag: str, n: int = 64) -> str:
+    return chars(tag, n, ALNUM + "+/")
+
+
+# detector → (text as it would appear in work, the secret that must never be stored)
+SAMPLES: dict[str, tuple[str, str]] = {
+    "pem_private_key": (
+        "-----BEGIN " + "RSA PRIVATE KEY-----\n" + "MIIEpAIBAAKCAQEA" + chars("pem1", 48) + "\n"
+        + chars("pem2", 64) + "\n" + chars("pem3", 40) + "==\n-----END RSA " + "PRIVATE KEY-----",
+        "MIIEpAIBAAKCAQEA" + chars("pem1", 48)),
+    "aws_access_key": ("aws configure set aws_access_key_id " + "AKIA" + chars("akia", 16, UPPER),
+                       "AKIA" + chars("akia", 16, UPPER)),
+    "aws_secret_key": ("aws_secret_access_key = " + chars("awssecret", 40), chars("awssecret", 40)),
+    "github_token": ("git push https://" + "ghp_" + chars("ghp", 36) + "@github.com/acme/api.git",
+                     "ghp_" + chars("ghp", 36)),
+    "gitlab_token": ("GITLAB_CI_TOKEN " + "glpat-" + chars("glpat", 20), "glpat-" + chars("glpat", 20)),
+    "anthropic_key": ("export ANTHROPIC_API_KEY " + "sk-ant-" + "api03-" + chars("ant", 86) + "AA",
+                      "api03-" + chars("ant", 86)),
+    "openai_key": ("client = OpenAI(api_key=\"" + "sk-" + "proj-" + chars("oai", 48) + "\")",
+                   "proj-" + chars("oai", 48)),
+    "slack_token": ("SLACK_BOT " + "xoxb-" + "2210987654321-" + "3345678901234-" + chars("xoxb", 24),
+                    chars("xoxb", 24)),
+    "slack_webhook": ("curl -X POST " + "https://hooks.slack.com/services/" + "T0" + chars("slkT", 7, UPPER) + "/B0"
+                      + chars("slkB", 7, UPPER) + "/" + chars("slkw", 24), chars("slkw", 24)),
+    "stripe_key": ("stripe.api_key = '" + "sk_" + "live_" + chars("stripe", 24) + "'", "live_" + chars("stripe", 24)),
+    "google_api_key": ("https://maps.googleapis.com/maps/api/geocode/json?key=" + "AIza" + chars("gapi", 35),
+                       "AIza" + chars("gapi", 35)),
+    "npm_token": ("//registry.npmjs.org/:_authToken " + "npm_" + chars("npm", 36), "npm_" + chars("npm", 36)),
+    "pypi_token": ("twine upload -u __token__ -p " + "pypi-" + "AgEIcHlwaS5vcmc" + chars("pypi", 60),
+                   "AgEIcHlwaS5vcmc" + chars("pypi", 60)),
+    "huggingface_token": ("huggingface-cli login " + "hf_" + chars("hf", 34), "hf_" + chars("hf", 34)),
+    "docker_token": ("echo " + "dckr_pat_" + chars("dckr", 27) + " | docker login -u acme --password-stdin",
+                     "dckr_pat_" + chars("dckr", 27)),
+    "jwt": ("Cookie: session=" + "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + "." + "eyJ" + chars("jwtp", 40) + "."
+            + chars("jwts", 43), chars("jwtp", 40)),
+    "database_url_password": ("DATABASE_URL=postgresql://billing:" + chars("dbpw", 18) + "@db.internal:5432/billing",
+                              chars("dbpw", 18)),
+    "authorization_header": ("curl -H 'Authorization: Basic " + chars("basic", 28) + "==' https://api.acme.test",
+                             chars("basic", 28)),
+    "bearer_token": ("requests.get(url, headers={'X-Upstream': 'Bearer " + chars("bearer", 32) + "'})",
+                     chars("bearer", 32)),
+    "password_assignment": ("SMTP_PASSWORD=" + chars("smtp", 16), chars("smtp", 16)),
+    "cli_password_flag": ("mysqldump -u root --password " + chars("mysql", 14) + " billing > dump.sql",
+                          chars("mysql", 14)),
+}
+
+
+def test_every_detector_has_a_sample_that_it_alone_redacts() -> None:
+    assert set(SAMPLES) == set(detector_names()), "add a sample here for every new detector"
+    r = Redactor()
+    for name, (text, secret) in SAMPLES.items():
+        out = r.text(text)
+        assert secret not in out, (name, out)
+        assert re.findall(r"\[REDACTED:([\w.\-]+)\]", out) == [name], (name, out)
+
+
+def all_texts(sep: str = "\n") -> str:
+    return sep.join(text for text, _secret in SAMPLES.values())
+
+
+def test_all_samples_together_are_redacted_in_one_string() -> None:
+    out = Redactor().text("Here is everything:\n" + all_texts() + "\nthanks")
+    for name, (_text, secret) in SAMPLES.items():
+        assert secret not in out, name
+        assert f"[REDACTED:{name}]" in out, name
+
+
+def session_events(project: str, sid: str) -> list[tuple[str, dict[str, object]]]:
+    """A session carrying every sample at every capture point."""
+    texts = all_texts()
+    nested = {name: {"value": text, "list": [text, {"deeper": text}]} for name, (text, _s) in SAMPLES.items()}
+    edit_old = "\n".join(text for text, _s in list(SAMPLES.values())[::2])
+    edit_new = "\n".join(text for text, _s in list(SAMPLES.values())[1::2])
+    env_file = "\n".join(f"VAR_{i}={text}" for i, (text, _s) in enumerate(SAMPLES.values()))
+    read_path = f"{project}/config/secrets.txt"
+    return [
+        ("UserPromptSubmit", prompt(project, sid, "Deploy with these credentials please:\n" + texts)),
+        ("PostToolUse", bash(project, sid, f"toolu_{sid}_bash", texts, stdout=texts, stderr=texts)),
+        ("PostToolUse", write(project, sid, f"toolu_{sid}_write", ".env", env_file)),
+        ("PostToolUse", base_payload(project, sid, "PostToolUse", tool_name="Edit", tool_use_id=f"toolu_{sid}_edit",
+                                     tool_input={"file_path": f"{project}/settings.py", "old_string": edit_old,
+                                                 "new_string": edit_new, "replace_all": False},
+                                     tool_response={"filePath": f"{project}/settings.py", "oldString": edit_old,
+                                                    "newString": edit_new, "originalFile": texts,
+                                                    "structuredPatch": [{"lines": ["-" + edit_old, "+" + edit_new]}],
+                                                    "userModified": False, "replaceAll": False})),
+        ("PostToolUse", base_payload(project, sid, "PostToolUse", tool_name="Read", tool_use_id=f"toolu_{sid}_read",
+                                     tool_input={"file_path": read_path},
+                                     tool_response={"type": "text", "file": {
+                                         "filePath": read_path, "content": texts, "numLines": texts.count("\n") + 1,
+                                         "startLine": 1, "totalLines": texts.count("\n") + 1}})),
+        ("PostToolUse", base_payload(project, sid, "PostToolUse", tool_name="mcp__vault__get",
+                                     tool_use_id=f"toolu_{sid}_mcp", tool_input={"secrets": nested},
+                                     tool_response=[{"type": "text", "text": json.dumps(nested)}])),
+        ("PostToolUseFailure", bash(project, sid, f"toolu_{sid}_fail", "./deploy.sh " + texts, stdout=texts,
+                                    failed=True)),
+        ("Stop", stop(project, sid, "Deployed. For the record, I used:\n" + texts)),
+        ("SessionEnd", session_end(project, sid)),
+    ]
+
+
+def assert_no_secret(tree: dict[str, bytes], where: str) -> None:
+    assert tree, f"nothing to search in {where}"
+    for name, (_text, secret) in SAMPLES.items():
+        found = files_containing(tree, secret)
+        assert not found, f"the {name} sample is stored in {where}: {found}"
+
+
+def markers_in(tree: dict[str, bytes]) -> set[str]:
+    found: set[str] = set()
+    for data in tree.values():
+        found |= {m.decode() for m in re.findall(rb"\[REDACTED:([\w.\-]+)\]", data)}
+    return found
+
+
+def test_no_secret_reaches_the_spool_the_database_or_the_logs(home: Home) -> None:
+    home.paths.ensure()
+    (home.data / "settings.json").write_text(json.dumps({"log_level": "DEBUG"}))
+    project = str(home.project)
+    for event, payload in session_events(project, "secret-1"):
+        hook_json(home.hook(event, payload))
+    # Worker down: everything waits in the spool.
+    spool = tree_bytes(home.paths.spool)
+    assert len(spool) == 9, sorted(spool)
+    assert_no_secret(spool, "the spool")
+    assert markers_in(spool) == set(detector_names())
+
+    # Worker up: ingest, observe, summarise; then the database, its WAL and every log.
+    home.start_worker()
+    home.flush()
+    assert home.engram("status").returncode == 0
+    for oid in [r[0] for r in home.db().execute("SELECT id FROM observations")]:
+        assert home.engram("show", str(oid)).returncode == 0
+    context = home.engram("context", "--cwd", project)
+    assert context.returncode == 0
+    running = tree_bytes(home.data)
+    assert {"engram.db", "engram.db-wal", "engram.db-shm", "logs/worker.log"} <= set(running), sorted(running)
+    assert_no_secret(running, "the data dir (worker running)")
+    assert_no_secret({"engram context": context.stdout.encode()}, "the injected context")
+    db_files = {k: v for k, v in running.items() if k.startswith("engram.db")}
+    assert markers_in(db_files) == set(detector_names())
+    conn = home.db()
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 9
+        assert conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+    home.stop_worker()  # the last connection checkpoints the WAL into the database file
+    stopped = tree_bytes(home.data)
+    assert_no_secret(stopped, "the data dir (worker stopped)")
+
+
+def test_redaction_can_be_turned_off_and_then_stores_the_text(home: Home) -> None:
+    """The control experiment: the same grep finds the secrets when redaction is off."""
+    home.paths.ensure()
+    (home.data / "settings.json").write_text(json.dumps({"redact_secrets": False}))
+    for event, payload in session_events(str(home.project), "secret-off")[:2]:
+        hook_json(home.hook(event, payload))
+    spool = tree_bytes(home.paths.spool)
+    for name, (_text, secret) in SAMPLES.items():
+        assert files_containing(spool, secret), f"the grep would not see a stored {name}"
