@@ -61,6 +61,12 @@ def cmd_install(args: argparse.Namespace) -> int:
           + (" (unchanged)" if not report.changed else ""))
     if report.backup:
         print(f"Backup of the previous file: {report.backup}")
+    if report.mcp is not None:
+        for p in report.mcp.problems:
+            print(f"engram: {p}", file=sys.stderr)
+        if not report.mcp.problems:
+            print(f"MCP server 'engram' (memory search tools) is registered in {report.mcp.path}"
+                  + (" (unchanged)" if not report.mcp.changed else ""))
     for p in problems:
         print(f"settings: {p}")
     if args.no_start:
@@ -82,6 +88,11 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     for p in report.problems:
         print(f"engram: {p}", file=sys.stderr)
     print(f"Removed Engram's hooks from {report.path}" if report.changed else f"No Engram hooks in {report.path}")
+    if report.mcp is not None:
+        for p in report.mcp.problems:
+            print(f"engram: {p}", file=sys.stderr)
+        if report.mcp.changed:
+            print(f"Removed Engram's MCP server from {report.mcp.path}")
     if report.backup:
         print(f"Backup of the previous file: {report.backup}")
     if not args.keep_worker:

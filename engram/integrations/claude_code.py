@@ -87,6 +87,7 @@ class Report:
     backup: str | None = None
     events: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    mcp: Report | None = None  # the MCP server registration in .claude.json
 
 
 def _load(path: str) -> tuple[dict[str, Any], bytes | None]:
@@ -132,7 +133,8 @@ def _state_file(paths: Paths) -> str:
     return os.path.join(paths.root, "claude-code-install.json")
 
 
-def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS) -> Report:
+def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS,
+            mcp: bool = True) -> Report:
     path = settings_path()
     report = Report(path=path)
     current, raw = _load(path)  # invalid JSON raises: we never overwrite a file we cannot read
@@ -170,12 +172,14 @@ def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, .
                 fh.write(raw)
         _write(path, new)
         report.changed = True
+    if mcp:
+        report.mcp = install_mcp(paths, python=python)
     return report
 
 
 def uninstall(paths: Paths) -> Report:
     path = settings_path()
-    report = Report(path=path)
+    report = Report(path=path, mcp=uninstall_mcp(paths))
     try:
         current, raw = _load(path)
     except (ValueError, UnicodeDecodeError) as e:
@@ -269,3 +273,135 @@ def interpreter_of(command: str) -> str:
         return ""
     parts = [p for p in parts if not re.match(r"^[A-Z_]+=", p)]
     return parts[0] if parts else ""
+
+
+# ------------------------------------------------------------------- MCP server registration
+#
+# User-scope MCP servers live in the top-level "mcpServers" of ~/.claude.json (or
+# $CLAUDE_CONFIG_DIR/.claude.json: checked with `claude mcp add -s user` on 2.1.332), a big
+# file Claude Code itself rewrites often. We touch only mcpServers.engram, and only when it is
+# ours (its args end with -m engram mcp); every other key is kept as read.
+
+MCP_SERVER_NAME = "engram"
+MCP_MODULE_ARGS = ["-m", "engram", "mcp"]
+
+
+def claude_json_path() -> str:
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    if config_dir:
+        return os.path.join(os.path.expanduser(config_dir), ".claude.json")
+    return os.path.join(os.path.expanduser("~"), ".claude.json")
+
+
+def mcp_entry(python: str | None = None) -> dict[str, Any]:
+    """The stdio server entry: absolute interpreter, isolated mode (-I, as the hooks)."""
+    entry: dict[str, Any] = {"type": "stdio", "command": python or sys.executable,
+                             "args": ["-I", *MCP_MODULE_ARGS], "env": {}}
+    if os.environ.get("ENGRAM_DATA_DIR"):
+        entry["env"] = {"ENGRAM_DATA_DIR": data_dir()}  # Claude Code's own env may not carry it
+    return entry
+
+
+def is_our_mcp(entry: Any) -> bool:
+    args = entry.get("args") if isinstance(entry, dict) else None
+    return isinstance(args, list) and args[-len(MCP_MODULE_ARGS):] == MCP_MODULE_ARGS
+
+
+def _mcp_state_file(paths: Paths) -> str:
+    return os.path.join(paths.root, "claude-code-mcp.json")
+
+
+def _backup_private(path: str, raw: bytes) -> str:
+    # .claude.json holds account data: its backup is 0600 like the data dir's files.
+    backup = f"{path}.engram-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+    write_private(backup, raw)
+    return backup
+
+
+def install_mcp(paths: Paths, *, python: str | None = None) -> Report:
+    """Register Engram's MCP server at user scope; idempotent, never overwrites a foreign entry."""
+    path = claude_json_path()
+    report = Report(path=path, events=[f"mcpServers.{MCP_SERVER_NAME}"])
+    try:
+        current, raw = _load(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        report.problems.append(f"MCP server not registered: cannot read {path}: {e}")
+        return report
+    servers = current.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        report.problems.append(f"MCP server not registered: {path}: 'mcpServers' is not an object")
+        return report
+    existing = servers.get(MCP_SERVER_NAME)
+    if existing is not None and not is_our_mcp(existing):
+        report.problems.append(f"MCP server not registered: {path} already has a different "
+                               f"'{MCP_SERVER_NAME}' server; remove it first (claude mcp remove -s user "
+                               f"{MCP_SERVER_NAME})")
+        return report
+    entry = mcp_entry(python)
+    if existing == entry:
+        return report
+    if not os.path.exists(_mcp_state_file(paths)):
+        # Remember what uninstall must restore: whether the key and the file existed at all.
+        paths.ensure()
+        write_private(_mcp_state_file(paths), json.dumps({"had_file": raw is not None,
+                                                          "had_key": "mcpServers" in current}).encode())
+    new = {**current, "mcpServers": {**servers, MCP_SERVER_NAME: entry}}
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if raw is not None:
+        report.backup = _backup_private(path, raw)
+    _write(path, new)
+    report.changed = True
+    return report
+
+
+def uninstall_mcp(paths: Paths) -> Report:
+    """Remove exactly our MCP server entry (and the key / file if install created them)."""
+    path = claude_json_path()
+    report = Report(path=path, events=[f"mcpServers.{MCP_SERVER_NAME}"])
+    try:
+        current, raw = _load(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        report.problems.append(f"cannot read {path}: {e}")
+        return report
+    servers = current.get("mcpServers")
+    state: dict[str, Any] = {}
+    try:
+        with open(_mcp_state_file(paths), encoding="utf-8") as fh:
+            state = json.load(fh)
+    except (OSError, ValueError):
+        pass
+    if raw is None or not isinstance(servers, dict) or not is_our_mcp(servers.get(MCP_SERVER_NAME)):
+        _forget_mcp_state(paths)
+        return report
+    new = dict(current)
+    rest = {k: v for k, v in servers.items() if k != MCP_SERVER_NAME}
+    if rest or state.get("had_key", True):
+        new["mcpServers"] = rest
+    else:
+        del new["mcpServers"]
+    if not new and state.get("had_file") is False:
+        os.unlink(path)  # install created the file and it holds nothing else: no backup needed
+    else:
+        report.backup = _backup_private(path, raw)
+        _write(path, new)
+    report.changed = True
+    _forget_mcp_state(paths)
+    return report
+
+
+def _forget_mcp_state(paths: Paths) -> None:
+    try:
+        os.unlink(_mcp_state_file(paths))
+    except OSError:
+        pass
+
+
+def installed_mcp() -> dict[str, Any] | None:
+    """Our MCP server entry as Claude Code will read it, or None (for doctor)."""
+    try:
+        current, _raw = _load(claude_json_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        return None
+    servers = current.get("mcpServers")
+    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if is_our_mcp(entry) else None

@@ -1,0 +1,74 @@
+"""Helpers for the MCP tests: a memory filled through the real pipeline, and a way to
+talk to ``engram mcp`` with the MCP SDK's own stdio client.
+
+The bundled demo story (3 sessions of an invoice API) is replayed once per module through the
+real hook processes and a real worker, exactly as ``engram demo`` does; the worker is stopped
+afterwards, so every MCP test also proves the server needs no worker.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+T = TypeVar("T")
+SERVER_ARGS = ["-I", "-m", "engram", "mcp"]
+
+
+@dataclass
+class Story:
+    data: str      # ENGRAM_DATA_DIR of the replayed memory
+    project: str   # the demo project's directory (a git root named invoice-api)
+    name: str      # its project name
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {"ENGRAM_DATA_DIR": self.data, **extra}
+
+
+def replay_story() -> tuple[Story, str]:
+    """Replay the demo story; returns it and the temporary folder to delete afterwards."""
+    from engram.demo.replay import run_demo
+
+    out = io.StringIO()
+    assert run_demo(keep=True, out=out) == 0, out.getvalue()
+    m = re.search(r"\(data dir (\S+)\)", out.getvalue())
+    assert m, out.getvalue()
+    data = m.group(1)
+    base = os.path.dirname(data)
+    project = os.path.join(base, "invoice-api")
+    assert os.path.isdir(project)
+    return Story(data=data, project=project, name="invoice-api"), base
+
+
+def run_client(fn: Callable[[Any], Awaitable[T]], *, env: dict[str, str], cwd: str | None = None,
+               **client_kw: Any) -> T:
+    """Start ``python -I -m engram mcp`` and run ``fn(client)`` with the SDK's ``mcp.Client``."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=SERVER_ARGS, env=env, cwd=cwd)
+
+    async def main() -> T:
+        async with Client(params, read_timeout_seconds=60, **client_kw) as client:
+            return await fn(client)
+
+    return anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    """The text the model would read from a tool result."""
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def scratch_dir(tmp: Path) -> str:
+    """A directory that belongs to no project of the story (the server's cwd in some tests)."""
+    d = tmp / "elsewhere"
+    d.mkdir(exist_ok=True)
+    return str(d)
