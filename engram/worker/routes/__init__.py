@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-MODULES: list[str] = ["search"]
+MODULES: list[str] = ["memory", "search"]
 
 
 def feature_routes(state: Any) -> list[Any]:
