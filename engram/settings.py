@@ -87,6 +87,9 @@ SPECS: dict[str, Spec] = {
     "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
                               min=5, max=86400),
     "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
+    "redact_disabled": Spec((), "built-in secret detectors to turn off, by name (unknown names are reported)"),
+    "redact_custom": Spec((), "extra secret patterns as `name=regex`, replaced by [REDACTED:name] "
+                              "(environment: a JSON list, or one pattern)"),
     "optout_marker": Spec("#nomem", "typed in a prompt, stops capture and injection for the rest of that session "
                                     "(empty: off)"),
     "log_max_bytes": Spec(5 * 1024 * 1024, "size at which a log file rotates", min=10_000, max=1_000_000_000),
@@ -116,6 +119,8 @@ class Settings:
     file_context_timeout_ms: int
     turn_idle_seconds: int
     redact_secrets: bool
+    redact_disabled: tuple[str, ...]
+    redact_custom: tuple[str, ...]
     optout_marker: str
     log_max_bytes: int
     log_backups: int
@@ -175,6 +180,12 @@ def _coerce(name: str, raw: Any, default: Any, from_env: bool) -> Any:
         if spec.max is not None and value > spec.max:
             raise ValueError(f"must be at most {int(spec.max)}")
         return value
+    if name == "redact_custom" and isinstance(raw, str):
+        # Regexes hold commas: a string is one pattern, or a JSON list of them.
+        if raw.strip().startswith("["):
+            raw = fastjson.loads(raw)  # ValueError on bad JSON: reported like any bad value
+        else:
+            return (raw.strip(),) if raw.strip() else ()
     if isinstance(default, tuple):
         if from_env and isinstance(raw, str):
             return tuple(p.strip() for p in raw.split(",") if p.strip())
@@ -193,6 +204,43 @@ def _coerce(name: str, raw: Any, default: Any, from_env: bool) -> Any:
             raise ValueError("must not be empty")
         return text
     raise ValueError("unsupported setting type")
+
+
+def _check_items(name: str, value: Any) -> tuple[Any, list[str]]:
+    """Per-item checks of the redaction lists: bad items are dropped and reported.
+
+    Only runs when a list is non-empty, so the hook imports ``re`` only for custom patterns.
+    """
+    if name not in ("redact_disabled", "redact_custom") or not value:
+        return value, []
+    from engram.privacy import redact
+
+    keep: list[str] = []
+    problems: list[str] = []
+    if name == "redact_disabled":
+        known = redact.detector_names()
+        for item in value:
+            if item in known:
+                keep.append(item)
+            else:
+                problems.append(f"{name}: unknown detector {item!r} ignored (known: {', '.join(known)})")
+    else:
+        for item in value:
+            try:
+                redact.parse_custom(item)
+                keep.append(item)
+            except ValueError as e:
+                problems.append(f"{name}: {item[:80]!r}: {e}; ignored")
+    return tuple(keep), problems
+
+
+def custom_patterns(settings: Settings) -> list[tuple[str, str]]:
+    """``redact_custom`` as (name, regex) pairs (items were checked when settings loaded)."""
+    out = []
+    for item in settings.redact_custom:
+        name, _sep, source = item.partition("=")
+        out.append((name.strip(), source))
+    return out
 
 
 def load(paths: Paths | None = None, *, create: bool = False,
@@ -239,6 +287,8 @@ def load(paths: Paths | None = None, *, create: bool = False,
                 value = _coerce(name, env[env_key], default, from_env=True)
             except ValueError as e:
                 problems.append(f"{env_key}={env[env_key]!r}: {e}; ignored")
+        value, bad = _check_items(name, value)
+        problems.extend(bad)
         values[name] = value
     for key in file_values:
         if key not in SPECS:
@@ -260,7 +310,9 @@ def save(paths: Paths, changes: dict[str, Any]) -> tuple[dict[str, Any], list[st
             errors.append(f"unknown setting {key!r}")
             continue
         try:
-            clean[key] = _to_json(_coerce(key, raw, _default(key), from_env=False))
+            value, bad = _check_items(key, _coerce(key, raw, _default(key), from_env=False))
+            clean[key] = _to_json(value)
+            errors.extend(bad)
         except ValueError as e:
             errors.append(f"{key}: {e}")
     try:

@@ -257,8 +257,9 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
         from engram.privacy.redact import Redactor
+        from engram.settings import custom_patterns
 
-        payload = Redactor().value(payload)
+        payload = Redactor(disabled=settings.redact_disabled, custom=custom_patterns(settings)).value(payload)
     return payload, truncated
 
 

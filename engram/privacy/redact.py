@@ -73,12 +73,39 @@ _compiled: dict[str, re.Pattern[str]] = {}
 
 
 def _pattern(name: str, source: str) -> re.Pattern[str]:
-    pat = _compiled.get(name)
+    # Keyed by source, not name: a custom pattern may reuse a built-in detector's name.
+    pat = _compiled.get(source)
     if pat is None:
         import re  # only when a string could hold this kind of secret (saves the hook ~5 ms)
 
-        pat = _compiled[name] = re.compile(source)
+        pat = _compiled[source] = re.compile(source)
     return pat
+
+
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
+
+
+def parse_custom(item: str) -> tuple[str, str]:
+    """Split and check one ``name=regex`` custom detector; ValueError says what is wrong.
+
+    Compiles the regex (so the caller pays for ``re`` only when custom patterns exist) and
+    refuses one that matches the empty string: it would fill every text with markers.
+    """
+    name, sep, source = item.partition("=")
+    name = name.strip()
+    if not sep or not name or not source:
+        raise ValueError("expected name=regex")
+    if len(name) > 40 or any(c not in NAME_CHARS for c in name):
+        raise ValueError("the name must be 1-40 letters, digits, '_', '-' or '.'")
+    import re
+
+    try:
+        pat = _pattern(name, source)
+    except (re.error, RecursionError, OverflowError) as e:  # OverflowError: absurd repeat counts
+        raise ValueError(f"invalid regex ({e})") from None
+    if pat.search("") is not None:
+        raise ValueError("the regex matches the empty string")
+    return name, source
 
 
 class Redactor:
@@ -89,6 +116,7 @@ class Redactor:
         # Custom patterns run first (user knowledge beats our guesses); anchors none = always.
         self._detectors: list[tuple[str, str, int, tuple[str, ...]]] = [
             (name, pattern, 0, ()) for name, pattern in custom]
+        self._custom = len(self._detectors)
         self._detectors += [(n, p, g, ANCHORS.get(n, ())) for n, p, g in DETECTORS if n not in off]
 
     def _sub(self, name: str, secret_group: int, m: re.Match[str]) -> str:
@@ -106,10 +134,12 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """Redact one string."""
-        if len(value) < 8:
+        # No built-in secret is shorter than 8 characters; a custom one may be.
+        detectors = self._detectors if len(value) >= 8 else self._detectors[:self._custom]
+        if not detectors:
             return value
         lower = value.lower()
-        for name, source, group, anchors in self._detectors:
+        for name, source, group, anchors in detectors:
             if anchors and not any(a in lower for a in anchors):
                 continue
             pat = _pattern(name, source)
