@@ -131,7 +131,9 @@ class Pipeline:
                 status = "skipped"
         else:
             number = repo.current_prompt_number(self.conn, sid)
-            if event in ("PostToolUse", "PostToolUseFailure") and repo.prompt_is_private(self.conn, sid, number):
+            # Everything of a private turn, its Stop too (the last answer would reach the summary).
+            if event in ("PostToolUse", "PostToolUseFailure", "Stop") and repo.prompt_is_private(
+                    self.conn, sid, number):
                 status = "skipped"
         if event == "SessionEnd":
             repo.end_session(self.conn, sid, at, str(p.get("reason") or ""))
@@ -141,7 +143,8 @@ class Pipeline:
         return repo.insert_event(
             self.conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
             agent_id=agent_id, agent_type=agent_type, occurred_at=at,
-            payload=json.dumps(p, ensure_ascii=False), status=status)
+            # A private turn's events keep their key (idempotent ingest) but not their content.
+            payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
 
     # ------------------------------------------------------------------------ observe
     def observe(self, now: float | None = None) -> int:
