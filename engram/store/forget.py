@@ -306,8 +306,9 @@ def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0) -> None:
     WAL (retrying while a reader still uses it). Raises sqlite3.OperationalError when the
     database stays busy.
     """
-    for table in ("observations_fts", "session_summaries_fts", "user_prompts_fts"):
-        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    for table in fts_tables(conn):
+        q = '"' + table.replace('"', '""') + '"'
+        conn.execute(f"INSERT INTO {q} ({q}) VALUES ('optimize')")
     conn.execute("VACUUM")
     deadline = time.monotonic() + timeout
     while True:
@@ -317,6 +318,13 @@ def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise sqlite3.OperationalError("the WAL could not be truncated: a reader kept it busy")
         time.sleep(0.05)
+
+
+def fts_tables(conn: sqlite3.Connection) -> list[str]:
+    """Every FTS5 table, the optional ones (trigram) included: each keeps deleted terms until merged."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%' "
+        "ORDER BY name")]
 
 
 def file_bytes(db_path: str) -> int:

@@ -292,6 +292,32 @@ def test_forgotten_text_is_gone_from_the_file_and_the_wal(mem: Mem) -> None:
     reader.close()
 
 
+def test_optional_fts_tables_are_merged_too(mem: Mem) -> None:
+    from engram.search import trigram
+
+    assert trigram.enable(mem.conn)
+    assert "observations_trigram" in fg.fts_tables(mem.conn)
+    hits = "SELECT COUNT(*) FROM observations_trigram WHERE observations_trigram MATCH '\"bracor\"'"
+    assert mem.conn.execute(hits).fetchone()[0] == 2
+    result = fg.forget(mem.conn, mem.path, fg.Filters(query="zebracorn"), dry_run=False)
+    assert result["reclaimed"] is True
+    assert mem.conn.execute(hits).fetchone()[0] == 0
+    assert b"ebracorn" not in raw_bytes(mem.path) and b"bracor" not in raw_bytes(mem.path)
+
+
+def test_vectors_go_with_their_rows(mem: Mem) -> None:
+    if not mem.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'embeddings'").fetchone():
+        pytest.skip("no embeddings table in this schema yet")
+    rows = [("observation", 3), ("observation", 1), ("summary", 2), ("prompt", 3)]
+    with transaction(mem.conn):
+        for kind, row_id in rows:
+            mem.conn.execute("INSERT INTO embeddings (kind, row_id, model, content_hash, dim, vector, created_at) "
+                             "VALUES (?, ?, 'm', 'h', 1, x'00000000', 0)", (kind, row_id))
+    fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(query="zebracorn")))
+    left = [tuple(r) for r in mem.conn.execute("SELECT kind, row_id FROM embeddings ORDER BY id")]
+    assert left == [("observation", 1)]
+
+
 def test_dry_run_changes_nothing(mem: Mem) -> None:
     before = raw_bytes(mem.path)
     result = fg.forget(mem.conn, mem.path, fg.Filters(project="shop"), dry_run=True)
