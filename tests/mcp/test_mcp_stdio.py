@@ -186,7 +186,8 @@ def test_default_project_comes_from_roots_then_claude_project_dir_then_cwd(story
     elsewhere = scratch_dir(tmp_path)
 
     async def roots(_ctx: Any) -> ListRootsResult:
-        return ListRootsResult(roots=[Root(uri=Path(story.project).as_uri(), name="invoice-api")])
+        root = Root.model_validate({"uri": Path(story.project).as_uri(), "name": "invoice-api"})
+        return ListRootsResult(roots=[root])
 
     async def search(c: Any) -> str:
         return text_of(await c.call_tool("search_memory", {"query": "VAT"}))
