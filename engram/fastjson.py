@@ -53,6 +53,12 @@ def loads(text: str) -> Any:
         raise ValueError("not JSON") from None
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+    except SystemError:
+        # _json reports most syntax errors with json.decoder.JSONDecodeError, which it looks up in
+        # sys.modules only: where `json` was never imported (the hook) CPython raises SystemError.
+        import json
+
+        return json.loads(text)  # the same text: raises the proper ValueError (JSONDecodeError)
     while end < n and text[end] in _WS:
         end += 1
     if end != n:

@@ -65,7 +65,7 @@ def pending(paths: Paths, limit: int | None = None) -> list[str]:
     """Spooled event files, oldest first (names sort by capture time)."""
     try:
         names = [n for n in os.listdir(paths.spool) if n.endswith(SUFFIX)]
-    except FileNotFoundError:
+    except OSError:  # missing, or not a directory: nothing to read (the hook reports failed writes)
         return []
     names.sort()
     if limit is not None:
@@ -77,14 +77,14 @@ def depth(paths: Paths) -> int:
     """Number of events waiting in the spool."""
     try:
         return sum(1 for n in os.listdir(paths.spool) if n.endswith(SUFFIX))
-    except FileNotFoundError:
+    except OSError:
         return 0
 
 
 def corrupt_count(paths: Paths) -> int:
     try:
         return len(os.listdir(paths.spool_corrupt))
-    except FileNotFoundError:
+    except OSError:
         return 0
 
 
