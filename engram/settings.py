@@ -92,6 +92,24 @@ SPECS: dict[str, Spec] = {
                               "(environment: a JSON list, or one pattern)"),
     "optout_marker": Spec("#nomem", "typed in a prompt, stops capture and injection for the rest of that session "
                                     "(empty: off)"),
+    "embedding_backend": Spec("fastembed", "semantic search: fastembed, sentence-transformers, openai (any "
+                                           "OpenAI-compatible /embeddings endpoint) or none; runs in the worker",
+                              choices=("fastembed", "sentence-transformers", "openai", "none")),
+    "embedding_model": Spec("", "embedding model (empty: the back-end's default: BAAI/bge-small-en-v1.5, "
+                                "all-MiniLM-L6-v2, text-embedding-3-small)"),
+    "embedding_url": Spec("http://127.0.0.1:11434/v1", "base URL of the openai back-end (key: "
+                                                        "ENGRAM_EMBEDDING_API_KEY or OPENAI_API_KEY)"),
+    "search_fts_weight": Spec(1.0, "weight of the keyword (BM25) list in hybrid search", min=0, max=10),
+    "search_vector_weight": Spec(0.5, "weight of the embedding list in hybrid search (0: keywords only)",
+                                 min=0, max=10),
+    "search_rrf_k": Spec(60, "reciprocal-rank-fusion constant k in weight / (k + rank)", min=1, max=1000),
+    "search_recency_weight": Spec(0.1, "boost of a memory from today over an old one (0.1 = up to +10%)",
+                                  min=0, max=1),
+    "search_recency_half_life_days": Spec(30, "days after which the recency boost has halved", min=1, max=3650),
+    "search_min_similarity": Spec(0.25, "cosine similarity below which an embedding match is ignored",
+                                  min=-1, max=1),
+    "search_trigram": Spec(False, "also index every text as trigrams (substrings, camelCase parts, CJK); "
+                                  "~2.8x the index size; `engram reindex` applies a change"),
     "log_max_bytes": Spec(5 * 1024 * 1024, "size at which a log file rotates", min=10_000, max=1_000_000_000),
     "log_backups": Spec(3, "rotated log files kept", min=0, max=50),
 }
@@ -124,6 +142,16 @@ class Settings:
     optout_marker: str
     log_max_bytes: int
     log_backups: int
+    embedding_backend: str
+    embedding_model: str
+    embedding_url: str
+    search_fts_weight: float
+    search_vector_weight: float
+    search_rrf_k: int
+    search_recency_weight: float
+    search_recency_half_life_days: int
+    search_min_similarity: float
+    search_trigram: bool
 
     def __init__(self, **values: Any) -> None:
         for name in SPECS:
@@ -143,9 +171,9 @@ def _default(name: str) -> Any:
 
 
 ENV_PREFIX = "ENGRAM_"
-ALLOW_EMPTY = {"optout_marker"}
+ALLOW_EMPTY = {"optout_marker", "embedding_model"}
 # Environment variables that are not settings.
-NON_SETTING_ENV = {"ENGRAM_DATA_DIR", "ENGRAM_INTERNAL"}
+NON_SETTING_ENV = {"ENGRAM_DATA_DIR", "ENGRAM_EMBEDDING_API_KEY", "ENGRAM_INTERNAL"}
 
 
 def defaults() -> dict[str, Any]:
@@ -168,6 +196,20 @@ def _coerce(name: str, raw: Any, default: Any, from_env: bool) -> Any:
         if isinstance(raw, str) and raw.strip().lower() in ("0", "false", "no", "off"):
             return False
         raise ValueError("expected true or false")
+    if isinstance(default, float):
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+            raise ValueError("expected a number")
+        try:
+            number = float(raw)
+        except ValueError:
+            raise ValueError("expected a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise ValueError("expected a finite number")
+        if spec.min is not None and number < spec.min:
+            raise ValueError(f"must be at least {spec.min:g}")
+        if spec.max is not None and number > spec.max:
+            raise ValueError(f"must be at most {spec.max:g}")
+        return number
     if isinstance(default, int):
         if isinstance(raw, bool) or not isinstance(raw, int | str):
             raise ValueError("expected an integer")

@@ -98,11 +98,26 @@ class SearchRuntime:
         finally:
             conn.close()
 
-    def status(self) -> dict[str, Any]:
+    def reindex_vectors(self, force: bool = False) -> dict[str, Any]:
+        """Prune vectors of deleted rows (all of the model's with ``force``) and wake the embedder,
+        which recomputes what is missing in the background (poll :meth:`status`)."""
+        if self.semantic is None:
+            raise ValueError("embedding_backend is none: there are no vectors to rebuild")
+        from engram.search import reindex
+
+        conn = connect(self.paths.db)
+        try:
+            pruned = reindex.reset_vectors(conn, self.semantic.embedder.model, force=force)
+        finally:
+            conn.close()
+        self.semantic.poke()
+        return {"pruned": pruned, **self.status(fresh=True)}
+
+    def status(self, fresh: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"fts": True, "trigram": self.config.trigram,
                                "fusion": {"fts_weight": self.config.fts_weight,
                                           "vector_weight": self.config.vector_weight, "rrf_k": self.config.rrf_k,
                                           "recency_weight": self.config.recency_weight}}
-        out["embeddings"] = (self.semantic.status() if self.semantic is not None
+        out["embeddings"] = (self.semantic.status(fresh=fresh) if self.semantic is not None
                              else {"backend": "none", "state": "off", "detail": "embedding_backend is none"})
         return out

@@ -5,7 +5,10 @@
                                   ``until``, ``session``, ``kinds``, ``order``, ``limit``, ``offset``,
                                   ``include_inactive``); lists repeat or are comma-separated
                                   (``files`` only repeat); dates are epoch seconds or ISO 8601.
-``GET /api/search/status``        FTS, trigram, fusion weights, the embedding back-end's state.
+``GET /api/search/status``        FTS, trigram, fusion weights, the embedding back-end's state
+                                  (``?fresh=1``: count the rows still without a vector now).
+``POST /api/search/reindex``      ``{"force": false}``: prune vectors of deleted rows (all, with force)
+                                  and let the background embedder fill in what is missing.
 ``GET /api/timeline``             ``anchor`` (an observation id) or ``query``; ``before``, ``after``, ``project``.
 ``POST /api/observations/batch``  JSON ``{"ids": [...], "project": "..."}`` → full records in that order.
 
@@ -147,7 +150,23 @@ def routes(state: Any) -> list[Route]:
                              "results": [h.as_dict() for h in hits]})
 
     async def status(request: Request) -> JSONResponse:
-        return JSONResponse(await _call(runtime.status))
+        fresh = request.query_params.get("fresh", "") in ("1", "true", "yes")
+        return JSONResponse(await _call(lambda: runtime.status(fresh=fresh)))
+
+    async def reindex(request: Request) -> JSONResponse:
+        raw = await request.body() if int(request.headers.get("content-length") or 0) <= MAX_BODY else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("force", False), bool):
+            return _error("the body must be a JSON object like {\"force\": false}")
+        try:
+            return JSONResponse(await _call(lambda: runtime.reindex_vectors(bool(body.get("force")))))
+        except ValueError as e:
+            return _error(str(e), 409)
+        except sqlite3.Error as e:
+            return _error(f"the database is busy ({e}); try again", 503)
 
     async def timeline(request: Request) -> JSONResponse:
         qp = request.query_params
@@ -197,6 +216,7 @@ def routes(state: Any) -> list[Route]:
     return [
         Route("/api/search", search),
         Route("/api/search/status", status),
+        Route("/api/search/reindex", reindex, methods=["POST"]),
         Route("/api/timeline", timeline),
         Route("/api/observations/batch", batch, methods=["POST"]),
     ]
