@@ -74,7 +74,7 @@ _SESSION_PREFIXES = ("CLAUDE_CODE_", "CLAUDE_AGENT_SDK_")
 # Set by the SDK itself after the inherited environment (or only when absent): blanking them
 # would override or suppress the SDK's own values.
 _SDK_MANAGED = frozenset({
-    "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_AGENT_SDK_VERSION",
+    "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_AGENT_SDK_VERSION",
 })  # fmt: skip
 # CLAUDE_CODE_* variables that are the user's own configuration for reaching the model (a
 # long-lived OAuth token from `claude setup-token`, Bedrock/Vertex/Foundry routing, mTLS):
@@ -369,7 +369,7 @@ class _Session:
         except concurrent.futures.CancelledError:
             raise ProviderError("transient", "the conversation was closed during the turn") from None
 
-    def shutdown(self, grace: float = 3.0) -> None:
+    def shutdown(self, grace: float = 1.0) -> None:
         """Stop the loop, close the CLI (stdin EOF, then SIGTERM/SIGKILL); idempotent."""
         with self._lock:
             self._stopping = True
