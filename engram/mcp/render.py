@@ -62,7 +62,8 @@ def row(hit: Mapping[str, Any], *, with_project: bool = False, with_time: bool =
     return " ".join(parts)
 
 
-def search_result(hits: Iterable[Any], *, query: str, scope: str, offset: int, limit: int) -> str:
+def search_result(hits: Iterable[Any], *, query: str, scope: str, offset: int, limit: int,
+                  semantic: bool = False) -> str:
     rows = [as_dict(h) for h in hits]
     what = f" for {query!r}" if query else ""
     if not rows:
@@ -70,7 +71,9 @@ def search_result(hits: Iterable[Any], *, query: str, scope: str, offset: int, l
         return (f"No memory of {scope}{what}{more}. Try other or fewer words, a wider date range, "
                 "or project='*' to search every project.")
     many = len({r.get("project") for r in rows}) > 1
-    head = f"{len(rows)} result(s) from the memory of {scope}{what}, best first"
+    head = f"{len(rows)} result(s) from the memory of {scope}{what}, {'best' if query else 'newest'} first"
+    if semantic and query:
+        head += " (matched by keywords and meaning)"
     if offset:
         head += f" (from result {offset + 1})"
     lines = [head + ":"]

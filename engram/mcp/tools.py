@@ -1,7 +1,9 @@
 """What each MCP tool does, over one data directory. No MCP import: tests call it directly.
 
-Reads open a short-lived read-only connection per call (WAL: they never wait on the
-worker's writer, and the worker need not run). Writes (save, forget) open a normal
+Search (and a timeline found by query) asks the worker first when it runs: it holds the
+embedding model, so its results are hybrid (keywords + meaning). Otherwise, and for every
+other read, a short-lived read-only connection per call (WAL: it never waits on the worker's
+writer, and the worker need not run). Writes (save, forget) open a normal
 connection for one transaction. Every method returns the text the model reads, or raises
 ``ToolInputError`` (the model's mistake: it gets the message) — anything else is a bug the
 server logs and reports as a generic failure.
@@ -9,17 +11,19 @@ server logs and reports as a generic failure.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlencode
 
 from engram.mcp import inputs, render
 from engram.mcp.inputs import ToolInputError
 from engram.observer.modes import load_mode, type_ids
-from engram.paths import Paths
+from engram.paths import Paths, read_token
 from engram.project import find_root, is_excluded
 from engram.settings import Settings, load
 from engram.store import forget, manual
@@ -28,6 +32,7 @@ from engram.store.db import connect, current_version, migration_files, open_db
 log = logging.getLogger("engram.mcp")
 
 SEARCH_DEFAULT_LIMIT = 20
+WORKER_TIMEOUT = 3.0  # the worker's hybrid search answers in ms; past this, keywords here are as good
 WINDOW_DEFAULT = 3
 EXTRA_TYPES = ("summary", "prompt")  # search can also be narrowed to session summaries or prompts
 
@@ -128,6 +133,21 @@ class MemoryTools:
         finally:
             conn.close()
 
+    def ask_worker(self, path: str) -> tuple[int, Any] | None:
+        """(status, JSON body) from the running worker, or None when it does not answer."""
+        from engram.hook import client  # stdlib only
+
+        info = client.read_pid_file(self.paths)
+        if not info:
+            return None
+        res = client.request(info["port"], "GET", path, token=read_token(self.paths), timeout=WORKER_TIMEOUT)
+        if res is None:
+            return None
+        try:
+            return res[0], json.loads(res[1] or b"null")
+        except ValueError:
+            return None
+
     # --------------------------------------------------------------------------- tools
 
     def search(self, query: str | None = None, *, cwd: str, project: str | None = None,
@@ -144,12 +164,23 @@ class MemoryTools:
         n = inputs.bounded(limit, "limit", default=SEARCH_DEFAULT_LIMIT, low=1, high=inputs.MAX_LIMIT)
         skip = inputs.bounded(offset, "offset", default=0, low=0, high=inputs.MAX_OFFSET)
         name, label = self.scope(project, cwd)
+        if not os.path.exists(self.paths.db):
+            return f"No memory yet: Engram has not recorded any session (data dir {self.paths.root})."
+        order = "relevance" if q else "date"
+        params = {"query": q, "project": name, "types": ",".join(types) if types else None, "since": lo,
+                  "until": hi, "files": files[0] if files else None, "order": order, "limit": n, "offset": skip}
+        res = self.ask_worker("/api/search?" + urlencode({k: v for k, v in params.items() if v is not None}))
+        if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
+            return render.search_result(res[1]["results"], query=q, scope=label, offset=skip, limit=n,
+                                        semantic=bool(res[1].get("semantic")))
+        if res is not None and res[0] == 400 and isinstance(res[1], dict):
+            raise ToolInputError(str(res[1].get("error") or "bad search"))
         with self.reading() as conn:
             if conn is None:
                 return f"No memory yet: Engram has not recorded any session (data dir {self.paths.root})."
             try:
                 hits = service.search(conn, q, project=name, types=types, since=lo, until=hi, files=files,
-                                      order="relevance" if q else "date", limit=n, offset=skip)
+                                      order=order, limit=n, offset=skip)
             except ValueError as e:
                 raise ToolInputError(str(e)) from None
         return render.search_result(hits, query=q, scope=label, offset=skip, limit=n)
@@ -171,6 +202,15 @@ class MemoryTools:
         a = inputs.bounded(after, "after", default=WINDOW_DEFAULT, low=0, high=inputs.MAX_WINDOW)
         # With an explicit id the anchor's own project is used; a query searches the current one.
         name = self.scope(project, cwd)[0] if anchor is None or project else None
+        if not os.path.exists(self.paths.db):
+            raise ToolInputError("there is no memory yet, so no timeline")
+        if anchor is None:  # the best match for a query: the worker's search is hybrid
+            params = {"query": q, "before": b, "after": a, "project": name}
+            res = self.ask_worker("/api/timeline?" + urlencode({k: v for k, v in params.items() if v is not None}))
+            if res is not None and res[0] == 200 and isinstance(res[1], dict) and res[1].get("anchor"):
+                return render.timeline(res[1])
+            if res is not None and res[0] in (400, 404) and isinstance(res[1], dict):
+                raise ToolInputError(f"{res[1].get('error')} (use search_memory to find ids)")
         with self.reading() as conn:
             if conn is None:
                 raise ToolInputError("there is no memory yet, so no timeline")

@@ -240,3 +240,36 @@ def test_the_saved_time_is_now(memory: MemoryTools, project: str) -> None:
     created = conn.execute("SELECT created_at FROM observations").fetchone()[0]
     conn.close()
     assert before <= created <= time.time()
+
+
+def test_search_asks_the_running_worker_first_and_falls_back_to_the_database(
+        home: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.hook import client
+
+    memory = MemoryTools(home.paths, Settings())
+    memory.save("Invoices are numbered per fiscal year.", cwd=str(home.project))
+    asked: list[str] = []
+    real = client.request
+
+    def spy(port: int, method: str, path: str, **kw: Any) -> Any:
+        asked.append(path)
+        return real(port, method, path, **kw)
+
+    monkeypatch.setattr(client, "request", spy)
+    # A stale pid file (nothing listens there): the database answers, quickly.
+    home.paths.ensure()
+    Path(home.paths.pid_file).write_text('{"pid": 999999, "port": 9, "start_token": "x"}')
+    t0 = time.monotonic()
+    assert "#1 " in memory.search("fiscal year", cwd=str(home.project))
+    assert time.monotonic() - t0 < 2 and asked
+    os.unlink(home.paths.pid_file)
+    home.start_worker()
+    asked.clear()
+    out = memory.search("fiscal year", cwd=str(home.project), since="1d")
+    assert "#1 " in out and "project project" in out
+    assert [p for p in asked if p.startswith("/api/search?")], asked
+    assert "query=fiscal+year" in asked[-1] and "project=project" in asked[-1] and "since=" in asked[-1]
+    with pytest.raises(ToolInputError, match="no observation matches"):
+        memory.timeline(query="zzzqqq unknown words", cwd=str(home.project))
+    assert "▶ #1 " in memory.timeline(query="fiscal", cwd=str(home.project))
+    assert any(p.startswith("/api/timeline?") for p in asked)
