@@ -17,7 +17,7 @@ import os
 import sqlite3
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from engram.paths import FILE_MODE, Paths
 from engram.store import forget as fg
@@ -91,9 +91,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if args.json and (args.dry_run or sel.empty):
             print(json.dumps({"dry_run": True, "selection": sel.as_dict(), "deleted": None}, indent=2))
             return 0
-        if not args.json:
-            _print_selection(sel)
+        # With --json, stdout carries only the JSON result: the listing a human confirms goes to stderr.
+        _print_selection(sel, sys.stderr if args.json else sys.stdout)
         if sel.empty or args.dry_run:
+            if args.dry_run and not sel.empty and not args.json:
+                print("Dry run: nothing was changed.")
             return 0
         if not args.yes:
             if not sys.stdin.isatty():
@@ -110,6 +112,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
                   **fg.reclaim_report(conn, paths.db)}
     except sqlite3.OperationalError as e:
         return _fail(f"the database is busy ({e}); nothing was forgotten, try again")
+    except sqlite3.Error as e:
+        return _fail(f"cannot use the database {paths.db}: {e}")
     finally:
         if conn is not None:
             conn.close()
@@ -149,23 +153,24 @@ def _total(sel: fg.Selection) -> int:
     return c["observations"] + c["summaries"] + c["prompts"] + c["sessions"]
 
 
-def _print_selection(sel: fg.Selection) -> None:
+def _print_selection(sel: fg.Selection, out: TextIO) -> None:
+    def say(line: str) -> None:
+        print(line, file=out)
+
     if sel.missing_ids:
-        print("No observation " + ", ".join(f"#{i}" for i in sel.missing_ids) + ".")
+        say("No observation " + ", ".join(f"#{i}" for i in sel.missing_ids) + ".")
     if sel.empty:
-        print("Nothing matches: nothing to forget.")
+        say("Nothing matches: nothing to forget.")
         return
-    print("Would forget:")
+    say("Would forget:")
     for item in sel.sessions:
-        print(f"  session {item.title}  ({item.project}, started {_when(item.created_at)}) with everything in it")
-    for item in sel.observations:
-        print(f"  #{item.id:<6} {item.type:<14} {_clip(item.title)}  ({item.project}, {_when(item.created_at)})")
-    for item in sel.summaries:
-        print(f"  S{item.id:<6} {'summary':<14} {_clip(item.title)}  ({item.project}, {_when(item.created_at)})")
-    for item in sel.prompts:
-        print(f"  P{item.id:<6} {'prompt':<14} {_clip(item.title)}  ({item.project}, {_when(item.created_at)})")
+        say(f"  session {item.title}  ({item.project}, started {_when(item.created_at)}) with everything in it")
+    for label, items in (("#", sel.observations), ("S", sel.summaries), ("P", sel.prompts)):
+        for item in items:
+            say(f"  {label}{item.id:<6} {item.type:<14} {_clip(item.title)}  ({item.project}, "
+                f"{_when(item.created_at)})")
     if sel.event_ids:
-        print(f"  and the raw captured payloads of {len(sel.event_ids)} event(s)")
+        say(f"  and the raw captured payloads of {len(sel.event_ids)} event(s)")
 
 
 def _when(t: float) -> str:
@@ -265,6 +270,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _fail(f"nothing imported: {e}")
     except sqlite3.OperationalError as e:
         return _fail(f"nothing imported: the database is busy ({e}); try again")
+    except sqlite3.Error as e:
+        return _fail(f"nothing imported: cannot use the database {paths.db}: {e}")
     except OSError as e:
         return _fail(f"nothing imported: cannot read {args.file}: {e}")
     finally:

@@ -242,6 +242,17 @@ def test_forget_without_a_database_says_so(home: Home) -> None:
     assert r.returncode == 0 and "no memory yet" in r.stdout
 
 
+def test_a_database_that_is_not_one_gives_a_clear_error(home: Home) -> None:
+    home.paths.ensure()
+    Path(home.paths.db).write_bytes(b"this is not an SQLite database" * 100)
+    f = home.root / "x.jsonl"
+    f.write_text('{"kind": "header", "format": 1}\n')
+    for args in (["forget", "--query", "x", "--yes"], ["export"], ["import", str(f)]):
+        r = home.engram(*args)
+        assert r.returncode == 1, (args, r.stderr)
+        assert "not a database" in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
 def test_forget_while_hooks_keep_capturing_loses_nothing(remembered: Home) -> None:
     home = remembered
     errors: list[str] = []
