@@ -13,6 +13,7 @@ MAX_OFFSET = 10_000
 MAX_IDS = 20
 MAX_FORGET_IDS = 100
 MAX_WINDOW = 20
+MAX_NAME_CHARS = 500
 ALL_PROJECTS = ("*", "all")
 
 _RELATIVE = re.compile(r"^(\d{1,5})\s*(m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)(?:\s+ago)?$")
@@ -85,6 +86,13 @@ def time_range(since: str | None, until: str | None, *, now: float | None = None
     return lo, hi
 
 
+def name_text(value: str | None, name: str) -> str:
+    v = (value or "").strip()
+    if len(v) > MAX_NAME_CHARS:
+        raise ToolInputError(f"{name} is too long ({len(v):,} characters; at most {MAX_NAME_CHARS})")
+    return v
+
+
 def types_list(value: str | list[str] | None, valid: list[str]) -> list[str] | None:
     """``'bugfix,decision'`` or a list → validated type ids (None: any type)."""
     if value is None:
@@ -104,8 +112,8 @@ def parse_id(value: int | str, name: str = "id") -> tuple[str, int]:
     if isinstance(value, bool):
         raise ToolInputError(f"{name} must be an observation id like 12 or #12")
     if isinstance(value, int):
-        if value <= 0:
-            raise ToolInputError(f"{name} must be a positive id (got {value})")
+        if not 0 < value < 2**63:  # SQLite integers are 64-bit: larger ones are no id of ours
+            raise ToolInputError(f"{name} must be a positive id like 12 (got {str(value)[:30]})")
         return "observation", value
     m = _ID.match(str(value).strip())
     if not m:

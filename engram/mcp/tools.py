@@ -82,7 +82,7 @@ class MemoryTools:
 
     def scope(self, project: str | None, cwd: str) -> tuple[str | None, str]:
         """The project filter (None = every project) and how to name it to the model."""
-        p = (project or "").strip()
+        p = inputs.name_text(project, "project")
         if p.lower() in inputs.ALL_PROJECTS:
             return None, "every project"
         if p and ("/" in p or p.startswith("~")):
@@ -248,7 +248,7 @@ class MemoryTools:
              project: str | None = None) -> str:
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
                                redact=self.settings.redact_secrets)
-        p = (project or "").strip()
+        p = inputs.name_text(project, "project")
         if p.lower() in inputs.ALL_PROJECTS:
             raise ToolInputError("a memory belongs to one project: name it, or leave project empty for the "
                                  "current one")

@@ -67,7 +67,8 @@ def test_ids_are_numbers_hash_numbers_or_summary_refs() -> None:
     assert inputs.parse_ids(7, most=20, allow_summaries=False) == [("observation", 7)]
     cases: list[tuple[Any, str]] = [
         ([], "ids is empty"), ([0], "positive"), ([-3], "positive"), (["x1"], "is not an id"),
-        ([True], "must be an observation id"), (list(range(1, 22)), "too many ids"), (["1" * 40], "is not an id")]
+        ([True], "must be an observation id"), (list(range(1, 22)), "too many ids"), (["1" * 40], "is not an id"),
+        ([2**63], "positive id"), ([10**30], "positive id")]
     for bad, msg in cases:
         with pytest.raises(ToolInputError, match=msg):
             inputs.parse_ids(bad, most=20, allow_summaries=True)
@@ -196,6 +197,8 @@ def test_excluded_projects_are_neither_searched_nor_written(tmp_path: Path, proj
         memory.save("something", cwd=project)
     with pytest.raises(ToolInputError, match="excluded"):
         memory.save("something", cwd=str(tmp_path), project="shop-legacy")
+    with pytest.raises(ToolInputError, match="project is too long"):
+        memory.search("x", cwd=str(tmp_path), project="p" * 600)
     assert not os.path.exists(memory.paths.db)
 
 
