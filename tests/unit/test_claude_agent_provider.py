@@ -1,7 +1,7 @@
 """The `claude` provider's pure parts: failure classes, usage, credentials, env, options.
 
 Runs without claude-agent-sdk except the options tests, which skip when it is absent. The
-real CLI against the fake API is in tests/integration/test_claude_agent_provider.py.
+real CLI against the fake API is in tests/integration/test_claude_agent_provider_cli.py.
 """
 
 from __future__ import annotations
@@ -185,11 +185,12 @@ def test_child_env_blanks_parent_session_and_keeps_user_config(monkeypatch: pyte
     monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES", raising=False)
     env = ClaudeAgentProvider(data_dir="/tmp/x", env={"HOME": "/scratch"}).child_env(max_tokens=777)
 
-    for var in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID", "CLAUDE_PROJECT_DIR", "CLAUDE_ENV_FILE",
+    for var in ("CLAUDE_CODE_SESSION_ID", "CLAUDE_PID", "CLAUDE_PROJECT_DIR", "CLAUDE_ENV_FILE",
                 "CLAUDE_PLUGIN_ROOT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_CLIENT_APP"):  # fmt: skip
         assert env[var] == "", var  # blanked: options.env is merged OVER os.environ
-    # The SDK sets CLAUDE_CODE_ENTRYPOINT=sdk-py itself; a blank here would override it.
-    assert "CLAUDE_CODE_ENTRYPOINT" not in env
+    # The SDK sets CLAUDE_CODE_ENTRYPOINT=sdk-py itself (a blank here would override it) and
+    # drops CLAUDECODE from what the CLI inherits.
+    assert "CLAUDE_CODE_ENTRYPOINT" not in env and "CLAUDECODE" not in env
     for var in ("CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CONFIG_DIR", "ANTHROPIC_API_KEY"):
         assert var not in env, var  # not touched: inherited as is
     assert env["ENGRAM_INTERNAL"] == "1"
