@@ -39,7 +39,8 @@ DETECTORS: tuple[tuple[str, str, int], ...] = (
     ("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1),
     ("password_assignment",
      r"(?i)\b[\w.\-]*(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|auth_?key|private_?key)"
-     r"[\w.\-]*[\"']?\s*(?:=|:|:=|=>)\s*[\"']?([^\s\"'`,;{}()<>\[\]]{6,})", 1),
+     # [ \t]* not \s*: a value is on the same line as its key (``key:\n    return x`` is code).
+     r"[\w.\-]*[\"']?[ \t]*(?:=|:|:=|=>)[ \t]*[\"']?([^\s\"'`,;{}()<>\[\]]{6,})", 1),
     ("cli_password_flag", r"(?i)(?:--password|--passwd|--token|--api-key|--secret)[= ]([^\s\"'`-][^\s\"'`]{5,})", 1),
 )
 
@@ -185,7 +186,7 @@ def _looks_like_code(m: re.Match[str], group: int) -> bool:
         return True
     # The key as written (``self.api_key``, ``"max_tokens"``), up to the assignment sign.
     key = m.string[m.start(0):m.start(group)].strip(" \t\"'=:>").rsplit(".", 1)[-1].lower()
-    if value.lower() == key:  # ``self.token = token``, ``api_key=api_key``: passing a variable on
+    if value.lower().strip("_") == key.strip("_"):  # ``self._api_key = api_key``: passing a variable on
         return True
     if value.isdigit() and "token" in key and not any(w in key for w in ("pass", "pwd", "secret")):
         return True  # ``max_tokens: 4096000``, ``"input_tokens": 153421``: a count, not a credential
