@@ -43,7 +43,7 @@ class Memory:
         else:
             conn = self._read()
             try:
-                text = build(conn, self.settings, name, now=now, modes_dir=self.paths.modes)
+                text = build(conn, self.settings, name, now=now, modes_dir=self.paths.modes, root=root or None)
             finally:
                 conn.close()
         return {"project": name, "context": text, "excluded": False, "chars": len(text),

@@ -45,7 +45,7 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
         return empty_note(name)
     try:
         conn.execute("PRAGMA busy_timeout = 1000")
-        return build(conn, settings, name, now=now, modes_dir=paths.modes)
+        return build(conn, settings, name, now=now, modes_dir=paths.modes, root=root)
     except sqlite3.Error:
         return empty_note(name)  # no schema yet (the worker has never run)
     finally:
@@ -58,13 +58,23 @@ def empty_note(project: str) -> str:
 
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
-          modes_dir: str | None = None) -> str:
-    """Render the index for ``project`` from an open connection."""
+          modes_dir: str | None = None, root: str | None = None) -> str:
+    """Render the index for ``project`` from an open connection.
+
+    ``root`` (the project's directory) keeps ``sensitive`` observations recorded in another
+    checkout that merely shares the folder name out of this context.
+    """
     now = time.time() if now is None else now
     obs = conn.execute(
         "SELECT id, session_id, type, title, created_at, source_tokens, tokens_spent FROM observations "
         "WHERE project = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT ?",
         (project, settings.context_observations)).fetchall()
+    sensitive_sessions = {o[1] for o in obs if o[2] == "sensitive"}
+    if root and sensitive_sessions:
+        marks = ",".join("?" * len(sensitive_sessions))
+        roots = dict(conn.execute(f"SELECT id, project_root FROM sessions WHERE id IN ({marks})",
+                                  list(sensitive_sessions)).fetchall())
+        obs = [o for o in obs if o[2] != "sensitive" or roots.get(o[1]) in ("", root)]
     sums = conn.execute(
         "SELECT s.id, s.session_id, s.request, s.learned, s.completed, s.next_steps, s.created_at, "
         "s.source_tokens, s.tokens_spent, ses.started_at FROM session_summaries s "

@@ -375,3 +375,21 @@ def test_build_for_cwd_on_an_excluded_project_returns_nothing(tmp_path: Path, pr
     observe(c, session(c, "s1", BASE), "Secret project work", BASE)
     c.close()
     assert build_for_cwd(paths, Settings().replace(excluded_projects=(PROJECT,)), str(project_dir)) == ""
+
+
+def test_sensitive_rows_of_a_same_named_checkout_stay_out(conn: sqlite3.Connection) -> None:
+    """Two repositories called `api` share a project name; a sensitive memory of one stays home."""
+    with repo.transaction(conn):
+        mine = repo.upsert_session(conn, platform="claude-code", agent_session_id="mine", project="api",
+                                   project_root="/home/me/work/api", cwd="/home/me/work/api", at=BASE)
+        other = repo.upsert_session(conn, platform="claude-code", agent_session_id="other", project="api",
+                                    project_root="/home/me/clients/api", cwd="/home/me/clients/api", at=BASE)
+    observe(conn, mine, "Staging DB lives on host db-7", BASE + 60, "sensitive", project="api")
+    observe(conn, other, "Client VPN credentials rotate monthly", BASE + 120, "sensitive", project="api")
+    observe(conn, other, "Shared fact about the api", BASE + 180, "discovery", project="api")
+    text = build(conn, Settings(), "api", now=NOW, root="/home/me/work/api")
+    assert "Staging DB lives on host db-7" in text
+    assert "Shared fact about the api" in text
+    assert "Client VPN credentials" not in text
+    # Without a root (e.g. a project named explicitly) nothing is filtered by checkout.
+    assert "Client VPN credentials" in build(conn, Settings(), "api", now=NOW)
