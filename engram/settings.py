@@ -30,7 +30,7 @@ DEFAULT_SKIP_TOOLS = (
     "mcp__plugin_engram_*",
 )
 
-PROVIDERS = ("auto", "rules")  # LLM providers arrive with the observer issue
+PROVIDERS = ("auto", "rules", "anthropic", "openai", "claude")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -60,9 +60,27 @@ class Spec:
 SPECS: dict[str, Spec] = {
     "port": Spec(None, "TCP port of the worker on 127.0.0.1 (default 37800 + uid % 100)",
                  min=1024, max=65535),
-    "provider": Spec("auto", "observer: auto picks the best available; rules is the offline, deterministic default",
+    "provider": Spec("auto", "observer: anthropic, openai, claude (Claude Code login) or rules (offline, "
+                             "deterministic); auto picks the first available in that order",
                      choices=PROVIDERS),
     "mode": Spec("code", "observer mode (a JSON file name: code, code-chill, or yours in <data>/modes)"),
+    "model": Spec("", "observer model (empty: the provider's default, claude-haiku-4-5 / gpt-4o-mini)"),
+    "cheap_model": Spec("", "model for batches that only read (Read, Grep, Glob, LS); empty: the same as model"),
+    "base_url": Spec("", "API base URL (empty: the provider's own); for openai any compatible server "
+                         "(Ollama, vLLM, LM Studio, OpenRouter)"),
+    "api_key_env": Spec("", "name of the environment variable holding the API key (empty: ENGRAM_ANTHROPIC_API_KEY "
+                            "or ANTHROPIC_API_KEY, ENGRAM_OPENAI_API_KEY or OPENAI_API_KEY); keys never go in "
+                            "settings.json"),
+    "max_concurrent_conversations": Spec(2, "observer conversations alive at once, over all sessions",
+                                         min=1, max=10),
+    "idle_timeout_s": Spec(180, "an observer conversation idle this long is closed and frees its slot",
+                           min=1, max=86400),
+    "max_conversation_chars": Spec(200_000, "history size past which a session's observer conversation starts "
+                                            "afresh", min=10_000, max=5_000_000),
+    "max_output_tokens": Spec(4096, "longest observer reply, in tokens", min=256, max=64_000),
+    "daily_token_budget": Spec(3_000_000, "observer tokens per day (cached input counts 1/10); past it the rules "
+                                          "observer takes over until midnight (0: no limit)",
+                               min=0, max=1_000_000_000_000),
     "log_level": Spec("INFO", "worker log level", choices=LOG_LEVELS),
     "excluded_projects": Spec((), "globs on project path or name that are never captured nor injected"),
     "skip_tools": Spec(DEFAULT_SKIP_TOOLS, "tool names (globs) that are not captured"),
@@ -121,6 +139,15 @@ class Settings:
     port: int
     provider: str
     mode: str
+    model: str
+    cheap_model: str
+    base_url: str
+    api_key_env: str
+    max_concurrent_conversations: int
+    idle_timeout_s: int
+    max_conversation_chars: int
+    max_output_tokens: int
+    daily_token_budget: int
     log_level: str
     excluded_projects: tuple[str, ...]
     skip_tools: tuple[str, ...]
@@ -171,9 +198,10 @@ def _default(name: str) -> Any:
 
 
 ENV_PREFIX = "ENGRAM_"
-ALLOW_EMPTY = {"optout_marker", "embedding_model"}
+ALLOW_EMPTY = {"optout_marker", "embedding_model", "model", "cheap_model", "base_url", "api_key_env"}
 # Environment variables that are not settings.
-NON_SETTING_ENV = {"ENGRAM_DATA_DIR", "ENGRAM_EMBEDDING_API_KEY", "ENGRAM_INTERNAL"}
+NON_SETTING_ENV = {"ENGRAM_DATA_DIR", "ENGRAM_EMBEDDING_API_KEY", "ENGRAM_INTERNAL",
+                   "ENGRAM_ANTHROPIC_API_KEY", "ENGRAM_OPENAI_API_KEY"}  # API keys: never settings
 
 
 def defaults() -> dict[str, Any]:

@@ -9,6 +9,12 @@ Exactly once, even when killed at any instant:
 2. *Observe*: per session, the pending events go to the provider; its observations, the
    summary and the ``done`` marks of the events are committed together. An event is
    either pending (it will be fed again) or done with its rows stored, never in between.
+
+An LLM observer never makes this thread wait for a model: ``observe`` hands the next batch
+to its own bounded pool and returns at once; when a reply is ready it pokes this thread
+(``bind``), and the next ``observe`` of that session returns the outcome, stored here, by
+the only writer. Observers may also offer ``wants(session)`` (skip sessions whose call is
+still in flight), ``maintain(now)`` (idle timeouts) and ``close()`` (no orphan conversation).
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engram import spool
 from engram.observer.base import Observer
 from engram.paths import Paths
-from engram.store import repo
+from engram.store import repo, usage
 
 log = logging.getLogger("engram.worker")
 
@@ -56,6 +63,11 @@ class Pipeline:
         self.observer = observer
         self.stats = Stats()
         self._last_prune = 0.0
+        self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
+        bind = getattr(observer, "bind", None)
+        if callable(bind):
+            # spent_today reads with this (the pipeline's) connection: it is only called from observe().
+            bind(lambda: self.wake(), lambda: usage.spent_today(self.conn))
 
     # ------------------------------------------------------------------------- ingest
     def ingest(self, limit: int = INGEST_BATCH) -> int:
@@ -151,7 +163,10 @@ class Pipeline:
         """Run the observer over every session with pending events; returns rows stored."""
         now = time.time() if now is None else now
         stored = 0
+        wants = getattr(self.observer, "wants", None)
         for sid in repo.sessions_with_pending(self.conn):
+            if wants is not None and not wants(sid):
+                continue  # its call is still in flight: its new events go in the next turn
             events = repo.pending_events(self.conn, sid)
             if not events:
                 continue
@@ -167,8 +182,15 @@ class Pipeline:
                 self.stats.observer_busy = False
             if not outcome.done and not outcome.observations and outcome.summary is None:
                 continue
+            producer = getattr(outcome, "provider", "") or self.observer.name
             with repo.transaction(self.conn):
-                ids = repo.store_outcome(self.conn, sid, info.project, outcome, self.observer.name)
+                ids = repo.store_outcome(self.conn, sid, info.project, outcome, producer)
+                if getattr(outcome, "calls", 0):
+                    usage.record_call(self.conn, sid, provider=producer, model=outcome.model,
+                                      tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
+                                      cache_read=getattr(outcome, "cache_read", 0),
+                                      cache_write=getattr(outcome, "cache_write", 0), observations=len(ids),
+                                      reply_kind=getattr(outcome, "reply_kind", ""))
             stored += len(ids)
             self.stats.observations += len(ids)
             if outcome.summary is not None:
@@ -179,7 +201,19 @@ class Pipeline:
                               "summary": outcome.summary is not None})
                 except Exception:
                     log.exception("listener failed")
+        maintain = getattr(self.observer, "maintain", None)
+        if maintain is not None:
+            maintain(now)
         return stored
+
+    def close(self) -> None:
+        """Stop the observer's conversations (called when the pipeline thread ends)."""
+        close = getattr(self.observer, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                log.exception("closing the observer failed")
 
     def prune(self, now: float) -> None:
         if now - self._last_prune < 3600:
@@ -231,6 +265,7 @@ class PipelineThread(threading.Thread):
         self._cycle_done = threading.Condition()
         self._generation = 0
         self._in_cycle = False
+        pipeline.wake = self.poke
 
     def poke(self) -> None:
         self._wake.set()
@@ -261,3 +296,4 @@ class PipelineThread(threading.Thread):
             with self._cycle_done:
                 self._generation += 1
                 self._cycle_done.notify_all()
+        self.pipeline.close()
