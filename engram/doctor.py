@@ -86,6 +86,9 @@ def run_checks(paths: Paths) -> list[Check]:
                 f"{depth} event(s) waiting" + (" (is the worker running?)" if depth and not health else "")))
     if corrupt:
         out.append(("warn", "spool", f"{corrupt} unreadable file(s) quarantined in {paths.spool_corrupt}"))
+    from engram.search.doctor import checks as search_checks
+
+    out.extend(search_checks(paths, settings, health))
     _observer, why = choose(settings)
     out.append(("ok", "observer", why))
     return out

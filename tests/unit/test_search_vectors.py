@@ -52,7 +52,8 @@ def test_identical_text_reuses_the_vector(rows: Rows) -> None:
     before = sum(len(c) for c in emb.calls)
     assert embed_all(rows, emb) == 1
     assert sum(len(c) for c in emb.calls) == before  # copied by content hash, not recomputed
-    assert tuple(rows.conn.execute("SELECT COUNT(DISTINCT content_hash), COUNT(*) FROM embeddings").fetchone()) == (1, 2)
+    row = rows.conn.execute("SELECT COUNT(DISTINCT content_hash), COUNT(*) FROM embeddings").fetchone()
+    assert tuple(row) == (1, 2)
 
 
 def test_edits_and_deletes_remove_vectors(rows: Rows) -> None:
