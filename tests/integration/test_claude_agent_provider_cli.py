@@ -287,12 +287,17 @@ def _hook_settings(log: Path) -> dict[str, Any]:
     return {"hooks": {ev: [{"matcher": "*", **hook}] for ev in HOOK_EVENTS}}
 
 
-class _NoGuardProvider(ClaudeAgentProvider):
-    """The control: identical but for ``setting_sources`` (None = the CLI's default, all)."""
+class _GuardProvider(ClaudeAgentProvider):
+    """The provider with its hook guards replaced: ``setting_sources`` (None = the CLI's
+    default, every source) and the flag settings carrying ``disableAllHooks``."""
+
+    def __init__(self, *, setting_sources: list[str] | None, settings: str | None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.guards = {"setting_sources": setting_sources, "settings": settings}
 
     def options(self, system: str, *, model: str, max_tokens: int) -> Any:
         opts = super().options(system, model=model, max_tokens=max_tokens)
-        return dataclasses.replace(opts, setting_sources=None)
+        return dataclasses.replace(opts, **self.guards)
 
 
 def _run_conversation(provider: ClaudeAgentProvider) -> None:
@@ -312,16 +317,26 @@ def test_observer_cli_fires_none_of_the_users_hooks(tmp_path: Path, home: Path) 
     project_settings.parent.mkdir(parents=True)
     project_settings.write_text(json.dumps(_hook_settings(log)))
 
-    with FakeAnthropic(script=in_order([text("ok")])) as fake:
-        _run_conversation(provider_for(tmp_path, home, fake))
-        assert fake.requests, "the conversation never reached the model"
-        assert not log.exists() or log.read_text() == "", log.read_text()
+    def fired() -> list[str]:
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
-        # Control: without setting_sources=[] the very same hooks fire, so the assertion
-        # above would fail if the guard broke.
-        _run_conversation(_NoGuardProvider(data_dir=str(tmp_path / "data"), env=offline_env(home, fake.base_url)))
-    fired = [json.loads(line) for line in log.read_text().splitlines()]
-    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(fired), fired
+    with FakeAnthropic(script=in_order([text("ok")])) as fake:
+        env = offline_env(home, fake.base_url)
+        data = str(tmp_path / "data")
+        _run_conversation(ClaudeAgentProvider(data_dir=data, env=env))
+        assert fake.requests, "the conversation never reached the model"
+        assert fired() == []
+
+        # Each guard alone is enough.
+        no_hooks = json.dumps({"disableAllHooks": True})
+        _run_conversation(_GuardProvider(data_dir=data, env=env, setting_sources=[], settings=None))
+        _run_conversation(_GuardProvider(data_dir=data, env=env, setting_sources=None, settings=no_hooks))
+        assert fired() == []
+
+        # Control: without both guards the very same hooks fire, so the assertions above
+        # would fail if the guards broke.
+        _run_conversation(_GuardProvider(data_dir=data, env=env, setting_sources=None, settings=None))
+    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(fired()), fired()
 
 
 def test_cli_process_is_isolated(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ real CLI against the fake API is in tests/integration/test_claude_agent_provider
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import stat
 import subprocess
@@ -210,6 +211,7 @@ def test_options_isolate_the_observer_cli(tmp_path: Path) -> None:
     provider = ClaudeAgentProvider(data_dir=str(data))
     opts = provider.options("SYSTEM PROMPT", model="claude-haiku-4-5", max_tokens=2000)
     assert opts.setting_sources == []  # the guard: none of the user's hooks fire
+    assert json.loads(opts.settings) == {"disableAllHooks": True}  # the second guard
     assert opts.tools == [] and opts.allowed_tools == []
     assert set(BUILTIN_TOOLS) <= set(opts.disallowed_tools) and "Bash" in opts.disallowed_tools
     assert opts.permission_mode == "dontAsk"
@@ -238,6 +240,7 @@ def test_options_match_the_cli_flags(tmp_path: Path) -> None:
     assert "--setting-sources=" in cmd
     assert cmd[cmd.index("--tools") + 1] == ""
     assert "--no-session-persistence" in cmd and "--strict-mcp-config" in cmd
+    assert json.loads(cmd[cmd.index("--settings") + 1]) == {"disableAllHooks": True}
     assert cmd[cmd.index("--permission-mode") + 1] == "dontAsk"
     assert cmd[cmd.index("--thinking") + 1] == "disabled"
     assert "--allowedTools" not in joined

@@ -9,7 +9,8 @@ The observer's own CLI must never be captured by Engram or disturb the user, so 
 
 * with ``setting_sources=[]``: none of the user's or the project's settings load, so none of
   their hooks fire (otherwise SessionStart…SessionEnd of the user's hooks run, Engram's
-  included, and the observer captures itself), no CLAUDE.md, no plugins;
+  included, and the observer captures itself), no CLAUDE.md, no plugins; and, as a second
+  guard, ``{"disableAllHooks": true}`` in the flag settings;
 * with ``ENGRAM_INTERNAL=1`` (Engram's hooks exit at once) and inherited Claude Code session
   variables blanked (the worker is started from a hook, so it inherits them);
 * in ``<data>/observer-sessions`` (Engram's hooks ignore any cwd inside the data dir);
@@ -32,6 +33,7 @@ import collections
 import concurrent.futures
 import contextlib
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -215,6 +217,9 @@ class ClaudeAgentProvider:
             disallowed_tools=list(BUILTIN_TOOLS),
             permission_mode="dontAsk",  # anything not pre-approved is denied, never prompted
             setting_sources=[],  # no user/project/local settings: none of their hooks fire
+            # Second, independent guard (flag-settings layer): hooks from any source that
+            # still loads (plugins, skills) are off too. Each alone suffices (tested).
+            settings=json.dumps({"disableAllHooks": True}),
             strict_mcp_config=True,  # and no MCP server from ~/.claude.json or .mcp.json
             mcp_servers={},
             verbatim_prompts=True,  # no @path expansion or slash commands in event text
