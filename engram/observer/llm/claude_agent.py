@@ -103,6 +103,7 @@ _AUTH_PATTERNS = (
     "unauthorized", "forbidden", "failed to authenticate", "api key",
 )  # fmt: skip
 
+_HAS_PROCFS = os.path.isdir("/proc/self")
 _STOP = object()  # inbox sentinel: leave the loop and shut the CLI down
 
 
@@ -644,13 +645,13 @@ def _is_live_child(pid: int, process: Any) -> bool:
     """True while ``pid`` is still our unreaped, running child."""
     if process is not None and getattr(process, "returncode", None) is not None:
         return False  # reaped: the pid may already belong to someone else
+    if not _HAS_PROCFS:
+        return process is not None  # macOS: the SDK's returncode is all there is
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read().decode("ascii", "replace")
-    except FileNotFoundError:
-        return False
     except OSError:
-        return process is not None  # no /proc (macOS): trust the SDK's returncode
+        return False
     fields = stat.rsplit(")", 1)[-1].split()
     return len(fields) > 1 and fields[0] not in ("Z", "X") and fields[1] == str(os.getpid())
 
