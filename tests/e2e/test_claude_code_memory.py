@@ -65,7 +65,7 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
     session2 = [[text("Noted.")]]
     script = script_by_prompt({"calc.py": session1, "last time": session2})
     # The hooks see only the CLI's (clean) environment: give them the scratch port.
-    hook_env = {"ENGRAM_PORT": port}
+    hook_env = {"ENGRAM_PORT": port, "ENGRAM_PROVIDER": "rules"}  # the offline observer, explicitly
 
     with FakeAnthropic(script=script) as fake:
         first = run_claude("Create calc.py with an add function and make sure it works.", cwd=project,
