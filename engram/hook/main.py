@@ -253,6 +253,7 @@ def _truncate(value: Any, limit: int) -> tuple[Any, bool]:
 
 def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """Strip private/echo blocks, cap sizes, redact secrets: nothing else reaches the disk."""
+    session_id = payload["session_id"]  # an id the agent made up, not content: it must stay usable
     payload = strip_value(payload)
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
@@ -260,6 +261,7 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
         from engram.settings import custom_patterns
 
         payload = Redactor(disabled=settings.redact_disabled, custom=custom_patterns(settings)).value(payload)
+    payload["session_id"] = _truncate(session_id, settings.max_field_chars)[0]
     return payload, truncated
 
 
