@@ -174,6 +174,8 @@ class _Replacer:
 
 
 _ASSIGNMENTS = {"password_assignment", "cli_password_flag"}
+# Key endings that describe a token rather than hold one (``token_type``, ``token_count``).
+_TOKEN_META = ("token_type", "tokentype", "token_kind", "token_class", "token_count", "token_len", "token_length")
 _CODE_REF_SOURCE = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\$\{?\w+\}?|\[REDACTED\S*"
 _PLACEHOLDERS = {"none", "null", "true", "false", "undefined", "required", "optional", "string", "changeme",
                  "xxxxxx", "********", "redacted", "example", "placeholder", "your_password", "password"}
@@ -188,11 +190,13 @@ def _looks_like_code(m: re.Match[str], group: int) -> bool:
     key = m.string[m.start(0):m.start(group)].strip(" \t\"'=:>").rsplit(".", 1)[-1].lower()
     if value.lower().strip("_") == key.strip("_"):  # ``self._api_key = api_key``: passing a variable on
         return True
-    if value.isdigit() and "token" in key and not any(w in key for w in ("pass", "pwd", "secret")):
+    if value.replace("_", "").isdigit() and "token" in key and not any(w in key for w in ("pass", "pwd", "secret")):
         return True  # ``max_tokens: 4096000``, ``"input_tokens": 153421``: a count, not a credential
     if not any(w in key for w in ("pass", "pwd", "secret", "key")) and (
-            "tokeniz" in key or ("tokens" in key and value.replace("_", "").isalpha())):
-        return True  # ``tokenize = 'trigram'``, ``tokens_spent=tokens``: tokenizers, model-token counts
+            "tokeniz" in key or key.endswith(_TOKEN_META) or ("tokens" in key and value.replace("_", "").isalpha())):
+        # ``tokenize = 'trigram'``, ``token_type = 'mailbox'``, ``tokens_spent=tokens``: tokenizers, kinds
+        # of token, model-token counts
+        return True
     after = m.string[m.end(group):m.end(group) + 1]
     return after in ("(", "[")
 
