@@ -408,6 +408,26 @@ def test_send_timeout_kills_the_cli(tmp_path: Path, home: Path) -> None:
             conv.close()
 
 
+def test_cli_that_never_answers_the_handshake_is_killed(tmp_path: Path, home: Path) -> None:
+    pidfile = tmp_path / "cli.pid"
+    cli = tmp_path / "claude"
+    cli.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n")  # deaf to stdin EOF
+    cli.chmod(0o755)
+    provider = ClaudeAgentProvider(
+        data_dir=str(tmp_path / "data"), env={"HOME": str(home)}, cli_path=str(cli), start_timeout=2
+    )
+    conv = provider.open("SYS")
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ProviderError) as exc:
+            conv.send("hi", model=MODEL, max_tokens=100)
+    finally:
+        conv.close()
+    assert exc.value.kind == "transient" and "did not start" in str(exc.value)
+    assert time.monotonic() - t0 < 8.0
+    assert not alive(int(pidfile.read_text()))
+
+
 def test_close_from_another_thread_ends_a_hanging_send(tmp_path: Path, home: Path) -> None:
     in_flight = threading.Event()
 

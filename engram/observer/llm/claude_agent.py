@@ -342,8 +342,8 @@ class _Session:
         self._inbox: asyncio.Queue[Any] | None = None
         self._task: asyncio.Task[Any] | None = None  # connect or the current turn
         self._stopping = False
+        self._client: Any = None
         self._process: Any = None  # the SDK's anyio Process, once spawned
-        self.pid: int | None = None
         # Daemon: a non-daemon thread would make interpreter exit wait for it before the
         # atexit finalizers that stop it could run.
         self._thread = threading.Thread(target=self._run, name="engram-claude-observer", daemon=True)
@@ -437,7 +437,7 @@ class _Session:
                 return
             self._loop = asyncio.get_running_loop()
             self._inbox = inbox
-        client = ClaudeSDKClient(options=self._options)
+        client = self._client = ClaudeSDKClient(options=self._options)
         try:
             self._task = asyncio.ensure_future(self._connect(client))
             await asyncio.wait({self._task})
@@ -468,13 +468,8 @@ class _Session:
                 await client.disconnect()  # stdin EOF; the SDK escalates to SIGTERM/SIGKILL
 
     async def _connect(self, client: Any) -> None:
-        try:
-            await client.connect()
-        finally:
-            # connect() builds the transport before spawning: take its process as soon as it
-            # exists, so a hung handshake can still be killed.
-            self._process = getattr(getattr(client, "_transport", None), "_process", None)
-            self.pid = getattr(self._process, "pid", None)
+        await client.connect()
+        self._find_process()
 
     async def _turn(self, client: Any, turn: _Turn) -> None:
         try:
@@ -527,6 +522,18 @@ class _Session:
         return reply, usage_from(result.usage)
 
     # ---- killing ---------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return getattr(self._find_process(), "pid", None)
+
+    def _find_process(self) -> Any:
+        # The SDK keeps its subprocess on a private attribute of the transport, which exists
+        # as soon as connect() has spawned it, before the handshake: a hung handshake can
+        # be killed too. Kept once found (the SDK drops it on close).
+        if self._process is None and self._client is not None:
+            self._process = getattr(getattr(self._client, "_transport", None), "_process", None)
+        return self._process
 
     def _kill(self) -> None:
         """SIGKILL the CLI if it is still our live child (never a recycled pid)."""
