@@ -8,7 +8,6 @@ import subprocess
 
 from engram import daemon, spool
 from engram.integrations import claude_code
-from engram.observer.registry import choose
 from engram.paths import Paths, read_token
 from engram.service import Memory
 from engram.settings import load
@@ -89,6 +88,7 @@ def run_checks(paths: Paths) -> list[Check]:
     from engram.search.doctor import checks as search_checks
 
     out.extend(search_checks(paths, settings, health))
-    _observer, why = choose(settings)
-    out.append(("ok", "observer", why))
+    from engram.observer.llm.doctor import checks as observer_checks
+
+    out.extend(observer_checks(paths, settings, health))
     return out

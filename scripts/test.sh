@@ -9,7 +9,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 # compat mode: a plain editable install adds ~7 ms to every hook start (see DESIGN.md §4)
-.venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+.venv/bin/python -m pip install -q -e '.[dev,anthropic,openai]' --config-settings editable_mode=compat
 # Optional: the `claude` extra (claude-agent-sdk, a ~178 MB wheel bundling the Claude Code CLI;
 # ~14 s cold, ~3 s when already installed) for the claude provider's tests. They skip when it is
 # absent; ENGRAM_TEST_CLAUDE_SDK=0 skips the install, a failed install only warns.

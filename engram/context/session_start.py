@@ -96,8 +96,10 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     work = sum(int(o[5] or 0) + int(o[6] or 0) for o in obs) + sum(int(s[7] or 0) + int(s[8] or 0) for s in sums)
 
     rows.sort(key=lambda r: (r[0], r[1]))
+    footer = budget_note(conn, settings, now)
     def render(keep: int) -> str:
-        return _render(project, now, icons, rows[len(rows) - keep:], latest, work, total, hidden=len(rows) - keep)
+        return _render(project, now, icons, rows[len(rows) - keep:], latest, work, total, hidden=len(rows) - keep,
+                       footer=footer)
 
     # Keep the newest rows that fit: binary search on how many (the length grows with the count).
     text = render(len(rows))
@@ -128,7 +130,7 @@ def _clean(text: object) -> str:
 
 
 def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[float, int, str, str]],
-            latest: Sequence[object] | None, work: int, total: int, hidden: int) -> str:
+            latest: Sequence[object] | None, work: int, total: int, hidden: int, footer: str = "") -> str:
     lines = [OPEN, f"# Memory of {project} · {time.strftime('%a %Y-%m-%d %H:%M %Z', time.localtime(now))}",
              "Legend: " + " · ".join([f"{SUMMARY_ICON} session", *(f"{v} {k}" for k, v in icons.items())]),
              "{economics}",
@@ -162,6 +164,8 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
         many = f"More than {COUNT_CAP - shown:,}" if total > COUNT_CAP else f"{older}"
         lines.append(f"{many} older observation(s) are not listed; search finds them.")
     lines.append("Details: `engram show <ID>` prints a full record; `engram search <words>` looks further back.")
+    if footer:
+        lines.append(footer)
     lines.append(CLOSE)
     body = "\n".join(lines)
     read_tokens = (len(body) + 3) // 4
@@ -172,6 +176,22 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
     else:
         econ = f"Economics: reading this index costs ~{read_tokens:,} tokens."
     return body.replace("{economics}", econ, 1)
+
+
+def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str:
+    """One line when the LLM observer's daily token budget is spent (its notes are thinner today)."""
+    budget = settings.daily_token_budget
+    if not budget or settings.provider == "rules":
+        return ""
+    try:  # cached input counts a tenth, as in engram.store.usage (not imported: hook path)
+        row = conn.execute("SELECT COALESCE(SUM(tokens_in - cache_read + tokens_out), 0), "
+                           "COALESCE(SUM(cache_read), 0) FROM observer_usage WHERE day = ? AND provider != 'rules'",
+                           (time.strftime("%Y-%m-%d", time.localtime(now)),)).fetchone()
+    except sqlite3.Error:  # a database from before migration 0005
+        return ""
+    if row[0] + row[1] * 0.1 < budget:
+        return ""
+    return "Observer: today's token budget is spent; until midnight, notes come from the offline rules observer."
 
 
 def _clip(text: str, limit: int) -> str:

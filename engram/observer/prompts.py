@@ -174,6 +174,9 @@ def system_prompt(mode: dict[str, Any], session: SessionInfo) -> str:
 
 
 def recap_lines(session: SessionInfo) -> list[str]:
+    """Nothing for a session seen for the first time (its request is in the first batch)."""
+    if not session.prior_observations and session.prior_summary is None:
+        return []
     lines: list[str] = []
     first = next((p for p in session.prompts if p), "")
     if first:

@@ -35,6 +35,12 @@ class WorkerState:
     ready: bool = False
 
 
+def _observer_state(state: WorkerState) -> dict[str, Any]:
+    """An LLM observer's conversations, replies, back-off and budget (nothing for ``rules``)."""
+    snapshot = getattr(state.thread.pipeline.observer, "snapshot", None)
+    return snapshot() if snapshot is not None else {}
+
+
 def create_app(state: WorkerState) -> Any:
     """The ASGI app, wrapped in the security guard."""
 
@@ -45,7 +51,7 @@ def create_app(state: WorkerState) -> Any:
             "version": VERSION, "pid": os.getpid(), "port": state.port, "start_token": state.start_token,
             "uptime_s": round(time.time() - state.started_at, 1), "ready": state.ready,
             "observer": {"provider": state.thread.pipeline.observer.name, "why": state.observer_note,
-                         "busy": stats.observer_busy, "last_error": stats.last_error},
+                         "busy": stats.observer_busy, "last_error": stats.last_error, **_observer_state(state)},
         })
 
     async def readiness(request: Request) -> JSONResponse:
