@@ -257,10 +257,13 @@ def _outside_snapshot(home: Home) -> dict[str, str]:
     return {k: hashlib.sha256(v).hexdigest() for k, v in snap.items()}
 
 
-def _check_harmless(r: Any, what: str) -> None:
-    assert r.status is None or r.status < 500, f"{what}: {r}"
+def _check_harmless(r: Any, what: str, problems: list[str]) -> None:
+    """Collects every problem (one failure report lists them all)."""
+    if r.status is not None and r.status >= 500:
+        problems.append(f"{what}: {r}")
     for leak in (b"root:x:0:0", b"outside-canary-93c1", b"[boot loader]", b"ENGRAM_DATA_DIR="):
-        assert leak not in r.body, f"{what}: leaked {leak!r}"
+        if leak in r.body:
+            problems.append(f"{what}: leaked {leak!r}")
 
 
 def test_path_traversal_in_every_parameter_is_rejected_or_harmless(served: Served) -> None:
@@ -269,31 +272,34 @@ def test_path_traversal_in_every_parameter_is_rejected_or_harmless(served: Serve
     before_outside = _outside_snapshot(home)
     before_memory = memory_fingerprint(home)
     passwd = hashlib.sha256(Path("/etc/passwd").read_bytes()).hexdigest()
+    problems: list[str] = []
     for path, methods in s.routes:
         for method in methods:
             for value in TRAVERSALS:
+                names = PATH_LIKE_PARAMS if len(value) < 1000 else PATH_LIKE_PARAMS[:2]  # huge ones: two at once
                 if method in STATE_CHANGING:
                     # Writes get the traversal in the body and the query, pointed at the 'outside' dir.
                     if value.startswith("/etc") or value.startswith("/proc") or value.startswith("/dev"):
                         value = str(home.root / "outside" / "victim.json")
-                    body = json.dumps({n: value for n in PATH_LIKE_PARAMS}).encode()
-                    r = http(s.port, method, f"{path}?{_qs(value, PATH_LIKE_PARAMS)}", token=s.token, body=body,
+                    body = json.dumps({n: value for n in names}).encode()
+                    r = http(s.port, method, f"{path}?{_qs(value, names)}", token=s.token, body=body,
                              headers={"Origin": f"http://127.0.0.1:{s.port}"})
                 else:
-                    r = http(s.port, method, f"{path}?{_qs(value, PATH_LIKE_PARAMS)}", token=s.token)
-                _check_harmless(r, f"{method} {path} = {value[:40]!r}")
+                    r = http(s.port, method, f"{path}?{_qs(value, names)}", token=s.token)
+                _check_harmless(r, f"{method} {path} = {value[:40]!r}", problems)
     # The known file-path parameter of the context endpoint, one at a time.
     for name in ("cwd", "project"):
         for value in TRAVERSALS:
             r = http(s.port, "GET", f"/api/context?{_qs(value, (name,))}", token=s.token)
-            _check_harmless(r, f"context {name}={value[:40]!r}")
+            _check_harmless(r, f"context {name}={value[:40]!r}", problems)
             if "\x00" in value or len(value) > 4096:
                 assert r.status == 400, (name, value[:40], r)
     # Traversal in the path itself never escapes the routes.
     for p in ("/api/../../etc/passwd", "/api/%2e%2e/%2e%2e/etc/passwd", "/api/observations/..%2f..%2fetc%2fpasswd",
               "/api/observations/1%00", "/../../../etc/passwd", "//etc/passwd"):
         r = http(s.port, "GET", p, token=s.token)
-        _check_harmless(r, p)
+        _check_harmless(r, p, problems)
+    assert not problems, "\n".join(problems)
     assert _outside_snapshot(home) == before_outside, "a file outside the data dir was written"
     assert hashlib.sha256(Path("/etc/passwd").read_bytes()).hexdigest() == passwd
     after = memory_fingerprint(home)
@@ -319,13 +325,16 @@ def test_fts_and_sql_injection_strings_are_harmless(served: Served) -> None:
     s = served
     home = s.home
     before = memory_fingerprint(home)
+    problems: list[str] = []
     for path, methods in s.routes:
         for method in methods:
             for value in INJECTIONS:
                 if method in STATE_CHANGING:
                     continue  # a state-changing route may legitimately change memory: see below
                 r = http(s.port, method, f"{path}?{_qs(value, TEXT_PARAMS)}", token=s.token)
-                assert r.status is not None and r.status < 500, f"{method} {path} {value[:40]!r}: {r}"
+                if r.status is None or r.status >= 500:
+                    problems.append(f"{method} {path} {value[:40]!r}: {r}")
+    assert not problems, "\n".join(problems)
     assert memory_fingerprint(home) == before, "a read request changed memory"
     tables_before = set(before[0])
     for path, methods in s.routes:
@@ -334,8 +343,11 @@ def test_fts_and_sql_injection_strings_are_harmless(served: Served) -> None:
                 continue
             for value in INJECTIONS:
                 body = json.dumps({n: value for n in TEXT_PARAMS} | {"dry_run": True}).encode()
-                r = http(s.port, method, f"{path}?{_qs(value, TEXT_PARAMS)}&dry_run=1", token=s.token, body=body)
-                assert r.status is not None and r.status < 500, f"{method} {path} {value[:40]!r}: {r}"
+                r = http(s.port, method, f"{path}?{_qs(value, TEXT_PARAMS)}&dry_run=1", token=s.token, body=body,
+                         headers={"Origin": f"http://127.0.0.1:{s.port}"})
+                if r.status is None or r.status >= 500:
+                    problems.append(f"{method} {path} {value[:40]!r}: {r}")
+    assert not problems, "\n".join(problems)
     after = memory_fingerprint(home)
     assert after[1] == "ok" and set(after[0]) == tables_before
     # Ids that are not integers are refused before any SQL runs.
@@ -357,7 +369,7 @@ def test_malformed_http_never_crashes_the_worker(served: Served) -> None:
     ]
     for data in garbage:
         try:
-            r = raw_http(s.port, data, timeout=5)
+            r = raw_http(s.port, data, timeout=1.5)  # some make the server wait for bytes that never come
         except (TimeoutError, OSError):
             continue
         assert r.status is None or r.status != 500, (data[:60], r)
