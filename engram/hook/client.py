@@ -20,7 +20,13 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
 
 def request(port: int, method: str, path: str, *, body: bytes = b"", token: str = "",
             timeout: float = 0.25) -> tuple[int, bytes] | None:
-    """Send one request to 127.0.0.1:port; return (status, body) or None on failure/timeout."""
+    """Send one request to 127.0.0.1:port; return (status, body) or None on failure/timeout.
+
+    The token goes only to a listener owned by this user: after a crash or a reboot the pid file
+    can name a port that another local user now listens on, and would be handed the token.
+    """
+    if token and not listener_is_ours(port):
+        return None
     deadline = time.monotonic() + timeout
     sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     chunks: list[bytes] = []
@@ -61,6 +67,49 @@ def request(port: int, method: str, path: str, *, body: bytes = b"", token: str 
     if b"transfer-encoding: chunked" in headers:
         payload = _dechunk(payload)
     return status, payload
+
+
+def listener_is_ours(port: int) -> bool:
+    """False when a socket of another user listens on TCP ``port`` (Linux sock_diag; True when unknown).
+
+    Asks the kernel for the listening sockets only (netlink, well under a millisecond), not
+    /proc/net/tcp (every socket of the machine, ~10 ms here).
+    """
+    import struct
+
+    try:
+        nl = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_DGRAM, 4)  # NETLINK_SOCK_DIAG
+    except (AttributeError, OSError):
+        return True  # not Linux, or netlink not allowed: cannot tell
+    try:
+        nl.settimeout(0.5)
+        uid = os.getuid()
+        for family in (_socket.AF_INET, _socket.AF_INET6):
+            # inet_diag_req_v2: TCP sockets of this family in state LISTEN (1 << 10), any address.
+            req = struct.pack("=BBBBI48x", family, _socket.IPPROTO_TCP, 0, 0, 1 << 10)
+            # nlmsghdr: SOCK_DIAG_BY_FAMILY (20), NLM_F_REQUEST | NLM_F_DUMP
+            nl.send(struct.pack("=IHHII", 16 + len(req), 20, 0x301, 1, 0) + req)
+            done = False
+            while not done:
+                data = nl.recv(65536)
+                if not data:
+                    break
+                off = 0
+                while off + 16 <= len(data):
+                    length, kind = struct.unpack_from("=IH", data, off)
+                    if kind in (2, 3) or length < 16:  # NLMSG_ERROR, NLMSG_DONE
+                        done = True
+                        break
+                    sport = struct.unpack_from(">H", data, off + 16 + 4)[0]
+                    owner = struct.unpack_from("=I", data, off + 16 + 64)[0]
+                    if sport == port and owner != uid:
+                        return False
+                    off += (length + 3) & ~3
+        return True
+    except (OSError, struct.error):
+        return True
+    finally:
+        nl.close()
 
 
 def poke_udp(port: int) -> bool:

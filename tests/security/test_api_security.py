@@ -16,6 +16,7 @@ import os
 import socket
 import stat
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -655,3 +656,67 @@ def test_the_worker_command_line_holds_no_token(served: Served) -> None:
                 pass
     assert "worker\x00run" in cmdlines  # the worker is among them
     assert served.token not in cmdlines
+
+
+# ------------------------------------------------------------------ another user on our port
+
+SQUATTER = r"""
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(16)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        data = c.recv(65536)
+        sys.stdout.write(repr(data) + "\n")
+        sys.stdout.flush()
+        body = b'{"service": "engram", "status": "ok", "start_token": "a-guess", "pid": 1, "port": 1}'
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+    except OSError:
+        pass
+    c.close()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root to run a listener as another user (nobody)")
+def test_a_port_squatted_by_another_user_never_receives_the_token(home: Home) -> None:
+    """After a crash or a reboot the pid file names a port another local user may now hold: the token
+    must not be sent there (by the hooks, the CLI, or any client of ``engram.hook.client.request``)."""
+    from engram.hook import client
+    from engram.paths import ensure_token, write_private
+
+    home.paths.ensure()
+    token = ensure_token(home.paths)
+    seed_session(home, "squat-0")  # no worker: spooled only
+    write_private(home.paths.pid_file, json.dumps({"pid": 2 ** 22 + 7, "port": home.port,
+                                                   "start_token": "the-real-one"}).encode())
+    squatter = subprocess.Popen(["/usr/bin/python3", "-I", "-c", SQUATTER, str(home.port)], stdout=subprocess.PIPE,
+                                text=True, user=65534, group=65534)
+    try:
+        assert squatter.stdout is not None and squatter.stdout.readline().strip() == "listening"
+        assert client.listener_is_ours(home.port) is False
+        assert client.request(home.port, "GET", "/api/status", token=token, timeout=2) is None
+        assert client.request(home.port, "POST", "/api/flush", token=token, timeout=2) is None
+        # The real programs, in every way they talk to the worker.
+        ctx = context_of(home.hook("SessionStart", session_start(str(home.project), "squat-1")))
+        assert isinstance(ctx, str)
+        home.hook("UserPromptSubmit", prompt(str(home.project), "squat-1", "how does the parser handle tabs?"))
+        for args in (("status",), ("context", "--cwd", str(home.project)), ("doctor",), ("show", "1")):
+            home.engram(*args, timeout=60)
+    finally:
+        squatter.kill()
+        out, _err = squatter.communicate(timeout=10)
+    assert token not in out, "the API token was sent to another user's listener"
+    assert out.strip(), "nothing reached the squatter: the test proves nothing"
+
+
+def test_the_listener_check_accepts_our_own_worker(served: Served) -> None:
+    from engram.hook import client
+
+    assert client.listener_is_ours(served.port) is True
+    assert client.request(served.port, "GET", "/api/status", token=served.token, timeout=10)[0] == 200
