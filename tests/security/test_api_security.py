@@ -382,7 +382,7 @@ def test_malformed_http_never_crashes_the_worker(served: Served) -> None:
 
 def _listening(proto: str, port: int) -> list[str]:
     """Local addresses (hex, as in /proc/net/<proto>) bound to ``port``."""
-    found = []
+    found: list[str] = []
     try:
         lines = Path(f"/proc/net/{proto}").read_text().splitlines()[1:]
     except OSError:
@@ -719,4 +719,5 @@ def test_the_listener_check_accepts_our_own_worker(served: Served) -> None:
     from engram.hook import client
 
     assert client.listener_is_ours(served.port) is True
-    assert client.request(served.port, "GET", "/api/status", token=served.token, timeout=10)[0] == 200
+    res = client.request(served.port, "GET", "/api/status", token=served.token, timeout=10)
+    assert res is not None and res[0] == 200
