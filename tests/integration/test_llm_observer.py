@@ -43,7 +43,11 @@ class Model:
         self.fake = fake_anthropic.FakeAnthropic(script=self._reply)
 
     def turn(self, body: dict[str, Any]) -> str:
-        return str(body["messages"][-1]["content"][-1]["text"])
+        """Every text of the last user message (the Claude Code CLI adds blocks of its own)."""
+        content = body["messages"][-1]["content"]
+        if isinstance(content, str):
+            return content
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
 
     def _reply(self, body: dict[str, Any]) -> Any:
         with self.lock:
@@ -259,3 +263,43 @@ def test_the_worker_stops_with_no_conversation_left(home: Home, model: Model, tm
     assert r.returncode == 0
     log = Path(home.paths.worker_log).read_text()
     assert "closing the observer failed" not in log
+
+
+@pytest.mark.slow
+def test_the_claude_provider_runs_under_the_same_manager(tmp_path: Path, model: Model) -> None:
+    """Any ChatProvider works: the Claude Code CLI (claude-agent-sdk) against the fake API, with a
+    limit of one live conversation: never two CLI processes at once, none left at the end."""
+    pytest.importorskip("claude_agent_sdk")
+    from engram.observer.llm.claude_agent import ClaudeAgentProvider
+    from engram.observer.llm.observer import Config, LLMObserver
+    from engram.observer.modes import load_mode
+    from engram.observer.providers.rules import RulesObserver
+    from tests.integration.test_claude_agent_provider_cli import claude_children, offline_env
+    from tests.support.llm_harness import Harness
+
+    home_dir = tmp_path / "home"
+    (home_dir / ".claude").mkdir(parents=True)
+    provider = ClaudeAgentProvider(data_dir=str(tmp_path / "data"), env=offline_env(home_dir, model.fake.base_url))
+    observer = LLMObserver(provider, Config(model="claude-haiku-4-5", max_concurrent=1, idle_timeout_s=1),
+                           load_mode("code"), RulesObserver())
+    h = Harness(tmp_path, observer=observer)
+    most = 0
+    sessions = [h.session() for _ in range(3)]
+    for s in sessions:
+        h.spool(s.prompt("Round VAT per line; use ROUND_HALF_UP."),
+                s.edit("src/invoice_api/totals.py", "a", "ROUND_HALF_UP"))
+    h.cycle()  # ingest: from here on the events table holds them
+    deadline = time.monotonic() + 240
+    while h.pending() or observer.snapshot()["conversations"]["slots_held"]:
+        assert time.monotonic() < deadline, observer.snapshot()
+        h.cycle()
+        most = max(most, len(claude_children()))
+        time.sleep(0.1)
+    assert most <= 1
+    assert observer.snapshot()["replies"]["failures"] == 0, observer.snapshot()
+    assert [r["title"] for r in h.observations()] == ["VAT is rounded per invoice line, half-up, to whole cents"] * 3
+    h.close()
+    deadline = time.monotonic() + 10
+    while claude_children():
+        assert time.monotonic() < deadline, claude_children()
+        time.sleep(0.05)
