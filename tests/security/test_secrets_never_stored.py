@@ -16,8 +16,8 @@ import random
 import re
 import string
 
-from engram.privacy.redact import Redactor, detector_names
-from tests.conftest import Home
+from engram.privacy.redact import DETECTORS, Redactor, detector_names
+from tests.conftest import REPO, Home
 from tests.security import (
     base_payload,
     bash,
@@ -202,3 +202,15 @@ def test_redaction_can_be_turned_off_and_then_stores_the_text(home: Home) -> Non
     spool = tree_bytes(home.paths.spool)
     for name, (_text, secret) in SAMPLES.items():
         assert files_containing(spool, secret), f"the grep would not see a stored {name}"
+# --------------------------------------------------------------------------- SECURITY.md
+
+def test_security_md_lists_every_detector() -> None:
+    """The detector table of SECURITY.md names exactly the detectors the code has."""
+    text = (REPO / "SECURITY.md").read_text(encoding="utf-8")
+    m = re.search(r"^## Secret detectors\n(.*?)(?=^## )", text, re.M | re.S)
+    assert m, "SECURITY.md has no '## Secret detectors' section"
+    rows = re.findall(r"^\| `([\w.\-]+)` \|", m.group(1), re.M)
+    names = [d[0] for d in DETECTORS]
+    assert sorted(rows) == sorted(names), (
+        f"missing from SECURITY.md: {sorted(set(names) - set(rows))}; "
+        f"not detectors: {sorted(set(rows) - set(names))}")
