@@ -102,6 +102,15 @@ SPECS: dict[str, Spec] = {
     "file_context_limit": Spec(15, "most observations (one per session) in a file's history", min=1, max=50),
     "file_context_timeout_ms": Spec(500, "longest a Read waits for its file history; then it gets none",
                                     min=20, max=1500),
+    "prompt_context": Spec(False, "next to each prompt, give the agent the few memories relevant to it"),
+    "prompt_context_min_chars": Spec(20, "shortest prompt (characters) that gets memories", min=1, max=10_000),
+    "prompt_context_limit": Spec(5, "most memories given next to a prompt", min=1, max=20),
+    "prompt_context_min_relevance": Spec(50, "share (%) of the prompt's search terms, weighted by rarity, a memory "
+                                             "must contain to be given", min=0, max=100),
+    "prompt_context_min_similarity": Spec(50, "or its similarity in meaning to the prompt (cosine x 100; only "
+                                              "with embeddings on)", min=0, max=100),
+    "prompt_context_timeout_ms": Spec(500, "longest a prompt waits for its memories; then it gets none",
+                                      min=50, max=1500),
     "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
                               min=5, max=86400),
     "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
@@ -162,6 +171,12 @@ class Settings:
     file_context_min_bytes: int
     file_context_limit: int
     file_context_timeout_ms: int
+    prompt_context: bool
+    prompt_context_min_chars: int
+    prompt_context_limit: int
+    prompt_context_min_relevance: int
+    prompt_context_min_similarity: int
+    prompt_context_timeout_ms: int
     turn_idle_seconds: int
     redact_secrets: bool
     redact_disabled: tuple[str, ...]

@@ -144,6 +144,14 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
         tool = payload.get("tool_name")
         if isinstance(tool, str) and _skipped_tool(tool, settings.skip_tools):
             return None
+    if event == "UserPromptSubmit" and settings.prompt_context:
+        # Captured first, exactly as without context; the worker is poked only after it answered,
+        # so ingesting (and embedding) this very prompt does not compete with the answer.
+        _capture(paths, settings, log, event, payload, name, root, truncated, poke=False)
+        try:
+            return _prompt_context(paths, settings, log, payload, cwd)
+        finally:
+            _poke(paths, settings)
     _capture(paths, settings, log, event, payload, name, root, truncated)
     return None
 
@@ -266,7 +274,7 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
 
 
 def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any],
-             name: str, root: str, truncated: bool) -> str | None:
+             name: str, root: str, truncated: bool, poke: bool = True) -> str | None:
     prompt = payload.get("prompt")
     private = event == "UserPromptSubmit" and isinstance(prompt, str) and is_entirely_private(prompt)
     payload, cut = _clean(settings, payload)
@@ -283,7 +291,8 @@ def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload
         except OSError:
             log.write(event, f"spool write failed: {e}; event dropped")
             return None
-    _poke(paths, settings)
+    if poke:
+        _poke(paths, settings)
     return path
 
 
@@ -383,3 +392,50 @@ def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
+
+
+def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
+                    cwd: str) -> dict[str, Any] | None:
+    """UserPromptSubmit: the memories relevant to the prompt, from the worker within a short timeout.
+
+    Worker down or slow: nothing (the prompt is already captured). Only the prompt as it would
+    be stored (private blocks stripped, secrets redacted) leaves the hook, and only to our own
+    worker: its start token is checked before the API token is sent.
+    """
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or is_entirely_private(prompt):
+        return None
+    from engram.context.prompt import OPEN, worth_asking
+
+    if not worth_asking(prompt, settings.prompt_context_min_chars):
+        return None
+    started = time.monotonic()
+    budget = settings.prompt_context_timeout_ms / 1000
+    info = client.read_pid_file(paths)
+    if not info or not client.pid_alive(info.get("pid")):
+        return None
+    if not client.worker_health(paths, info["port"], timeout=min(0.2, budget)):
+        return None
+    # Cleaned exactly as the capture cleaned it (the same function, the same fields).
+    text = _clean(settings, {"session_id": str(payload["session_id"]), "prompt": prompt})[0].get("prompt")
+    if not isinstance(text, str) or not worth_asking(text, settings.prompt_context_min_chars):
+        return None
+    body = fastjson.dumps({"prompt": text, "cwd": cwd, "session_id": str(payload["session_id"]),
+                           "limit": settings.prompt_context_limit,
+                           "min_relevance": settings.prompt_context_min_relevance,
+                           "min_similarity": settings.prompt_context_min_similarity}).encode("ascii")
+    left = budget - (time.monotonic() - started)
+    res = client.request(info["port"], "POST", "/api/context/prompt", body=body, token=client.token(paths),
+                         timeout=left) if left > 0.01 else None
+    if not res or res[0] != 200:
+        log.write("UserPromptSubmit", "no prompt context: " + ("timed out" if not res else f"HTTP {res[0]}"))
+        return None
+    try:
+        answer = fastjson.loads(res[1].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    context = answer.get("context") if isinstance(answer, dict) else None
+    if not isinstance(context, str) or not context.startswith(OPEN):
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
+

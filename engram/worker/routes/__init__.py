@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-MODULES: list[str] = ["memory", "search"]
+MODULES: list[str] = ["memory", "search", "context"]
 
 
 def feature_routes(state: Any) -> list[Any]:
