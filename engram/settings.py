@@ -105,7 +105,7 @@ SPECS: dict[str, Spec] = {
     "prompt_context": Spec(False, "next to each prompt, give the agent the few memories relevant to it"),
     "prompt_context_min_chars": Spec(20, "shortest prompt (characters) that gets memories", min=1, max=10_000),
     "prompt_context_limit": Spec(5, "most memories given next to a prompt", min=1, max=20),
-    "prompt_context_min_relevance": Spec(50, "share (%) of the prompt's search terms, weighted by rarity, a memory "
+    "prompt_context_min_relevance": Spec(60, "share (%) of the prompt's search terms, weighted by rarity, a memory "
                                              "must contain to be given", min=0, max=100),
     "prompt_context_min_similarity": Spec(50, "or its similarity in meaning to the prompt (cosine x 100; only "
                                               "with embeddings on)", min=0, max=100),

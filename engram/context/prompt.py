@@ -42,9 +42,10 @@ TITLE_CHARS = 160
 CANDIDATES_PER_RESULT = 4  # hits searched per hit wanted: room for the threshold and exclusions
 DF_CAP = 1000              # document frequencies are counted up to this (cost stays bounded) ...
 DF_CAP_SHARE = 0.05        # ... or up to 5% of the observations, whichever is smaller
+UNSEEN_WEIGHT = 0.5        # weight factor of a prompt word no observation contains
 COVERAGE_CHUNK = 12        # candidates whose coverage is computed at once (most prompts stop early)
 DF_TTL_S = 600.0
-_df_cache: dict[tuple[str, str], tuple[int, float]] = {}
+_df_cache: dict[tuple[str, str], tuple[int, int, int, float]] = {}  # (df, cap, N, when)
 
 
 def worth_asking(prompt: str, min_chars: int) -> bool:
@@ -75,7 +76,10 @@ class Relevance:
         self.cap = max(20, min(DF_CAP, int(self.n * DF_CAP_SHARE)))
         self.db = str(conn.execute("PRAGMA database_list").fetchone()[2])
         self.dfs = [self._df(w) for w in self.words]
-        self.weights = [math.log(1.0 + max(self.n, 1) / (df + 1.0)) for df in self.dfs]
+        # A word no note holds cannot tell notes apart; it still dilutes, at half weight, so a
+        # prompt mostly about things memory has never seen gets nothing.
+        self.weights = [math.log(1.0 + max(self.n, 1) / (df + 1.0)) * (UNSEEN_WEIGHT if df == 0 else 1.0)
+                        for df in self.dfs]
 
     def search_text(self) -> str:
         """The prompt's selective terms (in fewer than ``cap`` observations, at least one), in order.
@@ -94,26 +98,33 @@ class Relevance:
         return out
 
     def _df(self, word: str) -> int:
-        """Observations holding ``word`` (its phrase), counted up to ``cap``; cached (it moves slowly).
+        """Observations holding ``word`` (its phrase), counted up to ``cap``.
 
-        The weight of a term is then ln(1 + N / (df + 1)): rare terms weigh most.
+        The weight of a term is then ln(1 + N / (df + 1)): rare terms weigh most. Counts of
+        identifier phrases cost up to ~40 ms at 200k rows, so they are cached while still true
+        enough: an exact count for DF_TTL_S, a saturated one while the cap has not grown, and
+        "never seen" only until the next observation is stored (a new project's first notes
+        must be found by the very next prompt).
         """
         key = (self.db, word.lower())
         now = time.monotonic()
         hit = _df_cache.get(key)
-        if hit is None or now - hit[1] > DF_TTL_S:
-            phrase = '"' + word.replace('"', '""') + '"'
-            try:
-                df = int(self.conn.execute(
-                    "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? LIMIT ?)",
-                    (phrase, self.cap)).fetchone()[0])
-            except Exception:  # a term FTS5 cannot parse as a phrase: treat it as unseen
-                df = 0
-            if len(_df_cache) > 20_000:
-                _df_cache.clear()
-            _df_cache[key] = (df, now)
-        else:
-            df = min(hit[0], self.cap)
+        if hit is not None:
+            df, cap, n, at = hit
+            fresh = now - at <= DF_TTL_S and (0 < df < cap or (df >= cap and self.cap <= cap)
+                                              or (df == 0 and n == self.n))
+            if fresh:
+                return min(df, self.cap)
+        phrase = '"' + word.replace('"', '""') + '"'
+        try:
+            df = int(self.conn.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? LIMIT ?)",
+                (phrase, self.cap)).fetchone()[0])
+        except Exception:  # a term FTS5 cannot parse as a phrase: treat it as unseen
+            df = 0
+        if len(_df_cache) > 20_000:
+            _df_cache.clear()
+        _df_cache[key] = (df, self.cap, self.n, now)
         return df
 
     def coverage(self, texts: dict[int, str]) -> dict[int, float]:

@@ -415,6 +415,7 @@ def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dic
     if not info or not client.pid_alive(info.get("pid")):
         return None
     if not client.worker_health(paths, info["port"], timeout=min(0.2, budget)):
+        log.write("UserPromptSubmit", "no prompt context: the worker did not pass its health check in time")
         return None
     # Cleaned exactly as the capture cleaned it (the same function, the same fields).
     text = _clean(settings, {"session_id": str(payload["session_id"]), "prompt": prompt})[0].get("prompt")

@@ -115,7 +115,7 @@ def test_invalid_input_is_ignored_and_logged(home: Home, event: str) -> None:
 def test_unknown_event_and_agent_are_ignored_and_logged(home: Home) -> None:
     cases = [
         ("claude-code", "TotallyNewEvent", valid(home, "Stop")),
-        ("claude-code", "PreToolUse", valid(home, "PostToolUse")),
+        ("claude-code", "PreCompact", valid(home, "PostToolUse")),  # PreToolUse is a context event now
         ("claude-code", "", valid(home, "Stop")),
         ("claude-code", "x" * 5000, valid(home, "Stop")),
         ("cursor", "Stop", valid(home, "Stop")),

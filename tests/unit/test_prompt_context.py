@@ -286,3 +286,13 @@ def test_temporary_tables_work_on_a_read_only_connection(mem: Memory, tmp_path: 
         assert rel2.coverage(pc.texts_of(ro, [oid]))[oid] > 0
     finally:
         ro.close()
+
+
+def test_a_word_unseen_before_is_found_once_a_note_holds_it(mem: Memory) -> None:
+    """Document frequencies are cached, but "never seen" only until the next note is stored."""
+    assert pc.Relevance(mem.conn, "How does reconcile_ledger work?").dfs == [0, 0]
+    oid = mem.observe("reconcile_ledger rounds each ledger line first")
+    rel = pc.Relevance(mem.conn, "How does reconcile_ledger work?")
+    assert rel.dfs[0] == 1 and rel.search_text() == "reconcile_ledger"
+    _text, picks = mem.build("How does reconcile_ledger work?")
+    assert ids(picks) == [oid]
