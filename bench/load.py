@@ -68,7 +68,10 @@ TARGET_P50_MS = 30.0
 TARGET_P99_MS = 60.0
 CONTEXT_BUDGET_MS = 1500.0
 LOCKED = re.compile(r"database is locked|database table is locked|SQLITE_BUSY|cycle deferred", re.IGNORECASE)
-TROUBLE = re.compile(r"Traceback|\bERROR\b|crash", re.IGNORECASE)
+# Worker logs: error records and tracebacks. Hook log: its crash and lost-event lines (other hook
+# lines may quote captured text, where "Traceback" or "error" is data, not trouble).
+TROUBLE = re.compile(r"Traceback|\bERROR\b")
+HOOK_TROUBLE = re.compile(r": crash|spool write failed|cannot start worker")
 Payload = dict[str, Any]
 
 
@@ -228,10 +231,11 @@ def log_findings(inst: Install) -> dict[str, list[str]]:
             text = Path(inst.paths.logs, name).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
+        trouble = HOOK_TROUBLE if name.startswith("hook.log") else TROUBLE
         for line in text.splitlines():
             if LOCKED.search(line):
                 found["locked"].append(f"{name}: {line[:300]}")
-            elif TROUBLE.search(line):
+            elif trouble.search(line):
                 found["trouble"].append(f"{name}: {line[:300]}")
     return found
 
@@ -324,8 +328,8 @@ def run(n: int, per: int, think_ms: float, keep: bool) -> tuple[list[Phase], dic
             shutil.rmtree(root, ignore_errors=True)
 
 
-def report(phases: list[Phase], extra: dict[str, Any], wall_total: float) -> str:
-    lines = ["## Load: concurrent sessions through real hooks (`bench/load.py`)", "", run_header(command_line()), ""]
+def report(phases: list[Phase], extra: dict[str, Any], wall_total: float, header: str) -> str:
+    lines = ["## Load: concurrent sessions through real hooks (`bench/load.py`)", "", header, ""]
     stress = next(p for p in phases if p.name == "stress")
     lines.append(
         f"{stress.sessions} sessions × {stress.events} events, one thread per session running its hooks one after "
@@ -422,8 +426,9 @@ def main() -> int:
     if args.quick:
         args.sessions, args.events, args.think_ms = 5, 40, 0.0
     started = time.monotonic()
+    header = run_header(command_line())  # the load average before the run
     phases, extra = run(args.sessions, args.events, args.think_ms, args.keep)
-    body = report(phases, extra, time.monotonic() - started)
+    body = report(phases, extra, time.monotonic() - started, header)
     print(body)
     if args.write:
         write_section(body)
