@@ -37,9 +37,9 @@ MODIFIED_MARK = "✎"
 # Event timestamps and file mtimes come from the same clock, but an observation may carry a
 # rounded time (imports, LLM observers): a change within this slack is not "after" it.
 MTIME_SLACK_S = 2.0
-# Newest matching observations considered at most: bounds the work for a file that thousands
-# of observations touched (the ranking then prefers recent sessions, as it should).
-CANDIDATE_CAP = 2000
+# Newest matching observations considered at most (per spelling of the path): bounds the work
+# for a file that thousands of observations touched (the ranking then prefers recent sessions).
+CANDIDATE_CAP = 500
 TITLE_CHARS = 160
 SEEN_DIR = "file-context"
 SEEN_TTL_S = 7 * 86400
@@ -126,7 +126,7 @@ def _real(p: str) -> str:
 # ------------------------------------------------------------------------------ query
 
 def touches(conn: Any, forms: Sequence[str], project: str, *, excluded: Iterable[str] = ()) -> list[Touch]:
-    """Active observations that touched any of ``forms``, newest first (at most CANDIDATE_CAP).
+    """Active observations that touched any of ``forms`` (the newest CANDIDATE_CAP per form).
 
     A project-relative form only matches the current project's rows; an absolute one also
     matches other projects' rows, except ``sensitive`` ones and those of excluded projects.
@@ -134,28 +134,25 @@ def touches(conn: Any, forms: Sequence[str], project: str, *, excluded: Iterable
     """
     if not forms:
         return []
-    absolute = [f for f in forms if f.startswith("/")]
-    relative = [f for f in forms if not f.startswith("/")]
-    clauses = []
-    params: list[Any] = []
-    if relative:
-        clauses.append(f"(path IN ({','.join('?' * len(relative))}) AND project = ?)")
-        params += [*relative, project]
-    if absolute:
-        clauses.append(f"(path IN ({','.join('?' * len(absolute))}) AND (project = ? OR type != 'sensitive'))")
-        params += [*absolute, project]
-    # One contiguous range of the (path, observation_id) key per form: no join, no row reads.
-    sql = ("SELECT observation_id, session_id, project, type, created_at, modified, n_files "
-           f"FROM observation_files WHERE status = 'active' AND ({' OR '.join(clauses)}) "
-           "ORDER BY created_at DESC, observation_id DESC LIMIT ?")
+    # Per form, one range of the (path, observation_id) key read backwards: newest first with no
+    # sort, stopping after CANDIDATE_CAP rows (ids grow with time; a few forms, most of them empty).
     by_id: dict[int, Touch] = {}
-    for r in conn.execute(sql, (*params, CANDIDATE_CAP)).fetchall():
-        t = by_id.get(r[0])
-        if t is None:
-            by_id[r[0]] = Touch(int(r[0]), int(r[1]), str(r[2]), str(r[3]), "", float(r[4]), bool(r[5]),
-                                int(r[6] or 0))
-        elif r[5]:
-            t.modified = True  # stored under two spellings of the path; one of them as changed
+    for form in forms:
+        if form.startswith("/"):
+            cond, extra = "(project = ? OR type != 'sensitive')", (project,)
+        else:
+            cond, extra = "project = ?", (project,)
+        rows = conn.execute(
+            "SELECT observation_id, session_id, project, type, created_at, modified, n_files FROM observation_files "
+            f"WHERE path = ? AND status = 'active' AND {cond} ORDER BY observation_id DESC LIMIT ?",
+            (form, *extra, CANDIDATE_CAP)).fetchall()
+        for r in rows:
+            t = by_id.get(r[0])
+            if t is None:
+                by_id[r[0]] = Touch(int(r[0]), int(r[1]), str(r[2]), str(r[3]), "", float(r[4]), bool(r[5]),
+                                    int(r[6] or 0))
+            elif r[5]:
+                t.modified = True  # stored under two spellings of the path; one of them as changed
     out = list(by_id.values())
     globs = tuple(excluded)
     foreign = {t.session_id for t in out if t.project != project}

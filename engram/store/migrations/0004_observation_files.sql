@@ -13,7 +13,9 @@ CREATE TABLE observation_files (
     created_at REAL NOT NULL,
     modified INTEGER NOT NULL DEFAULT 0,  -- 1 when the path is in files_modified
     n_files INTEGER NOT NULL DEFAULT 0,   -- distinct files the observation touches (fewer = more specific)
-    PRIMARY KEY (path, observation_id)
+    -- A relative path is looked up within one project: its rows are one contiguous range, newest
+    -- last, even when other projects have a file of the same name (README.md, src/index.ts).
+    PRIMARY KEY (path, project, observation_id)
 ) WITHOUT ROWID;
 CREATE INDEX observation_files_observation ON observation_files (observation_id);
 
