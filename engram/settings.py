@@ -129,11 +129,13 @@ SPECS: dict[str, Spec] = {
     "search_fts_weight": Spec(1.0, "weight of the keyword (BM25) list in hybrid search", min=0, max=10),
     "search_vector_weight": Spec(0.5, "weight of the embedding list in hybrid search (0: keywords only)",
                                  min=0, max=10),
-    "search_rrf_k": Spec(60, "reciprocal-rank-fusion constant k in weight / (k + rank)", min=1, max=1000),
+    "search_some_terms_weight": Spec(0.1, "in hybrid search, weight of keyword hits holding only some of the "
+                                          "words, relative to hits holding all", min=0, max=1),
+    "search_rrf_k": Spec(20, "reciprocal-rank-fusion constant k in weight / (k + rank)", min=1, max=1000),
     "search_recency_weight": Spec(0.1, "boost of a memory from today over an old one (0.1 = up to +10%)",
                                   min=0, max=1),
     "search_recency_half_life_days": Spec(30, "days after which the recency boost has halved", min=1, max=3650),
-    "search_min_similarity": Spec(0.25, "cosine similarity below which an embedding match is ignored",
+    "search_min_similarity": Spec(0.0, "cosine similarity below which an embedding match is ignored",
                                   min=-1, max=1),
     "search_trigram": Spec(False, "also index every text as trigrams (substrings, camelCase parts, CJK); "
                                   "~2.8x the index size; `engram reindex` applies a change"),
@@ -189,6 +191,7 @@ class Settings:
     embedding_url: str
     search_fts_weight: float
     search_vector_weight: float
+    search_some_terms_weight: float
     search_rrf_k: int
     search_recency_weight: float
     search_recency_half_life_days: int

@@ -1,4 +1,8 @@
-"""Ranking knobs of the search service (from settings; the defaults were tuned on bench/recall)."""
+"""Ranking knobs of the search service (from settings).
+
+The defaults are the best of the fusion sweep in bench/recall/run.py (BENCHMARKS.md, "Search
+recall"): the highest recall@10 that keeps keyword queries at least as good as BM25 alone.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ from typing import Any
 class SearchConfig:
     fts_weight: float = 1.0        # weight of the BM25 list in the fusion
     vector_weight: float = 0.5     # weight of the embedding list in the fusion
-    rrf_k: int = 60                # reciprocal-rank-fusion constant: 1 / (k + rank)
+    some_terms_weight: float = 0.1  # keyword hits holding only some of the words (OR tier): weak
+    rrf_k: int = 20                # reciprocal-rank-fusion constant: weight / (k + rank)
     recency_weight: float = 0.1    # a row from today scores up to this much more than an old one
     half_life_days: float = 30.0   # the recency boost halves every this many days
-    min_similarity: float = 0.25   # vector hits below this cosine are noise, not candidates
+    min_similarity: float = 0.0    # vector hits below this cosine are not candidates
     trigram: bool = False          # also search the trigram index (substrings, CJK)
 
     @classmethod
@@ -23,6 +28,7 @@ class SearchConfig:
         return cls(
             fts_weight=float(getattr(settings, "search_fts_weight", d.fts_weight)),
             vector_weight=float(getattr(settings, "search_vector_weight", d.vector_weight)),
+            some_terms_weight=float(getattr(settings, "search_some_terms_weight", d.some_terms_weight)),
             rrf_k=int(getattr(settings, "search_rrf_k", d.rrf_k)),
             recency_weight=float(getattr(settings, "search_recency_weight", d.recency_weight)),
             half_life_days=float(getattr(settings, "search_recency_half_life_days", d.half_life_days)),

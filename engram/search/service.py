@@ -185,8 +185,12 @@ def _hybrid(conn: sqlite3.Connection, text: str, keyword: list[Hit], kinds: list
             rows[(kind, r.id)] = r
     sims = {(kind, rid): sim for kind, rid, sim in near if (kind, rid) in rows}
     vec_keys = sorted(sims, key=lambda key: -sims[key] * KIND_WEIGHT[key[0]])
-    kw_keys = [(h.kind, h.id) for h in keyword]
-    fused = rank.rrf([(cfg.fts_weight, kw_keys), (cfg.vector_weight, vec_keys)], cfg.rrf_k)
+    # Keyword hits holding every word (or the substring) are strong evidence; hits holding only
+    # some words are weak, and for a paraphrase they are mostly noise: a list of their own.
+    strong = [(h.kind, h.id) for h in keyword if h.match != "some"]
+    weak = [(h.kind, h.id) for h in keyword if h.match == "some"]
+    fused = rank.rrf([(cfg.fts_weight, strong), (cfg.fts_weight * cfg.some_terms_weight, weak),
+                      (cfg.vector_weight, vec_keys)], cfg.rrf_k)
     kw = {(h.kind, h.id): h for h in keyword}
     out: list[Hit] = []
     for key, score in fused.items():

@@ -119,7 +119,9 @@ def test_hybrid_finds_what_keywords_cannot(rows: Rows) -> None:
     vi = index(rows, emb)
     assert search(rows.conn, "vehicle") == []  # no shared keyword
     hits = search(rows.conn, "vehicle", vectors=vi)
-    assert ids(hits) == [target] and hits[0].match == "" and hits[0].similarity and hits[0].similarity > 0.25
+    assert ids(hits)[0] == target and hits[0].match == "" and hits[0].similarity and hits[0].similarity > 0.25
+    strict = search(rows.conn, "vehicle", vectors=vi, config=SearchConfig(min_similarity=0.25))
+    assert ids(strict) == [target]  # the unrelated row is below the similarity floor
 
 
 def test_hybrid_keeps_keyword_hits_and_filters(rows: Rows) -> None:
