@@ -347,6 +347,10 @@ def for_read(paths: Paths, settings: Settings, file_path: str, cwd: str, project
     conn = connect_readonly(paths.db, deadline)
     try:
         history = lookup(conn, settings, abs_path, project, root)
+    except Exception as e:
+        if "no such table" in str(e):
+            return None  # a database the worker has not migrated yet: no history to give
+        raise
     finally:
         conn.close()
     if not history.picked or history.stale(st.st_mtime):

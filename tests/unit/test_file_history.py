@@ -328,3 +328,10 @@ def test_history_object(w: World) -> None:
     assert h.sessions == 1 and [t.id for t in h.picked] == [b] and h.mark == max(a, b)
     assert h.newest == T0 + 5 and h.shown_path == "src/totals.py"
     assert not h.stale(T0 + 5) and h.stale(T0 + 5 + fh.MTIME_SLACK_S + 1)
+
+
+def test_a_database_without_the_index_table_says_nothing(w: World) -> None:
+    path = w.file("src/totals.py", mtime=T0)
+    w.observe("s1", "n", T0, read=["src/totals.py"])
+    w.conn.execute("DROP TABLE observation_files")  # as before migration 0004
+    assert w.read(path) is None
