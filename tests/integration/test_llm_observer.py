@@ -303,3 +303,21 @@ def test_the_claude_provider_runs_under_the_same_manager(tmp_path: Path, model: 
     while claude_children():
         assert time.monotonic() < deadline, claude_children()
         time.sleep(0.05)
+
+
+def test_a_call_in_flight_does_not_hold_up_the_worker_stop(home: Home, model: Model) -> None:
+    use_model(home, model)
+    home.start_worker()
+    model.hold.set()  # the model takes a minute
+    s = Session(home.project)
+    for p in (s.prompt("Round VAT"), s.edit("src/invoice_api/totals.py", "a", "ROUND_HALF_UP")):
+        home.hook(p["hook_event_name"], p)
+    deadline = time.monotonic() + 30
+    while model.count() == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    assert home.engram("worker", "stop").returncode == 0
+    assert time.monotonic() - t0 < 8  # SIGTERM honoured at once, not after a SIGKILL at 10 s
+    assert home.pending() == 2  # the unanswered events wait for the next worker
+    assert "SIGKILL" not in Path(home.paths.worker_log).read_text()

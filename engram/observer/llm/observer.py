@@ -20,7 +20,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +29,7 @@ from engram.observer.llm import batch as batching
 from engram.observer.llm.backoff import Backoff
 from engram.observer.llm.base import ChatProvider, Conversation, ProviderError, Usage
 from engram.observer.llm.outcome import observation_drafts, summary_draft
-from engram.observer.llm.slots import Slots
+from engram.observer.llm.slots import Pool, Slots
 from engram.observer.modes import type_ids
 from engram.observer.parse import parse_reply
 from engram.store.usage import CACHE_READ_WEIGHT
@@ -131,7 +130,7 @@ class LLMObserver:
         self.counters = Counters()
         self._lock = threading.RLock()
         self._sessions: dict[int, SessionState] = {}
-        self._pool = ThreadPoolExecutor(max_workers=self.slots.limit, thread_name_prefix="engram-observer")
+        self._pool = Pool(self.slots.limit)
         self._wake: Callable[[], None] = lambda: None
         self._spent_loader: Callable[[], float] | None = None
         self._spent_day = ""
@@ -201,7 +200,7 @@ class LLMObserver:
                 st.conversation = None
         for c in convs:
             _close_quietly(c)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
 
     # ---------------------------------------------------------------------- budget
     def over_budget(self, *, load: bool = True) -> bool:
