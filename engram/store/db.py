@@ -80,7 +80,9 @@ def migrate(conn: sqlite3.Connection, *, target: int | None = None) -> list[int]
     """Apply pending migrations (up to ``target``); returns the versions applied.
 
     Safe when several processes start at once: each migration runs under BEGIN IMMEDIATE
-    and re-checks the version inside the transaction.
+    and re-checks inside the transaction that it is still missing. Migrations are applied by
+    membership, not by "above the highest": one numbered below an applied one (branches
+    landing out of order) is still applied.
     """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -89,11 +91,11 @@ def migrate(conn: sqlite3.Connection, *, target: int | None = None) -> list[int]
     for version, name, sql in migration_files():
         if target is not None and version > target:
             break
-        if version <= current_version(conn):
+        if _is_applied(conn, version):
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if version <= current_version(conn):
+            if _is_applied(conn, version):
                 conn.execute("ROLLBACK")
                 continue
             for statement in _statements(sql):
@@ -106,6 +108,10 @@ def migrate(conn: sqlite3.Connection, *, target: int | None = None) -> list[int]
             raise
         applied.append(version)
     return applied
+
+
+def _is_applied(conn: sqlite3.Connection, version: int) -> bool:
+    return conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone() is not None
 
 
 def _statements(sql: str) -> list[str]:

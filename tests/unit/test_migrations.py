@@ -278,3 +278,20 @@ def test_deleting_a_session_cascades_into_the_fts_indexes(db: sqlite3.Connection
     assert hits(db, "user_prompts_fts", "zebra") == []
     integrity(db, "observations_fts")
     integrity(db, "user_prompts_fts")
+
+
+def test_a_migration_numbered_below_an_applied_one_is_still_applied(tmp_path: Path) -> None:
+    """Branches can land out of order: 0003 arriving after 0004 was applied must still run."""
+    from engram.store.db import connect, migrate, migration_files
+
+    conn = connect(str(tmp_path / "gap.db"))
+    versions = [v for v, _n, _s in migration_files()]
+    migrate(conn, target=versions[1])
+    skipped = versions[2]
+    # Apply everything after the gap by hand, as an older build with a later migration would have.
+    for v, name, sql in migration_files():
+        if v > skipped:
+            conn.executescript(sql)
+            conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)", (v, name))
+    assert migrate(conn) == [skipped]
+    assert {r[0] for r in conn.execute("SELECT version FROM schema_migrations")} == set(versions)
