@@ -384,6 +384,13 @@ def report(phases: list[Phase], extra: dict[str, Any], wall_total: float, header
         f"core); the hook itself does not wait on the worker or the database (it writes the spool and sends "
         f"one UDP datagram).")
     lines.append("")
+    ss = latency(stress.calls, ("SessionStart",))
+    lines.append(
+        f"SessionStart under stress: max {fmt(ss['max'])} ms against the 1.5 s answer budget. The hook's own "
+        f"deadline (`context_timeout_ms`, 1.2 s by default) starts when its Python code runs; a bare interpreter "
+        f"start took {fmt(percentile(stress.baseline, 50))} ms (p50, max {fmt(max(stress.baseline or [0.0]))} ms) "
+        f"in the same phase, time no deadline inside the hook can cover.")
+    lines.append("")
     lines.append(
         f"Database: {extra['events']:,} events, {extra['observations']:,} observations, {extra['summaries']:,} "
         f"session summaries; spool files quarantined: {extra['quarantined']}. Worker RSS at the end "
