@@ -6,13 +6,17 @@ import sqlite3
 from dataclasses import dataclass
 
 from engram.search.filters import Filters, where
+from engram.search.query import FtsQuery
 
 # BM25 column weights: a title says what a row is about; facts and subtitles are dense;
 # narratives are long and wordy. Order = the FTS table's column order.
 OBSERVATION_WEIGHTS = (4.0, 2.0, 1.0, 2.0, 1.0)   # title, subtitle, narrative, facts, concepts
 SUMMARY_WEIGHTS = (3.0, 1.0, 2.0, 2.0, 1.0, 1.0)  # request, investigated, learned, completed, next_steps, notes
 PROMPT_WEIGHTS = (1.0,)
-WINDOW = 1000  # most matching rows ranked per query (the newest ones); see matching()
+WINDOW = 500         # most matching observations ranked per query (the newest ones); see matching()
+SMALL_WINDOW = 300   # the same for summaries, prompts and the any-term fallback
+MAX_OR_TERMS = 4     # the any-term fallback of a long query keeps only its rarest terms
+DF_CAP = 2000        # document frequencies are counted up to here (enough to tell rare from common)
 
 
 @dataclass(frozen=True)
@@ -70,42 +74,103 @@ def _rows(cur: sqlite3.Cursor, ranked: bool) -> list[Row]:
 
 
 def matching(conn: sqlite3.Connection, kind: str, match: str, f: Filters, *, limit: int,
-             by_date: bool = False, fts_table: str | None = None, window: int = WINDOW) -> list[Row]:
+             by_date: bool = False, fts_table: str | None = None, window: int = WINDOW,
+             slack: float = 1.0) -> list[Row]:
     """Rows of ``kind`` whose text matches the FTS5 expression ``match``, best (or newest) first.
 
-    Only the newest ``window`` matching rows (that pass the filters) are ranked. ``ORDER BY rank``
-    would score every match: 0.5 s for a term in all of 100k rows. Walking the matches newest
-    first (rowid order, which FTS5 streams) and scoring at most ``window`` of them keeps a
-    common-word query near 10 ms; a selective query (fewer matches than that) is ranked exactly.
+    Only the newest ``window`` matching rows are ranked. ``ORDER BY rank`` would score every
+    match: 0.5 s for a term in all of 100k rows. FTS5 streams matches newest first (rowid
+    order), so scoring at most ``window`` of them bounds a common-word query; a selective query
+    (fewer matches than that) is ranked exactly. Filters are checked on the best candidates
+    only; when they reject most of them (a small project, a rare type), the matches that pass
+    them are walked instead.
+
+    ``slack`` (≥ 1, the caller's largest score multiplier, e.g. the recency boost) adds every
+    row beyond the first ``limit`` that the multiplier could lift into them, so re-ranking and
+    paging stay consistent.
     """
     src = SOURCES[kind]
     fts = fts_table or src.fts
-    params: list[object] = [match]
-    cond = where(kind, f, params)
     weights = ", ".join(str(w) for w in src.weights) if fts == src.fts else ""
     rank = f"bm25({fts}{', ' + weights if weights else ''})"
-    # Phase 1: ids, times and scores only (plain tuples: 1000 full rows cost more than the query).
-    sql = (f"SELECT {src.alias}.id, {src.alias}.created_at, {rank} FROM {fts} JOIN {src.table} {src.alias} "
-           f"ON {src.alias}.id = {fts}.rowid {src.joins} WHERE {fts} MATCH ? AND {cond} "
-           f"ORDER BY {fts}.rowid DESC LIMIT ?")
-    params.append(max(window, limit))
+    window = max(window, limit)
     cur = conn.cursor()
-    cur.row_factory = None
-    cands: list[tuple[int, float, float]] = cur.execute(sql, params).fetchall()
+    cur.row_factory = None  # plain tuples: building 1000 Row objects costs more than the query
+    # Phase 1: FTS5 alone, no table lookups: the newest `window` matches and their scores.
+    cands: list[tuple[int, float]] = cur.execute(
+        f"SELECT rowid, {rank} FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT ?", (match, window)
+    ).fetchall()
+    if not by_date:
+        cands.sort(key=lambda c: (c[1], -c[0]))
+    slack = 1.0 if by_date else slack
+    out, selective = _passing(conn, kind, f, cands, limit, slack)
+    if len(out) < limit and len(cands) >= window and selective:
+        # Phase 2: the filters reject most matches: walk only those that pass them.
+        params: list[object] = [match]
+        cond = where(kind, f, params)
+        params.append(window)
+        cands = cur.execute(
+            f"SELECT {src.alias}.id, {rank} FROM {fts} JOIN {src.table} {src.alias} ON {src.alias}.id = {fts}.rowid "
+            f"{src.joins} WHERE {fts} MATCH ? AND {cond} ORDER BY {fts}.rowid DESC LIMIT ?", params).fetchall()
+        if not by_date:
+            cands.sort(key=lambda c: (c[1], -c[0]))
+        out, _sel = _passing(conn, kind, f, cands, limit, slack)
     if by_date:
-        cands.sort(key=lambda c: (-c[1], -c[0]))
-    else:
-        cands.sort(key=lambda c: (c[2], -c[1], -c[0]))
-    top = cands[:limit]
-    # Phase 2: the full rows of the few that are returned.
-    found = {r.id: r for r in by_ids(conn, kind, [c[0] for c in top], f)}
-    out = []
-    for rid, _at, score in top:
-        r = found.get(rid)
-        if r is not None:
+        out.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+    return out
+
+
+def _squash(bm25: float) -> float:
+    s = max(0.0, -bm25)
+    return s / (1.0 + s)
+
+
+def _passing(conn: sqlite3.Connection, kind: str, f: Filters, cands: list[tuple[int, float]],
+             limit: int, slack: float = 1.0) -> tuple[list[Row], bool]:
+    """The first ``limit`` candidates (in order) that pass the filters, as full rows, plus those
+    right after them whose score is within ``slack`` of the last one; and whether the filters
+    looked selective (they rejected most of what was checked)."""
+    out: list[Row] = []
+    checked = 0
+    chunk = max(2 * limit, 40)
+    cap = 2 * limit + 20  # bounds the extra rows when many scores tie
+    floor: float | None = None
+    for i in range(0, len(cands), chunk):
+        part = cands[i:i + chunk]
+        found = {r.id: r for r in by_ids(conn, kind, [c[0] for c in part], f)}
+        checked += len(part)
+        for rid, score in part:
+            if floor is not None and (_squash(score) < floor or len(out) >= cap):
+                return out, False
+            r = found.get(rid)
+            if r is None:
+                continue
             r.bm25 = float(score)
             out.append(r)
-    return out
+            if len(out) == limit:
+                if slack <= 1.0:
+                    return out, False
+                floor = _squash(score) / slack
+        if floor is None and checked >= 2 * chunk and len(out) * 5 < checked:
+            return out, True  # under 20% pass: stop probing, let the caller walk the passing rows
+    return out, floor is None and len(out) * 5 < checked
+
+
+def any_match(conn: sqlite3.Connection, kind: str, match: str) -> bool:
+    """Whether any row of ``kind`` matches (unfiltered; cheap: stops at the first)."""
+    fts = SOURCES[kind].fts
+    return conn.execute(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1", (match,)).fetchone() is not None
+
+
+def rarest(conn: sqlite3.Connection, kind: str, q: FtsQuery, n: int) -> FtsQuery:
+    """The ``n`` terms of ``q`` found in the fewest rows of ``kind`` (counted up to DF_CAP), in query order."""
+    fts = SOURCES[kind].fts
+    df = {}
+    for t in q.terms:
+        df[t] = conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT {DF_CAP})",
+                             (t.phrase(),)).fetchone()[0]
+    keep = set(sorted(q.terms, key=lambda t: df[t])[:n])
+    return FtsQuery(tuple(t for t in q.terms if t in keep))
 
 
 def listing(conn: sqlite3.Connection, kind: str, f: Filters, *, limit: int) -> list[Row]:
@@ -127,6 +192,8 @@ def by_ids(conn: sqlite3.Connection, kind: str, ids: list[int], f: Filters) -> l
     params: list[object] = []
     cond = where(kind, f, params)
     marks = ",".join("?" * len(ids))
-    sql = (f"SELECT {src.columns} FROM {src.table} {src.alias} {src.joins} "
+    # NOT INDEXED: look the ids up by primary key; with a project filter the planner would
+    # otherwise scan the project's whole index (8,000 entries for 40 ids).
+    sql = (f"SELECT {src.columns} FROM {src.table} {src.alias} NOT INDEXED {src.joins} "
            f"WHERE {cond} AND {src.alias}.id IN ({marks})")
     return _rows(conn.execute(sql, [*params, *ids]), ranked=False)

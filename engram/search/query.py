@@ -27,6 +27,8 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit: "___" tokenizes to nothing
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_RUN = re.compile(r"[^\W_]+", re.UNICODE)  # what unicode61 keeps as one token
+MIN_PREFIX_CHARS = 4
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # FTS5 operators and brackets split words; ``. _ / - :`` stay inside (paths, identifiers).
 _SPLIT = re.compile(r"[\s()\[\]{}\"'`,;<>|!?=+*^&~$#@]+")
@@ -72,6 +74,15 @@ def is_identifier(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
 
 
+def _wants_prefix(word: str) -> bool:
+    """Identifiers and CJK match as prefixes, unless their last token is short: ``db.py`` as a
+    prefix would also walk every indexed word starting with "py" (slow, and not what was meant)."""
+    if _CJK.search(word):
+        return True
+    runs = _RUN.findall(word)
+    return is_identifier(word) and bool(runs) and len(runs[-1]) >= MIN_PREFIX_CHARS
+
+
 def terms(text: str) -> list[Term]:
     """The searchable terms of ``text``, in order, without duplicates or stopwords."""
     out: list[Term] = []
@@ -86,7 +97,7 @@ def terms(text: str) -> list[Term]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(Term(w, prefix=is_identifier(w) or bool(_CJK.search(w))))
+        out.append(Term(w, prefix=_wants_prefix(w)))
         if len(out) >= MAX_TERMS:
             break
     return out

@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -112,31 +114,59 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
         return [_hit(r, 0.0) for r in rows[offset:need]]
     if order == "date":
         return _by_date(conn, q, wanted, f, need)[offset:need]
+    near = None
+    if use_vectors:
+        assert vectors is not None
+        # Embedding the query and scanning the matrix release the GIL: run them while SQLite
+        # ranks the keywords, so hybrid costs about max(keywords, vectors), not their sum.
+        near = _pool().submit(vectors.nearest, text, k=max(60, need * 2), kinds=wanted, project=f.project)
     keyword = _keyword_ranked(conn, q, wanted, f, max(need, 50) if use_vectors else need, cfg, now,
                               with_recency=not use_vectors) if not q.empty else []
-    if not use_vectors:
+    if near is None:
         return keyword[offset:need]
-    assert vectors is not None
-    return _hybrid(conn, text, keyword, wanted, f, need, vectors, cfg, now)[offset:need]
+    return _hybrid(conn, near.result(), keyword, wanted, f, need, cfg, now)[offset:need]
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-vsearch")
+        return _executor
 
 
 def _tiers(conn: sqlite3.Connection, q: Any, kind: str, f: Filters, need: int, cfg: SearchConfig,
            by_date: bool = False) -> list[tuple[str, list[fts.Row]]]:
     """(tier, rows) for one kind: all terms, then substrings (trigram), then any term."""
-    out: list[tuple[str, list[fts.Row]]] = [("all", fts.matching(conn, kind, q.all_terms(), f, limit=need,
-                                                                   by_date=by_date))]
-    seen = {r.id for r in out[0][1]}
+    slack = 1.0 + max(cfg.recency_weight, 0.0)  # what the recency boost can change in the order
+    # Observations are the memory proper: rank more of their matches than of summaries / prompts.
+    window = fts.WINDOW if kind == "observation" else fts.SMALL_WINDOW
+    rare = fts.rarest(conn, kind, q, fts.MAX_OR_TERMS) if len(q.terms) > fts.MAX_OR_TERMS else q
+    # A long query (a pasted prompt) rarely has every word in one row, and an AND over common
+    # words walks long doclists: ask first whether its rarest words even meet.
+    if rare is q or fts.any_match(conn, kind, rare.all_terms()):
+        rows = fts.matching(conn, kind, q.all_terms(), f, limit=need, by_date=by_date, window=window, slack=slack)
+    else:
+        rows = []
+    out: list[tuple[str, list[fts.Row]]] = [("all", rows)]
+    seen = {r.id for r in rows}
     if cfg.trigram and len(seen) < need:
         tq = trigram.match_expression(q)
         table = trigram.table_for(conn, kind)
         if tq and table:
-            rows = [r for r in fts.matching(conn, kind, tq, f, limit=need, by_date=by_date, fts_table=table)
-                    if r.id not in seen]
+            rows = [r for r in fts.matching(conn, kind, tq, f, limit=need, by_date=by_date, fts_table=table,
+                                            window=window, slack=slack) if r.id not in seen]
             seen.update(r.id for r in rows)
             out.append(("substring", rows))
     if len(q.terms) > 1 and len(seen) < need and not (by_date and seen):
-        rows = [r for r in fts.matching(conn, kind, q.any_term(), f, limit=need + len(seen), by_date=by_date)
-                if r.id not in seen]
+        # The fallback is weak evidence and costs the most (a union of doclists): the rarest
+        # terms and a small window are enough.
+        rows = [r for r in fts.matching(conn, kind, rare.any_term(), f, limit=need + len(seen), by_date=by_date,
+                                        window=fts.SMALL_WINDOW, slack=slack) if r.id not in seen]
         out.append(("some", rows))
     return out
 
@@ -154,7 +184,7 @@ def _keyword_ranked(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filte
                 if with_recency:
                     v *= rank.recency(r.created_at, now, cfg.recency_weight, cfg.half_life_days) / top
                 scored.append((order.index(tier), v, r, tier))
-    scored.sort(key=lambda t: (t[0], -t[1], -t[2].created_at))
+    scored.sort(key=lambda t: (t[0], -t[1], -t[2].created_at, t[2].kind, -t[2].id))
     return [_hit(r, TIER_BASE[tier] + 0.5 * v, match=tier) for _i, v, r, tier in scored[:need]]
 
 
@@ -170,12 +200,10 @@ def _by_date(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filters, nee
     return [_hit(r, 0.0, match=t) for r, t in rows[:need]]
 
 
-def _hybrid(conn: sqlite3.Connection, text: str, keyword: list[Hit], kinds: list[str], f: Filters, need: int,
-            vectors: VectorIndex, cfg: SearchConfig, now: float) -> list[Hit]:
+def _hybrid(conn: sqlite3.Connection, nearest: list[tuple[str, int, float]], keyword: list[Hit], kinds: list[str],
+            f: Filters, need: int, cfg: SearchConfig, now: float) -> list[Hit]:
     """Weighted RRF of the BM25 list and the embedding list, times the recency boost."""
-    k_vec = max(100, need * 3)
-    near = [(kind, rid, sim) for kind, rid, sim in vectors.nearest(text, k=k_vec, kinds=kinds, project=f.project)
-            if sim >= cfg.min_similarity]
+    near = [(kind, rid, sim) for kind, rid, sim in nearest if sim >= cfg.min_similarity]
     rows: dict[tuple[str, int], fts.Row] = {}
     by_kind: dict[str, list[int]] = {}
     for kind, rid, _sim in near:
@@ -193,7 +221,12 @@ def _hybrid(conn: sqlite3.Connection, text: str, keyword: list[Hit], kinds: list
                       (cfg.vector_weight, vec_keys)], cfg.rrf_k)
     kw = {(h.kind, h.id): h for h in keyword}
     out: list[Hit] = []
-    for key, score in fused.items():
+    top_r = 1.0 + max(cfg.recency_weight, 0.0)
+    best = sorted(fused.items(), key=lambda kv: -kv[1])
+    cut = best[need - 1][1] / top_r if len(best) >= need else 0.0  # recency can lift nothing below this
+    for key, score in best:
+        if score < cut:
+            break
         kind, rid = key  # type: ignore[misc]
         h = kw.get((kind, rid))
         if h is None:
