@@ -140,14 +140,17 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"engram: {res[1].get('error')}", file=sys.stderr)
         return 2
     else:
+        from engram.search.config import SearchConfig
         from engram.search.service import search
+        from engram.settings import load
 
         conn = _read(paths)
         if conn is None:
             hits = []
         else:
             try:
-                hits = [h.as_dict() for h in search(conn, query, **kw)]
+                config = SearchConfig.from_settings(load(paths)[0])
+                hits = [h.as_dict() for h in search(conn, query, config=config, **kw)]
             except ValueError as e:
                 print(f"engram: {e}", file=sys.stderr)
                 return 2
@@ -270,7 +273,7 @@ def _reindex_vectors(paths: Paths, settings: Any, conn: sqlite3.Connection, forc
             emb.load()
         except embedders.Unavailable as e:
             print(f"Vectors: not rebuilt: {e}", file=sys.stderr)
-            return 1
+            return 0
         reindex.reset_vectors(conn, emb.model, force=force)
         n = reindex.embed_all(conn, emb.model, emb.embed, progress=bar)
         print(f"Vectors: {n} computed with {emb.describe()}.")
@@ -283,8 +286,9 @@ def _reindex_vectors(paths: Paths, settings: Any, conn: sqlite3.Connection, forc
             return 1
         emb = st[1]["embeddings"]
         if emb["state"] == "failed":
+            # Not a reindex failure: the model cannot run here, and keyword search does not need it.
             print(f"Vectors: not rebuilt: {emb['detail']}", file=sys.stderr)
-            return 1
+            return 0
         missing = max(0, int(emb.get("missing", 0)))
         total = max(total or 0, missing + 0)
         bar("vectors", total - missing, total)

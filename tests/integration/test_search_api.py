@@ -146,3 +146,32 @@ def test_status_and_token(api: tuple[httpx.Client, dict[str, int]]) -> None:
     st = client.get("/api/search/status").json()
     assert st["fts"] is True and "embeddings" in st
     assert httpx.get(str(client.base_url) + "/api/search?query=x").status_code == 401
+
+
+def test_unavailable_embedding_model_fails_fast_and_keyword_search_works(home: Home) -> None:
+    """The default back-end (fastembed) offline or not installed: the worker says why within seconds
+    (no 40 s of download retries), doctor shows it, and search answers on keywords."""
+    import time
+
+    home.env["HF_HUB_OFFLINE"] = "1"
+    home.data.mkdir(parents=True, exist_ok=True)
+    rows = Rows(home.paths.db)
+    oid = rows.obs("flaky websocket test fixed")
+    rows.conn.close()
+    home.start_worker()
+    client = httpx.Client(base_url=f"http://127.0.0.1:{home.port}", timeout=20,
+                          headers={"Authorization": f"Bearer {read_token(home.paths)}"})
+    t0 = time.monotonic()
+    st: dict[str, Any] = {}
+    while time.monotonic() - t0 < 15:
+        st = client.get("/api/search/status").json()["embeddings"]
+        if st["state"] == "failed":
+            break
+        time.sleep(0.1)
+    assert st["backend"] == "fastembed" and st["state"] == "failed", st
+    assert "not installed" in st["detail"] or "offline" in st["detail"]
+    body = client.get("/api/search?query=websocket").json()
+    assert [h["id"] for h in body["results"]] == [oid] and body["semantic"] is False
+    doctor = home.engram("doctor")
+    assert "embeddings" in doctor.stdout and "keywords only" in doctor.stdout, doctor.stdout
+    client.close()
