@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.observer import prompts
+from engram.observer import evidence, prompts
 from engram.observer.base import Event, Observer, Outcome, SessionInfo, tokens_of
 from engram.observer.llm import batch as batching
 from engram.observer.llm.backoff import Backoff
@@ -40,6 +40,10 @@ EVICT_MIN_IDLE_S = 5.0  # an idle conversation younger than this is not evicted 
 STARVE_S = 30.0  # ...unless that session has waited this long for a slot
 FORGET_STATE_S = 3600.0
 FATAL_LIMIT = 3  # consecutive unusable calls after which a session is left to the rules observer
+
+
+FILE_TOOLS = evidence.WRITE_TOOLS | evidence.READ_TOOLS
+SEEN_CAP = 300
 
 
 @dataclass
@@ -96,6 +100,7 @@ class SessionState:
     chars_since_summary: int = 0
     unusable: int = 0
     rules_only: bool = False
+    seen: list[Event] = field(default_factory=list)  # file-touching events already sent, for evidence
 
 
 @dataclass
@@ -356,7 +361,11 @@ class LLMObserver:
         total = u.tokens_in + u.cache_read + u.cache_write + u.tokens_out
         shares = len(reply.observations) + (1 if reply.summary else 0)
         per = total // max(1, shares)
-        out.observations = observation_drafts(reply, job.events, session, tokens=per * len(reply.observations))
+        turns = {e.prompt_number for e in job.events}
+        earlier = [e for e in st.seen if e.prompt_number in turns]
+        out.observations = observation_drafts(reply, job.events, session, tokens=per * len(reply.observations),
+                                              earlier=earlier)
+        st.seen = [*st.seen, *(e for e in job.events if e.tool_name in FILE_TOOLS)][-SEEN_CAP:]
         self.counters.observations += len(out.observations)
         if reply.summary is not None and job.summary:
             prior = int((session.prior_summary or {}).get("source_tokens") or 0)

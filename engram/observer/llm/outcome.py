@@ -56,10 +56,16 @@ def _unique(items: list[str]) -> list[str]:
 
 
 def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, *,
-                       tokens: int) -> list[ObservationDraft]:
-    """Drafts for the reply's observations; ``tokens`` is this call's share for observations."""
+                       tokens: int, earlier: list[Event] | None = None) -> list[ObservationDraft]:
+    """Drafts for the reply's observations; ``tokens`` is this call's share for observations.
+
+    ``earlier``: events of the same prompt turn sent in previous calls. A model often writes
+    up a fix when it sees the passing run, one batch after the edit: files it names from those
+    events are evidence too (only when named — never the unnamed fallback).
+    """
     root = session.project_root
     mods, reads = _touches(events, root)
+    old_mods, old_reads = _touches(earlier or [], root)
     tools = [e for e in events if e.kind in ("PostToolUse", "PostToolUseFailure")] or events
     n = len(reply.observations)
     batch_chars = sum(e.size_chars for e in events)
@@ -68,7 +74,9 @@ def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, 
         claims = [rel(f, root) for f in obs.files_read + obs.files_modified]
         text = " ".join([obs.title, obs.subtitle, obs.narrative, *obs.facts])
         my_mods = [t for t in mods if _mentioned(t, claims, text)] or (mods if n == 1 else [])
+        my_mods += [t for t in old_mods if _mentioned(t, claims, text)]
         my_reads = [t for t in reads if _mentioned(t, claims, text)] or (reads if n == 1 else [])
+        my_reads += [t for t in old_reads if _mentioned(t, claims, text)]
         touched = my_mods + my_reads
         related = [t.event for t in touched] or tools
         modified = _unique([t.path for t in my_mods])
