@@ -111,6 +111,9 @@ SPECS: dict[str, Spec] = {
                                               "with embeddings on)", min=0, max=100),
     "prompt_context_timeout_ms": Spec(500, "longest a prompt waits for its memories; then it gets none",
                                       min=50, max=1500),
+    "prompt_context_semantic_ms": Spec(80, "longest the worker waits for the meaning side of a prompt's search "
+                                           "(embedding + vectors); then keywords alone (0: keywords only)",
+                                       min=0, max=1500),
     "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
                               min=5, max=86400),
     "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
@@ -179,6 +182,7 @@ class Settings:
     prompt_context_min_relevance: int
     prompt_context_min_similarity: int
     prompt_context_timeout_ms: int
+    prompt_context_semantic_ms: int
     turn_idle_seconds: int
     redact_secrets: bool
     redact_disabled: tuple[str, ...]

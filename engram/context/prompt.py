@@ -286,15 +286,72 @@ def render(picks: Sequence[Pick], icons: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+class Meaning:
+    """The nearest embeddings of a prompt, asked in the background and awaited at most ``budget_s``.
+
+    Embedding the prompt waits for the worker's embedding thread (and a remote ``/embeddings``
+    endpoint may take hundreds of ms): past the budget the prompt gets its keyword matches
+    alone, so the hook's latency never depends on the embedding back-end. The lookup keeps
+    running and caches the prompt's vector for next time.
+    """
+
+    _pool: Any = None
+
+    def __init__(self, vectors: Any, budget_s: float | None) -> None:
+        self.vectors = vectors
+        self.budget_s = budget_s
+        self.state = "off" if vectors is None else "asked"
+        self._future: Any = None
+        self._result: list[tuple[str, int, float]] = []
+        self._started = 0.0
+
+    def start(self, prompt: str, *, k: int, project: str) -> None:
+        if self.vectors is None:
+            return
+        if self.budget_s is None:  # in-line (tests, callers without a deadline)
+            self._result = self.vectors.nearest(prompt, k=k, kinds=("observation",), project=project)
+            return
+        if Meaning._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            Meaning._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-meaning")
+        self._started = time.monotonic()
+        self._future = Meaning._pool.submit(self.vectors.nearest, prompt, k=k, kinds=("observation",),
+                                            project=project)
+
+    def result(self) -> list[tuple[str, int, float]]:
+        if self.vectors is None:
+            return []
+        if self._future is None:
+            self.state = "answered"
+            return list(self._result)
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        left = max(0.0, (self.budget_s or 0.0) - (time.monotonic() - self._started))
+        try:
+            found = self._future.result(timeout=left)
+        except FutureTimeout:
+            self.state = "timed out"
+            return []
+        except Exception:  # the embedder failed: keywords alone
+            self.state = "failed"
+            return []
+        self.state = "answered"
+        return list(found or [])
+
+
 def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search: Any, vectors: Any = None,
           limit: int, min_relevance: float, min_similarity: float, agent_session_id: str = "",
           start_count: int = 50, given: Given | None = None, icons: dict[str, str] | None = None,
-          weights: tuple[float, float, int] = (1.0, 0.5, 60)) -> tuple[str, list[Pick]]:
+          weights: tuple[float, float, int] = (1.0, 0.5, 60), semantic_budget_s: float | None = None,
+          meaning: Meaning | None = None) -> tuple[str, list[Pick]]:
     """Text for additionalContext ('' when nothing is relevant) and the picks.
 
     ``keyword_search(query, project=, kinds=, limit=)`` is the search service without vectors;
-    ``vectors`` a :class:`~engram.search.vectors.VectorIndex` (or None: keywords alone);
-    ``weights`` = (keyword weight, vector weight, RRF k), the search settings' fusion.
+    ``vectors`` a :class:`~engram.search.vectors.VectorIndex` (or None: keywords alone), asked
+    in parallel with the keyword side and awaited at most ``semantic_budget_s`` (None: no limit);
+    ``weights`` = (keyword weight, vector weight, RRF k), the search settings' fusion;
+    ``meaning``, when given, is used for the lookup (its ``state`` then tells what happened).
     """
     exclude: set[int] = set()
     this_session = None
@@ -306,15 +363,17 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
         if given is not None:
             exclude |= given.get(agent_session_id)
     need = min(200, limit * CANDIDATES_PER_RESULT + len(exclude))
+    meaning = meaning or Meaning(vectors, semantic_budget_s)
+    if prompt.strip():
+        meaning.start(prompt, k=need, project=project)  # runs while the keyword side works
     rel = Relevance(conn, prompt)
     query = rel.search_text()
     keyword_ids = [h.id for h in keyword_search(query, project=project, kinds=("observation",), limit=need)
                    if h.kind == "observation"] if query else []
     similar: dict[int, float] = {}
-    if vectors is not None and rel.words:
-        for kind, rid, sim in vectors.nearest(prompt, k=need, kinds=("observation",), project=project):
-            if kind == "observation" and sim >= min_similarity:
-                similar[int(rid)] = float(sim)
+    for kind, rid, sim in (meaning.result() if prompt.strip() else []):
+        if kind == "observation" and sim >= min_similarity:
+            similar[int(rid)] = float(sim)
     found = candidates(conn, project, keyword_ids, similar, fts_weight=weights[0], vector_weight=weights[1],
                        rrf_k=weights[2])
     picks = select(conn, rel, found, limit=limit, min_relevance=min_relevance, min_similarity=min_similarity,

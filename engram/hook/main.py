@@ -424,7 +424,8 @@ def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dic
     body = fastjson.dumps({"prompt": text, "cwd": cwd, "session_id": str(payload["session_id"]),
                            "limit": settings.prompt_context_limit,
                            "min_relevance": settings.prompt_context_min_relevance,
-                           "min_similarity": settings.prompt_context_min_similarity}).encode("ascii")
+                           "min_similarity": settings.prompt_context_min_similarity,
+                           "semantic_ms": settings.prompt_context_semantic_ms}).encode("ascii")
     left = budget - (time.monotonic() - started)
     res = client.request(info["port"], "POST", "/api/context/prompt", body=body, token=client.token(paths),
                          timeout=left) if left > 0.01 else None

@@ -343,6 +343,7 @@ def test_worker_http_routes(home: Home) -> None:
 
     status, body = post({"prompt": "How do the invoice totals round the VAT?", "cwd": str(home.project)})
     assert status == 200 and [r["id"] for r in body["results"]] == [oid] and body["context"].startswith(OPEN)
+    assert body["semantic"] == "off"  # no embedding model in this test environment: keywords alone
     status, body = post({"prompt": "How do the invoice totals round the VAT of refunds?", "project": "project",
                          "min_relevance": 100})  # "refunds" is in no memory: never 100%
     assert status == 200 and body["results"] == []

@@ -296,3 +296,36 @@ def test_a_word_unseen_before_is_found_once_a_note_holds_it(mem: Memory) -> None
     assert rel.dfs[0] == 1 and rel.search_text() == "reconcile_ledger"
     _text, picks = mem.build("How does reconcile_ledger work?")
     assert ids(picks) == [oid]
+
+
+class SlowVectors(FakeVectors):
+    def __init__(self, answers: list[tuple[str, int, float]], delay: float, fail: bool = False) -> None:
+        super().__init__(answers)
+        self.delay = delay
+        self.fail = fail
+
+    def nearest(self, text: str, *, k: int, kinds: Any = ("observation",), project: str | None = None) -> Any:
+        time.sleep(self.delay)
+        if self.fail:
+            raise RuntimeError("embedder crashed")
+        return super().nearest(text, k=k, kinds=kinds, project=project)
+
+
+def test_the_meaning_side_is_awaited_only_within_its_budget(mem: Memory) -> None:
+    vat = mem.observe("Invoice totals round VAT per line", at=T0 + 1)
+    poem = mem.observe("Seaside rhymes for the release notes", at=T0 + 2)
+    ask = "How do invoice totals round VAT? Also something about the sea"
+    fast = pc.Meaning(SlowVectors([("observation", poem, 0.8)], 0.0), 1.0)
+    _t, picks = mem.build(ask, meaning=fast)
+    assert sorted(ids(picks)) == sorted([vat, poem]) and fast.state == "answered"
+    slow = pc.Meaning(SlowVectors([("observation", poem, 0.8)], 0.5), 0.05)
+    t0 = time.monotonic()
+    _t, picks = mem.build(ask, meaning=slow)
+    assert time.monotonic() - t0 < 0.4  # did not wait for the embedder
+    assert ids(picks) == [vat] and slow.state == "timed out"  # keywords alone
+    broken = pc.Meaning(SlowVectors([], 0.0, fail=True), 1.0)
+    _t, picks = mem.build(ask, meaning=broken)
+    assert ids(picks) == [vat] and broken.state == "failed"
+    off = pc.Meaning(None, 1.0)
+    mem.build(ask, meaning=off)
+    assert off.state == "off"

@@ -1,7 +1,8 @@
 """HTTP routes of the context hooks (behind the guard: token, Host, Origin).
 
 ``POST /api/context/prompt``  JSON ``{"prompt", "cwd" | "project", "session_id", "limit", "min_relevance",
-                              "min_similarity"}`` → ``{"context": text or "", "results": [...]}``: the
+                              "min_similarity", "semantic_ms"}`` → ``{"context": text or "", "results":
+                              [...], "semantic": "off" | "answered" | "timed out" | "failed"}``: the
                               memories relevant to a prompt (UserPromptSubmit). Optional fields
                               default to the worker's settings; thresholds are percents.
 ``GET /api/context/file``     ``path``, ``cwd`` (or ``project`` and ``root``), ``limit`` →
@@ -121,6 +122,7 @@ def routes(state: Any) -> list[Route]:
         limit = _int(body.get("limit"), "limit", settings.prompt_context_limit, 1, 20)
         min_rel = _int(body.get("min_relevance"), "min_relevance", settings.prompt_context_min_relevance, 0, 100)
         min_sim = _int(body.get("min_similarity"), "min_similarity", settings.prompt_context_min_similarity, 0, 100)
+        semantic_ms = _int(body.get("semantic_ms"), "semantic_ms", settings.prompt_context_semantic_ms, 0, 1500)
         name, _root, excluded = _project(cwd, project_name, settings.excluded_projects)
         if excluded or not text.strip():
             return {"project": name, "context": "", "results": [], "excluded": excluded}
@@ -129,13 +131,16 @@ def routes(state: Any) -> list[Route]:
             return {"project": name, "context": "", "results": [], "excluded": False}
         try:
             keywords, vectors, weights = searchers()
-            out, picks = prompt.build(conn, text, name, keyword_search=keywords, vectors=vectors, limit=limit,
+            meaning = prompt.Meaning(vectors if semantic_ms else None, semantic_ms / 1000)
+            out, picks = prompt.build(conn, text, name, keyword_search=keywords, limit=limit,
                                       min_relevance=min_rel / 100, min_similarity=min_sim / 100,
                                       agent_session_id=session, start_count=settings.context_observations,
-                                      given=given if session else None, icons=icons(), weights=weights)
+                                      given=given if session else None, icons=icons(), weights=weights,
+                                      meaning=meaning)
         finally:
             conn.close()
-        return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False}
+        return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False,
+                "semantic": meaning.state}
 
     def file_context(qp: Any) -> dict[str, Any]:
         path = qp.get("path") or ""
