@@ -47,6 +47,10 @@ def _str(body: dict[str, Any], key: str, limit: int, default: str = "") -> str:
         return default
     if not isinstance(v, str) or len(v) > limit or "\x00" in v:
         raise BadRequest(f"{key} must be a string of at most {limit} characters")
+    try:
+        v.encode("utf-8")  # a lone surrogate ("\udcff" in JSON) can be neither stored nor echoed
+    except UnicodeEncodeError:
+        raise BadRequest(f"{key} is not valid Unicode text") from None
     return v
 
 
