@@ -291,11 +291,32 @@ class Meaning:
 
     Embedding the prompt waits for the worker's embedding thread (and a remote ``/embeddings``
     endpoint may take hundreds of ms): past the budget the prompt gets its keyword matches
-    alone, so the hook's latency never depends on the embedding back-end. The lookup keeps
-    running and caches the prompt's vector for next time.
+    alone, so the hook's latency never depends on the embedding back-end. While recent
+    lookups have been slower than the budget, none is awaited at all (they still run, warm
+    the query cache and tell when the embedder is fast again); at most two run at once.
     """
 
     _pool: Any = None
+    _lock: Any = None
+    _recent: Any = None    # durations (s) of the last lookups
+    _inflight = 0
+    RECENT = 9
+    MAX_INFLIGHT = 2
+
+    @classmethod
+    def reset(cls) -> None:
+        """Forget how fast recent lookups were (tests; a new embedder)."""
+        from collections import deque
+
+        if cls._pool is None:
+            import threading
+            from concurrent.futures import ThreadPoolExecutor
+
+            cls._pool = ThreadPoolExecutor(max_workers=cls.MAX_INFLIGHT, thread_name_prefix="engram-meaning")
+            cls._lock = threading.Lock()
+        with cls._lock:
+            cls._recent = deque(maxlen=cls.RECENT)
+            cls._inflight = 0
 
     def __init__(self, vectors: Any, budget_s: float | None) -> None:
         self.vectors = vectors
@@ -305,6 +326,18 @@ class Meaning:
         self._result: list[tuple[str, int, float]] = []
         self._started = 0.0
 
+    @classmethod
+    def _slow(cls, budget_s: float) -> bool:
+        with cls._lock:
+            recent = sorted(cls._recent)
+        return len(recent) >= 3 and recent[len(recent) // 2] > budget_s
+
+    @classmethod
+    def _done(cls, started: float) -> None:
+        with cls._lock:
+            cls._inflight -= 1
+            cls._recent.append(time.monotonic() - started)
+
     def start(self, prompt: str, *, k: int, project: str) -> None:
         if self.vectors is None:
             return
@@ -312,26 +345,32 @@ class Meaning:
             self._result = self.vectors.nearest(prompt, k=k, kinds=("observation",), project=project)
             return
         if Meaning._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            Meaning._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-meaning")
-        self._started = time.monotonic()
+            Meaning.reset()
+        with Meaning._lock:
+            if Meaning._inflight >= self.MAX_INFLIGHT:
+                self.state = "skipped: busy"
+                return
+            Meaning._inflight += 1
+        started = self._started = time.monotonic()
         self._future = Meaning._pool.submit(self.vectors.nearest, prompt, k=k, kinds=("observation",),
                                             project=project)
+        self._future.add_done_callback(lambda _f: Meaning._done(started))
 
     def result(self) -> list[tuple[str, int, float]]:
-        if self.vectors is None:
+        if self.vectors is None or self.state.startswith("skipped"):
             return []
         if self._future is None:
             self.state = "answered"
             return list(self._result)
         from concurrent.futures import TimeoutError as FutureTimeout
 
-        left = max(0.0, (self.budget_s or 0.0) - (time.monotonic() - self._started))
+        budget = self.budget_s or 0.0
+        slow = Meaning._slow(budget) and not self._future.done()
+        left = 0.0 if slow else max(0.0, budget - (time.monotonic() - self._started))
         try:
             found = self._future.result(timeout=left)
         except FutureTimeout:
-            self.state = "timed out"
+            self.state = "skipped: slow lately" if slow else "timed out"
             return []
         except Exception:  # the embedder failed: keywords alone
             self.state = "failed"

@@ -312,6 +312,7 @@ class SlowVectors(FakeVectors):
 
 
 def test_the_meaning_side_is_awaited_only_within_its_budget(mem: Memory) -> None:
+    pc.Meaning.reset()
     vat = mem.observe("Invoice totals round VAT per line", at=T0 + 1)
     poem = mem.observe("Seaside rhymes for the release notes", at=T0 + 2)
     ask = "How do invoice totals round VAT? Also something about the sea"
@@ -329,3 +330,36 @@ def test_the_meaning_side_is_awaited_only_within_its_budget(mem: Memory) -> None
     off = pc.Meaning(None, 1.0)
     mem.build(ask, meaning=off)
     assert off.state == "off"
+
+
+def test_a_slow_embedder_is_not_awaited_until_it_is_fast_again(mem: Memory) -> None:
+    pc.Meaning.reset()
+    vat = mem.observe("Invoice totals round VAT per line", at=T0 + 1)
+    ask = "How do invoice totals round VAT?"
+    slow = SlowVectors([], 0.12)
+    for _ in range(3):  # three lookups slower than the 50 ms budget
+        m = pc.Meaning(slow, 0.05)
+        mem.build(ask, meaning=m)
+        assert m.state == "timed out"
+        time.sleep(0.1)  # let them finish (and be timed)
+    m = pc.Meaning(slow, 0.05)
+    t0 = time.monotonic()
+    _t, picks = mem.build(ask, meaning=m)
+    assert m.state == "skipped: slow lately" and time.monotonic() - t0 < 0.05
+    assert ids(picks) == [vat]  # keywords alone, at once
+    time.sleep(0.15)
+    fast = SlowVectors([], 0.0)
+    for _ in range(6):  # fast lookups push the median back under the budget
+        pc.Meaning._done(time.monotonic())
+    m = pc.Meaning(fast, 0.05)
+    mem.build(ask, meaning=m)
+    assert m.state == "answered"
+    # At most two lookups at once: a third is not even started.
+    pc.Meaning.reset()
+    stuck = SlowVectors([], 0.3)
+    ms = [pc.Meaning(stuck, 0.01) for _ in range(3)]
+    for m in ms:
+        m.start(ask, k=5, project=PROJECT)
+    assert [m.state for m in ms] == ["asked", "asked", "skipped: busy"]
+    time.sleep(0.35)
+    pc.Meaning.reset()
