@@ -102,7 +102,7 @@ SPECS: dict[str, Spec] = {
     "file_context_limit": Spec(15, "most observations (one per session) in a file's history", min=1, max=50),
     "file_context_timeout_ms": Spec(500, "longest a Read waits for its file history; then it gets none",
                                     min=20, max=1500),
-    "prompt_context": Spec(False, "next to each prompt, give the agent the few memories relevant to it"),
+    "prompt_context": Spec(True, "next to each prompt, give the agent the few memories relevant to it"),
     "prompt_context_min_chars": Spec(20, "shortest prompt (characters) that gets memories", min=1, max=10_000),
     "prompt_context_limit": Spec(5, "most memories given next to a prompt", min=1, max=20),
     "prompt_context_min_relevance": Spec(60, "share (%) of the prompt's search terms, weighted by rarity, a memory "
