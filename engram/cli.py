@@ -14,27 +14,12 @@ from engram.hook import client
 from engram.paths import Paths, ensure_token, read_token
 from engram.settings import SPECS, load
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
-
 
 def _worker_get(paths: Paths, path: str, timeout: float = 5.0) -> tuple[int, Any] | None:
     info = client.read_pid_file(paths)
     if not info:
         return None
     res = client.request(info["port"], "GET", path, token=read_token(paths), timeout=timeout)
-    if res is None:
-        return None
-    try:
-        return res[0], json.loads(res[1] or b"null")
-    except ValueError:
-        return res[0], None
-
-
-def _worker_post(paths: Paths, path: str, timeout: float = 15.0) -> tuple[int, Any] | None:
-    info = client.read_pid_file(paths)
-    if not info:
-        return None
-    res = client.request(info["port"], "POST", path, token=read_token(paths), timeout=timeout)
     if res is None:
         return None
     try:
