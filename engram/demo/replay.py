@@ -62,7 +62,8 @@ def run_demo(*, keep: bool = False, out: Any = None) -> int:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
     os.makedirs(os.path.join(project, ".git"))  # the project is a git root, named after its folder
-    env = {**os.environ, "ENGRAM_DATA_DIR": data, "ENGRAM_PORT": str(_free_port())}
+    # The demo is offline and free whatever the user configured: the rules observer, always.
+    env = {**os.environ, "ENGRAM_DATA_DIR": data, "ENGRAM_PORT": str(_free_port()), "ENGRAM_PROVIDER": "rules"}
     env.pop("ENGRAM_INTERNAL", None)
     hook = [sys.executable, "-I", "-m", "engram", "hook", "claude-code"]
     print(f"Replaying {len(story['sessions'])} sessions of '{story.get('project_name')}' through the real hooks "
