@@ -36,19 +36,7 @@ def running(paths: Paths, timeout: float = 0.3) -> dict[str, Any] | None:
 
 def lock_held(paths: Paths) -> bool:
     """True when some process (a live or starting worker) holds ``worker.lock``."""
-    try:
-        fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return _held(paths.worker_lock)
 
 
 def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: int | None = None) -> int:
@@ -182,6 +170,7 @@ def stop(paths: Paths, timeout: float = 10.0) -> bool:
 
 
 def _held(lock_path: str) -> bool:
+    """True when another process holds an exclusive flock on ``lock_path`` (a missing file: no)."""
     try:
         fd = os.open(lock_path, os.O_RDWR)
     except OSError:
