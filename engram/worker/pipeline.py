@@ -118,7 +118,16 @@ class Pipeline:
             for path, _rec in records:
                 if path not in bad:
                     spool.confirm(path)
+            if len(records) > len(bad):
+                self._notify({"type": "ingested", "count": len(records) - len(bad)})  # prompts are new rows too
         return len(files)
+
+    def _notify(self, event: dict[str, Any]) -> None:
+        for listener in list(self.stats.listeners):  # a viewer's stream may (un)subscribe meanwhile
+            try:
+                listener(event)
+            except Exception:
+                log.exception("listener failed")
 
     def _ingest_one(self, rec: dict[str, Any]) -> bool:
         p: dict[str, Any] = rec["payload"]
@@ -195,12 +204,8 @@ class Pipeline:
             self.stats.observations += len(ids)
             if outcome.summary is not None:
                 self.stats.summaries += 1
-            for listener in self.stats.listeners:
-                try:
-                    listener({"type": "stored", "session_id": sid, "observations": ids,
-                              "summary": outcome.summary is not None})
-                except Exception:
-                    log.exception("listener failed")
+            self._notify({"type": "stored", "session_id": sid, "observations": ids,
+                          "summary": outcome.summary is not None})
         maintain = getattr(self.observer, "maintain", None)
         if maintain is not None:
             maintain(now)

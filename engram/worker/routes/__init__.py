@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-MODULES: list[str] = ["memory", "search", "context"]
+MODULES: list[str] = ["memory", "search", "context", "viewer"]
 
 
 def feature_routes(state: Any) -> list[Any]:

@@ -77,14 +77,13 @@ def _project(cwd: str, project: str, globs: tuple[str, ...]) -> tuple[str, str, 
 
 
 def routes(state: Any) -> list[Route]:
-    settings = state.memory.settings
     paths = state.paths
     given = prompt.Given()  # per agent session: ids already put next to one of its prompts
     icons_cache: dict[str, dict[str, str]] = {}
 
     def icons() -> dict[str, str]:
         if "v" not in icons_cache:
-            icons_cache["v"] = file_history.icons_for(settings, paths.modes)
+            icons_cache["v"] = file_history.icons_for(state.memory.settings, paths.modes)
         return icons_cache["v"]
 
     def read() -> sqlite3.Connection | None:
@@ -117,6 +116,7 @@ def routes(state: Any) -> list[Route]:
         return fts_only, None, (DEFAULT.fts_weight, DEFAULT.vector_weight, DEFAULT.rrf_k)
 
     def prompt_context(body: dict[str, Any]) -> dict[str, Any]:
+        settings = state.memory.settings  # per request: the viewer may have saved new ones
         text = _str(body, "prompt", MAX_PROMPT_CHARS)
         cwd = _str(body, "cwd", MAX_PATH_CHARS)
         project_name = _str(body, "project", 512)
@@ -147,6 +147,7 @@ def routes(state: Any) -> list[Route]:
                 "semantic": meaning.state}
 
     def file_context(qp: Any) -> dict[str, Any]:
+        settings = state.memory.settings  # per request: the viewer may have saved new ones
         path = qp.get("path") or ""
         cwd = qp.get("cwd") or ""
         if not path or len(path) > MAX_PATH_CHARS or len(cwd) > MAX_PATH_CHARS or "\x00" in path + cwd:

@@ -1,0 +1,152 @@
+"""The viewer's service side on a real database: feed paging, filters, the live mark, details, edits."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engram.settings import Settings
+from engram.store.db import connect
+from engram.viewer import detail, items, settings_form, stats
+from tests.support.search_rows import NOW, Rows
+
+
+@pytest.fixture
+def rows(tmp_path: Path) -> Rows:
+    return Rows(str(tmp_path / "engram.db"))
+
+
+def walk(rows: Rows, f: items.FeedFilter, limit: int) -> list[str]:
+    """Every page of the feed, following the cursor: the keys in order."""
+    keys: list[str] = []
+    before = None
+    for _ in range(10_000):
+        page = items.feed(rows.conn, f, before=before, limit=limit)
+        keys += [it["key"] for it in page.items]
+        if page.next is None:
+            return keys
+        before = page.next
+    raise AssertionError("the cursor never ended")
+
+
+def test_feed_pages_cover_every_row_once_in_order_even_with_equal_times(rows: Rows) -> None:
+    rng = random.Random(7)
+    expected: list[tuple[float, int, int, str]] = []
+    for i in range(120):
+        at = NOW + rng.choice([0, 1, 2, 3]) * 10  # many rows share an instant, across kinds
+        kind = rng.choice(items.KINDS)
+        session = f"s{i}"  # one summary per session
+        if kind == "observation":
+            rid = rows.obs(f"note {i}", session=session, at=at)
+        elif kind == "prompt":
+            rid = rows.prompt(f"prompt {i}", session=session, at=at)
+        else:
+            rid = rows.summary(f"summary {i}", session=session, at=at)
+        expected.append((at, items.RANK[kind], rid, f"{items.LETTER[kind]}:{rid}"))
+    want = [k for *_, k in sorted(expected, reverse=True)]
+    for limit in (1, 7, 50, 200):
+        assert walk(rows, items.FeedFilter(), limit) == want
+
+
+def test_feed_filters(rows: Rows) -> None:
+    a = rows.obs("alpha bug", type="bugfix", concepts=["gotcha"], at=NOW)
+    rows.obs("alpha decision", type="decision", concepts=["gotchas-not"], at=NOW + 1)
+    old = rows.obs("alpha retracted", type="bugfix", status="retracted", at=NOW + 2)
+    b = rows.obs("beta bug", project="beta", session="b", type="bugfix", at=NOW + 3)
+    p = rows.prompt("fix it please", at=NOW + 4)
+    rows.prompt("", at=NOW + 5)  # a private prompt is stored empty: never shown
+    s = rows.summary("the request", project="beta", session="b", at=NOW + 6)
+
+    def keys(**kw: object) -> list[str]:
+        return [it["key"] for it in items.feed(rows.conn, items.FeedFilter(**kw)).items]  # type: ignore[arg-type]
+
+    assert keys() == [f"s:{s}", f"p:{p}", f"o:{b}", f"o:{old}", f"o:{a + 1}", f"o:{a}"]
+    assert keys(project="beta") == [f"s:{s}", f"o:{b}"]
+    assert keys(types=("bugfix",)) == [f"o:{b}", f"o:{old}", f"o:{a}"]  # a type means observations only
+    assert keys(types=("bugfix",), include_inactive=False) == [f"o:{b}", f"o:{a}"]
+    assert keys(concept="gotcha") == [f"o:{a}"]  # exact concept, not a substring of another
+    assert keys(since=NOW + 3, until=NOW + 6) == [f"p:{p}", f"o:{b}"]
+    assert keys(kinds=("summary", "prompt")) == [f"s:{s}", f"p:{p}"]
+    item = items.feed(rows.conn, items.FeedFilter(types=("bugfix",), project="alpha")).items[-1]
+    assert item["title"] == "alpha bug" and item["concepts"] == ["gotcha"] and item["tokens"] > 0
+
+
+@pytest.mark.parametrize("cursor", ["", "x", "1:o", "nan:o:1", "inf:o:1", "1:z:1", "1:o:-1", "1:o:1:2",
+                                    "1:o:" + "9" * 30])
+def test_bad_cursor_is_a_value_error(rows: Rows, cursor: str) -> None:
+    with pytest.raises(ValueError):
+        items.feed(rows.conn, items.FeedFilter(), before=cursor or "::")
+
+
+def test_live_mark_returns_only_what_is_new(rows: Rows) -> None:
+    rows.obs("before", at=NOW)
+    mark = items.high_water(rows.conn)
+    assert items.since_mark(rows.conn, mark)[0] == []
+    o = rows.obs("after", at=NOW + 1)
+    p = rows.prompt("a new prompt", at=NOW + 2)
+    rows.prompt("", at=NOW + 3)  # private: moves the mark, shows nothing
+    new, mark2 = items.since_mark(rows.conn, mark)
+    assert [it["key"] for it in new] == [f"o:{o}", f"p:{p}"]
+    assert items.since_mark(rows.conn, mark2)[0] == []
+    assert items.Mark.decode(mark2.encode()) == mark2
+    assert items.Mark.decode("garbage") is None and items.Mark.decode("o1.p2") is None
+
+
+def test_detail_related_session_and_edit(rows: Rows) -> None:
+    first = rows.obs("changed the parser", files_modified=["src/parse.py"], at=NOW)
+    second = rows.obs("parser bug found", files_read=["src/parse.py", "src/other.py"], at=NOW + 5)
+    rows.obs("elsewhere", files_read=["src/parse.py"], project="beta", session="b", at=NOW + 6)
+    rows.prompt("look at the parser", at=NOW - 1)
+    rows.summary("parser work", completed="fixed", at=NOW + 10)
+    d = detail.observation(rows.conn, second)
+    assert d["session"]["project"] == "alpha"
+    assert [r["id"] for r in d["related"]] == [first]  # same file, same project only
+    assert d["related"][0]["via"] == "src/parse.py"
+    s = detail.session(rows.conn, d["session"]["id"])
+    assert [t["prompt"] for t in s["turns"] if t["number"] == 1] == ["look at the parser"]
+    assert s["summary"]["request"] == "parser work"
+    assert sorted(o["id"] for t in s["turns"] for o in t["observations"]) == [first, second]
+    with pytest.raises(detail.NotFound):
+        detail.observation(rows.conn, 999)
+
+    types = ["bugfix", "discovery"]
+    obs = detail.edit(rows.conn, second, detail.check_edit({"title": "  parser  bug\nfixed ", "type": "bugfix"}, types))
+    assert obs["title"] == "parser bug fixed" and obs["type"] == "bugfix"
+    hit = rows.conn.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'fixed'").fetchall()
+    assert [r[0] for r in hit] == [second]  # the search index follows the edit
+    assert detail.edit(rows.conn, second, {"status": "retracted"})["status"] == "retracted"
+    assert rows.conn.execute("SELECT status FROM observation_files WHERE observation_id = ?",
+                             (second,)).fetchone()[0] == "retracted"
+
+
+@pytest.mark.parametrize("body", [None, {}, [], {"title": ""}, {"title": 3}, {"title": "x" * 301},
+                                  {"type": "nope"}, {"status": "superseded"}, {"narrative": "x"}, {"title": "a\x00"}])
+def test_bad_edits_are_refused(body: object) -> None:
+    with pytest.raises(ValueError):
+        detail.check_edit(body, ["bugfix"])
+
+
+def test_settings_form_and_problems() -> None:
+    form = {d["name"]: d for d in settings_form.describe(Settings(), environ={"ENGRAM_LOG_LEVEL": "DEBUG"})}
+    assert form["file_context"]["kind"] == "bool" and form["file_context"]["live"]
+    assert form["provider"]["kind"] == "choice" and not form["provider"]["live"]
+    assert form["context_observations"]["min"] == 0 and form["context_observations"]["common"]
+    assert form["excluded_projects"]["kind"] == "list"
+    assert form["log_level"]["env"] == "ENGRAM_LOG_LEVEL"
+    assert set(settings_form.COMMON) <= set(form)
+    assert settings_form.problems_by_name(["context_observations: must be at most 500", "unknown setting 'zz'"]) == {
+        "context_observations": "must be at most 500", "zz": "unknown setting"}
+
+
+def test_stats_days_include_empty_days(tmp_path: Path, rows: Rows) -> None:
+    rows.obs("today", type="bugfix", at=NOW)
+    rows.obs("today too", type="bugfix", at=NOW + 1)
+    rows.obs("two days ago", type="change", at=NOW - 2 * 86400)
+    rows.conn.commit()
+    conn = connect(str(tmp_path / "engram.db"), readonly=True)
+    days = stats.days(conn, 3, now=NOW + 2)
+    assert [d["total"] for d in days] == [1, 0, 2]
+    assert days[-1]["observations"] == {"bugfix": 2}
+    assert stats.totals(conn)["observations"] == 3
