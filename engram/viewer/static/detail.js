@@ -1,0 +1,282 @@
+// The detail panel: one observation (facts, narrative, files, concepts, session, prompt,
+// tokens, related notes) with its actions, or a session's timeline.
+
+import {api, ApiError, AuthError} from './api.js';
+import {h, clear, fullTime, num, toast, plain} from './dom.js';
+
+export class Detail {
+  constructor({panel, title, body, back, close, dialog, meta, feed, typeInfo}) {
+    Object.assign(this, {panel, title, body, back, meta, feed, typeInfo, dialog});
+    this.stack = [];
+    this.opener = null;
+    this.ctrl = null;
+    close.addEventListener('click', () => this.close());
+    back.addEventListener('click', () => this.goBack());
+  }
+
+  get isOpen() {
+    return !this.panel.hidden;
+  }
+
+  /** Open what a feed row shows: an observation, or the session of a prompt or summary. */
+  openItem(item, opener) {
+    this.opener = opener || document.activeElement;
+    this.stack = [];
+    if (item.kind === 'observation') this.show({kind: 'observation', id: item.id});
+    else this.show({kind: 'session', id: item.session_id});
+  }
+
+  show(view, push = false) {
+    if (push && this.current) this.stack.push(this.current);
+    this.current = view;
+    this.back.hidden = this.stack.length === 0;
+    this.panel.hidden = false;
+    document.body.classList.add('has-detail');
+    if (this.ctrl) this.ctrl.abort();
+    this.ctrl = new AbortController();
+    clear(this.body).append(h('p', {class: 'muted'}, 'Loading…'));
+    this.title.textContent = view.kind === 'observation' ? `Observation #${view.id}` : `Session #${view.id}`;
+    this.title.focus();
+    const load = view.kind === 'observation' ? this.loadObservation(view.id) : this.loadSession(view.id);
+    return load.catch((err) => {
+      if (err.name === 'AbortError' || err instanceof AuthError) return;
+      clear(this.body).append(h('p', {class: 'error'}, err.message));
+    });
+  }
+
+  goBack() {
+    const prev = this.stack.pop();
+    if (prev) {
+      this.current = null;
+      this.show(prev);
+    }
+  }
+
+  close() {
+    if (this.panel.hidden) return;
+    if (this.ctrl) this.ctrl.abort();
+    this.panel.hidden = true;
+    document.body.classList.remove('has-detail');
+    this.current = null;
+    this.stack = [];
+    const opener = this.opener;
+    this.opener = null;
+    if (opener && opener.isConnected) opener.focus();
+    else {
+      const key = this.lastKey && this.feed.rows.get(this.lastKey);
+      if (key) key.el.focus();
+    }
+  }
+
+  // ------------------------------------------------------------------ observation
+
+  async loadObservation(id) {
+    const data = await api(`observations/${id}`, {signal: this.ctrl.signal});
+    this.renderObservation(data);
+  }
+
+  renderObservation(data) {
+    const o = data.observation;
+    const info = this.typeInfo(o.type) || {};
+    const key = `o:${o.id}`;
+    this.lastKey = key;
+    this.title.textContent = o.title || `Observation #${o.id}`;
+    const status = o.status || 'active';
+    const retracted = status === 'retracted';
+
+    const editBtn = h('button', {type: 'button', id: 'act-edit'}, 'Edit title/type');
+    const retractBtn = h('button', {type: 'button', id: 'act-retract', 'aria-pressed': retracted ? 'true' : 'false'},
+      retracted ? 'Restore (it is true again)' : 'Mark as no longer true');
+    const deleteBtn = h('button', {type: 'button', id: 'act-delete', class: 'danger'}, 'Delete…');
+    const editSlot = h('div', {class: 'edit-slot'});
+
+    editBtn.addEventListener('click', () => {
+      if (editSlot.firstChild) {
+        clear(editSlot);
+        editBtn.setAttribute('aria-expanded', 'false');
+        return;
+      }
+      editBtn.setAttribute('aria-expanded', 'true');
+      editSlot.append(this.editForm(o, () => {
+        clear(editSlot);
+        editBtn.setAttribute('aria-expanded', 'false');
+        editBtn.focus();
+      }));
+      editSlot.querySelector('input').focus();
+    });
+    retractBtn.addEventListener('click', async () => {
+      retractBtn.disabled = true;
+      try {
+        const updated = await this.patch(o.id, {status: retracted ? 'active' : 'retracted'});
+        toast(updated.status === 'retracted' ? 'Marked as no longer true: kept, never injected.' : 'Restored.');
+        this.renderObservation({...data, observation: updated});
+        document.getElementById('act-retract').focus();
+      } catch (err) {
+        retractBtn.disabled = false;
+        if (!(err instanceof AuthError)) toast(err.message, 'error');
+      }
+    });
+    deleteBtn.addEventListener('click', () => this.confirmDelete(o));
+
+    const facts = Array.isArray(o.facts) ? o.facts : [];
+    const read = Array.isArray(o.files_read) ? o.files_read : [];
+    const modified = Array.isArray(o.files_modified) ? o.files_modified : [];
+    const concepts = Array.isArray(o.concepts) ? o.concepts : [];
+    const s = data.session;
+    const prompt = data.prompt;
+
+    const sections = [
+      h('p', {class: 'detail-badges'},
+        h('span', {class: ['badge', `badge-${o.type}`], title: info.description || ''},
+          h('span', {'aria-hidden': 'true'}, info.emoji || '•'), ' ', info.label || o.type),
+        retracted ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
+        status === 'superseded' ? h('span', {class: 'flag flag-superseded'}, 'superseded') : null,
+        h('span', {class: 'muted'}, `#${o.id} · ${o.project || ''} · ${fullTime(o.created_at)}`)),
+      o.subtitle ? h('p', {class: 'detail-sub'}, o.subtitle) : null,
+      h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, editBtn, retractBtn, deleteBtn),
+      editSlot,
+      section('Facts', facts.length ? h('ul', {class: 'facts'}, facts.map((f) => h('li', null, f)))
+        : h('p', {class: 'muted'}, 'none')),
+      section('Narrative', o.narrative ? h('p', {class: 'narrative'}, o.narrative) : h('p', {class: 'muted'}, 'none')),
+      section('Files', h('dl', {class: 'kv'},
+        h('dt', null, 'Modified'), h('dd', null, fileList(modified)),
+        h('dt', null, 'Read'), h('dd', null, fileList(read)))),
+      section('Concepts', concepts.length ? h('ul', {class: 'chips'}, concepts.map((c) => h('li', {class: 'chip'}, c)))
+        : h('p', {class: 'muted'}, 'none')),
+      s ? section('Session', h('p', null,
+        h('button', {type: 'button', class: 'link', id: 'open-session', onclick: () => this.show({kind: 'session', id: s.id}, true)},
+          `Session #${s.id} timeline`),
+        ` · ${s.project || ''} · started ${fullTime(s.started_at)}${s.ended_at ? `, ended ${fullTime(s.ended_at)}` : ''}`,
+        s.status ? ` · ${s.status}` : '')) : null,
+      section('Prompt', prompt ? h('blockquote', {class: 'prompt'},
+        h('span', {class: 'muted'}, `#${prompt.number} `), prompt.text) : h('p', {class: 'muted'}, 'no prompt recorded')),
+      section('Tokens', h('dl', {class: 'kv'},
+        h('dt', null, 'Record'), h('dd', null, `~${num(o.tokens)}`),
+        o.source_tokens !== undefined ? [h('dt', null, 'Source (what it compresses)'), h('dd', null, num(o.source_tokens))] : null,
+        o.tokens_spent !== undefined ? [h('dt', null, 'Observer spent'), h('dd', null, num(o.tokens_spent))] : null,
+        o.observer ? [h('dt', null, 'Observer'), h('dd', null, o.observer)] : null)),
+      section(`Other observations on the same files (${(data.related || []).length})`,
+        this.itemList(data.related || [], 'No other observation touched these files.')),
+    ];
+    clear(this.body).append(...sections.filter(Boolean));
+  }
+
+  editForm(o, done) {
+    const titleIn = h('input', {id: 'edit-title', name: 'title', required: true, maxlength: 300, value: o.title || ''});
+    const typeSel = h('select', {id: 'edit-type', name: 'type'},
+      this.meta.types.map((t) => h('option', {value: t.id, selected: t.id === o.type}, `${t.emoji || ''} ${t.label || t.id}`)));
+    const err = h('p', {class: 'error', id: 'edit-error', role: 'alert'});
+    const form = h('form', {class: 'edit-form', 'aria-label': 'Edit observation'},
+      h('label', {for: 'edit-title'}, 'Title'), titleIn,
+      h('label', {for: 'edit-type'}, 'Type'), typeSel, err,
+      h('div', {class: 'form-actions'},
+        h('button', {type: 'submit', class: 'primary'}, 'Save'),
+        h('button', {type: 'button', onclick: done}, 'Cancel')));
+    form.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        done();
+      }
+    });
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const title = titleIn.value.trim();
+      if (!title || title.length > 300) {
+        err.textContent = 'A title is 1 to 300 characters.';
+        titleIn.setAttribute('aria-invalid', 'true');
+        titleIn.focus();
+        return;
+      }
+      const changes = {};
+      if (title !== o.title) changes.title = title;
+      if (typeSel.value !== o.type) changes.type = typeSel.value;
+      if (!Object.keys(changes).length) return done();
+      try {
+        const updated = await this.patch(o.id, changes);
+        toast('Saved.');
+        const data = await api(`observations/${o.id}`);
+        this.renderObservation({...data, observation: {...data.observation, ...updated}});
+        document.getElementById('act-edit').focus();
+      } catch (ex) {
+        if (!(ex instanceof AuthError)) err.textContent = ex.message;
+      }
+    });
+    return form;
+  }
+
+  async patch(id, changes) {
+    const body = await api(`observations/${id}`, {method: 'PATCH', body: changes});
+    const o = body.observation || body;
+    this.feed.patch(`o:${id}`, {title: o.title, type: o.type, status: o.status});
+    return o;
+  }
+
+  confirmDelete(o) {
+    const d = this.dialog;
+    document.getElementById('confirm-what').textContent = `“${o.title}” (#${o.id})`;
+    d.returnValue = '';
+    d.addEventListener('close', async () => {
+      if (d.returnValue !== 'delete') {
+        document.getElementById('act-delete')?.focus();
+        return;
+      }
+      try {
+        await api(`observations/${o.id}`, {method: 'DELETE'});
+        this.feed.remove(`o:${o.id}`);
+        this.opener = null;
+        this.close();
+        toast(`Deleted #${o.id}.`);
+      } catch (err) {
+        if (!(err instanceof AuthError)) toast(err instanceof ApiError ? err.message : String(err), 'error');
+      }
+    }, {once: true});
+    d.showModal();
+  }
+
+  // ---------------------------------------------------------------------- session
+
+  async loadSession(id) {
+    const data = await api(`sessions/${id}`, {signal: this.ctrl.signal});
+    const s = data.session || {};
+    this.title.textContent = `Session #${s.id ?? id} · ${s.project || ''}`;
+    const turns = (data.turns || []).map((t) => h('li', {class: 'turn'},
+      h('h4', null, `Prompt #${t.number}`, t.at ? h('span', {class: 'muted'}, ` · ${fullTime(t.at)}`) : null),
+      t.prompt ? h('blockquote', {class: 'prompt'}, t.prompt) : h('p', {class: 'muted'}, 'no prompt text'),
+      this.itemList(t.observations || [], 'No observation from this turn.')));
+    const sum = data.summary;
+    const fields = [['request', 'Request'], ['investigated', 'Investigated'], ['learned', 'Learned'],
+      ['completed', 'Completed'], ['next_steps', 'Next steps'], ['notes', 'Notes']];
+    clear(this.body).append(
+      h('p', {class: 'muted'}, [s.agent_session_id ? `agent session ${s.agent_session_id}` : '',
+        s.project_root || '', s.started_at ? `started ${fullTime(s.started_at)}` : '',
+        s.ended_at ? `ended ${fullTime(s.ended_at)}` : '', s.status || ''].filter(Boolean).join(' · ')),
+      section('Timeline', turns.length ? h('ol', {class: 'timeline'}, turns) : h('p', {class: 'muted'}, 'No prompts.')),
+      section('Summary', sum ? h('dl', {class: 'kv'}, fields.filter(([k]) => sum[k]).map(([k, label]) =>
+        [h('dt', null, label), h('dd', null, plain(sum[k]))])) : h('p', {class: 'muted'}, 'No summary yet.')));
+  }
+
+  itemList(items, empty) {
+    if (!items.length) return h('p', {class: 'muted'}, empty);
+    return h('ul', {class: 'mini-items'}, items.map((it) => {
+      const info = this.typeInfo(it.type) || {};
+      return h('li', null, h('button', {
+        type: 'button', class: ['mini-item', `status-${it.status || 'active'}`],
+        onclick: () => this.show(it.kind === 'observation' ? {kind: 'observation', id: it.id}
+          : {kind: 'session', id: it.session_id}, true),
+      }, h('span', {'aria-hidden': 'true'}, info.emoji || '•'), ' ',
+      h('span', {class: 'mini-title'}, it.title || '(untitled)'),
+      it.status === 'retracted' ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
+      h('span', {class: 'muted'}, ` · ${fullTime(it.at)}`)));
+    }));
+  }
+}
+
+function section(title, content) {
+  return h('section', {class: 'detail-section'}, h('h3', null, title), content);
+}
+
+function fileList(files) {
+  if (!files.length) return h('span', {class: 'muted'}, 'none');
+  return h('ul', {class: 'files'}, files.map((f) => h('li', null, h('code', null, f))));
+}
