@@ -55,5 +55,6 @@ def savings(conn: sqlite3.Connection, project: str | None = None) -> dict[str, A
     s = usage.savings(conn, project)
     work = s["work_tokens"]
     out: dict[str, Any] = dict(s)
-    out["saved_pct"] = round(100.0 * (1 - s["full_tokens"] / work), 1) if work else None
+    # As `engram stats` counts it: the session-start index of the work vs the work itself.
+    out["saved_pct"] = max(0, round(100 - s["index_tokens"] * 100 / work)) if work else None
     return out
