@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from engram.search import plan as planning
 from engram.search.filters import Filters, where
 from engram.search.query import FtsQuery
 
@@ -75,7 +76,7 @@ def _rows(cur: sqlite3.Cursor, ranked: bool) -> list[Row]:
 
 def matching(conn: sqlite3.Connection, kind: str, match: str, f: Filters, *, limit: int,
              by_date: bool = False, fts_table: str | None = None, window: int = WINDOW,
-             slack: float = 1.0) -> list[Row]:
+             slack: float = 1.0, ranked: bool = True) -> list[Row]:
     """Rows of ``kind`` whose text matches the FTS5 expression ``match``, best (or newest) first.
 
     Only the newest ``window`` matching rows are ranked. ``ORDER BY rank`` would score every
@@ -88,11 +89,14 @@ def matching(conn: sqlite3.Connection, kind: str, match: str, f: Filters, *, lim
     ``slack`` (≥ 1, the caller's largest score multiplier, e.g. the recency boost) adds every
     row beyond the first ``limit`` that the multiplier could lift into them, so re-ranking and
     paging stay consistent.
+
+    ``ranked=False`` skips ``bm25()`` (its cost is a full walk of every phrase's doclist): for
+    a query whose every term is in most rows (see :mod:`engram.search.plan`), matches newest first.
     """
     src = SOURCES[kind]
     fts = fts_table or src.fts
     weights = ", ".join(str(w) for w in src.weights) if fts == src.fts else ""
-    rank = f"bm25({fts}{', ' + weights if weights else ''})"
+    rank = f"bm25({fts}{', ' + weights if weights else ''})" if ranked else "0.0"
     window = max(window, limit)
     cur = conn.cursor()
     cur.row_factory = None  # plain tuples: building 1000 Row objects costs more than the query
@@ -162,15 +166,12 @@ def any_match(conn: sqlite3.Connection, kind: str, match: str) -> bool:
     return conn.execute(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1", (match,)).fetchone() is not None
 
 
-def rarest(conn: sqlite3.Connection, kind: str, q: FtsQuery, n: int) -> FtsQuery:
-    """The ``n`` terms of ``q`` found in the fewest rows of ``kind`` (counted up to DF_CAP), in query order."""
-    fts = SOURCES[kind].fts
-    df = {}
-    for t in q.terms:
-        df[t] = conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT {DF_CAP})",
-                             (t.phrase(),)).fetchone()[0]
-    keep = set(sorted(q.terms, key=lambda t: df[t])[:n])
-    return FtsQuery(tuple(t for t in q.terms if t in keep))
+def plan(conn: sqlite3.Connection, q: FtsQuery) -> planning.Plan:
+    """Which terms of ``q`` to require, score and widen with. The statistics come from the
+    observations (the memory proper; the largest table) and the plan serves every kind: a term in
+    most observations is a stopword of this memory, in its prompts and summaries too."""
+    src = SOURCES["observation"]
+    return planning.make(conn, src.fts, src.table, q)
 
 
 def listing(conn: sqlite3.Connection, kind: str, f: Filters, *, limit: int) -> list[Row]:

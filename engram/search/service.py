@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from engram.search import fts, rank, trigram
 from engram.search.config import DEFAULT, SearchConfig
 from engram.search.filters import KINDS, Filters, make, where
+from engram.search.plan import Plan
 from engram.search.query import clean, parse
 
 if TYPE_CHECKING:
@@ -139,17 +140,22 @@ def _pool() -> ThreadPoolExecutor:
         return _executor
 
 
-def _tiers(conn: sqlite3.Connection, q: Any, kind: str, f: Filters, need: int, cfg: SearchConfig,
+def _tiers(conn: sqlite3.Connection, q: Any, p: Plan, kind: str, f: Filters, need: int, cfg: SearchConfig,
            by_date: bool = False) -> list[tuple[str, list[fts.Row]]]:
-    """(tier, rows) for one kind: all terms, then substrings (trigram), then any term."""
+    """(tier, rows) for one kind: all terms, then substrings (trigram), then any term.
+
+    The query plan (:mod:`engram.search.plan`) leaves out the terms in most rows (BM25 gives
+    them no weight and they cost the most) and picks the most selective terms for the probe
+    and the any-term fallback.
+    """
     slack = 1.0 + max(cfg.recency_weight, 0.0)  # what the recency boost can change in the order
     # Observations are the memory proper: rank more of their matches than of summaries / prompts.
     window = fts.WINDOW if kind == "observation" else fts.SMALL_WINDOW
-    rare = fts.rarest(conn, kind, q, fts.MAX_OR_TERMS) if len(q.terms) > fts.MAX_OR_TERMS else q
-    # A long query (a pasted prompt) rarely has every word in one row, and an AND over common
-    # words walks long doclists: ask first whether its rarest words even meet.
-    if rare is q or fts.any_match(conn, kind, rare.all_terms()):
-        rows = fts.matching(conn, kind, q.all_terms(), f, limit=need, by_date=by_date, window=window, slack=slack)
+    # A long query (a pasted prompt) rarely has every word in one row, and an AND over many
+    # words walks many doclists: ask first whether its most selective words even meet.
+    if not p.probe_needed or fts.any_match(conn, kind, p.rare.all_terms()):
+        rows = fts.matching(conn, kind, p.required.all_terms(), f, limit=need, by_date=by_date, window=window,
+                            slack=slack, ranked=p.ranked)
     else:
         rows = []
     out: list[tuple[str, list[fts.Row]]] = [("all", rows)]
@@ -162,10 +168,10 @@ def _tiers(conn: sqlite3.Connection, q: Any, kind: str, f: Filters, need: int, c
                                             window=window, slack=slack) if r.id not in seen]
             seen.update(r.id for r in rows)
             out.append(("substring", rows))
-    if len(q.terms) > 1 and len(seen) < need and not (by_date and seen):
-        # The fallback is weak evidence and costs the most (a union of doclists): the rarest
-        # terms and a small window are enough.
-        rows = [r for r in fts.matching(conn, kind, rare.any_term(), f, limit=need + len(seen), by_date=by_date,
+    if len(p.rare.terms) > 1 and len(seen) < need and not (by_date and seen):
+        # The fallback is weak evidence and costs the most (a union of doclists): the most
+        # selective terms and a small window are enough.
+        rows = [r for r in fts.matching(conn, kind, p.rare.any_term(), f, limit=need + len(seen), by_date=by_date,
                                         window=fts.SMALL_WINDOW, slack=slack) if r.id not in seen]
         out.append(("some", rows))
     return out
@@ -177,8 +183,9 @@ def _keyword_ranked(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filte
     scored: list[tuple[int, float, fts.Row, str]] = []
     order = list(TIER_BASE)
     top = 1.0 + max(cfg.recency_weight, 0.0)
+    p = fts.plan(conn, q)
     for kind in kinds:
-        for tier, rows in _tiers(conn, q, kind, f, need, cfg):
+        for tier, rows in _tiers(conn, q, p, kind, f, need, cfg):
             for r in rows:
                 v = rank.squash(r.bm25) * KIND_WEIGHT[kind]
                 if with_recency:
@@ -190,8 +197,9 @@ def _keyword_ranked(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filte
 
 def _by_date(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filters, need: int) -> list[Hit]:
     rows: list[tuple[fts.Row, str]] = []
+    p = fts.plan(conn, q)
     for kind in kinds:
-        for tier, tier_rows in _tiers(conn, q, kind, f, need, DEFAULT, by_date=True):
+        for tier, tier_rows in _tiers(conn, q, p, kind, f, need, DEFAULT, by_date=True):
             rows.extend((r, tier) for r in tier_rows)
     # The any-term fallback only answers when nothing holds every term.
     if any(t != "some" for _r, t in rows):
