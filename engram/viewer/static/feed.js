@@ -194,6 +194,7 @@ export class Feed {
     if (this.rows.has(item.key)) return false;
     const el = this.render(item);
     el.classList.add('fresh');
+    el.dataset.live = '1'; // arrived over the stream (kept after the highlight fades)
     el.addEventListener('animationend', () => el.classList.remove('fresh'), {once: true});
     this.rows.set(item.key, {item, el});
     this.list.prepend(el);

@@ -237,8 +237,10 @@ export class SettingsForm {
       : (s.default === '' ? 'empty' : (s.default === null ? 'automatic' : plain(s.default)))}.`;
     const tags = [];
     if (!s.live) tags.push(h('span', {class: 'tag', title: 'takes effect after `engram worker restart`'}, 'restart'));
+    if (s.env) tags.push(h('span', {class: 'tag tag-env', title: `${s.env} is set: the environment wins over the file`}, s.env));
     const label = h('label', {for: id}, s.name, ' ', tags);
-    const help = h('p', {class: 'help', id: helpId}, `${s.help || ''}${range}.${defText}`.replace('..', '.'));
+    const envNote = s.env ? ` ${s.env} is set in the worker's environment: it wins over a saved value.` : '';
+    const help = h('p', {class: 'help', id: helpId}, `${s.help || ''}${range}.${defText}${envNote}`.replace('..', '.'));
     const err = h('p', {class: 'error field-error', id: errId, role: 'alert'});
     return h('div', {class: ['field', `field-${s.kind}`], dataset: {name: s.name}},
       s.kind === 'bool' ? h('div', {class: 'check'}, input, label) : [label, input], help, err);
