@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -398,6 +399,80 @@ def test_theme_toggle_and_keyboard(worker: Home, page: Any) -> None:
         .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
         .map(e => e.id || e.outerHTML.slice(0, 80))""")
     assert unnamed == []
+
+
+def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
+    import datetime
+
+    from tests.support.search_rows import Rows
+
+    # 180 observations over ~7 days in two projects, written before the worker starts.
+    now = time.time()
+    home.paths.ensure()
+    rows = Rows(home.paths.db)
+    types = ("bugfix", "feature", "change", "discovery")
+    for i in range(180):
+        project = "beta" if i % 6 == 0 else "alpha"
+        rows.obs(f"Note {i:03d} about the ledger", project=project, session=f"s{i // 20}", type=types[i % 4],
+                 concepts=["gotcha"] if i % 5 == 0 else ["pattern"], at=now - 3600 * i - 60)
+    rows.conn.close()
+    home.env["ENGRAM_PROVIDER"] = "rules"
+    home.env["ENGRAM_EMBEDDING_BACKEND"] = "none"
+    home.start_worker()
+    open_viewer(page, home)
+    feed = page.locator("#feed article.item")
+    assert feed.count() == 50
+    first = feed.first
+    first.evaluate("e => { e.dataset.mark = 'first-node'; }")
+    # Scrolling loads the next pages (appended: the first row is still the same node).
+    while page.locator("#feed-end").is_hidden():
+        page.locator("#feed-sentinel").scroll_into_view_if_needed()
+        page.wait_for_timeout(100)
+    assert page.locator("#feed-end").inner_text() == "The beginning of memory."
+    keys = page.eval_on_selector_all("#feed article.item", "els => els.map(e => e.dataset.key)")
+    assert len(keys) == len(set(keys)) == 180
+    assert feed.first.get_attribute("data-mark") == "first-node"
+    titles = page.eval_on_selector_all("#feed article.item .item-title", "els => els.map(e => e.textContent)")
+    assert titles == [f"Note {i:03d} about the ledger" for i in range(180)]  # newest first
+
+    def shown(attr: str) -> set[str]:
+        return set(page.eval_on_selector_all("#feed article.item", f"els => els.map(e => e.{attr})"))
+
+    page.select_option("#project", "beta")
+    expect(page.locator("#feed-heading")).to_contain_text("project beta")
+    expect(page.locator("#feed-end")).to_be_visible()
+    assert feed.count() == 30
+    assert shown("querySelector('.project').textContent") == {"beta"}
+    page.select_option("#project", "")
+    page.select_option("#f-type", "bugfix")
+    expect(page.locator("#feed-heading")).to_contain_text("type Bug fix")
+    expect(feed.first).to_be_visible()
+    assert shown("className.split(' ').find(c => c.startsWith('type-'))") == {"type-bugfix"}
+    page.select_option("#f-concept", "gotcha")
+    expect(page.locator("#feed-heading")).to_contain_text("concept gotcha")
+    expect(page.locator("#feed-end")).to_be_visible()
+    assert feed.count() == len([i for i in range(180) if i % 4 == 0 and i % 5 == 0])
+    page.click("#f-clear")
+    # One day: the rows of that local day only.
+    day = datetime.datetime.fromtimestamp(now - 3 * 86400).date()
+    page.fill("#f-from", day.isoformat())
+    page.fill("#f-to", day.isoformat())
+    expect(page.locator("#feed-heading")).to_contain_text(f"to {day.isoformat()}")
+    expect(page.locator("#feed-end")).to_be_visible()
+    want = [i for i in range(180) if datetime.datetime.fromtimestamp(now - 3600 * i - 60).date() == day]
+    assert feed.count() == len(want) > 0
+
+    # A live item outside the filters stays out; the default feed shows it.
+    page.click("#f-clear")
+    page.select_option("#project", "beta")
+    expect(page.locator("#feed-heading")).to_contain_text("project beta")
+    capture_turn(home, "viewer-filtered")
+    home.flush()
+    page.wait_for_timeout(1500)  # the stream polls each second
+    assert item(page, FEATURE_TITLE).count() == 0
+    page.select_option("#project", "")
+    item(page, FEATURE_TITLE).wait_for()
+    shot(page, "feed-filtered")
 
 
 def test_live_stream_reconnects_after_worker_restart(worker: Home, page: Any) -> None:
