@@ -150,3 +150,33 @@ def test_stats_days_include_empty_days(tmp_path: Path, rows: Rows) -> None:
     assert [d["total"] for d in days] == [1, 0, 2]
     assert days[-1]["observations"] == {"bugfix": 2}
     assert stats.totals(conn)["observations"] == 3
+
+
+def test_concept_index_follows_inserts_updates_and_deletes(rows: Rows) -> None:
+    a = rows.obs("a", concepts=["gotcha", "pattern"], at=NOW)
+    b = rows.obs("b", concepts=["pattern"], at=NOW + 1)
+    rows.conn.execute("UPDATE observations SET concepts = '\"not a list\"' WHERE id = ?", (b,))  # malformed: none
+
+    def with_concept(c: str) -> list[int]:
+        return [it["id"] for it in items.feed(rows.conn, items.FeedFilter(concept=c)).items]
+
+    assert with_concept("pattern") == [a] and with_concept("gotcha") == [a]
+    rows.conn.execute("UPDATE observations SET concepts = '[\"pattern\"]', created_at = ? WHERE id = ?", (NOW + 9, b))
+    assert with_concept("pattern") == [b, a]
+    rows.conn.execute("DELETE FROM observations WHERE id = ?", (a,))
+    assert with_concept("pattern") == [b] and with_concept("gotcha") == []
+
+
+def test_migration_backfills_the_concept_index(tmp_path: Path) -> None:
+    import sqlite3
+
+    from engram.store.db import migrate
+
+    conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    migrate(conn, target=5)  # a database from before the viewer (0006)
+    conn.execute("INSERT INTO sessions (agent_session_id, project, started_at) VALUES ('s', 'p', 1)")
+    conn.execute("INSERT INTO observations (session_id, project, type, title, concepts, created_at, recorded_at, "
+                 "content_hash) VALUES (1, 'p', 'bugfix', 't', '[\"gotcha\"]', 5, 5, 'h')")
+    migrate(conn)
+    assert [it["title"] for it in items.feed(conn, items.FeedFilter(concept="gotcha")).items] == ["t"]
