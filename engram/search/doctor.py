@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
@@ -10,24 +9,29 @@ from engram.paths import Paths, read_token
 
 Check = tuple[str, str, str]
 
-PACKAGES = {"fastembed": "fastembed", "sentence-transformers": "sentence_transformers", "openai": "numpy"}
-
-
 def checks(paths: Paths, settings: Any, health: dict[str, Any] | None) -> list[Check]:
-    backend = getattr(settings, "embedding_backend", "none")
+    from engram.search.embedders import missing_package, resolve
+
+    configured = getattr(settings, "embedding_backend", "none")
+    backend = resolve(configured)
     if backend == "none":
         return [("ok", "search", "keywords (FTS5 BM25); embeddings are off (embedding_backend is none)")]
+    name = backend if configured == backend else f"{backend} ({configured})"
+    # Whatever the worker says (it may not have tried yet), a missing package cannot load.
+    missing = missing_package(backend)
+    if missing:
+        return [("warn", "embeddings", f"{name}: {missing} is not installed; search uses keywords only "
+                                       "(FTS5 BM25)")]
     status = _worker_status(paths, health) if health else None
     if status is None:
-        module = PACKAGES.get(backend, "")
-        if module and importlib.util.find_spec(module) is None:
-            return [("warn", "embeddings", f"{backend}: the package {module} is not installed; search uses "
-                                           "keywords only")]
-        return [("ok", "embeddings", f"{backend}: loaded by the worker when it runs")]
+        return [("ok", "embeddings", f"{name}: loaded by the worker when it runs")]
     emb = status.get("embeddings", {})
     state = emb.get("state", "?")
     if state == "failed":
-        return [("warn", "embeddings", f"{backend}: {emb.get('detail')}; search uses keywords only")]
+        return [("warn", "embeddings", f"{name}: {emb.get('detail')}; search uses keywords only")]
+    if state in ("starting", "loading"):
+        return [("ok", "embeddings", f"{emb.get('backend')} {emb.get('model')}: {state} in the worker; "
+                                     "keywords serve meanwhile")]
     detail = f"{emb.get('backend')} {emb.get('model')}: {state}, {emb.get('vectors', 0)} vectors"
     if emb.get("missing", 0) > 0:
         detail += f", {emb['missing']} rows still to embed"

