@@ -64,6 +64,12 @@ def _norm_path(p: str) -> str:
     return p.rstrip("/") or p
 
 
+def _suffixes(path: str) -> list[str]:
+    """``/a/b/c.py`` → ``a/b/c.py``, ``b/c.py``, ``c.py``: the stored paths it ends with after a ``/``."""
+    parts = path.split("/")
+    return ["/".join(parts[i:]) for i in range(1, len(parts)) if parts[i]]
+
+
 def _files_clause(alias: str, files: tuple[str, ...], params: list[object]) -> str:
     """A stored path matches a wanted one when equal, or when one is a path suffix of the other
     (absolute in the row, project-relative in the query, or the reverse)."""
@@ -76,6 +82,26 @@ def _files_clause(alias: str, files: tuple[str, ...], params: list[object]) -> s
     params.extend(one + one)  # the same condition over both lists
     return (f"(EXISTS (SELECT 1 FROM json_each({alias}.files_read) j WHERE {cond}) OR "
             f"EXISTS (SELECT 1 FROM json_each({alias}.files_modified) j WHERE {cond}))")
+
+
+def _observation_files_clause(files: tuple[str, ...], params: list[object]) -> str:
+    """The same matching as :func:`_files_clause`, served by ``observation_files`` (one row per
+    path an observation touched, keyed by path): the wanted paths and their suffixes are index
+    lookups; only "the stored path ends with the wanted one" reads the table's path keys, never
+    the observations' JSON."""
+    exact: list[str] = []
+    tails: list[object] = []
+    for f in files:
+        exact.append(f)
+        exact.extend(_suffixes(f))  # the wanted path ends with '/' + the stored one
+        tails.extend([len(f) + 1, "/" + f.lstrip("/")])
+    exact = list(dict.fromkeys(exact))
+    marks = ",".join("?" * len(exact))
+    tail = " OR ".join("substr(path, -?) = ?" for _f in files)
+    params.extend(exact)
+    params.extend(tails)
+    return (f"o.id IN (SELECT observation_id FROM observation_files WHERE path IN ({marks}) "
+            f"UNION SELECT observation_id FROM observation_files WHERE {tail})")
 
 
 def where(kind: str, f: Filters, params: list[object]) -> str:
@@ -113,7 +139,8 @@ def where(kind: str, f: Filters, params: list[object]) -> str:
     if f.files and kind != "prompt":
         # the file clause needs its own parameter order: build it after the simple ones
         sub: list[object] = []
-        clauses.append(_files_clause(a, f.files, sub))
+        clauses.append(_observation_files_clause(f.files, sub) if kind == "observation"
+                       else _files_clause(a, f.files, sub))
         params.extend(sub)
     if f.since is not None:
         clauses.append(f"{a}.created_at >= ?")

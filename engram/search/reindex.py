@@ -1,6 +1,8 @@
 """Rebuilding every derived search index from the canonical rows.
 
-FTS5 ('rebuild'), the optional trigram tables (created, refilled or dropped to match
+FTS5 ('rebuild'), ``observation_files`` (which observation touched which file: the same rows
+its triggers in migration 0004 derive from ``files_read`` / ``files_modified``), the optional
+trigram tables (created, refilled or dropped to match
 ``search_trigram``) and the embeddings (vectors of deleted rows pruned, missing ones computed;
 ``force`` recomputes all of the current model). The database rows are never touched.
 """
@@ -16,6 +18,36 @@ from engram.search import indexer, trigram
 from engram.store.repo import transaction
 
 FTS_TABLES = ("observations_fts", "session_summaries_fts", "user_prompts_fts")
+# The trigger's rows for every observation at once: one row per distinct path, modified when the
+# path is in files_modified, n_files = distinct paths of the observation; malformed JSON reads as [].
+OBSERVATION_FILES_SQL = """
+INSERT OR REPLACE INTO observation_files
+    (path, observation_id, session_id, project, type, status, created_at, modified, n_files)
+SELECT f.path, o.id, o.session_id, o.project, o.type, o.status, o.created_at, f.modified, f.n_files
+FROM (SELECT path, id, MAX(modified) AS modified, COUNT(*) OVER (PARTITION BY id) AS n_files
+      FROM (SELECT j.value AS path, o.id AS id, 1 AS modified
+            FROM observations o,
+                 json_each(CASE WHEN json_valid(o.files_modified) THEN o.files_modified ELSE '[]' END) j
+            WHERE j.type = 'text' AND j.value != ''
+            UNION ALL
+            SELECT j.value, o.id, 0
+            FROM observations o,
+                 json_each(CASE WHEN json_valid(o.files_read) THEN o.files_read ELSE '[]' END) j
+            WHERE j.type = 'text' AND j.value != '')
+      GROUP BY id, path) f
+JOIN observations o ON o.id = f.id
+"""
+
+
+def rebuild_observation_files(conn: sqlite3.Connection) -> int | None:
+    """Refill ``observation_files`` from ``observations``; its row count (None: no such table)."""
+    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'observation_files'"
+    if conn.execute(exists).fetchone() is None:
+        return None
+    with transaction(conn):
+        conn.execute("DELETE FROM observation_files")
+        conn.execute(OBSERVATION_FILES_SQL)
+    return int(conn.execute("SELECT COUNT(*) FROM observation_files").fetchone()[0])
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
@@ -29,6 +61,9 @@ def rebuild_text(conn: sqlite3.Connection, *, use_trigram: bool, progress: Progr
             progress("full-text index", i, steps)
         with transaction(conn):
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    files = rebuild_observation_files(conn)
+    if files is not None:
+        out["observation_files"] = files
     if progress:
         progress("trigram index", len(FTS_TABLES), steps)
     if use_trigram:
