@@ -27,6 +27,7 @@ expect = pytest.importorskip("playwright.sync_api", reason="the playwright Pytho
 PROMPT = "Please write hello.txt with a greeting. We always use pnpm, never npm."
 FEATURE_TITLE = "Added hello.txt"
 DECISION_TITLE = "We always use pnpm, never npm"
+HOSTILE = '<b>bold</b><img src="x" onerror="window.__pwned = 1">'
 TIMEOUT_MS = 20_000
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -415,6 +416,8 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
         project = "beta" if i % 6 == 0 else "alpha"
         rows.obs(f"Note {i:03d} about the ledger", project=project, session=f"s{i // 20}", type=types[i % 4],
                  concepts=["gotcha"] if i % 5 == 0 else ["pattern"], at=now - 3600 * i - 60)
+    # Memory text is data, never markup: the oldest row's title is HTML.
+    rows.obs(HOSTILE, project="gamma", session="x", type="discovery", narrative=HOSTILE, at=now - 3600 * 200)
     rows.conn.close()
     home.env["ENGRAM_PROVIDER"] = "rules"
     home.env["ENGRAM_EMBEDDING_BACKEND"] = "none"
@@ -430,10 +433,16 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
         page.wait_for_timeout(100)
     assert page.locator("#feed-end").inner_text() == "The beginning of memory."
     keys = page.eval_on_selector_all("#feed article.item", "els => els.map(e => e.dataset.key)")
-    assert len(keys) == len(set(keys)) == 180
+    assert len(keys) == len(set(keys)) == 181
     assert feed.first.get_attribute("data-mark") == "first-node"
     titles = page.eval_on_selector_all("#feed article.item .item-title", "els => els.map(e => e.textContent)")
-    assert titles == [f"Note {i:03d} about the ledger" for i in range(180)]  # newest first
+    assert titles == [f"Note {i:03d} about the ledger" for i in range(180)] + [HOSTILE]  # newest first
+    assert page.locator("#feed img, #feed b").count() == 0
+    feed.last.click()
+    expect(page.locator("#detail-body .narrative")).to_have_text(HOSTILE)
+    assert page.locator("#detail img, #detail b").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    page.keyboard.press("Escape")
 
     def shown(attr: str) -> set[str]:
         return set(page.eval_on_selector_all("#feed article.item", f"els => els.map(e => e.{attr})"))
