@@ -188,6 +188,7 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     assert edited.get_attribute("data-status") == "retracted"
     assert "no longer true" in edited.inner_text()
     assert edited.locator(".item-title").evaluate("e => getComputedStyle(e).textDecorationLine") == "line-through"
+    assert re.search(r"Record\s+~\d+", page.locator("#detail-body").inner_text())  # the detail stays whole
     shot(page, "retracted")
     page.click("#act-retract")
     page.wait_for_selector("#act-retract[aria-pressed='false']")

@@ -109,7 +109,7 @@ export class Detail {
       try {
         const updated = await this.patch(o.id, {status: retracted ? 'active' : 'retracted'});
         toast(updated.status === 'retracted' ? 'Marked as no longer true: kept, never injected.' : 'Restored.');
-        this.renderObservation({...data, observation: updated});
+        this.renderObservation({...data, observation: {...o, ...updated}});
         document.getElementById('act-retract').focus();
       } catch (err) {
         retractBtn.disabled = false;
