@@ -27,9 +27,7 @@ def observation(conn: sqlite3.Connection, oid: int) -> dict[str, Any]:
     obs = repo.get_observation(conn, oid)
     if obs is None:
         raise NotFound(f"no observation {oid}")
-    # The same measure as the feed's (stored text, facts as their JSON): one number per record.
-    obs["tokens"] = int(conn.execute("SELECT (LENGTH(title) + LENGTH(subtitle) + LENGTH(narrative) + LENGTH(facts) "
-                                     "+ 3) / 4 FROM observations WHERE id = ?", (oid,)).fetchone()[0])
+    obs["tokens"] = tokens(conn, oid)
     prompt = None
     if obs.get("prompt_number") is not None:
         r = conn.execute("SELECT prompt_number, prompt_text, created_at FROM user_prompts "
@@ -39,6 +37,13 @@ def observation(conn: sqlite3.Connection, oid: int) -> dict[str, Any]:
             prompt = {"number": r[0], "text": r[1], "at": r[2]}
     return {"observation": obs, "session": _session(conn, obs["session_id"]), "prompt": prompt,
             "related": related(conn, oid, obs["project"])}
+
+
+def tokens(conn: sqlite3.Connection, oid: int) -> int:
+    """The same measure as the feed's (stored text, facts as their JSON): one number per record."""
+    r = conn.execute("SELECT (LENGTH(title) + LENGTH(subtitle) + LENGTH(narrative) + LENGTH(facts) + 3) / 4 "
+                     "FROM observations WHERE id = ?", (oid,)).fetchone()
+    return int(r[0]) if r else 0
 
 
 def related(conn: sqlite3.Connection, oid: int, project: str, limit: int = RELATED_LIMIT) -> list[dict[str, Any]]:
@@ -127,4 +132,5 @@ def edit(conn: sqlite3.Connection, oid: int, changes: dict[str, str]) -> dict[st
             conn.execute(f"UPDATE observations SET {sets} WHERE id = ?", [*changes.values(), oid])
     obs = repo.get_observation(conn, oid)
     assert obs is not None
+    obs["tokens"] = tokens(conn, oid)
     return obs

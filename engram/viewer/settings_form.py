@@ -66,7 +66,8 @@ def problems_by_name(errors: list[str]) -> dict[str, str]:
     for e in errors:
         name, sep, message = e.partition(": ")
         if sep and name in SPECS:
-            out[name] = message
+            # settings.load's wording ("…; ignored") is about a bad file; a refused save keeps nothing.
+            out[name] = message.removesuffix("; ignored").removesuffix(" ignored")
         elif e.startswith("unknown setting "):
             out[e[len("unknown setting "):].strip("'\"")] = "unknown setting"
         else:

@@ -45,7 +45,8 @@ MAX_BODY = 256 * 1024
 MAX_PARAM = 2000
 STATUS_EVERY_S = 5.0
 HEARTBEAT_S = 15.0
-POLL_S = 1.0  # also catches rows other processes write (MCP save_memory, import)
+POLL_S = 1.0
+META_TTL_S = 30.0  # also catches rows other processes write (MCP save_memory, import)
 
 
 def _json(body: Any, status: int = 200) -> JSONResponse:
@@ -150,13 +151,23 @@ def routes(state: Any) -> list[Route]:
         return _static(request.path_params["name"])
 
     # ------------------------------------------------------------------------- API
+    meta_cache: dict[str, Any] = {}
+
     async def meta(request: Request) -> Response:
         def run(conn: sqlite3.Connection) -> dict[str, Any]:
-            concepts = [r[0] for r in conn.execute(
-                "SELECT value, COUNT(*) AS n FROM (SELECT concepts FROM observations ORDER BY id DESC LIMIT 5000), "
-                "json_each(CASE WHEN json_valid(concepts) THEN concepts ELSE '[]' END) "
-                "WHERE type = 'text' GROUP BY value ORDER BY n DESC LIMIT 100")]
-            return {"projects": repo.projects(conn), "concepts": concepts}
+            # Projects and concepts are aggregates over every observation (~25 ms at 100k): reuse
+            # them while no observation or session was added and no concept tag removed (~1 ms to
+            # check), for at most META_TTL_S; the viewer's own deletes drop the cache at once.
+            mark = conn.execute("SELECT (SELECT MAX(id) FROM observations), (SELECT COUNT(*) FROM "
+                                "observation_concepts), (SELECT MAX(id) FROM sessions)").fetchone()
+            key = (tuple(mark), state.memory.settings.mode)
+            if meta_cache.get("key") != key or time.monotonic() - meta_cache.get("at", 0.0) > META_TTL_S:
+                concepts = [r[0] for r in conn.execute(
+                    "SELECT concept FROM observation_concepts GROUP BY concept ORDER BY COUNT(*) DESC, concept "
+                    "LIMIT 100")]
+                meta_cache.update(key=key, at=time.monotonic(),
+                                  body={"projects": repo.projects(conn), "concepts": concepts})
+            return dict(meta_cache["body"])
 
         async def go() -> Response:
             body = await with_read(run, {"projects": [], "concepts": []})
@@ -238,6 +249,7 @@ def routes(state: Any) -> list[Route]:
             finally:
                 conn.close()
         out = await run_in_threadpool(run)
+        meta_cache.clear()  # a project may have lost its last observation
         gone = (out.get("deleted") or {}).get("observations", 0)
         if not gone:
             raise detail.NotFound(f"no observation {oid}")
