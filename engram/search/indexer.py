@@ -66,8 +66,82 @@ _MISSING: dict[str, tuple[str, Callable[[sqlite3.Row], str]]] = {
 }
 
 
-def missing(conn: sqlite3.Connection, model: str, limit: int) -> list[Item]:
-    """Up to ``limit`` rows (observations first, then summaries, then prompts) lacking a vector."""
+def missing(conn: sqlite3.Connection, model: str, limit: int, cursor: Cursor | None = None,
+            between: Callable[[], None] | None = None) -> list[Item]:
+    """Up to ``limit`` rows (observations first, then summaries, then prompts) lacking a vector.
+
+    Without ``cursor`` every call is an anti-join over whole tables (~250 ms at 200k rows when
+    nothing is missing). With one, only rows not yet seen with a vector are read: the new rows
+    above its high-water mark, then the backlog below its low mark in ranges of ``SCAN_CHUNK``
+    ids, calling ``between()`` after each range (the embedding thread answers queries there).
+    """
+    if cursor is None:
+        return _missing_full(conn, model, limit)
+    cursor.sync(conn, model)
+    out: list[Item] = []
+    for kind, (sql, text_of) in _MISSING.items():
+        if len(out) >= limit:
+            break
+        top = int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {_TABLE[kind]}").fetchone()[0])
+        lo, hi = cursor.lo.get(kind), cursor.hi.get(kind)
+        if lo is None or hi is None:
+            lo = hi = top  # nothing checked yet: all of it is backlog
+        if top > hi:  # rows stored since the last look
+            found = _range(conn, sql, text_of, kind, model, hi, top, limit - len(out))
+            out += found
+            if not found:
+                hi = top
+        while lo > 0 and len(out) < limit:
+            floor = max(0, lo - SCAN_CHUNK)
+            found = _range(conn, sql, text_of, kind, model, floor, lo, limit - len(out))
+            out += found
+            lo = max((i.row_id for i in found), default=floor) if found else floor
+            if found:
+                break  # what is below was not read yet
+            if between is not None:
+                between()
+        cursor.lo[kind], cursor.hi[kind] = lo, hi
+    return out
+
+
+SCAN_CHUNK = 5000  # ids per backlog range (~6 ms): the longest a query waits behind the scan
+
+
+class Cursor:
+    """What :func:`missing` has already read, per kind: every row with ``lo < id <= hi`` had a
+    vector of the model (or no text). Any deleted vector (an edited or forgotten row, a prune, a
+    forced reindex: the ``embedding_state.deletes`` counter) starts it over."""
+
+    def __init__(self) -> None:
+        self.model = ""
+        self.deletes = -1
+        self.lo: dict[str, int] = {}
+        self.hi: dict[str, int] = {}
+
+    def sync(self, conn: sqlite3.Connection, model: str) -> None:
+        row = conn.execute("SELECT deletes FROM embedding_state WHERE id = 1").fetchone()
+        deletes = int(row[0]) if row else 0
+        if deletes != self.deletes or model != self.model:
+            self.model, self.deletes = model, deletes
+            self.lo.clear()
+            self.hi.clear()
+
+
+def _range(conn: sqlite3.Connection, sql: str, text_of: Callable[[sqlite3.Row], str], kind: str, model: str,
+           above: int, upto: int, limit: int) -> list[Item]:
+    alias = sql.split(" FROM ", 1)[1].split()[1]  # o, s, u
+    ranged = sql.replace(" ORDER BY ", f" AND {alias}.id > ? AND {alias}.id <= ? ORDER BY ", 1)
+    cur = conn.cursor()
+    cur.row_factory = sqlite3.Row
+    out = []
+    for r in cur.execute(ranged, (model, above, upto, limit)):
+        text = text_of(r)
+        if text:
+            out.append(Item(kind, int(r[0]), r[1] or "", text))
+    return out
+
+
+def _missing_full(conn: sqlite3.Connection, model: str, limit: int) -> list[Item]:
     out: list[Item] = []
     for kind, (sql, text_of) in _MISSING.items():
         if len(out) >= limit:
@@ -119,11 +193,12 @@ def reuse(conn: sqlite3.Connection, model: str, items: list[Item]) -> tuple[list
     return items, found
 
 
-def step(conn: sqlite3.Connection, model: str, embed: Callable[[list[str]], Any], batch: int = 16) -> int:
+def step(conn: sqlite3.Connection, model: str, embed: Callable[[list[str]], Any], batch: int = 16,
+         cursor: Cursor | None = None, between: Callable[[], None] | None = None) -> int:
     """Embed one batch of rows lacking a vector; returns how many rows got one (0: all done)."""
     import numpy as np
 
-    items = missing(conn, model, batch)
+    items = missing(conn, model, batch, cursor, between)
     if not items:
         return 0
     _items, known = reuse(conn, model, items)

@@ -41,6 +41,7 @@ class Semantic:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._queries: deque[tuple[str, Future[Any]]] = deque()
+        self._cursor = indexer.Cursor()  # rows already seen with a vector: no full scan per batch
         self._thread = threading.Thread(target=self._run, name="engram-embed", daemon=True)
 
     # ----------------------------------------------------------------------- control
@@ -139,6 +140,8 @@ class Semantic:
         conn = None
         try:
             conn = connect(self.paths.db)
+            # How big the backlog is: the one full count on this thread, before it answers queries.
+            self.missing = indexer.count_missing(conn, self.embedder.model)
             self.state = "indexing"
             while not self._stopping.is_set():
                 self._serve_queries()
@@ -163,15 +166,14 @@ class Semantic:
     def _step(self, conn: Any) -> int:
         model = self.embedder.model
         try:
-            n = indexer.step(conn, model, self.embedder.embed, batch=BATCH)
+            n = indexer.step(conn, model, self.embedder.embed, batch=BATCH, cursor=self._cursor,
+                             between=self._serve_queries)
         except Exception as e:  # e.g. the database is busy: try again on the next wake-up
             log.warning("embedding batch deferred: %s", e)
             return 0
         self.embedded_total += n
-        if n == 0:
-            self.missing = 0
-        elif self.missing <= 0 or self.embedded_total % 256 < BATCH:
-            self.missing = indexer.count_missing(conn, model)
-        if n and self.index is not None and self.missing == 0:
-            self.index.refresh()
+        # A running estimate (new rows arrive, some are skipped); status(fresh=True) counts exactly.
+        self.missing = 0 if n == 0 else max(1, self.missing - n)
+        if n == 0 and self.index is not None:
+            self.index.refresh()  # incremental: the rows appended since the last look
         return n
