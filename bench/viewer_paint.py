@@ -348,12 +348,10 @@ def main() -> int:
           "not wait for data; the mark is the number a user feels, a page of 50 rows from the 100k in the DOM "
           "after `meta` and `feed` answered. The feed pages by keyset cursor (`before`), so a page deep in the "
           "history costs what the first one does. The baseline row is the worker's cheapest route through the "
-          "same token guard and HTTP stack: the difference is the feed's own cost. On a reused connection "
-          "every response waits ~40 ms (the baseline too): the worker's socket has Nagle's algorithm on "
-          "(uvicorn given a pre-bound socket does not set TCP_NODELAY), so the body's segment waits for the "
-          "client's delayed ACK of the headers' segment; a minimal uvicorn app shows the same 40 ms, and "
-          "TCP_NODELAY on the listening socket (inherited by accepted sockets on Linux) removes it. The "
-          "new-connection columns are the feed's cost without that delay.")
+          "same token guard and HTTP stack: the difference is the feed's own cost. Keep-alive and new "
+          "connections cost the same because the worker sets TCP_NODELAY on its listening socket (accepted "
+          "sockets inherit it on Linux); before that, every response on a reused connection waited ~40 ms "
+          "for the client's delayed ACK (Nagle), the baseline included.")
         p(f"\nLoad average at the end {load_avg()}; wall time of this benchmark {time.monotonic() - started:.0f} s.")
     finally:
         inst.stop_worker()

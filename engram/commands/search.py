@@ -250,7 +250,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     conn = open_db(paths.db)
     try:
         out = reindex.rebuild_text(conn, use_trigram=settings.search_trigram, progress=bar)
-        print(f"Full-text index rebuilt in {out['fts_seconds']} s; trigram index: {out['trigram']}.")
+        derived = "".join(f"; {name.replace('_', ' ')}: {out[name]:,} rows" for name in
+                          ("observation_files", "observation_concepts") if name in out)
+        print(f"Full-text index rebuilt in {out['fts_seconds']} s{derived}; trigram index: {out['trigram']}.")
         if args.no_vectors or settings.embedding_backend == "none":
             print("Vectors: skipped" + (" (embedding_backend is none)." if not args.no_vectors else "."))
             return 0

@@ -1,7 +1,8 @@
 """Rebuilding every derived search index from the canonical rows.
 
 FTS5 ('rebuild'), ``observation_files`` (which observation touched which file: the same rows
-its triggers in migration 0004 derive from ``files_read`` / ``files_modified``), the optional
+its triggers in migration 0004 derive from ``files_read`` / ``files_modified``),
+``observation_concepts`` (the viewer's concept filter, migration 0006), the optional
 trigram tables (created, refilled or dropped to match
 ``search_trigram``) and the embeddings (vectors of deleted rows pruned, missing ones computed;
 ``force`` recomputes all of the current model). The database rows are never touched.
@@ -48,6 +49,28 @@ def rebuild_observation_files(conn: sqlite3.Connection) -> int | None:
         conn.execute("DELETE FROM observation_files")
         conn.execute(OBSERVATION_FILES_SQL)
     return int(conn.execute("SELECT COUNT(*) FROM observation_files").fetchone()[0])
+
+
+# The trigger's rows of migration 0006 for every observation at once; malformed JSON reads as [].
+OBSERVATION_CONCEPTS_SQL = """
+INSERT OR IGNORE INTO observation_concepts (concept, created_at, observation_id)
+SELECT DISTINCT j.value, o.created_at, o.id
+FROM observations o, json_each(CASE WHEN json_valid(o.concepts) THEN o.concepts ELSE '[]' END) j
+WHERE j.type = 'text' AND j.value != ''
+"""
+
+
+def rebuild_observation_concepts(conn: sqlite3.Connection) -> int | None:
+    """Refill ``observation_concepts`` from ``observations``; its row count (None: no such table)."""
+    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'observation_concepts'"
+    if conn.execute(exists).fetchone() is None:
+        return None
+    with transaction(conn):
+        conn.execute("DELETE FROM observation_concepts")
+        conn.execute(OBSERVATION_CONCEPTS_SQL)
+    return int(conn.execute("SELECT COUNT(*) FROM observation_concepts").fetchone()[0])
+
+
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
@@ -64,6 +87,9 @@ def rebuild_text(conn: sqlite3.Connection, *, use_trigram: bool, progress: Progr
     files = rebuild_observation_files(conn)
     if files is not None:
         out["observation_files"] = files
+    concepts = rebuild_observation_concepts(conn)
+    if concepts is not None:
+        out["observation_concepts"] = concepts
     if progress:
         progress("trigram index", len(FTS_TABLES), steps)
     if use_trigram:

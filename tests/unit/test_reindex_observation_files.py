@@ -34,3 +34,21 @@ def test_reindex_rebuilds_observation_files_like_the_triggers(tmp_path: Path) ->
     out = reindex.rebuild_text(rows.conn, use_trigram=False)
     assert out["observation_files"] == len(expected)
     assert _all(rows) == expected
+
+
+def test_reindex_rebuilds_observation_concepts_like_the_triggers(tmp_path: Path) -> None:
+    rows = Rows(str(tmp_path / "engram.db"))
+    rows.obs("a", concepts=["gotcha", "pattern", "gotcha"])
+    rows.obs("b", concepts=["pattern"])
+    bad = rows.obs("c", concepts=["x"])
+    rows.conn.execute("UPDATE observations SET concepts = 'not json' WHERE id = ?", (bad,))
+
+    def table() -> list[tuple]:
+        return [tuple(r) for r in rows.conn.execute("SELECT * FROM observation_concepts ORDER BY 1, 2, 3")]
+
+    expected = table()
+    assert [(r[0], r[2]) for r in expected] == [("gotcha", 1), ("pattern", 1), ("pattern", 2)]
+    rows.conn.execute("DELETE FROM observation_concepts WHERE observation_id = 2")
+    rows.conn.execute("INSERT INTO observation_concepts VALUES ('ghost', 0, 999)")
+    out = reindex.rebuild_text(rows.conn, use_trigram=False)
+    assert out["observation_concepts"] == 3 and table() == expected
