@@ -27,6 +27,7 @@ from urllib.parse import quote
 import pytest
 
 from engram.paths import read_token
+from engram.worker.routes.viewer import PAGE_PATHS, STATIC_DIR
 from engram.worker.security import PUBLIC_PATHS
 from tests.conftest import Home
 from tests.security import (
@@ -45,6 +46,9 @@ from tests.security import (
     write,
 )
 
+# The viewer's page routes as routes_of() spells them (path parameters become 1).
+PAGE_ROUTES = {p.replace("{name}", "1") for p in PAGE_PATHS}
+STREAMING = {"/api/viewer/stream"}
 CANARY = "zq-canary-memory-7d1f"  # in the seeded memory: must never come out without the token
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -59,7 +63,10 @@ class Served:
         self.outside = home.root / "outside"
         app, _state, conn = build_app(str(home.root / "route-listing"), home.port)
         conn.close()
-        self.routes = routes_of(app)
+        # The live stream never ends by design: the sweeps (which read every answer to its end)
+        # leave it to test_the_stream_needs_the_token_and_streams below.
+        self.stream_routes = [r for r in routes_of(app) if r[0] in STREAMING]
+        self.routes = [r for r in routes_of(app) if r[0] not in STREAMING]
 
 
 def seed_session(home: Home, sid: str = "seed-1") -> None:
@@ -128,7 +135,7 @@ def test_every_endpoint_but_health_and_readiness_needs_the_token(served: Served)
              "longer": s.token + "0", "empty": "", "upper-case": s.token.upper()}
     checked = 0
     for path, methods in s.routes:
-        if path in PUBLIC_PATHS:
+        if path in PUBLIC_PATHS or path in PAGE_ROUTES:
             continue
         for method in (*methods, "DELETE", "PUT"):
             for what, tok in wrong.items():
@@ -166,6 +173,51 @@ def test_public_endpoints_reveal_no_memory(served: Served) -> None:
             low = r.body.decode("utf-8", "replace").lower()
             for secret in secrets:
                 assert secret.lower() not in low, f"{method} {path} reveals {secret!r}: {r.body[:400]!r}"
+
+
+def test_the_viewer_page_is_public_and_holds_no_memory(served: Served) -> None:
+    """The page and its files need no token (the browser loads them before it has one): they
+    must be static, never a byte of memory, the token, or where anything lives."""
+    s = served
+    home = s.home
+    assert {p for p, _m in s.routes} >= PAGE_ROUTES
+    secrets = [CANARY, "parser", str(home.data), str(home.project), s.token]
+    names = sorted(os.listdir(STATIC_DIR))
+    assert "index.html" in names and any(n.endswith(".js") for n in names)
+    for path in ["/", *(f"/static/{n}" for n in names)]:
+        r = http(s.port, "GET", path)
+        assert r.status == 200, (path, r)
+        with open(os.path.join(STATIC_DIR, "index.html" if path == "/" else path[len("/static/"):]), "rb") as fh:
+            assert r.body == fh.read(), f"{path} is not the file as shipped"
+        low = r.body.decode("utf-8", "replace").lower()
+        for secret in secrets:
+            assert secret.lower() not in low, f"GET {path} reveals {secret!r}"
+    for path in ("/static/../token", "/static/%2e%2e%2ftoken", "/static/..%2fsettings.json", "/static/token",
+                 "/static/.env", "/token", "/settings.json", "/engram.db"):
+        r = http(s.port, "GET", path)
+        assert r.status in (401, 404), (path, r)
+        assert s.token.encode() not in r.body and CANARY.encode() not in r.body
+
+
+def test_the_stream_needs_the_token_and_streams(served: Served) -> None:
+    import socket
+
+    s = served
+    assert [p for p, _m in s.stream_routes] == ["/api/viewer/stream"]
+    for tok in (None, "0" * len(s.token), s.token[:-1]):
+        r = http(s.port, "GET", "/api/viewer/stream", token=tok)
+        assert r.status == 401 and CANARY.encode() not in r.body
+    assert http(s.port, "GET", "/api/viewer/stream", token=s.token, host_header="evil.example").status == 403
+    with socket.create_connection(("127.0.0.1", s.port), timeout=10) as sock:
+        sock.sendall(f"GET /api/viewer/stream HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\n"
+                     f"Authorization: Bearer {s.token}\r\n\r\n".encode())
+        head = b""
+        while b"event: status" not in head:
+            chunk = sock.recv(4096)
+            assert chunk, head
+            head += chunk
+    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    assert b"unsafe-inline" not in head and b"content-security-policy" in head.lower()
 
 
 # --------------------------------------------------------------------- DNS rebinding, CSRF

@@ -41,6 +41,8 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+# Routes of the page itself: public (they hold no memory), everything under /api/ is not.
+PAGE_PATHS = ("/", "/static/{name}")
 MAX_BODY = 256 * 1024
 MAX_PARAM = 2000
 STATUS_EVERY_S = 5.0
