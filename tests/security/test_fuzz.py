@@ -179,7 +179,9 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         client = TestClient(app, base_url=f"http://127.0.0.1:{port}", raise_server_exceptions=True)
         try:
             # The live stream never ends by design (test_api_security checks it on its own).
-            routes = [r for r in routes_of(app) if r[0] != "/api/viewer/stream"]
+            # The viewer's page is public by design (test_api_security checks it holds no memory).
+            routes = [r for r in routes_of(app) if r[0] != "/api/viewer/stream" and r[0] != "/"
+                      and not r[0].startswith("/static/")]
             yield Api(client, read_token(state.paths), port, routes, state.paths)
         finally:
             client.close()
@@ -240,7 +242,9 @@ def test_http_api_never_answers_500(api: Api, data: st.DataObject) -> None:
     r = api.client.request(req["method"], req["url"], headers=headers, content=req["body"])
     assert r.status_code < 500 or (r.status_code == 503 and req["url"].startswith("/api/readiness")), \
         (req, r.status_code, r.text[:500])
-    if req["auth"] != "token" and not any(req["url"].startswith(p) for p in ("/api/health", "/api/readiness")):
+    page = req["url"].split("?", 1)[0] == "/"  # the viewer's page: public and static by design
+    if req["auth"] != "token" and not page and not any(
+            req["url"].startswith(p) for p in ("/api/health", "/api/readiness")):
         assert r.status_code in (401, 403, 404, 405), (req, r.status_code, r.text[:300])
 
 
