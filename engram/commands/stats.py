@@ -36,12 +36,11 @@ def collect(conn: sqlite3.Connection, *, days: int = 14, project: str | None = N
         "SELECT observer, COUNT(*) FROM observations GROUP BY observer ORDER BY 2 DESC")}
     summaries = int(conn.execute("SELECT COUNT(*) FROM session_summaries").fetchone()[0])
     saved = usage.savings(conn, project)
-    work, index = saved["work_tokens"], saved["index_tokens"]
     return {
         "observations": sum(by_observer.values()), "by_observer": by_observer, "summaries": summaries,
         "daily": usage.daily(conn, days), "sessions": usage.sessions(conn, 10),
         "budget": {"daily": budget, "spent_today": round(usage.spent_today(conn))},
-        "savings": {**saved, "percent": max(0, round(100 - index * 100 / work)) if work else 0},
+        "savings": {**saved, "percent": usage.saved_percent(saved) or 0},
     }
 
 

@@ -64,6 +64,12 @@ def sessions(conn: sqlite3.Connection, limit: int = 10) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
+def saved_percent(saved: dict[str, int]) -> int | None:
+    """How much smaller the session-start index is than the work it condenses (None: no work yet)."""
+    work = saved["work_tokens"]
+    return max(0, round(100 - saved["index_tokens"] * 100 / work)) if work else None
+
+
 def savings(conn: sqlite3.Connection, project: str | None = None) -> dict[str, int]:
     """Tokens of work compressed vs tokens the index of it costs to read, and what producing it cost."""
     where, args = ("WHERE status = 'active'", ()) if project is None else (

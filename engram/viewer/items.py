@@ -13,13 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engram.search.service import one_line
+
 KINDS = ("observation", "prompt", "summary")
 LETTER = {"observation": "o", "prompt": "p", "summary": "s"}
 KIND_OF = {v: k for k, v in LETTER.items()}
 # Among items of the same instant, a summary sorts above the observations of its turn, and those
 # above the prompt that started it: newest first reads as the story backwards.
 RANK = {"prompt": 0, "observation": 1, "summary": 2}
-TITLE_CHARS = 160
 MAX_LIMIT = 200
 
 
@@ -64,11 +65,6 @@ class Cursor:
 class Page:
     items: list[dict[str, Any]] = field(default_factory=list)
     next: str | None = None
-
-
-def one_line(text: str, limit: int = TITLE_CHARS) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def json_list(raw: str | None) -> list[str]:

@@ -53,8 +53,4 @@ def totals(conn: sqlite3.Connection) -> dict[str, int]:
 def savings(conn: sqlite3.Connection, project: str | None = None) -> dict[str, Any]:
     """Work captured vs what reading its memory costs: the reason to keep memory at all."""
     s = usage.savings(conn, project)
-    work = s["work_tokens"]
-    out: dict[str, Any] = dict(s)
-    # As `engram stats` counts it: the session-start index of the work vs the work itself.
-    out["saved_pct"] = max(0, round(100 - s["index_tokens"] * 100 / work)) if work else None
-    return out
+    return {**s, "saved_pct": usage.saved_percent(s)}  # as `engram stats` counts it

@@ -35,10 +35,16 @@ class WorkerState:
     ready: bool = False
 
 
-def _observer_state(state: WorkerState) -> dict[str, Any]:
-    """An LLM observer's conversations, replies, back-off and budget (nothing for ``rules``)."""
-    snapshot = getattr(state.thread.pipeline.observer, "snapshot", None)
-    return snapshot() if snapshot is not None else {}
+def observer_status(state: WorkerState) -> dict[str, Any]:
+    """The observer's provider, why it was chosen, whether it works now, its last error, and an LLM
+    observer's conversations, replies, back-off and budget (health and the viewer's stats)."""
+    pipeline = state.thread.pipeline
+    out: dict[str, Any] = {"provider": pipeline.observer.name, "why": state.observer_note,
+                           "busy": pipeline.stats.observer_busy, "last_error": pipeline.stats.last_error}
+    snapshot = getattr(pipeline.observer, "snapshot", None)
+    if snapshot is not None:
+        out.update(snapshot())
+    return out
 
 
 def create_app(state: WorkerState) -> Any:
@@ -50,8 +56,7 @@ def create_app(state: WorkerState) -> Any:
             "service": "engram", "status": "ok" if not stats.last_error else "degraded",
             "version": VERSION, "pid": os.getpid(), "port": state.port, "start_token": state.start_token,
             "uptime_s": round(time.time() - state.started_at, 1), "ready": state.ready,
-            "observer": {"provider": state.thread.pipeline.observer.name, "why": state.observer_note,
-                         "busy": stats.observer_busy, "last_error": stats.last_error, **_observer_state(state)},
+            "observer": observer_status(state),
         })
 
     async def readiness(request: Request) -> JSONResponse:

@@ -46,7 +46,7 @@ def routes(state: Any) -> list[Route]:
 
     async def forget(request: Request) -> Response:
         try:
-            body = json.loads(await _read_body(request, MAX_FORGET_BODY) or b"null")
+            body = json.loads(await read_body(request, MAX_FORGET_BODY) or b"null")
         except BadRequest as e:
             return _error(e)
         except (ValueError, RecursionError):
@@ -88,7 +88,7 @@ def routes(state: Any) -> list[Route]:
 
     async def import_(request: Request) -> Response:
         try:
-            raw = await _read_body(request, MAX_IMPORT_BODY)
+            raw = await read_body(request, MAX_IMPORT_BODY)
         except BadRequest as e:
             return _error(e)
 
@@ -180,7 +180,7 @@ def _when(value: Any, name: str, *, end: bool) -> float | None:
     return float(value)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refusing more than ``limit`` bytes before reading it all."""
     declared = request.headers.get("content-length")
     if declared is not None:

@@ -29,6 +29,7 @@ from engram.store import forget as fg
 from engram.store import repo
 from engram.store.db import connect
 from engram.viewer import detail, items, settings_form, stats
+from engram.worker.routes.memory import read_body
 from engram.worker.routes.search import BadRequest, parse_time
 
 log = logging.getLogger("engram.viewer")
@@ -140,8 +141,8 @@ def routes(state: Any) -> list[Route]:
             return _error(str(e))
         except detail.NotFound as e:
             return _error(str(e), 404)
-        except ValueError as e:
-            return _error(str(e))
+        except ValueError as e:  # memory's BadRequest carries its status (413 for a body too large)
+            return _error(str(e), getattr(e, "status", 400))
         except sqlite3.OperationalError as e:
             return _error(f"the database is busy ({e}); try again", 503)
 
@@ -227,7 +228,10 @@ def routes(state: Any) -> list[Route]:
         async def go() -> Response:
             oid = _path_id(request, "oid")
             if request.method == "GET":
-                return _json(await with_read(lambda c: detail.observation(c, oid), None) or _missing(oid))
+                body = await with_read(lambda c: detail.observation(c, oid), None)
+                if body is None:  # no database yet
+                    raise detail.NotFound(f"no observation {oid}")
+                return _json(body)
             if request.method == "DELETE":
                 return await delete(oid)
             body = await _body(request)
@@ -293,7 +297,9 @@ def routes(state: Any) -> list[Route]:
             body["db_bytes"] = fg.file_bytes(paths.db) if os.path.exists(paths.db) else 0
             body["spool_depth"] = spool.depth(paths)
             body["spool_corrupt"] = spool.corrupt_count(paths)
-            body["observer"] = _observer(state)
+            from engram.worker.app import observer_status
+
+            body["observer"] = observer_status(state)
             from engram.search.runtime import current
 
             runtime = current()
@@ -419,32 +425,14 @@ def _queue_status(state: Any, conn: sqlite3.Connection | None) -> dict[str, Any]
             "provider": state.thread.pipeline.observer.name, "at": time.time()}
 
 
-def _observer(state: Any) -> dict[str, Any]:
-    pipeline = state.thread.pipeline
-    out: dict[str, Any] = {"provider": pipeline.observer.name, "why": state.observer_note,
-                           "busy": pipeline.stats.observer_busy, "last_error": pipeline.stats.last_error}
-    snapshot = getattr(pipeline.observer, "snapshot", None)
-    if snapshot is not None:
-        out.update(snapshot())
-    return out
-
-
 def _latest_root(conn: sqlite3.Connection, project: str) -> str:
     r = conn.execute("SELECT project_root FROM sessions WHERE project = ? AND project_root != '' "
                      "ORDER BY started_at DESC LIMIT 1", (project,)).fetchone()
     return str(r[0]) if r else ""
 
 
-def _missing(oid: int) -> Any:
-    raise detail.NotFound(f"no observation {oid}")
-
-
 async def _body(request: Request) -> Any:
-    raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY:
-            raise BadRequest(f"the body is larger than {MAX_BODY} bytes")
+    raw = await read_body(request, MAX_BODY)
     try:
         return json.loads(raw or b"null")
     except (ValueError, RecursionError):
