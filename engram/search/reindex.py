@@ -40,17 +40,6 @@ JOIN observations o ON o.id = f.id
 """
 
 
-def rebuild_observation_files(conn: sqlite3.Connection) -> int | None:
-    """Refill ``observation_files`` from ``observations``; its row count (None: no such table)."""
-    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'observation_files'"
-    if conn.execute(exists).fetchone() is None:
-        return None
-    with transaction(conn):
-        conn.execute("DELETE FROM observation_files")
-        conn.execute(OBSERVATION_FILES_SQL)
-    return int(conn.execute("SELECT COUNT(*) FROM observation_files").fetchone()[0])
-
-
 # The trigger's rows of migration 0006 for every observation at once; malformed JSON reads as [].
 OBSERVATION_CONCEPTS_SQL = """
 INSERT OR IGNORE INTO observation_concepts (concept, created_at, observation_id)
@@ -58,17 +47,19 @@ SELECT DISTINCT j.value, o.created_at, o.id
 FROM observations o, json_each(CASE WHEN json_valid(o.concepts) THEN o.concepts ELSE '[]' END) j
 WHERE j.type = 'text' AND j.value != ''
 """
+# Tables derived from `observations` by triggers, and how to refill each from scratch.
+DERIVED = {"observation_files": OBSERVATION_FILES_SQL, "observation_concepts": OBSERVATION_CONCEPTS_SQL}
 
 
-def rebuild_observation_concepts(conn: sqlite3.Connection) -> int | None:
-    """Refill ``observation_concepts`` from ``observations``; its row count (None: no such table)."""
-    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'observation_concepts'"
-    if conn.execute(exists).fetchone() is None:
+def rebuild_derived(conn: sqlite3.Connection, table: str) -> int | None:
+    """Refill a table of ``DERIVED`` from ``observations``; its row count (None: no such table yet)."""
+    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+    if conn.execute(exists, (table,)).fetchone() is None:
         return None
     with transaction(conn):
-        conn.execute("DELETE FROM observation_concepts")
-        conn.execute(OBSERVATION_CONCEPTS_SQL)
-    return int(conn.execute("SELECT COUNT(*) FROM observation_concepts").fetchone()[0])
+        conn.execute(f"DELETE FROM {table}")
+        conn.execute(DERIVED[table])
+    return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -84,12 +75,10 @@ def rebuild_text(conn: sqlite3.Connection, *, use_trigram: bool, progress: Progr
             progress("full-text index", i, steps)
         with transaction(conn):
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
-    files = rebuild_observation_files(conn)
-    if files is not None:
-        out["observation_files"] = files
-    concepts = rebuild_observation_concepts(conn)
-    if concepts is not None:
-        out["observation_concepts"] = concepts
+    for table in DERIVED:
+        rows = rebuild_derived(conn, table)
+        if rows is not None:
+            out[table] = rows
     if progress:
         progress("trigram index", len(FTS_TABLES), steps)
     if use_trigram:
