@@ -9,6 +9,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+
+class BadRequest(ValueError):
+    """A client error every route module raises: 400 (or ``status``) with the message."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 MODULES: list[str] = ["memory", "search", "context", "viewer"]
 
 

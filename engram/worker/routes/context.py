@@ -27,14 +27,11 @@ from starlette.routing import Route
 from engram.context import file_history, prompt
 from engram.project import find_root, is_excluded
 from engram.store.db import connect
+from engram.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
 MAX_PROMPT_CHARS = 20_000
 MAX_PATH_CHARS = 4096
-
-
-class BadRequest(ValueError):
-    pass
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:

@@ -25,20 +25,13 @@ from starlette.routing import Route
 from engram.store import forget as fg
 from engram.store import transfer
 from engram.store.db import connect
+from engram.worker.routes import BadRequest
 
 MAX_FORGET_BODY = 1024 * 1024
 MAX_IMPORT_BODY = 64 * 1024 * 1024
 FORGET_FIELDS = ("ids", "query", "project", "since", "until", "dry_run")
 EXPORT_PARAMS = ("project", "since", "until", "include_sensitive")
 FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False, "": False}
-
-
-class BadRequest(ValueError):
-    """A client error: 400 (or ``status``) with the message."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def routes(state: Any) -> list[Route]:

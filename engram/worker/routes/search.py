@@ -31,15 +31,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from engram.search.runtime import SearchRuntime
+from engram.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
 MAX_PARAM_CHARS = 20_000
 FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False,
          "": False}
-
-
-class BadRequest(ValueError):
-    pass
 
 
 def _text(qp: QueryParams, *names: str) -> str | None:

@@ -29,8 +29,9 @@ from engram.store import forget as fg
 from engram.store import repo
 from engram.store.db import connect
 from engram.viewer import detail, items, settings_form, stats
+from engram.worker.routes import BadRequest
 from engram.worker.routes.memory import read_body
-from engram.worker.routes.search import BadRequest, parse_time
+from engram.worker.routes.search import parse_time
 
 log = logging.getLogger("engram.viewer")
 
@@ -138,11 +139,11 @@ def routes(state: Any) -> list[Route]:
         try:
             return await fn()
         except BadRequest as e:
-            return _error(str(e))
+            return _error(str(e), e.status)
         except detail.NotFound as e:
             return _error(str(e), 404)
-        except ValueError as e:  # memory's BadRequest carries its status (413 for a body too large)
-            return _error(str(e), getattr(e, "status", 400))
+        except ValueError as e:
+            return _error(str(e))
         except sqlite3.OperationalError as e:
             return _error(f"the database is busy ({e}); try again", 503)
 
