@@ -112,8 +112,11 @@ def feed_filter(request: Request) -> items.FeedFilter:
         kinds=kinds, include_inactive=inactive in ("1", "true", "yes"))
 
 
-def _mode_types(state: Any) -> list[dict[str, Any]]:
-    mode = load_mode(state.memory.settings.mode, state.paths.modes)
+def _mode(state: Any) -> dict[str, Any]:
+    return load_mode(state.memory.settings.mode, state.paths.modes)
+
+
+def _types(mode: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in mode.get("observation_types") or [] if isinstance(t, dict) and "id" in t]
 
 
@@ -175,9 +178,9 @@ def routes(state: Any) -> list[Route]:
 
         async def go() -> Response:
             body = await with_read(run, {"projects": [], "concepts": []})
-            mode = load_mode(state.memory.settings.mode, paths.modes)
+            mode = _mode(state)  # read once: the types and the concepts come from the same file
             body.update(version=_version(), data_dir=paths.root, token_file=paths.token,
-                        provider=state.thread.pipeline.observer.name, types=_mode_types(state),
+                        provider=state.thread.pipeline.observer.name, types=_types(mode),
                         known_concepts=list(mode.get("observation_concepts") or mode.get("concepts") or []))
             return _json(body)
         return await guarded(go)
@@ -236,7 +239,7 @@ def routes(state: Any) -> list[Route]:
             if request.method == "DELETE":
                 return await delete(oid)
             body = await _body(request)
-            changes = detail.check_edit(body, [t["id"] for t in _mode_types(state)])
+            changes = detail.check_edit(body, [t["id"] for t in _types(_mode(state))])
 
             def run() -> dict[str, Any]:
                 conn = connect(paths.db)
