@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/context_build.py [--quick] [--write] [--runs N] [--profile]
 
-For each size a database is created through the real migrations (``engram.store.db.open_db``)
+For each size a database is created through the real migrations (``kenning.store.db.open_db``)
 and filled with ``executemany`` in one transaction: the project with N observations, another
 project with as many, one session summary per ~20 observations. Then:
 
@@ -11,7 +11,7 @@ project with as many, one session summary per ~20 observations. Then:
   warm, this benchmark never drops the machine's caches);
 * each SQL statement ``build`` runs (captured with a trace callback, so the list follows the
   code), timed alone, with its ``EXPLAIN QUERY PLAN``;
-* the full ``engram context --cwd`` CLI (worker down: it reads SQLite; worker up: it asks the
+* the full ``kenning context --cwd`` CLI (worker down: it reads SQLite; worker up: it asks the
   worker), next to ``python -I -S -c pass``, and the worker's ``GET /api/context`` over HTTP.
 """
 
@@ -51,9 +51,9 @@ from common import (
     write_section,
 )
 
-from engram.context.session_start import build
-from engram.settings import load
-from engram.store.db import connect
+from kenning.context.session_start import build
+from kenning.settings import load
+from kenning.store.db import connect
 
 TARGET_P50_MS = 50.0
 TARGET_AT = 100_000
@@ -61,10 +61,10 @@ PROJECT, OTHER = "proj-a", "proj-b"
 
 COLD_SCRIPT = r"""
 import json, sys, time
-from engram.context.session_start import build
-from engram.paths import Paths
-from engram.settings import load
-from engram.store.db import connect
+from kenning.context.session_start import build
+from kenning.paths import Paths
+from kenning.settings import load
+from kenning.store.db import connect
 paths = Paths()
 settings, _ = load(paths)
 t0 = time.perf_counter_ns()
@@ -208,7 +208,7 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
     conn.close()
 
     # The CLI and the worker.
-    cli = [PYTHON, "-m", "engram", "context", "--cwd", str(inst.project)]
+    cli = [PYTHON, "-m", "kenning", "context", "--cwd", str(inst.project)]
     base = [PYTHON, "-I", "-S", "-c", "pass"]
     expect = f"# Memory of {PROJECT}"
     down = interleaved([("baseline", base, inst.env, str(inst.project)),
@@ -235,7 +235,7 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
     for label, res in (("worker down (reads SQLite)", down), ("worker up (asks the worker)", up)):
         b = summary_ms(res["baseline"][0])
         c = summary_ms(res["cli"][0])
-        rows.append([f"`engram context --cwd`, {label}", c["n"], fmt(c["p50"]), fmt(c["p95"]), fmt(b["p50"]),
+        rows.append([f"`kenning context --cwd`, {label}", c["n"], fmt(c["p50"]), fmt(c["p95"]), fmt(b["p50"]),
                      f"{c['p50'] / b['p50']:.1f}×", res["cli"][1] or ""])
     rows.append(["`GET /api/context` (HTTP with token, from a warm client), worker up", http["n"],
                  fmt(http["p50"]), fmt(http["p95"]), "", "", http_fail or ""])
@@ -267,7 +267,7 @@ def main() -> int:
         print(text, flush=True)
         out.append(text)
 
-    root = temp_root("engram-bench-context-")
+    root = temp_root("kenning-bench-context-")
     results = []
     try:
         p("## Session-start context build (`bench/context_build.py`)\n")

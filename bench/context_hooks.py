@@ -57,9 +57,9 @@ from common import (
     write_section,
 )
 
-from engram.context import file_history as fh
-from engram.integrations.claude_code import HOOK_ENTRY
-from engram.settings import load
+from kenning.context import file_history as fh
+from kenning.integrations.claude_code import HOOK_ENTRY
+from kenning.settings import load
 
 PROJECT, OTHER = "bench-project", "other-project"
 FILE_TARGET_P95_MS = 20.0
@@ -277,8 +277,8 @@ def prompt_runs(inst: Install, args: argparse.Namespace, label: str, texts: list
                 offset: int) -> tuple[list[list[Any]], dict[str, Any]]:
     """Every round asks a prompt not asked before (the worker caches query embeddings)."""
     cwd = str(inst.project)
-    on = {**inst.env, "ENGRAM_PROMPT_CONTEXT": "1"}
-    off = {**inst.env, "ENGRAM_PROMPT_CONTEXT": "0"}
+    on = {**inst.env, "KENNING_PROMPT_CONTEXT": "1"}
+    off = {**inst.env, "KENNING_PROMPT_CONTEXT": "0"}
     counter = {"n": 0}
 
     def payload(r: int) -> bytes:
@@ -294,8 +294,8 @@ def prompt_runs(inst: Install, args: argparse.Namespace, label: str, texts: list
     http: list[int] = []
     http_printed = 0
     states: dict[str, int] = {}
-    from engram.hook.client import request
-    from engram.paths import read_token
+    from kenning.hook.client import request
+    from kenning.paths import read_token
 
     tok = read_token(inst.paths)
     for i in range(args.runs + 3):
@@ -334,7 +334,7 @@ def wait_semantic(inst: Install, timeout: float = 180) -> dict[str, Any]:
 
 def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str, Any]:
     inst = Install(root / f"n{n}", project=PROJECT)
-    inst.env["ENGRAM_EMBEDDING_BACKEND"] = "none"
+    inst.env["KENNING_EMBEDDING_BACKEND"] = "none"
     t0 = time.perf_counter()
     counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5)
     names = add_specific(inst.paths.db, PROJECT, max(20, int(n * SPECIFIC_SHARE)))
@@ -377,7 +377,7 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
 
     texts = prompts(1000, names)
     down = interleaved([("base", BASE, b"", inst.env),
-                        ("on", [*HOOK, "UserPromptSubmit"], None, {**inst.env, "ENGRAM_PROMPT_CONTEXT": "1"})],
+                        ("on", [*HOOK, "UserPromptSubmit"], None, {**inst.env, "KENNING_PROMPT_CONTEXT": "1"})],
                        max(10, args.runs // 3), cwd,
                        {"on": lambda r: json.dumps({"session_id": f"down-{r}", "cwd": cwd, "prompt": texts[r],
                                                     "hook_event_name": "UserPromptSubmit"}).encode()})
@@ -395,7 +395,7 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
         inst.stop_worker()
     if args.semantic:
         nvec, secs = seed_vectors(inst.paths.db)
-        inst.env["ENGRAM_EMBEDDING_BACKEND"] = "sentence-transformers"
+        inst.env["KENNING_EMBEDDING_BACKEND"] = "sentence-transformers"
         inst.start_worker()
         try:
             state = wait_semantic(inst)
@@ -438,7 +438,7 @@ def main() -> int:
         print(text, flush=True)
         out.append(text)
 
-    root = temp_root("engram-bench-ctxhooks-")
+    root = temp_root("kenning-bench-ctxhooks-")
     results = []
     try:
         p("## Context hooks: file history and prompt context (`bench/context_hooks.py`)\n")

@@ -9,12 +9,12 @@ drift and noise from other tenants of the machine fall on every command alike):
    down, next to ``python -I -S -c pass`` and ``python -c "import json"``.
 2. SessionStart on a project with ~1k observations: worker up (the worker serves the context)
    and worker down (the hook builds it from SQLite itself).
-3. Invocation forms of the same hook: ``-m engram``, ``-c "from engram.hook.main import main"``,
-   the ``engram`` console script.
+3. Invocation forms of the same hook: ``-m kenning``, ``-c "from kenning.hook.main import main"``,
+   the ``kenning`` console script.
 4. Where the time goes: interpreter / imports / the hook's own work, and its phases in-process.
 5. A hyperfine cross-check when hyperfine is installed.
 
-Everything runs in throw-away data dirs with their own port; ``~/.engram`` is never touched.
+Everything runs in throw-away data dirs with their own port; ``~/.kenning`` is never touched.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from common import (
     write_section,
 )
 
-from engram.integrations.claude_code import HOOK_ENTRY
+from kenning.integrations.claude_code import HOOK_ENTRY
 from tests.support.synthetic import synthetic_sessions
 
 REFERENCE_BASELINE_MS = 6.6  # `python -I -S -c pass` where the targets were set (python-stack.md §1)
@@ -60,21 +60,21 @@ TARGET_P50_MS = 30.0
 TARGET_P99_MS = 60.0
 WRITE_PAYLOAD_BYTES = 5 * 1024
 TURN_EVERY = 25  # rounds per prompt turn on the worker-up session (Stop + next prompt, untimed)
-# Exactly what `engram install` writes into Claude Code's settings (the -c entry, isolated mode).
+# Exactly what `kenning install` writes into Claude Code's settings (the -c entry, isolated mode).
 HOOK = ["-I", "-c", HOOK_ENTRY, "claude-code"]
-HOOK_M = ["-m", "engram", "hook", "claude-code"]
+HOOK_M = ["-m", "kenning", "hook", "claude-code"]
 
-# The capture path of engram.hook.main, step by step, timed twice in one fresh process.
+# The capture path of kenning.hook.main, step by step, timed twice in one fresh process.
 PHASES_SCRIPT = r"""
 import time
 T = time.perf_counter_ns
 t0 = T()
 import json, sys
-from engram import spool
-from engram.hook import main as hook
-from engram.paths import Paths
-from engram.project import find_root, is_excluded
-from engram.settings import load
+from kenning import spool
+from kenning.hook import main as hook
+from kenning.paths import Paths
+from kenning.project import find_root, is_excluded
+from kenning.settings import load
 t1 = T()
 raw = sys.stdin.buffer.read()
 out = {"imports": (t1 - t0) / 1e6}
@@ -233,7 +233,7 @@ def targets_table(items: list[tuple[str, Cmd]], base: Cmd) -> str:
 class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.root = temp_root("engram-bench-hook-")
+        self.root = temp_root("kenning-bench-hook-")
         self.up = Install(self.root / "up")
         self.down = Install(self.root / "down")
         self.cwd = str(self.up.project)
@@ -317,7 +317,7 @@ class Bench:
         stored = conn.execute("SELECT COUNT(*) FROM events e JOIN sessions s ON s.id = e.session_id "
                               "WHERE s.agent_session_id = ? AND e.kind = 'PostToolUse'", (sid_up,)).fetchone()[0]
         conn.close()
-        from engram import spool
+        from kenning import spool
 
         spooled = spool.depth(self.down.paths)
         return (f"Capture check: worker up stored {stored}/{2 * runs} PostToolUse events; worker down spooled "
@@ -344,7 +344,7 @@ class Bench:
 
         def clear_spool() -> None:
             # depth > 1 makes the hook wait for a worker start; keep "down" the pure fallback path
-            from engram import spool
+            from kenning import spool
 
             for path in spool.pending(self.down.paths):
                 with contextlib.suppress(FileNotFoundError):
@@ -364,20 +364,20 @@ class Bench:
         bash = self.bash
         stdin = lambda r: with_id(bash, "bench-forms-0001", f"toolu_forms_{r:06d}")  # noqa: E731
         base, _js = self.baselines(stdin, inst.env)
-        call = "import sys; from engram.hook.main import main; sys.exit(main(['claude-code', 'PostToolUse']))"
+        call = "import sys; from kenning.hook.main import main; sys.exit(main(['claude-code', 'PostToolUse']))"
         cmds = [
             Cmd("installed: `python -I -c \"…cli()\" claude-code PostToolUse`", [PYTHON, *HOOK, "PostToolUse"],
                 inst.env, str(inst.project), stdin),
-            Cmd("`python -m engram hook claude-code PostToolUse`", [PYTHON, *HOOK_M, "PostToolUse"], inst.env,
+            Cmd("`python -m kenning hook claude-code PostToolUse`", [PYTHON, *HOOK_M, "PostToolUse"], inst.env,
                 str(inst.project), stdin),
-            Cmd('`python -c "from engram.hook.main import main; …"`', [PYTHON, "-c", call], inst.env,
+            Cmd('`python -c "from kenning.hook.main import main; …"`', [PYTHON, "-c", call], inst.env,
                 str(inst.project), stdin),
         ]
-        script = Path(PYTHON).parent / "engram"
+        script = Path(PYTHON).parent / "kenning"
         if script.exists():
-            cmds.append(Cmd("`engram hook claude-code PostToolUse` (console script)",
+            cmds.append(Cmd("`kenning hook claude-code PostToolUse` (console script)",
                             [str(script), "hook", "claude-code", "PostToolUse"], inst.env, str(inst.project), stdin))
-        cmds.append(Cmd("`python -I -m engram hook …`", [PYTHON, "-I", *HOOK_M, "PostToolUse"], inst.env,
+        cmds.append(Cmd("`python -I -m kenning hook …`", [PYTHON, "-I", *HOOK_M, "PostToolUse"], inst.env,
                         str(inst.project), stdin))
         # Not an install form: what `site` (and the .pth files it runs) costs the hook.
         nosite = f"import sys; sys.path.insert(0, {str(REPO)!r}); {call}"
@@ -385,7 +385,7 @@ class Bench:
                                                                                        nosite],
                         inst.env, str(inst.project), stdin))
         # Not an install form either: what interpreter teardown costs once the event is on disk.
-        fast_exit = ("import os, sys; from engram.hook.main import main; main(['claude-code', 'PostToolUse']); "
+        fast_exit = ("import os, sys; from kenning.hook.main import main; main(['claude-code', 'PostToolUse']); "
                      "sys.stdout.flush(); os._exit(0)")
         cmds.append(Cmd("`python -c` + `os._exit(0)` after main (diagnostic: no teardown)",
                         [PYTHON, "-c", fast_exit], inst.env, str(inst.project), stdin))
@@ -396,7 +396,7 @@ class Bench:
     def anatomy(self, runs: int) -> str:
         """Split hook runs into interpreter start/exit, imports and each step of the capture path.
 
-        A fresh process runs the capture path step by step, the way ``engram.hook.main`` does,
+        A fresh process runs the capture path step by step, the way ``kenning.hook.main`` does,
         twice: the first pass is what a hook pays (cold: lazy imports, regex compiles); the
         second shows the same steps warm.
         """
@@ -450,12 +450,12 @@ class Bench:
         top = sorted(selfs, key=lambda k: -statistics.median(selfs[k]))[:10]
         rows = [(f"`{k}`", fmt(statistics.median(selfs[k]) / 1000, 2), fmt(statistics.median(cums[k]) / 1000, 2))
                 for k in top]
-        eng = [k for k in cums if k.startswith("engram") and k.count(".") <= 2]
+        eng = [k for k in cums if k.startswith("kenning") and k.count(".") <= 2]
         eng_rows = [(f"`{k}`", fmt(statistics.median(cums[k]) / 1000, 2))
                     for k in sorted(eng, key=lambda k: -statistics.median(cums[k]))[:8]]
         return (md_table([f"heaviest imports of the PostToolUse hook (-X importtime, median of {runs})",
                           "self ms", "cumulative ms"], rows) + "\n\n" +
-                md_table(["engram modules", "cumulative ms"], eng_rows))
+                md_table(["kenning modules", "cumulative ms"], eng_rows))
 
     # -- 5. hyperfine
     def hyperfine(self, runs: int) -> str | None:
@@ -469,7 +469,7 @@ class Bench:
             files[name] = path
 
         def hook(inst: Install, name: str) -> str:
-            return (f"ENGRAM_DATA_DIR={inst.data} ENGRAM_PORT={inst.port} {PYTHON} -m engram hook claude-code "
+            return (f"KENNING_DATA_DIR={inst.data} KENNING_PORT={inst.port} {PYTHON} -m kenning hook claude-code "
                     f"PostToolUse < {files[name]}")
 
         cmds = [

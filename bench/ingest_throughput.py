@@ -3,12 +3,12 @@
     .venv/bin/python bench/ingest_throughput.py [--quick] [--write] [--events N]
 
 N events (default 5,000, --quick 2,000) from ``synthetic_sessions`` (50 events a session) go
-through the hook's own gates and cleaning and into the spool with ``engram.spool.write``,
+through the hook's own gates and cleaning and into the spool with ``kenning.spool.write``,
 exactly as the hook writes them. The same spool is then processed twice:
 
 (a) in-process: ``Pipeline.cycle()`` until the spool is empty and no event is pending, with
     ``ingest`` and ``observe`` timed separately;
-(b) end to end: a real worker (``python -m engram worker start``) started after spooling, timed
+(b) end to end: a real worker (``python -m kenning worker start``) started after spooling, timed
     from the start command until ``/api/status`` (polled with the data dir's token) reports an
     empty spool and 0 pending events.
 """
@@ -38,14 +38,14 @@ from common import (
     write_section,
 )
 
-from engram import spool
-from engram.hook import main as hook
-from engram.observer.registry import choose
-from engram.project import find_root
-from engram.settings import load
-from engram.store import repo
-from engram.store.db import open_db
-from engram.worker.pipeline import Pipeline
+from kenning import spool
+from kenning.hook import main as hook
+from kenning.observer.registry import choose
+from kenning.project import find_root
+from kenning.settings import load
+from kenning.store import repo
+from kenning.store.db import open_db
+from kenning.worker.pipeline import Pipeline
 from tests.support.synthetic import synthetic_sessions
 
 TARGET_EVENTS_PER_S = 500.0
@@ -83,7 +83,7 @@ def spool_sessions(inst: Install, n_events: int, seed: int = 11) -> dict[str, An
 
 
 def db_counts(db: str) -> dict[str, int]:
-    from engram.store.db import connect
+    from kenning.store.db import connect
 
     conn = connect(db, readonly=True)
     try:
@@ -147,11 +147,11 @@ def end_to_end(inst: Install, expected: int) -> dict[str, Any]:
     """(b) A real worker started after spooling; poll /api/status until drained."""
     import subprocess
 
-    from engram.hook.client import request
-    from engram.paths import read_token
+    from kenning.hook.client import request
+    from kenning.paths import read_token
 
     t0 = time.perf_counter()
-    starter = subprocess.Popen([sys.executable, "-m", "engram", "worker", "start", "--wait", "60"], env=inst.env,
+    starter = subprocess.Popen([sys.executable, "-m", "kenning", "worker", "start", "--wait", "60"], env=inst.env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(inst.project))
     ready = spool_empty = done = None
     last: dict[str, Any] = {}
@@ -204,7 +204,7 @@ def main() -> int:
         print(text, flush=True)
         out.append(text)
 
-    root = temp_root("engram-bench-ingest-")
+    root = temp_root("kenning-bench-ingest-")
     a, b = Install(root / "inproc"), Install(root / "worker")
     try:
         p("## Ingest throughput (`bench/ingest_throughput.py`)\n")
@@ -215,7 +215,7 @@ def main() -> int:
         sp_b = spool_sessions(b, n)
         p(f"\nSpooled {sp['written']:,} events ({sp['sessions']} synthetic sessions of {EVENTS_PER_SESSION} hook "
           f"payloads; {sp['skipped']} TodoWrite calls dropped by the hook's skip list), "
-          f"{sp['bytes'] / 1e6:.1f} MB, through the hook's own cleaning and `engram.spool.write` (fsync per event): "
+          f"{sp['bytes'] / 1e6:.1f} MB, through the hook's own cleaning and `kenning.spool.write` (fsync per event): "
           f"{sp['written'] / sp['seconds']:,.0f} events/s written. The same sessions are spooled the same way into "
           f"a second data dir ({sp_b['written']:,} events) for the end-to-end run.\n")
 
@@ -235,7 +235,7 @@ def main() -> int:
             drain = e["done"] - (e["ready"] or 0)
             rate_b = ev / e["done"]
             ingest_b = f"spool empty at {fmt(e['spool_empty'], 2)} s" if e["spool_empty"] else "–"
-            rows.append(["(b) real worker, from `engram worker start`", fmt(e["done"], 2), f"{rate_b:,.0f}",
+            rows.append(["(b) real worker, from `kenning worker start`", fmt(e["done"], 2), f"{rate_b:,.0f}",
                          ingest_b, f"all observed at {fmt(e['done'], 2)} s", cb.get("observations", 0),
                          cb.get("session_summaries", 0), cb.get("pending_events", "?"),
                          verdict(rate_b >= TARGET_EVENTS_PER_S)])

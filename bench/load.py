@@ -3,7 +3,7 @@
     .venv/bin/python bench/load.py [--quick] [--sessions N] [--events M] [--think-ms T] [--write] [--keep]
 
 Each session is one thread running its session's hooks one after another, exactly like one
-Claude Code window: a new ``python -I -c "from engram.hook.main import cli; cli()" claude-code
+Claude Code window: a new ``python -I -c "from kenning.hook.main import cli; cli()" claude-code
 <Event>`` process per event, the payload on stdin (realistic synthetic Claude Code payloads from
 ``tests/support/synthetic.py``: SessionStart, prompts, Read/Edit/Write/Bash/Grep/Glob/TodoWrite
 calls, failures, Stop, SessionEnd). Phases, all in one throw-away installation and one worker:
@@ -57,12 +57,12 @@ from common import (
     verdict,
 )
 
-from engram.hook.main import _skipped_tool
-from engram.integrations.claude_code import HOOK_ENTRY
-from engram.settings import Settings
+from kenning.hook.main import _skipped_tool
+from kenning.integrations.claude_code import HOOK_ENTRY
+from kenning.settings import Settings
 from tests.support.synthetic import synthetic_sessions
 
-HOOK = ["-I", "-c", HOOK_ENTRY, "claude-code"]  # exactly what `engram install` writes
+HOOK = ["-I", "-c", HOOK_ENTRY, "claude-code"]  # exactly what `kenning install` writes
 CAPTURE = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 TARGET_P50_MS = 30.0
 TARGET_P99_MS = 60.0
@@ -210,7 +210,7 @@ def pending(db: str) -> int:
 
 def wait_processed(inst: Install, expected: collections.Counter[tuple[str, str]], timeout: float = 300.0) -> float:
     """Flush until every expected event is stored and nothing is pending; returns the seconds it took."""
-    from engram import spool
+    from kenning import spool
 
     ids = {sid for sid, _k in expected}
     started = time.monotonic()
@@ -300,7 +300,7 @@ def worker_rss_mib(inst: Install) -> float:
 
 
 def run(n: int, per: int, think_ms: float, keep: bool) -> tuple[list[Phase], dict[str, Any]]:
-    root = temp_root("engram-load-")
+    root = temp_root("kenning-load-")
     inst = Install(root)
     try:
         inst.start_worker()
@@ -333,7 +333,7 @@ def report(phases: list[Phase], extra: dict[str, Any], wall_total: float, header
     stress = next(p for p in phases if p.name == "stress")
     lines.append(
         f"{stress.sessions} sessions × {stress.events} events, one thread per session running its hooks one after "
-        f"another as real processes (`python -I -c \"{HOOK_ENTRY}\" claude-code <Event>`, what `engram install` "
+        f"another as real processes (`python -I -c \"{HOOK_ENTRY}\" claude-code <Event>`, what `kenning install` "
         f"writes), worker up (offline rules observer). Payloads: synthetic Claude Code sessions "
         f"(`tests/support/synthetic.py`). Before the concurrent phases one session runs alone (idle) in the same "
         f"installation, so both latencies come from the same run. {cpu_model()}, {os.cpu_count()} cores.")

@@ -3,7 +3,7 @@
 1. **Worker-side overhead per event, model latency excluded.** Synthetic sessions are spooled
    event by event (as hooks would) and the real ``Pipeline`` ingests, plans, renders, sends,
    parses and stores, with (a) the offline ``rules`` observer (the baseline), (b) the LLM
-   observer on a provider that answers instantly in-process (Engram's own overhead), and
+   observer on a provider that answers instantly in-process (Kenning's own overhead), and
    (c) the LLM observer through the official ``anthropic`` SDK against the fake Messages API
    on loopback (plus SDK + HTTP). Wall time and process CPU time per event.
 2. **Prompt tokens per 100 events** of one replayed session through the anthropic provider, the
@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import REPO, command_line, fmt, md_table, run_header, temp_root, verdict, write_section
 
-from engram.observer.llm.base import Usage
-from engram.observer.llm.observer import Config, LLMObserver
-from engram.observer.modes import load_mode
-from engram.observer.providers.rules import RulesObserver
+from kenning.observer.llm.base import Usage
+from kenning.observer.llm.observer import Config, LLMObserver
+from kenning.observer.modes import load_mode
+from kenning.observer.providers.rules import RulesObserver
 from tests.support import fake_anthropic
 from tests.support.llm_harness import Harness, observation
 from tests.support.synthetic import synthetic_sessions
@@ -58,7 +58,7 @@ class InstantConversation:
 
 
 class InstantProvider:
-    """Answers at once, in-process: what remains is Engram's own work."""
+    """Answers at once, in-process: what remains is Kenning's own work."""
 
     name = "instant"
 
@@ -183,7 +183,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temp data dirs")
     args = ap.parse_args()
     n_sessions, per_session = (4, 50) if args.quick else (20, 50)
-    root = temp_root("engram-bench-observer-")
+    root = temp_root("kenning-bench-observer-")
     try:
         over = overhead(root / "overhead", n_sessions, per_session)
         growth, totals = prompt_growth(root, 100, latency=0.4, pace=0.05)
@@ -201,12 +201,12 @@ def main() -> int:
         "Each event is spooled and a pipeline cycle runs, as a hook's poke triggers; then the queue is drained. "
         "CPU is the whole worker-side process: pipeline thread, observer pool, and for the SDK row the SDK's "
         "request building, HTTP and parsing (the fake API runs in a separate process). The instant provider "
-        "answers in-process: what is left is Engram's own work. The identical scripted reply is stored once per "
+        "answers in-process: what is left is Kenning's own work. The identical scripted reply is stored once per "
         "session (content-hash dedup), hence few observations.", "",
         md_table(["observer", "events", "wall ms/event", "CPU ms/event", "model calls", "observations"], over), "",
         f"Worker-side CPU per event through the anthropic SDK: {fmt(sdk_cpu, 2)} ms (ingest and storage "
         f"included; {fmt(sdk_cpu - rules_cpu, 2)} ms more than the rules observer, {fmt(llm_cpu - rules_cpu, 2)} ms "
-        f"of it Engram's own with an instant provider). Target ≤ {TARGET_MS:.0f} ms per event: "
+        f"of it Kenning's own with an instant provider). Target ≤ {TARGET_MS:.0f} ms per event: "
         f"**{verdict(sdk_cpu <= TARGET_MS)}**.", "",
         f"### Prompt tokens per 100 events (one synthetic session of {totals['events']} events; the model answers "
         "after 0.4 s, events arrive every ~50 ms plus their hook cycle)", "",

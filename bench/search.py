@@ -11,7 +11,7 @@ unscoped. Hybrid search runs over **random unit vectors** (384-d) for every row:
 100k texts with a real model takes ~25 min on one core here, and the ranking cost does not
 depend on what the vectors mean; the query-embedding cost of all-MiniLM-L6-v2 (the numpy
 ``minilm`` back-end, one thread) is measured apart and end to end with every query embedded anew.
-Keyword search caches its term statistics (engram/search/plan.py): it is measured with the
+Keyword search caches its term statistics (kenning/search/plan.py): it is measured with the
 cache kept (a running worker) and cleared before every query (cold). Trigram: index size,
 build time, insert cost and a substring query at 10k.
 """
@@ -38,12 +38,12 @@ for p in (str(REPO), str(REPO / "bench")):
 
 from common import command_line, fmt, md_table, run_header, summary_ms, temp_root, verdict, write_section  # noqa: E402
 
-from engram.search import plan, trigram  # noqa: E402
-from engram.search.config import SearchConfig  # noqa: E402
-from engram.search.embedders import single_thread  # noqa: E402
-from engram.search.service import search  # noqa: E402
-from engram.search.vectors import VectorIndex  # noqa: E402
-from engram.store.db import connect, open_db  # noqa: E402
+from kenning.search import plan, trigram  # noqa: E402
+from kenning.search.config import SearchConfig  # noqa: E402
+from kenning.search.embedders import single_thread  # noqa: E402
+from kenning.search.service import search  # noqa: E402
+from kenning.search.vectors import VectorIndex  # noqa: E402
+from kenning.store.db import connect, open_db  # noqa: E402
 
 DIM = 384
 PROJECTS = (("proj-a", 0.80), ("proj-b", 0.15), ("proj-c", 0.05))
@@ -237,7 +237,7 @@ def measure(conn: sqlite3.Connection, qs: list[tuple[str, str]], cold: bool = Fa
 def minilm_query_ms(n: int, backend: str = "minilm") -> tuple[dict[str, float], Any] | None:
     """p50/p95 of embedding one short query with all-MiniLM-L6-v2 on one thread, and the loaded
     embedder (None if not installed): the numpy back-end, or sentence-transformers for comparison."""
-    from engram.search.embedders import NumpyMiniLM, SentenceTransformers, Unavailable
+    from kenning.search.embedders import NumpyMiniLM, SentenceTransformers, Unavailable
 
     e = NumpyMiniLM() if backend == "minilm" else SentenceTransformers("all-MiniLM-L6-v2")
     t0 = time.monotonic()
@@ -340,7 +340,7 @@ def main() -> int:
     n_queries = args.queries or (60 if args.quick else 300)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     t_start = time.monotonic()
-    root = temp_root("engram-bench-search-")
+    root = temp_root("kenning-bench-search-")
     parts = ["## Search latency (bench/search.py)", run_header(command_line()), __doc__.split("\n\n", 1)[1].strip()]
     summary_rows = []
     loaded = minilm_query_ms(20 if args.quick else 100)
@@ -407,7 +407,7 @@ def main() -> int:
                       f"{fmt(tri['sub']['p50'], 2)} / {fmt(tri['sub']['p95'], 2)}"],
                      ["word queries (scoped) p50 / p95 ms with trigram on", "(see above)",
                       f"{fmt(tri['words']['p50'], 2)} / {fmt(tri['words']['p95'], 2)}"]])
-                    + f"\n\nBuilding it on this database took {tri['enable_s']:.1f} s (`engram reindex` with "
+                    + f"\n\nBuilding it on this database took {tri['enable_s']:.1f} s (`kenning reindex` with "
                     "`search_trigram` on). Default: **off** — it multiplies the index size and slows every insert "
                     "for a gain only on substrings, camelCase parts and CJK; turn it on for such memories.")
             if not args.keep:

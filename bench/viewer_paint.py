@@ -9,8 +9,8 @@ observer, no embedding model: neither is on the paths measured). Then:
 
 1. **Page loads** in headless Chromium (Debian's /usr/bin/chromium through Playwright), each in
    a new browser context (empty cache, no service worker), with the token in the URL fragment
-   as ``engram open`` gives it: ``first-contentful-paint`` from the Paint Timing API and the
-   ``engram:feed-rendered`` mark app.js sets when the first feed page is in the DOM (after the
+   as ``kenning open`` gives it: ``first-contentful-paint`` from the Paint Timing API and the
+   ``kenning:feed-rendered`` mark app.js sets when the first feed page is in the DOM (after the
    ``meta`` and ``feed`` calls answered), both from navigation start; also DOMContentLoaded
    and the time the ``feed`` response ended (Resource Timing). Two loads are run first and
    not counted (cold SQLite cache of the worker).
@@ -56,12 +56,12 @@ from common import (
     write_section,
 )
 
-from engram.paths import read_token
+from kenning.paths import read_token
 
 PAINT_TARGET_MS = 1000.0
 API_TARGET_P95_MS = 50.0
 PROJECT, OTHER = "bench-project", "other-project"
-MARK = "engram:feed-rendered"
+MARK = "kenning:feed-rendered"
 
 
 # ------------------------------------------------------------------------------ data
@@ -197,7 +197,7 @@ def cursors(client: Client, pages: int, **params: Any) -> list[str]:
 
 def deep_cursor(db: str, depth: int) -> str:
     """A cursor ``depth`` observations back (what the next link says after scrolling that far)."""
-    from engram.viewer.items import RANK, Cursor
+    from kenning.viewer.items import RANK, Cursor
 
     conn = sqlite3.connect(db)
     at, oid = conn.execute("SELECT created_at, id FROM observations ORDER BY created_at DESC, id DESC "
@@ -275,10 +275,10 @@ def main() -> int:
     if why:
         print(f"cannot run: {why}", file=sys.stderr)
         return 2
-    root = temp_root("engram-bench-viewer-")
+    root = temp_root("kenning-bench-viewer-")
     inst = Install(root, project=PROJECT)
-    inst.env["ENGRAM_PROVIDER"] = "rules"
-    inst.env["ENGRAM_EMBEDDING_BACKEND"] = "none"
+    inst.env["KENNING_PROVIDER"] = "rules"
+    inst.env["KENNING_EMBEDDING_BACKEND"] = "none"
     try:
         t0 = time.monotonic()
         main_n = size * 4 // 5

@@ -19,7 +19,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "claude-code"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from engram.paths import Paths  # noqa: E402
+from kenning.paths import Paths  # noqa: E402
 
 
 def free_port() -> int:
@@ -31,22 +31,22 @@ def free_port() -> int:
 
 
 class Home:
-    """An isolated Engram installation: data dir, port, env for subprocesses."""
+    """An isolated Kenning installation: data dir, port, env for subprocesses."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.data = root / "engram-data"
+        self.data = root / "kenning-data"
         self.project = root / "project"
         self.project.mkdir(parents=True, exist_ok=True)
         (self.project / ".git").mkdir(exist_ok=True)
         self.port = free_port()
         self.paths = Paths(str(self.data))
-        self.env = {**os.environ, "ENGRAM_DATA_DIR": str(self.data), "ENGRAM_PORT": str(self.port)}
-        self.env.pop("ENGRAM_INTERNAL", None)
+        self.env = {**os.environ, "KENNING_DATA_DIR": str(self.data), "KENNING_PORT": str(self.port)}
+        self.env.pop("KENNING_INTERNAL", None)
 
-    def engram(self, *args: str, timeout: float = 60, **kw: Any) -> subprocess.CompletedProcess[str]:
-        """Run the real ``engram`` CLI in this installation."""
-        return subprocess.run([sys.executable, "-m", "engram", *args], env=self.env, capture_output=True,
+    def kenning(self, *args: str, timeout: float = 60, **kw: Any) -> subprocess.CompletedProcess[str]:
+        """Run the real ``kenning`` CLI in this installation."""
+        return subprocess.run([sys.executable, "-m", "kenning", *args], env=self.env, capture_output=True,
                               text=True, timeout=timeout, **kw)
 
     def hook(self, event: str, payload: Any, *, timeout: float = 30,
@@ -58,33 +58,33 @@ class Home:
             data = payload.encode()
         else:
             data = payload
-        return subprocess.run([sys.executable, "-I", "-m", "engram", "hook", "claude-code", event], input=data,
+        return subprocess.run([sys.executable, "-I", "-m", "kenning", "hook", "claude-code", event], input=data,
                               env={**self.env, **(env or {})}, capture_output=True, timeout=timeout,
                               cwd=str(self.project))
 
     def start_worker(self, wait: float = 20) -> dict[str, Any]:
-        r = self.engram("worker", "start", "--wait", str(wait))
+        r = self.kenning("worker", "start", "--wait", str(wait))
         assert r.returncode == 0, r.stdout + r.stderr
-        from engram.daemon import running
+        from kenning.daemon import running
 
         health = running(self.paths, timeout=2)
         assert health, "worker did not answer"
         return health
 
     def stop_worker(self) -> None:
-        self.engram("worker", "stop")
+        self.kenning("worker", "stop")
 
     def flush(self, timeout: float = 30) -> None:
         """Wait until the spool is empty and no event is pending in the database."""
-        from engram.hook.client import read_pid_file, request
-        from engram.paths import read_token
+        from kenning.hook.client import read_pid_file, request
+        from kenning.paths import read_token
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             info = read_pid_file(self.paths)
             if info:
                 request(info["port"], "POST", "/api/flush", token=read_token(self.paths), timeout=15)
-            from engram import spool
+            from kenning import spool
 
             if spool.depth(self.paths) == 0 and self.pending() == 0:
                 return
@@ -92,7 +92,7 @@ class Home:
         raise AssertionError(f"not flushed: spool {self.spool_depth()}, pending {self.pending()}")
 
     def spool_depth(self) -> int:
-        from engram import spool
+        from kenning import spool
 
         return spool.depth(self.paths)
 
@@ -113,9 +113,9 @@ class Home:
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
     """An isolated installation; the test process itself also points at it."""
     h = Home(tmp_path)
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(h.data))
-    monkeypatch.setenv("ENGRAM_PORT", str(h.port))
-    monkeypatch.delenv("ENGRAM_INTERNAL", raising=False)
+    monkeypatch.setenv("KENNING_DATA_DIR", str(h.data))
+    monkeypatch.setenv("KENNING_PORT", str(h.port))
+    monkeypatch.delenv("KENNING_INTERNAL", raising=False)
     yield h
     h.stop_worker()
 

@@ -1,6 +1,6 @@
 """The recall corpus: real payloads turned into observations by the real pipeline.
 
-Sources (all in the repository): the bundled demo story (engram/demo/sessions.json), the
+Sources (all in the repository): the bundled demo story (kenning/demo/sessions.json), the
 captured Claude Code fixtures (tests/fixtures/claude-code/*/events), and synthetic coding
 sessions (tests/support/synthetic.py). Each payload is spooled exactly as the hook writes it and
 the worker's Pipeline with the offline rules observer turns it into rows. Same input, same rows.
@@ -17,12 +17,12 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from engram import spool  # noqa: E402
-from engram.observer.registry import choose  # noqa: E402
-from engram.paths import Paths  # noqa: E402
-from engram.settings import Settings  # noqa: E402
-from engram.store.db import open_db  # noqa: E402
-from engram.worker.pipeline import Pipeline  # noqa: E402
+from kenning import spool  # noqa: E402
+from kenning.observer.registry import choose  # noqa: E402
+from kenning.paths import Paths  # noqa: E402
+from kenning.settings import Settings  # noqa: E402
+from kenning.store.db import open_db  # noqa: E402
+from kenning.worker.pipeline import Pipeline  # noqa: E402
 
 SYNTHETIC_SESSIONS = 40
 SYNTHETIC_EVENTS = 40
@@ -45,7 +45,7 @@ def streams() -> list[tuple[str, str, list[dict[str, Any]]]]:
     from tests.support.synthetic import synthetic_sessions
 
     out: list[tuple[str, str, list[dict[str, Any]]]] = []
-    story = json.loads((REPO / "engram" / "demo" / "sessions.json").read_text())
+    story = json.loads((REPO / "kenning" / "demo" / "sessions.json").read_text())
     root = "/work/demo/invoice-api"
     for s in story["sessions"]:
         out.append(("invoice-api", root, [_fill(item["payload"], root) | {"hook_event_name": item["event"]}
@@ -96,8 +96,8 @@ def build(data_dir: str) -> str:
 if __name__ == "__main__":
     import tempfile
 
-    db = build(tempfile.mkdtemp(prefix="engram-recall-"))
-    from engram.store.db import connect
+    db = build(tempfile.mkdtemp(prefix="kenning-recall-"))
+    from kenning.store.db import connect
 
     c = connect(db, readonly=True)
     for r in c.execute("SELECT id, project, type, title FROM observations ORDER BY id"):

@@ -31,11 +31,11 @@ for p in (str(REPO), str(REPO / "bench")):
 from common import command_line, md_table, run_header, write_section  # noqa: E402
 from corpus import build  # noqa: E402
 
-from engram.search import reindex  # noqa: E402
-from engram.search.config import SearchConfig  # noqa: E402
-from engram.search.service import search  # noqa: E402
-from engram.search.vectors import VectorIndex  # noqa: E402
-from engram.store.db import connect  # noqa: E402
+from kenning.search import reindex  # noqa: E402
+from kenning.search.config import SearchConfig  # noqa: E402
+from kenning.search.service import search  # noqa: E402
+from kenning.search.vectors import VectorIndex  # noqa: E402
+from kenning.store.db import connect  # noqa: E402
 
 K = 10
 VECTOR_WEIGHTS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
@@ -96,7 +96,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the corpus data dir")
     args = ap.parse_args()
     t_start = time.monotonic()
-    tmp = tempfile.mkdtemp(prefix="engram-recall-")
+    tmp = tempfile.mkdtemp(prefix="kenning-recall-")
     try:
         db = build(tmp)
         conn = connect(db, readonly=True)
@@ -121,7 +121,7 @@ def main() -> int:
 
         # The corpus is under plan.MIN_ROWS rows, where the keyword query plan keeps every term: also
         # measure it applied (universal terms dropped) to show what it does to recall.
-        from engram.search import plan
+        from kenning.search import plan
 
         saved_min = plan.MIN_ROWS
         plan.MIN_ROWS = 0
@@ -130,7 +130,7 @@ def main() -> int:
         plan.MIN_ROWS = saved_min
         plan.clear_cache()
 
-        from engram.search.embedders import NumpyMiniLM, Unavailable
+        from kenning.search.embedders import NumpyMiniLM, Unavailable
 
         emb = NumpyMiniLM()
         try:

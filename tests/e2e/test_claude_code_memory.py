@@ -1,8 +1,8 @@
 """End to end through the real Claude Code CLI, offline against the fake Messages API.
 
-``engram install`` writes its hooks into a scratch ``~/.claude/settings.json``; session 1
+``kenning install`` writes its hooks into a scratch ``~/.claude/settings.json``; session 1
 writes a file, runs a failing check, fixes the file and runs the check again; session 2's
-first request to the model must carry Engram's context listing what session 1 did.
+first request to the model must carry Kenning's context listing what session 1 did.
 """
 
 from __future__ import annotations
@@ -33,21 +33,21 @@ def claude_bin() -> str:
     return path
 
 
-def _engram(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True,
+def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
                           timeout=120)
 
 
 def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "engram-data"
+    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
     home.mkdir()
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "ENGRAM_DATA_DIR": str(data), "ENGRAM_PORT": port}
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("ENGRAM_INTERNAL", None)
-    installed = _engram(env, "install", "--no-start")
+    env.pop("KENNING_INTERNAL", None)
+    installed = _kenning(env, "install", "--no-start")
     assert installed.returncode == 0, installed.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert set(settings["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
@@ -65,7 +65,7 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
     session2 = [[text("Noted.")]]
     script = script_by_prompt({"calc.py": session1, "last time": session2})
     # The hooks see only the CLI's (clean) environment: give them the scratch port.
-    hook_env = {"ENGRAM_PORT": port, "ENGRAM_PROVIDER": "rules"}  # the offline observer, explicitly
+    hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules"}  # the offline observer, explicitly
 
     with FakeAnthropic(script=script) as fake:
         first = run_claude("Create calc.py with an add function and make sure it works.", cwd=project,
@@ -81,7 +81,7 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
 
     try:
         # Session 1 produced the memory a developer would want.
-        conn = __import__("sqlite3").connect(data / "engram.db")
+        conn = __import__("sqlite3").connect(data / "kenning.db")
         rows = conn.execute("SELECT type, title, files_modified FROM observations ORDER BY id").fetchall()
         types = {r[0] for r in rows}
         events = conn.execute("SELECT id, kind, tool_name, prompt_number, occurred_at, status, processed_at "
@@ -98,12 +98,12 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
         first_of_session2 = main[n_first]
         first_message = json.dumps(first_of_session2["body"]["messages"][0])
         assert "SessionStart hook additional context" in first_message
-        assert "engram-context" in first_message
+        assert "kenning-context" in first_message
         for _type, title, _files in rows:
             assert json.dumps(title)[1:-1] in first_message, f"{title!r} missing from session 2's context"
         assert "Memory of calc-project" in first_message
     finally:
-        _engram(env, "worker", "stop")
-        _engram(env, "uninstall", "--keep-worker")
+        _kenning(env, "worker", "stop")
+        _kenning(env, "uninstall", "--keep-worker")
     # There was no settings file before install: uninstall leaves none.
     assert not (home / ".claude" / "settings.json").exists()

@@ -1,6 +1,6 @@
 """File history on Read and memories next to the prompt, through the real Claude Code CLI.
 
-``engram install`` writes the hooks (PreToolUse with matcher ``Read`` among them); session 1
+``kenning install`` writes the hooks (PreToolUse with matcher ``Read`` among them); session 1
 writes and fixes a module; session 2 asks about it and reads it. The requests the fake Messages
 API receives must carry both contexts where Claude Code puts them: the prompt's memories next
 to the user's text, the file's history next to the Read result; and the Read itself succeeds.
@@ -33,21 +33,21 @@ def claude_bin() -> str:
     return path
 
 
-def _engram(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True,
+def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
                           timeout=120)
 
 
-def test_read_and_prompt_get_engram_context(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "vat-project", tmp_path / "engram-data"
+def test_read_and_prompt_get_kenning_context(claude_bin: str, tmp_path: Path) -> None:
+    home, project, data = tmp_path / "home", tmp_path / "vat-project", tmp_path / "kenning-data"
     home.mkdir()
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "ENGRAM_DATA_DIR": str(data), "ENGRAM_PORT": port}
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("ENGRAM_INTERNAL", None)
-    assert _engram(env, "install", "--no-start").returncode == 0
+    env.pop("KENNING_INTERNAL", None)
+    assert _kenning(env, "install", "--no-start").returncode == 0
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert [g.get("matcher") for g in settings["hooks"]["PreToolUse"]] == ["Read"]
 
@@ -63,8 +63,8 @@ def test_read_and_prompt_get_engram_context(claude_bin: str, tmp_path: Path) -> 
     script = script_by_prompt({"Create vat_totals.py": session1, "line_total": session2})
     # Prompt context on (whatever its default); a start index of 0 rows, so session 1's notes are
     # news to session 2 (in a project this small the start index would list them all).
-    hook_env = {"ENGRAM_PORT": port, "ENGRAM_PROVIDER": "rules", "ENGRAM_PROMPT_CONTEXT": "1",
-                "ENGRAM_CONTEXT_OBSERVATIONS": "0", "ENGRAM_EMBEDDING_BACKEND": "none"}
+    hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules", "KENNING_PROMPT_CONTEXT": "1",
+                "KENNING_CONTEXT_OBSERVATIONS": "0", "KENNING_EMBEDDING_BACKEND": "none"}
     with FakeAnthropic(script=script) as fake:
         first = run_claude("Create vat_totals.py with line_total(net, rate) for VAT per invoice line.",
                            cwd=project, home=home, base_url=fake.base_url, extra_env=hook_env, timeout=120,
@@ -77,7 +77,7 @@ def test_read_and_prompt_get_engram_context(claude_bin: str, tmp_path: Path) -> 
         assert second["rc"] == 0, second["stderr"] or second["stdout"]
         later = fake.requests_of("main")[n_first:]
     try:
-        conn = __import__("sqlite3").connect(data / "engram.db")
+        conn = __import__("sqlite3").connect(data / "kenning.db")
         rows = conn.execute("SELECT id, title FROM observations WHERE files_modified LIKE '%vat_totals.py%'"
                             ).fetchall()
         conn.close()
@@ -92,5 +92,5 @@ def test_read_and_prompt_get_engram_context(claude_bin: str, tmp_path: Path) -> 
         assert "earlier sessions' notes on vat_totals.py" in blob
         assert "rounding rule 39" in blob  # the Read itself went through, whole
     finally:
-        _engram(env, "worker", "stop")
-        _engram(env, "uninstall", "--keep-worker")
+        _kenning(env, "worker", "stop")
+        _kenning(env, "uninstall", "--keep-worker")

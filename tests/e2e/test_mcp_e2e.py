@@ -1,10 +1,10 @@
 """The MCP server through the real Claude Code CLI, offline against the fake Messages API.
 
-``engram install`` puts the hooks in a scratch ``~/.claude/settings.json`` and registers the
+``kenning install`` puts the hooks in a scratch ``~/.claude/settings.json`` and registers the
 MCP server in ``~/.claude.json`` (user scope). Session 1 creates, breaks and fixes ``calc.py``
 (the hooks and the worker turn that into observations). In session 2 the fake model looks the
 tool up with ToolSearch (as a real model must: MCP schemas are deferred), calls
-``mcp__engram__search_memory`` and then ``get_observations``; the tool results it receives in
+``mcp__kenning__search_memory`` and then ``get_observations``; the tool results it receives in
 its next requests must hold session 1's bugfix, found by Claude Code's own MCP client.
 """
 
@@ -35,8 +35,8 @@ from tests.support.fake_anthropic import (
 pytestmark = pytest.mark.e2e
 
 CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
-SEARCH = "mcp__engram__search_memory"
-GET = "mcp__engram__get_observations"
+SEARCH = "mcp__kenning__search_memory"
+GET = "mcp__kenning__get_observations"
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def claude_bin() -> str:
     return path
 
 
-def _engram(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True,
+def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
                           timeout=120)
 
 
@@ -103,19 +103,19 @@ def wait_for_bugfix(db: Path, timeout: float = 60) -> tuple[int, str]:
 
 
 def test_the_model_finds_past_work_through_the_mcp_search_tool(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "engram-data"
+    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
     home.mkdir()
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "ENGRAM_DATA_DIR": str(data), "ENGRAM_PORT": port,
-           "ENGRAM_PROVIDER": "rules"}
-    for var in ("CLAUDE_CONFIG_DIR", "ENGRAM_INTERNAL", "CLAUDE_PROJECT_DIR"):
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port,
+           "KENNING_PROVIDER": "rules"}
+    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "CLAUDE_PROJECT_DIR"):
         env.pop(var, None)
-    installed = _engram(env, "install", "--no-start")
+    installed = _kenning(env, "install", "--no-start")
     assert installed.returncode == 0, installed.stderr
-    entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["engram"]
-    assert entry["args"] == ["-I", "-m", "engram", "mcp"] and entry["env"] == {"ENGRAM_DATA_DIR": str(data)}
+    entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["kenning"]
+    assert entry["args"] == ["-I", "-m", "kenning", "mcp"] and entry["env"] == {"KENNING_DATA_DIR": str(data)}
 
     calc = project / "calc.py"
     session1 = [
@@ -153,12 +153,12 @@ def test_the_model_finds_past_work_through_the_mcp_search_tool(claude_bin: str, 
     # The hooks (and the worker they start) see only the CLI's clean environment. The rules
     # observer is pinned: with the CLI's dummy ANTHROPIC_API_KEY, "auto" would pick an LLM
     # observer and send it to the fake API, which answers prose.
-    hook_env = {"ENGRAM_PORT": port, "ENGRAM_PROVIDER": "rules"}
+    hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules"}
     with FakeAnthropic(script=script) as fake:
         first = run_claude("Create calc.py with an add function and make sure it works.", cwd=project, home=home,
                            base_url=fake.base_url, extra_env=hook_env, timeout=180, claude_bin=claude_bin)
         assert first["rc"] == 0, first["stderr"] or first["stdout"]
-        bug["id"], bug["title"] = wait_for_bugfix(data / "engram.db")
+        bug["id"], bug["title"] = wait_for_bugfix(data / "kenning.db")
         n_first = len(fake.requests_of("main"))
         second = run_claude("Remember the add() bug? What was it?", cwd=project, home=home,
                             base_url=fake.base_url, extra_env=hook_env, timeout=180, claude_bin=claude_bin)
@@ -184,33 +184,33 @@ def test_the_model_finds_past_work_through_the_mcp_search_tool(claude_bin: str, 
         assert len(records) == 1 and f"#{bug['id']} [bugfix]" in records[0], records
         assert "calc.py" in records[0]
         # The MCP calls are ours: the hooks must not have captured them as new observations.
-        conn = sqlite3.connect(data / "engram.db", timeout=10)
-        captured = conn.execute("SELECT COUNT(*) FROM events WHERE tool_name LIKE 'mcp__engram__%'").fetchone()[0]
+        conn = sqlite3.connect(data / "kenning.db", timeout=10)
+        captured = conn.execute("SELECT COUNT(*) FROM events WHERE tool_name LIKE 'mcp__kenning__%'").fetchone()[0]
         conn.close()
         assert captured == 0
         log = (data / "logs" / "mcp.log").read_text()
         assert "MCP server starting" in log and "Traceback" not in log
     finally:
-        _engram(env, "worker", "stop")
-        removed = _engram(env, "uninstall", "--keep-worker")
-    assert "Removed Engram's MCP server" in removed.stdout, removed.stdout + removed.stderr
+        _kenning(env, "worker", "stop")
+        removed = _kenning(env, "uninstall", "--keep-worker")
+    assert "Removed Kenning's MCP server" in removed.stdout, removed.stdout + removed.stderr
     # Claude Code wrote its own state into ~/.claude.json meanwhile: only our entry is gone.
     left = json.loads((home / ".claude.json").read_text())
-    assert "engram" not in left.get("mcpServers", {}) and len(left) > 0
+    assert "kenning" not in left.get("mcpServers", {}) and len(left) > 0
 
 
 def test_claude_mcp_get_sees_the_registered_server(claude_bin: str, tmp_path: Path) -> None:
     """Claude Code's own `claude mcp get` reads the entry and connects to the server."""
     home = tmp_path / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "ENGRAM_DATA_DIR": str(tmp_path / "data")}
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(tmp_path / "data")}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    assert _engram(env, "install", "--no-start").returncode == 0
-    r = subprocess.run([claude_bin, "mcp", "get", "engram"], env=claude_env(home, "http://127.0.0.1:9"),
+    assert _kenning(env, "install", "--no-start").returncode == 0
+    r = subprocess.run([claude_bin, "mcp", "get", "kenning"], env=claude_env(home, "http://127.0.0.1:9"),
                        capture_output=True, text=True, timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "User config" in out or "user" in out.lower(), out
-    assert "-m engram mcp" in out or "engram mcp" in out, out
+    assert "-m kenning mcp" in out or "kenning mcp" in out, out
     assert "Connected" in out or "✓" in out, out
-    _engram(env, "uninstall", "--keep-worker")
+    _kenning(env, "uninstall", "--keep-worker")

@@ -4,7 +4,7 @@ worker, and observations made by real hook processes from captured Claude Code p
 Every test fails on any console error or uncaught page error (``ConsoleErrors``); the few a
 step provokes on purpose (a refused token, a 400 from the settings form, a refused connection
 while the worker restarts) are allowed by pattern inside that step only. Screenshots of each
-view go to $ENGRAM_TEST_ARTIFACTS or .artifacts/viewer/.
+view go to $KENNING_TEST_ARTIFACTS or .artifacts/viewer/.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def chromium() -> Iterator[Any]:
 @pytest.fixture
 def worker(home: Home) -> Home:
     """A real worker with the offline rules observer and no embedding model."""
-    home.env["ENGRAM_PROVIDER"] = "rules"
-    home.env["ENGRAM_EMBEDDING_BACKEND"] = "none"
+    home.env["KENNING_PROVIDER"] = "rules"
+    home.env["KENNING_EMBEDDING_BACKEND"] = "none"
     home.start_worker()
     return home
 
@@ -64,7 +64,7 @@ def page(chromium: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 def token(home: Home) -> str:
-    from engram.paths import read_token
+    from kenning.paths import read_token
 
     return read_token(home.paths)
 
@@ -80,7 +80,7 @@ def open_viewer(page: Any, home: Home) -> None:
 
 
 def api(home: Home, path: str) -> Any:
-    from engram.hook.client import request
+    from kenning.hook.client import request
 
     res = request(home.port, "GET", f"/api/viewer/{path}", token=token(home), timeout=15)
     assert res is not None and res[0] == 200, res
@@ -123,7 +123,7 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     open_viewer(page, home)
     # The token left the address bar for localStorage, and API calls carry it.
     assert "token" not in page.url and page.url == base(home)
-    assert page.evaluate("localStorage.getItem('engram.token')") == token(home)
+    assert page.evaluate("localStorage.getItem('kenning.token')") == token(home)
     assert page.locator("#token-view").is_hidden()
     page.wait_for_selector("#feed-end:not([hidden])")  # an empty memory says so
     shot(page, "feed-empty")
@@ -241,7 +241,7 @@ def test_token_form_when_missing_or_refused(worker: Home, page: Any) -> None:
         page.press("#token-input", "Enter")
         expect(page.locator("#token-why")).to_contain_text("refused")
     assert page.locator("#token-view").is_visible()
-    assert page.evaluate("localStorage.getItem('engram.token')") is None
+    assert page.evaluate("localStorage.getItem('kenning.token')") is None
     page.fill("#token-input", token(home))
     page.click("#token-form button[type=submit]")
     page.wait_for_selector("#live[data-state='connected']")
@@ -358,7 +358,7 @@ def test_theme_toggle_and_keyboard(worker: Home, page: Any) -> None:
     page.reload()
     page.wait_for_selector("#feed article.item")
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
-    assert page.evaluate("localStorage.getItem('engram.theme')") == "dark"
+    assert page.evaluate("localStorage.getItem('kenning.theme')") == "dark"
 
     # Keyboard: / focuses search, j/k move through the feed, Enter opens, Escape closes and
     # gives the focus back to the row.
@@ -420,8 +420,8 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
     # Memory text is data, never markup: the oldest row's title is HTML.
     rows.obs(HOSTILE, project="gamma", session="x", type="discovery", narrative=HOSTILE, at=now - 3600 * 200)
     rows.conn.close()
-    home.env["ENGRAM_PROVIDER"] = "rules"
-    home.env["ENGRAM_EMBEDDING_BACKEND"] = "none"
+    home.env["KENNING_PROVIDER"] = "rules"
+    home.env["KENNING_EMBEDDING_BACKEND"] = "none"
     home.start_worker()
     open_viewer(page, home)
     feed = page.locator("#feed article.item")

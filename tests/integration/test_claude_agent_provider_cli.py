@@ -31,8 +31,8 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk not installed (extra 'claude')")
 
-from engram.observer.llm.base import ProviderError
-from engram.observer.llm.claude_agent import ClaudeAgentConversation, ClaudeAgentProvider
+from kenning.observer.llm.base import ProviderError
+from kenning.observer.llm.claude_agent import ClaudeAgentConversation, ClaudeAgentProvider
 from tests.support.fake_anthropic import FakeAnthropic, error, in_order, text
 
 pytestmark = pytest.mark.slow
@@ -357,7 +357,7 @@ def test_cli_process_is_isolated(tmp_path: Path, home: Path, monkeypatch: pytest
             argv = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
         finally:
             conv.close()
-    assert environ["ENGRAM_INTERNAL"] == "1"
+    assert environ["KENNING_INTERNAL"] == "1"
     assert "CLAUDECODE" not in environ  # the SDK drops it; the rest is blanked
     assert environ["CLAUDE_CODE_SESSION_ID"] == "" and environ["CLAUDE_PROJECT_DIR"] == ""
     assert environ["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
@@ -472,7 +472,7 @@ def test_garbage_collected_conversation_leaves_no_process(tmp_path: Path, home: 
 
 _ORPHAN_CHILD = """
 import os, signal, sys
-from engram.observer.llm.claude_agent import ClaudeAgentProvider
+from kenning.observer.llm.claude_agent import ClaudeAgentProvider
 conv = ClaudeAgentProvider(data_dir=sys.argv[1], env=__import__("json").loads(sys.argv[2])).open("SYS")
 conv.send("hi", model=sys.argv[3], max_tokens=100)
 print(conv.pid, flush=True)

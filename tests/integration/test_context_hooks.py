@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from engram.context.file_history import CLOSE, OPEN
-from engram.observer.base import ObservationDraft
-from engram.store import repo
-from engram.store.db import open_db
+from kenning.context.file_history import CLOSE, OPEN
+from kenning.observer.base import ObservationDraft
+from kenning.store import repo
+from kenning.store.db import open_db
 from tests.conftest import Home, load_fixture
 
 READ = "print-mode/events/PreToolUse.Read.json"
@@ -165,11 +165,11 @@ def test_read_hook_honours_the_settings(home: Home) -> None:
     path = big_file(home, size=1000)
     remember(home, "note", files=["src/totals.py"], at=time.time() - 60)
     assert output(home.hook("PreToolUse", read_payload(home, path))) is None  # under 1,500 bytes
-    env = {"ENGRAM_FILE_CONTEXT_MIN_BYTES": "100"}
+    env = {"KENNING_FILE_CONTEXT_MIN_BYTES": "100"}
     assert context_of(home.hook("PreToolUse", read_payload(home, path), env=env), "PreToolUse")
-    env = {"ENGRAM_FILE_CONTEXT_MIN_BYTES": "100", "ENGRAM_FILE_CONTEXT": "false"}
+    env = {"KENNING_FILE_CONTEXT_MIN_BYTES": "100", "KENNING_FILE_CONTEXT": "false"}
     assert output(home.hook("PreToolUse", read_payload(home, path, session="n"), env=env)) is None
-    env = {"ENGRAM_FILE_CONTEXT_MIN_BYTES": "100", "ENGRAM_EXCLUDED_PROJECTS": "project"}
+    env = {"KENNING_FILE_CONTEXT_MIN_BYTES": "100", "KENNING_EXCLUDED_PROJECTS": "project"}
     assert output(home.hook("PreToolUse", read_payload(home, path, session="m"), env=env)) is None
 
 
@@ -220,7 +220,7 @@ def stored_prompts(home: Home) -> list[tuple[str, str]]:
 
 
 def test_prompt_gets_relevant_memories_and_is_captured_as_before(home: Home) -> None:
-    home.env["ENGRAM_PROMPT_CONTEXT"] = "1"  # whatever the default
+    home.env["KENNING_PROMPT_CONTEXT"] = "1"  # whatever the default
     home.start_worker()
     oid = remember(home, TOPIC, at=time.time() - 3600)
     other = remember(home, "The CI cache key includes the lock file", at=time.time() - 3600, session="s2")
@@ -232,7 +232,7 @@ def test_prompt_gets_relevant_memories_and_is_captured_as_before(home: Home) -> 
     assert output(home.hook("UserPromptSubmit", prompt_payload(home, ask + " Again?"))) is None
     # Off: the same prompt is captured identically and nothing is printed.
     r = home.hook("UserPromptSubmit", prompt_payload(home, ask, session="off-session"),
-                  env={"ENGRAM_PROMPT_CONTEXT": "0"})
+                  env={"KENNING_PROMPT_CONTEXT": "0"})
     assert output(r) is None
     finish(home, "asker-session", "off-session")
     assert stored_prompts(home) == [("asker-session", ask), ("asker-session", ask + " Again?"),
@@ -246,7 +246,7 @@ def test_capture_record_is_the_same_with_and_without_prompt_context(home: Home) 
     records = []
     for setting in ("1", "0"):
         t0 = time.monotonic()
-        r = home.hook("UserPromptSubmit", prompt_payload(home, ask), env={"ENGRAM_PROMPT_CONTEXT": setting})
+        r = home.hook("UserPromptSubmit", prompt_payload(home, ask), env={"KENNING_PROMPT_CONTEXT": setting})
         took = time.monotonic() - t0
         assert output(r) is None
         assert took < 1.5
@@ -261,7 +261,7 @@ def test_capture_record_is_the_same_with_and_without_prompt_context(home: Home) 
 
 
 def test_prompts_that_get_nothing(home: Home) -> None:
-    home.env["ENGRAM_PROMPT_CONTEXT"] = "1"  # whatever the default
+    home.env["KENNING_PROMPT_CONTEXT"] = "1"  # whatever the default
     home.start_worker()
     remember(home, TOPIC, at=time.time() - 3600)
     nothing = [
@@ -279,7 +279,7 @@ def test_prompts_that_get_nothing(home: Home) -> None:
     assert output(home.hook("UserPromptSubmit", prompt_payload(home, ask, session="opt"))) is None
     # Excluded project: nothing either.
     r = home.hook("UserPromptSubmit", prompt_payload(home, ask, session="ex"),
-                  env={"ENGRAM_EXCLUDED_PROJECTS": "project"})
+                  env={"KENNING_EXCLUDED_PROJECTS": "project"})
     assert output(r) is None
     finish(home, "n0", "n1", "n2", "n3", "opt", "ex")
     kept = [s for s, _t in stored_prompts(home)]
@@ -289,7 +289,7 @@ def test_prompts_that_get_nothing(home: Home) -> None:
 
 def test_worker_that_never_answers_costs_at_most_the_timeout(home: Home) -> None:
     """A process on the worker's port that accepts and never answers: nothing printed, in time."""
-    home.env["ENGRAM_PROMPT_CONTEXT"] = "1"  # whatever the default
+    home.env["KENNING_PROMPT_CONTEXT"] = "1"  # whatever the default
     remember(home, TOPIC, at=time.time() - 3600)
     srv = socket.socket()
     srv.bind(("127.0.0.1", home.port))
@@ -313,7 +313,7 @@ def test_worker_that_never_answers_costs_at_most_the_timeout(home: Home) -> None
         for timeout_ms in ("150", "500"):
             t0 = time.monotonic()
             r = home.hook("UserPromptSubmit", prompt_payload(home, "How do the invoice totals round the VAT?"),
-                          env={"ENGRAM_PROMPT_CONTEXT_TIMEOUT_MS": timeout_ms})
+                          env={"KENNING_PROMPT_CONTEXT_TIMEOUT_MS": timeout_ms})
             took = time.monotonic() - t0
             assert output(r) is None
             assert took < 1.5, took
@@ -330,8 +330,8 @@ def test_worker_http_routes(home: Home) -> None:
     home.start_worker()
     path = big_file(home)
     oid = remember(home, TOPIC, files=["src/totals.py"], modified=["src/totals.py"], at=time.time() - 60)
-    from engram.hook.client import request
-    from engram.paths import read_token
+    from kenning.hook.client import request
+    from kenning.paths import read_token
 
     tok = read_token(home.paths)
 

@@ -1,6 +1,6 @@
 """Nothing captured is lost or doubled: SIGKILL the worker mid-work, corrupt spool files, a locked DB.
 
-Events are spooled with ``engram.spool.write`` in exactly the record shape the hook writes,
+Events are spooled with ``kenning.spool.write`` in exactly the record shape the hook writes,
 from realistic synthetic Claude Code payloads, then a real worker process is started,
 killed at random instants and restarted until everything is processed.
 """
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engram import spool
+from kenning import spool
 from tests.conftest import Home
 from tests.support.synthetic import synthetic_sessions
 
@@ -126,7 +126,7 @@ def kill_when(home: Home, pid: int, ready: Any, rng: random.Random, timeout: flo
 
 
 def test_sigkill_at_random_instants_loses_and_doubles_nothing(home: Home) -> None:
-    rng = random.Random(int(os.environ.get("ENGRAM_TEST_SEED", "20261130")))
+    rng = random.Random(int(os.environ.get("KENNING_TEST_SEED", "20261130")))
     expected = spool_sessions(home, N_SESSIONS, PER_SESSION, seed=11)
     total = len(expected)
     assert total == N_SESSIONS * PER_SESSION == home.spool_depth()
@@ -154,7 +154,7 @@ def test_sigkill_at_random_instants_loses_and_doubles_nothing(home: Home) -> Non
             kill_when(home, pid, ready, rng)
         seen.append(progress(home))
         # The dead worker left its pid file behind: it must not pass for a live worker.
-        assert home.engram("worker", "status").returncode == 3
+        assert home.kenning("worker", "status").returncode == 3
     # At least one kill landed while work was left (else the test proved nothing).
     assert any(depth > 0 or pending > 0 for depth, _n, pending in seen), seen
     print("progress after each kill (spool, events, pending):", seen)
@@ -213,9 +213,9 @@ def test_corrupt_spool_files_are_quarantined_and_the_rest_flows(home: Home) -> N
         assert (Path(home.paths.spool_corrupt) / f"{mid}-{i}{label}.json").exists()
     assert set(stored_keys(home)) == expected
     assert ("s-bad", "w") not in set(stored_keys(home))
-    health = json.loads(home.engram("worker", "status").stdout)
+    health = json.loads(home.kenning("worker", "status").stdout)
     assert health["status"] == "ok", health  # the pipeline kept going
-    status = json.loads(home.engram("status", "--json").stdout)
+    status = json.loads(home.kenning("status", "--json").stdout)
     assert status["spool_corrupt"] == len(bad)
 
     # The pipeline is still alive: a new event goes through.
@@ -248,8 +248,8 @@ def test_database_locked_by_another_process_loses_nothing(home: Home) -> None:
     try:
         assert locked.wait(10)
         second = spool_sessions(home, 3, 10, seed=2)
-        from engram.hook.client import read_pid_file, request
-        from engram.paths import read_token
+        from kenning.hook.client import read_pid_file, request
+        from kenning.paths import read_token
 
         info = read_pid_file(home.paths)
         assert info
@@ -270,14 +270,14 @@ def test_database_locked_by_another_process_loses_nothing(home: Home) -> None:
 def test_database_locked_longer_than_the_busy_timeout_is_retried(home: Home) -> None:
     """Past SQLite's busy timeout the cycle fails; the worker must retry it, not drop the batch."""
     home.start_worker()
-    from engram.store.db import BUSY_TIMEOUT_MS
+    from kenning.store.db import BUSY_TIMEOUT_MS
 
     conn = sqlite3.connect(home.paths.db, timeout=10, isolation_level=None)
     try:
         conn.execute("BEGIN EXCLUSIVE")
         keys = spool_sessions(home, 1, 8, seed=3)
-        from engram.hook.client import read_pid_file, request
-        from engram.paths import read_token
+        from kenning.hook.client import read_pid_file, request
+        from kenning.paths import read_token
 
         info = read_pid_file(home.paths)
         assert info
@@ -289,4 +289,4 @@ def test_database_locked_longer_than_the_busy_timeout_is_retried(home: Home) -> 
         conn.close()
     home.flush(timeout=60)
     assert set(stored_keys(home)) == keys
-    assert json.loads(home.engram("worker", "status").stdout)["status"] == "ok"
+    assert json.loads(home.kenning("worker", "status").stdout)["status"] == "ok"

@@ -2,7 +2,7 @@
 
 The payloads are the ones Claude Code 2.1.332 actually sent (tests/fixtures/claude-code),
 with their project path rewritten into the test's own project directory. Every hook is a
-separate ``python -m engram hook claude-code <event>`` process, exactly as Claude Code runs it.
+separate ``python -m kenning hook claude-code <event>`` process, exactly as Claude Code runs it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def spool_files(home: Home) -> list[Path]:
 
 
 def data_dir_bytes(home: Home) -> bytes:
-    """Every byte Engram keeps on disk (database, WAL, spool, logs, ...)."""
+    """Every byte Kenning keeps on disk (database, WAL, spool, logs, ...)."""
     out = bytearray()
     for dirpath, _dirs, files in os.walk(home.data):
         for f in files:
@@ -199,7 +199,7 @@ def test_capture_with_worker_down_is_spooled_then_drained(home: Home) -> None:
         assert rec["v"] == 1 and rec["agent"] == "claude-code" and rec["project"] == "project"
         assert rec["payload"]["session_id"]
 
-    r = home.engram("worker", "start")
+    r = home.kenning("worker", "start")
     assert r.returncode == 0, r.stderr
     home.flush()
     assert home.spool_depth() == 0
@@ -210,7 +210,7 @@ def test_capture_with_worker_down_is_spooled_then_drained(home: Home) -> None:
 
     # Cold start: with the worker down again, a new session still gets its memory (built from
     # SQLite by the hook itself when the worker cannot answer in time) and the worker is started.
-    assert home.engram("worker", "stop").returncode == 0
+    assert home.kenning("worker", "stop").returncode == 0
     assert not os.path.exists(home.paths.pid_file)
     conn = home.db()
     try:
@@ -222,7 +222,7 @@ def test_capture_with_worker_down_is_spooled_then_drained(home: Home) -> None:
     text = session_start_context(home.hook("SessionStart", start))
     for title in titles:
         assert norm(title)[:60] in norm(text), text
-    from engram.daemon import ensure
+    from kenning.daemon import ensure
 
     assert ensure(home.paths, wait=20), "SessionStart did not start the worker"
     home.flush()
@@ -230,7 +230,7 @@ def test_capture_with_worker_down_is_spooled_then_drained(home: Home) -> None:
 
 
 def test_session_start_context_stays_under_the_limit_with_a_large_memory(home: Home) -> None:
-    from engram import spool
+    from kenning import spool
     from tests.support.synthetic import synthetic_sessions
 
     home.paths.ensure()
@@ -242,8 +242,8 @@ def test_session_start_context_stays_under_the_limit_with_a_large_memory(home: H
                                      "project": "project", "project_root": str(home.project), "truncated": False,
                                      "payload": p}, sync_dir=False)
     # The most generous settings allowed: the character cap is what must hold the line.
-    home.env.update(ENGRAM_CONTEXT_OBSERVATIONS="500", ENGRAM_CONTEXT_SESSIONS="100",
-                    ENGRAM_CONTEXT_MAX_CHARS="9800")
+    home.env.update(KENNING_CONTEXT_OBSERVATIONS="500", KENNING_CONTEXT_SESSIONS="100",
+                    KENNING_CONTEXT_MAX_CHARS="9800")
     home.start_worker()
     home.flush(timeout=60)
     assert count(home, "SELECT COUNT(*) FROM observations") > 100
@@ -283,14 +283,14 @@ def test_cwd_inside_the_data_dir_is_not_captured(home: Home) -> None:
 
 
 def test_internal_env_is_not_captured(home: Home) -> None:
-    _no_capture(home, [fixture(home, n) for n in PRINT_MODE], env={"ENGRAM_INTERNAL": "1"})
+    _no_capture(home, [fixture(home, n) for n in PRINT_MODE], env={"KENNING_INTERNAL": "1"})
 
 
 @pytest.mark.parametrize("pattern", ["project", "proj*", "{root}", "{parent}/*"])
 def test_excluded_project_is_neither_captured_nor_injected(home: Home, pattern: str) -> None:
     glob = pattern.format(root=home.project, parent=home.project.parent)
     _no_capture(home, [fixture(home, n) for n in PRINT_MODE],
-                env={"ENGRAM_EXCLUDED_PROJECTS": f"other-thing, {glob}"})
+                env={"KENNING_EXCLUDED_PROJECTS": f"other-thing, {glob}"})
 
 
 def test_skipped_tool_is_not_captured(home: Home) -> None:

@@ -29,7 +29,7 @@ BIG = 20 * 1024 * 1024
 def run_hook(home: Home, event: str, data: bytes, agent: str = "claude-code",
              env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[bytes], float]:
     started = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "engram", "hook", agent, event], input=data,
+    r = subprocess.run([sys.executable, "-m", "kenning", "hook", agent, event], input=data,
                        env={**home.env, **(env or {})}, capture_output=True, timeout=60, cwd=str(home.project))
     return r, time.monotonic() - started
 
@@ -181,7 +181,7 @@ def test_odd_but_usable_input_is_stored_and_digested(home: Home) -> None:
         assert "\ufffd" in blob  # broken bytes became replacement characters
     finally:
         conn.close()
-    health = json.loads(home.engram("worker", "status").stdout)
+    health = json.loads(home.kenning("worker", "status").stdout)
     assert health["observer"]["last_error"] == ""
     assert health["status"] == "ok"
 
@@ -201,7 +201,7 @@ def test_20mb_field_is_stored_truncated(home: Home) -> None:
     rec = json.loads(files[0].read_bytes())
     assert rec["truncated"] is True
     stdout = rec["payload"]["tool_response"]["stdout"]
-    assert "characters elided by engram" in stdout
+    assert "characters elided by kenning" in stdout
     assert stdout.startswith("HEAD-MARK") and stdout.endswith("TAIL-MARK")
     assert rec["payload"]["tool_use_id"] == payload["tool_use_id"]
 
@@ -224,7 +224,7 @@ def test_payload_over_the_stdin_limit_keeps_its_header(home: Home) -> None:
     payload = valid(home, "PostToolUse", "sess-huge")
     payload["tool_response"]["stdout"] = "y" * (3 * 1024 * 1024)
     data = json.dumps(payload).encode()
-    r, took = run_hook(home, "PostToolUse", data, env={"ENGRAM_HOOK_MAX_STDIN_BYTES": str(1024 * 1024)})
+    r, took = run_hook(home, "PostToolUse", data, env={"KENNING_HOOK_MAX_STDIN_BYTES": str(1024 * 1024)})
     assert check_contract(r, took, "over-limit payload") is None
     files = spool_files(home)
     assert len(files) == 1 and files[0].stat().st_size < 10_000
@@ -232,4 +232,4 @@ def test_payload_over_the_stdin_limit_keeps_its_header(home: Home) -> None:
     assert rec["truncated"] is True
     p = rec["payload"]
     assert p["session_id"] == "sess-huge" and p["tool_name"] == "Bash" and p["tool_use_id"] == payload["tool_use_id"]
-    assert "too large" in p["engram_note"]
+    assert "too large" in p["kenning_note"]

@@ -6,7 +6,7 @@ fake Messages API scripted like a model that read the real observer prompt.
 * killing the worker while a call is in flight loses nothing: after a restart the events go
   to a fresh conversation and are stored once;
 * 50 sessions never hold more conversations than the limit, and none once idle;
-* a rate limit is visible in /api/health and `engram doctor`, and nothing is dropped.
+* a rate limit is visible in /api/health and `kenning doctor`, and nothing is dropped.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from engram import spool
-from engram.demo.replay import load_story
+from kenning import spool
+from kenning.demo.replay import load_story
 from tests.conftest import Home, load_fixture
 from tests.integration.test_crash_safety import alive, assert_no_duplicate_observations, record
 from tests.integration.test_fixture_replay import hook_output, norm, session_start_context
@@ -87,7 +87,7 @@ def model() -> Iterator[Model]:
 
 
 def use_model(home: Home, model: Model, **env: str) -> None:
-    home.env.update(ENGRAM_PROVIDER="anthropic", ENGRAM_BASE_URL=model.fake.base_url, ANTHROPIC_API_KEY="sk-test",
+    home.env.update(KENNING_PROVIDER="anthropic", KENNING_BASE_URL=model.fake.base_url, ANTHROPIC_API_KEY="sk-test",
                     **env)
 
 
@@ -110,7 +110,7 @@ def rows(home: Home, sql: str) -> list[Any]:
 
 
 def health(home: Home) -> dict[str, Any]:
-    from engram.daemon import running
+    from kenning.daemon import running
 
     h = running(home.paths, timeout=2)
     assert h
@@ -205,7 +205,7 @@ def test_killing_the_worker_mid_call_loses_nothing(home: Home, model: Model) -> 
 
 
 def test_fifty_sessions_stay_within_the_conversation_limit(home: Home, model: Model) -> None:
-    use_model(home, model, ENGRAM_MAX_CONCURRENT_CONVERSATIONS="2", ENGRAM_IDLE_TIMEOUT_S="1")
+    use_model(home, model, KENNING_MAX_CONCURRENT_CONVERSATIONS="2", KENNING_IDLE_TIMEOUT_S="1")
     home.paths.ensure()
     at = time.time() - 3600
     for i in range(50):
@@ -247,7 +247,7 @@ def test_a_rate_limit_is_visible_and_drops_nothing(home: Home, model: Model) -> 
     b = health(home)["observer"]["backoff"]
     assert b["kind"] == "quota" and b["retry_in_s"] > 3000 and "rate limited" in b["last_error"]
     assert home.pending() == 3
-    out = home.engram("doctor").stdout
+    out = home.kenning("doctor").stdout
     assert "observer back-off" in out and "quota" in out and "nothing is lost" in out
     assert "anthropic (claude-haiku-4-5): chosen in settings" in out
 
@@ -260,7 +260,7 @@ def test_the_worker_stops_with_no_conversation_left(home: Home, model: Model, tm
         home.hook(p["hook_event_name"], p)
     home.flush(timeout=60)
     assert health(home)["observer"]["conversations"]["live"] == 1  # the session is still open
-    r = home.engram("worker", "stop")
+    r = home.kenning("worker", "stop")
     assert r.returncode == 0
     log = Path(home.paths.worker_log).read_text()
     assert "closing the observer failed" not in log
@@ -271,10 +271,10 @@ def test_the_claude_provider_runs_under_the_same_manager(tmp_path: Path, model: 
     """Any ChatProvider works: the Claude Code CLI (claude-agent-sdk) against the fake API, with a
     limit of one live conversation: never two CLI processes at once, none left at the end."""
     pytest.importorskip("claude_agent_sdk")
-    from engram.observer.llm.claude_agent import ClaudeAgentProvider
-    from engram.observer.llm.observer import Config, LLMObserver
-    from engram.observer.modes import load_mode
-    from engram.observer.providers.rules import RulesObserver
+    from kenning.observer.llm.claude_agent import ClaudeAgentProvider
+    from kenning.observer.llm.observer import Config, LLMObserver
+    from kenning.observer.modes import load_mode
+    from kenning.observer.providers.rules import RulesObserver
     from tests.integration.test_claude_agent_provider_cli import claude_children, offline_env
     from tests.support.llm_harness import Harness
 
@@ -318,7 +318,7 @@ def test_a_call_in_flight_does_not_hold_up_the_worker_stop(home: Home, model: Mo
         assert time.monotonic() < deadline
         time.sleep(0.05)
     t0 = time.monotonic()
-    assert home.engram("worker", "stop").returncode == 0
+    assert home.kenning("worker", "stop").returncode == 0
     assert time.monotonic() - t0 < 8  # SIGTERM honoured at once, not after a SIGKILL at 10 s
     assert home.pending() == 2  # the unanswered events wait for the next worker
     assert "SIGKILL" not in Path(home.paths.worker_log).read_text()

@@ -1,7 +1,7 @@
-"""`engram forget | export | import` and their HTTP twins, end to end.
+"""`kenning forget | export | import` and their HTTP twins, end to end.
 
 Memory is made the real way (hook processes → spool → worker → rules observer), commands run
-as real `engram` processes, HTTP goes over loopback with the token from the data dir.
+as real `kenning` processes, HTTP goes over loopback with the token from the data dir.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from engram.paths import read_token
+from kenning.paths import read_token
 from tests.conftest import Home
 
 SECRET_WORD = "zanzibarquokka7731"  # appears nowhere else: greppable in the raw database bytes
@@ -117,7 +117,7 @@ def test_forget_dry_run_lists_ids_types_titles_and_changes_nothing(remembered: H
     home = remembered
     before = observations(home)
     target = next(o for o in before if SECRET_WORD in o["title"])
-    r = home.engram("forget", "--query", SECRET_WORD, "--dry-run")
+    r = home.kenning("forget", "--query", SECRET_WORD, "--dry-run")
     assert r.returncode == 0, r.stderr
     assert "Would forget:" in r.stdout
     assert f"#{target['id']}" in r.stdout and "decision" in r.stdout and SECRET_WORD in r.stdout
@@ -128,7 +128,7 @@ def test_forget_dry_run_lists_ids_types_titles_and_changes_nothing(remembered: H
 def test_forget_refuses_without_yes_when_stdin_is_not_a_terminal(remembered: Home) -> None:
     home = remembered
     before = observations(home)
-    r = home.engram("forget", "--query", SECRET_WORD, stdin=subprocess.DEVNULL)
+    r = home.kenning("forget", "--query", SECRET_WORD, stdin=subprocess.DEVNULL)
     assert r.returncode == 1
     assert "--yes" in r.stderr and "Would forget:" in r.stdout
     assert observations(home) == before
@@ -139,7 +139,7 @@ def test_forget_asks_on_a_terminal(remembered: Home, answer: str, forgotten: boo
     home = remembered
     master, slave = pty.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "engram", "forget", "--query", SECRET_WORD], stdin=slave,
+        p = subprocess.Popen([sys.executable, "-m", "kenning", "forget", "--query", SECRET_WORD], stdin=slave,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=home.env, text=True)
         os.write(master, answer.encode())
         out, err = p.communicate(timeout=60)
@@ -155,7 +155,7 @@ def test_forgotten_text_is_gone_from_the_database_file_and_wal_while_the_worker_
     home = remembered
     needle = SECRET_WORD.encode()
     assert needle in raw_db(home)  # rows, FTS terms, raw event payloads, WAL frames
-    r = home.engram("forget", "--query", SECRET_WORD, "--yes")
+    r = home.kenning("forget", "--query", SECRET_WORD, "--yes")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Forgot " in r.stdout and "Database compacted" in r.stdout
     assert needle not in raw_db(home)
@@ -172,19 +172,19 @@ def test_forgotten_text_is_gone_from_the_database_file_and_wal_while_the_worker_
 def test_forget_by_id_reports_ids_that_do_not_exist(remembered: Home) -> None:
     home = remembered
     target = next(o for o in observations(home) if o["title"] == "We use uv, not pip")
-    r = home.engram("forget", "--id", str(target["id"]), "--id", "987654", "--yes", "--json")
+    r = home.kenning("forget", "--id", str(target["id"]), "--id", "987654", "--yes", "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["selection"]["missing_ids"] == [987654]
     assert result["deleted"]["observations"] == 1 and result["reclaimed"] is True
     assert all(o["id"] != target["id"] for o in observations(home))
-    r = home.engram("forget", "--id", "987654", "--yes")
+    r = home.kenning("forget", "--id", "987654", "--yes")
     assert r.returncode == 0 and "No observation #987654" in r.stdout and "Nothing matches" in r.stdout
 
 
 def test_forget_a_whole_project_leaves_the_others(remembered: Home) -> None:
     home = remembered
-    r = home.engram("forget", "--project", "client-b", "--yes")
+    r = home.kenning("forget", "--project", "client-b", "--yes")
     assert r.returncode == 0, r.stderr
     assert "session s-b" in r.stdout and "Forgot " in r.stdout
     assert {o["project"] for o in observations(home)} == {"project"}
@@ -194,10 +194,10 @@ def test_forget_a_whole_project_leaves_the_others(remembered: Home) -> None:
 
 def test_forget_by_date_range(remembered: Home) -> None:
     home = remembered
-    r = home.engram("forget", "--since", "2000-01-01", "--until", "2000-12-31", "--yes")
+    r = home.kenning("forget", "--since", "2000-01-01", "--until", "2000-12-31", "--yes")
     assert r.returncode == 0 and "Nothing matches" in r.stdout
     n = len(observations(home))
-    r = home.engram("forget", "--since", "2000-01-01", "--project", "project", "--yes", "--json")
+    r = home.kenning("forget", "--since", "2000-01-01", "--project", "project", "--yes", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["deleted"]["observations"] == n - 1  # all of project, not client-b's
     assert [o["project"] for o in observations(home)] == ["client-b"]
@@ -212,13 +212,13 @@ def test_forget_by_date_range(remembered: Home) -> None:
     (["--query", "* -- ("], "no words"),
 ])
 def test_forget_rejects_bad_arguments_with_a_message(home: Home, args: list[str], message: str) -> None:
-    r = home.engram("forget", *args, "--yes")
+    r = home.kenning("forget", *args, "--yes")
     assert r.returncode == 2, r.stdout + r.stderr
     assert message in r.stderr
 
 
 def test_forget_id_must_be_a_number(home: Home) -> None:
-    r = home.engram("forget", "--id", "1; DROP TABLE observations")
+    r = home.kenning("forget", "--id", "1; DROP TABLE observations")
     assert r.returncode == 2 and "invalid int value" in r.stderr
 
 
@@ -227,7 +227,7 @@ def test_forget_id_must_be_a_number(home: Home) -> None:
 def test_hostile_queries_only_ever_match_their_words(remembered: Home, query: str) -> None:
     home = remembered
     before = observations(home)
-    r = home.engram("forget", "--query", query, "--dry-run", "--json")
+    r = home.kenning("forget", "--query", query, "--dry-run", "--json")
     if r.returncode == 2:
         assert "no words" in r.stderr
         return
@@ -238,7 +238,7 @@ def test_hostile_queries_only_ever_match_their_words(remembered: Home, query: st
 
 
 def test_forget_without_a_database_says_so(home: Home) -> None:
-    r = home.engram("forget", "--query", "anything", "--yes")
+    r = home.kenning("forget", "--query", "anything", "--yes")
     assert r.returncode == 0 and "no memory yet" in r.stdout
 
 
@@ -248,7 +248,7 @@ def test_a_database_that_is_not_one_gives_a_clear_error(home: Home) -> None:
     f = home.root / "x.jsonl"
     f.write_text('{"kind": "header", "format": 1}\n')
     for args in (["forget", "--query", "x", "--yes"], ["export"], ["import", str(f)]):
-        r = home.engram(*args)
+        r = home.kenning(*args)
         assert r.returncode == 1, (args, r.stderr)
         assert "not a database" in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
 
@@ -265,7 +265,7 @@ def test_forget_while_hooks_keep_capturing_loses_nothing(remembered: Home) -> No
 
     t = threading.Thread(target=capture)
     t.start()
-    r = home.engram("forget", "--query", SECRET_WORD, "--yes")
+    r = home.kenning("forget", "--query", SECRET_WORD, "--yes")
     t.join(timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not errors, errors
@@ -349,7 +349,7 @@ def test_http_forget_rejects_a_huge_body(home: Home) -> None:
 # ---------------------------------------------------------------------------- export/import
 
 def import_sensitive(home: Home, project_dir: str, title: str) -> None:
-    """A `sensitive` observation in the project of ``project_dir`` (written through `engram import`)."""
+    """A `sensitive` observation in the project of ``project_dir`` (written through `kenning import`)."""
     name = os.path.basename(project_dir)
     lines = [{"kind": "header", "format": 1},
              {"kind": "session", "agent_session_id": f"imp-{name}", "project": name, "project_root": project_dir,
@@ -358,7 +358,7 @@ def import_sensitive(home: Home, project_dir: str, title: str) -> None:
               "title": title, "created_at": 1_700_000_001.0}]
     f = home.root / f"sensitive-{name}.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = home.engram("import", str(f))
+    r = home.kenning("import", str(f))
     assert r.returncode == 0, r.stderr
 
 
@@ -366,7 +366,7 @@ def test_export_to_a_private_file_leaves_sensitive_out_unless_asked(remembered: 
     home = remembered
     import_sensitive(home, str(home.project), "Prod DB lives at 10.1.2.3")
     out = home.root / "export.jsonl"
-    r = home.engram("export", "-o", str(out))
+    r = home.kenning("export", "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert "Exported 4 sessions" in r.stderr
@@ -374,35 +374,35 @@ def test_export_to_a_private_file_leaves_sensitive_out_unless_asked(remembered: 
     assert recs[0]["kind"] == "header"
     assert "10.1.2.3" not in out.read_text()
     assert sum(r["kind"] == "observation" for r in recs) == len(observations(home)) - 1
-    r = home.engram("export", "--include-sensitive")
+    r = home.kenning("export", "--include-sensitive")
     assert r.returncode == 0 and "10.1.2.3" in r.stdout  # stdout without -o
-    r = home.engram("export", "--project", "client-b")
+    r = home.kenning("export", "--project", "client-b")
     sessions = [json.loads(x) for x in r.stdout.splitlines() if '"kind": "session"' in x]
     assert [s["project"] for s in sessions] == ["client-b"]
 
 
 def test_export_rejects_bad_dates(home: Home) -> None:
-    r = home.engram("export", "--since", "not-a-date")
+    r = home.kenning("export", "--since", "not-a-date")
     assert r.returncode == 2 and "not an ISO date" in r.stderr
 
 
 def test_import_is_idempotent_and_reports_counts(remembered: Home, tmp_path: Path) -> None:
     src = remembered
     out = tmp_path / "mem.jsonl"
-    assert src.engram("export", "-o", str(out)).returncode == 0
+    assert src.kenning("export", "-o", str(out)).returncode == 0
     src.stop_worker()
     fresh = Home(tmp_path / "fresh")
-    first = fresh.engram("import", str(out))
+    first = fresh.kenning("import", str(out))
     assert first.returncode == 0, first.stderr
     n = len(observations(src))
     assert f"Imported 3 sessions, 4 prompts, {n} observations, 3 summaries; 0 already present." in first.stdout
-    second = fresh.engram("import", str(out))
+    second = fresh.kenning("import", str(out))
     assert second.returncode == 0
     assert "Imported 0 sessions, 0 prompts, 0 observations, 0 summaries;" in second.stdout
     assert [(o["project"], o["type"], o["title"]) for o in observations(fresh)] == \
         [(o["project"], o["type"], o["title"]) for o in observations(src)]
     # Imported memory is served like captured memory.
-    ctx = fresh.engram("context", "--cwd", str(src.project))
+    ctx = fresh.kenning("context", "--cwd", str(src.project))
     assert "We use uv, not pip" in ctx.stdout
 
 
@@ -416,14 +416,14 @@ def test_import_with_a_bad_line_in_the_middle_imports_nothing(home: Home) -> Non
                          "title": "after", "created_at": 3.0})]
     f = home.root / "bad.jsonl"
     f.write_text("\n".join(lines) + "\n")
-    r = home.engram("import", str(f))
+    r = home.kenning("import", str(f))
     assert r.returncode == 1
     assert "nothing imported: line 4: not JSON" in r.stderr
     assert not os.path.exists(home.paths.db) or scalar(home, "SELECT COUNT(*) FROM sessions") == 0
 
 
 def test_import_of_a_missing_file_is_a_clear_error(home: Home) -> None:
-    r = home.engram("import", str(home.root / "nope.jsonl"))
+    r = home.kenning("import", str(home.root / "nope.jsonl"))
     assert r.returncode == 1 and "cannot read" in r.stderr
 
 
@@ -472,8 +472,8 @@ def test_a_sensitive_observation_is_never_injected_into_another_project(remember
     home = remembered
     b_dir = other_project(home)
     import_sensitive(home, str(home.project), "Client A staging password rotates Mondays")
-    a = home.engram("context", "--cwd", str(home.project))
-    b = home.engram("context", "--cwd", b_dir)
+    a = home.kenning("context", "--cwd", str(home.project))
+    b = home.kenning("context", "--cwd", b_dir)
     assert "Client A staging password" in a.stdout  # its own project is told
     assert "Always write the changelog by hand" in b.stdout  # B gets its own memory …
     assert "Client A staging password" not in b.stdout  # … and never A's sensitive one
@@ -492,7 +492,7 @@ def test_sqlite_connection_of_the_cli_waits_instead_of_failing(remembered: Home)
     home = remembered
     blocker = sqlite3.connect(home.paths.db, timeout=10)
     blocker.execute("BEGIN IMMEDIATE")
-    p = subprocess.Popen([sys.executable, "-m", "engram", "forget", "--query", SECRET_WORD, "--yes"], env=home.env,
+    p = subprocess.Popen([sys.executable, "-m", "kenning", "forget", "--query", SECRET_WORD, "--yes"], env=home.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     threading.Event().wait(1.5)
     blocker.rollback()

@@ -41,7 +41,7 @@ def test_a_custom_pattern_is_redacted_in_the_spool(home: Home) -> None:
 
 
 def test_a_custom_pattern_from_the_environment(home: Home) -> None:
-    env = {"ENGRAM_REDACT_CUSTOM": '["emp=EMP-\\\\d{6}"]'}
+    env = {"KENNING_REDACT_CUSTOM": '["emp=EMP-\\\\d{6}"]'}
     spooled = capture(home, "ask EMP-123456", "ok", env=env)
     assert "EMP-123456" not in spooled and "[REDACTED:emp]" in spooled
 
@@ -61,8 +61,8 @@ def test_bad_redaction_settings_never_break_capture_and_are_reported(home: Home)
     write_settings(home, {"redact_custom": ["broken=(", "ticket=TICKET-\\d{5}"], "redact_disabled": ["nope"]})
     spooled = capture(home, f"TICKET-12345 and {AWS_KEY}", "fine")
     assert "TICKET-12345" not in spooled and AWS_KEY not in spooled  # good items still apply
-    r = home.engram("settings")
+    r = home.kenning("settings")
     assert r.returncode == 0
     assert "redact_custom: 'broken=('" in r.stderr and "unknown detector 'nope'" in r.stderr
-    r = home.engram("doctor")
+    r = home.kenning("doctor")
     assert "broken=(" in r.stdout

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from engram.paths import read_token
+from kenning.paths import read_token
 from tests.conftest import Home
 from tests.support.search_rows import NOW, Rows
 from tests.unit.test_search_query import HOSTILE
@@ -21,7 +21,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client
     import os
 
     home = Home(tmp_path_factory.mktemp("search-api"))
-    os.environ["ENGRAM_DATA_DIR"] = str(home.data)  # for any in-process helper
+    os.environ["KENNING_DATA_DIR"] = str(home.data)  # for any in-process helper
     home.data.mkdir(parents=True, exist_ok=True)
     rows = Rows(home.paths.db)
     made = {
@@ -155,7 +155,7 @@ def test_unavailable_embedding_model_fails_fast_and_keyword_search_works(home: H
     import time
 
     home.env["HF_HUB_OFFLINE"] = "1"
-    home.env["ENGRAM_EMBEDDING_BACKEND"] = "fastembed"
+    home.env["KENNING_EMBEDDING_BACKEND"] = "fastembed"
     home.data.mkdir(parents=True, exist_ok=True)
     rows = Rows(home.paths.db)
     oid = rows.obs("flaky websocket test fixed")
@@ -174,6 +174,6 @@ def test_unavailable_embedding_model_fails_fast_and_keyword_search_works(home: H
     assert "not installed" in st["detail"] or "offline" in st["detail"]
     body = client.get("/api/search?query=websocket").json()
     assert [h["id"] for h in body["results"]] == [oid] and body["semantic"] is False
-    doctor = home.engram("doctor")
+    doctor = home.kenning("doctor")
     assert "embeddings" in doctor.stdout and "keywords only" in doctor.stdout, doctor.stdout
     client.close()

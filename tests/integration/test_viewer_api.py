@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from engram.paths import read_token
+from kenning.paths import read_token
 from tests.conftest import Home, load_fixture
 
 PROMPT = "print-mode/events/UserPromptSubmit.json"

@@ -1,6 +1,6 @@
 """The worker daemon: singleton start, stop, stale pid files, the guarded HTTP API, doctor, install.
 
-Everything runs as real processes: the ``engram`` CLI, the detached worker it spawns, and
+Everything runs as real processes: the ``kenning`` CLI, the detached worker it spawns, and
 HTTP over a real loopback socket (stdlib ``http.client``).
 """
 
@@ -16,27 +16,27 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engram import spool
-from engram.paths import read_token
+from kenning import spool
+from kenning.paths import read_token
 from tests.conftest import Home, load_fixture
 from tests.support.synthetic import synthetic_sessions
 
 
 def worker_processes(home: Home) -> list[int]:
-    """Live ``engram worker run`` processes serving this data dir."""
+    """Live ``kenning worker run`` processes serving this data dir."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            if b"worker" not in cmd or b"run" not in cmd or b"engram" not in cmd:
+            if b"worker" not in cmd or b"run" not in cmd or b"kenning" not in cmd:
                 continue
             env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if f"ENGRAM_DATA_DIR={home.data}".encode() in env and state != "Z":
+        if f"KENNING_DATA_DIR={home.data}".encode() in env and state != "Z":
             found.append(int(entry))
     return found
 
@@ -83,7 +83,7 @@ def call(home: Home, method: str, path: str, *, token: str | None = None,
 # ------------------------------------------------------------------------ lifecycle
 
 def test_ten_concurrent_starts_make_exactly_one_worker(home: Home) -> None:
-    procs = [subprocess.Popen([sys.executable, "-m", "engram", "worker", "start", "--wait", "30"], env=home.env,
+    procs = [subprocess.Popen([sys.executable, "-m", "kenning", "worker", "start", "--wait", "30"], env=home.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(10)]
     results = [p.communicate(timeout=60) for p in procs]
     for p, (out, err) in zip(procs, results, strict=True):
@@ -108,7 +108,7 @@ def test_ten_concurrent_cold_session_starts_spawn_one_worker_and_lose_nothing(ho
     for i in range(10):
         payload = load_fixture("print-mode/events/SessionStart.startup.json", cwd=str(home.project))
         payload["session_id"] = f"cold-{i}"
-        p = subprocess.Popen([sys.executable, "-m", "engram", "hook", "claude-code", "SessionStart"],
+        p = subprocess.Popen([sys.executable, "-m", "kenning", "hook", "claude-code", "SessionStart"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=home.env,
                              cwd=str(home.project))
         procs.append((p, json.dumps(payload).encode()))
@@ -137,23 +137,23 @@ def test_ten_concurrent_cold_session_starts_spawn_one_worker_and_lose_nothing(ho
 
 
 def test_start_is_idempotent_and_stop_cleans_up(home: Home) -> None:
-    first = home.engram("worker", "start")
+    first = home.kenning("worker", "start")
     assert first.returncode == 0, first.stderr
     pid = reported_pid(first.stdout)
-    again = home.engram("worker", "start")
+    again = home.kenning("worker", "start")
     assert again.returncode == 0 and reported_pid(again.stdout) == pid
-    st = home.engram("worker", "status")
+    st = home.kenning("worker", "status")
     assert st.returncode == 0 and json.loads(st.stdout)["pid"] == pid
 
-    stop = home.engram("worker", "stop")
+    stop = home.kenning("worker", "stop")
     assert stop.returncode == 0, stop.stderr
     wait_for(lambda: not alive(pid), what="the worker to exit")
     assert not os.path.exists(home.paths.pid_file)
-    st = home.engram("worker", "status")
+    st = home.kenning("worker", "status")
     assert st.returncode == 3 and "not running" in st.stdout
-    assert home.engram("worker", "stop").returncode == 0  # stopping nothing is fine
+    assert home.kenning("worker", "stop").returncode == 0  # stopping nothing is fine
 
-    restarted = home.engram("worker", "start")
+    restarted = home.kenning("worker", "start")
     assert restarted.returncode == 0
     assert reported_pid(restarted.stdout) != pid
 
@@ -169,10 +169,10 @@ def test_stale_pid_file_of_a_dead_process_is_not_the_worker(home: Home) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
     _write_stale_pid_file(home, dead.pid)
-    st = home.engram("worker", "status")
+    st = home.kenning("worker", "status")
     assert st.returncode == 3 and "not running" in st.stdout
-    assert home.engram("worker", "stop").returncode == 0
-    started = home.engram("worker", "start")
+    assert home.kenning("worker", "stop").returncode == 0
+    started = home.kenning("worker", "start")
     assert started.returncode == 0, started.stderr
     pid = reported_pid(started.stdout)
     assert pid != dead.pid and alive(pid)
@@ -185,19 +185,19 @@ def test_stale_pid_file_of_an_unrelated_live_process_is_never_touched(home: Home
     try:
         for pid in (os.getpid(), bystander.pid):  # the test runner itself, and a plain process
             _write_stale_pid_file(home, pid)
-            st = home.engram("worker", "status")
+            st = home.kenning("worker", "status")
             assert st.returncode == 3 and "not running" in st.stdout, st.stdout
         # `stop` must not signal a process just because a pid file names it.
-        assert home.engram("worker", "stop").returncode == 0
+        assert home.kenning("worker", "stop").returncode == 0
         time.sleep(0.2)
         assert bystander.poll() is None, "worker stop killed an unrelated process"
         _write_stale_pid_file(home, os.getpid())
-        started = home.engram("worker", "start")
+        started = home.kenning("worker", "start")
         assert started.returncode == 0, started.stderr
         pid = reported_pid(started.stdout)
         assert pid not in (os.getpid(), bystander.pid)
         assert worker_processes(home) == [pid]
-        assert home.engram("worker", "stop").returncode == 0
+        assert home.kenning("worker", "stop").returncode == 0
         wait_for(lambda: not alive(pid), what="the worker to exit")
         assert bystander.poll() is None
     finally:
@@ -230,10 +230,10 @@ def test_http_api_guards_and_answers(home: Home) -> None:
     assert call(home, "GET", "/api/status")[0] == 401
     assert call(home, "GET", "/api/status", token="wrong-" + token)[0] == 401
     assert call(home, "GET", "/api/status", token=token[:-1])[0] == 401
-    assert call(home, "GET", "/api/status", headers={"X-Engram-Token": "nope"})[0] == 401
+    assert call(home, "GET", "/api/status", headers={"X-Kenning-Token": "nope"})[0] == 401
     status, body = call(home, "GET", "/api/status", token=token)
     assert status == 200 and body["counts"]["sessions"] == 3
-    assert call(home, "GET", "/api/status", headers={"X-Engram-Token": token})[0] == 200
+    assert call(home, "GET", "/api/status", headers={"X-Kenning-Token": token})[0] == 200
 
     # DNS rebinding: a foreign Host is refused even with the token, even for health.
     assert call(home, "GET", "/api/health", headers={"Host": "evil.example"})[0] == 403
@@ -253,7 +253,7 @@ def test_http_api_guards_and_answers(home: Home) -> None:
     for attempt in range(2):  # the header shows the minute: retry once across a minute boundary
         status, body = call(home, "GET", f"/api/context?cwd={cwd}", token=token)
         assert status == 200
-        cli = home.engram("context", "--cwd", cwd)
+        cli = home.kenning("context", "--cwd", cwd)
         assert cli.returncode == 0, cli.stderr
         if cli.stdout == body["context"] + "\n" or attempt:
             break
@@ -293,7 +293,7 @@ def test_install_doctor_uninstall(home: Home, tmp_path: Path, monkeypatch: Any) 
     settings.write_text(json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": "echo user-hook"}]}]}}, indent=2))
 
-    r = home.engram("install")
+    r = home.kenning("install")
     assert r.returncode == 0, r.stdout + r.stderr
     installed = json.loads(settings.read_text())
     assert installed["model"] == "opus"
@@ -301,22 +301,22 @@ def test_install_doctor_uninstall(home: Home, tmp_path: Path, monkeypatch: Any) 
                                        "Stop", "SessionEnd"}
     assert "echo user-hook" in settings.read_text()
 
-    doc = home.engram("doctor")
+    doc = home.kenning("doctor")
     assert doc.returncode == 0, doc.stdout + doc.stderr
     for check in ("data dir", "API token", "settings", "worker", "Claude Code hooks", "hook interpreter",
                   "database", "spool", "observer"):
         assert re.search(rf"^✓ {check}:", doc.stdout, re.M), f"{check} not ok:\n{doc.stdout}"
     assert "✗" not in doc.stdout
 
-    assert home.engram("worker", "stop").returncode == 0
-    doc = home.engram("doctor")
+    assert home.kenning("worker", "stop").returncode == 0
+    doc = home.kenning("doctor")
     assert doc.returncode != 0
     assert re.search(r"^✗ worker: not running", doc.stdout, re.M), doc.stdout
 
-    r = home.engram("uninstall")
+    r = home.kenning("uninstall")
     assert r.returncode == 0, r.stdout + r.stderr
     after = json.loads(settings.read_text())
     assert after == {"model": "opus", "hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": "echo user-hook"}]}]}}
-    doc = home.engram("doctor")
+    doc = home.kenning("doctor")
     assert doc.returncode != 0 and re.search(r"^✗ Claude Code hooks", doc.stdout, re.M), doc.stdout

@@ -1,8 +1,8 @@
 """Helpers for the MCP tests: a memory filled through the real pipeline, and a way to
-talk to ``engram mcp`` with the MCP SDK's own stdio client.
+talk to ``kenning mcp`` with the MCP SDK's own stdio client.
 
 The bundled demo story (3 sessions of an invoice API) is replayed once per module through the
-real hook processes and a real worker, exactly as ``engram demo`` does; the worker is stopped
+real hook processes and a real worker, exactly as ``kenning demo`` does; the worker is stopped
 afterwards, so every MCP test also proves the server needs no worker.
 """
 
@@ -20,22 +20,22 @@ from typing import Any, TypeVar
 import anyio
 
 T = TypeVar("T")
-SERVER_ARGS = ["-I", "-m", "engram", "mcp"]
+SERVER_ARGS = ["-I", "-m", "kenning", "mcp"]
 
 
 @dataclass
 class Story:
-    data: str      # ENGRAM_DATA_DIR of the replayed memory
+    data: str      # KENNING_DATA_DIR of the replayed memory
     project: str   # the demo project's directory (a git root named invoice-api)
     name: str      # its project name
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"ENGRAM_DATA_DIR": self.data, **extra}
+        return {"KENNING_DATA_DIR": self.data, **extra}
 
 
 def replay_story() -> tuple[Story, str]:
     """Replay the demo story; returns it and the temporary folder to delete afterwards."""
-    from engram.demo.replay import run_demo
+    from kenning.demo.replay import run_demo
 
     out = io.StringIO()
     assert run_demo(keep=True, out=out) == 0, out.getvalue()
@@ -50,7 +50,7 @@ def replay_story() -> tuple[Story, str]:
 
 def run_client(fn: Callable[[Any], Awaitable[T]], *, env: dict[str, str], cwd: str | None = None,
                **client_kw: Any) -> T:
-    """Start ``python -I -m engram mcp`` and run ``fn(client)`` with the SDK's ``mcp.Client``."""
+    """Start ``python -I -m kenning mcp`` and run ``fn(client)`` with the SDK's ``mcp.Client``."""
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, args=SERVER_ARGS, env=env, cwd=cwd)

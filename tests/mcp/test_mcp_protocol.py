@@ -17,7 +17,7 @@ class Wire:
     def __init__(self, data: Path, cwd: Path) -> None:
         self.proc = subprocess.Popen([sys.executable, *SERVER_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, cwd=cwd,
-                                     env={"ENGRAM_DATA_DIR": str(data), "PATH": "/usr/bin:/bin", "HOME": str(cwd)})
+                                     env={"KENNING_DATA_DIR": str(data), "PATH": "/usr/bin:/bin", "HOME": str(cwd)})
         self.lines: list[bytes] = []
 
     def send(self, msg: dict[str, Any] | bytes) -> None:
@@ -59,7 +59,7 @@ def test_claude_codes_handshake_with_a_discover_probe(tmp_path: Path) -> None:
     assert "error" in probe or "result" in probe  # "method not found" is fine; crashing is not
     init = initialize(w, "2025-11-25")
     assert init["result"]["protocolVersion"] == "2025-11-25"
-    assert init["result"]["serverInfo"]["name"] == "engram"
+    assert init["result"]["serverInfo"]["name"] == "kenning"
     w.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     tools = w.request(2, "tools/list")["result"]["tools"]
     assert {t["name"] for t in tools} >= {"search_memory", "save_memory", "get_observations"}

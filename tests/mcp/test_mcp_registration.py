@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from engram.integrations import claude_code as cc
-from engram.paths import Paths
+from kenning.integrations import claude_code as cc
+from kenning.paths import Paths
 
 # A trimmed but realistic ~/.claude.json: Claude Code keeps account, project and UI state here.
 ORIGINAL: dict[str, Any] = {
@@ -32,9 +32,9 @@ ORIGINAL: dict[str, Any] = {
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Paths]:
     claude = tmp_path / "claude-config"
-    data = tmp_path / "engram-data"
+    data = tmp_path / "kenning-data"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
+    monkeypatch.setenv("KENNING_DATA_DIR", str(data))
     return claude, Paths()
 
 
@@ -56,10 +56,10 @@ def test_install_adds_exactly_our_server_and_keeps_every_other_key(env: tuple[Pa
     assert report.mcp is not None and report.mcp.changed and not report.mcp.problems
     assert report.mcp.path == str(claude_json(claude))
     after = json.loads(claude_json(claude).read_text())
-    entry = after["mcpServers"].pop("engram")
+    entry = after["mcpServers"].pop("kenning")
     assert after == ORIGINAL  # everything else exactly as it was
-    assert entry == {"type": "stdio", "command": sys.executable, "args": ["-I", "-m", "engram", "mcp"],
-                     "env": {"ENGRAM_DATA_DIR": paths.root}}
+    assert entry == {"type": "stdio", "command": sys.executable, "args": ["-I", "-m", "kenning", "mcp"],
+                     "env": {"KENNING_DATA_DIR": paths.root}}
     assert os.path.isabs(entry["command"])
     # The previous file is backed up, privately: it holds account data.
     assert report.mcp.backup and Path(report.mcp.backup).read_bytes() == raw
@@ -72,11 +72,11 @@ def test_install_is_idempotent(env: tuple[Path, Paths]) -> None:
     write_original(claude)
     cc.install(paths)
     first = claude_json(claude).read_bytes()
-    backups = sorted(claude.glob(".claude.json.engram-backup-*"))
+    backups = sorted(claude.glob(".claude.json.kenning-backup-*"))
     again = cc.install(paths)
     assert again.mcp is not None and not again.mcp.changed and again.mcp.backup is None
     assert claude_json(claude).read_bytes() == first
-    assert sorted(claude.glob(".claude.json.engram-backup-*")) == backups
+    assert sorted(claude.glob(".claude.json.kenning-backup-*")) == backups
 
 
 def test_uninstall_removes_exactly_our_server(env: tuple[Path, Paths]) -> None:
@@ -116,15 +116,15 @@ def test_a_file_install_created_goes_away_and_a_key_it_added_too(env: tuple[Path
     assert json.loads(claude_json(claude).read_text()) == {"numStartups": 1, "userID": "x"}
 
 
-def test_a_foreign_engram_server_is_never_overwritten(env: tuple[Path, Paths]) -> None:
+def test_a_foreign_kenning_server_is_never_overwritten(env: tuple[Path, Paths]) -> None:
     claude, paths = env
     claude.mkdir()
-    foreign = {"mcpServers": {"engram": {"type": "stdio", "command": "npx", "args": ["some-other-engram"]}}}
+    foreign = {"mcpServers": {"kenning": {"type": "stdio", "command": "npx", "args": ["some-other-kenning"]}}}
     claude_json(claude).write_text(json.dumps(foreign))
     before = claude_json(claude).read_bytes()
     report = cc.install(paths)
     assert report.mcp is not None and not report.mcp.changed
-    assert "already has a different 'engram' server" in report.mcp.problems[0]
+    assert "already has a different 'kenning' server" in report.mcp.problems[0]
     assert report.events  # the hooks are installed all the same
     cc.uninstall(paths)
     assert claude_json(claude).read_bytes() == before
@@ -146,14 +146,14 @@ def test_an_unreadable_file_is_left_alone_and_reported(env: tuple[Path, Paths], 
 
 def test_default_locations_and_default_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("ENGRAM_DATA_DIR", raising=False)
+    monkeypatch.delenv("KENNING_DATA_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     # ~/.claude.json sits in HOME itself, not in ~/.claude/ (where settings.json lives).
     assert cc.claude_json_path() == str(tmp_path / ".claude.json")
     assert cc.mcp_entry()["env"] == {}  # the default data dir needs no variable
     report = cc.install(Paths())
     assert report.mcp is not None and report.mcp.changed
-    assert json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["engram"]["env"] == {}
+    assert json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["kenning"]["env"] == {}
     assert (tmp_path / ".claude" / "settings.json").exists()
     cc.uninstall(Paths())
     assert not (tmp_path / ".claude.json").exists()
@@ -162,13 +162,13 @@ def test_default_locations_and_default_data_dir(tmp_path: Path, monkeypatch: pyt
 def test_the_install_command_says_where_the_server_is_registered(tmp_path: Path) -> None:
     import subprocess
 
-    env = {**os.environ, "HOME": str(tmp_path), "ENGRAM_DATA_DIR": str(tmp_path / "data")}
+    env = {**os.environ, "HOME": str(tmp_path), "KENNING_DATA_DIR": str(tmp_path / "data")}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    r = subprocess.run([sys.executable, "-m", "engram", "install", "--no-start"], env=env, capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "kenning", "install", "--no-start"], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert f"MCP server 'engram' (memory search tools) is registered in {tmp_path / '.claude.json'}" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "engram", "uninstall", "--keep-worker"], env=env, capture_output=True,
+    assert f"MCP server 'kenning' (memory search tools) is registered in {tmp_path / '.claude.json'}" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "kenning", "uninstall", "--keep-worker"], env=env, capture_output=True,
                        text=True, timeout=60)
-    assert f"Removed Engram's MCP server from {tmp_path / '.claude.json'}" in r.stdout
+    assert f"Removed Kenning's MCP server from {tmp_path / '.claude.json'}" in r.stdout
     assert not (tmp_path / ".claude.json").exists()

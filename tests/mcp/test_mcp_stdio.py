@@ -1,4 +1,4 @@
-"""``engram mcp`` driven by the MCP SDK's own stdio client, over a memory filled by the real
+"""``kenning mcp`` driven by the MCP SDK's own stdio client, over a memory filled by the real
 pipeline (the demo story replayed through the hook processes and the worker, then the worker
 stopped): tool listing, every tool on real data, errors as tool errors, project resolution."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from mcp_helpers import Story, run_client, scratch_dir, text_of
 
-from engram import daemon
-from engram.paths import Paths
+from kenning import daemon
+from kenning.paths import Paths
 
 TOOLS = {"search_memory", "memory_timeline", "get_observations", "save_memory", "forget_memory", "memory_guide"}
 ROW = re.compile(r"^(#|S|P)\d+ \d{4}-\d{2}-\d{2} \S+ .+ \(~[\d,]+ tokens\)$")
@@ -23,7 +23,7 @@ def rows_of(text: str) -> list[str]:
 
 
 def db_rows(story: Story, sql: str, *args: Any) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(f"file:{story.data}/engram.db?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{story.data}/kenning.db?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
         return conn.execute(sql, args).fetchall()
@@ -206,8 +206,8 @@ def test_default_project_comes_from_roots_then_claude_project_dir_then_cwd(story
 
 
 def test_save_memory_is_searchable_shown_at_session_start_and_forgettable(story: Story, tmp_path: Path) -> None:
-    from engram.context.session_start import build_for_cwd
-    from engram.settings import load
+    from kenning.context.session_start import build_for_cwd
+    from kenning.settings import load
 
     secret = "sk-ant-api03-" + "Q" * 40
     text = (f"Release tags are signed with the team key (token {secret}); never push an unsigned tag. "

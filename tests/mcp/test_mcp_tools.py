@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from engram.mcp import inputs, tools
-from engram.mcp.inputs import ToolInputError
-from engram.mcp.tools import MemoryTools
-from engram.paths import Paths
-from engram.settings import Settings
-from engram.store import manual
-from engram.store.db import open_db
+from kenning.mcp import inputs, tools
+from kenning.mcp.inputs import ToolInputError
+from kenning.mcp.tools import MemoryTools
+from kenning.paths import Paths
+from kenning.settings import Settings
+from kenning.store import manual
+from kenning.store.db import open_db
 
 TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision", "security_alert", "security_note",
          "sensitive"]
@@ -117,7 +117,7 @@ def test_prepare_cleans_validates_and_titles() -> None:
 
 
 def test_save_dedups_by_content_and_groups_by_day_and_project(tmp_path: Path) -> None:
-    conn = open_db(str(tmp_path / "engram.db"))
+    conn = open_db(str(tmp_path / "kenning.db"))
     day1 = datetime(2026, 11, 29, 10).timestamp()
     day2 = datetime(2026, 11, 30, 10).timestamp()
 
@@ -175,7 +175,7 @@ def test_reads_never_create_or_write_the_database(memory: MemoryTools, project: 
 
 def test_an_old_database_is_brought_up_to_date_once_when_the_worker_is_down(memory: MemoryTools,
                                                                            project: str) -> None:
-    from engram.store.db import connect, current_version, migrate, migration_files
+    from kenning.store.db import connect, current_version, migrate, migration_files
 
     memory.paths.ensure()
     conn = connect(memory.paths.db)
@@ -229,8 +229,8 @@ def test_the_guide_names_every_tool() -> None:
 
 
 def test_other_commands_never_import_the_mcp_sdk() -> None:
-    code = ("import sys, time; t = time.perf_counter(); from engram.cli import build_parser; build_parser(); "
-            "print(sorted(m for m in ('mcp', 'pydantic', 'mcp_types', 'engram.mcp.server') if m in sys.modules))")
+    code = ("import sys, time; t = time.perf_counter(); from kenning.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('mcp', 'pydantic', 'mcp_types', 'kenning.mcp.server') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
@@ -247,7 +247,7 @@ def test_the_saved_time_is_now(memory: MemoryTools, project: str) -> None:
 
 def test_search_asks_the_running_worker_first_and_falls_back_to_the_database(
         home: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engram.hook import client
+    from kenning.hook import client
 
     memory = MemoryTools(home.paths, Settings())
     memory.save("Invoices are numbered per fiscal year.", cwd=str(home.project))

@@ -2,7 +2,7 @@
 
 Everything here talks to real processes: raw HTTP over a loopback socket (so every header,
 including a missing or empty ``Host``, is exactly what the test wrote), the real hook
-processes through ``tests.conftest.Home``, and the bytes Engram left on disk.
+processes through ``tests.conftest.Home``, and the bytes Kenning left on disk.
 """
 
 from __future__ import annotations
@@ -189,18 +189,18 @@ def context_of(r: Any) -> str:
 # --------------------------------------------------------------------------- the real app
 
 def build_app(data_dir: str, port: int) -> tuple[Any, Any, Any]:
-    """The worker's ASGI app built exactly as ``engram.worker.server.run`` builds it.
+    """The worker's ASGI app built exactly as ``kenning.worker.server.run`` builds it.
 
     Returns ``(app, state, conn)``; the pipeline thread is not started (call
     ``state.thread.start()`` when requests should be served by a live pipeline).
     """
-    from engram.observer.registry import choose
-    from engram.paths import Paths, ensure_token
-    from engram.service import Memory
-    from engram.settings import load
-    from engram.store.db import open_db
-    from engram.worker.app import WorkerState, create_app
-    from engram.worker.pipeline import Pipeline, PipelineThread
+    from kenning.observer.registry import choose
+    from kenning.paths import Paths, ensure_token
+    from kenning.service import Memory
+    from kenning.settings import load
+    from kenning.store.db import open_db
+    from kenning.worker.app import WorkerState, create_app
+    from kenning.worker.pipeline import Pipeline, PipelineThread
 
     paths = Paths(data_dir)
     paths.ensure()

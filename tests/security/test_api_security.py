@@ -1,6 +1,6 @@
 """The local API against a real worker over real HTTP: who gets in, and what hostile input can do.
 
-The routes are enumerated from the app ``engram.worker.app.create_app`` builds (core and
+The routes are enumerated from the app ``kenning.worker.app.create_app`` builds (core and
 feature routes), so a route added later is covered by every check here without editing it.
 Requests are written byte for byte on a raw socket: a missing, empty or foreign ``Host`` is
 exactly what the test sent. The API token never travels in a URL: a fake worker records what
@@ -26,9 +26,9 @@ from urllib.parse import quote
 
 import pytest
 
-from engram.paths import read_token
-from engram.worker.routes.viewer import PAGE_PATHS, STATIC_DIR
-from engram.worker.security import PUBLIC_PATHS
+from kenning.paths import read_token
+from kenning.worker.routes.viewer import PAGE_PATHS, STATIC_DIR
+from kenning.worker.security import PUBLIC_PATHS
 from tests.conftest import Home
 from tests.security import (
     bash,
@@ -90,8 +90,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     (home.root / "outside").mkdir()
     (home.root / "outside" / "victim.json").write_text(json.dumps({"secret": "outside-canary-93c1"}))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ENGRAM_DATA_DIR", str(home.data))
-        mp.setenv("ENGRAM_PORT", str(home.port))
+        mp.setenv("KENNING_DATA_DIR", str(home.data))
+        mp.setenv("KENNING_PORT", str(home.port))
         home.start_worker()
         seed_session(home)
         home.flush()
@@ -150,7 +150,7 @@ def test_every_endpoint_but_health_and_readiness_needs_the_token(served: Served)
                 assert r.status == 401, f"{method} {path} with ?{q}=<token>: {r}"
             import base64
 
-            basic = base64.b64encode(f"engram:{s.token}".encode()).decode()
+            basic = base64.b64encode(f"kenning:{s.token}".encode()).decode()
             for headers in ({"Cookie": f"token={s.token}"}, {"Authorization": f"Basic {basic}"},
                             {"Authorization": s.token}, {"X-Api-Key": s.token}):
                 r = http(s.port, method, path, headers=headers)
@@ -193,7 +193,7 @@ def test_the_viewer_page_is_public_and_holds_no_memory(served: Served) -> None:
         for secret in secrets:
             assert secret.lower() not in low, f"GET {path} reveals {secret!r}"
     for path in ("/static/../token", "/static/%2e%2e%2ftoken", "/static/..%2fsettings.json", "/static/token",
-                 "/static/.env", "/token", "/settings.json", "/engram.db"):
+                 "/static/.env", "/token", "/settings.json", "/kenning.db"):
         r = http(s.port, "GET", path)
         assert r.status in (401, 404), (path, r)
         assert s.token.encode() not in r.body and CANARY.encode() not in r.body
@@ -306,7 +306,7 @@ def _qs(value: str, names: tuple[str, ...]) -> str:
 
 def _outside_snapshot(home: Home) -> dict[str, str]:
     """Hashes of every file in the test's root outside the data dir (the project, 'outside', ...)."""
-    snap = tree_bytes(home.root, skip=("engram-data", "route-listing"))
+    snap = tree_bytes(home.root, skip=("kenning-data", "route-listing"))
     return {k: hashlib.sha256(v).hexdigest() for k, v in snap.items()}
 
 
@@ -314,7 +314,7 @@ def _check_harmless(r: Any, what: str, problems: list[str]) -> None:
     """Collects every problem (one failure report lists them all)."""
     if r.status is not None and r.status >= 500:
         problems.append(f"{what}: {r}")
-    for leak in (b"root:x:0:0", b"outside-canary-93c1", b"[boot loader]", b"ENGRAM_DATA_DIR="):
+    for leak in (b"root:x:0:0", b"outside-canary-93c1", b"[boot loader]", b"KENNING_DATA_DIR="):
         if leak in r.body:
             problems.append(f"{what}: leaked {leak!r}")
 
@@ -510,12 +510,12 @@ def test_data_dir_is_private_and_a_world_readable_one_is_tightened(home: Home) -
     home.hook("UserPromptSubmit", prompt(str(home.project), "perm-0", "#nomem from here on"))  # optout/
     home.flush()
     modes = _modes(home.data)
-    for made in ("engram.db-wal", "engram.db-shm", "logs/hook.log", "logs/worker.log.1", "optout", "token"):
+    for made in ("kenning.db-wal", "kenning.db-shm", "logs/hook.log", "logs/worker.log.1", "optout", "token"):
         assert made in modes, (made, sorted(modes))
     loose = {p: oct(m) for p, m in modes.items() if m & 0o077}
     assert not loose, f"readable by others: {loose}"
     assert stat.S_IMODE(os.stat(home.paths.root).st_mode) == 0o700
-    doctor = home.engram("doctor")
+    doctor = home.kenning("doctor")
     assert "! data dir" not in doctor.stdout and "! API token" not in doctor.stdout, doctor.stdout
 
 
@@ -555,7 +555,7 @@ class FakeWorker:
                 self.requests.append(data)
                 line = data.split(b"\r\n", 1)[0].decode("latin-1")
                 if " /api/health" in line:
-                    body = {"service": "engram", "status": "ok", "pid": os.getpid(), "port": self.port,
+                    body = {"service": "kenning", "status": "ok", "pid": os.getpid(), "port": self.port,
                             "start_token": self.start_token, "uptime_s": 1, "ready": True, "observer": {}}
                 elif " /api/context" in line:
                     body = {"project": "project", "context": "fake context", "chars": 12, "tokens": 3}
@@ -575,7 +575,7 @@ class FakeWorker:
 
 
 def test_the_token_never_travels_in_a_url(home: Home) -> None:
-    from engram.paths import ensure_token, write_private
+    from kenning.paths import ensure_token, write_private
 
     home.paths.ensure()
     token = ensure_token(home.paths)
@@ -587,8 +587,8 @@ def test_the_token_never_travels_in_a_url(home: Home) -> None:
         r = home.hook("SessionStart", session_start(str(home.project), "url-1"))
         assert context_of(r) == "fake context"
         home.hook("UserPromptSubmit", prompt(str(home.project), "url-1", "hello there, fix it"))
-        home.engram("status")
-        home.engram("context", "--cwd", str(home.project))
+        home.kenning("status")
+        home.kenning("context", "--cwd", str(home.project))
     finally:
         fake.close()
         os.unlink(home.paths.pid_file)
@@ -611,8 +611,8 @@ def test_no_token_in_any_log_after_a_session(home: Home) -> None:
     assert "project" in context_of(r)
     seed_session(home, "log-1")
     home.flush()
-    assert home.engram("status").returncode == 0
-    assert home.engram("worker", "logs").returncode == 0
+    assert home.kenning("status").returncode == 0
+    assert home.kenning("worker", "logs").returncode == 0
     home.hook("Stop", b"{not json")  # the hook log gets a line too
     home.stop_worker()
     logs = tree_bytes(home.paths.logs)
@@ -628,14 +628,14 @@ def test_no_token_in_any_log_after_a_session(home: Home) -> None:
 # -------------------------------------------------------------------- mode names in settings
 
 def test_a_mode_name_cannot_read_a_file_outside_the_modes(home: Home) -> None:
-    """``mode`` comes from settings.json or ENGRAM_MODE: it names a mode, never a path."""
+    """``mode`` comes from settings.json or KENNING_MODE: it names a mode, never a path."""
     from importlib import resources
 
     evil_dir = home.root / "outside"
     evil_dir.mkdir()
     evil = {"id": "evil", "observation_types": [{"id": "bugfix", "emoji": "☠EVIL☠"}]}
     (evil_dir / "evil.json").write_text(json.dumps(evil))
-    bundled = str(resources.files("engram.observer.modes"))
+    bundled = str(resources.files("kenning.observer.modes"))
     user_modes = home.data / "modes"
     user_modes.mkdir(parents=True)
     names = [str(evil_dir / "evil"), os.path.relpath(evil_dir / "evil", bundled),
@@ -648,12 +648,12 @@ def test_a_mode_name_cannot_read_a_file_outside_the_modes(home: Home) -> None:
     home.stop_worker()
     for name in names:
         (home.data / "settings.json").write_text(json.dumps({"mode": name}))
-        r = home.engram("context", "--cwd", str(home.project))
+        r = home.kenning("context", "--cwd", str(home.project))
         assert r.returncode == 0, (name, r.stderr[-1500:])
         assert "☠EVIL☠" not in r.stdout, f"mode {name!r} read {evil_dir / 'evil.json'}"
         assert "Traceback" not in r.stderr, (name, r.stderr[-1500:])
         if "\x00" not in name and name:
-            env = {"ENGRAM_MODE": name}
+            env = {"KENNING_MODE": name}
             out = home.hook("SessionStart", session_start(str(home.project), f"mode-{abs(hash(name))}"), env=env)
             assert "☠EVIL☠" not in context_of(out), name
 
@@ -678,8 +678,8 @@ BILLION_LAUGHS = """<?xml version="1.0"?>
 
 def test_xml_entity_bomb_in_observer_output_is_not_expanded() -> None:
     parse = pytest.importorskip(
-        "engram.observer.parse",
-        reason="no XML parser of observer output exists yet (engram/observer has no parse module: the offline "
+        "kenning.observer.parse",
+        reason="no XML parser of observer output exists yet (kenning/observer has no parse module: the offline "
                "rules observer emits no XML); this test guards the parser the LLM observer will add")
     valid = ["bugfix", "feature", "refactor", "change", "discovery", "decision"]
     started = time.monotonic()
@@ -688,7 +688,7 @@ def test_xml_entity_bomb_in_observer_output_is_not_expanded() -> None:
     else:
         fn = next((getattr(parse, n) for n in ("parse_observations", "parse_output", "parse") if hasattr(parse, n)),
                   None)
-        assert fn is not None, f"engram.observer.parse exposes no parse function: {dir(parse)}"
+        assert fn is not None, f"kenning.observer.parse exposes no parse function: {dir(parse)}"
         result = fn(BILLION_LAUGHS)
     assert time.monotonic() - started < 2.0
     text = repr(result)
@@ -726,7 +726,7 @@ while True:
         data = c.recv(65536)
         sys.stdout.write(repr(data) + "\n")
         sys.stdout.flush()
-        body = b'{"service": "engram", "status": "ok", "start_token": "a-guess", "pid": 1, "port": 1}'
+        body = b'{"service": "kenning", "status": "ok", "start_token": "a-guess", "pid": 1, "port": 1}'
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
     except OSError:
         pass
@@ -738,9 +738,9 @@ while True:
                     reason="needs root to run a listener as another user (nobody)")
 def test_a_port_squatted_by_another_user_never_receives_the_token(home: Home) -> None:
     """After a crash or a reboot the pid file names a port another local user may now hold: the token
-    must not be sent there (by the hooks, the CLI, or any client of ``engram.hook.client.request``)."""
-    from engram.hook import client
-    from engram.paths import ensure_token, write_private
+    must not be sent there (by the hooks, the CLI, or any client of ``kenning.hook.client.request``)."""
+    from kenning.hook import client
+    from kenning.paths import ensure_token, write_private
 
     home.paths.ensure()
     token = ensure_token(home.paths)
@@ -759,7 +759,7 @@ def test_a_port_squatted_by_another_user_never_receives_the_token(home: Home) ->
         assert isinstance(ctx, str)
         home.hook("UserPromptSubmit", prompt(str(home.project), "squat-1", "how does the parser handle tabs?"))
         for args in (("status",), ("context", "--cwd", str(home.project)), ("doctor",), ("show", "1")):
-            home.engram(*args, timeout=60)
+            home.kenning(*args, timeout=60)
     finally:
         squatter.kill()
         out, _err = squatter.communicate(timeout=10)
@@ -768,7 +768,7 @@ def test_a_port_squatted_by_another_user_never_receives_the_token(home: Home) ->
 
 
 def test_the_listener_check_accepts_our_own_worker(served: Served) -> None:
-    from engram.hook import client
+    from kenning.hook import client
 
     assert client.listener_is_ours(served.port) is True
     res = client.request(served.port, "GET", "/api/status", token=served.token, timeout=10)

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from engram import spool
-from engram.hook import main as hook
+from kenning import spool
+from kenning.hook import main as hook
 from tests.conftest import REPO, Home
 from tests.security import (
     bash,
@@ -123,7 +123,7 @@ def test_disk_full_while_writing_the_spool(home: Home) -> None:
         started = time.monotonic()
         payload = {**payload_for(home, event, "full-1"), **{f"pad{i}": "x" * 30_000 for i in range(4)}}
         data = json.dumps(payload).encode()
-        r = subprocess.run([sys.executable, "-I", "-m", "engram", "hook", "claude-code", event], input=data,
+        r = subprocess.run([sys.executable, "-I", "-m", "kenning", "hook", "claude-code", event], input=data,
                            env=home.env, capture_output=True, timeout=60, cwd=str(home.project),
                            preexec_fn=_fsize_limit(64 * 1024))  # a ~120 KB event; the log stays far below
         took = time.monotonic() - started
@@ -167,7 +167,7 @@ def test_corrupt_settings_fall_back_to_defaults_with_a_doctor_warning(home: Home
         # Defaults hold: redaction stays on whatever the file says.
         newest = spool.pending(home.paths)[-1]
         assert "hunter2hunter2" not in Path(newest).read_text(), what
-        doctor = home.engram("doctor")
+        doctor = home.kenning("doctor")
         assert "Traceback" not in doctor.stderr, (what, doctor.stderr[-1500:])
         warn = [ln for ln in doctor.stdout.splitlines() if ln.startswith("! settings")]
         assert warn, f"{what}: doctor gave no settings warning:\n{doctor.stdout}"
@@ -175,7 +175,7 @@ def test_corrupt_settings_fall_back_to_defaults_with_a_doctor_warning(home: Home
     Path(home.paths.settings).write_bytes(BROKEN_SETTINGS["not json"])
     home.start_worker()
     wait_until(lambda: spool.depth(home.paths) == 0, 30, "the worker to drain the spool")
-    status = json.loads(home.engram("status", "--json").stdout)
+    status = json.loads(home.kenning("status", "--json").stdout)
     assert any("settings.json" in p for p in status.get("settings_problems", [])), status
     conn = home.db()
     try:
@@ -238,7 +238,7 @@ def test_event_times_going_backwards_mid_session_are_processed_exactly_once(home
     for f in ("health.py", "ready.py", "API.md"):
         assert f in files, files
     assert summaries == 1
-    status = json.loads(home.engram("status", "--json").stdout)
+    status = json.loads(home.kenning("status", "--json").stdout)
     assert status["worker"]["status"] == "ok", status["worker"]
 
 
@@ -269,10 +269,10 @@ def run_hook_in_process(event: str, payload: dict[str, Any]) -> dict[str, Any] |
 def test_a_wall_clock_that_jumps_back_loses_and_doubles_nothing(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hooks and the pipeline see ``time.time()`` jump back repeatedly: spool ids stop sorting in
     causal order, event times go backwards, idle timers see negative ages. Nothing is lost or doubled."""
-    from engram.observer.registry import choose
-    from engram.settings import load
-    from engram.store.db import open_db
-    from engram.worker.pipeline import Pipeline
+    from kenning.observer.registry import choose
+    from kenning.settings import load
+    from kenning.store.db import open_db
+    from kenning.worker.pipeline import Pipeline
 
     home.paths.ensure()
     clock = JumpingClock()
@@ -362,7 +362,7 @@ def test_five_hundred_sessions_are_all_processed(home: Home) -> None:
 # ------------------------------------------------------------------ concurrent real hooks
 
 def _load_module() -> Any:
-    spec = importlib.util.spec_from_file_location("engram_bench_load", REPO / "bench" / "load.py")
+    spec = importlib.util.spec_from_file_location("kenning_bench_load", REPO / "bench" / "load.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod

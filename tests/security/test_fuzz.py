@@ -4,13 +4,13 @@
     JSON documents and payload-shaped objects whose fields are arbitrary JSON: it never raises,
     returns None or a dict with ``hookSpecificOutput``, and the spool only ever receives records
     the worker accepts.
-(b) The worker's HTTP app, built exactly as ``engram/worker/server.py`` builds it (security guard,
+(b) The worker's HTTP app, built exactly as ``kenning/worker/server.py`` builds it (security guard,
     core and feature routes, a live pipeline thread over a real database with memory in it),
     driven through Starlette's TestClient with arbitrary methods, paths, query strings, headers
     and bodies: never a 500, never an unhandled exception.
 
-Examples are derandomized so CI is reproducible; ``ENGRAM_FUZZ_EXAMPLES=N`` (per test) and
-``ENGRAM_FUZZ_RANDOM=1`` run a longer, random campaign locally.
+Examples are derandomized so CI is reproducible; ``KENNING_FUZZ_EXAMPLES=N`` (per test) and
+``KENNING_FUZZ_RANDOM=1`` run a longer, random campaign locally.
 """
 
 from __future__ import annotations
@@ -29,15 +29,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram import spool
-from engram.hook import main as hook
-from engram.paths import Paths, read_token
-from engram.worker.pipeline import _validate
+from kenning import spool
+from kenning.hook import main as hook
+from kenning.paths import Paths, read_token
+from kenning.worker.pipeline import _validate
 from tests.security import build_app, routes_of
 from tests.support.synthetic import synthetic_sessions
 
-EXAMPLES = int(os.environ.get("ENGRAM_FUZZ_EXAMPLES", "60"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=5000, derandomize=os.environ.get("ENGRAM_FUZZ_RANDOM") != "1",
+EXAMPLES = int(os.environ.get("KENNING_FUZZ_EXAMPLES", "60"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=5000, derandomize=os.environ.get("KENNING_FUZZ_RANDOM") != "1",
                 database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                                       HealthCheck.data_too_large, HealthCheck.filter_too_much])
 EVENTS = sorted(hook.KNOWN_EVENTS)
@@ -61,10 +61,10 @@ def hook_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Paths
     data = tmp_path / "data"
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
-    monkeypatch.setenv("ENGRAM_PORT", "1")  # nothing listens there: pokes go nowhere
-    monkeypatch.setenv("ENGRAM_CONTEXT_TIMEOUT_MS", "50")
-    monkeypatch.delenv("ENGRAM_INTERNAL", raising=False)
+    monkeypatch.setenv("KENNING_DATA_DIR", str(data))
+    monkeypatch.setenv("KENNING_PORT", "1")  # nothing listens there: pokes go nowhere
+    monkeypatch.setenv("KENNING_CONTEXT_TIMEOUT_MS", "50")
+    monkeypatch.delenv("KENNING_INTERNAL", raising=False)
     monkeypatch.chdir(project)
     paths = Paths(str(data))
     paths.ensure()
@@ -118,7 +118,7 @@ def payloads(draw: st.DrawFn) -> dict[str, Any]:
     elif cwd == "text":
         p["cwd"] = draw(TEXT)
     elif cwd == "data":
-        p["cwd"] = os.environ["ENGRAM_DATA_DIR"]  # work inside the data dir is Engram's own: never captured
+        p["cwd"] = os.environ["KENNING_DATA_DIR"]  # work inside the data dir is Kenning's own: never captured
     for name in draw(st.lists(st.sampled_from(FIELDS), max_size=8, unique=True)):
         p[name] = draw(JSON)
     if draw(st.booleans()):
@@ -164,7 +164,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     (project / ".git").mkdir(parents=True)
     port = 38999
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ENGRAM_DATA_DIR", str(data))
+        mp.setenv("KENNING_DATA_DIR", str(data))
         app, state, conn = build_app(str(data), port)
         at = time.time() - 3600
         for events in synthetic_sessions(3, 30, seed=11, cwd=str(project)):
@@ -192,7 +192,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
 
 METHODS = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
 HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
-HEADER_NAMES = st.sampled_from(["Origin", "Content-Type", "Accept", "Cookie", "X-Engram-Token", "Referer",
+HEADER_NAMES = st.sampled_from(["Origin", "Content-Type", "Accept", "Cookie", "X-Kenning-Token", "Referer",
                                 "Accept-Encoding", "X-Forwarded-For", "X-Forwarded-Host", "Range", "If-None-Match",
                                 "Content-Encoding", "Last-Event-ID", "X-Fuzz"])
 PARAM_NAMES = st.sampled_from(["cwd", "project", "q", "query", "limit", "offset", "id", "ids", "type", "since",

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engram.paths import read_token
+from kenning.paths import read_token
 from tests.conftest import Home
 from tests.security import (
     base_payload,
@@ -179,7 +179,7 @@ def test_an_entirely_private_prompt_makes_its_whole_turn_private(home: Home) -> 
 
 
 def test_a_tool_event_whose_prompt_has_not_arrived_is_not_private(home: Home) -> None:
-    """No prompt yet (Engram installed mid-session, a prompt hook that failed) is not a private prompt."""
+    """No prompt yet (Kenning installed mid-session, a prompt hook that failed) is not a private prompt."""
     home.start_worker()
     p = str(home.project)
     # Another session's private prompt must not leak its privacy either.
@@ -238,7 +238,7 @@ def test_the_optout_marker_stops_capture_and_injection_for_the_rest_of_the_sessi
 
 
 def test_a_configured_optout_marker_replaces_the_default(home: Home) -> None:
-    env = {"ENGRAM_OPTOUT_MARKER": "@@offrecord"}
+    env = {"KENNING_OPTOUT_MARKER": "@@offrecord"}
     p = str(home.project)
     home.paths.ensure()
     run(home, [("UserPromptSubmit", prompt(p, "mk-1", "#nomem is not the marker here: KEEP-71")),
@@ -248,7 +248,7 @@ def test_a_configured_optout_marker_replaces_the_default(home: Home) -> None:
     assert files_containing(spool, "KEEP-71")
     assert not files_containing(spool, "DROP-72") and not files_containing(spool, "DROP-73")
     # An empty marker turns the feature off.
-    run(home, [("UserPromptSubmit", prompt(p, "mk-3", "#nomem KEEP-74"))], env={"ENGRAM_OPTOUT_MARKER": ""})
+    run(home, [("UserPromptSubmit", prompt(p, "mk-3", "#nomem KEEP-74"))], env={"KENNING_OPTOUT_MARKER": ""})
     assert files_containing(tree_bytes(home.paths.spool), "KEEP-74")
 
 
@@ -303,7 +303,7 @@ def test_excluded_projects_are_neither_captured_nor_injected(home: Home, tmp_pat
         assert context_of(home.hook("SessionStart", session_start(proj, f"after-s{i}"))) == ""
         body = http(home.port, "GET", f"/api/context?cwd={proj}", token=read_token(home.paths)).json()
         assert body["excluded"] is True and body["context"] == "", body
-        cli = home.engram("context", "--cwd", proj)
+        cli = home.kenning("context", "--cwd", proj)
         assert "mod" not in cli.stdout, cli.stdout
     home.flush()
     assert home.spool_depth() == 0

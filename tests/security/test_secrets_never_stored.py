@@ -4,7 +4,7 @@ Each sample is built by string concatenation (no scanner mistakes this file for 
 placed at every capture point Claude Code gives a hook: the prompt, a tool's input (a Bash
 command, a Write's content, an Edit's strings, nested JSON), a tool's output (stdout, a Read's
 file content, a failure's error) and Stop's ``last_assistant_message``. Then the raw bytes of
-every file Engram keeps are searched: the spool before the worker runs, then the database with
+every file Kenning keeps are searched: the spool before the worker runs, then the database with
 its ``-wal`` and ``-shm``, the spool's quarantine and every log. The secrets are nowhere; the
 ``[REDACTED:<name>]`` markers are there instead.
 """
@@ -16,7 +16,7 @@ import random
 import re
 import string
 
-from engram.privacy.redact import DETECTORS, Redactor, detector_names
+from kenning.privacy.redact import DETECTORS, Redactor, detector_names
 from tests.conftest import REPO, Home
 from tests.security import (
     base_payload,
@@ -170,16 +170,16 @@ def test_no_secret_reaches_the_spool_the_database_or_the_logs(home: Home) -> Non
     # Worker up: ingest, observe, summarise; then the database, its WAL and every log.
     home.start_worker()
     home.flush()
-    assert home.engram("status").returncode == 0
+    assert home.kenning("status").returncode == 0
     for oid in [r[0] for r in home.db().execute("SELECT id FROM observations")]:
-        assert home.engram("show", str(oid)).returncode == 0
-    context = home.engram("context", "--cwd", project)
+        assert home.kenning("show", str(oid)).returncode == 0
+    context = home.kenning("context", "--cwd", project)
     assert context.returncode == 0
     running = tree_bytes(home.data)
-    assert {"engram.db", "engram.db-wal", "engram.db-shm", "logs/worker.log"} <= set(running), sorted(running)
+    assert {"kenning.db", "kenning.db-wal", "kenning.db-shm", "logs/worker.log"} <= set(running), sorted(running)
     assert_no_secret(running, "the data dir (worker running)")
-    assert_no_secret({"engram context": context.stdout.encode()}, "the injected context")
-    db_files = {k: v for k, v in running.items() if k.startswith("engram.db")}
+    assert_no_secret({"kenning context": context.stdout.encode()}, "the injected context")
+    db_files = {k: v for k, v in running.items() if k.startswith("kenning.db")}
     assert markers_in(db_files) == set(detector_names())
     conn = home.db()
     try:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = os.environ.get("ENGRAM_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("KENNING_TEST_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--disable-dev-shm-usage"]
@@ -54,8 +54,8 @@ def chromium(**launch: Any) -> Iterator[Any]:
 
 
 def artifacts_dir(sub: str = "viewer") -> Path:
-    """Where screenshots go: $ENGRAM_TEST_ARTIFACTS, else .artifacts/<sub>/ in the repository."""
-    base = os.environ.get("ENGRAM_TEST_ARTIFACTS")
+    """Where screenshots go: $KENNING_TEST_ARTIFACTS, else .artifacts/<sub>/ in the repository."""
+    base = os.environ.get("KENNING_TEST_ARTIFACTS")
     out = Path(base) if base else REPO / ".artifacts" / sub
     out.mkdir(parents=True, exist_ok=True)
     return out

@@ -91,7 +91,7 @@ def _npm_install(npm: str) -> bool:
     pkg_json = CACHE_DIR / "package.json"
     if not pkg_json.exists():
         # A private manifest keeps npm from walking up into the repo looking for one.
-        pkg_json.write_text(json.dumps({"name": "engram-claude-code-cache", "private": True}) + "\n")
+        pkg_json.write_text(json.dumps({"name": "kenning-claude-code-cache", "private": True}) + "\n")
     cmd = [
         npm,
         "install",

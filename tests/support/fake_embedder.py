@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engram.search.embedders import Embedder
+from kenning.search.embedders import Embedder
 
 DIM = 64
 SYNONYMS = [("car", "automobile", "vehicle"), ("money", "cash", "currency", "invoice"),

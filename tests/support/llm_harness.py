@@ -16,13 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engram import spool
-from engram.observer.base import Observer
-from engram.observer.registry import choose
-from engram.paths import Paths
-from engram.settings import Settings
-from engram.store.db import open_db
-from engram.worker.pipeline import Pipeline
+from kenning import spool
+from kenning.observer.base import Observer
+from kenning.observer.registry import choose
+from kenning.paths import Paths
+from kenning.settings import Settings
+from kenning.store.db import open_db
+from kenning.worker.pipeline import Pipeline
 
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test", "OPENAI_API_KEY": "sk-test"}
 

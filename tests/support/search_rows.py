@@ -6,9 +6,9 @@ import sqlite3
 import time
 from typing import Any
 
-from engram.observer.base import ObservationDraft, SummaryDraft
-from engram.store import repo
-from engram.store.db import open_db
+from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.store import repo
+from kenning.store.db import open_db
 
 NOW = 1_800_000_000.0
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from engram.observer.llm import claude_agent
-from engram.observer.llm.base import ProviderError
-from engram.observer.llm.claude_agent import (
+from kenning.observer.llm import claude_agent
+from kenning.observer.llm.base import ProviderError
+from kenning.observer.llm.claude_agent import (
     BUILTIN_TOOLS,
     ClaudeAgentProvider,
     classify_failure,
@@ -172,7 +172,7 @@ def test_child_env_blanks_parent_session_and_keeps_user_config(monkeypatch: pyte
         "CLAUDE_PID": "4242",
         "CLAUDE_PROJECT_DIR": "/work/proj",
         "CLAUDE_ENV_FILE": "/x/env.sh",
-        "CLAUDE_PLUGIN_ROOT": "/plugins/engram",
+        "CLAUDE_PLUGIN_ROOT": "/plugins/kenning",
         "CLAUDE_CODE_SSE_PORT": "12345",
         "CLAUDE_AGENT_SDK_CLIENT_APP": "outer-app",
         # The user's own way of reaching the model: must survive.
@@ -194,7 +194,7 @@ def test_child_env_blanks_parent_session_and_keeps_user_config(monkeypatch: pyte
     assert "CLAUDE_CODE_ENTRYPOINT" not in env and "CLAUDECODE" not in env
     for var in ("CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CONFIG_DIR", "ANTHROPIC_API_KEY"):
         assert var not in env, var  # not touched: inherited as is
-    assert env["ENGRAM_INTERNAL"] == "1"
+    assert env["KENNING_INTERNAL"] == "1"
     assert env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "777"
     assert env["CLAUDE_CODE_MAX_RETRIES"] == "2"
     assert env["HOME"] == "/scratch"  # explicit env wins
@@ -220,7 +220,7 @@ def test_options_isolate_the_observer_cli(tmp_path: Path) -> None:
     assert opts.thinking == {"type": "disabled"}
     assert opts.extra_args == {"no-session-persistence": None}
     assert opts.system_prompt == "SYSTEM PROMPT" and opts.model == "claude-haiku-4-5"
-    assert opts.env["ENGRAM_INTERNAL"] == "1"
+    assert opts.env["KENNING_INTERNAL"] == "1"
     cwd = Path(opts.cwd)
     assert cwd == data.resolve() / "observer-sessions"
     assert stat.S_IMODE(cwd.stat().st_mode) == 0o700

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from engram.context.session_start import CLOSE, OPEN, build, build_for_cwd, empty_note
-from engram.observer.base import ObservationDraft, SummaryDraft
-from engram.paths import Paths
-from engram.settings import Settings
-from engram.store import repo
-from engram.store.db import open_db
+from kenning.context.session_start import CLOSE, OPEN, build, build_for_cwd, empty_note
+from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.paths import Paths
+from kenning.settings import Settings
+from kenning.store import repo
+from kenning.store.db import open_db
 
 PROJECT = "invoice-api"
 # 2024-03-04 09:15:00 in the local time zone: rendered times are local, so are the expectations.
@@ -42,7 +42,7 @@ def day(t: float) -> str:
 
 @pytest.fixture
 def conn(tmp_path: Path) -> sqlite3.Connection:
-    c = open_db(str(tmp_path / "engram.db"))
+    c = open_db(str(tmp_path / "kenning.db"))
     yield c
     c.close()
 
@@ -145,7 +145,7 @@ def test_header_legend_and_footer(conn: sqlite3.Connection) -> None:
     for part in ("📋 session", "🔴 bugfix", "🟣 feature", "✅ change", "🔵 discovery", "⚖️ decision"):
         assert part in legend
     assert lines[3].startswith("Economics: ")
-    assert any("engram show <ID>" in ln and "engram search" in ln for ln in lines[-3:])
+    assert any("kenning show <ID>" in ln and "kenning search" in ln for ln in lines[-3:])
     assert not any("not listed" in ln for ln in lines)  # everything is listed
 
 

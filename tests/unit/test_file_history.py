@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from engram.context import file_history as fh
-from engram.observer.base import ObservationDraft
-from engram.observer.modes import load_mode, type_icons
-from engram.paths import Paths
-from engram.settings import Settings
-from engram.store import repo
-from engram.store.db import migrate, open_db
+from kenning.context import file_history as fh
+from kenning.observer.base import ObservationDraft
+from kenning.observer.modes import load_mode, type_icons
+from kenning.paths import Paths
+from kenning.settings import Settings
+from kenning.store import repo
+from kenning.store.db import migrate, open_db
 
 PROJECT = "invoice-api"
 T0 = time.mktime((2024, 3, 4, 9, 15, 0, 0, 0, -1))
@@ -200,7 +200,7 @@ def test_rows_are_compact_and_marked(w: World) -> None:
     assert got[0][3] == "Fixed rounding of VAT"
     assert len(got[1][3]) == fh.TITLE_CHARS and got[1][3].endswith("…")
     assert "src/totals.py" in (text or "").splitlines()[1]
-    assert "engram show <ID>" in (text or "")
+    assert "kenning show <ID>" in (text or "")
 
 
 def test_code_icons_match_the_code_mode() -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from engram.observer.base import ObservationDraft, SummaryDraft
-from engram.store import forget as fg
-from engram.store import repo
-from engram.store.db import open_db
-from engram.store.repo import transaction
+from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.store import forget as fg
+from kenning.store import repo
+from kenning.store.db import open_db
+from kenning.store.repo import transaction
 
 T0 = time.mktime((2024, 3, 4, 9, 0, 0, 0, 0, -1))  # local time, like the dates users type
 DAY = 86_400.0
@@ -73,7 +73,7 @@ def narrative_of(obs: list[tuple[str, str, str]]) -> str:
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Mem:
-    m = Mem(str(tmp_path / "engram.db"))
+    m = Mem(str(tmp_path / "kenning.db"))
     m.turn("s1", "shop", T0, "fix the rounding in invoices", [("bugfix", "Invoice rounding fixed", "use Decimal")])
     m.turn("s1", "shop", T0 + 60, "we use uv not pip", [("decision", "We use uv, not pip", "stated by the user")])
     m.turn("s2", "shop", T0 + DAY, "add zebracorn export", [("feature", "Zebracorn CSV export", "new zebracorn file")],
@@ -293,7 +293,7 @@ def test_forgotten_text_is_gone_from_the_file_and_the_wal(mem: Mem) -> None:
 
 
 def test_optional_fts_tables_are_merged_too(mem: Mem) -> None:
-    from engram.search import trigram
+    from kenning.search import trigram
 
     assert trigram.enable(mem.conn)
     assert "observations_trigram" in fg.fts_tables(mem.conn)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from engram.integrations import claude_code as cc
-from engram.paths import Paths
+from kenning.integrations import claude_code as cc
+from kenning.paths import Paths
 
 USER_HOOK = {"type": "command", "command": "/usr/local/bin/audit-log --tool", "timeout": 3}
 OTHER_TOOL_HOOK = {"type": "command", "command": "node /opt/other-memory/session-start.js"}
@@ -33,9 +33,9 @@ ORIGINAL: dict[str, Any] = {
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Paths]:
     claude = tmp_path / "claude-config"
-    data = tmp_path / "engram-data"
+    data = tmp_path / "kenning-data"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
+    monkeypatch.setenv("KENNING_DATA_DIR", str(data))
     paths = Paths()
     assert paths.root == str(data)
     return claude, paths
@@ -61,7 +61,7 @@ def ours(settings: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def backups(claude: Path) -> list[Path]:
-    return sorted(claude.glob("settings.json.engram-backup-*"))
+    return sorted(claude.glob("settings.json.kenning-backup-*"))
 
 
 def assert_installed_once(settings: dict[str, Any]) -> None:
@@ -97,8 +97,8 @@ def test_commands_carry_a_non_default_data_dir(env: tuple[Path, Paths]) -> None:
     claude, paths = env
     cc.install(paths)
     for hs in ours(read(claude)).values():
-        assigns = [a for a in shlex.split(hs[0]["command"]) if a.startswith("ENGRAM_DATA_DIR=")]
-        assert assigns == [f"ENGRAM_DATA_DIR={paths.root}"]
+        assigns = [a for a in shlex.split(hs[0]["command"]) if a.startswith("KENNING_DATA_DIR=")]
+        assert assigns == [f"KENNING_DATA_DIR={paths.root}"]
 
 
 def test_install_keeps_other_keys_and_hooks(env: tuple[Path, Paths]) -> None:
@@ -243,14 +243,14 @@ def test_installed_handlers_lists_ours(env: tuple[Path, Paths]) -> None:
 # --------------------------------------------------------------------------- tool matcher
 
 
-@pytest.mark.parametrize("tool", ["TodoWrite", "TodoRead", "Skill", "AskUserQuestion", "mcp__engram__search",
-                                  "mcp__engram__timeline", "mcp__plugin_engram_mem__search"])
+@pytest.mark.parametrize("tool", ["TodoWrite", "TodoRead", "Skill", "AskUserQuestion", "mcp__kenning__search",
+                                  "mcp__kenning__timeline", "mcp__plugin_kenning_mem__search"])
 def test_tool_matcher_rejects_skipped_tools(tool: str) -> None:
     assert re.search(cc.tool_matcher(), tool) is None
 
 
 @pytest.mark.parametrize("tool", ["Bash", "Write", "Read", "Edit", "mcp__other__x", "TodoWriteV2", "Skills",
-                                  "mcp__engramx__search"])
+                                  "mcp__kenningx__search"])
 def test_tool_matcher_accepts_captured_tools(tool: str) -> None:
     assert re.search(cc.tool_matcher(), tool) is not None
 
@@ -262,3 +262,61 @@ def test_tool_matcher_is_a_regex_for_claude_code() -> None:
     assert cc.tool_matcher(("Task",)) == "^(?!(?:Task)$).*"
     assert re.search(cc.tool_matcher(("Task",)), "Task") is None
     assert cc.tool_matcher(()) == "*"
+
+
+# A pre-rename install of this project wrote the same command shapes under its former package name.
+# Recognition is by shape, so the tests use a stand-in name for it.
+FORMER = "memtool"
+
+
+def _former_install(claude: Path, home: Path) -> Path:
+    """settings.json and .claude.json as a pre-rename install left them, beside a user's own entries."""
+    venv = home / ".local/share" / FORMER / "venv"
+    pkg = venv / "lib/python3.11/site-packages" / FORMER / "hook"
+    pkg.mkdir(parents=True)
+    (pkg / "main.py").write_text("")
+    (venv / "bin").mkdir()
+    py = venv / "bin/python"
+    py.write_text("")
+    settings = json.loads(json.dumps(ORIGINAL))
+    for event in ("SessionStart", "PostToolUse", "Stop"):
+        command = f"{py} -I -c 'from {FORMER}.hook.main import cli; cli()' claude-code {event}"
+        settings["hooks"].setdefault(event, []).append({"hooks": [{"type": "command", "command": command}]})
+    settings["hooks"]["SessionEnd"] = [{"hooks": [{"type": "command",
+                                                   "command": f"{venv}/bin/{FORMER} hook claude-code SessionEnd"}]}]
+    claude.mkdir(parents=True, exist_ok=True)
+    settings_file(claude).write_text(json.dumps(settings))
+    servers = {FORMER: {"type": "stdio", "command": str(py), "args": ["-I", "-m", FORMER, "mcp"], "env": {}},
+               "serena": {"type": "stdio", "command": "uvx", "args": ["-m", "serena", "mcp"]}}
+    (claude / ".claude.json").write_text(json.dumps({"mcpServers": servers, "numStartups": 3}))
+    return py
+
+
+def test_install_removes_a_former_install_and_doctor_reports_it(env: tuple[Path, Paths], tmp_path: Path) -> None:
+    claude, paths = env
+    _former_install(claude, tmp_path / "home")
+    legacy = cc.legacy_entries()
+    assert len(legacy) == 5  # four hooks and one MCP server
+    assert any(f"mcpServers.{FORMER}" in e for e in legacy)
+    report = cc.install(paths, python="/opt/venv/bin/python")
+    assert len(report.legacy_removed) == 4
+    assert report.mcp is not None and report.mcp.legacy_removed == [f"mcpServers.{FORMER}"]
+    after = read(claude)
+    commands = [h["command"] for groups in after["hooks"].values() for g in groups for h in g["hooks"]]
+    assert not [c for c in commands if FORMER in c]
+    # the user's own handlers and the other tool's server stay as they were
+    assert USER_HOOK in [h for g in after["hooks"]["PostToolUse"] for h in g["hooks"]]
+    assert OTHER_TOOL_HOOK in [h for g in after["hooks"]["SessionStart"] for h in g["hooks"]]
+    servers = json.loads((claude / ".claude.json").read_text())["mcpServers"]
+    assert set(servers) == {"serena", "kenning"}
+    assert cc.legacy_entries() == []
+
+
+def test_a_foreign_python_mcp_server_is_not_taken_for_a_former_install(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    claude.mkdir(parents=True)
+    foreign = {"type": "stdio", "command": "/usr/bin/python3", "args": ["-I", "-m", "notes", "mcp"]}
+    (claude / ".claude.json").write_text(json.dumps({"mcpServers": {"notes": foreign}}))
+    assert cc.legacy_entries() == []
+    cc.install(paths, python="/opt/venv/bin/python")
+    assert json.loads((claude / ".claude.json").read_text())["mcpServers"]["notes"] == foreign

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from engram.context.session_start import build
-from engram.observer.llm import observer as llm_observer
-from engram.observer.llm.backoff import Backoff
+from kenning.context.session_start import build
+from kenning.observer.llm import observer as llm_observer
+from kenning.observer.llm.backoff import Backoff
 from tests.support import fake_anthropic
 from tests.support.llm_harness import Harness, observation, summary
 

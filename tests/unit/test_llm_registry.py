@@ -1,5 +1,5 @@
 """Choosing the provider (auto and explicit, with the reason), classifying SDK errors, the
-OpenAI provider's streaming path, ``engram doctor``'s observer lines and ``engram stats``."""
+OpenAI provider's streaming path, ``kenning doctor``'s observer lines and ``kenning stats``."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from engram.doctor import run_checks
-from engram.observer.llm.base import ProviderError
-from engram.observer.llm.openai_api import OpenAIProvider
-from engram.observer.providers.rules import RulesObserver
-from engram.observer.registry import choose, resolve
-from engram.paths import Paths
-from engram.settings import Settings
+from kenning.doctor import run_checks
+from kenning.observer.llm.base import ProviderError
+from kenning.observer.llm.openai_api import OpenAIProvider
+from kenning.observer.providers.rules import RulesObserver
+from kenning.observer.registry import choose, resolve
+from kenning.paths import Paths
+from kenning.settings import Settings
 from tests.support import fake_openai
 from tests.support.llm_harness import Harness, observation
 
@@ -45,9 +45,9 @@ def test_explicit_provider_without_key_falls_back_to_rules_and_says_why() -> Non
     assert isinstance(obs, RulesObserver) and "chosen in settings" in why
 
 
-def test_engram_keys_and_a_custom_variable_are_read_never_settings() -> None:
-    p, why = resolve(Settings(provider="anthropic"), env={"ENGRAM_ANTHROPIC_API_KEY": "k"})
-    assert p is not None and "ENGRAM_ANTHROPIC_API_KEY" in why
+def test_kenning_keys_and_a_custom_variable_are_read_never_settings() -> None:
+    p, why = resolve(Settings(provider="anthropic"), env={"KENNING_ANTHROPIC_API_KEY": "k"})
+    assert p is not None and "KENNING_ANTHROPIC_API_KEY" in why
     p, why = resolve(Settings(provider="openai", api_key_env="MY_KEY"), env={"MY_KEY": "k", "OPENAI_API_KEY": ""})
     assert p is not None and "MY_KEY" in why
     obs, _ = choose(Settings(provider="anthropic", model="claude-x"), env={"ANTHROPIC_API_KEY": "k"})
@@ -56,7 +56,7 @@ def test_engram_keys_and_a_custom_variable_are_read_never_settings() -> None:
 
 
 def test_choosing_never_imports_an_sdk() -> None:
-    code = ("import sys; from engram.observer.registry import choose; from engram.settings import Settings; "
+    code = ("import sys; from kenning.observer.registry import choose; from kenning.settings import Settings; "
             "o, _ = choose(Settings(), env={'ANTHROPIC_API_KEY': 'k'}); o.close(); "
             "choose(Settings(provider='openai'), env={'OPENAI_API_KEY': 'k'})[0].close(); "
             "print('anthropic' in sys.modules, 'openai' in sys.modules)")
@@ -111,12 +111,12 @@ def run(h: Harness) -> None:
 
 def test_doctor_and_stats_show_provider_budget_and_savings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KENNING_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with fake_openai.FakeOpenAI([observation("feature", "CSV export of invoices")]) as fake:
-        monkeypatch.setenv("ENGRAM_BASE_URL", fake.base_url)
-        monkeypatch.setenv("ENGRAM_DAILY_TOKEN_BUDGET", "100000")
+        monkeypatch.setenv("KENNING_BASE_URL", fake.base_url)
+        monkeypatch.setenv("KENNING_DAILY_TOKEN_BUDGET", "100000")
         h = Harness(tmp_path, provider="auto", base_url=fake.base_url, daily_token_budget=100000,
                     env={"OPENAI_API_KEY": "k"})
         run(h)
@@ -127,7 +127,7 @@ def test_doctor_and_stats_show_provider_budget_and_savings(tmp_path: Path, monke
     level, detail = checks["observer budget"]
     assert level == "ok" and "of 100,000" in detail
 
-    from engram.commands.stats import cmd_stats
+    from kenning.commands.stats import cmd_stats
 
     class Args:
         days = 7
@@ -141,9 +141,9 @@ def test_doctor_and_stats_show_provider_budget_and_savings(tmp_path: Path, monke
 
 
 def test_doctor_warns_when_the_budget_is_spent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KENNING_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    monkeypatch.setenv("ENGRAM_DAILY_TOKEN_BUDGET", "10")
+    monkeypatch.setenv("KENNING_DAILY_TOKEN_BUDGET", "10")
     with fake_openai.FakeOpenAI([observation("feature", "x")]) as fake:
         h = Harness(tmp_path, provider="openai", base_url=fake.base_url, daily_token_budget=10)
         run(h)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.store.db import BUSY_TIMEOUT_MS, connect, current_version, migrate, migration_files, open_db
+from kenning.store.db import BUSY_TIMEOUT_MS, connect, current_version, migrate, migration_files, open_db
 
 SCHEMA_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
 
@@ -122,7 +122,7 @@ def test_threads_migrating_at_once_do_not_fail(tmp_path: Path) -> None:
 
 MIGRATE_AT_SIGNAL = (
     "import os, sys, time\n"
-    "from engram.store.db import connect, migrate\n"
+    "from kenning.store.db import connect, migrate\n"
     "open(sys.argv[3], 'w').close()\n"
     "while not os.path.exists(sys.argv[2]): time.sleep(0.001)\n"
     "print(','.join(map(str, migrate(connect(sys.argv[1])))))\n"
@@ -282,7 +282,7 @@ def test_deleting_a_session_cascades_into_the_fts_indexes(db: sqlite3.Connection
 
 def test_a_migration_numbered_below_an_applied_one_is_still_applied(tmp_path: Path) -> None:
     """Branches can land out of order: 0003 arriving after 0004 was applied must still run."""
-    from engram.store.db import connect, migrate, migration_files
+    from kenning.store.db import connect, migrate, migration_files
 
     conn = connect(str(tmp_path / "gap.db"))
     versions = [v for v, _n, _s in migration_files()]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from engram.observer.modes import load_mode, type_ids
-from engram.observer.parse import map_type, normalize_concepts, parse_reply, unescape
+from kenning.observer.modes import load_mode, type_ids
+from kenning.observer.parse import map_type, normalize_concepts, parse_reply, unescape
 
 TYPES = type_ids(load_mode("code"))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.paths import Paths, data_dir, ensure_token, read_token, write_private
+from kenning.paths import Paths, data_dir, ensure_token, read_token, write_private
 
 
 def mode(path: str | Path) -> int:
@@ -17,12 +17,12 @@ def mode(path: str | Path) -> int:
 
 
 def test_data_dir_comes_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "d"))
+    monkeypatch.setenv("KENNING_DATA_DIR", str(tmp_path / "d"))
     assert data_dir() == str(tmp_path / "d")
     assert Paths().root == str(tmp_path / "d")
-    monkeypatch.delenv("ENGRAM_DATA_DIR")
+    monkeypatch.delenv("KENNING_DATA_DIR")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert data_dir() == str(tmp_path / "home" / ".engram")
+    assert data_dir() == str(tmp_path / "home" / ".kenning")
 
 
 def test_ensure_creates_private_tree(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_contains_follows_symlinks(layout: tuple[Paths, Path]) -> None:
     outside.mkdir()
     # A link outside that points into the data dir is inside.
     (tmp / "link-in").symlink_to(p.root)
-    assert p.contains(str(tmp / "link-in" / "engram.db"))
+    assert p.contains(str(tmp / "link-in" / "kenning.db"))
     # A link inside that points out of the data dir is outside.
     os.symlink(outside, os.path.join(p.root, "escape"))
     assert not p.contains(os.path.join(p.root, "escape", "file"))

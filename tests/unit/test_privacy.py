@@ -3,7 +3,7 @@
 Every detector gets a realistic fake secret of the right shape (assembled from pieces, so this
 file does not itself look like it holds live credentials) and a look-alike that must survive.
 The last tests measure false positives on real text: every string of the captured Claude Code
-fixtures and every source file of Engram.
+fixtures and every source file of Kenning.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from engram.privacy.redact import ANCHORS, DETECTORS, Redactor, detector_names
-from engram.privacy.tags import ECHO_TAGS, is_entirely_private, strip_text, strip_value
+from kenning.privacy.redact import ANCHORS, DETECTORS, Redactor, detector_names
+from kenning.privacy.tags import ECHO_TAGS, is_entirely_private, strip_text, strip_value
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "claude-code"
@@ -33,7 +33,7 @@ MARKER = re.compile(r"\[REDACTED:([a-z_]+)\]")
     ("a <Private\n>x</private > b", "a  b"),
     ("1 <private>one</private> 2 <private>two</private> 3", "1  2  3"),
     ("x <system-reminder>Remember the todo list</system-reminder> y", "x  y"),
-    ("x <engram-context>\n# Memory of p\n#1 09:15 ok\n</engram-context> y", "x  y"),
+    ("x <kenning-context>\n# Memory of p\n#1 09:15 ok\n</kenning-context> y", "x  y"),
     ("x <claude-mem-context>old</claude-mem-context> y <persisted-output>o</persisted-output>", "x  y "),
     ("<system-reminder>a</system-reminder><private>b</private>", ""),
     ("<private>a<system-reminder>b</system-reminder>c</private>d", "d"),
@@ -333,9 +333,9 @@ def test_no_false_positives_on_real_claude_code_payloads() -> None:
     assert hits == []
 
 
-def test_few_false_positives_on_engrams_own_source() -> None:
+def test_few_false_positives_on_kennings_own_source() -> None:
     r = Redactor()
-    files = sorted((REPO / "engram").rglob("*.py"))
+    files = sorted((REPO / "kenning").rglob("*.py"))
     assert len(files) > 20
     hits: list[str] = []
     for path in files:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.project import find_root, glob_match, is_excluded, relative
+from kenning.project import find_root, glob_match, is_excluded, relative
 
 
 def git(*args: str, cwd: Path) -> None:

@@ -1,7 +1,7 @@
 """Memories next to the prompt: gating, relevance threshold, exclusions, rendering.
 
 A real database built by the migrations, rows stored with the repository functions, and the
-real keyword search of ``engram.search.service`` (the worker adds embeddings on top of it).
+real keyword search of ``kenning.search.service`` (the worker adds embeddings on top of it).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from engram.context import prompt as pc
-from engram.observer.base import ObservationDraft
-from engram.search.service import search
-from engram.store import repo
-from engram.store.db import open_db
+from kenning.context import prompt as pc
+from kenning.observer.base import ObservationDraft
+from kenning.search.service import search
+from kenning.store import repo
+from kenning.store.db import open_db
 
 PROJECT = "invoice-api"
 T0 = time.mktime((2024, 3, 4, 9, 15, 0, 0, 0, -1))
@@ -29,7 +29,7 @@ ROW = re.compile(r"^#(\d+) (\d{4}-\d\d-\d\d) (\S+) (.+)$")
 
 class Memory:
     def __init__(self, tmp: Path) -> None:
-        self.conn = open_db(str(tmp / "engram.db"))
+        self.conn = open_db(str(tmp / "kenning.db"))
         self.sessions: dict[tuple[str, str], int] = {}
 
     def session(self, name: str, project: str = PROJECT, at: float = T0) -> int:
@@ -203,7 +203,7 @@ def test_build_renders_compact_rows_with_ids(mem: Memory) -> None:
     rows = [ROW.match(x) for x in lines[1:-1] if ROW.match(x)]
     assert [(int(m[1]), m[2], m[3]) for m in rows if m] == [
         (oid, time.strftime("%Y-%m-%d", time.localtime(T0 + 60)), "⚖️")]
-    assert "engram show <ID>" in text
+    assert "kenning show <ID>" in text
     assert len(text) < 10_000
     assert picks[0].as_dict()["coverage"] >= 0.5
 
@@ -278,7 +278,7 @@ def test_hostile_prompts_never_raise(mem: Memory) -> None:
 
 def test_temporary_tables_work_on_a_read_only_connection(mem: Memory, tmp_path: Path) -> None:
     oid = mem.observe("Invoice totals round VAT per line")
-    ro = sqlite3.connect(f"file:{tmp_path / 'engram.db'}?mode=ro", uri=True)
+    ro = sqlite3.connect(f"file:{tmp_path / 'kenning.db'}?mode=ro", uri=True)
     try:
         rel = pc.Relevance(ro, "invoice totals VAT rounding")
         assert rel.coverage(pc.texts_of(ro, [oid]))[oid] > 0.9

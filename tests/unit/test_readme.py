@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engram.cli import build_parser, settings_markdown
+from kenning.cli import build_parser, settings_markdown
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def test_configuration_table_matches_the_settings() -> None:
-    assert settings_markdown() in README, "regenerate the table with `engram settings --markdown`"
+    assert settings_markdown() in README, "regenerate the table with `kenning settings --markdown`"
 
 
 def test_every_command_is_documented() -> None:
@@ -19,7 +19,7 @@ def test_every_command_is_documented() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     for name in sub.choices:  # type: ignore[union-attr]
-        assert name in words, f"`engram {name}` is not in the README's Commands section"
+        assert name in words, f"`kenning {name}` is not in the README's Commands section"
 
 
 def test_readme_has_exactly_the_two_setup_commands() -> None:

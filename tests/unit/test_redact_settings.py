@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engram.paths import Paths
-from engram.privacy.redact import Redactor, detector_names, parse_custom
-from engram.settings import custom_patterns, load, save
+from kenning.paths import Paths
+from kenning.privacy.redact import Redactor, detector_names, parse_custom
+from kenning.settings import custom_patterns, load, save
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def write(paths: Paths, values: dict[str, object]) -> None:
 def test_defaults_are_empty_and_cost_no_regex_import(paths: Paths) -> None:
     s, problems = load(paths, environ={})
     assert s.redact_disabled == () and s.redact_custom == () and problems == []
-    code = ("import sys; from engram.paths import Paths; from engram.settings import load; "
+    code = ("import sys; from kenning.paths import Paths; from kenning.settings import load; "
             f"load(Paths({paths.root!r}), environ={{}}); print('re' in sys.modules)")
     out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
                          cwd=str(Path(__file__).parents[2]), check=True)
@@ -65,13 +65,13 @@ def test_bad_custom_patterns_are_reported_and_ignored(paths: Paths, item: str, w
 
 
 def test_custom_patterns_from_the_environment_keep_their_commas(paths: Paths) -> None:
-    s, problems = load(paths, environ={"ENGRAM_REDACT_CUSTOM": '["id=ID-\\\\d{1,3}", "host=[a-z]+\\\\.corp"]'})
+    s, problems = load(paths, environ={"KENNING_REDACT_CUSTOM": '["id=ID-\\\\d{1,3}", "host=[a-z]+\\\\.corp"]'})
     assert s.redact_custom == ("id=ID-\\d{1,3}", "host=[a-z]+\\.corp") and problems == []
-    s, problems = load(paths, environ={"ENGRAM_REDACT_CUSTOM": "id=ID-\\d{1,3}"})  # one pattern, not split
+    s, problems = load(paths, environ={"KENNING_REDACT_CUSTOM": "id=ID-\\d{1,3}"})  # one pattern, not split
     assert s.redact_custom == ("id=ID-\\d{1,3}",) and problems == []
-    s, problems = load(paths, environ={"ENGRAM_REDACT_CUSTOM": '["unclosed'})
-    assert s.redact_custom == () and "ENGRAM_REDACT_CUSTOM" in problems[0]
-    s, problems = load(paths, environ={"ENGRAM_REDACT_DISABLED": "jwt, openai_key"})
+    s, problems = load(paths, environ={"KENNING_REDACT_CUSTOM": '["unclosed'})
+    assert s.redact_custom == () and "KENNING_REDACT_CUSTOM" in problems[0]
+    s, problems = load(paths, environ={"KENNING_REDACT_DISABLED": "jwt, openai_key"})
     assert s.redact_disabled == ("jwt", "openai_key") and problems == []
 
 

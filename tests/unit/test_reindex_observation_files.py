@@ -1,10 +1,10 @@
-"""`engram reindex` rebuilds observation_files from observations, with the triggers' semantics."""
+"""`kenning reindex` rebuilds observation_files from observations, with the triggers' semantics."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engram.search import reindex
+from kenning.search import reindex
 from tests.support.search_rows import Rows
 
 COLS = "path, observation_id, session_id, project, type, status, created_at, modified, n_files"
@@ -16,7 +16,7 @@ def _all(rows: Rows) -> list[tuple]:
 
 
 def test_reindex_rebuilds_observation_files_like_the_triggers(tmp_path: Path) -> None:
-    rows = Rows(str(tmp_path / "engram.db"))
+    rows = Rows(str(tmp_path / "kenning.db"))
     rows.obs("edit db", files_read=["src/db.py", "README.md"], files_modified=["src/db.py"])
     rows.obs("read only", project="beta", files_read=["README.md", "README.md", ""])
     rows.obs("no files")
@@ -37,7 +37,7 @@ def test_reindex_rebuilds_observation_files_like_the_triggers(tmp_path: Path) ->
 
 
 def test_reindex_rebuilds_observation_concepts_like_the_triggers(tmp_path: Path) -> None:
-    rows = Rows(str(tmp_path / "engram.db"))
+    rows = Rows(str(tmp_path / "kenning.db"))
     rows.obs("a", concepts=["gotcha", "pattern", "gotcha"])
     rows.obs("b", concepts=["pattern"])
     bad = rows.obs("c", concepts=["x"])

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engram.observer.base import ObservationDraft, Outcome, SummaryDraft
-from engram.store import repo
-from engram.store.db import open_db
-from engram.store.repo import transaction
+from kenning.observer.base import ObservationDraft, Outcome, SummaryDraft
+from kenning.store import repo
+from kenning.store.db import open_db
+from kenning.store.repo import transaction
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from engram.demo.replay import load_story
-from engram.observer import evidence
-from engram.observer.base import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
-from engram.observer.providers.rules import RulesObserver, decisions_in, gist_of
+from kenning.demo.replay import load_story
+from kenning.observer import evidence
+from kenning.observer.base import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
+from kenning.observer.providers.rules import RulesObserver, decisions_in, gist_of
 from tests.conftest import load_fixture
 
 ROOT = "/work/projects/invoice-api"
@@ -401,8 +401,8 @@ def test_turn_without_stop_closes_only_after_turn_idle_seconds() -> None:
 
 
 def test_idle_timeout_comes_from_settings_through_the_registry() -> None:
-    from engram.observer.registry import choose
-    from engram.settings import Settings
+    from kenning.observer.registry import choose
+    from kenning.settings import Settings
 
     observer, _why = choose(Settings().replace(turn_idle_seconds=42))
     assert isinstance(observer, RulesObserver) and observer.turn_idle_seconds == 42

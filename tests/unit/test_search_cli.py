@@ -1,4 +1,4 @@
-"""`engram search`, `engram timeline` and `engram reindex` without a worker (real CLI processes)."""
+"""`kenning search`, `kenning timeline` and `kenning reindex` without a worker (real CLI processes)."""
 
 from __future__ import annotations
 
@@ -20,41 +20,41 @@ def fill(home: Home) -> dict[str, int]:
 
 def test_search_json_and_text(home: Home) -> None:
     made = fill(home)
-    r = home.engram("search", "timezone", "bug", "--json")
+    r = home.kenning("search", "timezone", "bug", "--json")
     assert r.returncode == 0, r.stderr
     body = json.loads(r.stdout)
     assert [h["id"] for h in body["results"]] == [made["a"]] and body["semantic"] is False
-    r = home.engram("search", "dates", "--all")
+    r = home.kenning("search", "dates", "--all")
     assert f"#{made['c']}" in r.stdout and "[superseded]" in r.stdout
-    r = home.engram("search", "nothing-like-this")
+    r = home.kenning("search", "nothing-like-this")
     assert r.returncode == 0 and "No memory matches" in r.stdout
-    r = home.engram("search", "x", "--since", "not a date")
+    r = home.kenning("search", "x", "--since", "not a date")
     assert r.returncode != 0 and "ISO date" in r.stderr
-    r = home.engram("search", '"(NEAR*', "-")
+    r = home.kenning("search", '"(NEAR*', "-")
     assert r.returncode == 0, r.stderr
 
 
 def test_timeline_cli(home: Home) -> None:
     made = fill(home)
-    r = home.engram("timeline", str(made["a"]), "--json")
+    r = home.kenning("timeline", str(made["a"]), "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["after"][0]["id"] == made["b"]
-    r = home.engram("timeline", "--query", "getUserById")
+    r = home.kenning("timeline", "--query", "getUserById")
     assert r.returncode == 0 and f"> #{made['b']}" in r.stdout
-    assert home.engram("timeline", "999999").returncode == 1
-    assert home.engram("timeline").returncode == 2
+    assert home.kenning("timeline", "999999").returncode == 1
+    assert home.kenning("timeline").returncode == 2
 
 
 def test_reindex_text_and_trigram(home: Home) -> None:
     made = fill(home)
-    assert json.loads(home.engram("search", "UserById", "--json").stdout)["results"] == []
-    home.env["ENGRAM_SEARCH_TRIGRAM"] = "true"
-    r = home.engram("reindex", "--no-vectors")
+    assert json.loads(home.kenning("search", "UserById", "--json").stdout)["results"] == []
+    home.env["KENNING_SEARCH_TRIGRAM"] = "true"
+    r = home.kenning("reindex", "--no-vectors")
     assert r.returncode == 0, r.stderr
     assert "trigram index: rebuilt" in r.stdout and "full-text index: " in r.stderr  # plain progress lines
-    hits = json.loads(home.engram("search", "UserById", "--json").stdout)["results"]
+    hits = json.loads(home.kenning("search", "UserById", "--json").stdout)["results"]
     assert [h["id"] for h in hits] == [made["b"]] and hits[0]["match"] == "substring"
-    home.env["ENGRAM_SEARCH_TRIGRAM"] = "false"
-    r = home.engram("reindex", "--no-vectors")
+    home.env["KENNING_SEARCH_TRIGRAM"] = "false"
+    r = home.kenning("reindex", "--no-vectors")
     assert "trigram index: dropped" in r.stdout
     assert home.db().execute("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '%trigram%'").fetchone()[0] == 0

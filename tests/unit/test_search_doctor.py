@@ -1,4 +1,4 @@
-"""`engram doctor`'s search lines: a back-end whose package is missing says so (never "starting")."""
+"""`kenning doctor`'s search lines: a back-end whose package is missing says so (never "starting")."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from engram.paths import Paths
-from engram.search import doctor, embedders
-from engram.search.semantic import Semantic
+from kenning.paths import Paths
+from kenning.search import doctor, embedders
+from kenning.search.semantic import Semantic
 
 
 def _status(state: str) -> dict[str, Any]:

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from engram.paths import Paths
-from engram.search import embedders
-from engram.search.embedders import FastEmbed, OpenAICompatible, Unavailable, make, online
-from engram.search.semantic import Semantic
+from kenning.paths import Paths
+from kenning.search import embedders
+from kenning.search.embedders import FastEmbed, OpenAICompatible, Unavailable, make, online
+from kenning.search.semantic import Semantic
 from tests.support.fake_embeddings_api import FakeEmbeddingsAPI
 from tests.support.search_rows import Rows
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.search import filters
-from engram.search.service import search
+from kenning.search import filters
+from kenning.search.service import search
 from tests.support.search_rows import Rows
 
 WANTED = ["src/db.py", "db.py", "/src/alpha/src/db.py", "/home/me/alpha/src/db.py", "README.md", "docs/README.md",
@@ -17,7 +17,7 @@ WANTED = ["src/db.py", "db.py", "/src/alpha/src/db.py", "/home/me/alpha/src/db.p
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory: pytest.TempPathFactory) -> Rows:
-    r = Rows(str(Path(tmp_path_factory.mktemp("files")) / "engram.db"))
+    r = Rows(str(Path(tmp_path_factory.mktemp("files")) / "kenning.db"))
     r.obs("edit db", files_modified=["src/db.py"], at=1)
     r.obs("read db absolute", files_read=["/src/alpha/src/db.py"], at=2)
     r.obs("other db", files_read=["lib/db.py"], at=3)

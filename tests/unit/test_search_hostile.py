@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from engram.search.service import search, timeline
+from kenning.search.service import search, timeline
 from tests.support.search_rows import Rows
 from tests.unit.test_search_query import HOSTILE
 
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory: pytest.TempPathFactory) -> Rows:
-    r = Rows(str(Path(tmp_path_factory.mktemp("hostile")) / "engram.db"))
+    r = Rows(str(Path(tmp_path_factory.mktemp("hostile")) / "kenning.db"))
     r.obs("parse_config_file reads ~/.claude/settings.json", narrative="NEAR the end, a - b (x) * y")
     r.obs("数据库迁移失败：表 observations 缺少索引")
     r.obs("ümlaut café handling", narrative="emoji 🎉 party")

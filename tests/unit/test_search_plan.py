@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engram.search import fts, plan
-from engram.search.config import SearchConfig
-from engram.search.query import parse
-from engram.search.service import search
+from kenning.search import fts, plan
+from kenning.search.config import SearchConfig
+from kenning.search.query import parse
+from kenning.search.service import search
 from tests.support.search_rows import NOW, Rows
 from tests.unit.test_search_query import HOSTILE
 
@@ -45,7 +45,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Rows, dict[str, list[
     of varied length); every 50th says "quux"; the rest is filler."""
     plan.clear_cache()
     rng = random.Random(7)
-    rows = Rows(str(Path(tmp_path_factory.mktemp("plan")) / "engram.db"))
+    rows = Rows(str(Path(tmp_path_factory.mktemp("plan")) / "kenning.db"))
     texts = []
     for i in range(N):
         words = [rng.choice(FILLER) for _ in range(rng.randint(5, 40))]

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from engram.search.query import MAX_TERMS, is_identifier, parse, terms
+from kenning.search.query import MAX_TERMS, is_identifier, parse, terms
 
 HOSTILE = [
     'settings.json', '"unbalanced', "((a OR b", "a)", "*", "foo*", "NEAR(a b)", "a NEAR b", "-x", "a - b",

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from engram.search.service import Hit, search
+from kenning.search.service import Hit, search
 from tests.support.search_rows import NOW, Rows, ids
 
 
 @pytest.fixture
 def rows(tmp_path: Path) -> Rows:
-    return Rows(str(tmp_path / "engram.db"))
+    return Rows(str(tmp_path / "kenning.db"))
 
 
 def test_all_terms_rank_before_some_terms(rows: Rows) -> None:

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from engram.search.service import get_observations, timeline
+from kenning.search.service import get_observations, timeline
 from tests.support.search_rows import NOW, Rows
 
 
 @pytest.fixture
 def rows(tmp_path: Path) -> Rows:
-    return Rows(str(tmp_path / "engram.db"))
+    return Rows(str(tmp_path / "kenning.db"))
 
 
 def test_timeline_around_an_id_is_chronological_and_in_the_project(rows: Rows) -> None:

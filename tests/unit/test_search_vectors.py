@@ -7,17 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engram.search import indexer, reindex
-from engram.search.config import SearchConfig
-from engram.search.service import search
-from engram.search.vectors import VectorIndex
+from kenning.search import indexer, reindex
+from kenning.search.config import SearchConfig
+from kenning.search.service import search
+from kenning.search.vectors import VectorIndex
 from tests.support.fake_embedder import FakeEmbedder
 from tests.support.search_rows import Rows, ids
 
 
 @pytest.fixture
 def rows(tmp_path: Path) -> Rows:
-    return Rows(str(tmp_path / "engram.db"))
+    return Rows(str(tmp_path / "kenning.db"))
 
 
 def embed_all(rows: Rows, emb: FakeEmbedder) -> int:
@@ -66,7 +66,7 @@ def test_edits_and_deletes_remove_vectors(rows: Rows) -> None:
     assert indexer.count_missing(rows.conn, emb.model) == 0
     rows.conn.execute("UPDATE observations SET title = 'automobile trouble' WHERE id = ?", (a,))
     assert indexer.count_missing(rows.conn, emb.model) == 1
-    # what `engram forget` does: delete the observation, blank the prompt's text
+    # what `kenning forget` does: delete the observation, blank the prompt's text
     rows.conn.execute("DELETE FROM observations WHERE id = ?", (b,))
     rows.conn.execute("UPDATE user_prompts SET prompt_text = '[forgotten]' WHERE id = ?", (p,))
     kinds = {(k, r) for k, r in rows.conn.execute("SELECT kind, row_id FROM embeddings")}

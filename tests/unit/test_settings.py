@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engram import settings
-from engram.paths import Paths
-from engram.settings import SPECS, default_port, defaults, load, save
+from kenning import settings
+from kenning.paths import Paths
+from kenning.settings import SPECS, default_port, defaults, load, save
 
 
 @pytest.fixture
@@ -73,21 +73,21 @@ def test_default_port_is_in_the_per_user_range() -> None:
 
 def test_env_overrides_file_and_default(paths: Paths) -> None:
     write_settings(paths, {"port": 40001, "provider": "rules"})
-    s, problems = load(paths, environ={"ENGRAM_PORT": "40002"})
+    s, problems = load(paths, environ={"KENNING_PORT": "40002"})
     assert problems == []
     assert s.port == 40002
     assert s.provider == "rules"  # untouched by env: the file value stands
 
 
 def test_env_override_reads_os_environ_by_default(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ENGRAM_PORT", "40123")
+    monkeypatch.setenv("KENNING_PORT", "40123")
     s, problems = load(paths)
     assert problems == []
     assert s.port == 40123
 
 
 def test_env_list_values_split_on_commas(paths: Paths) -> None:
-    s, problems = load(paths, environ={"ENGRAM_EXCLUDED_PROJECTS": "a,b", "ENGRAM_SKIP_TOOLS": " Bash , ,Read,"})
+    s, problems = load(paths, environ={"KENNING_EXCLUDED_PROJECTS": "a,b", "KENNING_SKIP_TOOLS": " Bash , ,Read,"})
     assert problems == []
     assert s.excluded_projects == ("a", "b")
     assert s.skip_tools == ("Bash", "Read")
@@ -98,22 +98,22 @@ def test_env_list_values_split_on_commas(paths: Paths) -> None:
     ("true", True), ("1", True), ("On", True), ("yes", True),
 ])
 def test_env_booleans(paths: Paths, raw: str, expected: bool) -> None:
-    s, problems = load(paths, environ={"ENGRAM_REDACT_SECRETS": raw})
+    s, problems = load(paths, environ={"KENNING_REDACT_SECRETS": raw})
     assert problems == []
     assert s.redact_secrets is expected
 
 
 def test_invalid_env_value_is_ignored_and_reported(paths: Paths) -> None:
     write_settings(paths, {"port": 40001})
-    s, problems = load(paths, environ={"ENGRAM_PORT": "not-a-port", "ENGRAM_REDACT_SECRETS": "maybe"})
+    s, problems = load(paths, environ={"KENNING_PORT": "not-a-port", "KENNING_REDACT_SECRETS": "maybe"})
     assert s.port == 40001  # the file value survives a broken env override
     assert s.redact_secrets is True
-    assert problems_about(problems, "ENGRAM_PORT")
-    assert problems_about(problems, "ENGRAM_REDACT_SECRETS")
+    assert problems_about(problems, "KENNING_PORT")
+    assert problems_about(problems, "KENNING_REDACT_SECRETS")
 
 
 def test_non_setting_env_vars_are_not_problems(paths: Paths) -> None:
-    s, problems = load(paths, environ={"ENGRAM_DATA_DIR": "/elsewhere", "ENGRAM_INTERNAL": "1"})
+    s, problems = load(paths, environ={"KENNING_DATA_DIR": "/elsewhere", "KENNING_INTERNAL": "1"})
     assert problems == []
     assert s.as_dict() == defaults()
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engram import spool
-from engram.paths import Paths
+from kenning import spool
+from kenning.paths import Paths
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from engram.observer.base import ObservationDraft, SummaryDraft
-from engram.store import repo, transfer
-from engram.store.db import open_db
-from engram.store.repo import transaction
+from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.store import repo, transfer
+from kenning.store.db import open_db
+from kenning.store.repo import transaction
 
 T0 = time.mktime((2024, 3, 4, 9, 0, 0, 0, 0, -1))
 DAY = 86_400.0

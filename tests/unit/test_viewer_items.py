@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from engram.settings import Settings
-from engram.store.db import connect
-from engram.viewer import detail, items, settings_form, stats
+from kenning.settings import Settings
+from kenning.store.db import connect
+from kenning.viewer import detail, items, settings_form, stats
 from tests.support.search_rows import NOW, Rows
 
 
 @pytest.fixture
 def rows(tmp_path: Path) -> Rows:
-    return Rows(str(tmp_path / "engram.db"))
+    return Rows(str(tmp_path / "kenning.db"))
 
 
 def walk(rows: Rows, f: items.FeedFilter, limit: int) -> list[str]:
@@ -129,12 +129,12 @@ def test_bad_edits_are_refused(body: object) -> None:
 
 
 def test_settings_form_and_problems() -> None:
-    form = {d["name"]: d for d in settings_form.describe(Settings(), environ={"ENGRAM_LOG_LEVEL": "DEBUG"})}
+    form = {d["name"]: d for d in settings_form.describe(Settings(), environ={"KENNING_LOG_LEVEL": "DEBUG"})}
     assert form["file_context"]["kind"] == "bool" and form["file_context"]["live"]
     assert form["provider"]["kind"] == "choice" and not form["provider"]["live"]
     assert form["context_observations"]["min"] == 0 and form["context_observations"]["common"]
     assert form["excluded_projects"]["kind"] == "list"
-    assert form["log_level"]["env"] == "ENGRAM_LOG_LEVEL"
+    assert form["log_level"]["env"] == "KENNING_LOG_LEVEL"
     assert set(settings_form.COMMON) <= set(form)
     assert settings_form.problems_by_name(["context_observations: must be at most 500", "unknown setting 'zz'"]) == {
         "context_observations": "must be at most 500", "zz": "unknown setting"}
@@ -145,7 +145,7 @@ def test_stats_days_include_empty_days(tmp_path: Path, rows: Rows) -> None:
     rows.obs("today too", type="bugfix", at=NOW + 1)
     rows.obs("two days ago", type="change", at=NOW - 2 * 86400)
     rows.conn.commit()
-    conn = connect(str(tmp_path / "engram.db"), readonly=True)
+    conn = connect(str(tmp_path / "kenning.db"), readonly=True)
     days = stats.days(conn, 3, now=NOW + 2)
     assert [d["total"] for d in days] == [1, 0, 2]
     assert days[-1]["observations"] == {"bugfix": 2}
@@ -170,7 +170,7 @@ def test_concept_index_follows_inserts_updates_and_deletes(rows: Rows) -> None:
 def test_migration_backfills_the_concept_index(tmp_path: Path) -> None:
     import sqlite3
 
-    from engram.store.db import migrate
+    from kenning.store.db import migrate
 
     conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
     conn.row_factory = sqlite3.Row

@@ -1,0 +1,303 @@
+"""The ``kenning`` command: a thin shell over the service layer, the worker and the installer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from kenning import daemon
+from kenning.hook import client
+from kenning.paths import Paths, ensure_token, read_token
+from kenning.settings import SPECS, load
+
+
+def _worker_get(paths: Paths, path: str, timeout: float = 5.0) -> tuple[int, Any] | None:
+    info = client.read_pid_file(paths)
+    if not info:
+        return None
+    res = client.request(info["port"], "GET", path, token=read_token(paths), timeout=timeout)
+    if res is None:
+        return None
+    try:
+        return res[0], json.loads(res[1] or b"null")
+    except ValueError:
+        return res[0], None
+
+
+# ------------------------------------------------------------------------------ commands
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from kenning.integrations import claude_code
+
+    paths = Paths()
+    paths.ensure()
+    settings, problems = load(paths, create=True)
+    ensure_token(paths)
+    try:
+        report = claude_code.install(paths, skip_tools=settings.skip_tools)
+    except (ValueError, UnicodeDecodeError) as e:
+        print(f"kenning: not installed: {e}", file=sys.stderr)
+        return 2
+    print(f"Hooks for {', '.join(report.events)} are in {report.path}"
+          + (" (unchanged)" if not report.changed else ""))
+    if report.backup:
+        print(f"Backup of the previous file: {report.backup}")
+    legacy = report.legacy_removed + (report.mcp.legacy_removed if report.mcp else [])
+    if legacy:
+        print(f"Removed what an install under this project's former name left: {', '.join(legacy)}")
+    if report.mcp is not None:
+        for p in report.mcp.problems:
+            print(f"kenning: {p}", file=sys.stderr)
+        if not report.mcp.problems:
+            print(f"MCP server 'kenning' (memory search tools) is registered in {report.mcp.path}"
+                  + (" (unchanged)" if not report.mcp.changed else ""))
+    for p in problems:
+        print(f"settings: {p}")
+    if args.no_start:
+        return 0
+    health = daemon.ensure(paths, wait=15.0)
+    if not health:
+        print("kenning: the worker did not start; see `kenning worker logs`", file=sys.stderr)
+        return 1
+    print(f"Worker running on 127.0.0.1:{health['port']} (pid {health['pid']}). "
+          "Start a new Claude Code session: it will be remembered.")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    from kenning.integrations import claude_code
+
+    paths = Paths()
+    report = claude_code.uninstall(paths)
+    for p in report.problems:
+        print(f"kenning: {p}", file=sys.stderr)
+    print(f"Removed Kenning's hooks from {report.path}" if report.changed else f"No Kenning hooks in {report.path}")
+    if report.mcp is not None:
+        for p in report.mcp.problems:
+            print(f"kenning: {p}", file=sys.stderr)
+        if report.mcp.changed:
+            print(f"Removed Kenning's MCP server from {report.mcp.path}")
+    if report.backup:
+        print(f"Backup of the previous file: {report.backup}")
+    if not args.keep_worker:
+        daemon.stop(paths)
+        print("Worker stopped.")
+    print(f"Your memory stays in {paths.root}; delete that folder to erase it.")
+    return 1 if report.problems else 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    paths = Paths()
+    action = args.action
+    if action == "run":
+        from kenning.worker.server import run
+
+        return run(paths)
+    if action == "start":
+        health = daemon.ensure(paths, wait=args.wait)
+        if not health:
+            print("kenning: worker did not start in time; see `kenning worker logs`", file=sys.stderr)
+            return 1
+        print(f"worker running: pid {health['pid']}, 127.0.0.1:{health['port']}")
+        return 0
+    if action == "stop":
+        ok = daemon.stop(paths)
+        print("worker stopped" if ok else "kenning: worker did not stop", file=sys.stdout if ok else sys.stderr)
+        return 0 if ok else 1
+    if action == "restart":
+        daemon.stop(paths)
+        return cmd_worker(argparse.Namespace(action="start", wait=args.wait))
+    if action == "status":
+        health = daemon.running(paths)
+        if not health:
+            print("worker: not running")
+            return 3
+        print(json.dumps(health, indent=2))
+        return 0
+    if action == "logs":
+        return _print_logs(paths, args.lines)
+    return 2
+
+
+def _print_logs(paths: Paths, lines: int) -> int:
+    for path in (paths.worker_log, paths.hook_log):
+        print(f"==> {path} <==")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                tail = fh.readlines()[-lines:]
+            sys.stdout.write("".join(tail))
+        except FileNotFoundError:
+            print("(no log yet)")
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    """Print exactly what SessionStart would inject for a directory."""
+    from urllib.parse import quote
+
+    paths = Paths()
+    cwd = os.path.realpath(args.cwd or os.getcwd())
+    res = _worker_get(paths, f"/api/context?cwd={quote(cwd)}") if daemon.running(paths) else None
+    if res and res[0] == 200 and isinstance(res[1], dict):
+        text = res[1].get("context", "")
+    else:
+        from kenning.service import Memory
+
+        settings, _ = load(paths)
+        text = Memory(paths, settings).context(cwd)["context"]
+    print(text)
+    if args.stats:
+        print(f"\n[{len(text)} characters, ~{(len(text) + 3) // 4} tokens]", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from kenning.service import Memory
+
+    paths = Paths()
+    settings, _ = load(paths)
+    obs = Memory(paths, settings).observation(args.id)
+    if obs is None:
+        print(f"kenning: no observation {args.id}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(obs, indent=2, ensure_ascii=False))
+        return 0
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(obs["created_at"]))
+    print(f"#{obs['id']} [{obs['type']}] {obs['title']}")
+    print(f"{obs['project']} · {when} · session {obs['agent_session_id']} · prompt {obs['prompt_number']}"
+          + (f" · {obs['status']}" if obs["status"] != "active" else ""))
+    if obs["subtitle"]:
+        print(obs["subtitle"])
+    if obs["narrative"]:
+        print(f"\n{obs['narrative']}")
+    if obs["facts"]:
+        print("\nFacts:")
+        for f in obs["facts"]:
+            print(f"  - {f}")
+    for key, label in (("files_modified", "Modified"), ("files_read", "Read"), ("concepts", "Concepts")):
+        if obs[key]:
+            print(f"{label}: {', '.join(obs[key])}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from kenning.service import Memory
+
+    paths = Paths()
+    settings, problems = load(paths)
+    health = daemon.running(paths)
+    st = Memory(paths, settings).status()
+    if args.json:
+        print(json.dumps({"worker": health, **st, "settings_problems": problems}, indent=2))
+        return 0
+    print(f"data dir   {paths.root}")
+    print("worker     " + (f"running, pid {health['pid']}, 127.0.0.1:{health['port']}, observer "
+                           f"{health['observer']['provider']}" if health else "not running"))
+    c = st.get("counts") or {}
+    print(f"memory     {c.get('observations', 0)} observations, {c.get('session_summaries', 0)} summaries, "
+          f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
+    print(f"queue      {st['spool_depth']} in spool, {c.get('pending_events', 0)} events waiting for the observer"
+          + (f", {st['spool_corrupt']} quarantined" if st["spool_corrupt"] else ""))
+    for p in st.get("projects", [])[:10]:
+        print(f"project    {p['project']}: {p['observations']} observations")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from kenning.doctor import run_checks
+
+    checks = run_checks(Paths())
+    worst = 0
+    for level, name, detail in checks:
+        mark = {"ok": "✓", "warn": "!", "FAIL": "✗"}[level]
+        print(f"{mark} {name}: {detail}")
+        worst = max(worst, {"ok": 0, "warn": 0, "FAIL": 1}[level])
+    return worst
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from kenning.demo.replay import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+def settings_markdown() -> str:
+    """The configuration table of the README (a test keeps them identical)."""
+    from kenning.settings import Settings
+
+    rows = ["| setting | environment | default | meaning |", "| --- | --- | --- | --- |"]
+    defaults = Settings().as_dict()
+    for name, spec in SPECS.items():
+        value = "37800 + uid % 100" if name == "port" else json.dumps(defaults[name])
+        rows.append(f"| `{name}` | `KENNING_{name.upper()}` | `{value}` | {spec.help} |")
+    return "\n".join(rows)
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(settings_markdown())
+        return 0
+    paths = Paths()
+    settings, problems = load(paths, create=True)
+    for name, spec in SPECS.items():
+        print(f"{name} = {json.dumps(settings.as_dict()[name])}    # {spec.help}")
+    for p in problems:
+        print(f"problem: {p}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kenning", description="Long-term memory for AI coding agents.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("install", help="add Kenning's hooks to Claude Code and start the worker")
+    s.add_argument("--no-start", action="store_true", help="do not start the worker")
+    s.set_defaults(func=cmd_install)
+    s = sub.add_parser("uninstall", help="remove exactly the hooks install added; stop the worker")
+    s.add_argument("--keep-worker", action="store_true")
+    s.set_defaults(func=cmd_uninstall)
+    s = sub.add_parser("doctor", help="check the whole installation")
+    s.set_defaults(func=cmd_doctor)
+    s = sub.add_parser("status", help="worker, memory counts, queue depth")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_status)
+    s = sub.add_parser("worker", help="manage the background worker")
+    s.add_argument("action", choices=["start", "stop", "restart", "status", "logs", "run"])
+    s.add_argument("--wait", type=float, default=15.0, help="seconds to wait for start (default 15)")
+    s.add_argument("-n", "--lines", type=int, default=40, help="log lines to show")
+    s.set_defaults(func=cmd_worker)
+    s = sub.add_parser("context", help="print what SessionStart would inject for a directory")
+    s.add_argument("--cwd", help="project directory (default: current)")
+    s.add_argument("--stats", action="store_true", help="also print its size")
+    s.set_defaults(func=cmd_context)
+    s = sub.add_parser("show", help="print one observation in full")
+    s.add_argument("id", type=int)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_show)
+    s = sub.add_parser("demo", help="replay a bundled coding story and show what the next session gets")
+    s.add_argument("--keep", action="store_true", help="keep the temporary data dir")
+    s.set_defaults(func=cmd_demo)
+    s = sub.add_parser("settings", help="list every setting with its effective value")
+    s.add_argument("--markdown", action="store_true", help="print the documentation table instead")
+    s.set_defaults(func=cmd_settings)
+    s = sub.add_parser("hook", help="(called by the agent) handle one hook event")
+    s.add_argument("agent")
+    s.add_argument("event")
+    from kenning.commands import register_all
+
+    register_all(sub)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,23 @@
+"""``kenning mcp``: run the MCP server on stdin/stdout (Claude Code starts it; see ``kenning install``).
+
+The MCP SDK is imported only when this command runs (~0.5 s): no other command pays for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("mcp", help="run the MCP server (stdio) with the memory search tools",
+                       description="Serve search_memory, memory_timeline, get_observations, save_memory, "
+                                   "forget_memory and memory_guide over MCP on stdin/stdout. Claude Code starts "
+                                   "it by itself once `kenning install` has registered it; logs go to "
+                                   "<data dir>/logs/mcp.log.")
+    s.set_defaults(func=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from kenning.mcp.server import run
+
+    return run()

@@ -1,0 +1,368 @@
+"""File history on Read: what earlier sessions did with the file the agent is about to read.
+
+PreToolUse(Read) of a file of at least ``file_context_min_bytes``: the observations that
+touched it (its absolute or project-relative path, looked up in ``observation_files``), one
+per session, ranked by specificity (changed the file +2; touches ≤ 3 files +2, ≤ 8 +1; then
+newest), the top ``file_context_limit``, as compact ``#id date icon title`` rows. Nothing is
+said when the file changed on disk after the newest of them (the notes may be stale), nor a
+second time for the same file in the same session unless a newer observation exists.
+
+Standard library only and import-light: the hook runs this on every large Read. It talks
+to SQLite through ``_sqlite3`` (``sqlite3`` drags in ``datetime``: ~3 ms more per process).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from kenning.project import is_excluded
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+    from kenning.paths import Paths
+    from kenning.settings import Settings
+
+OPEN = "<kenning-context>"
+CLOSE = "</kenning-context>"
+# The `code` mode's icons, so the hook needs no JSON mode file for the default mode
+# (tests/unit/test_file_history.py checks they match code.json).
+CODE_ICONS = {"bugfix": "🔴", "feature": "🟣", "refactor": "🔄", "change": "✅", "discovery": "🔵",
+              "decision": "⚖️", "security_alert": "🚨", "security_note": "🔐", "sensitive": "🔒"}
+FALLBACK_ICON = "•"
+MODIFIED_MARK = "✎"
+# Event timestamps and file mtimes come from the same clock, but an observation may carry a
+# rounded time (imports, LLM observers): a change within this slack is not "after" it.
+MTIME_SLACK_S = 2.0
+# Newest matching observations considered at most (per spelling of the path): bounds the work
+# for a file that thousands of observations touched (the ranking then prefers recent sessions).
+CANDIDATE_CAP = 500
+TITLE_CHARS = 160
+SEEN_DIR = "file-context"
+SEEN_TTL_S = 7 * 86400
+
+
+class Touch:
+    """One observation that touched the file."""
+
+    __slots__ = ("created_at", "id", "modified", "n_files", "project", "session_id", "title", "type")
+
+    def __init__(self, id: int, session_id: int, project: str, type: str, title: str, created_at: float,
+                 modified: bool, n_files: int) -> None:
+        self.id = id
+        self.session_id = session_id
+        self.project = project
+        self.type = type
+        self.title = title
+        self.created_at = created_at
+        self.modified = modified
+        self.n_files = n_files
+
+    @property
+    def score(self) -> int:
+        """Specificity: an observation that changed this file, among few, is about this file."""
+        s = 2 if self.modified else 0
+        if self.n_files <= 3:
+            s += 2
+        elif self.n_files <= 8:
+            s += 1
+        return s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "session_id": self.session_id, "project": self.project, "type": self.type,
+                "title": self.title, "created_at": self.created_at, "modified": self.modified,
+                "n_files": self.n_files, "score": self.score}
+
+
+# ------------------------------------------------------------------------------ paths
+
+def resolve(file_path: str, cwd: str) -> str:
+    """The absolute, normalised path the agent reads (relative paths are relative to cwd)."""
+    p = os.path.expanduser(file_path)
+    if not os.path.isabs(p):
+        p = os.path.join(cwd or os.getcwd(), p)
+    return os.path.normpath(p)
+
+
+def stored_forms(abs_path: str, root: str) -> list[str]:
+    """Every form under which observations may have stored this file.
+
+    Observers store paths relative to the project root (a realpath) when the file is inside
+    it, else as given: look up the path as given, its realpath, and both relative to the root.
+    """
+    forms: list[str] = []
+    try:
+        real = os.path.realpath(abs_path)
+    except (OSError, ValueError):
+        real = abs_path
+    base = root.rstrip("/") + "/" if root else ""
+    for p in dict.fromkeys((abs_path, real)):
+        forms.append(p)
+        if base and p.startswith(base):
+            forms.append(p[len(base):])
+    return list(dict.fromkeys(forms))
+
+
+def display_path(abs_path: str, root: str) -> str:
+    for base in dict.fromkeys((root, _real(root))):
+        if base and abs_path.startswith(base.rstrip("/") + "/"):
+            return abs_path[len(base.rstrip("/")) + 1:]
+    real = _real(abs_path)
+    if root and real.startswith(_real(root).rstrip("/") + "/"):
+        return real[len(_real(root).rstrip("/")) + 1:]
+    return abs_path
+
+
+def _real(p: str) -> str:
+    try:
+        return os.path.realpath(p) if p else p
+    except (OSError, ValueError):
+        return p
+
+
+# ------------------------------------------------------------------------------ query
+
+def touches(conn: Any, forms: Sequence[str], project: str, *, excluded: Iterable[str] = ()) -> list[Touch]:
+    """Active observations that touched any of ``forms`` (the newest CANDIDATE_CAP per form).
+
+    A project-relative form only matches the current project's rows; an absolute one also
+    matches other projects' rows, except ``sensitive`` ones and those of excluded projects.
+    Titles are left empty here: :func:`with_titles` reads them for the few rows shown.
+    """
+    if not forms:
+        return []
+    # Per form, one range of the (path, observation_id) key read backwards: newest first with no
+    # sort, stopping after CANDIDATE_CAP rows (ids grow with time; a few forms, most of them empty).
+    by_id: dict[int, Touch] = {}
+    for form in forms:
+        if form.startswith("/"):
+            cond, extra = "(project = ? OR type != 'sensitive')", (project,)
+        else:
+            cond, extra = "project = ?", (project,)
+        rows = conn.execute(
+            "SELECT observation_id, session_id, project, type, created_at, modified, n_files FROM observation_files "
+            f"WHERE path = ? AND status = 'active' AND {cond} ORDER BY observation_id DESC LIMIT ?",
+            (form, *extra, CANDIDATE_CAP)).fetchall()
+        for r in rows:
+            t = by_id.get(r[0])
+            if t is None:
+                by_id[r[0]] = Touch(int(r[0]), int(r[1]), str(r[2]), str(r[3]), "", float(r[4]), bool(r[5]),
+                                    int(r[6] or 0))
+            elif r[5]:
+                t.modified = True  # stored under two spellings of the path; one of them as changed
+    out = list(by_id.values())
+    globs = tuple(excluded)
+    foreign = {t.session_id for t in out if t.project != project}
+    if foreign and globs:
+        # Other projects' rows (absolute paths only): drop those of projects excluded since.
+        marks = ",".join("?" * len(foreign))
+        roots = dict(conn.execute(f"SELECT id, project_root FROM sessions WHERE id IN ({marks})",
+                                  tuple(foreign)).fetchall())
+        out = [t for t in out if t.project == project
+               or not is_excluded(t.project, str(roots.get(t.session_id) or ""), "", globs)]
+    return out
+
+
+def with_titles(conn: Any, picked: Sequence[Touch]) -> None:
+    """Fill in the titles of the rows to show (a primary-key read each)."""
+    if not picked:
+        return
+    marks = ",".join("?" * len(picked))
+    titles = dict(conn.execute(f"SELECT id, title FROM observations WHERE id IN ({marks})",
+                               tuple(t.id for t in picked)).fetchall())
+    for t in picked:
+        t.title = str(titles.get(t.id) or "")
+
+
+def pick(found: Sequence[Touch], limit: int) -> list[Touch]:
+    """One observation per session (its most specific, then newest), the best ``limit`` sessions."""
+    best: dict[int, Touch] = {}
+    for t in found:
+        cur = best.get(t.session_id)
+        if cur is None or (t.score, t.created_at, t.id) > (cur.score, cur.created_at, cur.id):
+            best[t.session_id] = t
+    ranked = sorted(best.values(), key=lambda t: (t.score, t.created_at, t.id), reverse=True)
+    return ranked[:max(0, limit)]
+
+
+# ----------------------------------------------------------------------------- render
+
+def render(shown_path: str, picked: Sequence[Touch], sessions: int, icons: dict[str, str]) -> str:
+    """Compact rows, oldest first, inside the marker that keeps them from being captured again."""
+    rows = sorted(picked, key=lambda t: (t.created_at, t.id))
+    lines = [OPEN, f"Kenning: earlier sessions' notes on {shown_path} (oldest first; {MODIFIED_MARK} = "
+                   f"that session changed the file)."]
+    for t in rows:
+        day = time.strftime("%Y-%m-%d", time.localtime(t.created_at))
+        title = " ".join(t.title.split())
+        if len(title) > TITLE_CHARS:
+            title = title[:TITLE_CHARS - 1] + "…"
+        mark = f" {MODIFIED_MARK}" if t.modified else ""
+        lines.append(f"#{t.id} {day} {icons.get(t.type, FALLBACK_ICON)} {title}{mark}")
+    if sessions > len(rows):
+        lines.append(f"These are the {len(rows)} most specific of {sessions} sessions that touched it.")
+    lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
+    lines.append(CLOSE)
+    return "\n".join(lines)
+
+
+def icons_for(settings: Settings, modes_dir: str | None) -> dict[str, str]:
+    """Type icons of the configured mode; the default mode needs no file read."""
+    if settings.mode == "code" and not (modes_dir and os.path.exists(os.path.join(modes_dir, "code.json"))):
+        return CODE_ICONS
+    from kenning.observer.modes import load_mode, type_icons
+
+    return type_icons(load_mode(settings.mode, modes_dir)) or CODE_ICONS
+
+
+# ------------------------------------------------------------------------------ build
+
+class History:
+    """What the lookup found for one file."""
+
+    __slots__ = ("found", "mark", "newest", "picked", "sessions", "shown_path")
+
+    def __init__(self, shown_path: str, found: list[Touch], limit: int) -> None:
+        self.shown_path = shown_path
+        self.found = found
+        self.picked = pick(found, limit)
+        self.sessions = len({t.session_id for t in found})
+        self.newest = max((t.created_at for t in found), default=0.0)
+        self.mark = max((t.id for t in found), default=0)  # ids only grow: a larger one is newer
+
+    def stale(self, mtime: float) -> bool:
+        """True when the file changed on disk after the newest note about it."""
+        return bool(self.found) and mtime > self.newest + MTIME_SLACK_S
+
+    def text(self, icons: dict[str, str]) -> str:
+        return render(self.shown_path, self.picked, self.sessions, icons) if self.picked else ""
+
+
+def lookup(conn: Any, settings: Settings, abs_path: str, project: str, root: str) -> History:
+    forms = stored_forms(abs_path, root)
+    found = touches(conn, forms, project, excluded=settings.excluded_projects)
+    history = History(display_path(abs_path, root), found, settings.file_context_limit)
+    with_titles(conn, history.picked)
+    return history
+
+
+def connect_readonly(db_path: str, deadline: float) -> Any:
+    """A read-only connection whose statements are interrupted once ``deadline`` (monotonic) passes."""
+    try:
+        import _sqlite3 as sqlite  # the C module: no datetime/collections.abc import
+        connect = sqlite.connect
+    except (ImportError, AttributeError):  # pragma: no cover - other interpreters
+        import sqlite3 as sqlite  # type: ignore[no-redef]
+        connect = sqlite.connect
+    path = db_path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    left = max(0.01, deadline - time.monotonic())
+    conn = connect(f"file:{path}?mode=ro", uri=True, timeout=left, isolation_level=None,
+                   check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(left * 1000)}")
+    # Runs every 1000 VM steps: a non-zero answer aborts the statement ("interrupted").
+    conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+    return conn
+
+
+# ------------------------------------------------------------------ per-session state
+
+class Seen:
+    """Which files a session was already told about, and up to which observation.
+
+    One append-only file per session (``<data>/file-context/<session>``), lines
+    ``<mark>\\t<path>``: appends of a short line are atomic, so parallel Reads in one session
+    never corrupt it. Files untouched for a week are pruned when a new session starts one.
+    """
+
+    def __init__(self, root: str, key: str) -> None:
+        self.dir = os.path.join(root, SEEN_DIR)
+        self.path = os.path.join(self.dir, key)
+
+    def mark(self, file_key: str) -> int:
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as fh:
+                data = fh.read()
+        except OSError:
+            return 0
+        best = 0
+        for line in data.splitlines():
+            mark, _, path = line.partition("\t")
+            if path == file_key and mark.isdigit():
+                best = max(best, int(mark))
+        return best
+
+    def record(self, file_key: str, mark: int) -> None:
+        line = f"{mark}\t{file_key}\n".encode("utf-8", "replace")
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+            fresh = True
+        except FileExistsError:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND, 0o600)
+            fresh = False
+        except FileNotFoundError:
+            os.makedirs(self.dir, mode=0o700, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fresh = True
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+        if fresh:
+            self.prune()
+
+    def prune(self, now: float | None = None) -> int:
+        cutoff = (time.time() if now is None else now) - SEEN_TTL_S
+        removed = 0
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return 0
+        for name in names:
+            p = os.path.join(self.dir, name)
+            try:
+                if os.stat(p).st_mtime < cutoff:
+                    os.unlink(p)
+                    removed += 1
+            except OSError:
+                continue
+        return removed
+
+
+def for_read(paths: Paths, settings: Settings, file_path: str, cwd: str, project: str, root: str,
+             session_key: str | None, *, budget_s: float | None = None) -> str | None:
+    """The additionalContext for a Read of ``file_path``, or None when there is nothing to say."""
+    deadline = time.monotonic() + (settings.file_context_timeout_ms / 1000 if budget_s is None else budget_s)
+    abs_path = resolve(file_path, cwd)
+    try:
+        st = os.stat(abs_path)
+    except (OSError, ValueError):
+        return None  # missing: the Read itself will say so
+    if (st.st_mode & 0o170000) != 0o100000 or st.st_size < settings.file_context_min_bytes:
+        return None  # directories, devices, small files: not worth the tokens
+    if not os.path.exists(paths.db):
+        return None
+    conn = connect_readonly(paths.db, deadline)
+    try:
+        history = lookup(conn, settings, abs_path, project, root)
+    except Exception as e:
+        if "no such table" in str(e):
+            return None  # a database the worker has not migrated yet: no history to give
+        raise
+    finally:
+        conn.close()
+    if not history.picked or history.stale(st.st_mtime):
+        return None
+    seen = Seen(paths.root, session_key) if session_key else None
+    file_key = _real(abs_path)
+    if seen is not None and seen.mark(file_key) >= history.mark:
+        return None  # told already in this session, and nothing newer since
+    text = history.text(icons_for(settings, paths.modes))
+    if seen is not None:
+        try:
+            seen.record(file_key, history.mark)
+        except OSError:
+            pass  # worst case the same history is given again
+    return text

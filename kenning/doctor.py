@@ -1,0 +1,98 @@
+"""``kenning doctor``: every check a user needs when memory seems not to work."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+
+from kenning import daemon, spool
+from kenning.integrations import claude_code
+from kenning.paths import Paths, read_token
+from kenning.service import Memory
+from kenning.settings import load
+
+Check = tuple[str, str, str]  # (level: ok|warn|FAIL, name, detail)
+
+
+def run_checks(paths: Paths) -> list[Check]:
+    out: list[Check] = []
+    settings, problems = load(paths)
+
+    if not os.path.isdir(paths.root):
+        out.append(("FAIL", "data dir", f"{paths.root} does not exist: run `kenning install`"))
+        return out
+    mode = stat.S_IMODE(os.stat(paths.root).st_mode)
+    out.append(("ok" if not mode & 0o077 else "warn", "data dir",
+                f"{paths.root} (mode {mode:o})" + ("" if not mode & 0o077 else ": others can read it; chmod 700")))
+    if read_token(paths):
+        tmode = stat.S_IMODE(os.stat(paths.token).st_mode)
+        out.append(("ok" if tmode == 0o600 else "warn", "API token", f"{paths.token} (mode {tmode:o})"))
+    else:
+        out.append(("warn", "API token", "not created yet (the worker creates it)"))
+
+    if problems:
+        for p in problems:
+            out.append(("warn", "settings", p))
+    else:
+        out.append(("ok", "settings", f"{paths.settings}: valid"))
+
+    health = daemon.running(paths)
+    if health:
+        out.append(("ok", "worker", f"running, pid {health['pid']}, 127.0.0.1:{health['port']}, up "
+                                    f"{health['uptime_s']} s"))
+        if health.get("status") != "ok":
+            out.append(("warn", "worker health", str(health.get("observer", {}).get("last_error"))))
+    else:
+        out.append(("FAIL", "worker", "not running: `kenning worker start` (SessionStart also starts it)"))
+
+    handlers = claude_code.installed_handlers()
+    missing = [e for e in claude_code.EVENTS if e not in handlers]
+    if not handlers:
+        out.append(("FAIL", "Claude Code hooks", f"none in {claude_code.settings_path()}: run `kenning install`"))
+    elif missing:
+        out.append(("FAIL", "Claude Code hooks", f"missing for {', '.join(missing)}: run `kenning install`"))
+    else:
+        out.append(("ok", "Claude Code hooks", f"{len(handlers)} events in {claude_code.settings_path()}"))
+    legacy = claude_code.legacy_entries()
+    if legacy:
+        out.append(("warn", "former install", f"{len(legacy)} entr{'y' if len(legacy) == 1 else 'ies'} of this project "
+                    f"under its former name: {'; '.join(legacy)}; `kenning install` removes them"))
+    for py in sorted({claude_code.interpreter_of(c) for cmds in handlers.values() for c in cmds}):
+        if not py or not os.access(py, os.X_OK):
+            out.append(("FAIL", "hook interpreter", f"{py or '?'} does not exist or is not executable: "
+                                                    "reinstall with `kenning install`"))
+            continue
+        try:
+            r = subprocess.run([py, "-c", "import kenning.hook.main"], capture_output=True, timeout=20)
+            ok = r.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        out.append(("ok" if ok else "FAIL", "hook interpreter",
+                    f"{py}" + ("" if ok else ": cannot import kenning; reinstall the package")))
+
+    st = Memory(paths, settings).status()
+    if st.get("db_ok"):
+        c = st.get("counts", {})
+        latest = st.get("schema_latest")
+        level = "ok" if st.get("schema_version") == latest else "warn"
+        out.append((level, "database", f"{paths.db}: integrity ok, schema {st.get('schema_version')}/{latest}, "
+                                       f"{c.get('observations', 0)} observations, {st.get('db_bytes', 0) // 1024} KiB"))
+    elif os.path.exists(paths.db):
+        out.append(("FAIL", "database", str(st.get("db_error"))))
+    else:
+        out.append(("warn", "database", "not created yet (the worker creates it on start)"))
+
+    depth = spool.depth(paths)
+    corrupt = spool.corrupt_count(paths)
+    out.append(("ok" if depth < 1000 else "warn", "spool",
+                f"{depth} event(s) waiting" + (" (is the worker running?)" if depth and not health else "")))
+    if corrupt:
+        out.append(("warn", "spool", f"{corrupt} unreadable file(s) quarantined in {paths.spool_corrupt}"))
+    from kenning.search.doctor import checks as search_checks
+
+    out.extend(search_checks(paths, settings, health))
+    from kenning.observer.llm.doctor import checks as observer_checks
+
+    out.extend(observer_checks(paths, settings, health))
+    return out

@@ -1,0 +1,192 @@
+"""A tiny HTTP/1.1 client over a raw socket (``http.client`` costs ~15 ms to import).
+
+Only talks to the local worker; every call has a hard deadline and returns None on any
+failure, so a slow or dead worker can never hold a hook up.
+"""
+
+from __future__ import annotations
+
+import _socket  # the C module: `socket` drags in enum/selectors (~5 ms at import)
+import os
+import time
+
+from kenning import fastjson
+from kenning.paths import Paths, read_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+
+def request(port: int, method: str, path: str, *, body: bytes = b"", token: str = "",
+            timeout: float = 0.25) -> tuple[int, bytes] | None:
+    """Send one request to 127.0.0.1:port; return (status, body) or None on failure/timeout.
+
+    The token goes only to a listener owned by this user: after a crash or a reboot the pid file
+    can name a port that another local user now listens on, and would be handed the token.
+    """
+    if token and not listener_is_ours(port):
+        return None
+    deadline = time.monotonic() + timeout
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    chunks: list[bytes] = []
+    try:
+        sock.settimeout(timeout)
+        sock.connect(("127.0.0.1", port))
+        sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+                f"Content-Length: {len(body)}\r\n")
+        if body:
+            head += "Content-Type: application/json\r\n"
+        if token:
+            head += f"Authorization: Bearer {token}\r\n"
+        sock.sendall(head.encode("ascii") + b"\r\n" + body)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    raw = b"".join(chunks)
+    head_end = raw.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    try:
+        status = int(raw.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return None
+    headers = raw[:head_end].lower()
+    payload = raw[head_end + 4:]
+    if b"transfer-encoding: chunked" in headers:
+        payload = _dechunk(payload)
+    return status, payload
+
+
+def listener_is_ours(port: int) -> bool:
+    """False when a socket of another user listens on TCP ``port`` (Linux sock_diag; True when unknown).
+
+    Asks the kernel for the listening sockets only (netlink, well under a millisecond), not
+    /proc/net/tcp (every socket of the machine, ~10 ms here).
+    """
+    import struct
+
+    try:
+        nl = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_DGRAM, 4)  # NETLINK_SOCK_DIAG
+    except (AttributeError, OSError):
+        return True  # not Linux, or netlink not allowed: cannot tell
+    try:
+        nl.settimeout(0.5)
+        uid = os.getuid()
+        for family in (_socket.AF_INET, _socket.AF_INET6):
+            # inet_diag_req_v2: TCP sockets of this family in state LISTEN (1 << 10), any address.
+            req = struct.pack("=BBBBI48x", family, _socket.IPPROTO_TCP, 0, 0, 1 << 10)
+            # nlmsghdr: SOCK_DIAG_BY_FAMILY (20), NLM_F_REQUEST | NLM_F_DUMP
+            nl.send(struct.pack("=IHHII", 16 + len(req), 20, 0x301, 1, 0) + req)
+            done = False
+            while not done:
+                data = nl.recv(65536)
+                if not data:
+                    break
+                off = 0
+                while off + 16 <= len(data):
+                    length, kind = struct.unpack_from("=IH", data, off)
+                    if kind in (2, 3) or length < 16:  # NLMSG_ERROR, NLMSG_DONE
+                        done = True
+                        break
+                    sport = struct.unpack_from(">H", data, off + 16 + 4)[0]
+                    owner = struct.unpack_from("=I", data, off + 16 + 64)[0]
+                    if sport == port and owner != uid:
+                        return False
+                    off += (length + 3) & ~3
+        return True
+    except (OSError, struct.error):
+        return True
+    finally:
+        nl.close()
+
+
+def poke_udp(port: int) -> bool:
+    """Send the worker's wake-up datagram to 127.0.0.1:port (never blocks)."""
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        sock.setblocking(False)
+        sock.sendto(POKE_DATAGRAM, ("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+POKE_DATAGRAM = b"kenning-poke"
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = bytearray()
+    i = 0
+    while True:
+        j = data.find(b"\r\n", i)
+        if j < 0:
+            break
+        try:
+            size = int(data[i:j].split(b";")[0], 16)
+        except ValueError:
+            break
+        if size == 0:
+            break
+        out += data[j + 2:j + 2 + size]
+        i = j + 2 + size + 2
+    return bytes(out)
+
+
+def read_pid_file(paths: Paths) -> dict[str, Any] | None:
+    """The worker's pid file (pid, port, start_token) or None."""
+    try:
+        with open(paths.pid_file, encoding="utf-8") as fh:
+            info = fastjson.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("port"), int):
+        return None
+    return info
+
+
+def pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, Any] | None:
+    """The worker's health answer if the process on ``port`` is *our* worker (start token matches)."""
+    info = read_pid_file(paths)
+    res = request(port, "GET", "/api/health", timeout=timeout)
+    if not res or res[0] != 200:
+        return None
+    try:
+        health = fastjson.loads(res[1].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    if not isinstance(health, dict) or health.get("service") != "kenning":
+        return None
+    # A reused PID or a foreign server on our port never passes for the worker.
+    if info and health.get("start_token") != info.get("start_token"):
+        return None
+    return health
+
+
+def token(paths: Paths) -> str:
+    return read_token(paths)

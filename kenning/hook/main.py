@@ -1,0 +1,443 @@
+"""Entry point of ``kenning hook <agent> <event>``.
+
+Contract with the agent: exit 0 whatever happens, print one JSON object or nothing, and
+return within budget. Capture events are spooled (durable) and the worker is poked with
+a short timeout; capture never starts or waits for the worker. SessionStart makes sure a
+worker runs and returns the context, building it straight from SQLite when the worker
+cannot answer in time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from kenning import fastjson, spool
+from kenning.hook import client
+from kenning.paths import Paths
+from kenning.privacy.tags import is_entirely_private, strip_value
+from kenning.project import find_root, glob_match, is_excluded
+from kenning.settings import Settings, load
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
+    from typing import Any
+
+AGENTS = ("claude-code",)
+CAPTURE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
+CONTEXT_EVENTS = ("SessionStart", "PreToolUse")
+KNOWN_EVENTS = CAPTURE_EVENTS + CONTEXT_EVENTS
+ELISION = "\n[... {n} characters elided by kenning ...]\n"
+# Fields copied into the header of a payload too large to parse in full.
+HEADER_FIELDS = ("session_id", "cwd", "hook_event_name", "tool_name", "tool_use_id", "prompt_id",
+                 "agent_id", "agent_type", "source", "reason", "transcript_path")
+
+
+class HookLog:
+    """Append-only log lines in ``logs/hook.log`` (rotated by size, never raises)."""
+
+    def __init__(self, paths: Paths, max_bytes: int = 1_000_000) -> None:
+        self.paths = paths
+        self.path = paths.hook_log
+        self.max_bytes = max_bytes
+
+    def write(self, event: str, message: str) -> None:
+        try:
+            line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {event}: {message}\n"
+            try:
+                if os.stat(self.path).st_size > self.max_bytes:
+                    os.replace(self.path, self.path + ".1")
+            except OSError:
+                pass
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            except FileNotFoundError:  # no data dir yet (never installed, or deleted): make it
+                self.paths.ensure()
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                data = line.encode("utf-8", "replace")
+                # Cut long lines but keep their newline, so the next line does not run on.
+                os.write(fd, data if len(data) <= 4000 else data[:3999] + b"\n")
+            finally:
+                os.close(fd)
+        except Exception:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    """Run one hook; never raises, always returns 0."""
+    out: dict[str, Any] | None = None
+    try:
+        out = run(argv, sys.stdin.buffer)
+    except BaseException:
+        try:
+            import traceback
+
+            HookLog(Paths()).write(" ".join(argv[:2]), "crash: " + traceback.format_exc(limit=3)
+                                   .replace("\n", " | "))
+        except BaseException:
+            pass
+    if out is not None:
+        try:
+            sys.stdout.write(fastjson.dumps(out))  # ASCII: valid whatever the terminal encoding
+            sys.stdout.flush()
+        except BaseException:
+            pass
+    return 0
+
+
+def cli(argv: list[str] | None = None) -> None:
+    """Process entry point used by installed hooks: ``python -I -c "…cli()" <agent> <event>``."""
+    code = main(sys.argv[1:] if argv is None else argv)
+    try:
+        sys.stdout.flush()
+    finally:
+        # Skip interpreter teardown (~5 ms): everything the hook wrote is fsynced and closed.
+        os._exit(code)
+
+
+def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
+    """The hook's logic; returns the JSON to print or None."""
+    if os.environ.get("KENNING_INTERNAL") == "1":
+        return None  # our own observer's agent must never be captured
+    agent = argv[0] if argv else ""
+    event = argv[1] if len(argv) > 1 else ""
+    paths = Paths()
+    log = HookLog(paths)
+    raw = _read_stdin(stdin)
+    if agent not in AGENTS:
+        log.write(event or "?", f"unknown agent {agent[:40]!r}; ignored")
+        return None
+    if event not in KNOWN_EVENTS:
+        log.write(event[:60] or "?", "unknown event; ignored")
+        return None
+    settings, _problems = load(paths)
+    payload, truncated = _parse(raw, settings.hook_max_stdin_bytes)
+    if payload is None:
+        log.write(event, f"invalid input ({len(raw)} bytes); nothing stored")
+        return None
+    raw_cwd = payload.get("cwd")
+    cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else os.getcwd()
+    if cwd is not raw_cwd:
+        # A missing or mistyped cwd: the hook runs in the session's directory, so use that
+        # (else SessionStart would build the context of a project named "123").
+        payload = {**payload, "cwd": cwd}
+    if paths.contains(cwd):
+        return None  # work happening inside the data dir is Kenning's own
+    name, root = find_root(cwd)
+    if is_excluded(name, root, cwd, settings.excluded_projects):
+        return None
+    session_id = str(payload["session_id"])
+    if _opted_out(paths, session_id):
+        return None  # the user typed the opt-out marker earlier in this session
+    if event == "UserPromptSubmit" and settings.optout_marker:
+        prompt = payload.get("prompt")
+        if isinstance(prompt, str) and settings.optout_marker in prompt:
+            _opt_out(paths, log, session_id)
+            return None
+    if event == "SessionStart":
+        return _session_start(paths, settings, log, payload, name, root, truncated)
+    if event == "PreToolUse":
+        return _file_context(paths, settings, log, payload, cwd, name, root)
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        tool = payload.get("tool_name")
+        if isinstance(tool, str) and _skipped_tool(tool, settings.skip_tools):
+            return None
+    if event == "UserPromptSubmit" and settings.prompt_context:
+        # Captured first, exactly as without context; the worker is poked only after it answered,
+        # so ingesting (and embedding) this very prompt does not compete with the answer.
+        _capture(paths, settings, log, event, payload, name, root, truncated, poke=False)
+        try:
+            return _prompt_context(paths, settings, log, payload, cwd)
+        finally:
+            _poke(paths, settings)
+    _capture(paths, settings, log, event, payload, name, root, truncated)
+    return None
+
+
+def _read_stdin(stdin: Any) -> bytes:
+    try:
+        if os.isatty(stdin.fileno()):
+            return b""
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        data = stdin.read()
+    except (OSError, ValueError):
+        return b""
+    return data if isinstance(data, bytes) else str(data).encode("utf-8", "replace")
+
+
+def _parse(raw: bytes, limit: int) -> tuple[dict[str, Any] | None, bool]:
+    """Decode the payload; a payload over ``limit`` keeps only its header fields."""
+    if not raw.strip():
+        return None, False
+    if len(raw) > limit:
+        return _salvage_header(raw), True
+    try:
+        value = fastjson.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser allows
+        return None, False
+    if not isinstance(value, dict) or not isinstance(value.get("session_id"), str) \
+            or not value.get("session_id"):
+        return None, False
+    return value, False
+
+
+def _salvage_header(raw: bytes) -> dict[str, Any] | None:
+    """Claude Code writes identity fields first: read them from the head of a huge payload."""
+    import re
+
+    head = raw[:65536].decode("utf-8", "replace")
+    found: dict[str, Any] = {}
+    for key in HEADER_FIELDS:
+        m = re.search(r'"' + key + r'"\s*:\s*"((?:[^"\\]|\\.){0,2000})"', head)
+        if m:
+            try:
+                found[key] = fastjson.loads('"' + m.group(1) + '"')
+            except ValueError:
+                continue
+    if not isinstance(found.get("session_id"), str) or not found["session_id"]:
+        return None
+    found["kenning_note"] = f"payload of {len(raw)} bytes was too large; only its header was kept"
+    return found
+
+
+def _skipped_tool(tool: str, patterns: tuple[str, ...]) -> bool:
+    return any(glob_match(tool, p) for p in patterns)
+
+
+def _safe_id(session_id: str) -> str:
+    """A session id usable as a file name (hashed when it holds anything unusual)."""
+    if session_id.replace("-", "").replace("_", "").isalnum() and len(session_id) < 200:
+        return session_id
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()
+
+
+def _optout_path(paths: Paths, session_id: str) -> str:
+    return os.path.join(paths.optout, _safe_id(session_id))
+
+
+def _opted_out(paths: Paths, session_id: str) -> bool:
+    return os.path.exists(_optout_path(paths, session_id))
+
+
+def _opt_out(paths: Paths, log: HookLog, session_id: str) -> None:
+    """Remember that this session asked not to be remembered (a marker file per session)."""
+    try:
+        os.makedirs(paths.optout, mode=0o700, exist_ok=True)
+        os.close(os.open(_optout_path(paths, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError as e:
+        log.write("UserPromptSubmit", f"cannot record the opt-out: {e}")
+
+
+def _truncate(value: Any, limit: int) -> tuple[Any, bool]:
+    """Cap every string at ``limit`` characters: 60% head, an elision marker, 30% tail."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value, False
+        head, tail = int(limit * 0.6), int(limit * 0.3)
+        return value[:head] + ELISION.format(n=len(value) - head - tail) + value[-tail:], True
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out[k], c = _truncate(v, limit)
+            changed = changed or c
+        return out, changed
+    if isinstance(value, list):
+        items = []
+        changed = False
+        for v in value[:1000]:
+            nv, c = _truncate(v, limit)
+            items.append(nv)
+            changed = changed or c
+        return items, changed or len(value) > 1000
+    return value, False
+
+
+def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Strip private/echo blocks, cap sizes, redact secrets: nothing else reaches the disk."""
+    session_id = payload["session_id"]  # an id the agent made up, not content: it must stay usable
+    payload = strip_value(payload)
+    payload, truncated = _truncate(payload, settings.max_field_chars)
+    if settings.redact_secrets:
+        from kenning.privacy.redact import Redactor
+        from kenning.settings import custom_patterns
+
+        payload = Redactor(disabled=settings.redact_disabled, custom=custom_patterns(settings)).value(payload)
+    payload["session_id"] = _truncate(session_id, settings.max_field_chars)[0]
+    return payload, truncated
+
+
+def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any],
+             name: str, root: str, truncated: bool, poke: bool = True) -> str | None:
+    prompt = payload.get("prompt")
+    private = event == "UserPromptSubmit" and isinstance(prompt, str) and is_entirely_private(prompt)
+    payload, cut = _clean(settings, payload)
+    record = {"v": 1, "agent": "claude-code", "event": event, "at": time.time(), "project": name,
+              "project_root": root, "truncated": truncated or cut, "payload": payload}
+    if private:
+        record["private"] = True  # the whole turn is private: no observation, no summary from it
+    try:
+        path = spool.write(paths, record)
+    except OSError as e:
+        try:
+            paths.ensure()
+            path = spool.write(paths, record)
+        except OSError:
+            log.write(event, f"spool write failed: {e}; event dropped")
+            return None
+    if poke:
+        _poke(paths, settings)
+    return path
+
+
+def _poke(paths: Paths, settings: Settings) -> None:
+    """Tell the worker there is work: one UDP datagram, so the hook never waits for an answer.
+
+    A lost datagram costs nothing but latency: the worker also drains the spool every 2 s.
+    """
+    info = client.read_pid_file(paths)
+    if not info:
+        return
+    client.poke_udp(info["port"])
+
+
+def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
+                   name: str, root: str, truncated: bool) -> dict[str, Any]:
+    started = time.monotonic()
+    budget = settings.context_timeout_ms / 1000
+    _capture_quiet(paths, settings, log, payload, name, root, truncated)
+    text = None
+    from kenning import daemon
+
+    health = daemon.running(paths, timeout=min(0.3, budget))
+    if not health:
+        # Start it in the background; wait only if the spool holds events it should see first.
+        wait = budget - (time.monotonic() - started) if spool.depth(paths) > 1 else 0.0
+        try:
+            health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
+        except OSError as e:
+            log.write("SessionStart", f"cannot start worker: {e}")
+    if health:
+        text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started))
+    if text is None:
+        from kenning.context.session_start import build_for_cwd
+
+        text = build_for_cwd(paths, settings, str(payload.get("cwd") or root))
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
+                   name: str, root: str, truncated: bool) -> None:
+    payload, cut = _clean(settings, payload)
+    record = {"v": 1, "agent": "claude-code", "event": "SessionStart", "at": time.time(),
+              "project": name, "project_root": root, "truncated": truncated or cut, "payload": payload}
+    try:
+        spool.write(paths, record)
+    except OSError:
+        try:
+            paths.ensure()  # first event in a fresh (or deleted) data dir
+            spool.write(paths, record)
+        except OSError as e:
+            log.write("SessionStart", f"spool write failed: {e}")
+
+
+def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
+                         left: float) -> str | None:
+    if left <= 0.05:
+        return None
+    from urllib.parse import quote
+
+    port = health.get("port")
+    if not isinstance(port, int):
+        return None
+    cwd = str(payload.get("cwd") or "")
+    res = client.request(port, "GET", f"/api/context?cwd={quote(cwd)}", token=client.token(paths),
+                         timeout=left)
+    if not res or res[0] != 200:
+        return None
+    try:
+        body = fastjson.loads(res[1].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    text = body.get("context") if isinstance(body, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any], cwd: str,
+                  name: str, root: str) -> dict[str, Any] | None:
+    """PreToolUse(Read): the file's history as additionalContext. Never a permission decision:
+    the Read goes ahead exactly as it would without Kenning."""
+    if not settings.file_context or payload.get("tool_name") != "Read":
+        return None
+    tool_input = payload.get("tool_input")
+    file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(file_path, str) or not file_path or "\x00" in file_path or len(file_path) > 4096:
+        return None
+    from kenning.context.file_history import for_read
+
+    # A subagent keeps its own "already told" list: it does not see its parent's context.
+    agent = payload.get("agent_id")
+    key = _safe_id(str(payload["session_id"]) + (f".{agent}" if isinstance(agent, str) and agent else ""))
+    try:
+        text = for_read(paths, settings, file_path, cwd, name, root, key)
+    except Exception as e:  # sqlite3.Error (interrupted at the deadline, no schema yet), OSError
+        log.write("PreToolUse", f"no file history: {type(e).__name__}: {e}")
+        return None
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
+
+
+def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
+                    cwd: str) -> dict[str, Any] | None:
+    """UserPromptSubmit: the memories relevant to the prompt, from the worker within a short timeout.
+
+    Worker down or slow: nothing (the prompt is already captured). Only the prompt as it would
+    be stored (private blocks stripped, secrets redacted) leaves the hook, and only to our own
+    worker: its start token is checked before the API token is sent.
+    """
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or is_entirely_private(prompt):
+        return None
+    from kenning.context.prompt import OPEN, worth_asking
+
+    if not worth_asking(prompt, settings.prompt_context_min_chars):
+        return None
+    started = time.monotonic()
+    budget = settings.prompt_context_timeout_ms / 1000
+    info = client.read_pid_file(paths)
+    if not info or not client.pid_alive(info.get("pid")):
+        return None
+    if not client.worker_health(paths, info["port"], timeout=min(0.2, budget)):
+        log.write("UserPromptSubmit", "no prompt context: the worker did not pass its health check in time")
+        return None
+    # Cleaned exactly as the capture cleaned it (the same function, the same fields).
+    text = _clean(settings, {"session_id": str(payload["session_id"]), "prompt": prompt})[0].get("prompt")
+    if not isinstance(text, str) or not worth_asking(text, settings.prompt_context_min_chars):
+        return None
+    body = fastjson.dumps({"prompt": text, "cwd": cwd, "session_id": str(payload["session_id"]),
+                           "limit": settings.prompt_context_limit,
+                           "min_relevance": settings.prompt_context_min_relevance,
+                           "min_similarity": settings.prompt_context_min_similarity,
+                           "semantic_ms": settings.prompt_context_semantic_ms}).encode("ascii")
+    left = budget - (time.monotonic() - started)
+    res = client.request(info["port"], "POST", "/api/context/prompt", body=body, token=client.token(paths),
+                         timeout=left) if left > 0.01 else None
+    if not res or res[0] != 200:
+        log.write("UserPromptSubmit", "no prompt context: " + ("timed out" if not res else f"HTTP {res[0]}"))
+        return None
+    try:
+        answer = fastjson.loads(res[1].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    context = answer.get("context") if isinstance(answer, dict) else None
+    if not isinstance(context, str) or not context.startswith(OPEN):
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
+

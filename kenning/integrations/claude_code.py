@@ -1,0 +1,481 @@
+"""Installing Kenning's hooks into Claude Code's user settings, and removing exactly them.
+
+``~/.claude/settings.json`` (or ``$CLAUDE_CONFIG_DIR/settings.json``) is the user's file:
+we merge our handlers in, keep every other key and hook, back the file up first, write it
+atomically, and recognise our own handlers by their command so install is idempotent and
+uninstall removes nothing else. If the result of uninstall equals the file as it was before
+the first install, that original text is restored byte for byte.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.paths import Paths, data_dir, write_private
+from kenning.settings import DEFAULT_SKIP_TOOLS
+
+# The hook runs the entry function through -c rather than -m: runpy and importlib.util cost every
+# hook ~6 ms of imports (measured in bench/hook_latency.py). `-m kenning hook …` works the same.
+HOOK_ENTRY = "from kenning.hook.main import cli; cli()"
+MARKERS = (" -m kenning hook claude-code ", HOOK_ENTRY)
+# event -> (matcher or None, timeout seconds)
+EVENTS: dict[str, tuple[str | None, int]] = {
+    "SessionStart": ("startup|resume|clear|compact", 10),
+    "UserPromptSubmit": (None, 10),
+    "PreToolUse": ("Read", 5),  # file history next to a Read (kenning/context/file_history.py)
+    "PostToolUse": ("*", 10),
+    "PostToolUseFailure": ("*", 10),
+    "Stop": (None, 10),
+    "SessionEnd": (None, 5),
+}
+
+
+def claude_dir() -> str:
+    return os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+
+
+def settings_path() -> str:
+    return os.path.join(claude_dir(), "settings.json")
+
+
+def tool_matcher(skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS) -> str:
+    """A matcher that lets Claude Code skip spawning the hook for tools we never capture.
+
+    Claude Code treats a matcher with characters beyond ``[A-Za-z0-9_\\- ,|]`` as a JavaScript
+    regex; a negative lookahead excludes the skipped names (the hook re-checks anyway).
+    """
+    exact = [t for t in skip_tools if re.fullmatch(r"[A-Za-z0-9_]+", t)]
+    prefixes = [t[:-1] for t in skip_tools if t.endswith("*") and re.fullmatch(r"[A-Za-z0-9_]+\*", t)]
+    if not exact and not prefixes:
+        return "*"
+    parts = []
+    if exact:
+        parts.append("(?!(?:" + "|".join(exact) + ")$)")
+    parts += [f"(?!{p})" for p in prefixes]
+    return "^" + "".join(parts) + ".*"
+
+
+def hook_command(event: str, python: str | None = None) -> str:
+    """The shell command Claude Code runs for ``event`` (absolute interpreter path)."""
+    py = python or sys.executable
+    # -I: the hook runs in the user's project directory; isolated mode keeps a stray json.py
+    # there, PYTHONPATH or PYTHONSTARTUP from shadowing or slowing our imports.
+    cmd = f"{shlex.quote(py)} -I -c {shlex.quote(HOOK_ENTRY)} claude-code {event}"
+    if os.environ.get("KENNING_DATA_DIR"):
+        # A non-default data dir must reach every hook, whatever environment Claude Code has.
+        cmd = f"KENNING_DATA_DIR={shlex.quote(data_dir())} {cmd}"
+    return cmd
+
+
+def is_ours(handler: Any) -> bool:
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    return any(m in handler["command"] for m in MARKERS)
+
+
+# Before its rename this project installed the same two command shapes under its former package
+# name. They are recognised by that shape with any package name but ours, so `install` can remove
+# them and `doctor` can report them without the old name written anywhere.
+_LEGACY_HOOK = re.compile(r"(?:(?:-m |/bin/)([A-Za-z_]\w*) hook|from ([A-Za-z_]\w*)\.hook\.main import cli; cli\(\)['\"]?)"
+                          r" claude-code [A-Za-z]+")
+
+
+def legacy_package(handler: Any) -> str | None:
+    """The former package name a hook handler of an earlier install of this project runs, or None."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return None
+    m = _LEGACY_HOOK.search(handler["command"])
+    name = (m.group(1) or m.group(2)) if m else None
+    return name if name and name != "kenning" else None
+
+
+def is_ours_or_legacy(handler: Any) -> bool:
+    return is_ours(handler) or legacy_package(handler) is not None
+
+
+@dataclass
+class Report:
+    path: str
+    changed: bool = False
+    backup: str | None = None
+    events: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    legacy_removed: list[str] = field(default_factory=list)  # entries of a pre-rename install
+    mcp: Report | None = None  # the MCP server registration in .claude.json
+
+
+def _load(path: str) -> tuple[dict[str, Any], bytes | None]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return {}, None
+    if not raw.strip():
+        return {}, raw
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data, raw
+
+
+def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` without Kenning's handlers, nor those of a pre-rename install of this
+    project, nor the groups that this leaves empty."""
+    out = json.loads(json.dumps(settings))
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for g in groups:
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list):
+                handlers = [h for h in g["hooks"] if not is_ours_or_legacy(h)]
+                if not handlers and len(handlers) != len(g["hooks"]):
+                    continue  # the group only held our handler
+                g = {**g, "hooks": handlers}
+            kept_groups.append(g)
+        if kept_groups or not groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    return out
+
+
+def _state_file(paths: Paths) -> str:
+    return os.path.join(paths.root, "claude-code-install.json")
+
+
+def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS,
+            mcp: bool = True) -> Report:
+    path = settings_path()
+    report = Report(path=path)
+    current, raw = _load(path)  # invalid JSON raises: we never overwrite a file we cannot read
+    base = _without_ours(current)
+    legacy = [(event, legacy_package(h)) for event, h in _hook_handlers(current) if legacy_package(h)]
+    report.legacy_removed = [f"hooks.{event} ({name})" for event, name in legacy]
+    state_path = _state_file(paths)
+    if raw is not None and not os.path.exists(state_path):
+        # First install: remember the original text so uninstall can restore it exactly.
+        paths.ensure()
+        write_private(state_path, json.dumps({"original": raw.decode("utf-8"), "had_file": True,
+                                              "had_hooks_key": "hooks" in current}).encode())
+    elif raw is None and not os.path.exists(state_path):
+        paths.ensure()
+        write_private(state_path, json.dumps({"original": None, "had_file": False, "had_hooks_key": False}).encode())
+    new = json.loads(json.dumps(base))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: 'hooks' is not an object; fix it by hand first")
+    for event, (matcher, timeout) in EVENTS.items():
+        if matcher == "*":
+            matcher = tool_matcher(skip_tools)
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(event, python),
+                                            "timeout": timeout}]}
+        if matcher is not None:
+            group = {"matcher": matcher, **group}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; fix it by hand first")
+        groups.append(group)
+        report.events.append(event)
+    if new != current:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if raw is not None:
+            report.backup = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+            with open(report.backup, "wb") as fh:
+                fh.write(raw)
+        _write(path, new)
+        report.changed = True
+    if mcp:
+        report.mcp = install_mcp(paths, python=python, hook_packages=frozenset(n for _e, n in legacy if n))
+    return report
+
+
+def uninstall(paths: Paths) -> Report:
+    path = settings_path()
+    report = Report(path=path, mcp=uninstall_mcp(paths))
+    try:
+        current, raw = _load(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        report.problems.append(f"cannot read {path}: {e}")
+        return report
+    if raw is None:
+        return report
+    new = _without_ours(current)
+    state: dict[str, Any] = {}
+    try:
+        with open(_state_file(paths), encoding="utf-8") as fh:
+            state = json.load(fh)
+    except (OSError, ValueError):
+        pass
+    if isinstance(new.get("hooks"), dict) and not new["hooks"] and not state.get("had_hooks_key", True):
+        del new["hooks"]
+    if new == current:
+        return report
+    report.backup = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+    with open(report.backup, "wb") as fh:
+        fh.write(raw)
+    original = state.get("original")
+    if isinstance(original, str):
+        try:
+            if json.loads(original) == new:
+                _write_bytes(path, original.encode("utf-8"))
+                report.changed = True
+                _forget_state(paths)
+                return report
+        except ValueError:
+            pass
+    if not new and state.get("had_file") is False:
+        os.unlink(path)
+    else:
+        _write(path, new)
+    report.changed = True
+    _forget_state(paths)
+    return report
+
+
+def _forget_state(paths: Paths) -> None:
+    try:
+        os.unlink(_state_file(paths))
+    except OSError:
+        pass
+
+
+def _write(path: str, data: dict[str, Any]) -> None:
+    _write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    mode = 0o600
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        pass
+    tmp = f"{path}.kenning-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def installed_handlers() -> dict[str, list[str]]:
+    """event -> our commands currently in the settings file (for doctor)."""
+    try:
+        current, _raw = _load(settings_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        return {}
+    out: dict[str, list[str]] = {}
+    for event, h in _hook_handlers(current):
+        if is_ours(h):
+            out.setdefault(event, []).append(h["command"])
+    return out
+
+
+def _hook_handlers(current: dict[str, Any]) -> list[tuple[str, Any]]:
+    hooks = current.get("hooks")
+    out: list[tuple[str, Any]] = []
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for g in groups if isinstance(groups, list) else []:
+            for h in g.get("hooks", []) if isinstance(g, dict) else []:
+                out.append((event, h))
+    return out
+
+
+def legacy_entries() -> list[str]:
+    """What an install of this project made before its rename left behind, for doctor: hook
+    handlers in settings.json and MCP servers in .claude.json (``install`` removes both)."""
+    out: list[str] = []
+    try:
+        current, _raw = _load(settings_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        current = {}
+    names: set[str] = set()
+    for event, h in _hook_handlers(current):
+        name = legacy_package(h)
+        if name:
+            names.add(name)
+            out.append(f"{settings_path()}: hooks.{event} runs `{h['command']}`")
+    try:
+        claude_json, _raw = _load(claude_json_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        claude_json = {}
+    servers = claude_json.get("mcpServers")
+    for key in _legacy_mcp_keys(servers if isinstance(servers, dict) else {}, names):
+        out.append(f"{claude_json_path()}: mcpServers.{key}")
+    return out
+
+
+def interpreter_of(command: str) -> str:
+    """The interpreter path at the start of one of our hook commands."""
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return ""
+    parts = [p for p in parts if not re.match(r"^[A-Z_]+=", p)]
+    return parts[0] if parts else ""
+
+
+# ------------------------------------------------------------------- MCP server registration
+#
+# User-scope MCP servers live in the top-level "mcpServers" of ~/.claude.json (or
+# $CLAUDE_CONFIG_DIR/.claude.json: checked with `claude mcp add -s user` on 2.1.332), a big
+# file Claude Code itself rewrites often. We touch only mcpServers.kenning, and only when it is
+# ours (its args end with -m kenning mcp); every other key is kept as read.
+
+MCP_SERVER_NAME = "kenning"
+MCP_MODULE_ARGS = ["-m", "kenning", "mcp"]
+
+
+def claude_json_path() -> str:
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    if config_dir:
+        return os.path.join(os.path.expanduser(config_dir), ".claude.json")
+    return os.path.join(os.path.expanduser("~"), ".claude.json")
+
+
+def mcp_entry(python: str | None = None) -> dict[str, Any]:
+    """The stdio server entry: absolute interpreter, isolated mode (-I, as the hooks)."""
+    entry: dict[str, Any] = {"type": "stdio", "command": python or sys.executable,
+                             "args": ["-I", *MCP_MODULE_ARGS], "env": {}}
+    if os.environ.get("KENNING_DATA_DIR"):
+        entry["env"] = {"KENNING_DATA_DIR": data_dir()}  # Claude Code's own env may not carry it
+    return entry
+
+
+def is_our_mcp(entry: Any) -> bool:
+    args = entry.get("args") if isinstance(entry, dict) else None
+    return isinstance(args, list) and args[-len(MCP_MODULE_ARGS):] == MCP_MODULE_ARGS
+
+
+def _legacy_mcp_keys(servers: dict[str, Any], hook_packages: frozenset[str] | set[str]) -> list[str]:
+    """Servers a pre-rename install of this project registered: ``{name: {args: [-I, -m, name, mcp]}}``
+    whose package is one the legacy hooks ran or sits beside the entry's interpreter with our layout."""
+    keys = []
+    for key, entry in servers.items():
+        if key == MCP_SERVER_NAME or not isinstance(entry, dict) or entry.get("args") != ["-I", "-m", key, "mcp"]:
+            continue
+        command = entry.get("command")
+        venv = os.path.dirname(os.path.dirname(command)) if isinstance(command, str) else ""
+        beside = bool(venv) and bool(glob.glob(os.path.join(glob.escape(venv), "lib", "python3*", "site-packages",
+                                                            glob.escape(key), "hook", "main.py")))
+        if key in hook_packages or beside:
+            keys.append(key)
+    return keys
+
+
+def _mcp_state_file(paths: Paths) -> str:
+    return os.path.join(paths.root, "claude-code-mcp.json")
+
+
+def _backup_private(path: str, raw: bytes) -> str:
+    # .claude.json holds account data: its backup is 0600 like the data dir's files.
+    backup = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+    write_private(backup, raw)
+    return backup
+
+
+def install_mcp(paths: Paths, *, python: str | None = None, hook_packages: frozenset[str] = frozenset()) -> Report:
+    """Register Kenning's MCP server at user scope; idempotent, never overwrites a foreign entry.
+    Servers of a pre-rename install (see ``_legacy_mcp_keys``) are removed."""
+    path = claude_json_path()
+    report = Report(path=path, events=[f"mcpServers.{MCP_SERVER_NAME}"])
+    try:
+        current, raw = _load(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        report.problems.append(f"MCP server not registered: cannot read {path}: {e}")
+        return report
+    servers = current.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        report.problems.append(f"MCP server not registered: {path}: 'mcpServers' is not an object")
+        return report
+    existing = servers.get(MCP_SERVER_NAME)
+    if existing is not None and not is_our_mcp(existing):
+        report.problems.append(f"MCP server not registered: {path} already has a different "
+                               f"'{MCP_SERVER_NAME}' server; remove it first (claude mcp remove -s user "
+                               f"{MCP_SERVER_NAME})")
+        return report
+    entry = mcp_entry(python)
+    legacy = _legacy_mcp_keys(servers, hook_packages)
+    if existing == entry and not legacy:
+        return report
+    if not os.path.exists(_mcp_state_file(paths)):
+        # Remember what uninstall must restore: whether the key and the file existed at all.
+        paths.ensure()
+        write_private(_mcp_state_file(paths), json.dumps({"had_file": raw is not None,
+                                                          "had_key": "mcpServers" in current}).encode())
+    kept = {k: v for k, v in servers.items() if k not in legacy}
+    new = {**current, "mcpServers": {**kept, MCP_SERVER_NAME: entry}}
+    report.legacy_removed += [f"mcpServers.{k}" for k in legacy]
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if raw is not None:
+        report.backup = _backup_private(path, raw)
+    _write(path, new)
+    report.changed = True
+    return report
+
+
+def uninstall_mcp(paths: Paths) -> Report:
+    """Remove exactly our MCP server entry (and the key / file if install created them)."""
+    path = claude_json_path()
+    report = Report(path=path, events=[f"mcpServers.{MCP_SERVER_NAME}"])
+    try:
+        current, raw = _load(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        report.problems.append(f"cannot read {path}: {e}")
+        return report
+    servers = current.get("mcpServers")
+    state: dict[str, Any] = {}
+    try:
+        with open(_mcp_state_file(paths), encoding="utf-8") as fh:
+            state = json.load(fh)
+    except (OSError, ValueError):
+        pass
+    if raw is None or not isinstance(servers, dict) or not is_our_mcp(servers.get(MCP_SERVER_NAME)):
+        _forget_mcp_state(paths)
+        return report
+    new = dict(current)
+    rest = {k: v for k, v in servers.items() if k != MCP_SERVER_NAME}
+    if rest or state.get("had_key", True):
+        new["mcpServers"] = rest
+    else:
+        del new["mcpServers"]
+    if not new and state.get("had_file") is False:
+        os.unlink(path)  # install created the file and it holds nothing else: no backup needed
+    else:
+        report.backup = _backup_private(path, raw)
+        _write(path, new)
+    report.changed = True
+    _forget_mcp_state(paths)
+    return report
+
+
+def _forget_mcp_state(paths: Paths) -> None:
+    try:
+        os.unlink(_mcp_state_file(paths))
+    except OSError:
+        pass
+
+
+def installed_mcp() -> dict[str, Any] | None:
+    """Our MCP server entry as Claude Code will read it, or None (for doctor)."""
+    try:
+        current, _raw = _load(claude_json_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        return None
+    servers = current.get("mcpServers")
+    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if is_our_mcp(entry) else None

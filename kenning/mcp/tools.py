@@ -1,0 +1,311 @@
+"""What each MCP tool does, over one data directory. No MCP import: tests call it directly.
+
+Search (and a timeline found by query) asks the worker first when it runs: it holds the
+embedding model, so its results are hybrid (keywords + meaning). Otherwise, and for every
+other read, a short-lived read-only connection per call (WAL: it never waits on the worker's
+writer, and the worker need not run). Writes (save, forget) open a normal
+connection for one transaction. Every method returns the text the model reads, or raises
+``ToolInputError`` (the model's mistake: it gets the message) — anything else is a bug the
+server logs and reports as a generic failure.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlencode
+
+from kenning.mcp import inputs, render
+from kenning.mcp.inputs import ToolInputError
+from kenning.observer.modes import load_mode, type_ids
+from kenning.paths import Paths, read_token
+from kenning.project import find_root, is_excluded
+from kenning.settings import Settings, load
+from kenning.store import forget, manual
+from kenning.store.db import connect, current_version, migration_files, open_db
+
+log = logging.getLogger("kenning.mcp")
+
+SEARCH_DEFAULT_LIMIT = 20
+WORKER_TIMEOUT = 3.0  # the worker's hybrid search answers in ms; past this, keywords here are as good
+WINDOW_DEFAULT = 3
+EXTRA_TYPES = ("summary", "prompt")  # search can also be narrowed to session summaries or prompts
+
+GUIDE = """\
+Kenning is the long-term memory of past coding sessions: what was built, fixed, decided and \
+learned, per project (a project = its git repository). It is filled automatically from \
+every session; you can add to it with save_memory.
+
+Work in three steps, cheapest first:
+1. search_memory(query) -> compact index rows, about 50-100 tokens each:
+   `#ID DATE TYPE TITLE (~N tokens)`. #12 is an observation, S3 a session summary, P7 a prompt
+   the user typed. Filters: type (bugfix, feature, refactor, change, discovery, decision,
+   security_alert, security_note, summary, prompt; comma-separated), since/until
+   (2026-11-30, 7d, 12h, yesterday), file (a path the work touched), project ('*' = every
+   project; default: the current one), limit/offset. An empty query with a filter lists the
+   newest matches.
+2. memory_timeline(id=12) or memory_timeline(query=...) -> what happened just before and
+   after one observation (about 7 rows), to see the context of a change or a bug.
+3. get_observations(ids=[12, 15, "S3"]) -> full records (narrative, facts, files,
+   concepts). Each costs about the ~N tokens its row showed; fetch only the few you need
+   (at most 20 per call).
+
+save_memory(text, title?, type?) stores a fact, decision or gotcha worth knowing in later
+sessions (default type: discovery). It is searchable at once and listed at the start of
+the next session in this project. Secrets and <private> blocks are removed before storing.
+forget_memory(ids) deletes observations by id for good: only when the user asks for it.
+
+Search words are matched as words (any punctuation is safe); rows holding every word come
+first. Prefer 2-4 distinctive words (a function, file or error name) over sentences.
+"""
+
+
+class MemoryTools:
+    """The tools over one data directory (``Paths()``: KENNING_DATA_DIR or ~/.kenning)."""
+
+    def __init__(self, paths: Paths | None = None, settings: Settings | None = None) -> None:
+        self.paths = paths or Paths()
+        self.settings = settings if settings is not None else load(self.paths)[0]
+        self.types = type_ids(load_mode(self.settings.mode, self.paths.modes))
+        self._schema_checked = False
+
+    # ------------------------------------------------------------------------- helpers
+
+    def project_of(self, cwd: str) -> tuple[str, str]:
+        """(project name, root) of a working directory."""
+        return find_root(cwd)
+
+    def scope(self, project: str | None, cwd: str) -> tuple[str | None, str]:
+        """The project filter (None = every project) and how to name it to the model."""
+        p = inputs.name_text(project, "project")
+        if p.lower() in inputs.ALL_PROJECTS:
+            return None, "every project"
+        if p and ("/" in p or p.startswith("~")):
+            name, root = find_root(os.path.expanduser(p))
+        elif p:
+            name, root = p, ""
+        else:
+            name, root = find_root(cwd)
+        if is_excluded(name, root, cwd if not p else root, self.settings.excluded_projects):
+            raise ToolInputError(f"project {name} is excluded from Kenning's memory (setting excluded_projects)")
+        return name, f"project {name}"
+
+    def _ensure_schema(self) -> None:
+        """Bring an old database up to date once (the worker normally does; it may be down)."""
+        if self._schema_checked:
+            return
+        self._schema_checked = True
+        try:
+            conn = connect(self.paths.db, readonly=True)
+            try:
+                behind = current_version(conn) < migration_files()[-1][0]
+            finally:
+                conn.close()
+            if behind:
+                open_db(self.paths.db).close()
+        except sqlite3.Error as e:
+            log.warning("schema check failed: %s", e)
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection, or None when no memory exists yet."""
+        if not os.path.exists(self.paths.db):
+            yield None
+            return
+        self._ensure_schema()
+        conn = connect(self.paths.db, readonly=True)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        self.paths.ensure()
+        conn = open_db(self.paths.db)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def ask_worker(self, path: str) -> tuple[int, Any] | None:
+        """(status, JSON body) from the running worker, or None when it does not answer."""
+        from kenning.hook import client  # stdlib only
+
+        info = client.read_pid_file(self.paths)
+        if not info:
+            return None
+        res = client.request(info["port"], "GET", path, token=read_token(self.paths), timeout=WORKER_TIMEOUT)
+        if res is None:
+            return None
+        try:
+            return res[0], json.loads(res[1] or b"null")
+        except ValueError:
+            return None
+
+    # --------------------------------------------------------------------------- tools
+
+    def search(self, query: str | None = None, *, cwd: str, project: str | None = None,
+               type: str | list[str] | None = None, since: str | None = None, until: str | None = None,
+               file: str | None = None, limit: int | None = None, offset: int | None = None) -> str:
+        from kenning.search import service
+
+        types = inputs.types_list(type, [*self.types, *EXTRA_TYPES])
+        lo, hi = inputs.time_range(since, until)
+        files = [file.strip()] if file and file.strip() else None
+        if files and len(files[0]) > 1000:
+            raise ToolInputError("file is too long (at most 1,000 characters)")
+        q = inputs.query_text(query, required=not (types or lo is not None or hi is not None or files))
+        n = inputs.bounded(limit, "limit", default=SEARCH_DEFAULT_LIMIT, low=1, high=inputs.MAX_LIMIT)
+        skip = inputs.bounded(offset, "offset", default=0, low=0, high=inputs.MAX_OFFSET)
+        name, label = self.scope(project, cwd)
+        if not os.path.exists(self.paths.db):
+            return f"No memory yet: Kenning has not recorded any session (data dir {self.paths.root})."
+        order = "relevance" if q else "date"
+        params = {"query": q, "project": name, "types": ",".join(types) if types else None, "since": lo,
+                  "until": hi, "files": files[0] if files else None, "order": order, "limit": n, "offset": skip}
+        res = self.ask_worker("/api/search?" + urlencode({k: v for k, v in params.items() if v is not None}))
+        if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
+            return render.search_result(res[1]["results"], query=q, scope=label, offset=skip, limit=n,
+                                        semantic=bool(res[1].get("semantic")))
+        if res is not None and res[0] == 400 and isinstance(res[1], dict):
+            raise ToolInputError(str(res[1].get("error") or "bad search"))
+        with self.reading() as conn:
+            if conn is None:
+                return f"No memory yet: Kenning has not recorded any session (data dir {self.paths.root})."
+            try:
+                hits = service.search(conn, q, project=name, types=types, since=lo, until=hi, files=files,
+                                      order=order, limit=n, offset=skip)
+            except ValueError as e:
+                raise ToolInputError(str(e)) from None
+        return render.search_result(hits, query=q, scope=label, offset=skip, limit=n)
+
+    def timeline(self, id: int | str | None = None, query: str | None = None, *, cwd: str,
+                 project: str | None = None, before: int | None = None, after: int | None = None) -> str:
+        from kenning.search import service
+
+        if id is None and not (query or "").strip():
+            raise ToolInputError("give id (an observation id from search_memory, like 12) or query")
+        anchor = None
+        if id is not None:
+            kind, anchor = inputs.parse_id(id)
+            if kind != "observation":
+                raise ToolInputError(f"{id} is a session summary: the timeline is anchored on an observation "
+                                     "(#id); use get_observations to read the summary")
+        q = inputs.query_text(query, required=False) if anchor is None else None
+        b = inputs.bounded(before, "before", default=WINDOW_DEFAULT, low=0, high=inputs.MAX_WINDOW)
+        a = inputs.bounded(after, "after", default=WINDOW_DEFAULT, low=0, high=inputs.MAX_WINDOW)
+        # With an explicit id the anchor's own project is used; a query searches the current one.
+        name = self.scope(project, cwd)[0] if anchor is None or project else None
+        if not os.path.exists(self.paths.db):
+            raise ToolInputError("there is no memory yet, so no timeline")
+        if anchor is None:  # the best match for a query: the worker's search is hybrid
+            params = {"query": q, "before": b, "after": a, "project": name}
+            res = self.ask_worker("/api/timeline?" + urlencode({k: v for k, v in params.items() if v is not None}))
+            if res is not None and res[0] == 200 and isinstance(res[1], dict) and res[1].get("anchor"):
+                return render.timeline(res[1])
+            if res is not None and res[0] in (400, 404) and isinstance(res[1], dict):
+                raise ToolInputError(f"{res[1].get('error')} (use search_memory to find ids)")
+        with self.reading() as conn:
+            if conn is None:
+                raise ToolInputError("there is no memory yet, so no timeline")
+            try:
+                result = service.timeline(conn, anchor=anchor, query=q, before=b, after=a, project=name)
+            except ValueError as e:
+                raise ToolInputError(f"{e} (use search_memory to find ids)") from None
+        return render.timeline(result)
+
+    def get(self, ids: list[int | str] | int | str | None, *, cwd: str) -> str:
+        from kenning.search import service
+
+        wanted = inputs.parse_ids(ids, most=inputs.MAX_IDS, allow_summaries=True)
+        here = self.project_of(cwd)[0]
+        with self.reading() as conn:
+            if conn is None:
+                raise ToolInputError("there is no memory yet")
+            obs = {int(o["id"]): o for o in service.get_observations(
+                conn, [n for k, n in wanted if k == "observation"], project=here)}
+            sums = {int(s["id"]): s for s in _summaries(conn, [n for k, n in wanted if k == "summary"])}
+        found: list[str] = []
+        missing: list[str] = []
+        for kind, n in wanted:
+            if kind == "observation" and n in obs:
+                found.append(render.observation(obs[n]))
+            elif kind == "summary" and n in sums:
+                found.append(render.summary(sums[n]))
+            else:
+                missing.append(f"#{n}" if kind == "observation" else f"S{n}")
+        if not found:
+            raise ToolInputError(f"no memory with id {', '.join(missing)}; use search_memory to find ids")
+        return render.records(found, missing)
+
+    def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
+             project: str | None = None) -> str:
+        draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
+                               redact=self.settings.redact_secrets)
+        p = inputs.name_text(project, "project")
+        if p.lower() in inputs.ALL_PROJECTS:
+            raise ToolInputError("a memory belongs to one project: name it, or leave project empty for the "
+                                 "current one")
+        if p and ("/" in p or p.startswith("~")):
+            name, root = find_root(os.path.expanduser(p))
+        elif p:
+            name, root = p, ""
+        else:
+            name, root = find_root(cwd)
+        if is_excluded(name, root, cwd if not p else root, self.settings.excluded_projects):
+            raise ToolInputError(f"project {name} is excluded from Kenning's memory (setting excluded_projects)")
+        with self.writing() as conn:
+            saved = manual.save(conn, draft, project=name, project_root=root, cwd=cwd if not p else root)
+        if not saved.created:
+            return (f"Already in memory as #{saved.id} ({saved.type}) in project {saved.project}: "
+                    f"{render.clean(saved.title)}")
+        return (f"Saved as #{saved.id} ({saved.type}) in project {saved.project}: {render.clean(saved.title)}\n"
+                "It is searchable now and will be listed at the start of the next session in this project.")
+
+    def forget(self, ids: list[int | str] | int | str | None) -> str:
+        wanted = [n for _k, n in inputs.parse_ids(ids, most=inputs.MAX_FORGET_IDS, allow_summaries=False)]
+        if not os.path.exists(self.paths.db):
+            raise ToolInputError("there is no memory yet")
+        with self.writing() as conn:
+            # Explicit ids only (never a query): what the model names is exactly what goes.
+            result = forget.forget(conn, self.paths.db, forget.Filters(ids=tuple(wanted)), dry_run=False)
+        sel = result["selection"]
+        gone = [f"#{o['id']}" for o in sel["observations"]]
+        missing = [f"#{n}" for n in sel["missing_ids"]]
+        if not gone:
+            raise ToolInputError(f"no observation with id {', '.join(missing)}; use search_memory to find ids")
+        out = f"Forgot {', '.join(gone)} for good (with the raw captured events of their prompt turns)."
+        if missing:
+            out += f" Not found: {', '.join(missing)}."
+        if result.get("warning"):
+            out += f" Note: {result['warning']}."
+        return out
+
+    def guide(self) -> str:
+        return GUIDE
+
+
+def _summaries(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
+    """Full session-summary rows (the search core returns observations only)."""
+    if not ids:
+        return []
+    import json
+
+    marks = ",".join("?" * len(ids))
+    out = []
+    for r in conn.execute(f"SELECT * FROM session_summaries WHERE id IN ({marks})", ids):
+        d = dict(r)
+        for k in ("files_read", "files_modified"):
+            try:
+                v = json.loads(d.get(k) or "[]")
+            except ValueError:
+                v = []
+            d[k] = v if isinstance(v, list) else []
+        out.append(d)
+    return out

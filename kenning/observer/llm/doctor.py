@@ -1,0 +1,71 @@
+"""``kenning doctor`` lines about the observer: which provider and why, back-off, budget, replies."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+from kenning.paths import Paths
+from kenning.settings import Settings
+
+Check = tuple[str, str, str]
+
+
+def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> list[Check]:
+    from kenning.observer.registry import resolve
+
+    out: list[Check] = []
+    provider, why = resolve(settings, paths=paths)
+    fell_back = provider is None and settings.provider not in ("auto", "rules")
+    out.append(("warn" if fell_back else "ok", "observer", why))
+    live = (health or {}).get("observer") or {}
+    if provider is None and not live.get("backoff"):
+        return out
+    backoff = live.get("backoff") or {}
+    if backoff.get("active"):
+        out.append(("warn", "observer back-off",
+                    f"{backoff.get('kind')} failure x{backoff.get('failures')}: no call for "
+                    f"{backoff.get('retry_in_s')} s, events wait (nothing is lost): {backoff.get('last_error')}"))
+    elif backoff.get("total_failures"):
+        out.append(("ok", "observer back-off", f"not backing off ({backoff['total_failures']} failure(s) since start, "
+                                               f"last: {backoff.get('last_error') or '-'})"))
+    out.append(_budget(paths, settings))
+    replies = live.get("replies") or {}
+    conv = live.get("conversations") or {}
+    if replies or conv:
+        prose = int(replies.get("prose") or 0)
+        out.append(("warn" if prose and prose * 5 > int(replies.get("calls") or 1) else "ok", "observer replies",
+                    f"{replies.get('calls', 0)} call(s): {replies.get('observations', 0)} observation(s), "
+                    f"{replies.get('empty', 0)} empty, {prose} prose (dropped); conversations "
+                    f"{conv.get('live', 0)} live of {conv.get('limit', '?')} (peak {conv.get('peak', 0)})"))
+    return out
+
+
+def _budget(paths: Paths, settings: Settings) -> Check:
+    budget = settings.daily_token_budget
+    spent = spent_today(paths)
+    if not budget:
+        return ("ok", "observer budget", f"no daily limit; {spent:,.0f} token(s) spent today")
+    if spent >= budget:
+        return ("warn", "observer budget", f"daily token budget reached ({spent:,.0f} of {budget:,}): the rules "
+                                           "observer takes over until midnight")
+    return ("ok", "observer budget", f"{spent:,.0f} of {budget:,} token(s) spent today ({spent * 100 / budget:.1f}%)")
+
+
+def spent_today(paths: Paths) -> float:
+    if not os.path.exists(paths.db):
+        return 0.0
+    from kenning.store.db import connect
+    from kenning.store.usage import spent_today as spent
+
+    try:
+        conn = connect(paths.db, readonly=True)
+    except sqlite3.Error:
+        return 0.0
+    try:
+        return spent(conn)
+    except sqlite3.Error:
+        return 0.0
+    finally:
+        conn.close()

@@ -1,0 +1,123 @@
+"""Search inside the worker: read connections, the ranking settings, the vector index and the
+background embedder, behind one object every in-worker caller (HTTP routes, prompt context) shares.
+
+``current()`` returns the worker's runtime (None in other processes: they search FTS-only with
+:func:`kenning.search.service.search` on their own connection).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from kenning.paths import Paths
+from kenning.search import service
+from kenning.search.config import SearchConfig
+from kenning.store.db import connect
+
+log = logging.getLogger("kenning.search")
+
+_current: SearchRuntime | None = None
+
+
+def current() -> SearchRuntime | None:
+    """The runtime of this worker process, if one was started."""
+    return _current
+
+
+class SearchRuntime:
+    """Search for the worker. Thread-safe: every call opens its own read-only connection."""
+
+    def __init__(self, paths: Paths, settings: Any, *, background: bool = True) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.config = SearchConfig.from_settings(settings)
+        self.semantic: Any = None  # kenning.search.semantic.Semantic once embeddings are configured
+        if background and getattr(settings, "embedding_backend", "none") != "none":
+            from kenning.search.semantic import Semantic
+
+            self.semantic = Semantic(paths, settings)
+            self.semantic.start()
+
+    def install(self) -> SearchRuntime:
+        global _current
+        _current = self
+        return self
+
+    def close(self) -> None:
+        global _current
+        if self.semantic is not None:
+            self.semantic.stop()
+        if _current is self:
+            _current = None
+
+    def notify(self, event: dict[str, Any] | None = None) -> None:
+        """New rows were stored (a pipeline listener): embed them soon, in the background."""
+        if self.semantic is not None:
+            self.semantic.poke()
+
+    def connect(self) -> sqlite3.Connection | None:
+        if not os.path.exists(self.paths.db):
+            return None
+        return connect(self.paths.db, readonly=True)
+
+    def vectors(self) -> Any:
+        """The vector index when it can answer now (model loaded), else None (FTS only)."""
+        return self.semantic.index_if_ready() if self.semantic is not None else None
+
+    def search(self, query: str = "", **kw: Any) -> list[service.Hit]:
+        conn = self.connect()
+        if conn is None:
+            return []
+        try:
+            kw.setdefault("vectors", self.vectors())
+            kw.setdefault("config", self.config)
+            return service.search(conn, query, **kw)
+        finally:
+            conn.close()
+
+    def timeline(self, **kw: Any) -> dict[str, Any]:
+        conn = self.connect()
+        if conn is None:
+            raise ValueError("no memory yet")
+        try:
+            kw.setdefault("vectors", self.vectors())
+            return service.timeline(conn, **kw)
+        finally:
+            conn.close()
+
+    def get_observations(self, ids: Sequence[int], project: str | None = None) -> list[dict[str, Any]]:
+        conn = self.connect()
+        if conn is None:
+            return []
+        try:
+            return service.get_observations(conn, ids, project=project)
+        finally:
+            conn.close()
+
+    def reindex_vectors(self, force: bool = False) -> dict[str, Any]:
+        """Prune vectors of deleted rows (all of the model's with ``force``) and wake the embedder,
+        which recomputes what is missing in the background (poll :meth:`status`)."""
+        if self.semantic is None:
+            raise ValueError("embedding_backend is none: there are no vectors to rebuild")
+        from kenning.search import reindex
+
+        conn = connect(self.paths.db)
+        try:
+            pruned = reindex.reset_vectors(conn, self.semantic.embedder.model, force=force)
+        finally:
+            conn.close()
+        self.semantic.poke()
+        return {"pruned": pruned, **self.status(fresh=True)}
+
+    def status(self, fresh: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"fts": True, "trigram": self.config.trigram,
+                               "fusion": {"fts_weight": self.config.fts_weight,
+                                          "vector_weight": self.config.vector_weight, "rrf_k": self.config.rrf_k,
+                                          "recency_weight": self.config.recency_weight}}
+        out["embeddings"] = (self.semantic.status(fresh=fresh) if self.semantic is not None
+                             else {"backend": "none", "state": "off", "detail": "embedding_backend is none"})
+        return out

@@ -1,0 +1,86 @@
+"""The service layer: what every surface (HTTP, CLI, hooks' fallback) asks of memory.
+
+Reads open their own short-lived connection, so they never wait on the pipeline's writer
+(WAL lets readers and the writer run together).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from typing import Any
+
+from kenning import spool
+from kenning.context.session_start import build, empty_note
+from kenning.paths import Paths
+from kenning.project import find_root, is_excluded
+from kenning.settings import Settings
+from kenning.store import repo
+from kenning.store.db import connect, current_version, migration_files
+
+
+class Memory:
+    """Read side of Kenning over one data directory."""
+
+    def __init__(self, paths: Paths, settings: Settings) -> None:
+        self.paths = paths
+        self.settings = settings
+
+    def _read(self) -> sqlite3.Connection:
+        return connect(self.paths.db, readonly=True)
+
+    def context(self, cwd: str = "", project: str = "", now: float | None = None) -> dict[str, Any]:
+        """The session-start context for a cwd (or a project name)."""
+        if project:
+            name, root = project, ""
+        else:
+            name, root = find_root(cwd or os.getcwd())
+        if is_excluded(name, root, cwd, self.settings.excluded_projects):
+            return {"project": name, "context": "", "excluded": True, "chars": 0, "tokens": 0}
+        if not os.path.exists(self.paths.db):
+            text = empty_note(name)
+        else:
+            conn = self._read()
+            try:
+                text = build(conn, self.settings, name, now=now, modes_dir=self.paths.modes, root=root or None)
+            finally:
+                conn.close()
+        return {"project": name, "context": text, "excluded": False, "chars": len(text),
+                "tokens": (len(text) + 3) // 4}
+
+    def observation(self, oid: int) -> dict[str, Any] | None:
+        if not os.path.exists(self.paths.db):
+            return None
+        conn = self._read()
+        try:
+            return repo.get_observation(conn, oid)
+        finally:
+            conn.close()
+
+    def status(self) -> dict[str, Any]:
+        """Counts, queue depths and database health."""
+        out: dict[str, Any] = {"data_dir": self.paths.root, "spool_depth": spool.depth(self.paths),
+                               "spool_corrupt": spool.corrupt_count(self.paths), "db": self.paths.db}
+        if not os.path.exists(self.paths.db):
+            out.update(db_ok=False, db_error="database not created yet (the worker creates it)")
+            return out
+        try:
+            conn = self._read()
+            try:
+                out["counts"] = repo.counts(conn)
+                out["schema_version"] = current_version(conn)
+                out["schema_latest"] = migration_files()[-1][0]
+                out["projects"] = repo.projects(conn)[:20]
+                check = conn.execute("PRAGMA quick_check").fetchone()[0]
+                out["db_ok"] = check == "ok"
+                if check != "ok":
+                    out["db_error"] = check
+            finally:
+                conn.close()
+            out["db_bytes"] = sum(os.path.getsize(p) for p in (self.paths.db, self.paths.db + "-wal")
+                                  if os.path.exists(p))
+        except sqlite3.Error as e:
+            out.update(db_ok=False, db_error=f"{type(e).__name__}: {e}")
+        out["at"] = time.time()
+        return out

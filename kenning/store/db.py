@@ -1,0 +1,137 @@
+"""Connections and numbered migrations.
+
+Migrations are the ``NNNN_name.sql`` files beside this module, applied in order, each in
+its own transaction together with its row in ``schema_migrations``; a fresh database and
+an upgraded one end identical. Connections use WAL, ``synchronous=NORMAL`` and a busy
+timeout so the hook's readers, the CLI and the worker's writer never trip over each other.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from importlib import resources
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open the database (created 0600 when missing) with Kenning's pragmas."""
+    if readonly:
+        conn = sqlite3.connect(f"file:{readonly_uri_path(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False)
+    else:
+        if not os.path.exists(path):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+            os.close(fd)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        _set_wal(conn)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying: when several connections switch a new file at once, SQLite
+    can answer "database is locked" at once instead of waiting on the busy handler."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def readonly_uri_path(path: str) -> str:
+    """Escape a file path for a ``file:`` URI (``?``, ``#`` and ``%`` are syntax there)."""
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def migration_files() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every bundled migration, in order."""
+    out = []
+    for entry in resources.files("kenning.store.migrations").iterdir():
+        name = entry.name
+        if not name.endswith(".sql"):
+            continue
+        version = int(name.split("_", 1)[0])
+        out.append((version, name[:-4], entry.read_text(encoding="utf-8")))
+    out.sort()
+    return out
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    try:
+        row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return int(row[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection, *, target: int | None = None) -> list[int]:
+    """Apply pending migrations (up to ``target``); returns the versions applied.
+
+    Safe when several processes start at once: each migration runs under BEGIN IMMEDIATE
+    and re-checks inside the transaction that it is still missing. Migrations are applied by
+    membership, not by "above the highest": one numbered below an applied one (branches
+    landing out of order) is still applied.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)")
+    applied: list[int] = []
+    for version, name, sql in migration_files():
+        if target is not None and version > target:
+            break
+        if _is_applied(conn, version):
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if _is_applied(conn, version):
+                conn.execute("ROLLBACK")
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                         (version, name, time.time()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
+
+
+def _is_applied(conn: sqlite3.Connection, version: int) -> bool:
+    return conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone() is not None
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (``sqlite3.complete_statement`` knows about triggers)."""
+    out: list[str] = []
+    buf = ""
+    for line in sql.splitlines(keepends=True):
+        if not buf and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+
+def open_db(path: str) -> sqlite3.Connection:
+    """Connect and bring the schema up to date."""
+    conn = connect(path)
+    migrate(conn)
+    return conn

@@ -1,0 +1,124 @@
+"""Memories saved on purpose (the MCP ``save_memory`` tool): validate, clean, store.
+
+A saved memory is an ordinary observation, so FTS (triggers), search, the session-start
+index and forgetting treat it like any other. It belongs to a synthetic session per
+project and day on platform ``mcp`` (the observations table needs a session, and one per
+day keeps them grouped in time without inventing an agent session). The same content
+saved twice in a project returns the first row instead of a duplicate.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from kenning.observer.base import ObservationDraft, tokens_of
+from kenning.privacy.redact import Redactor
+from kenning.privacy.tags import strip_text
+from kenning.store import repo
+
+PLATFORM = "mcp"
+OBSERVER = "manual"
+DEFAULT_TYPE = "discovery"
+MAX_TEXT_CHARS = 20_000
+MAX_TITLE_CHARS = 200
+MAX_LIST_ITEMS = 50
+TITLE_FROM_TEXT_CHARS = 100
+
+
+class InvalidMemory(ValueError):
+    """The memory cannot be saved as given; the message says why and what to do."""
+
+
+@dataclass
+class Saved:
+    id: int
+    created: bool  # False: the same content was already stored (id is that row)
+    project: str
+    type: str
+    title: str
+
+
+def clean(text: str, *, redact: bool = True) -> str:
+    """Drop ``<private>`` and echo blocks and redact secrets, as the hooks do for captured text."""
+    out = strip_text(text)
+    return Redactor().text(out) if redact else out
+
+
+def derive_title(text: str) -> str:
+    """A title from the first line or sentence of the text, clipped."""
+    first = text.strip().splitlines()[0].strip() if text.strip() else ""
+    for stop in (". ", "? ", "! "):
+        cut = first.find(stop)
+        if 0 < cut < TITLE_FROM_TEXT_CHARS:
+            first = first[: cut + 1]
+            break
+    first = " ".join(first.split())
+    return first if len(first) <= TITLE_FROM_TEXT_CHARS else first[: TITLE_FROM_TEXT_CHARS - 1].rstrip() + "…"
+
+
+def _items(values: list[str] | None, what: str) -> list[str]:
+    if not values:
+        return []
+    if len(values) > MAX_LIST_ITEMS:
+        raise InvalidMemory(f"too many {what} ({len(values)}; at most {MAX_LIST_ITEMS})")
+    return [v.strip() for v in values if isinstance(v, str) and v.strip()]
+
+
+def prepare(text: str, *, title: str | None, type: str | None, valid_types: list[str],
+            concepts: list[str] | None = None, files: list[str] | None = None, redact: bool = True,
+            now: float | None = None) -> ObservationDraft:
+    """Validate and clean one memory into an observation draft (no database needed)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidMemory("text is empty: give the fact, decision or gotcha to remember")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidMemory(f"text is too long ({len(text):,} characters; at most {MAX_TEXT_CHARS:,}): "
+                            "save the essential part")
+    if title is not None and len(title) > MAX_TITLE_CHARS:
+        raise InvalidMemory(f"title is too long ({len(title)} characters; at most {MAX_TITLE_CHARS})")
+    kind = (type or DEFAULT_TYPE).strip().lower()
+    if valid_types and kind not in valid_types:
+        raise InvalidMemory(f"unknown type {type!r}; use one of: {', '.join(valid_types)}")
+    body = clean(text, redact=redact).strip()
+    if not body:
+        raise InvalidMemory("nothing is left to save once <private> content is removed")
+    head = clean(title, redact=redact).strip() if title else ""
+    head = " ".join(head.split()) or derive_title(body)
+    return ObservationDraft(type=kind, title=head, narrative=body, created_at=time.time() if now is None else now,
+                            concepts=_items(concepts, "concepts"), files_read=_items(files, "files"),
+                            source_tokens=tokens_of(len(body)))
+
+
+def session_key(project: str, at: float) -> str:
+    """The synthetic agent session id: one per project and local day."""
+    return f"{time.strftime('%Y-%m-%d', time.localtime(at))}:{project}"
+
+
+def existing(conn: sqlite3.Connection, project: str, content_hash: str) -> int | None:
+    row = conn.execute("SELECT id FROM observations WHERE project = ? AND content_hash = ? AND status = 'active' "
+                       "ORDER BY id LIMIT 1", (project, content_hash)).fetchone()
+    return int(row[0]) if row else None
+
+
+def save(conn: sqlite3.Connection, draft: ObservationDraft, *, project: str, project_root: str = "",
+         cwd: str = "") -> Saved:
+    """Store ``draft`` in ``project`` (one transaction); an identical active memory is reused."""
+    if not project.strip():
+        raise InvalidMemory("project is empty")
+    digest = draft.content_hash()
+    with repo.transaction(conn):
+        found = existing(conn, project, digest)
+        if found is not None:
+            return Saved(found, False, project, draft.type, draft.title)
+        sid = repo.upsert_session(conn, platform=PLATFORM, agent_session_id=session_key(project, draft.created_at),
+                                  project=project, project_root=project_root, cwd=cwd, at=draft.created_at)
+        # Nothing will ever end this session: mark it completed so nothing waits for it.
+        conn.execute("UPDATE sessions SET status = 'completed', ended_at = ? WHERE id = ?", (draft.created_at, sid))
+        oid = repo.insert_observation(conn, sid, project, draft, OBSERVER)
+        if oid is None:  # same content in the same session, but retracted/superseded: reuse that row
+            row = conn.execute("SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
+                               (sid, digest)).fetchone()
+            conn.execute("UPDATE observations SET status = 'active', superseded_by = NULL WHERE id = ?", (row[0],))
+            return Saved(int(row[0]), False, project, draft.type, draft.title)
+    return Saved(oid, True, project, draft.type, draft.title)

@@ -1,0 +1,254 @@
+"""Repository functions: every SQL statement of the application lives here.
+
+Callers own transactions (``with transaction(conn):``); functions only run statements.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kenning.observer.base import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
+
+JSON_LIST_FIELDS = ("facts", "concepts", "files_read", "files_modified")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+# ------------------------------------------------------------------------------ sessions
+
+def upsert_session(conn: sqlite3.Connection, *, platform: str, agent_session_id: str, project: str,
+                   project_root: str, cwd: str, at: float) -> int:
+    row = conn.execute("SELECT id FROM sessions WHERE platform = ? AND agent_session_id = ?",
+                       (platform, agent_session_id)).fetchone()
+    if row:
+        return int(row[0])
+    cur = conn.execute(
+        "INSERT INTO sessions (platform, agent_session_id, project, project_root, cwd, started_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)", (platform, agent_session_id, project, project_root, cwd, at))
+    return int(cur.lastrowid or 0)
+
+
+def next_prompt_number(conn: sqlite3.Connection, session_id: int) -> int:
+    conn.execute("UPDATE sessions SET prompt_count = prompt_count + 1, status = 'active', ended_at = NULL "
+                 "WHERE id = ?", (session_id,))
+    row = conn.execute("SELECT prompt_count FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return int(row[0])
+
+
+def current_prompt_number(conn: sqlite3.Connection, session_id: int) -> int:
+    row = conn.execute("SELECT prompt_count FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def add_prompt(conn: sqlite3.Connection, session_id: int, number: int, text: str, at: float) -> None:
+    conn.execute("INSERT OR IGNORE INTO user_prompts (session_id, prompt_number, prompt_text, created_at) "
+                 "VALUES (?, ?, ?, ?)", (session_id, number, text, at))
+
+
+def prompt_is_private(conn: sqlite3.Connection, session_id: int, number: int) -> bool:
+    """A prompt stored empty was entirely private: its whole turn is private."""
+    if number <= 0:
+        return False
+    row = conn.execute("SELECT prompt_text FROM user_prompts WHERE session_id = ? AND prompt_number = ?",
+                       (session_id, number)).fetchone()
+    return row is not None and row[0] == ""
+
+
+def end_session(conn: sqlite3.Connection, session_id: int, at: float, reason: str) -> None:
+    conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ?, status = 'completed' WHERE id = ?",
+                 (at, reason, session_id))
+
+
+# -------------------------------------------------------------------------------- events
+
+def insert_event(conn: sqlite3.Connection, *, session_id: int, event_key: str, kind: str,
+                 tool_name: str | None, prompt_number: int, agent_id: str | None,
+                 agent_type: str | None, occurred_at: float, payload: str, status: str = "pending") -> bool:
+    """Store one event; False when it was already stored (a replayed spool file)."""
+    cur = conn.execute(
+        "INSERT INTO events (session_id, event_key, kind, tool_name, prompt_number, agent_id, agent_type, "
+        "occurred_at, payload, size_chars, status, processed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (session_id, event_key) DO NOTHING",
+        (session_id, event_key, kind, tool_name, prompt_number, agent_id, agent_type, occurred_at, payload,
+         len(payload), status, time.time() if status != "pending" else None))
+    return cur.rowcount > 0
+
+
+def event_exists(conn: sqlite3.Connection, session_id: int, event_key: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE session_id = ? AND event_key = ?",
+                        (session_id, event_key)).fetchone() is not None
+
+
+def sessions_with_pending(conn: sqlite3.Connection) -> list[int]:
+    return [int(r[0]) for r in conn.execute(
+        "SELECT DISTINCT session_id FROM events WHERE status = 'pending' ORDER BY session_id")]
+
+
+def pending_events(conn: sqlite3.Connection, session_id: int, limit: int = 2000) -> list[Event]:
+    out = []
+    for r in conn.execute(
+            "SELECT id, kind, occurred_at, payload, tool_name, prompt_number, agent_id, agent_type, size_chars "
+            "FROM events WHERE session_id = ? AND status = 'pending' ORDER BY occurred_at, id LIMIT ?",
+            (session_id, limit)):
+        try:
+            payload = json.loads(r["payload"] or "{}")
+        except ValueError:
+            payload = {}
+        out.append(Event(id=r["id"], kind=r["kind"], occurred_at=r["occurred_at"],
+                         payload=payload if isinstance(payload, dict) else {}, tool_name=r["tool_name"],
+                         prompt_number=r["prompt_number"], agent_id=r["agent_id"], agent_type=r["agent_type"],
+                         size_chars=r["size_chars"]))
+    return out
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
+
+
+def prune_payloads(conn: sqlite3.Connection, older_than: float) -> int:
+    """Drop the raw payload of long-processed events (the key stays, for idempotent ingest)."""
+    cur = conn.execute("UPDATE events SET payload = NULL WHERE status != 'pending' AND payload IS NOT NULL "
+                       "AND processed_at < ?", (older_than,))
+    return cur.rowcount
+
+
+# ----------------------------------------------------------------------- observer inputs
+
+def session_info(conn: sqlite3.Connection, session_id: int) -> SessionInfo:
+    s = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    prompts = [r[0] for r in conn.execute(
+        "SELECT prompt_text FROM user_prompts WHERE session_id = ? ORDER BY prompt_number", (session_id,))]
+    prior = [_obs_dict(r) for r in conn.execute(
+        "SELECT * FROM observations WHERE session_id = ? ORDER BY created_at, id", (session_id,))]
+    summary = conn.execute("SELECT * FROM session_summaries WHERE session_id = ?", (session_id,)).fetchone()
+    return SessionInfo(id=session_id, agent_session_id=s["agent_session_id"], project=s["project"],
+                       project_root=s["project_root"], prompts=prompts, prior_observations=prior,
+                       prior_summary=_summary_dict(summary) if summary else None,
+                       ended=s["status"] == "completed")
+
+
+def store_outcome(conn: sqlite3.Connection, session_id: int, project: str, outcome: Outcome,
+                  observer: str, skipped: list[int] | None = None) -> list[int]:
+    """Insert observations and the summary, mark events handled. Call inside a transaction."""
+    now = time.time()
+    ids: list[int] = []
+    for d in outcome.observations:
+        oid = insert_observation(conn, session_id, project, d, observer, now)
+        if oid:
+            ids.append(oid)
+    if outcome.summary is not None:
+        upsert_summary(conn, session_id, project, outcome.summary, observer, now)
+    if outcome.done:
+        conn.executemany("UPDATE events SET status = 'done', processed_at = ? WHERE id = ? AND status = 'pending'",
+                         [(now, i) for i in outcome.done])
+    if skipped:
+        conn.executemany("UPDATE events SET status = 'skipped', processed_at = ? WHERE id = ?",
+                         [(now, i) for i in skipped])
+    if outcome.tokens_in or outcome.tokens_out:
+        record_usage(conn, observer, outcome.model, outcome.tokens_in, outcome.tokens_out)
+    return ids
+
+
+def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, d: ObservationDraft,
+                       observer: str, recorded_at: float | None = None) -> int | None:
+    """Insert one observation; None when the same content is already stored for the session."""
+    cur = conn.execute(
+        "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
+        "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
+        "content_hash, agent_id, agent_type, observer) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (session_id, content_hash) DO NOTHING",
+        (session_id, project, d.type, d.title, d.subtitle, _j(d.facts), d.narrative, _j(d.concepts),
+         _j(d.files_read), _j(d.files_modified), d.prompt_number, d.tokens_spent, d.source_tokens,
+         d.created_at, recorded_at or time.time(), d.content_hash(), d.agent_id, d.agent_type, observer))
+    return int(cur.lastrowid) if cur.rowcount and cur.lastrowid else None
+
+
+def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,
+                   recorded_at: float) -> None:
+    conn.execute(
+        "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
+        "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
+        "recorded_at, observer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (session_id) DO UPDATE SET prompt_number = excluded.prompt_number, "
+        "request = excluded.request, investigated = excluded.investigated, learned = excluded.learned, "
+        "completed = excluded.completed, next_steps = excluded.next_steps, notes = excluded.notes, "
+        "files_read = excluded.files_read, files_modified = excluded.files_modified, "
+        "tokens_spent = session_summaries.tokens_spent + excluded.tokens_spent, "
+        "source_tokens = excluded.source_tokens, created_at = excluded.created_at, "
+        "recorded_at = excluded.recorded_at, observer = excluded.observer",
+        (session_id, project, s.prompt_number, s.request, s.investigated, s.learned, s.completed, s.next_steps,
+         s.notes, _j(s.files_read), _j(s.files_modified), s.tokens_spent, s.source_tokens, s.created_at,
+         recorded_at, observer))
+
+
+def record_usage(conn: sqlite3.Connection, provider: str, model: str, tokens_in: int, tokens_out: int) -> None:
+    day = time.strftime("%Y-%m-%d")
+    conn.execute(
+        "INSERT INTO observer_usage (day, provider, model, calls, tokens_in, tokens_out) VALUES (?, ?, ?, 1, ?, ?) "
+        "ON CONFLICT (day, provider, model) DO UPDATE SET calls = calls + 1, "
+        "tokens_in = tokens_in + excluded.tokens_in, tokens_out = tokens_out + excluded.tokens_out",
+        (day, provider, model, tokens_in, tokens_out))
+
+
+# ------------------------------------------------------------------------------- queries
+
+def get_observation(conn: sqlite3.Connection, oid: int) -> dict[str, Any] | None:
+    r = conn.execute(
+        "SELECT o.*, s.agent_session_id, s.platform FROM observations o JOIN sessions s ON s.id = o.session_id "
+        "WHERE o.id = ?", (oid,)).fetchone()
+    return _obs_dict(r) if r else None
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    out = {}
+    for table in ("sessions", "user_prompts", "observations", "session_summaries", "events"):
+        out[table] = int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+    out["pending_events"] = pending_count(conn)
+    return out
+
+
+def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(
+        "SELECT project, COUNT(*) AS observations, MAX(created_at) AS last_at FROM observations "
+        "GROUP BY project ORDER BY last_at DESC")]
+
+
+def _j(v: list[str]) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _obs_dict(r: sqlite3.Row) -> dict[str, Any]:
+    d = dict(r)
+    for k in JSON_LIST_FIELDS:
+        if k in d:
+            try:
+                d[k] = json.loads(d[k] or "[]")
+            except ValueError:
+                d[k] = []
+    return d
+
+
+def _summary_dict(r: sqlite3.Row) -> dict[str, Any]:
+    d = dict(r)
+    for k in ("files_read", "files_modified"):
+        try:
+            d[k] = json.loads(d[k] or "[]")
+        except ValueError:
+            d[k] = []
+    return d

@@ -1,0 +1,136 @@
+"""One observation in full, a session's story, and the corrections a user makes from the viewer."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from kenning.store import repo
+from kenning.viewer.items import hydrate, json_list, one_line
+
+EDITABLE_STATUS = ("active", "retracted")
+MAX_TITLE = 300
+RELATED_LIMIT = 20
+
+
+class NotFound(LookupError):
+    pass
+
+
+def _session(conn: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
+    r = conn.execute("SELECT id, agent_session_id, platform, project, project_root, cwd, started_at, ended_at, "
+                     "end_reason, status, prompt_count FROM sessions WHERE id = ?", (sid,)).fetchone()
+    return dict(r) if r else None
+
+
+def observation(conn: sqlite3.Connection, oid: int) -> dict[str, Any]:
+    obs = repo.get_observation(conn, oid)
+    if obs is None:
+        raise NotFound(f"no observation {oid}")
+    obs["tokens"] = tokens(conn, oid)
+    prompt = None
+    if obs.get("prompt_number") is not None:
+        r = conn.execute("SELECT prompt_number, prompt_text, created_at FROM user_prompts "
+                         "WHERE session_id = ? AND prompt_number = ?",
+                         (obs["session_id"], obs["prompt_number"])).fetchone()
+        if r is not None and r[1] not in ("", "[forgotten]"):
+            prompt = {"number": r[0], "text": r[1], "at": r[2]}
+    return {"observation": obs, "session": _session(conn, obs["session_id"]), "prompt": prompt,
+            "related": related(conn, oid, obs["project"])}
+
+
+def tokens(conn: sqlite3.Connection, oid: int) -> int:
+    """The same measure as the feed's (stored text, facts as their JSON): one number per record."""
+    r = conn.execute("SELECT (LENGTH(title) + LENGTH(subtitle) + LENGTH(narrative) + LENGTH(facts) + 3) / 4 "
+                     "FROM observations WHERE id = ?", (oid,)).fetchone()
+    return int(r[0]) if r else 0
+
+
+def related(conn: sqlite3.Connection, oid: int, project: str, limit: int = RELATED_LIMIT) -> list[dict[str, Any]]:
+    """Other observations on the files this one touched, newest first, each with the shared file."""
+    rows = conn.execute(
+        "SELECT other.observation_id, MIN(other.path) FROM observation_files mine "
+        "JOIN observation_files other ON other.path = mine.path AND other.project = mine.project "
+        "WHERE mine.observation_id = ? AND mine.project = ? AND other.observation_id != ? "
+        "GROUP BY other.observation_id ORDER BY MAX(other.created_at) DESC, other.observation_id DESC LIMIT ?",
+        (oid, project, oid, limit)).fetchall()
+    items = hydrate(conn, [("observation", r[0]) for r in rows])
+    via = {r[0]: r[1] for r in rows}
+    for it in items:
+        it["via"] = via.get(it["id"], "")
+    return items
+
+
+def session(conn: sqlite3.Connection, sid: int) -> dict[str, Any]:
+    """A session as it happened: each prompt with the observations of its turn, then the summary."""
+    s = _session(conn, sid)
+    if s is None:
+        raise NotFound(f"no session {sid}")
+    turns: dict[int, dict[str, Any]] = {}
+    for r in conn.execute("SELECT prompt_number, prompt_text, created_at FROM user_prompts WHERE session_id = ? "
+                          "ORDER BY prompt_number", (sid,)):
+        private = r[1] in ("", "[forgotten]")
+        turns[r[0]] = {"number": r[0], "prompt": "" if private else r[1], "private": private, "at": r[2],
+                       "observations": []}
+    obs = conn.execute("SELECT id, COALESCE(prompt_number, 0) FROM observations WHERE session_id = ? "
+                       "ORDER BY created_at, id", (sid,)).fetchall()
+    for item, (_oid, number) in zip(hydrate(conn, [("observation", r[0]) for r in obs]), obs, strict=False):
+        turn = turns.setdefault(number, {"number": number, "prompt": "", "private": False, "at": item["at"],
+                                         "observations": []})
+        turn["observations"].append(item)
+    summary = None
+    r = conn.execute("SELECT id, request, investigated, learned, completed, next_steps, notes, files_read, "
+                     "files_modified, created_at, observer FROM session_summaries WHERE session_id = ?",
+                     (sid,)).fetchone()
+    if r is not None:
+        summary = dict(r)
+        summary["at"] = summary.pop("created_at")
+        for k in ("files_read", "files_modified"):
+            summary[k] = json_list(summary[k])
+    return {"session": s, "turns": [turns[k] for k in sorted(turns)], "summary": summary}
+
+
+def check_edit(body: Any, types: list[str]) -> dict[str, str]:
+    """The validated changes of a PATCH body; ValueError with a message a user can act on."""
+    if not isinstance(body, dict) or not body:
+        raise ValueError('the body must be a JSON object like {"title": "…", "type": "bugfix", "status": "retracted"}')
+    unknown = sorted(set(body) - {"title", "type", "status"})
+    if unknown:
+        raise ValueError(f"only title, type and status can be edited, not {', '.join(unknown)}")
+    out: dict[str, str] = {}
+    if "title" in body:
+        title = body["title"]
+        if not isinstance(title, str) or not title.strip():
+            raise ValueError("title must be a non-empty string")
+        title = one_line(title, 10**6)
+        if len(title) > MAX_TITLE:
+            raise ValueError(f"title must be at most {MAX_TITLE} characters")
+        if "\x00" in title:
+            raise ValueError("title must not contain NUL")
+        out["title"] = title
+    if "type" in body:
+        if body["type"] not in types:
+            raise ValueError(f"type must be one of: {', '.join(types)}")
+        out["type"] = body["type"]
+    if "status" in body:
+        if body["status"] not in EDITABLE_STATUS:
+            raise ValueError("status must be active or retracted (no longer true)")
+        out["status"] = body["status"]
+    return out
+
+
+def edit(conn: sqlite3.Connection, oid: int, changes: dict[str, str]) -> dict[str, Any]:
+    """Apply checked changes in one transaction (FTS and file index follow by trigger)."""
+    with repo.transaction(conn):
+        row = conn.execute("SELECT status FROM observations WHERE id = ?", (oid,)).fetchone()
+        if row is None:
+            raise NotFound(f"no observation {oid}")
+        if changes.get("status") == "active" and row[0] == "superseded":
+            changes = {k: v for k, v in changes.items() if k != "status"}  # superseded stays so: a newer one exists
+        if changes:
+            sets = ", ".join(f"{k} = ?" for k in changes)
+            conn.execute(f"UPDATE observations SET {sets} WHERE id = ?", [*changes.values(), oid])
+    obs = repo.get_observation(conn, oid)
+    assert obs is not None
+    obs["tokens"] = tokens(conn, oid)
+    return obs

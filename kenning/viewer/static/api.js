@@ -1,0 +1,171 @@
+// Talking to the worker: the token flow (fragment → localStorage → Authorization header),
+// JSON calls under /api/viewer, and the live stream read with fetch() (EventSource cannot
+// send the Authorization header).
+
+const KEY = 'kenning.token';
+const BASE = '/api/viewer/';
+
+export class AuthError extends Error {}
+export class ApiError extends Error {
+  constructor(message, status, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** Move a #token=… fragment into localStorage and drop it from the address bar. */
+export function takeTokenFromUrl() {
+  const hash = location.hash.replace(/^#/, '');
+  if (!hash) return false;
+  const params = new URLSearchParams(hash);
+  const token = params.get('token');
+  if (token === null) return false;
+  params.delete('token');
+  if (token.trim()) localStorage.setItem(KEY, token.trim());
+  const rest = params.toString();
+  history.replaceState(history.state, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
+  return Boolean(token.trim());
+}
+
+export const getToken = () => localStorage.getItem(KEY) || '';
+export const setToken = (t) => localStorage.setItem(KEY, t.trim());
+export const clearToken = () => localStorage.removeItem(KEY);
+
+function unauthorised(message) {
+  window.dispatchEvent(new CustomEvent('kenning:unauthorised', {detail: message}));
+  return new AuthError(message);
+}
+
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v === null || v === undefined || v === '') continue;
+    if (Array.isArray(v)) v.forEach((x) => q.append(k, x));
+    else q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** One JSON call: api('feed', {params: {limit: 50}}), api('observations/3', {method: 'PATCH', body}). */
+export async function api(path, {method = 'GET', params, body, signal} = {}) {
+  const token = getToken();
+  if (!token) throw unauthorised('');
+  const headers = {Authorization: `Bearer ${token}`, Accept: 'application/json'};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(BASE + path + query(params), {
+    method, headers, signal, cache: 'no-store', credentials: 'omit',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (res.status === 401) throw unauthorised((data && data.error) || 'the token was refused');
+  if (!res.ok) throw new ApiError((data && data.error) || `${res.status} ${res.statusText}`, res.status, data);
+  return data;
+}
+
+const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
+
+/**
+ * The live stream. Calls onItem(item), onStatus(status), onState('connected' | 'reconnecting' |
+ * 'unauthorised'). Reconnects by itself with backoff 0.5 s → 5 s, resuming after the last
+ * item's id (Last-Event-ID). A connection silent for 20 s (status comes every 5 s) is
+ * dropped and reopened. Returns {close()}.
+ */
+export function openStream({onItem, onStatus, onState}) {
+  let lastId = null;
+  let closed = false;
+  let ctrl = null;
+  let delay = 500;
+
+  function dispatch(block) {
+    let event = 'message';
+    let id = null;
+    const data = [];
+    for (const line of block.split(/\r\n|\r|\n/)) {
+      if (!line || line.startsWith(':')) continue;
+      const i = line.indexOf(':');
+      const field = i < 0 ? line : line.slice(0, i);
+      let value = i < 0 ? '' : line.slice(i + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+      else if (field === 'id') id = value;
+    }
+    if (id !== null) lastId = id;
+    if (!data.length) return;
+    let payload;
+    try {
+      payload = JSON.parse(data.join('\n'));
+    } catch {
+      return;
+    }
+    if (event === 'item') onItem(payload);
+    else if (event === 'status') onStatus(payload);
+  }
+
+  async function once() {
+    ctrl = new AbortController();
+    const headers = {Authorization: `Bearer ${getToken()}`, Accept: 'text/event-stream'};
+    if (lastId !== null) headers['Last-Event-ID'] = lastId;
+    const res = await fetch(`${BASE}stream`, {headers, signal: ctrl.signal, cache: 'no-store', credentials: 'omit'});
+    if (res.status === 401) {
+      closed = true;
+      onState('unauthorised');
+      unauthorised('the token was refused');
+      return;
+    }
+    if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
+    onState('connected');
+    delay = 500;
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    let watchdog = 0;
+    const arm = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => ctrl.abort(), 20000);
+    };
+    arm();
+    try {
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) break;
+        arm();
+        buf += value;
+        let m;
+        while ((m = /\r\n\r\n|\n\n|\r\r/.exec(buf))) {
+          dispatch(buf.slice(0, m.index));
+          buf = buf.slice(m.index + m[0].length);
+        }
+      }
+    } finally {
+      clearTimeout(watchdog);
+    }
+  }
+
+  (async () => {
+    while (!closed) {
+      try {
+        await once();
+      } catch {
+        // connection refused, reset or dropped by the watchdog: try again below
+      }
+      if (closed) return;
+      onState('reconnecting');
+      await sleep(delay);
+      delay = Math.min(5000, delay * 2);
+    }
+  })();
+
+  return {
+    close() {
+      closed = true;
+      if (ctrl) ctrl.abort();
+    },
+  };
+}

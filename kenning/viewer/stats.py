@@ -1,0 +1,56 @@
+"""What memory holds and what it cost, per day: the viewer's Stats page."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from kenning.store import usage
+
+MAX_DAYS = 365
+
+
+def _day(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
+
+
+def days(conn: sqlite3.Connection, n: int, project: str | None = None,
+         now: float | None = None) -> list[dict[str, Any]]:
+    """The last ``n`` days (UTC, like the observer's usage table), oldest first, empty days included."""
+    now = time.time() if now is None else now
+    start_day = _day(now - (n - 1) * 86400)
+    start = datetime.strptime(start_day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(n):
+        d = _day(start + i * 86400 + 3600)
+        out[d] = {"day": d, "observations": {}, "total": 0, "tokens_in": 0, "tokens_out": 0, "cache_read": 0,
+                  "calls": 0}
+    where, args = ("", []) if not project else (" AND project = ?", [project])
+    for day, typ, count in conn.execute(
+            "SELECT strftime('%Y-%m-%d', created_at, 'unixepoch') AS day, type, COUNT(*) FROM observations "
+            f"WHERE created_at >= ?{where} GROUP BY day, type", [start, *args]):
+        row = out.get(day)
+        if row is not None:
+            row["observations"][typ] = count
+            row["total"] += count
+    for r in usage.daily(conn, days=n):
+        row = out.get(r["day"])
+        if row is not None and r["provider"] != "rules":
+            for k in ("tokens_in", "tokens_out", "cache_read", "calls"):
+                row[k] += int(r[k] or 0)
+    return list(out.values())
+
+
+def totals(conn: sqlite3.Connection) -> dict[str, int]:
+    r = conn.execute("SELECT (SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM observations "
+                     "WHERE status = 'active'), (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM user_prompts), "
+                     "(SELECT COUNT(*) FROM session_summaries)").fetchone()
+    return {"observations": r[0], "active_observations": r[1], "sessions": r[2], "prompts": r[3], "summaries": r[4]}
+
+
+def savings(conn: sqlite3.Connection, project: str | None = None) -> dict[str, Any]:
+    """Work captured vs what reading its memory costs: the reason to keep memory at all."""
+    s = usage.savings(conn, project)
+    return {**s, "saved_pct": usage.saved_percent(s)}  # as `kenning stats` counts it

@@ -1,0 +1,117 @@
+"""HTTP routes of the worker: a thin surface over the service layer."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from kenning import spool
+from kenning.paths import Paths, read_token
+from kenning.service import Memory
+from kenning.worker.pipeline import PipelineThread
+from kenning.worker.security import Guard
+
+VERSION = "0.1.0"
+
+
+@dataclass
+class WorkerState:
+    paths: Paths
+    memory: Memory
+    thread: PipelineThread
+    port: int
+    start_token: str
+    started_at: float
+    observer_note: str
+    settings_problems: list[str]
+    ready: bool = False
+
+
+def observer_status(state: WorkerState) -> dict[str, Any]:
+    """The observer's provider, why it was chosen, whether it works now, its last error, and an LLM
+    observer's conversations, replies, back-off and budget (health and the viewer's stats)."""
+    pipeline = state.thread.pipeline
+    out: dict[str, Any] = {"provider": pipeline.observer.name, "why": state.observer_note,
+                           "busy": pipeline.stats.observer_busy, "last_error": pipeline.stats.last_error}
+    snapshot = getattr(pipeline.observer, "snapshot", None)
+    if snapshot is not None:
+        out.update(snapshot())
+    return out
+
+
+def create_app(state: WorkerState) -> Any:
+    """The ASGI app, wrapped in the security guard."""
+
+    async def health(request: Request) -> JSONResponse:
+        stats = state.thread.pipeline.stats
+        return JSONResponse({
+            "service": "kenning", "status": "ok" if not stats.last_error else "degraded",
+            "version": VERSION, "pid": os.getpid(), "port": state.port, "start_token": state.start_token,
+            "uptime_s": round(time.time() - state.started_at, 1), "ready": state.ready,
+            "observer": observer_status(state),
+        })
+
+    async def readiness(request: Request) -> JSONResponse:
+        return JSONResponse({"ready": state.ready}, status_code=200 if state.ready else 503)
+
+    async def poke(request: Request) -> JSONResponse:
+        state.thread.poke()
+        return JSONResponse({"queued": spool.depth(state.paths)}, status_code=202)
+
+    async def context(request: Request) -> JSONResponse:
+        cwd = request.query_params.get("cwd", "")
+        project = request.query_params.get("project", "")
+        if len(cwd) > 4096 or len(project) > 512 or "\x00" in cwd + project:
+            return JSONResponse({"error": "cwd or project too long or invalid"}, status_code=400)
+        if not cwd and not project:
+            return JSONResponse({"error": "give cwd or project"}, status_code=400)
+        # Let events still in the spool land first, so a new session sees the last one.
+        await run_in_threadpool(state.thread.flush, 0.8)
+        body = await run_in_threadpool(state.memory.context, cwd, project)
+        return JSONResponse(body)
+
+    async def status(request: Request) -> JSONResponse:
+        body = await run_in_threadpool(state.memory.status)
+        s = state.thread.pipeline.stats
+        body["worker"] = {"pid": os.getpid(), "port": state.port, "uptime_s": round(time.time() - state.started_at, 1),
+                          "ingested": s.ingested, "duplicates": s.duplicates, "quarantined": s.quarantined,
+                          "observations_stored": s.observations, "cycles": s.cycles, "last_error": s.last_error,
+                          "observer": state.thread.pipeline.observer.name, "observer_note": state.observer_note}
+        body["settings_problems"] = state.settings_problems
+        return JSONResponse(body)
+
+    async def observation(request: Request) -> JSONResponse:
+        raw = request.path_params["oid"]
+        if not raw.isdigit() or len(raw) > 18:
+            return JSONResponse({"error": "observation id must be a positive integer"}, status_code=400)
+        obs = await run_in_threadpool(state.memory.observation, int(raw))
+        if obs is None:
+            return JSONResponse({"error": f"no observation {raw}"}, status_code=404)
+        return JSONResponse(obs)
+
+    async def flush(request: Request) -> JSONResponse:
+        done = await run_in_threadpool(state.thread.flush, 10.0)
+        return JSONResponse({"flushed": done, "spool_depth": spool.depth(state.paths)})
+
+    routes = [
+        Route("/api/health", health),
+        Route("/api/readiness", readiness),
+        Route("/api/spool/poke", poke, methods=["POST"]),
+        Route("/api/flush", flush, methods=["POST"]),
+        Route("/api/context", context),
+        Route("/api/status", status),
+        Route("/api/observations/{oid}", observation),
+    ]
+    from kenning.worker.routes import feature_routes
+
+    routes += feature_routes(state)
+    app = Starlette(routes=routes)
+    return Guard(app, state.port, lambda: read_token(state.paths))

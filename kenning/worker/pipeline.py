@@ -1,0 +1,304 @@
+"""Spool → events → observer → rows. Runs on one thread in the worker, with one connection.
+
+Exactly once, even when killed at any instant:
+
+1. *Ingest*: a batch of spool files becomes session / prompt / event rows in one
+   transaction; each event has a unique key (``tool_use_id`` or the spool id), so a file
+   replayed after a crash between COMMIT and unlink is recognised and only deleted.
+   Files are unlinked only after COMMIT.
+2. *Observe*: per session, the pending events go to the provider; its observations, the
+   summary and the ``done`` marks of the events are committed together. An event is
+   either pending (it will be fed again) or done with its rows stored, never in between.
+
+An LLM observer never makes this thread wait for a model: ``observe`` hands the next batch
+to its own bounded pool and returns at once; when a reply is ready it pokes this thread
+(``bind``), and the next ``observe`` of that session returns the outcome, stored here, by
+the only writer. Observers may also offer ``wants(session)`` (skip sessions whose call is
+still in flight), ``maintain(now)`` (idle timeouts) and ``close()`` (no orphan conversation).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning import spool
+from kenning.observer.base import Observer
+from kenning.paths import Paths
+from kenning.store import repo, usage
+
+log = logging.getLogger("kenning.worker")
+
+INGEST_BATCH = 500
+PAYLOAD_RETENTION_S = 3 * 24 * 3600
+KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
+
+
+@dataclass
+class Stats:
+    ingested: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    observations: int = 0
+    summaries: int = 0
+    last_error: str = ""
+    last_cycle_at: float = 0.0
+    cycles: int = 0
+    observer_busy: bool = False
+    listeners: list[Any] = field(default_factory=list)
+
+
+class Pipeline:
+    """Owns the writer connection; call :meth:`cycle` from a single thread."""
+
+    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer) -> None:
+        self.paths = paths
+        self.conn = conn
+        self.observer = observer
+        self.stats = Stats()
+        self._last_prune = 0.0
+        self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
+        bind = getattr(observer, "bind", None)
+        if callable(bind):
+            # spent_today reads with this (the pipeline's) connection: it is only called from observe().
+            bind(lambda: self.wake(), lambda: usage.spent_today(self.conn))
+
+    # ------------------------------------------------------------------------- ingest
+    def ingest(self, limit: int = INGEST_BATCH) -> int:
+        """Move up to ``limit`` spool files into the database; returns how many were handled."""
+        files = spool.pending(self.paths, limit)
+        if not files:
+            return 0
+        records: list[tuple[str, dict[str, Any]]] = []
+        for path in files:
+            try:
+                rec = spool.read(path)
+                _validate(rec)
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError) as e:
+                dest = spool.quarantine(self.paths, path)
+                self.stats.quarantined += 1
+                log.warning("quarantined spool file %s: %s", dest, e)
+                continue
+            records.append((path, rec))
+        if records:
+            poison: list[tuple[str, Exception]] = []
+            with repo.transaction(self.conn):
+                for path, rec in records:
+                    # One record the database refuses (e.g. a string SQLite cannot encode) must not
+                    # roll back the batch and wedge the spool: undo just its rows and set it aside.
+                    self.conn.execute("SAVEPOINT ingest_one")
+                    try:
+                        added = self._ingest_one(rec)
+                    except sqlite3.OperationalError:
+                        raise  # locked / busy: the whole batch is retried later
+                    except (sqlite3.Error, ValueError, TypeError, KeyError) as e:
+                        self.conn.execute("ROLLBACK TO ingest_one")
+                        self.conn.execute("RELEASE ingest_one")
+                        poison.append((path, e))
+                        continue
+                    self.conn.execute("RELEASE ingest_one")
+                    if added:
+                        self.stats.ingested += 1
+                    else:
+                        self.stats.duplicates += 1
+            # Only now are the rows durable: the files can go.
+            bad = {path for path, _err in poison}
+            for path, err in poison:
+                dest = spool.quarantine(self.paths, path)
+                self.stats.quarantined += 1
+                log.warning("quarantined spool file %s: %s: %s", dest, type(err).__name__, err)
+            for path, _rec in records:
+                if path not in bad:
+                    spool.confirm(path)
+            if len(records) > len(bad):
+                self._notify({"type": "ingested", "count": len(records) - len(bad)})  # prompts are new rows too
+        return len(files)
+
+    def _notify(self, event: dict[str, Any]) -> None:
+        for listener in list(self.stats.listeners):  # a viewer's stream may (un)subscribe meanwhile
+            try:
+                listener(event)
+            except Exception:
+                log.exception("listener failed")
+
+    def _ingest_one(self, rec: dict[str, Any]) -> bool:
+        p: dict[str, Any] = rec["payload"]
+        event: str = rec["event"]
+        at = float(rec.get("at") or time.time())
+        sid = repo.upsert_session(
+            self.conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
+            project=str(rec.get("project") or "unknown"), project_root=str(rec.get("project_root") or ""),
+            cwd=str(p.get("cwd") or ""), at=at)
+        tool_use_id = p.get("tool_use_id")
+        key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
+        if repo.event_exists(self.conn, sid, key):
+            return False
+        status = "pending"
+        if event == "UserPromptSubmit":
+            number = repo.next_prompt_number(self.conn, sid)
+            raw_prompt = p.get("prompt")
+            prompt = raw_prompt if isinstance(raw_prompt, str) else ""
+            # The hook sends "" for a prompt that was entirely <private>: its turn stays private.
+            repo.add_prompt(self.conn, sid, number, "" if rec.get("private") else prompt, at)
+            if rec.get("private"):
+                status = "skipped"
+        else:
+            number = repo.current_prompt_number(self.conn, sid)
+            # Everything of a private turn, its Stop too (the last answer would reach the summary).
+            if event in ("PostToolUse", "PostToolUseFailure", "Stop") and repo.prompt_is_private(
+                    self.conn, sid, number):
+                status = "skipped"
+        if event == "SessionEnd":
+            repo.end_session(self.conn, sid, at, str(p.get("reason") or ""))
+        agent_id = p.get("agent_id") if isinstance(p.get("agent_id"), str) else None
+        agent_type = p.get("agent_type") if isinstance(p.get("agent_type"), str) else None
+        tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
+        return repo.insert_event(
+            self.conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
+            agent_id=agent_id, agent_type=agent_type, occurred_at=at,
+            # A private turn's events keep their key (idempotent ingest) but not their content.
+            payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
+
+    # ------------------------------------------------------------------------ observe
+    def observe(self, now: float | None = None) -> int:
+        """Run the observer over every session with pending events; returns rows stored."""
+        now = time.time() if now is None else now
+        stored = 0
+        wants = getattr(self.observer, "wants", None)
+        for sid in repo.sessions_with_pending(self.conn):
+            if wants is not None and not wants(sid):
+                continue  # its call is still in flight: its new events go in the next turn
+            events = repo.pending_events(self.conn, sid)
+            if not events:
+                continue
+            info = repo.session_info(self.conn, sid)
+            self.stats.observer_busy = True
+            try:
+                outcome = self.observer.observe(info, events, now=now)
+            except Exception as e:  # a provider bug must not stop the others; events stay pending
+                self.stats.last_error = f"observer {self.observer.name}: {type(e).__name__}: {e}"
+                log.exception("observer failed on session %s", sid)
+                continue
+            finally:
+                self.stats.observer_busy = False
+            if not outcome.done and not outcome.observations and outcome.summary is None:
+                continue
+            producer = getattr(outcome, "provider", "") or self.observer.name
+            with repo.transaction(self.conn):
+                ids = repo.store_outcome(self.conn, sid, info.project, outcome, producer)
+                if getattr(outcome, "calls", 0):
+                    usage.record_call(self.conn, sid, provider=producer, model=outcome.model,
+                                      tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
+                                      cache_read=getattr(outcome, "cache_read", 0),
+                                      cache_write=getattr(outcome, "cache_write", 0), observations=len(ids),
+                                      reply_kind=getattr(outcome, "reply_kind", ""))
+            stored += len(ids)
+            self.stats.observations += len(ids)
+            if outcome.summary is not None:
+                self.stats.summaries += 1
+            self._notify({"type": "stored", "session_id": sid, "observations": ids,
+                          "summary": outcome.summary is not None})
+        maintain = getattr(self.observer, "maintain", None)
+        if maintain is not None:
+            maintain(now)
+        return stored
+
+    def close(self) -> None:
+        """Stop the observer's conversations (called when the pipeline thread ends)."""
+        close = getattr(self.observer, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                log.exception("closing the observer failed")
+
+    def prune(self, now: float) -> None:
+        if now - self._last_prune < 3600:
+            return
+        self._last_prune = now
+        with repo.transaction(self.conn):
+            repo.prune_payloads(self.conn, now - PAYLOAD_RETENTION_S)
+        spool.clean_tmp(self.paths)
+
+    def cycle(self) -> None:
+        """Drain the spool completely, then observe."""
+        try:
+            while self.ingest() >= INGEST_BATCH:
+                pass
+            self.observe()
+            self.prune(time.time())
+            if self.stats.last_error.startswith("cycle"):
+                self.stats.last_error = ""
+        except sqlite3.OperationalError as e:
+            # e.g. the database is locked by another process beyond the busy timeout: retry later.
+            self.stats.last_error = f"cycle: {e}"
+            log.warning("cycle deferred: %s", e)
+        except Exception as e:  # never let one bad cycle kill the pipeline thread for good
+            self.stats.last_error = f"cycle: {type(e).__name__}: {e}"
+            log.exception("cycle failed; retrying on the next poke")
+        self.stats.cycles += 1
+        self.stats.last_cycle_at = time.time()
+
+
+def _validate(rec: dict[str, Any]) -> None:
+    p = rec["payload"]
+    if rec["event"] not in KNOWN_EVENTS:
+        raise ValueError(f"unknown event {rec['event']!r}")
+    if not isinstance(p.get("session_id"), str) or not p["session_id"]:
+        raise ValueError("payload has no session_id")
+    if not isinstance(rec.get("id"), str):
+        raise ValueError("record has no id")
+
+
+class PipelineThread(threading.Thread):
+    """Runs cycles when poked, and at least every ``interval`` seconds."""
+
+    def __init__(self, pipeline: Pipeline, interval: float = 2.0) -> None:
+        super().__init__(name="kenning-pipeline", daemon=True)
+        self.pipeline = pipeline
+        self.interval = interval
+        self._wake = threading.Event()
+        self._stopping = threading.Event()  # not `_stop`: that is a Thread method join() calls
+        self._cycle_done = threading.Condition()
+        self._generation = 0
+        self._in_cycle = False
+        pipeline.wake = self.poke
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def flush(self, timeout: float) -> bool:
+        """Ask for a cycle and wait until one that started after this call has finished."""
+        with self._cycle_done:
+            # A cycle already running may have listed the spool before this call: wait for the next.
+            target = self._generation + (2 if self._in_cycle else 1)
+            self._wake.set()
+            return self._cycle_done.wait_for(lambda: self._generation >= target, timeout=timeout)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._stopping.is_set():
+                break
+            self._in_cycle = True
+            try:
+                self.pipeline.cycle()
+            finally:
+                self._in_cycle = False
+            with self._cycle_done:
+                self._generation += 1
+                self._cycle_done.notify_all()
+        self.pipeline.close()

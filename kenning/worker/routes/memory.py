@@ -1,0 +1,195 @@
+"""HTTP routes to forget, export and import memory (behind the guard: token, Host, Origin).
+
+``POST /api/forget``  JSON {ids, query, project, since, until, dry_run} → the selection and counts;
+                      ``dry_run`` defaults to true: deleting takes an explicit ``"dry_run": false``.
+``GET /api/export``   ?project=&since=&until=&include_sensitive=1 → JSON Lines, streamed.
+``POST /api/import``  a JSON Lines body (size-limited) → counts; one bad line and nothing is written.
+
+Each request opens its own connection; the pipeline's writer and these wait for each other
+through SQLite's busy timeout (see kenning/commands/memory.py for why that is enough).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from kenning.store import forget as fg
+from kenning.store import transfer
+from kenning.store.db import connect
+from kenning.worker.routes import BadRequest
+
+MAX_FORGET_BODY = 1024 * 1024
+MAX_IMPORT_BODY = 64 * 1024 * 1024
+FORGET_FIELDS = ("ids", "query", "project", "since", "until", "dry_run")
+EXPORT_PARAMS = ("project", "since", "until", "include_sensitive")
+FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False, "": False}
+
+
+def routes(state: Any) -> list[Route]:
+    paths = state.paths
+
+    async def forget(request: Request) -> Response:
+        try:
+            body = json.loads(await read_body(request, MAX_FORGET_BODY) or b"null")
+        except BadRequest as e:
+            return _error(e)
+        except (ValueError, RecursionError):
+            return _error(BadRequest("the body must be a JSON object"))
+        try:
+            filters, dry_run = forget_request(body)
+        except ValueError as e:
+            return _error(BadRequest(str(e)))
+        # Events still in the spool belong to what the user wants gone: ingest them first.
+        await run_in_threadpool(state.thread.flush, 5.0)
+
+        def run() -> dict[str, Any]:
+            conn = connect(paths.db)
+            try:
+                return fg.forget(conn, paths.db, filters, dry_run=dry_run)
+            finally:
+                conn.close()
+
+        try:
+            return JSONResponse(await run_in_threadpool(run))
+        except sqlite3.OperationalError as e:
+            return _error(BadRequest(f"the database is busy ({e}); nothing was forgotten, try again", 503))
+
+    async def export(request: Request) -> Response:
+        try:
+            kwargs = export_request(dict(request.query_params), [k for k, _v in request.query_params.multi_items()])
+        except ValueError as e:
+            return _error(BadRequest(str(e)))
+
+        def lines() -> Iterator[str]:
+            conn = connect(paths.db, readonly=True)
+            try:
+                yield from transfer.export_lines(transfer.export(conn, **kwargs))
+            finally:
+                conn.close()
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson",
+                                 headers={"Content-Disposition": 'attachment; filename="kenning-export.jsonl"'})
+
+    async def import_(request: Request) -> Response:
+        try:
+            raw = await read_body(request, MAX_IMPORT_BODY)
+        except BadRequest as e:
+            return _error(e)
+
+        def run() -> dict[str, int]:
+            conn = connect(paths.db)
+            try:
+                return transfer.import_records(conn, transfer.read_jsonl(raw.split(b"\n")))
+            finally:
+                conn.close()
+
+        try:
+            added = await run_in_threadpool(run)
+        except transfer.BadRecord as e:
+            return _error(BadRequest(f"nothing imported: {e}"))
+        except sqlite3.OperationalError as e:
+            return _error(BadRequest(f"nothing imported: the database is busy ({e}); try again", 503))
+        return JSONResponse({"added": added})
+
+    return [
+        Route("/api/forget", forget, methods=["POST"]),
+        Route("/api/export", export, methods=["GET"]),
+        Route("/api/import", import_, methods=["POST"]),
+    ]
+
+
+def forget_request(body: Any) -> tuple[fg.Filters, bool]:
+    """Validate a forget body; ValueError says which field is wrong and how."""
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object")
+    unknown = sorted(k for k in body if k not in FORGET_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(FORGET_FIELDS)}")
+    ids = body.get("ids", [])
+    if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+        raise ValueError("ids must be a list of integers")
+    query, project = body.get("query", ""), body.get("project", "")
+    if not isinstance(query, str):
+        raise ValueError("query must be a string")
+    if not isinstance(project, str) or len(project) > 512:
+        raise ValueError("project must be a string of at most 512 characters")
+    dry_run = body.get("dry_run", True)
+    if not isinstance(dry_run, bool):
+        raise ValueError("dry_run must be true or false")
+    since = _when(body.get("since"), "since", end=False)
+    until = _when(body.get("until"), "until", end=True)
+    filters = fg.Filters(ids=tuple(ids), query=query, project=project, since=since, until=until)
+    filters.check()
+    return filters, dry_run
+
+
+def export_request(params: dict[str, str], keys: list[str]) -> dict[str, Any]:
+    """Validate export query parameters into ``transfer.export`` keyword arguments."""
+    unknown = sorted({k for k in keys if k not in EXPORT_PARAMS})
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(EXPORT_PARAMS)}")
+    if len(keys) != len(set(keys)):
+        raise ValueError("each parameter may be given once")
+    flag = params.get("include_sensitive", "").strip().lower()
+    if flag not in FLAGS:
+        raise ValueError("include_sensitive must be 1 or 0")
+    project = params.get("project", "")
+    if len(project) > 512:
+        raise ValueError("project must be at most 512 characters")
+    since = _when(params.get("since") or None, "since", end=False)
+    until = _when(params.get("until") or None, "until", end=True)
+    if since is not None and until is not None and since >= until:
+        raise ValueError("since must be before until")
+    return {"project": project or None, "since": since, "until": until, "include_sensitive": FLAGS[flag]}
+
+
+def _when(value: Any, name: str, *, end: bool) -> float | None:
+    """An ISO date/datetime string (local time) or epoch seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{name} must be an ISO date, datetime or epoch seconds")
+    if isinstance(value, str):
+        if len(value) > 64:
+            raise ValueError(f"{name} is too long for a date")
+        try:
+            value = float(value)
+        except ValueError:
+            try:
+                return fg.parse_date(value, end=end)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+    if not math.isfinite(value) or not 0 <= value < 1e11:
+        raise ValueError(f"{name} is out of range")
+    return float(value)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes before reading it all."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise BadRequest("invalid Content-Length")
+        if int(declared) > limit:
+            raise BadRequest(f"the body is larger than {limit} bytes", 413)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(f"the body is larger than {limit} bytes", 413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _error(e: BadRequest) -> JSONResponse:
+    return JSONResponse({"error": str(e)}, status_code=e.status)

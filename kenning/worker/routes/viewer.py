@@ -1,0 +1,460 @@
+"""The web viewer: its static page and its API under /api/viewer (contract: docs/viewer-api.md).
+
+The page (``/`` and ``/static/...``) holds no memory and needs no token; every API route is
+behind the guard like the rest (token, Host, same-origin writes). Every response carries a
+Content-Security-Policy without inline script, so text from memory can never run as code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from kenning import settings as settings_mod
+from kenning import spool
+from kenning.observer.modes import load_mode
+from kenning.project import find_root
+from kenning.store import forget as fg
+from kenning.store import repo
+from kenning.store.db import connect
+from kenning.viewer import detail, items, settings_form, stats
+from kenning.worker.routes import BadRequest
+from kenning.worker.routes.memory import read_body
+from kenning.worker.routes.search import parse_time
+
+log = logging.getLogger("kenning.viewer")
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "viewer", "static")
+CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                 ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
+                 ".ico": "image/x-icon", ".json": "application/json"}
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+# Routes of the page itself: public (they hold no memory), everything under /api/ is not.
+PAGE_PATHS = ("/", "/static/{name}")
+MAX_BODY = 256 * 1024
+MAX_PARAM = 2000
+STATUS_EVERY_S = 5.0
+HEARTBEAT_S = 15.0
+POLL_S = 1.0
+META_TTL_S = 30.0  # also catches rows other processes write (MCP save_memory, import)
+
+
+def _json(body: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=SECURITY_HEADERS)
+
+
+def _error(message: str, status: int = 400, **extra: Any) -> JSONResponse:
+    return _json({"error": message, **extra}, status)
+
+
+def _param(request: Request, name: str) -> str | None:
+    v = request.query_params.get(name)
+    if v is None or v.strip() == "":
+        return None
+    if len(v) > MAX_PARAM or "\x00" in v:
+        raise BadRequest(f"{name} is too long or holds a NUL")
+    return v.strip()
+
+
+def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    v = _param(request, name)
+    if v is None:
+        return default
+    try:
+        n = int(v)
+    except ValueError:
+        raise BadRequest(f"{name} must be an integer") from None
+    if not lo <= n <= hi:
+        raise BadRequest(f"{name} must be between {lo} and {hi}")
+    return n
+
+
+def _path_id(request: Request, name: str) -> int:
+    raw = request.path_params[name]
+    if not raw.isdigit() or len(raw) > 18 or int(raw) == 0:
+        raise BadRequest(f"{name} must be a positive integer")
+    return int(raw)
+
+
+def feed_filter(request: Request) -> items.FeedFilter:
+    """The feed's and search's filters from query parameters; BadRequest on bad values."""
+    types: list[str] = []
+    for v in request.query_params.getlist("type") + request.query_params.getlist("types"):
+        if len(v) > MAX_PARAM:
+            raise BadRequest("type is too long")
+        types += [t.strip() for t in v.split(",") if t.strip()]
+    kinds_raw = _param(request, "kinds")
+    kinds = tuple(k.strip() for k in kinds_raw.split(",") if k.strip()) if kinds_raw else items.KINDS
+    bad = [k for k in kinds if k not in items.KINDS]
+    if bad or not kinds:
+        raise BadRequest(f"kinds must be a comma list of {', '.join(items.KINDS)}")
+    since, until = _param(request, "since"), _param(request, "until")
+    inactive = (_param(request, "include_inactive") or "1").lower()
+    if inactive not in ("0", "1", "true", "false", "yes", "no"):
+        raise BadRequest("include_inactive must be 1 or 0")
+    return items.FeedFilter(
+        project=_param(request, "project"), types=tuple(dict.fromkeys(types)), concept=_param(request, "concept"),
+        since=parse_time(since, "since") if since else None, until=parse_time(until, "until") if until else None,
+        kinds=kinds, include_inactive=inactive in ("1", "true", "yes"))
+
+
+def _mode(state: Any) -> dict[str, Any]:
+    return load_mode(state.memory.settings.mode, state.paths.modes)
+
+
+def _types(mode: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in mode.get("observation_types") or [] if isinstance(t, dict) and "id" in t]
+
+
+def routes(state: Any) -> list[Route]:
+    paths = state.paths
+
+    def read() -> sqlite3.Connection | None:
+        return connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+
+    async def with_read(fn: Callable[[sqlite3.Connection], Any], empty: Any) -> Any:
+        def run() -> Any:
+            conn = read()
+            if conn is None:
+                return empty
+            try:
+                return fn(conn)
+            finally:
+                conn.close()
+        return await run_in_threadpool(run)
+
+    async def guarded(fn: Callable[[], Any]) -> Response:
+        """Runs a handler body, turning the usual failures into clear JSON errors."""
+        try:
+            return await fn()
+        except BadRequest as e:
+            return _error(str(e), e.status)
+        except detail.NotFound as e:
+            return _error(str(e), 404)
+        except ValueError as e:
+            return _error(str(e))
+        except sqlite3.OperationalError as e:
+            return _error(f"the database is busy ({e}); try again", 503)
+
+    # ------------------------------------------------------------------ static page
+    async def index(request: Request) -> Response:
+        return _static("index.html")
+
+    async def static(request: Request) -> Response:
+        return _static(request.path_params["name"])
+
+    # ------------------------------------------------------------------------- API
+    meta_cache: dict[str, Any] = {}
+
+    async def meta(request: Request) -> Response:
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            # Projects and concepts are aggregates over every observation (~25 ms at 100k): reuse
+            # them while no observation or session was added and no concept tag removed (~1 ms to
+            # check), for at most META_TTL_S; the viewer's own deletes drop the cache at once.
+            mark = conn.execute("SELECT (SELECT MAX(id) FROM observations), (SELECT COUNT(*) FROM "
+                                "observation_concepts), (SELECT MAX(id) FROM sessions)").fetchone()
+            key = (tuple(mark), state.memory.settings.mode)
+            if meta_cache.get("key") != key or time.monotonic() - meta_cache.get("at", 0.0) > META_TTL_S:
+                concepts = [r[0] for r in conn.execute(
+                    "SELECT concept FROM observation_concepts GROUP BY concept ORDER BY COUNT(*) DESC, concept "
+                    "LIMIT 100")]
+                meta_cache.update(key=key, at=time.monotonic(),
+                                  body={"projects": repo.projects(conn), "concepts": concepts})
+            return dict(meta_cache["body"])
+
+        async def go() -> Response:
+            body = await with_read(run, {"projects": [], "concepts": []})
+            mode = _mode(state)  # read once: the types and the concepts come from the same file
+            body.update(version=_version(), data_dir=paths.root, token_file=paths.token,
+                        provider=state.thread.pipeline.observer.name, types=_types(mode),
+                        known_concepts=list(mode.get("observation_concepts") or mode.get("concepts") or []))
+            return _json(body)
+        return await guarded(go)
+
+    async def feed(request: Request) -> Response:
+        async def go() -> Response:
+            f = feed_filter(request)
+            limit = _int(request, "limit", 50, 1, items.MAX_LIMIT)
+            before = _param(request, "before")
+            if before is not None:
+                items.Cursor.decode(before)  # a bad cursor is the client's error, before any query
+            page = await with_read(lambda c: items.feed(c, f, before=before, limit=limit), items.Page())
+            return _json({"items": page.items, "next": page.next})
+        return await guarded(go)
+
+    async def search(request: Request) -> Response:
+        async def go() -> Response:
+            q = _param(request, "q") or _param(request, "query")
+            if not q:
+                raise BadRequest("give q, the text to search for")
+            f = feed_filter(request)
+            limit = _int(request, "limit", 30, 1, 100)
+            offset = _int(request, "offset", 0, 0, 10_000)
+            from kenning.search.runtime import current
+
+            runtime = current()
+            if runtime is None:
+                return _error("search is not running in this worker", 503)
+            kw: dict[str, Any] = {"project": f.project, "types": list(f.types) or None,
+                                  "concepts": [f.concept] if f.concept else None, "limit": limit + 1,
+                                  "offset": offset, "include_inactive": f.include_inactive,
+                                  "kinds": list(f.wanted())}
+            if f.since is not None:
+                kw["since"] = f.since
+            if f.until is not None:
+                kw["until"] = f.until
+            hits = await run_in_threadpool(lambda: runtime.search(q, **kw))
+            more = len(hits) > limit
+            hits = hits[:limit]
+            found = await with_read(lambda c: items.hydrate(c, [(h.kind, h.id) for h in hits]), [])
+            scores = {(h.kind, h.id): h.score for h in hits}
+            for it in found:
+                it["score"] = round(scores.get((it["kind"], it["id"]), 0.0), 4)
+            return _json({"items": found, "semantic": runtime.vectors() is not None,
+                          "next_offset": offset + limit if more else None})
+        return await guarded(go)
+
+    async def observation(request: Request) -> Response:
+        async def go() -> Response:
+            oid = _path_id(request, "oid")
+            if request.method == "GET":
+                body = await with_read(lambda c: detail.observation(c, oid), None)
+                if body is None:  # no database yet
+                    raise detail.NotFound(f"no observation {oid}")
+                return _json(body)
+            if request.method == "DELETE":
+                return await delete(oid)
+            body = await _body(request)
+            changes = detail.check_edit(body, [t["id"] for t in _types(_mode(state))])
+
+            def run() -> dict[str, Any]:
+                conn = connect(paths.db)
+                try:
+                    return detail.edit(conn, oid, changes)
+                finally:
+                    conn.close()
+            obs = await run_in_threadpool(run)
+            return _json({"observation": obs})
+        return await guarded(go)
+
+    async def delete(oid: int) -> Response:
+        def run() -> dict[str, Any]:
+            conn = connect(paths.db)
+            try:
+                return fg.forget(conn, paths.db, fg.Filters(ids=(oid,)), dry_run=False)
+            finally:
+                conn.close()
+        out = await run_in_threadpool(run)
+        meta_cache.clear()  # a project may have lost its last observation
+        gone = (out.get("deleted") or {}).get("observations", 0)
+        if not gone:
+            raise detail.NotFound(f"no observation {oid}")
+        return _json({"deleted": gone, "reclaimed": out.get("reclaimed"), "warning": out.get("warning")})
+
+    async def session(request: Request) -> Response:
+        async def go() -> Response:
+            sid = _path_id(request, "sid")
+            body = await with_read(lambda c: detail.session(c, sid), None)
+            if body is None:
+                raise detail.NotFound(f"no session {sid}")
+            return _json(body)
+        return await guarded(go)
+
+    async def preview(request: Request) -> Response:
+        async def go() -> Response:
+            project = _param(request, "project")
+            if not project:
+                raise BadRequest("give project")
+            root = await with_read(lambda c: _latest_root(c, project), "")
+            # What SessionStart would see: the events still in the spool land first, as it does.
+            await run_in_threadpool(state.thread.flush, 0.8)
+            if root and os.path.isdir(root) and find_root(root)[0] == project:
+                body = await run_in_threadpool(state.memory.context, root, "")
+            else:
+                body = await run_in_threadpool(state.memory.context, "", project)
+            return _json(body)
+        return await guarded(go)
+
+    async def stats_route(request: Request) -> Response:
+        async def go() -> Response:
+            n = _int(request, "days", 30, 1, stats.MAX_DAYS)
+            project = _param(request, "project")
+
+            def run(conn: sqlite3.Connection) -> dict[str, Any]:
+                return {"days": stats.days(conn, n, project), "totals": stats.totals(conn),
+                        "savings": stats.savings(conn, project), "pending_events": repo.pending_count(conn)}
+            body = await with_read(run, {"days": [], "totals": {}, "savings": {}, "pending_events": 0})
+            body["db_bytes"] = fg.file_bytes(paths.db) if os.path.exists(paths.db) else 0
+            body["spool_depth"] = spool.depth(paths)
+            body["spool_corrupt"] = spool.corrupt_count(paths)
+            from kenning.worker.app import observer_status
+
+            body["observer"] = observer_status(state)
+            from kenning.search.runtime import current
+
+            runtime = current()
+            body["embedding"] = runtime.status()["embeddings"] if runtime is not None else {"state": "off"}
+            return _json(body)
+        return await guarded(go)
+
+    async def settings_route(request: Request) -> Response:
+        async def go() -> Response:
+            if request.method == "GET":
+                return _json({"file": paths.settings, "settings": settings_form.describe(state.memory.settings)})
+            body = await _body(request)
+            changes = body.get("changes") if isinstance(body, dict) else None
+            if not isinstance(changes, dict) or not changes:
+                raise BadRequest('the body must be a JSON object like {"changes": {"context_observations": 40}}')
+            saved, errors = await run_in_threadpool(settings_mod.save, paths, changes)
+            if errors:
+                return _error("nothing was saved: " + "; ".join(errors), 400,
+                              problems=settings_form.problems_by_name(errors))
+            apply_settings(state)
+            restart = sorted(k for k in changes if k in settings_form.RESTART)
+            return _json({"saved": {k: saved.get(k) for k in changes}, "restart_needed": restart,
+                          "settings": settings_form.describe(state.memory.settings)})
+        return await guarded(go)
+
+    async def stream(request: Request) -> Response:
+        wake = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def listener(event: dict[str, Any]) -> None:  # called on the pipeline thread
+            loop.call_soon_threadsafe(wake.set)
+
+        start = items.Mark.decode(request.headers.get("last-event-id", "") or request.query_params.get("after", ""))
+        return StreamingResponse(_events(state, read, start, wake, listener, request), media_type="text/event-stream",
+                                 headers={**SECURITY_HEADERS, "X-Accel-Buffering": "no"})
+
+    return [
+        Route("/", index),
+        Route("/static/{name}", static),
+        Route("/api/viewer/meta", meta),
+        Route("/api/viewer/feed", feed),
+        Route("/api/viewer/search", search),
+        Route("/api/viewer/observations/{oid}", observation, methods=["GET", "PATCH", "DELETE"]),
+        Route("/api/viewer/sessions/{sid}", session),
+        Route("/api/viewer/preview", preview),
+        Route("/api/viewer/stats", stats_route),
+        Route("/api/viewer/settings", settings_route, methods=["GET", "PUT"]),
+        Route("/api/viewer/stream", stream),
+    ]
+
+
+def apply_settings(state: Any) -> None:
+    """Swap in the saved settings where the worker reads them per request (see settings_form)."""
+    new, problems = settings_mod.load(state.paths)
+    state.memory.settings = new
+    state.settings_problems = problems
+    from kenning.search.config import SearchConfig
+    from kenning.search.runtime import current
+
+    runtime = current()
+    if runtime is not None:
+        trigram = runtime.config.trigram  # the trigram index is built at start: that one waits for a restart
+        runtime.settings = new
+        runtime.config = SearchConfig.from_settings(new.replace(search_trigram=trigram))
+
+
+async def _events(state: Any, read: Callable[[], sqlite3.Connection | None], start: items.Mark | None,
+                  wake: asyncio.Event, listener: Callable[[dict[str, Any]], None],
+                  request: Request) -> AsyncIterator[str]:
+    """The SSE body: new items as they are stored, the queue's state, heartbeats."""
+    listeners = state.thread.pipeline.stats.listeners
+    listeners.append(listener)
+    conn: sqlite3.Connection | None = None
+    try:
+        yield "retry: 1000\n\n"
+        mark = start
+        last_status: dict[str, Any] | None = None
+        last_status_at = last_beat = 0.0
+        while True:
+            if conn is None:
+                conn = await run_in_threadpool(read)
+            if conn is not None:
+                if mark is None:
+                    mark = await run_in_threadpool(items.high_water, conn)
+                    yield f"id: {mark.encode()}\nevent: ready\ndata: {{}}\n\n"
+                new, after = await run_in_threadpool(items.since_mark, conn, mark)
+                seen = items.Mark(mark.observation, mark.prompt, mark.summary)
+                for it in new:
+                    # Each event's id covers what was sent up to it: a reconnect mid-batch resumes there.
+                    setattr(seen, it["kind"], max(getattr(seen, it["kind"]), it["id"]))
+                    yield f"id: {seen.encode()}\nevent: item\ndata: {json.dumps(it, ensure_ascii=False)}\n\n"
+                mark = after
+            now = time.monotonic()
+            status = await run_in_threadpool(_queue_status, state, conn)
+            changed = {k: v for k, v in status.items() if k != "at"} != (
+                {k: v for k, v in last_status.items() if k != "at"} if last_status else None)
+            if changed or now - last_status_at >= STATUS_EVERY_S:
+                yield f"event: status\ndata: {json.dumps(status)}\n\n"
+                last_status, last_status_at, last_beat = status, now, now
+            elif now - last_beat >= HEARTBEAT_S:
+                yield ": keep-alive\n\n"
+                last_beat = now
+            if await request.is_disconnected():
+                return
+            wake.clear()
+            try:
+                await asyncio.wait_for(wake.wait(), POLL_S)
+            except TimeoutError:
+                pass
+    finally:
+        try:
+            listeners.remove(listener)
+        except ValueError:
+            pass
+        if conn is not None:
+            conn.close()
+
+
+def _queue_status(state: Any, conn: sqlite3.Connection | None) -> dict[str, Any]:
+    pending = repo.pending_count(conn) if conn is not None else 0
+    return {"spool_depth": spool.depth(state.paths), "pending_events": pending,
+            "observer_busy": state.thread.pipeline.stats.observer_busy,
+            "provider": state.thread.pipeline.observer.name, "at": time.time()}
+
+
+def _latest_root(conn: sqlite3.Connection, project: str) -> str:
+    r = conn.execute("SELECT project_root FROM sessions WHERE project = ? AND project_root != '' "
+                     "ORDER BY started_at DESC LIMIT 1", (project,)).fetchone()
+    return str(r[0]) if r else ""
+
+
+async def _body(request: Request) -> Any:
+    raw = await read_body(request, MAX_BODY)
+    try:
+        return json.loads(raw or b"null")
+    except (ValueError, RecursionError):
+        raise BadRequest("the body must be JSON") from None
+
+
+def _static(name: str) -> Response:
+    """A file of the page, by plain name only: no directories, no dot files, known types."""
+    ext = os.path.splitext(name)[1]
+    if "/" in name or "\\" in name or name.startswith(".") or ext not in CONTENT_TYPES:
+        return Response("not found", status_code=404, headers=SECURITY_HEADERS)
+    path = os.path.join(STATIC_DIR, name)
+    if not os.path.isfile(path):
+        return Response("not found", status_code=404, headers=SECURITY_HEADERS)
+    return FileResponse(path, media_type=CONTENT_TYPES[ext], headers=SECURITY_HEADERS)
+
+
+def _version() -> str:
+    from kenning.worker.app import VERSION
+
+    return VERSION

@@ -1,0 +1,158 @@
+"""The worker process: singleton lock, pid file, HTTP server, pipeline thread, clean shutdown."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import logging.handlers
+import os
+import socket
+import threading
+import time
+
+from kenning.daemon import release_start_lock
+from kenning.hook.client import POKE_DATAGRAM
+from kenning.observer.registry import choose
+from kenning.paths import FILE_MODE, Paths, ensure_token, write_private
+from kenning.service import Memory
+from kenning.settings import load
+from kenning.store.db import open_db
+from kenning.worker.app import VERSION, WorkerState, create_app
+from kenning.worker.pipeline import Pipeline, PipelineThread
+
+log = logging.getLogger("kenning.worker")
+
+
+def setup_logging(paths: Paths, level: str, max_bytes: int, backups: int) -> None:
+    handler = logging.handlers.RotatingFileHandler(paths.worker_log, maxBytes=max_bytes, backupCount=backups,
+                                                   encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("kenning")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    try:
+        os.chmod(paths.worker_log, FILE_MODE)
+    except OSError:
+        pass
+
+
+def run(paths: Paths | None = None) -> int:
+    """Run the worker in the foreground until SIGTERM/SIGINT. Returns the exit code."""
+    paths = paths or Paths()
+    # Every file the worker creates is private, including those made later by libraries
+    # (a log file re-created at rotation, SQLite's -wal/-shm): not only those we chmod.
+    os.umask(0o077)
+    paths.ensure()
+    settings, problems = load(paths, create=True)
+    setup_logging(paths, settings.log_level, settings.log_max_bytes, settings.log_backups)
+    lock_fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        release_start_lock()
+        log.info("another worker holds %s; exiting", paths.worker_lock)
+        os.close(lock_fd)
+        return 0
+    release_start_lock()  # we are the worker now: later starters will see worker.lock held
+    conn = None
+    thread = None
+    start_token = os.urandom(16).hex()
+    try:
+        for p in problems:
+            log.warning("settings: %s", p)
+        ensure_token(paths)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", settings.port))
+        except OSError as e:
+            log.error("cannot listen on 127.0.0.1:%s: %s (set KENNING_PORT or `port` in settings.json)",
+                      settings.port, e)
+            sock.close()
+            return 1
+        # Accepted sockets inherit it: without it a response on a kept-alive connection (the
+        # viewer's fetches) waits ~40 ms for the client's delayed ACK (Nagle).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.listen(128)
+        udp = _bind_poke_socket(settings.port)
+        conn = open_db(paths.db)
+        observer, note = choose(settings)
+        pipeline = Pipeline(paths, conn, observer)
+        thread = PipelineThread(pipeline)
+        state = WorkerState(paths=paths, memory=Memory(paths, settings), thread=thread, port=settings.port,
+                            start_token=start_token, started_at=time.time(), observer_note=note,
+                            settings_problems=problems)
+        write_private(paths.pid_file, json.dumps({
+            "pid": os.getpid(), "port": settings.port, "start_token": start_token,
+            "started_at": state.started_at, "version": VERSION}).encode())
+        thread.start()
+        thread.poke()  # drain whatever the spool gathered while no worker ran
+        if udp is not None:
+            threading.Thread(target=_poke_listener, args=(udp, thread), name="kenning-poke", daemon=True).start()
+        state.ready = True
+        log.info("worker %s listening on 127.0.0.1:%s (observer: %s)", os.getpid(), settings.port, note)
+
+        import signal
+
+        import uvicorn
+
+        # uvicorn shuts down gracefully on SIGTERM/SIGINT, restores the previous handlers and then
+        # re-raises the signal: with the default handler that kills the process before the
+        # `finally` below (pid file left behind, pipeline not stopped). Ours turns it into a
+        # normal exit instead.
+        def _exit(signum: int, frame: object) -> None:
+            raise SystemExit(0)
+
+        signal.signal(signal.SIGTERM, _exit)
+        signal.signal(signal.SIGINT, _exit)
+        config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=3)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except SystemExit:
+            pass
+        log.info("worker %s stopping", os.getpid())
+        return 0
+    finally:
+        if thread is not None:
+            thread.stop()
+            thread.join(timeout=10)
+        _remove_pid_file(paths, start_token)
+        if conn is not None:
+            conn.close()
+        fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        os.close(lock_fd)
+
+
+def _bind_poke_socket(port: int) -> socket.socket | None:
+    """The UDP socket hooks poke (same port number as the HTTP API, loopback only)."""
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.bind(("127.0.0.1", port))
+    except OSError as e:
+        log.warning("no UDP poke socket on 127.0.0.1:%s (%s); the spool is still drained every 2 s", port, e)
+        udp.close()
+        return None
+    return udp
+
+
+def _poke_listener(udp: socket.socket, thread: PipelineThread) -> None:
+    # A datagram carries no data worth trusting: it only wakes the pipeline early.
+    while True:
+        try:
+            data, _addr = udp.recvfrom(64)
+        except OSError:
+            return
+        if data == POKE_DATAGRAM:
+            thread.poke()
+
+
+def _remove_pid_file(paths: Paths, start_token: str) -> None:
+    try:
+        with open(paths.pid_file, encoding="utf-8") as fh:
+            info = json.load(fh)
+        if info.get("start_token") == start_token:
+            os.unlink(paths.pid_file)
+    except (OSError, ValueError):
+        pass
