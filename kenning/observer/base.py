@@ -1,99 +1,21 @@
-"""The observer provider interface and the plain data it works on.
+"""The observer provider interface.
 
 The worker hands a provider the pending events of one agent session, in order, with what
 is already known about that session. The provider answers with observations, maybe a
 session summary, and which events it has fully handled. The worker stores the outputs and
 marks those events done in one transaction; events not reported as handled stay pending and
 come back with the next call (that is how a provider waits for a turn to finish, and how a
-crash never loses an event).
+crash never loses an event). The records themselves live in :mod:`kenning.records`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+# Re-exported for code written against the old location; new code imports kenning.records.
+from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft, tokens_of
 
-@dataclass
-class Event:
-    """One captured hook event, as stored in the ``events`` table."""
-
-    id: int
-    kind: str
-    occurred_at: float
-    payload: dict[str, Any]
-    tool_name: str | None = None
-    prompt_number: int = 0
-    agent_id: str | None = None
-    agent_type: str | None = None
-    size_chars: int = 0
-
-
-@dataclass
-class SessionInfo:
-    """What the observer may know about the session besides its pending events."""
-
-    id: int
-    agent_session_id: str
-    project: str
-    project_root: str
-    prompts: list[str] = field(default_factory=list)
-    prior_observations: list[dict[str, Any]] = field(default_factory=list)
-    prior_summary: dict[str, Any] | None = None
-    ended: bool = False
-
-
-@dataclass
-class ObservationDraft:
-    type: str
-    title: str
-    created_at: float
-    subtitle: str = ""
-    facts: list[str] = field(default_factory=list)
-    narrative: str = ""
-    concepts: list[str] = field(default_factory=list)
-    files_read: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    prompt_number: int | None = None
-    tokens_spent: int = 0
-    source_tokens: int = 0
-    agent_id: str | None = None
-    agent_type: str | None = None
-
-    def content_hash(self) -> str:
-        """Identity of the content, so re-observing the same work never stores it twice."""
-        raw = json.dumps([self.type, self.title, self.narrative, self.facts], ensure_ascii=False)
-        return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass
-class SummaryDraft:
-    created_at: float
-    request: str = ""
-    investigated: str = ""
-    learned: str = ""
-    completed: str = ""
-    next_steps: str = ""
-    notes: str = ""
-    files_read: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    prompt_number: int | None = None
-    tokens_spent: int = 0
-    source_tokens: int = 0
-
-
-@dataclass
-class Outcome:
-    """What a provider produced from one call."""
-
-    observations: list[ObservationDraft] = field(default_factory=list)
-    summary: SummaryDraft | None = None
-    done: list[int] = field(default_factory=list)
-    tokens_in: int = 0
-    tokens_out: int = 0
-    model: str = ""
+__all__ = ["Event", "ObservationDraft", "Observer", "Outcome", "SessionInfo", "SummaryDraft", "tokens_of"]
 
 
 class Observer(Protocol):
@@ -104,8 +26,3 @@ class Observer(Protocol):
     def observe(self, session: SessionInfo, events: list[Event], *, now: float) -> Outcome:
         """Handle the session's pending events (oldest first)."""
         ...
-
-
-def tokens_of(chars: int) -> int:
-    """The usual ~4 characters per token estimate."""
-    return (chars + 3) // 4

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kenning.observer.base import Event
+from kenning.records import Event
 
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch"}
 READ_TOOLS = {"Read", "read_file", "NotebookRead"}

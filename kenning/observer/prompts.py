@@ -14,8 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kenning.observer.base import Event, SessionInfo
 from kenning.observer.modes import concept_ids
+from kenning.records import Event, SessionInfo
 
 FIELD_LIMIT = 16_000
 HEAD_SHARE = 0.6

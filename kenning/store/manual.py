@@ -13,9 +13,9 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from kenning.observer.base import ObservationDraft, tokens_of
 from kenning.privacy.redact import Redactor
 from kenning.privacy.tags import strip_text
+from kenning.records import ObservationDraft, tokens_of
 from kenning.store import repo
 
 PLATFORM = "mcp"

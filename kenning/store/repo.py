@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from kenning.observer.base import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
+from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
 
 JSON_LIST_FIELDS = ("facts", "concepts", "files_read", "files_modified")
 

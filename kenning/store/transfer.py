@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.records import ObservationDraft, SummaryDraft
 from kenning.store import repo
 
 FORMAT_VERSION = 1

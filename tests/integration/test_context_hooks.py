@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kenning.context.file_history import CLOSE, OPEN
-from kenning.observer.base import ObservationDraft
+from kenning.records import ObservationDraft
 from kenning.store import repo
 from kenning.store.db import open_db
 from tests.conftest import Home, load_fixture

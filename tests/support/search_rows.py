@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Any
 
-from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.records import ObservationDraft, SummaryDraft
 from kenning.store import repo
 from kenning.store.db import open_db
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from kenning.context.session_start import CLOSE, OPEN, build, build_for_cwd, empty_note
-from kenning.observer.base import ObservationDraft, SummaryDraft
 from kenning.paths import Paths
+from kenning.records import ObservationDraft, SummaryDraft
 from kenning.settings import Settings
 from kenning.store import repo
 from kenning.store.db import open_db

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from kenning.context import file_history as fh
-from kenning.observer.base import ObservationDraft
 from kenning.observer.modes import load_mode, type_icons
 from kenning.paths import Paths
+from kenning.records import ObservationDraft
 from kenning.settings import Settings
 from kenning.store import repo
 from kenning.store.db import migrate, open_db

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.records import ObservationDraft, SummaryDraft
 from kenning.store import forget as fg
 from kenning.store import repo
 from kenning.store.db import open_db

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import time
 
-from kenning.observer.base import Event, SessionInfo
 from kenning.observer.llm import batch
 from kenning.observer.modes import load_mode
 from kenning.observer.prompts import FIELD_LIMIT, batch_turn, elide, render_event, system_prompt
+from kenning.records import Event, SessionInfo
 
 
 def ev(kind: str, payload: dict, *, tool: str | None = None, eid: int = 1, at: float = 1_767_000_000.0) -> Event:

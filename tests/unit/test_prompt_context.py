@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kenning.context import prompt as pc
-from kenning.observer.base import ObservationDraft
+from kenning.records import ObservationDraft
 from kenning.search.service import search
 from kenning.store import repo
 from kenning.store.db import open_db

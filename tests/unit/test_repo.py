@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.observer.base import ObservationDraft, Outcome, SummaryDraft
+from kenning.records import ObservationDraft, Outcome, SummaryDraft
 from kenning.store import repo
 from kenning.store.db import open_db
 from kenning.store.repo import transaction

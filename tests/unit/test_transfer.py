@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kenning.observer.base import ObservationDraft, SummaryDraft
+from kenning.records import ObservationDraft, SummaryDraft
 from kenning.store import repo, transfer
 from kenning.store.db import open_db
 from kenning.store.repo import transaction

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.observer import evidence
-from kenning.observer.base import Event
+from kenning.records import Event
 
 TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure")
 READ_ONLY_TOOLS = frozenset({"Read", "Grep", "Glob", "LS"}) | evidence.READ_TOOLS | evidence.SEARCH_TOOLS

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.observer import evidence, prompts
-from kenning.observer.base import Event, Observer, Outcome, SessionInfo, tokens_of
+from kenning.observer.base import Observer
 from kenning.observer.llm import batch as batching
 from kenning.observer.llm.backoff import Backoff
 from kenning.observer.llm.base import ChatProvider, Conversation, ProviderError, Usage
@@ -32,6 +32,7 @@ from kenning.observer.llm.outcome import observation_drafts, summary_draft
 from kenning.observer.llm.slots import Pool, Slots
 from kenning.observer.modes import type_ids
 from kenning.observer.parse import parse_reply
+from kenning.records import Event, Outcome, SessionInfo, tokens_of
 from kenning.store.usage import CACHE_READ_WEIGHT
 
 log = logging.getLogger("kenning.observer")

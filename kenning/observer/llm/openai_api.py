@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kenning.observer.base import tokens_of
 from kenning.observer.llm.base import ProviderError, Usage
 from kenning.observer.llm.errors import classify
+from kenning.records import tokens_of
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OPENAI_HOST = "api.openai.com"

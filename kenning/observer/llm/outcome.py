@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 
 from kenning.observer import evidence
-from kenning.observer.base import Event, ObservationDraft, SessionInfo, SummaryDraft, tokens_of
 from kenning.observer.parse import ParsedObservation, Reply
+from kenning.records import Event, ObservationDraft, SessionInfo, SummaryDraft, tokens_of
 
 
 @dataclass

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from kenning.observer import evidence
-from kenning.observer.base import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft, tokens_of
+from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft, tokens_of
 
 TURN_CLOSERS = ("Stop", "SessionEnd")
 LAST_WORD = "Agent's last word: "
