@@ -204,7 +204,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"queue      {st['spool_depth']} in spool, {c.get('pending_events', 0)} events waiting for the observer"
           + (f", {st['spool_corrupt']} quarantined" if st["spool_corrupt"] else ""))
     for p in st.get("projects", [])[:10]:
-        print(f"project    {p['project']}: {p['observations']} observations")
+        print(f"project    {p.get('name') or p['project']}: {p['observations']} observations")
     return 0
 
 

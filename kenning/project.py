@@ -1,8 +1,16 @@
 """Which project a working directory belongs to. Standard library only (runs in the hook).
 
-A project is named after its git repository's root folder; a linked worktree resolves to
-the repository it belongs to, so all worktrees share one memory. Outside git the folder
-itself is the project.
+A project is one repository, whatever its folder is called. ``find_root`` finds the main
+checkout: a linked worktree resolves to the repository it belongs to, a subdirectory to its
+repository, a symlink to its target; outside git the folder itself is the project. Its
+*key* is the canonical path of that checkout (case-folded on a case-insensitive file
+system), so two repositories that share a folder name never share memory. The folder name
+stays the display name.
+
+What no path can tell (two clones of one remote are one project; a folder that was renamed)
+the database joins: the worker records each checkout's remote and maps a new checkout of a
+known remote onto that project's key (``project_aliases``); readers resolve a key through
+:func:`resolve_key` before they read.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
     from collections.abc import Iterable
+    from typing import Any
 
 
 def find_root(cwd: str) -> tuple[str, str]:
@@ -58,6 +67,153 @@ def _worktree_main(worktree: str, git_file: str) -> str:
     if os.path.basename(common) == ".git":
         return os.path.dirname(common)
     return worktree  # submodules and bare layouts: keep the checkout itself
+
+
+class Project:
+    """Where a working directory belongs: the key rows are filed under, the display name, the checkout."""
+
+    __slots__ = ("key", "name", "root")
+
+    def __init__(self, key: str, name: str, root: str) -> None:
+        self.key = key
+        self.name = name
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"Project(key={self.key!r}, name={self.name!r}, root={self.root!r})"
+
+
+def identify(cwd: str) -> Project:
+    """The project of ``cwd``: its key (before any alias the database knows), name and root."""
+    name, root = find_root(cwd)
+    return Project(project_key(root, name), name, root)
+
+
+def project_key(root: str, name: str = "") -> str:
+    """The key of a checkout: its canonical path (the name alone when no path is known)."""
+    return canonical(root) if root else (name or "unknown")
+
+
+def canonical(path: str) -> str:
+    """``path`` resolved (symlinks) and, on a case-insensitive file system, lower-cased.
+
+    Two spellings of one folder (``~/Src/API`` and ``~/src/api`` on macOS) must give one key;
+    the probe is one ``stat`` of the case-swapped path, which fails at once where case matters.
+    """
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+    swapped = real.swapcase()
+    if swapped == real:
+        return real
+    try:
+        a, b = os.stat(real), os.stat(swapped)
+    except (OSError, ValueError):
+        return real
+    return real.lower() if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) else real
+
+
+def resolve_key(conn: Any, key: str) -> str:
+    """The key rows of ``key`` are filed under: itself, or the project an alias maps it to.
+
+    ``conn`` is any DB-API connection (``sqlite3`` or the hook's ``_sqlite3``); a database
+    without the table (older than migration 0008) answers ``key`` itself.
+    """
+    try:
+        row = conn.execute("SELECT key FROM project_aliases WHERE alias = ?", (key,)).fetchone()
+    except Exception:
+        return key
+    return str(row[0]) if row else key
+
+
+def git_remote(root: str) -> str:
+    """The normalised URL of the checkout's ``origin`` (else first) remote; '' when there is none.
+
+    Read from the repository's ``config`` file, never by running git. Credentials in the URL
+    are dropped: the remote is stored, and a token in it must never be.
+    """
+    gitdir = _git_dir(root)
+    if not gitdir:
+        return ""
+    try:
+        with open(os.path.join(gitdir, "config"), encoding="utf-8", errors="replace") as fh:
+            text = fh.read(262_144)
+    except OSError:
+        return ""
+    remotes: dict[str, str] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            head = line[1:line.find("]")] if "]" in line else line[1:]
+            kind, _, sub = head.partition(" ")
+            section = sub.strip().strip('"') if kind.strip().lower() == "remote" else ""
+            continue
+        if section and "=" in line:
+            k, _, v = line.partition("=")
+            if k.strip().lower() == "url" and section not in remotes:
+                remotes[section] = v.strip().strip('"')
+    url = remotes.get("origin") or next(iter(remotes.values()), "")
+    return normalize_remote(url, root) if url else ""
+
+
+def normalize_remote(url: str, root: str = "") -> str:
+    """One spelling per remote: ``git@host:a/b.git``, ``https://u:tok@Host/a/b`` → ``host/a/b``.
+
+    Scheme, user, password and port go; case is folded (hosts ignore it, and so do the big
+    forges for paths); a local remote becomes its canonical path.
+    """
+    u = url.strip()
+    if not u:
+        return ""
+    if u.startswith("file://"):
+        u = u[len("file://"):]
+    elif "://" in u:
+        u = u.split("://", 1)[1]
+        host, _, path = u.partition("/")
+        host = host.rpartition("@")[2].partition(":")[0]
+        return _strip_git(f"{host}/{path}").lower()
+    elif ":" in u and "/" not in u.split(":", 1)[0] and not u.startswith("/"):
+        host, _, path = u.partition(":")  # scp-like user@host:path
+        return _strip_git(f"{host.rpartition('@')[2]}/{path.lstrip('/')}").lower()
+    if not os.path.isabs(u):
+        u = os.path.join(root or os.getcwd(), u)
+    return _strip_git(canonical(os.path.normpath(u)))
+
+
+def _strip_git(s: str) -> str:
+    s = s.rstrip("/")
+    return s[:-4] if s.endswith(".git") else s
+
+
+def _git_dir(root: str) -> str:
+    """The git directory holding the checkout's ``config`` ('' outside git)."""
+    if not root:
+        return ""
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return dot
+    if not os.path.isfile(dot):
+        return ""
+    try:
+        with open(dot, encoding="utf-8", errors="replace") as fh:
+            line = fh.readline().strip()
+    except OSError:
+        return ""
+    if not line.startswith("gitdir:"):
+        return ""
+    gitdir = line[len("gitdir:"):].strip()
+    if not os.path.isabs(gitdir):
+        gitdir = os.path.normpath(os.path.join(root, gitdir))
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            gitdir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+    except OSError:
+        pass
+    return gitdir
 
 
 def _name(root: str) -> str:

@@ -14,9 +14,9 @@ from typing import Any
 from kenning import spool
 from kenning.context.session_start import build, empty_note
 from kenning.paths import Paths
-from kenning.project import find_root, is_excluded
+from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings
-from kenning.store import repo
+from kenning.store import projects, repo
 from kenning.store.db import connect, current_version, migration_files
 
 
@@ -31,11 +31,12 @@ class Memory:
         return connect(self.paths.db, readonly=True)
 
     def context(self, cwd: str = "", project: str = "", now: float | None = None) -> dict[str, Any]:
-        """The session-start context for a cwd (or a project name)."""
+        """The session-start context for a cwd (or a project: its key, path or name)."""
         if project:
-            name, root = project, ""
+            name, root, key = project, "", project
         else:
-            name, root = find_root(cwd or os.getcwd())
+            p = identify(cwd or os.getcwd())
+            name, root, key = p.name, p.root, p.key
         if is_excluded(name, root, cwd, self.settings.excluded_projects):
             return {"project": name, "context": "", "excluded": True, "chars": 0, "tokens": 0}
         if not os.path.exists(self.paths.db):
@@ -43,10 +44,11 @@ class Memory:
         else:
             conn = self._read()
             try:
-                text = build(conn, self.settings, name, now=now, modes_dir=self.paths.modes, root=root or None)
+                key = projects.one(conn, project) if project else resolve_key(conn, key)
+                text = build(conn, self.settings, key, now=now, modes_dir=self.paths.modes, name=name)
             finally:
                 conn.close()
-        return {"project": name, "context": text, "excluded": False, "chars": len(text),
+        return {"project": name, "key": key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": (len(text) + 3) // 4}
 
     def observation(self, oid: int) -> dict[str, Any] | None:

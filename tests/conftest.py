@@ -20,6 +20,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from kenning.paths import Paths  # noqa: E402
+from kenning.project import canonical  # noqa: E402
 
 
 def free_port() -> int:
@@ -41,6 +42,7 @@ class Home:
         (self.project / ".git").mkdir(exist_ok=True)
         self.port = free_port()
         self.paths = Paths(str(self.data))
+        self.key = canonical(str(self.project))  # the project key of self.project's rows
         self.env = {**os.environ, "KENNING_DATA_DIR": str(self.data), "KENNING_PORT": str(self.port)}
         self.env.pop("KENNING_INTERNAL", None)
 

@@ -12,6 +12,7 @@ asks it to drain the spool, so events captured a moment ago are forgotten too.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sqlite3
@@ -21,7 +22,7 @@ from typing import Any, TextIO
 
 from kenning.paths import FILE_MODE, Paths
 from kenning.store import forget as fg
-from kenning.store import transfer
+from kenning.store import projects, transfer
 from kenning.store.db import connect, open_db
 
 
@@ -87,6 +88,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     conn: sqlite3.Connection | None = None
     try:
         conn = open_db(paths.db)
+        if filters.project:  # a name or path names a key
+            filters = dataclasses.replace(filters, project=projects.one(conn, filters.project))
         sel = fg.select(conn, filters)
         if args.json and (args.dry_run or sel.empty):
             print(json.dumps({"dry_run": True, "selection": sel.as_dict(), "deleted": None}, indent=2))
@@ -110,6 +113,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         deleted = fg.apply(conn, sel)
         result = {"dry_run": False, "selection": sel.as_dict(), "deleted": deleted,
                   **fg.reclaim_report(conn, paths.db)}
+    except projects.AmbiguousProject as e:
+        return _fail(str(e), 2)
     except sqlite3.OperationalError as e:
         return _fail(f"the database is busy ({e}); nothing was forgotten, try again")
     except sqlite3.Error as e:
@@ -195,7 +200,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     except ValueError as e:
         return _fail(str(e), 2)
     conn = connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
-    records = transfer.export(conn, project=args.project or None, since=since, until=until,
+    project = args.project
+    if conn is not None and project:
+        try:
+            project = projects.one(conn, project)
+        except projects.AmbiguousProject as e:
+            conn.close()
+            return _fail(str(e), 2)
+    records = transfer.export(conn, project=project or None, since=since, until=until,
                               include_sensitive=args.include_sensitive) if conn else iter([_empty_header()])
     counts: dict[str, int] = {}
 

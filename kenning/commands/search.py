@@ -64,11 +64,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 # --------------------------------------------------------------------------- helpers
 
 def _project(value: str | None) -> str | None:
-    if value == ".":
-        from kenning.project import find_root
+    """The project argument as the search filter takes it: its key (a name or path is looked up)."""
+    if not value:
+        return None
+    from kenning.project import identify, resolve_key
+    from kenning.store import projects
 
-        return find_root(os.getcwd())[0]
-    return value or None
+    conn = _read(Paths())
+    if conn is None:
+        return identify(os.getcwd()).key if value == "." else value
+    try:
+        if value == ".":
+            return resolve_key(conn, identify(os.getcwd()).key)
+        return projects.one(conn, value)
+    except projects.AmbiguousProject as e:
+        raise SystemExit(f"kenning: {e}") from None
+    finally:
+        conn.close()
 
 
 def _local_time(value: str | None, flag: str) -> float | None:
@@ -112,10 +124,21 @@ def _label(h: dict[str, Any]) -> str:
     return {"summary": "S", "prompt": "P"}.get(h["kind"], "#") + str(h["id"])
 
 
+def _with_names(paths: Paths, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with ``project_name``: the display name of their project key."""
+    from kenning.store.projects import names
+
+    conn = _read(paths)
+    shown = names(conn, [str(r.get("project")) for r in rows]) if conn is not None else {}
+    if conn is not None:
+        conn.close()
+    return [{**r, "project_name": shown.get(str(r.get("project")), r.get("project"))} for r in rows]
+
+
 def _line(h: dict[str, Any]) -> str:
     flag = f" [{h['status']}]" if h.get("status", "active") != "active" else ""
     return (f"{_label(h):<7} {_when(h['created_at'])}  {h['type']:<14} {h['title']}{flag}  "
-            f"({h['project']}, ~{h['tokens']} tokens)")
+            f"({h.get('project_name') or h['project']}, ~{h['tokens']} tokens)")
 
 
 # -------------------------------------------------------------------------- commands
@@ -156,6 +179,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 return 2
             finally:
                 conn.close()
+    hits = _with_names(paths, hits)
     if args.json:
         print(json.dumps({"query": query, "semantic": semantic, "results": hits}, indent=2, ensure_ascii=False))
         return 0
@@ -198,6 +222,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             return 1
         finally:
             conn.close()
+    body = {**body, "anchor": _with_names(paths, [body["anchor"]])[0], "before": _with_names(paths, body["before"]),
+            "after": _with_names(paths, body["after"])}
     if args.json:
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 0

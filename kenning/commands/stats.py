@@ -68,7 +68,8 @@ def render(data: dict[str, Any]) -> str:
         lines.append("")
         lines.append("Latest observed sessions:")
         for s in data["sessions"]:
-            lines.append(f"  {s['agent_session_id'][:8]}  {s['project'][:20]:<20} {s['provider']:<10} "
+            lines.append(f"  {s['agent_session_id'][:8]}  {s.get('project_name', s['project'])[:20]:<20} "
+                         f"{s['provider']:<10} "
                          f"{s['calls']:>4,} calls {s['tokens_in'] + s['tokens_out']:>10,} tokens "
                          f"{s['observations']:>4,} observations")
     sv = data["savings"]
@@ -85,6 +86,7 @@ def render(data: dict[str, Any]) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from kenning.settings import load
+    from kenning.store import projects
     from kenning.store.db import connect
 
     paths = Paths()
@@ -94,7 +96,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     conn = connect(paths.db, readonly=True)
     try:
-        data = collect(conn, days=max(1, args.days), project=args.project, budget=settings.daily_token_budget)
+        project = projects.one(conn, args.project) if args.project else None
+        data = collect(conn, days=max(1, args.days), project=project, budget=settings.daily_token_budget)
+        shown = projects.names(conn, [s["project"] for s in data["sessions"]])
+        for s in data["sessions"]:
+            s["project_name"] = shown[s["project"]]
+    except projects.AmbiguousProject as e:
+        print(f"kenning stats: {e}", file=sys.stderr)
+        return 2
     except sqlite3.Error as e:
         print(f"kenning stats: cannot read {paths.db}: {e}", file=sys.stderr)
         return 1

@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import time
 
-from kenning.project import is_excluded
+from kenning.project import resolve_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
     from kenning.paths import Paths
@@ -125,27 +125,23 @@ def _real(p: str) -> str:
 
 # ------------------------------------------------------------------------------ query
 
-def touches(conn: Any, forms: Sequence[str], project: str, *, excluded: Iterable[str] = ()) -> list[Touch]:
-    """Active observations that touched any of ``forms`` (the newest CANDIDATE_CAP per form).
+def touches(conn: Any, forms: Sequence[str], project: str) -> list[Touch]:
+    """Active observations of ``project`` that touched any of ``forms`` (the newest CANDIDATE_CAP per form).
 
-    A project-relative form only matches the current project's rows; an absolute one also
-    matches other projects' rows, except ``sensitive`` ones and those of excluded projects.
+    Only this project's rows, whatever the form: another repository's notes on a file of the
+    same path (or on this very file, read from there) are that repository's memory.
     Titles are left empty here: :func:`with_titles` reads them for the few rows shown.
     """
     if not forms:
         return []
-    # Per form, one range of the (path, observation_id) key read backwards: newest first with no
-    # sort, stopping after CANDIDATE_CAP rows (ids grow with time; a few forms, most of them empty).
+    # Per form, one range of the (path, project, observation_id) key read backwards: newest first
+    # with no sort, stopping after CANDIDATE_CAP rows (ids grow with time; a few forms, most empty).
     by_id: dict[int, Touch] = {}
     for form in forms:
-        if form.startswith("/"):
-            cond, extra = "(project = ? OR type != 'sensitive')", (project,)
-        else:
-            cond, extra = "project = ?", (project,)
         rows = conn.execute(
             "SELECT observation_id, session_id, project, type, created_at, modified, n_files FROM observation_files "
-            f"WHERE path = ? AND status = 'active' AND {cond} ORDER BY observation_id DESC LIMIT ?",
-            (form, *extra, CANDIDATE_CAP)).fetchall()
+            "WHERE path = ? AND project = ? AND status = 'active' ORDER BY observation_id DESC LIMIT ?",
+            (form, project, CANDIDATE_CAP)).fetchall()
         for r in rows:
             t = by_id.get(r[0])
             if t is None:
@@ -153,17 +149,7 @@ def touches(conn: Any, forms: Sequence[str], project: str, *, excluded: Iterable
                                     int(r[6] or 0))
             elif r[5]:
                 t.modified = True  # stored under two spellings of the path; one of them as changed
-    out = list(by_id.values())
-    globs = tuple(excluded)
-    foreign = {t.session_id for t in out if t.project != project}
-    if foreign and globs:
-        # Other projects' rows (absolute paths only): drop those of projects excluded since.
-        marks = ",".join("?" * len(foreign))
-        roots = dict(conn.execute(f"SELECT id, project_root FROM sessions WHERE id IN ({marks})",
-                                  tuple(foreign)).fetchall())
-        out = [t for t in out if t.project == project
-               or not is_excluded(t.project, str(roots.get(t.session_id) or ""), "", globs)]
-    return out
+    return list(by_id.values())
 
 
 def with_titles(conn: Any, picked: Sequence[Touch]) -> None:
@@ -242,8 +228,9 @@ class History:
 
 
 def lookup(conn: Any, settings: Settings, abs_path: str, project: str, root: str) -> History:
+    """``project`` is the project's key (kenning.project), resolved here through its aliases."""
     forms = stored_forms(abs_path, root)
-    found = touches(conn, forms, project, excluded=settings.excluded_projects)
+    found = touches(conn, forms, resolve_key(conn, project))
     history = History(display_path(abs_path, root), found, settings.file_context_limit)
     with_titles(conn, history.picked)
     return history

@@ -17,8 +17,9 @@ import time
 
 from kenning.observer.modes import load_mode, type_icons
 from kenning.paths import Paths
-from kenning.project import find_root, is_excluded
+from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings
+from kenning.store.projects import display
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,22 +33,23 @@ COUNT_CAP = 10_000
 
 def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | None = None) -> str:
     """Context for the project that ``cwd`` belongs to, read from the database file."""
-    name, root = find_root(cwd)
-    if is_excluded(name, root, cwd, settings.excluded_projects):
+    project = identify(cwd)
+    if is_excluded(project.name, project.root, cwd, settings.excluded_projects):
         return ""
     if not os.path.exists(paths.db):
-        return empty_note(name)
+        return empty_note(project.name)
     try:
         # In a URI '?', '#' and '%' are syntax: escape them or a data dir named so reads nothing.
         path = paths.db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
-        return empty_note(name)
+        return empty_note(project.name)
     try:
         conn.execute("PRAGMA busy_timeout = 1000")
-        return build(conn, settings, name, now=now, modes_dir=paths.modes, root=root)
+        return build(conn, settings, resolve_key(conn, project.key), now=now, modes_dir=paths.modes,
+                     name=project.name)
     except sqlite3.Error:
-        return empty_note(name)  # no schema yet (the worker has never run)
+        return empty_note(project.name)  # no schema yet (the worker has never run)
     finally:
         conn.close()
 
@@ -58,23 +60,17 @@ def empty_note(project: str) -> str:
 
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
-          modes_dir: str | None = None, root: str | None = None) -> str:
-    """Render the index for ``project`` from an open connection.
+          modes_dir: str | None = None, name: str = "") -> str:
+    """Render the index for the project keyed ``project`` from an open connection.
 
-    ``root`` (the project's directory) keeps ``sensitive`` observations recorded in another
-    checkout that merely shares the folder name out of this context.
+    ``name`` is what to call it when the database does not know it (yet).
     """
     now = time.time() if now is None else now
+    title = display(conn, project, name)
     obs = conn.execute(
         "SELECT id, session_id, type, title, created_at, source_tokens, tokens_spent FROM observations "
         "WHERE project = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT ?",
         (project, settings.context_observations)).fetchall()
-    sensitive_sessions = {o[1] for o in obs if o[2] == "sensitive"}
-    if root and sensitive_sessions:
-        marks = ",".join("?" * len(sensitive_sessions))
-        roots = dict(conn.execute(f"SELECT id, project_root FROM sessions WHERE id IN ({marks})",
-                                  list(sensitive_sessions)).fetchall())
-        obs = [o for o in obs if o[2] != "sensitive" or roots.get(o[1]) in ("", root)]
     sums = conn.execute(
         "SELECT s.id, s.session_id, s.request, s.learned, s.completed, s.next_steps, s.created_at, "
         "s.source_tokens, s.tokens_spent, ses.started_at FROM session_summaries s "
@@ -82,7 +78,7 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
         "ORDER BY s.created_at DESC, s.id DESC LIMIT ?",
         (project, settings.context_sessions)).fetchall()
     if not obs and not sums:
-        return empty_note(project)
+        return empty_note(title)
     # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
     total = conn.execute("SELECT COUNT(*) FROM (SELECT 1 FROM observations WHERE project = ? AND status = 'active' "
                          "LIMIT ?)", (project, COUNT_CAP + 1)).fetchone()[0]
@@ -98,7 +94,7 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     rows.sort(key=lambda r: (r[0], r[1]))
     footer = budget_note(conn, settings, now)
     def render(keep: int) -> str:
-        return _render(project, now, icons, rows[len(rows) - keep:], latest, work, total, hidden=len(rows) - keep,
+        return _render(title, now, icons, rows[len(rows) - keep:], latest, work, total, hidden=len(rows) - keep,
                        footer=footer)
 
     # Keep the newest rows that fit: binary search on how many (the length grows with the count).

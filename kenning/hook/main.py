@@ -17,7 +17,7 @@ from kenning import fastjson, spool
 from kenning.hook import client
 from kenning.paths import Paths
 from kenning.privacy.tags import is_entirely_private, strip_value
-from kenning.project import find_root, glob_match, is_excluded
+from kenning.project import find_root, glob_match, is_excluded, project_key
 from kenning.settings import Settings, load
 
 TYPE_CHECKING = False
@@ -279,7 +279,8 @@ def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload
     private = event == "UserPromptSubmit" and isinstance(prompt, str) and is_entirely_private(prompt)
     payload, cut = _clean(settings, payload)
     record = {"v": 1, "agent": "claude-code", "event": event, "at": time.time(), "project": name,
-              "project_root": root, "truncated": truncated or cut, "payload": payload}
+              "project_key": project_key(root, name), "project_root": root, "truncated": truncated or cut,
+              "payload": payload}
     if private:
         record["private"] = True  # the whole turn is private: no observation, no summary from it
     try:
@@ -336,7 +337,8 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
                    name: str, root: str, truncated: bool) -> None:
     payload, cut = _clean(settings, payload)
     record = {"v": 1, "agent": "claude-code", "event": "SessionStart", "at": time.time(),
-              "project": name, "project_root": root, "truncated": truncated or cut, "payload": payload}
+              "project": name, "project_key": project_key(root, name), "project_root": root,
+              "truncated": truncated or cut, "payload": payload}
     try:
         spool.write(paths, record)
     except OSError:
@@ -385,7 +387,7 @@ def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[
     agent = payload.get("agent_id")
     key = _safe_id(str(payload["session_id"]) + (f".{agent}" if isinstance(agent, str) and agent else ""))
     try:
-        text = for_read(paths, settings, file_path, cwd, name, root, key)
+        text = for_read(paths, settings, file_path, cwd, project_key(root, name), root, key)
     except Exception as e:  # sqlite3.Error (interrupted at the deadline, no schema yet), OSError
         log.write("PreToolUse", f"no file history: {type(e).__name__}: {e}")
         return None

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlencode
@@ -24,9 +24,9 @@ from kenning.mcp import inputs, render
 from kenning.mcp.inputs import ToolInputError
 from kenning.observer.modes import load_mode, type_ids
 from kenning.paths import Paths, read_token
-from kenning.project import find_root, is_excluded
+from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings, load
-from kenning.store import forget, manual
+from kenning.store import forget, manual, projects
 from kenning.store.db import connect, current_version, migration_files, open_db
 
 log = logging.getLogger("kenning.mcp")
@@ -77,23 +77,57 @@ class MemoryTools:
     # ------------------------------------------------------------------------- helpers
 
     def project_of(self, cwd: str) -> tuple[str, str]:
-        """(project name, root) of a working directory."""
-        return find_root(cwd)
+        """(project key, display name) of a working directory."""
+        _root, key, name = self.project(None, cwd, allow_all=False)
+        return key or "", name
 
     def scope(self, project: str | None, cwd: str) -> tuple[str | None, str]:
-        """The project filter (None = every project) and how to name it to the model."""
+        """The project filter (its key; None = every project) and how to name it to the model."""
+        _root, key, name = self.project(project, cwd)
+        return (None, "every project") if key is None else (key, f"project {name}")
+
+    def project(self, project: str | None, cwd: str, *, allow_all: bool = True) -> tuple[str, str | None, str]:
+        """(root, key, display name) of the project named (a name, a path, '*') or of ``cwd``."""
         p = inputs.name_text(project, "project")
         if p.lower() in inputs.ALL_PROJECTS:
-            return None, "every project"
-        if p and ("/" in p or p.startswith("~")):
-            name, root = find_root(os.path.expanduser(p))
-        elif p:
-            name, root = p, ""
+            if not allow_all:
+                raise ToolInputError("a memory belongs to one project: name it, or leave project empty for the "
+                                     "current one")
+            return "", None, "every project"
+        named = bool(p) and not ("/" in p or p.startswith("~"))
+        if named:
+            name, root, key = p, "", p
         else:
-            name, root = find_root(cwd)
+            ident = identify(os.path.expanduser(p) if p else cwd)
+            name, root, key = ident.name, ident.root, ident.key
         if is_excluded(name, root, cwd if not p else root, self.settings.excluded_projects):
             raise ToolInputError(f"project {name} is excluded from Kenning's memory (setting excluded_projects)")
-        return name, f"project {name}"
+        with self.reading() as conn:
+            if conn is None:
+                return root, key, name
+            try:
+                key = projects.one(conn, key) if named else resolve_key(conn, key)
+            except projects.AmbiguousProject as e:
+                raise ToolInputError(str(e)) from None
+            return root, key, projects.display(conn, key, name)
+
+    def named(self, rows: Iterable[Any]) -> list[dict[str, Any]]:
+        """Rows (hits, records) with their project key replaced by the project's display name."""
+        out = [render.as_dict(r) for r in rows]
+        keys = list({str(r.get("project")) for r in out if r.get("project")})
+        if not keys:
+            return out
+        with self.reading() as conn:
+            shown = projects.names(conn, keys) if conn is not None else {}
+        for r in out:
+            if r.get("project"):
+                r["project"] = shown.get(str(r["project"]), r["project"])
+        return out
+
+    def named_timeline(self, result: dict[str, Any]) -> dict[str, Any]:
+        anchor, before, after = (self.named([result["anchor"]])[0],
+                                 self.named(result.get("before") or []), self.named(result.get("after") or []))
+        return {**result, "anchor": anchor, "before": before, "after": after}
 
     def _ensure_schema(self) -> None:
         """Bring an old database up to date once (the worker normally does; it may be down)."""
@@ -171,7 +205,7 @@ class MemoryTools:
                   "until": hi, "files": files[0] if files else None, "order": order, "limit": n, "offset": skip}
         res = self.ask_worker("/api/search?" + urlencode({k: v for k, v in params.items() if v is not None}))
         if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
-            return render.search_result(res[1]["results"], query=q, scope=label, offset=skip, limit=n,
+            return render.search_result(self.named(res[1]["results"]), query=q, scope=label, offset=skip, limit=n,
                                         semantic=bool(res[1].get("semantic")))
         if res is not None and res[0] == 400 and isinstance(res[1], dict):
             raise ToolInputError(str(res[1].get("error") or "bad search"))
@@ -183,7 +217,7 @@ class MemoryTools:
                                       order=order, limit=n, offset=skip)
             except ValueError as e:
                 raise ToolInputError(str(e)) from None
-        return render.search_result(hits, query=q, scope=label, offset=skip, limit=n)
+        return render.search_result(self.named(hits), query=q, scope=label, offset=skip, limit=n)
 
     def timeline(self, id: int | str | None = None, query: str | None = None, *, cwd: str,
                  project: str | None = None, before: int | None = None, after: int | None = None) -> str:
@@ -208,7 +242,7 @@ class MemoryTools:
             params = {"query": q, "before": b, "after": a, "project": name}
             res = self.ask_worker("/api/timeline?" + urlencode({k: v for k, v in params.items() if v is not None}))
             if res is not None and res[0] == 200 and isinstance(res[1], dict) and res[1].get("anchor"):
-                return render.timeline(res[1])
+                return render.timeline(self.named_timeline(res[1]))
             if res is not None and res[0] in (400, 404) and isinstance(res[1], dict):
                 raise ToolInputError(f"{res[1].get('error')} (use search_memory to find ids)")
         with self.reading() as conn:
@@ -218,7 +252,7 @@ class MemoryTools:
                 result = service.timeline(conn, anchor=anchor, query=q, before=b, after=a, project=name)
             except ValueError as e:
                 raise ToolInputError(f"{e} (use search_memory to find ids)") from None
-        return render.timeline(result)
+        return render.timeline(self.named_timeline(result))
 
     def get(self, ids: list[int | str] | int | str | None, *, cwd: str) -> str:
         from kenning.search import service
@@ -228,9 +262,9 @@ class MemoryTools:
         with self.reading() as conn:
             if conn is None:
                 raise ToolInputError("there is no memory yet")
-            obs = {int(o["id"]): o for o in service.get_observations(
-                conn, [n for k, n in wanted if k == "observation"], project=here)}
-            sums = {int(s["id"]): s for s in _summaries(conn, [n for k, n in wanted if k == "summary"])}
+            obs = {int(o["id"]): o for o in self.named(service.get_observations(
+                conn, [n for k, n in wanted if k == "observation"], project=here))}
+            sums = {int(s["id"]): s for s in self.named(_summaries(conn, [n for k, n in wanted if k == "summary"]))}
         found: list[str] = []
         missing: list[str] = []
         for kind, n in wanted:
@@ -248,20 +282,11 @@ class MemoryTools:
              project: str | None = None) -> str:
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
                                redact=self.settings.redact_secrets)
-        p = inputs.name_text(project, "project")
-        if p.lower() in inputs.ALL_PROJECTS:
-            raise ToolInputError("a memory belongs to one project: name it, or leave project empty for the "
-                                 "current one")
-        if p and ("/" in p or p.startswith("~")):
-            name, root = find_root(os.path.expanduser(p))
-        elif p:
-            name, root = p, ""
-        else:
-            name, root = find_root(cwd)
-        if is_excluded(name, root, cwd if not p else root, self.settings.excluded_projects):
-            raise ToolInputError(f"project {name} is excluded from Kenning's memory (setting excluded_projects)")
+        root, key, name = self.project(project, cwd, allow_all=False)
+        assert key is not None  # allow_all=False
         with self.writing() as conn:
-            saved = manual.save(conn, draft, project=name, project_root=root, cwd=cwd if not p else root)
+            saved = manual.save(conn, draft, project=key, project_root=root, cwd=cwd if not project else root,
+                                name=name)
         if not saved.created:
             return (f"Already in memory as #{saved.id} ({saved.type}) in project {saved.project}: "
                     f"{render.clean(saved.title)}")

@@ -102,17 +102,21 @@ def existing(conn: sqlite3.Connection, project: str, content_hash: str) -> int |
 
 
 def save(conn: sqlite3.Connection, draft: ObservationDraft, *, project: str, project_root: str = "",
-         cwd: str = "") -> Saved:
-    """Store ``draft`` in ``project`` (one transaction); an identical active memory is reused."""
+         cwd: str = "", name: str = "") -> Saved:
+    """Store ``draft`` in the project keyed ``project`` (one transaction); an identical active memory is
+    reused. ``name`` is the project's display name (what ``Saved.project`` says)."""
     if not project.strip():
         raise InvalidMemory("project is empty")
     digest = draft.content_hash()
     with repo.transaction(conn):
+        shown = name or project
         found = existing(conn, project, digest)
         if found is not None:
-            return Saved(found, False, project, draft.type, draft.title)
+            return Saved(found, False, shown, draft.type, draft.title)
         sid = repo.upsert_session(conn, platform=PLATFORM, agent_session_id=session_key(project, draft.created_at),
-                                  project=project, project_root=project_root, cwd=cwd, at=draft.created_at)
+                                  project=project, project_root=project_root, cwd=cwd, at=draft.created_at,
+                                  name=name)
+        project = str(conn.execute("SELECT project FROM sessions WHERE id = ?", (sid,)).fetchone()[0])
         # Nothing will ever end this session: mark it completed so nothing waits for it.
         conn.execute("UPDATE sessions SET status = 'completed', ended_at = ? WHERE id = ?", (draft.created_at, sid))
         oid = repo.insert_observation(conn, sid, project, draft, OBSERVER)
@@ -120,5 +124,5 @@ def save(conn: sqlite3.Connection, draft: ObservationDraft, *, project: str, pro
             row = conn.execute("SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
                                (sid, digest)).fetchone()
             conn.execute("UPDATE observations SET status = 'active', superseded_by = NULL WHERE id = ?", (row[0],))
-            return Saved(int(row[0]), False, project, draft.type, draft.title)
-    return Saved(oid, True, project, draft.type, draft.title)
+            return Saved(int(row[0]), False, shown, draft.type, draft.title)
+    return Saved(oid, True, shown, draft.type, draft.title)

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
+from kenning.store.projects import attach as attach_project
+from kenning.store.projects import names as project_names
 
 JSON_LIST_FIELDS = ("facts", "concepts", "files_read", "files_modified")
 
@@ -32,14 +34,17 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 # ------------------------------------------------------------------------------ sessions
 
 def upsert_session(conn: sqlite3.Connection, *, platform: str, agent_session_id: str, project: str,
-                   project_root: str, cwd: str, at: float) -> int:
+                   project_root: str, cwd: str, at: float, name: str = "") -> int:
+    """The session's id, inserting it when new. ``project`` is the project key (kenning.project);
+    a new session is filed under the key the project's aliases resolve it to (see store.projects)."""
     row = conn.execute("SELECT id FROM sessions WHERE platform = ? AND agent_session_id = ?",
                        (platform, agent_session_id)).fetchone()
     if row:
         return int(row[0])
+    key = attach_project(conn, project, name=name, root=project_root, at=at)
     cur = conn.execute(
         "INSERT INTO sessions (platform, agent_session_id, project, project_root, cwd, started_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)", (platform, agent_session_id, project, project_root, cwd, at))
+        "VALUES (?, ?, ?, ?, ?, ?)", (platform, agent_session_id, key, project_root, cwd, at))
     return int(cur.lastrowid or 0)
 
 
@@ -224,9 +229,14 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    return [dict(r) for r in conn.execute(
+    """Projects with observations, newest first: ``project`` is the key, ``name`` what to call it."""
+    rows = [dict(r) for r in conn.execute(
         "SELECT project, COUNT(*) AS observations, MAX(created_at) AS last_at FROM observations "
         "GROUP BY project ORDER BY last_at DESC")]
+    shown = project_names(conn, [r["project"] for r in rows])
+    for r in rows:
+        r["name"] = shown[r["project"]]
+    return rows
 
 
 def _j(v: list[str]) -> str:

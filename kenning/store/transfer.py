@@ -11,13 +11,17 @@ export unless asked for. An import is one transaction: one bad line and nothing 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from kenning.project import canonical
 from kenning.records import ObservationDraft, SummaryDraft
 from kenning.store import repo
+from kenning.store.projects import attach as attach_project
+from kenning.store.projects import names as project_names
 
 FORMAT_VERSION = 1
 SENSITIVE = "sensitive"
@@ -51,6 +55,7 @@ def export(conn: sqlite3.Connection, *, project: str | None = None, since: float
     where, params = "1", []
     if project:
         where, params = "project = ?", [project]
+    shown = project_names(conn)
 
     def in_range(t: Any) -> bool:
         return (since is None or t >= since) and (until is None or t < until)
@@ -77,7 +82,8 @@ def export(conn: sqlite3.Connection, *, project: str | None = None, since: float
                 records.append(rec)
         if not records and not in_range(s["started_at"]):
             continue
-        yield {"kind": "session", **key, "project": s["project"], "project_root": s["project_root"],
+        yield {"kind": "session", **key, "project": s["project"],
+               "project_name": shown.get(s["project"], s["project"]), "project_root": s["project_root"],
                "cwd": s["cwd"], "started_at": s["started_at"], "ended_at": s["ended_at"],
                "end_reason": s["end_reason"], "status": s["status"], "prompt_count": s["prompt_count"]}
         yield from records
@@ -156,7 +162,8 @@ def import_records(conn: sqlite3.Connection, records: Iterable[tuple[int, dict[s
 def _import_session(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[tuple[str, str], int],
                     added: dict[str, int]) -> None:
     k = _key(rec)
-    project = _text(rec, "project", required=True, limit=512)
+    project = _text(rec, "project", required=True, limit=4096)
+    root = _text(rec, "project_root", limit=4096)
     row = conn.execute("SELECT id FROM sessions WHERE platform = ? AND agent_session_id = ?", k).fetchone()
     if row is not None:
         known[k] = int(row[0])
@@ -165,10 +172,14 @@ def _import_session(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[t
     status = _text(rec, "status") or "completed"
     if status not in SESSION_STATUSES:
         raise ValueError(f"status must be one of {', '.join(SESSION_STATUSES)}")
+    # An export written before projects had keys (no project_name) names the folder: the key is its root's.
+    key = project if "project_name" in rec or not root else canonical(root)
+    name = _text(rec, "project_name", limit=512) or (os.path.basename(project) if project == key else project)
+    project = attach_project(conn, key, name=name, root=root, at=_number(rec, "started_at"))
     cur = conn.execute(
         "INSERT INTO sessions (platform, agent_session_id, project, project_root, cwd, started_at, ended_at, "
         "end_reason, status, prompt_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (k[0], k[1], project, _text(rec, "project_root", limit=4096), _text(rec, "cwd", limit=4096),
+        (k[0], k[1], project, root, _text(rec, "cwd", limit=4096),
          _number(rec, "started_at"), _number(rec, "ended_at", optional=True),
          _text(rec, "end_reason", optional=True, limit=200), status, _int(rec, "prompt_count")))
     known[k] = int(cur.lastrowid or 0)

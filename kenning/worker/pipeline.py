@@ -31,7 +31,7 @@ from typing import Any
 from kenning import spool
 from kenning.observer.base import Observer
 from kenning.paths import Paths
-from kenning.store import repo, usage
+from kenning.store import projects, repo, usage
 
 log = logging.getLogger("kenning.worker")
 
@@ -135,8 +135,8 @@ class Pipeline:
         at = float(rec.get("at") or time.time())
         sid = repo.upsert_session(
             self.conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
-            project=str(rec.get("project") or "unknown"), project_root=str(rec.get("project_root") or ""),
-            cwd=str(p.get("cwd") or ""), at=at)
+            project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
+            cwd=str(p.get("cwd") or ""), at=at, name=str(rec.get("project") or ""))
         tool_use_id = p.get("tool_use_id")
         key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
         if repo.event_exists(self.conn, sid, key):

@@ -76,10 +76,10 @@ def remember(home: Home, title: str, *, files: list[str] | None = None, modified
     conn = open_db(home.paths.db)
     try:
         with repo.transaction(conn):
-            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id=session, project="project",
+            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id=session, project=home.key,
                                       project_root=os.path.realpath(home.project),
                                       cwd=str(home.project), at=(at or time.time()) - 60)
-            oid = repo.insert_observation(conn, sid, "project", ObservationDraft(
+            oid = repo.insert_observation(conn, sid, home.key, ObservationDraft(
                 type=kind, title=title, narrative=title, created_at=at or time.time(),
                 files_read=files or [], files_modified=modified or []), "rules")
         assert oid is not None
@@ -94,11 +94,11 @@ def fill(home: Home, n: int = 50) -> None:
     conn = open_db(home.paths.db)
     try:
         with repo.transaction(conn):
-            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="filler", project="project",
+            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="filler", project=home.key,
                                       project_root=os.path.realpath(home.project), cwd=str(home.project),
                                       at=time.time() - 1900)
             for i in range(n):
-                repo.insert_observation(conn, sid, "project", ObservationDraft(
+                repo.insert_observation(conn, sid, home.key, ObservationDraft(
                     type="change", title=f"Changed the build script step {i}", created_at=time.time() - 1800 + i),
                     "rules")
     finally:

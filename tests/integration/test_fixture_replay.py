@@ -107,7 +107,7 @@ def test_print_mode_session_is_captured_and_given_back(home: Home) -> None:
         sessions = conn.execute("SELECT * FROM sessions").fetchall()
         assert [s["agent_session_id"] for s in sessions] == [first_sid]
         s = sessions[0]
-        assert s["project"] == "project"
+        assert s["project"] == home.key
         assert s["project_root"] == str(home.project)
         assert s["status"] == "completed" and s["end_reason"] == "other"
         kinds = [r["kind"] for r in conn.execute("SELECT kind FROM events ORDER BY id")]

@@ -20,6 +20,7 @@ from kenning import spool
 from kenning.observer.base import Observer
 from kenning.observer.registry import choose
 from kenning.paths import Paths
+from kenning.project import canonical
 from kenning.settings import Settings
 from kenning.store.db import open_db
 from kenning.worker.pipeline import Pipeline
@@ -101,6 +102,7 @@ class Harness:
         self.paths.ensure()
         self.root = tmp / "project"
         self.root.mkdir(exist_ok=True)
+        self.key = canonical(str(self.root))  # the project key its rows are filed under
         self.conn = open_db(self.paths.db)
         self.settings = Settings(**settings)
         if observer is None:

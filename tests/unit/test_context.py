@@ -18,6 +18,7 @@ import pytest
 
 from kenning.context.session_start import CLOSE, OPEN, build, build_for_cwd, empty_note
 from kenning.paths import Paths
+from kenning.project import canonical
 from kenning.records import ObservationDraft, SummaryDraft
 from kenning.settings import Settings
 from kenning.store import repo
@@ -358,9 +359,10 @@ def test_build_for_cwd_reads_the_real_database(tmp_path: Path, project_dir: Path
     paths = Paths(str(tmp_path / dirname))
     os.makedirs(paths.root)
     c = open_db(paths.db)
-    sid = session(c, "s1", BASE)
-    oid = observe(c, sid, "Remembered across sessions", BASE, "decision")
-    summarize(c, sid, BASE + 60, request="Remember this", learned="It works")
+    key = canonical(str(project_dir))
+    sid = session(c, "s1", BASE, project=key)
+    oid = observe(c, sid, "Remembered across sessions", BASE, "decision", project=key)
+    summarize(c, sid, BASE + 60, project=key, request="Remember this", learned="It works")
     text = build_for_cwd(paths, Settings(), str(project_dir / "src"), now=NOW)
     c.close()
     assert_well_formed(text)
@@ -377,19 +379,25 @@ def test_build_for_cwd_on_an_excluded_project_returns_nothing(tmp_path: Path, pr
     assert build_for_cwd(paths, Settings().replace(excluded_projects=(PROJECT,)), str(project_dir)) == ""
 
 
-def test_sensitive_rows_of_a_same_named_checkout_stay_out(conn: sqlite3.Connection) -> None:
-    """Two repositories called `api` share a project name; a sensitive memory of one stays home."""
-    with repo.transaction(conn):
-        mine = repo.upsert_session(conn, platform="claude-code", agent_session_id="mine", project="api",
-                                   project_root="/home/me/work/api", cwd="/home/me/work/api", at=BASE)
-        other = repo.upsert_session(conn, platform="claude-code", agent_session_id="other", project="api",
-                                    project_root="/home/me/clients/api", cwd="/home/me/clients/api", at=BASE)
-    observe(conn, mine, "Staging DB lives on host db-7", BASE + 60, "sensitive", project="api")
-    observe(conn, other, "Client VPN credentials rotate monthly", BASE + 120, "sensitive", project="api")
-    observe(conn, other, "Shared fact about the api", BASE + 180, "discovery", project="api")
-    text = build(conn, Settings(), "api", now=NOW, root="/home/me/work/api")
-    assert "Staging DB lives on host db-7" in text
-    assert "Shared fact about the api" in text
-    assert "Client VPN credentials" not in text
-    # Without a root (e.g. a project named explicitly) nothing is filtered by checkout.
-    assert "Client VPN credentials" in build(conn, Settings(), "api", now=NOW)
+def test_two_repositories_with_one_folder_name_keep_their_own_memory(tmp_path: Path) -> None:
+    """Two checkouts called `api` (no shared remote) are two projects: neither sees the other's rows."""
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    mine, theirs = tmp_path / "work" / "api", tmp_path / "clients" / "api"
+    for d in (mine, theirs):
+        (d / ".git").mkdir(parents=True)
+    c = open_db(paths.db)
+    for d, title in ((mine, "Staging DB lives on host db-7"), (theirs, "Client VPN credentials rotate monthly")):
+        key = canonical(str(d))
+        with repo.transaction(c):
+            sid = repo.upsert_session(c, platform="claude-code", agent_session_id=title, project=key,
+                                      project_root=key, cwd=key, at=BASE, name="api")
+        observe(c, sid, title, BASE + 60, "discovery", project=key)
+    c.close()
+    text = build_for_cwd(paths, Settings(), str(mine), now=NOW)
+    assert "Staging DB lives on host db-7" in text and "Client VPN" not in text
+    # The header tells them apart by their checkout.
+    assert f"# Memory of api ({canonical(str(mine))})" in text
+    (theirs / "sub").mkdir()
+    other = build_for_cwd(paths, Settings(), str(theirs / "sub"), now=NOW)  # a subdirectory as cwd
+    assert "Client VPN credentials rotate monthly" in other and "Staging DB" not in other

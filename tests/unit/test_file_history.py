@@ -228,24 +228,32 @@ def test_symlinked_path_matches_the_real_file(w: World, tmp_path: Path) -> None:
     assert ids(w.read(str(link / "src" / "totals.py"))) == [oid]
 
 
-def test_other_projects_match_only_by_absolute_path_and_never_sensitive(w: World) -> None:
+def test_other_projects_never_match_not_even_by_absolute_path(w: World) -> None:
+    """Another repository's notes (same relative path, or this very file read from there) stay its own."""
     path = w.file("src/totals.py", mtime=T0)
     mine = w.observe("s1", "mine", T0, read=["src/totals.py"])
     w.observe("o1", "their relative path is another file", T0, read=["src/totals.py"], project="other")
-    theirs = w.observe("o2", "they read it by absolute path", T0, read=[path], project="other")
+    w.observe("o2", "they read it by absolute path", T0, read=[path], project="other")
     w.observe("o3", "secret", T0, read=[path], project="other", kind="sensitive")
     own_secret = w.observe("s2", "my own sensitive note", T0, read=["src/totals.py"], kind="sensitive")
-    assert sorted(ids(w.read(path))) == sorted([mine, theirs, own_secret])
+    by_path = w.observe("s3", "mine, by absolute path", T0 + 1, read=[path])
+    assert sorted(ids(w.read(path))) == sorted([mine, own_secret, by_path])
 
 
-def test_excluded_projects_and_inactive_rows_are_left_out(w: World) -> None:
+def test_an_alias_key_reads_the_project_it_maps_to(w: World) -> None:
     path = w.file("src/totals.py", mtime=T0)
     mine = w.observe("s1", "mine", T0, read=["src/totals.py"])
-    w.observe("o1", "client work", T0, read=[path], project="client-acme", root="/clients/acme")
-    w.observe("o2", "client work by root", T0, read=[path], project="misc", root="/clients/misc")
+    with repo.transaction(w.conn):
+        w.conn.execute("INSERT INTO project_aliases (alias, key) VALUES ('/tmp/second-clone', ?)", (PROJECT,))
+    assert ids(w.read(path, project="/tmp/second-clone")) == [mine]
+
+
+def test_inactive_rows_are_left_out(w: World) -> None:
+    path = w.file("src/totals.py", mtime=T0)
+    mine = w.observe("s1", "mine", T0, read=["src/totals.py"])
     w.observe("s2", "superseded", T0, read=["src/totals.py"], status="superseded")
     w.observe("s3", "retracted", T0, read=["src/totals.py"], status="retracted")
-    assert ids(w.read(path, excluded_projects=("client-*", "/clients/*"))) == [mine]
+    assert ids(w.read(path)) == [mine]
 
 
 # ------------------------------------------------------------------ when to say it

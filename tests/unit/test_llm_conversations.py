@@ -134,9 +134,9 @@ def test_past_the_daily_budget_the_rules_observer_takes_over(tmp_path: Path, mod
     observers = [r["observer"] for r in h.observations()]
     assert observers[0] == "anthropic" and set(observers[1:]) == {"rules"}
     assert h.observer.snapshot()["budget"]["exhausted"]  # type: ignore[attr-defined]
-    text = build(h.conn, h.settings, "project")
+    text = build(h.conn, h.settings, h.key)
     assert "token budget is spent" in text
-    under = build(h.conn, h.settings.replace(daily_token_budget=10**9), "project")
+    under = build(h.conn, h.settings.replace(daily_token_budget=10**9), h.key)
     assert "token budget" not in under
     h.close()
 

@@ -280,18 +280,19 @@ def test_deleting_a_session_cascades_into_the_fts_indexes(db: sqlite3.Connection
     integrity(db, "user_prompts_fts")
 
 
-def test_a_migration_numbered_below_an_applied_one_is_still_applied(tmp_path: Path) -> None:
-    """Branches can land out of order: 0003 arriving after 0004 was applied must still run."""
-    from kenning.store.db import connect, migrate, migration_files
+def test_a_migration_numbered_below_an_applied_one_is_still_applied(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Branches can land out of order: 0002 arriving after 0003 was applied must still run."""
+    from kenning.store import db
 
-    conn = connect(str(tmp_path / "gap.db"))
-    versions = [v for v, _n, _s in migration_files()]
-    migrate(conn, target=versions[1])
-    skipped = versions[2]
-    # Apply everything after the gap by hand, as an older build with a later migration would have.
-    for v, name, sql in migration_files():
-        if v > skipped:
-            conn.executescript(sql)
-            conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)", (v, name))
-    assert migrate(conn) == [skipped]
-    assert {r[0] for r in conn.execute("SELECT version FROM schema_migrations")} == set(versions)
+    files = [(1, "0001_a", "CREATE TABLE a (x);"), (2, "0002_b", "CREATE TABLE b (x);"),
+             (3, "0003_c", "CREATE TABLE c (x);")]
+    monkeypatch.setattr(db, "migration_files", lambda: files)
+    conn = db.connect(str(tmp_path / "gap.db"))
+    db.migrate(conn, target=1)
+    # An older build with a later migration applied 0003 before 0002 existed.
+    conn.executescript(files[2][2])
+    conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (3, '0003_c', 0)")
+    assert db.migrate(conn) == [2]
+    assert {r[0] for r in conn.execute("SELECT version FROM schema_migrations")} == {1, 2, 3}
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'b'").fetchone()[0] == 1

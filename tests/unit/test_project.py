@@ -6,12 +6,22 @@ import fnmatch
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenning.project import find_root, glob_match, is_excluded, relative
+from kenning.project import (
+    canonical,
+    find_root,
+    git_remote,
+    glob_match,
+    identify,
+    is_excluded,
+    normalize_remote,
+    relative,
+)
 
 
 def git(*args: str, cwd: Path) -> None:
@@ -175,3 +185,88 @@ def test_relative_paths_inside_the_root_only() -> None:
     assert relative("/src/api/app/main.py", "/src/api/") == "app/main.py"
     assert relative("/src/api-v2/main.py", "/src/api") == "/src/api-v2/main.py"
     assert relative("/etc/hosts", "/src/api") == "/etc/hosts"
+
+
+# ---------------------------------------------------------------------------- identity
+
+
+def test_same_folder_name_different_repositories_get_different_keys(no_git_above: Path) -> None:
+    a, b = no_git_above / "acme" / "api", no_git_above / "beta" / "api"
+    for d in (a, b):
+        (d / ".git").mkdir(parents=True)
+    (b / "src").mkdir()
+    pa, pb = identify(str(a)), identify(str(b / "src"))
+    assert pa.name == pb.name == "api"
+    assert pa.key != pb.key
+    assert (pa.key, pb.key) == (real(a), real(b))
+
+
+def test_worktrees_subdirs_and_symlinks_share_the_main_checkout_key(no_git_above: Path) -> None:
+    main = no_git_above / "invoice-api"
+    main.mkdir()
+    git("init", "-q", cwd=main)
+    (main / "README").write_text("hi\n")
+    git("add", "README", cwd=main)
+    git("commit", "-q", "-m", "init", cwd=main)
+    wt = no_git_above / "feature-x"
+    git("worktree", "add", "-q", "-b", "feature", str(wt), cwd=main)
+    (main / "src").mkdir()
+    (no_git_above / "link").symlink_to(main)
+    keys = {identify(str(p)).key for p in (main, main / "src", wt, no_git_above / "link" / "src")}
+    assert keys == {real(main)}
+    assert identify(str(wt)).name == "invoice-api"
+
+
+def test_case_variants_of_one_path_share_a_key_on_a_case_insensitive_file_system(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Where a case-swapped path is the same inode (macOS, Windows), the key is folded."""
+    repo = tmp_path / "Src" / "API"
+    repo.mkdir(parents=True)
+    real_stat = os.stat
+
+    def insensitive(path: Any, *a: Any, **kw: Any) -> os.stat_result:
+        p = str(path)
+        if p.lower() == str(repo).lower():
+            p = str(repo)
+        return real_stat(p, *a, **kw)
+
+    monkeypatch.setattr(os, "stat", insensitive)
+    folded = canonical(str(repo))
+    assert folded == str(repo).lower()
+    monkeypatch.setattr(os, "stat", real_stat)
+    assert canonical(str(repo)) == str(repo)  # here case matters: the path stays as it is
+
+
+@pytest.mark.parametrize(("url", "want"), [
+    ("git@github.com:Acme/API.git", "github.com/acme/api"),
+    ("https://github.com/acme/api", "github.com/acme/api"),
+    ("https://x-access-token:ghp_SECRET@github.com/acme/api.git", "github.com/acme/api"),
+    ("ssh://git@github.com:22/acme/api.git/", "github.com/acme/api"),
+    ("git://github.com/acme/api.git", "github.com/acme/api"),
+])
+def test_remote_spellings_normalise_to_one_without_credentials(url: str, want: str) -> None:
+    assert normalize_remote(url) == want
+
+
+def test_a_local_remote_is_its_canonical_path(tmp_path: Path) -> None:
+    (tmp_path / "upstream.git").mkdir()
+    assert normalize_remote("../upstream.git", str(tmp_path / "clone")) == real(tmp_path / "upstream")
+    assert normalize_remote(f"file://{tmp_path}/upstream.git") == real(tmp_path / "upstream")
+
+
+def test_git_remote_reads_origin_from_the_config_of_clones_and_worktrees(no_git_above: Path) -> None:
+    main = no_git_above / "api"
+    main.mkdir()
+    git("init", "-q", cwd=main)
+    assert git_remote(str(main)) == ""
+    git("remote", "add", "upstream", "https://github.com/acme/api.git", cwd=main)
+    assert git_remote(str(main)) == "github.com/acme/api"
+    git("remote", "add", "origin", "git@github.com:me/api.git", cwd=main)
+    assert git_remote(str(main)) == "github.com/me/api"  # origin wins
+    (main / "f").write_text("x")
+    git("add", "f", cwd=main)
+    git("commit", "-q", "-m", "x", cwd=main)
+    wt = no_git_above / "wt"
+    git("worktree", "add", "-q", "-b", "b", str(wt), cwd=main)
+    assert git_remote(find_root(str(wt))[1]) == "github.com/me/api"
+    assert git_remote(str(no_git_above)) == ""

@@ -158,7 +158,7 @@ function fillSelect(sel, options, keepFirst = true) {
 
 function fillProjects() {
   const projects = state.meta.projects || [];
-  fillSelect($('#project'), projects.map((p) => h('option', {value: p.project}, p.project)));
+  fillSelect($('#project'), projects.map((p) => h('option', {value: p.project}, p.name || p.project)));
   preview.setProjects(projects, $('#project').value || (projects[0] && projects[0].project));
 }
 

@@ -17,7 +17,7 @@ export class Preview {
 
   setProjects(projects, preferred) {
     const current = this.select.value || preferred;
-    clear(this.select).append(...projects.map((p) => h('option', {value: p.project}, p.project)));
+    clear(this.select).append(...projects.map((p) => h('option', {value: p.project}, p.name || p.project)));
     if (!projects.length) this.select.append(h('option', {value: ''}, 'no project yet'));
     if (current && projects.some((p) => p.project === current)) this.select.value = current;
   }

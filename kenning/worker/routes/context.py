@@ -25,7 +25,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kenning.context import file_history, prompt
-from kenning.project import find_root, is_excluded
+from kenning.project import identify, is_excluded, resolve_key
+from kenning.store import projects
 from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
@@ -65,12 +66,22 @@ def _int(raw: Any, key: str, default: int, lo: int, hi: int) -> int:
     return v
 
 
-def _project(cwd: str, project: str, globs: tuple[str, ...]) -> tuple[str, str, bool]:
-    """(name, root, excluded) of the project a request is about."""
+def _project(cwd: str, project: str, globs: tuple[str, ...]) -> tuple[str, str, str, bool]:
+    """(name, root, key, excluded) of the project a request is about (the key before its aliases)."""
     if project:
-        return project, "", is_excluded(project, "", "", globs)
-    name, root = find_root(cwd)
-    return name, root, is_excluded(name, root, cwd, globs)
+        return project, "", project, is_excluded(project, "", "", globs)
+    p = identify(cwd)
+    return p.name, p.root, p.key, is_excluded(p.name, p.root, cwd, globs)
+
+
+def _key(conn: sqlite3.Connection, key: str, named: bool) -> str:
+    """The key rows are filed under: a project given by name is looked up, a computed key resolved."""
+    if not named:
+        return resolve_key(conn, key)
+    try:
+        return projects.one(conn, key)
+    except projects.AmbiguousProject as e:
+        raise BadRequest(str(e)) from None
 
 
 def routes(state: Any) -> list[Route]:
@@ -124,7 +135,7 @@ def routes(state: Any) -> list[Route]:
         min_rel = _int(body.get("min_relevance"), "min_relevance", settings.prompt_context_min_relevance, 0, 100)
         min_sim = _int(body.get("min_similarity"), "min_similarity", settings.prompt_context_min_similarity, 0, 100)
         semantic_ms = _int(body.get("semantic_ms"), "semantic_ms", settings.prompt_context_semantic_ms, 0, 1500)
-        name, _root, excluded = _project(cwd, project_name, settings.excluded_projects)
+        name, _root, key, excluded = _project(cwd, project_name, settings.excluded_projects)
         if excluded or not text.strip():
             return {"project": name, "context": "", "results": [], "excluded": excluded}
         conn = read()
@@ -133,8 +144,8 @@ def routes(state: Any) -> list[Route]:
         try:
             keywords, vectors, weights = searchers()
             meaning = prompt.Meaning(vectors if semantic_ms else None, semantic_ms / 1000)
-            out, picks = prompt.build(conn, text, name, keyword_search=keywords, limit=limit,
-                                      min_relevance=min_rel / 100, min_similarity=min_sim / 100,
+            out, picks = prompt.build(conn, text, _key(conn, key, bool(project_name)), keyword_search=keywords,
+                                      limit=limit, min_relevance=min_rel / 100, min_similarity=min_sim / 100,
                                       agent_session_id=session, start_count=settings.context_observations,
                                       given=given if session else None, icons=icons(), weights=weights,
                                       meaning=meaning)
@@ -150,7 +161,8 @@ def routes(state: Any) -> list[Route]:
         if not path or len(path) > MAX_PATH_CHARS or len(cwd) > MAX_PATH_CHARS or "\x00" in path + cwd:
             raise BadRequest("give path (and cwd), each at most 4096 characters")
         limit = _int(qp.get("limit"), "limit", settings.file_context_limit, 1, 50)
-        name, root, excluded = _project(cwd or path, qp.get("project") or "", settings.excluded_projects)
+        named = qp.get("project") or ""
+        name, root, key, excluded = _project(cwd or path, named, settings.excluded_projects)
         root = qp.get("root") or root
         abs_path = file_history.resolve(path, cwd or root or "/")
         if excluded:
@@ -159,7 +171,8 @@ def routes(state: Any) -> list[Route]:
         if conn is None:
             return {"project": name, "path": abs_path, "context": "", "results": [], "excluded": False}
         try:
-            history = file_history.lookup(conn, settings.replace(file_context_limit=limit), abs_path, name, root)
+            history = file_history.lookup(conn, settings.replace(file_context_limit=limit), abs_path,
+                                          _key(conn, key, bool(named)), root)
         finally:
             conn.close()
         try:

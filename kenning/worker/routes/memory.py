@@ -11,6 +11,7 @@ through SQLite's busy timeout (see kenning/commands/memory.py for why that is en
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sqlite3
@@ -23,7 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from kenning.store import forget as fg
-from kenning.store import transfer
+from kenning.store import projects, transfer
 from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
@@ -54,12 +55,16 @@ def routes(state: Any) -> list[Route]:
         def run() -> dict[str, Any]:
             conn = connect(paths.db)
             try:
-                return fg.forget(conn, paths.db, filters, dry_run=dry_run)
+                wanted = dataclasses.replace(filters, project=projects.one(conn, filters.project)) \
+                    if filters.project else filters
+                return fg.forget(conn, paths.db, wanted, dry_run=dry_run)
             finally:
                 conn.close()
 
         try:
             return JSONResponse(await run_in_threadpool(run))
+        except projects.AmbiguousProject as e:
+            return _error(BadRequest(str(e)))
         except sqlite3.OperationalError as e:
             return _error(BadRequest(f"the database is busy ({e}); nothing was forgotten, try again", 503))
 
@@ -68,6 +73,19 @@ def routes(state: Any) -> list[Route]:
             kwargs = export_request(dict(request.query_params), [k for k, _v in request.query_params.multi_items()])
         except ValueError as e:
             return _error(BadRequest(str(e)))
+
+        def key(named: str) -> str:
+            conn = connect(paths.db, readonly=True)
+            try:
+                return projects.one(conn, named)
+            finally:
+                conn.close()
+
+        if kwargs["project"]:
+            try:
+                kwargs["project"] = await run_in_threadpool(key, kwargs["project"])
+            except projects.AmbiguousProject as e:
+                return _error(BadRequest(str(e)))
 
         def lines() -> Iterator[str]:
             conn = connect(paths.db, readonly=True)

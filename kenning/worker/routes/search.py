@@ -19,6 +19,7 @@ a database busy beyond the timeout 503.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -31,6 +32,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kenning.search.runtime import SearchRuntime
+from kenning.store import projects
+from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
@@ -124,6 +127,20 @@ async def _call(fn: Callable[[], Any]) -> Any:
     return await run_in_threadpool(fn)
 
 
+def project_key(db: str, text: str | None) -> str | None:
+    """The key of the project a request names (a key, a path or a display name); BadRequest when
+    several projects share the name given."""
+    if not text or not os.path.exists(db):
+        return text or None
+    conn = connect(db, readonly=True)
+    try:
+        return projects.one(conn, text)
+    except projects.AmbiguousProject as e:
+        raise BadRequest(str(e)) from None
+    finally:
+        conn.close()
+
+
 def routes(state: Any) -> list[Route]:
     runtime = SearchRuntime(state.paths, state.memory.settings).install()
     try:
@@ -136,6 +153,7 @@ def routes(state: Any) -> list[Route]:
         try:
             query = _text(qp, "query", "q") or ""
             kw = search_params(qp)
+            kw["project"] = await _call(lambda: project_key(state.paths.db, kw["project"]))
             hits = await _call(lambda: runtime.search(query, **kw))
         except BadRequest as e:
             return _error(str(e))
@@ -176,6 +194,8 @@ def routes(state: Any) -> list[Route]:
                   "include_inactive": _flag(qp, "include_inactive")}
             if anchor is None and not kw["query"]:
                 return _error("give anchor (an observation id) or query")
+            named = kw["project"]
+            kw["project"] = await _call(lambda: project_key(state.paths.db, str(named) if named else None))
         except BadRequest as e:
             return _error(str(e))
         try:
@@ -205,7 +225,10 @@ def routes(state: Any) -> list[Route]:
         if project is not None and not isinstance(project, str):
             return _error("project must be a string")
         try:
-            records = await _call(lambda: runtime.get_observations(ids, project or None))
+            key = await _call(lambda: project_key(state.paths.db, project))
+            records = await _call(lambda: runtime.get_observations(ids, key))
+        except BadRequest as e:
+            return _error(str(e))
         except sqlite3.Error as e:
             return _error(f"the database is busy ({e}); try again", 503)
         return JSONResponse({"count": len(records), "observations": records})

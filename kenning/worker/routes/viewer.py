@@ -24,7 +24,7 @@ from starlette.routing import Route
 from kenning import settings as settings_mod
 from kenning import spool
 from kenning.observer.modes import load_mode
-from kenning.project import find_root
+from kenning.project import identify
 from kenning.store import forget as fg
 from kenning.store import repo
 from kenning.store.db import connect
@@ -282,7 +282,7 @@ def routes(state: Any) -> list[Route]:
             root = await with_read(lambda c: _latest_root(c, project), "")
             # What SessionStart would see: the events still in the spool land first, as it does.
             await run_in_threadpool(state.thread.flush, 0.8)
-            if root and os.path.isdir(root) and find_root(root)[0] == project:
+            if root and os.path.isdir(root) and identify(root).key == project:
                 body = await run_in_threadpool(state.memory.context, root, "")
             else:
                 body = await run_in_threadpool(state.memory.context, "", project)
