@@ -81,10 +81,11 @@ def is_ours(handler: Any) -> bool:
     return any(m in handler["command"] for m in MARKERS)
 
 
-# Before its rename this project installed the same two command shapes under its former package
+# Before its rename this project installed the same three command shapes under its former package
 # name. They are recognised by that shape with any package name but ours, so `install` can remove
 # them and `doctor` can report them without the old name written anywhere.
-_LEGACY_HOOK = re.compile(r"(?:(?:-m |/bin/)([A-Za-z_]\w*) hook|from ([A-Za-z_]\w*)\.hook\.main import cli; cli\(\)['\"]?)"
+_LEGACY_HOOK = re.compile(r"(?:(?:-m |/bin/)([A-Za-z_]\w*) hook"
+                          r"|from ([A-Za-z_]\w*)\.hook\.main import cli; cli\(\)['\"]?)"
                           r" claude-code [A-Za-z]+")
 
 
