@@ -24,6 +24,7 @@ from kenning.mcp import inputs, render
 from kenning.mcp.inputs import ToolInputError
 from kenning.observer.modes import load_mode, type_ids
 from kenning.paths import Paths, read_token
+from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings, load
 from kenning.store import forget, manual, projects
@@ -70,6 +71,7 @@ class MemoryTools:
 
     def __init__(self, paths: Paths | None = None, settings: Settings | None = None) -> None:
         self.paths = paths or Paths()
+        self._fixed_settings = settings is not None
         self.settings = settings if settings is not None else load(self.paths)[0]
         self.types = type_ids(load_mode(self.settings.mode, self.paths.modes))
         self._schema_checked = False
@@ -280,8 +282,10 @@ class MemoryTools:
 
     def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
              project: str | None = None) -> str:
+        # The user's redaction settings as they are now (a long-lived server must not keep stale ones).
+        current = self.settings if self._fixed_settings else load(self.paths)[0]
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
-                               redact=self.settings.redact_secrets)
+                               clean=ingress.cleaner(current).text)
         root, key, name = self.project(project, cwd, allow_all=False)
         assert key is not None  # allow_all=False
         with self.writing() as conn:
