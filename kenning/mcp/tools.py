@@ -71,8 +71,8 @@ class MemoryTools:
 
     def __init__(self, paths: Paths | None = None, settings: Settings | None = None) -> None:
         self.paths = paths or Paths()
-        self._fixed_settings = settings is not None
         self.settings = settings if settings is not None else load(self.paths)[0]
+        self._settings_mtime = _mtime(self.paths.settings)
         self.types = type_ids(load_mode(self.settings.mode, self.paths.modes))
         self._schema_checked = False
 
@@ -280,12 +280,18 @@ class MemoryTools:
             raise ToolInputError(f"no memory with id {', '.join(missing)}; use search_memory to find ids")
         return render.records(found, missing)
 
+    def current_settings(self) -> Settings:
+        """The settings as they are now: a long-lived server re-reads them when settings.json changes
+        (what it saves must be redacted with the patterns the user has just added)."""
+        mtime = _mtime(self.paths.settings)
+        if mtime != self._settings_mtime:
+            self.settings, self._settings_mtime = load(self.paths)[0], mtime
+        return self.settings
+
     def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
              project: str | None = None) -> str:
-        # The user's redaction settings as they are now (a long-lived server must not keep stale ones).
-        current = self.settings if self._fixed_settings else load(self.paths)[0]
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
-                               clean=ingress.cleaner(current).text)
+                               clean=ingress.cleaner(self.current_settings()).text)
         root, key, name = self.project(project, cwd, allow_all=False)
         assert key is not None  # allow_all=False
         with self.writing() as conn:
@@ -338,3 +344,10 @@ def _summaries(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]
             d[k] = v if isinstance(v, list) else []
         out.append(d)
     return out
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None

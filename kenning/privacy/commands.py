@@ -98,20 +98,15 @@ def find(text: str, tools: Iterable[str]) -> list[Span]:
             continue
         i = text.find(tool)
         while i != -1:
-            if not _command_word(text, i, len(tool)):
-                i = text.find(tool, i + len(tool))
-                continue
-            ls = text.rfind("\n", 0, i) + 1
-            while ls > 1 and text[ls - 2] == "\\":  # continued from the line before
-                ls = text.rfind("\n", 0, ls - 1) + 1
-            if ls not in done:
-                done.add(ls)
+            if _command_word(text, i, len(tool)) and i not in done:
+                done.add(i)
+                # From the tool's own word: what stands before it (sudo, env, a JSON string's quote) is not
+                # needed, and a shell reading of it could pair quotes wrongly.
                 end = _logical_end(text, i)
-                for segment in _segments(text, ls, end):
-                    out += _segment(text, segment)
-                i = text.find(tool, end)
-            else:
-                i = text.find(tool, i + len(tool))
+                segments = _segments(text, i, end)
+                if segments:
+                    out += _segment(text, segments[0])
+            i = text.find(tool, i + len(tool))
     return out
 
 
@@ -120,7 +115,7 @@ def _command_word(text: str, i: int, n: int) -> bool:
     after = text[i + n:i + n + 1]
     if after not in ("", " ", "\t", "\n", "\\"):
         return False
-    return i == 0 or text[i - 1] in " \t\n/|;&(`$\"'{!"
+    return i == 0 or text[i - 1] in " \t\n/|;&(`$\"'{!="
 
 
 def _logical_end(text: str, i: int) -> int:
@@ -192,8 +187,10 @@ def _unquoted(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _secret(text: str, start: int, end: int, out: list[Span], *, min_len: int = 3) -> None:
     start, end = _unquoted(text, start, end)
+    while end > start and text[end - 1] in "`,;)":
+        end -= 1  # `mysql -pSECRET`, in prose or docs
     value = text[start:end]
-    if len(value) >= min_len and not names.is_reference(value) and value not in ("-", "''", '""'):
+    if len(value) >= max(min_len, 3) and not names.is_reference(value) and value.lower() not in names.PLACEHOLDERS:
         out.append((start, end, NAME))
 
 

@@ -84,7 +84,7 @@ def for_path(path: str) -> Profile:
     if any(d in "/" + low for d in DIRS):
         prof |= SECRET_FILE if "/secrets/" in "/" + low else CONFIG
     stem = base.split(".", 1)[0] if not base.startswith(".") else base[1:].split(".", 1)[0]
-    if stem and names.classify(stem) in (names.PASSWORD, names.STRONG):
+    if stem and base not in EXACT and names.classify(stem) in (names.PASSWORD, names.STRONG):
         prof |= SECRET_FILE  # db_password.txt, github_token, .vault-token, api-key
     return frozenset(prof)
 

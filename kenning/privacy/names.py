@@ -199,6 +199,7 @@ PLACEHOLDERS = frozenset((
     "required_", "missing", "unknown", "invalid", "valid", "expired", "revoked", "include", "omit", "same-origin",
     "bearer", "basic", "digest", "oauth", "oauth2", "jwt", "hmac", "sha256", "sha1", "md5", "aes", "rsa",
     "inherit", "ignore", "raise", "error", "warn", "strict", "lax", "secure", "insecure", "plain", "plaintext",
+    "pw", "passw0rd", "user:pw", "user:pass", "user:password", "username:password", "secret123", "mypass",
 ))
 CODE_WORDS = frozenset(("lambda", "await", "new", "function", "yield", "return", "async", "def", "fn", "not",
                         "typeof", "const", "let", "var", "if", "else", "and", "or", "in", "is", "of"))
@@ -222,8 +223,8 @@ def is_reference(value: str) -> bool:
         return True  # %VAR%
     if v[0] == "<" and v.endswith(">"):
         return True  # <your-key>
-    if v[0] == "{" and v.endswith("}") and v[1:-1].replace("_", "").replace(".", "").replace("!r", "").isalnum():
-        return True  # {token}: an f-string or format placeholder
+    if _template(v):
+        return True  # {token}, {attrs[2]}: an f-string or format placeholder
     if v[0] == "@" and v.endswith("@"):
         return True
     if len(set(v)) <= 2 and len(v) >= 3:
@@ -238,6 +239,20 @@ def is_reference(value: str) -> bool:
                    "getenv(", "env[", "environ["):
         if marker in low:
             return True
+    return False
+
+
+def _template(v: str) -> bool:
+    """``{token}``, ``{attrs[2]}``, ``{self.key!r}``: a placeholder of an f-string or ``str.format``."""
+    i = v.find("{")
+    while i != -1:
+        j = v.find("}", i + 1)
+        if j == -1:
+            return False
+        inner = v[i + 1:j].replace("_", "").replace(".", "").replace("[", "").replace("]", "").replace("!r", "")
+        if inner and inner.isalnum() and not inner.isdigit() and (v[i + 1].isalpha() or v[i + 1] == "_"):
+            return True
+        i = v.find("{", j)
     return False
 
 
@@ -266,6 +281,12 @@ def entropy(value: str) -> float:
 def is_uuid(v: str) -> bool:
     return len(v) == 36 and v.count("-") == 4 and all(c in HEX for c in v.replace("-", "")) and \
         [len(p) for p in v.split("-")] == [8, 4, 4, 4, 12]
+
+
+def _noise(part: str) -> bool:
+    """A long run of mixed-case letters and digits: generated, not named."""
+    return len(part) >= 12 and any(c.isdigit() for c in part) and any(c.isupper() for c in part) and \
+        any(c.islower() for c in part)
 
 
 def looks_random(value: str, min_len: int = 16) -> bool:
@@ -298,6 +319,8 @@ def looks_random(value: str, min_len: int = 16) -> bool:
         return False  # ProductUserVisibleVersion, Proxy-Authorization, ROCKET_LAUNCHER_0001: words, not noise
     if "\\x" in v or "&lt;" in v or "&amp;" in v:
         return False  # escapes and entities: text
+    if "." in v and all(p[:1].isalpha() and p.replace("_", "").isalnum() and not _noise(p) for p in v.split(".")):
+        return False  # win32api.RegEnumKey, settings.api_key: a dotted name in code
     if other and not (lower or upper or digit):
         return False
     if v.replace(".", "").replace("-", "").isdigit():

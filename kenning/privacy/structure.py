@@ -168,12 +168,12 @@ def _assignment(text: str, s: int, e: int, literal: bool) -> Span | None:
                 or (cls == PASSWORD and _netrc_line(text, s)):
             return _directive(text, k, cls, strict=ident.lower() == "auth")  # at the start of its line
         if cls in (PASSWORD, STRONG) and not opener and text[k:k + 1] in QUOTES and \
-                text[k + 1:k + 2] != text[k]:
+                text[k + 1:k + 2] != text[k] and ident.lower() != "pass":
             return _value(text, k, cls, ident, code_style=False, quoted_key=False, literal=True, flag=False)
         if cls in (PASSWORD, STRONG) and not opener and _env_style(ident) and \
                 line_head.lower() in ("set -x", "set -gx", "env", "setenv", "arg", "export"):
             return _directive(text, k, cls, strict=False)  # fish: set -x DB_PASSWORD …; Dockerfile: ENV … …
-        if cls in (PASSWORD, STRONG) and not flag and ident.lower() not in ("pass", "pw"):
+        if cls in (PASSWORD, STRONG) and not flag and ident.lower() != "pass":
             return _prose(text, e, cls)  # (not the verb: "pass it to select()")
         return None
     else:

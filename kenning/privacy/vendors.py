@@ -213,6 +213,9 @@ VENDORS: tuple[tuple[str, str, str, int, int, str], ...] = (
 
 RUN_CHARS = frozenset(_ALNUM + "_.-")
 _RUN_MAP = bytes(ord("a") if chr(c) in RUN_CHARS else 32 for c in range(256))
+# Base64 bodies (Grafana's eyJrIjoi…, base64-wrapped PEM) may hold + / = early: a second, wider cut.
+_B64_MAP = bytes(ord("a") if chr(c) in RUN_CHARS or chr(c) in "+/=" else 32 for c in range(256))
+B64_HEADS = ("eyJ", "LS0", "cmV")
 _WORD_MAP = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
 LONG = 20  # every prefix-less-separator credential is at least this long
 _LONG_RUN = b"a" * LONG
@@ -340,6 +343,27 @@ def find(text: str, data: bytes, cut: list[bytes], enabled: Callable[[str], bool
         if head in SOLID_EXTRA:
             out += _extra(text, s, e, head, enabled)
         i = mapped.find(_LONG_RUN, e)
+    if b"eyJrIjoi" in data or b"LS0tLS1CRUdJTi" in data or b"cmVmdGtuOjAxOj" in data:
+        found = {sp[0] for sp in out}
+        wide = data.translate(_B64_MAP)
+        i = wide.find(_LONG_RUN)
+        while i != -1:
+            s = wide.rfind(b" ", 0, i) + 1
+            e = wide.find(b" ", i)
+            e = n if e == -1 else e
+            if text[s] in "ntr" and s and text[s - 1] == "\\":
+                s += 1  # after a JSON escape
+            head = text[s:s + 3]
+            if head in B64_HEADS and s not in found:
+                for row in SOLID.get(head, ()):
+                    if text.startswith(row[1], s) and enabled(row[0]):
+                        end = _match(text, s, row)
+                        if end != -1:
+                            out.append((s, end, row[0]))
+                            break
+                if head == "LS0":
+                    out += _extra(text, s, e, head, enabled)
+            i = wide.find(_LONG_RUN, e)
     return out, seen
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.privacy.redact import Redactor
+from kenning.privacy import vendors
+from kenning.privacy.vendors import ALPHABETS
 
 ALNUM = string.ascii_letters + string.digits
 LOWER = string.ascii_lowercase + string.digits
@@ -31,6 +33,7 @@ B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
 BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 SYMBOLS = "!#%&*+-=?@^_"
+ALPHABETS_FOR_TESTS = {k: "".join(sorted(v)) for k, v in ALPHABETS.items()}
 
 
 def rnd(tag: str, n: int, alphabet: str = ALNUM) -> str:
@@ -828,6 +831,47 @@ def _lookalikes() -> list[Sample]:
     add(S("data/numbers", "read", "port: 5432\ntimeout_ms: 30000\nretries: 3\nversion: 1.2.3\n",
           path="config/db.yml"))
     add(S("data/claude-permission", "prompt", "why is permission_mode bypassPermissions in the payload?"))
+    return out
+
+
+def vendor_token(row: tuple[str, str, str, int, int, str], tag: str = "") -> str:
+    """A token of a vendor row's format: its prefix, then its alphabet at its minimum length."""
+    name, prefix, alpha, lo, _hi, flags = row
+    body = rnd(f"{name}{prefix}{tag}", max(lo, 1), ALPHABETS_FOR_TESTS[alpha])
+    if "m" in flags and not (any(c.isdigit() for c in body) and any(c.isalpha() for c in body)):
+        body = "a1" + body[2:]
+    return prefix + body[:-1] + "Z" if alpha in "dBbek" else prefix + body  # tokens do not end in '.', '-', '/'
+
+
+
+STRUCTURAL_SAMPLES: dict[str, tuple[str, str]] = {
+    "pem_private_key": (pem("RSA PRIVATE KEY", "u-pem") + "\n", rnd("u-pem1", 64, B64)),
+    "jwt": ("cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + rnd("u-jwt", 43),
+            rnd("u-jwt", 43)),
+    "airtable_token": ("AIRTABLE=pat" + rnd("u-at1", 14) + "." + rnd("u-at2", 64, HEXL), rnd("u-at2", 64, HEXL)),
+    "azure_client_secret": ("secret: " + rnd("u-az1", 3) + "8Q~" + rnd("u-az2", 34), rnd("u-az2", 34)),
+    "terraform_token": ("tfe " + rnd("u-tf1", 14) + ".atlasv1." + rnd("u-tf2", 67), rnd("u-tf2", 67)),
+    "telegram_token": ("bot " + rnd("u-tg1", 10, "0123456789") + ":AA" + rnd("u-tg2", 33), rnd("u-tg2", 33)),
+    "kubernetes_secret": ("apiVersion: v1\nkind: Secret\ndata:\n  password: " + rnd("u-k8s", 24, B64) + "\n",
+                          rnd("u-k8s", 24, B64)),
+    "authorization_header": ("curl -H 'Authorization: Basic " + rnd("u-basic", 28) + "==' https://api",
+                             rnd("u-basic", 28)),
+    "bearer_token": ("headers = {'X-Upstream': 'Bearer " + rnd("u-bearer", 32) + "'}", rnd("u-bearer", 32)),
+    "database_url_password": ("DATABASE_URL=postgres://app:" + password("u-url") + "@db:5432/app", password("u-url")),
+    "url_signature": ("GET https://a.blob.core.windows.net/c/b?sv=2022-11-02&sig=" + rnd("u-sig", 43) + "%3D",
+                      rnd("u-sig", 43)),
+    "cli_password_flag": ("mysql -u root -p" + password("u-cli") + " shop", password("u-cli")),
+    "password_assignment": ("SMTP_PASSWORD=" + password("u-pa"), password("u-pa")),
+}
+
+
+def detector_samples() -> dict[str, tuple[str, str]]:
+    """One sample per detector: the structural ones above and one token per vendor detector."""
+    out = dict(STRUCTURAL_SAMPLES)
+    for row in vendors.VENDORS:
+        if row[0] not in out:
+            tok = vendor_token(row)
+            out[row[0]] = (f"use {tok} for it", tok)
     return out
 
 
