@@ -42,7 +42,7 @@ def test_save_memory_applies_the_users_redaction_settings(home: Home) -> None:
         assert not first.is_error and not second.is_error
         return text_of(first), text_of(second)
 
-    first, second = run_client(save, env={"KENNING_DATA_DIR": str(home.data)}, cwd=str(home.project))
+    first, _second = run_client(save, env={"KENNING_DATA_DIR": str(home.data)}, cwd=str(home.project))
     assert first.startswith("Saved as #") and "TICKET-48213" not in first
     rows = stored(home)
     assert len(rows) == 2

@@ -21,8 +21,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning.privacy.redact import Redactor
 from kenning.privacy import vendors
+from kenning.privacy.redact import Redactor
 from kenning.privacy.vendors import ALPHABETS
 
 ALNUM = string.ascii_letters + string.digits

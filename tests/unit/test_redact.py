@@ -60,7 +60,8 @@ def test_a_vendor_prefix_inside_a_word_or_too_short_is_not_a_token() -> None:
 
 def test_text_around_a_secret_is_kept() -> None:
     r = Redactor()
-    assert r.text("DB_PASSWORD=" + password("k1") + " make run") == "DB_PASSWORD=[REDACTED:password_assignment] make run"
+    assert r.text("DB_PASSWORD=" + password("k1") + " make run") == \
+        "DB_PASSWORD=[REDACTED:password_assignment] make run"
     assert r.text("postgres://app:" + password("k2") + "@db:5432/x") == \
         "postgres://app:[REDACTED:database_url_password]@db:5432/x"
     assert r.text("redis://:" + password("k3") + "@cache:6379") == "redis://:[REDACTED:database_url_password]@cache:6379"
@@ -93,7 +94,8 @@ def test_the_most_specific_detector_names_overlapping_finds() -> None:
     "token_type = 'mailbox'", "PASSWORD_MIN_LENGTH = 12", "permission_mode: bypassPermissions",
     "pk_live_" + rnd("pk", 24) + " is a publishable key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + rnd("ssh", 43),
     "digest = hashlib.sha256(password.encode()).hexdigest()", "mkdir -p build && ssh -p 2222 host",
-    "Password: ********", "the token is valid for one hour", "fields = [\"username\", \"password\", \"confirm_password\"]",
+    "Password: ********", "the token is valid for one hour",
+    "fields = [\"username\", \"password\", \"confirm_password\"]",
 ])
 def test_look_alikes_are_left_unchanged(text: str) -> None:
     assert Redactor().text(text) == text
@@ -201,8 +203,8 @@ def test_names_are_classified_by_their_words() -> None:
 def test_looks_random_tells_machine_made_values_from_words_and_ids() -> None:
     for v in (rnd("lr1", 32, HEXL), rnd("lr2", 40), rnd("lr3", 24, B64) + "==", "a8f5f167f44f4964e6c998dee827110c"):
         assert names.looks_random(v), v
-    for v in ("ProductUserVisibleVersion", "ROCKET_LAUNCHER_0001", "my_cache_key_prefix", "550e8400-e29b-41d4-a716-446655440000",
-              "2026-12-01T10:00:00Z", "/usr/local/bin/python3", "https://example.com/a/b", "${SECRET}", "1.2.3.4"):
+    for v in ("ProductUserVisibleVersion", "ROCKET_LAUNCHER_0001", "my_cache_key_prefix",
+              "550e8400-e29b-41d4-a716-446655440000", "2026-12-01T10:00:00Z", "/usr/local/bin/python3", "https://example.com/a/b", "${SECRET}", "1.2.3.4"):
         assert not names.looks_random(v), v
 
 
