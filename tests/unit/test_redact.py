@@ -204,7 +204,8 @@ def test_looks_random_tells_machine_made_values_from_words_and_ids() -> None:
     for v in (rnd("lr1", 32, HEXL), rnd("lr2", 40), rnd("lr3", 24, B64) + "==", "a8f5f167f44f4964e6c998dee827110c"):
         assert names.looks_random(v), v
     for v in ("ProductUserVisibleVersion", "ROCKET_LAUNCHER_0001", "my_cache_key_prefix",
-              "550e8400-e29b-41d4-a716-446655440000", "2026-12-01T10:00:00Z", "/usr/local/bin/python3", "https://example.com/a/b", "${SECRET}", "1.2.3.4"):
+              "550e8400-e29b-41d4-a716-446655440000", "2026-12-01T10:00:00Z", "/usr/local/bin/python3",
+              "https://example.com/a/b", "${SECRET}", "1.2.3.4"):
         assert not names.looks_random(v), v
 
 
