@@ -43,15 +43,15 @@ LOGIN: frozenset[str] = frozenset(("docker", "podman", "buildah", "skopeo", "ner
 # tool -> flags whose value is user:password (the separator after the user).
 USERPASS: dict[str, tuple[tuple[str, ...], str]] = {
     "curl": (("-u", "--user", "--proxy-user", "-U"), ":"), "http": (("-a", "--auth"), ":"),
-    "https": (("-a", "--auth"), ":"), "xh": (("-a", "--auth"), ":"), "xhs": (("-a", "--auth"), ":"),
+    "xh": (("-a", "--auth"), ":"),
     "smbclient": (("-U", "--user"), "%"), "rpcclient": (("-U", "--user"), "%"), "smbmap": (("-u",), "%"),
     "lftp": (("-u",), ","), "wget": (("--user",), ":"), "aria2c": (("--http-user",), ":"),
 }
-SLASH = frozenset(("sqlplus", "sqlldr", "expdp", "impdp", "exp", "imp", "rman", "dgmgrl", "tkprof"))
+SLASH = frozenset(("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "tkprof"))
 SECRETS_SET = frozenset(("fly", "flyctl", "heroku", "doppler", "railway", "dokku", "netlify", "render",
                          "supabase", "wrangler", "vercel", "gh", "glab", "infisical", "akamai", "porter",
                          "convex", "deno", "npx", "bunx", "firebase", "cf", "kamal", "koyeb", "northflank"))
-CONFIG_SET = frozenset(("aws", "npm", "yarn", "pnpm", "git", "gcloud", "pip", "poetry", "conda", "composer",
+CONFIG_SET = frozenset(("aws", "npm", "yarn", "pnpm", "gcloud", "pip", "poetry", "conda", "composer",
                         "bundle", "gem", "cargo", "dotnet", "nuget", "az", "heroku", "pulumi", "terraform"))
 STDIN_CONSUMERS = ("--password-stdin", "chpasswd", "passwd", "kinit", "cryptsetup", "--password-from-stdin",
                    "--token-stdin", "--stdin")
@@ -64,22 +64,41 @@ TOOLS: frozenset[str] = frozenset((*ATTACHED, *NEXT, *LOGIN, *USERPASS, *SLASH, 
                                    "sudo", "base64", *STDIN_CONSUMERS))
 
 
-def _gates(tools: Iterable[str]) -> dict[bytes, tuple[str, ...]]:
-    """Tools by the first alphanumeric word of their name (what the caller's word split yields)."""
-    out: dict[bytes, list[str]] = {}
+def _gates(tools: Iterable[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """For each tool, the sets of words (any one set, all its words) that make its rule worth running:
+    its own name, or for everyday tools the words its password form needs (``docker`` only with
+    ``login``, ``npm`` only with ``config`` and ``set``), so ``docker run -p`` or ``npm install`` cost no
+    parsing. The caller's word split yields alphanumeric words."""
+    out: dict[str, tuple[tuple[str, ...], ...]] = {}
     for t in tools:
-        word = t.lstrip("-").replace("-", " ").replace(":", " ").split()[0]
-        out.setdefault(word.encode(), []).append(t)
-    return {k: tuple(v) for k, v in out.items()}
+        own = (max(t.lstrip("-").replace("-", " ").replace(":", " ").split(), key=len),)  # ssh-keygen: keygen
+        if t in LOGIN and t not in NEXT and t not in USERPASS:
+            sets: tuple[tuple[str, ...], ...] = (("login",),) + ((("literal",),) if t in ("kubectl", "oc") else ())
+        elif t in SECRETS_SET:
+            sets = (("secrets", "set"), ("secret", "set"), ("secret", "put"), ("config", "set"), ("env", "add"),
+                    ("variables", "set"), ("secrets", "import")) + ((("login",),) if t in LOGIN else ())
+        elif t in CONFIG_SET:
+            sets = (("config", "set"), ("configure", "set"))
+        elif t == "sudo":
+            sets = (("S",),)
+        elif t in STDIN_CONSUMERS:
+            sets = ((t.lstrip("-").replace("-", " ").split()[-1],),)  # --password-stdin: stdin
+        else:
+            sets = (own,)
+        out[t] = sets
+    return out
 
 
 GATES = _gates(TOOLS)
-GATE_WORDS = frozenset(GATES)
+GATE_WORDS = frozenset(w.encode() for sets in GATES.values() for words in sets for w in words)
 
 
-def tools_in(cut: Iterable[bytes]) -> list[str]:
-    """The tools whose name occurs as a word of the text."""
-    return [t for w in GATE_WORDS.intersection(cut) for t in GATES[w]]
+def tools_in(words: Iterable[bytes]) -> list[str]:
+    """The tools whose rule is worth running, given the words of the text."""
+    present = {w.decode() for w in GATE_WORDS.intersection(words)}
+    if not present:
+        return []
+    return [t for t, sets in GATES.items() if any(all(w in present for w in ws) for ws in sets)]
 
 
 class Token:

@@ -65,10 +65,25 @@ SECRET_COMMANDS = (
 )
 
 
+BY_TOOL: dict[str, list[tuple[str, ...]]] = {}
+for _pattern in SECRET_COMMANDS:
+    BY_TOOL.setdefault(_pattern[0], []).append(_pattern)
+_seen: dict[str, Profile] = {}
+
+
 def for_path(path: str) -> Profile:
     """The profile of a file, from its path (case-insensitive name, parent folders)."""
     if not path or len(path) > 4096:
         return EMPTY
+    found = _seen.get(path)
+    if found is None:
+        if len(_seen) > 1024:
+            _seen.clear()
+        found = _seen[path] = _for_path(path)
+    return found
+
+
+def _for_path(path: str) -> Profile:
     p = path.replace("\\", "/")
     low = p.lower()
     base = low.rsplit("/", 1)[-1]
@@ -99,12 +114,10 @@ def for_command(command: str) -> Profile:
     for w in plain:
         if ("/" in w or "." in w or w.startswith("_")) and not w.startswith("-") and "://" not in w:
             prof |= for_path(w)
-    tools = [w.rsplit("/", 1)[-1] for w in plain]
-    for pattern in SECRET_COMMANDS:
-        for i, w in enumerate(tools):
-            if w == pattern[0] and _in_order(pattern[1:], plain[i + 1:i + 6]):
+    for i, w in enumerate(plain):
+        for pattern in BY_TOOL.get(w.rsplit("/", 1)[-1], ()):
+            if _in_order(pattern[1:], plain[i + 1:i + 6]):
                 prof.add("whole")
-                break
     for i, w in enumerate(plain):
         # echo $API_KEY, printenv GITHUB_TOKEN, cat /run/secrets/db_password
         if w in ("echo", "printf", "printenv") and i + 1 < len(plain):
@@ -174,10 +187,19 @@ IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~")
 
 
+_public: dict[str, bool] = {}
+
+
 def _public_or_id(name: str) -> bool:
-    ws = names.words(name)
-    return bool(ws) and (ws[-1] in ("id", "ids", "arn", "uuid", "sha", "digest", "hash", "checksum")
-                         or any(w in names.PUBLIC for w in ws))
+    found = _public.get(name)
+    if found is None:
+        ws = names.words(name)
+        found = bool(ws) and (ws[-1] in ("id", "ids", "arn", "uuid", "sha", "digest", "hash", "checksum")
+                              or any(w in names.PUBLIC for w in ws))
+        if len(_public) > 4096:
+            _public.clear()
+        _public[name] = found
+    return found
 
 
 def random_values(text: str) -> list[tuple[int, int, str]]:

@@ -15,8 +15,7 @@ Only the user's own ``redact_custom`` patterns import ``re``.
 
 from __future__ import annotations
 
-from kenning.privacy import commands, fields, files, names, structure, vendors
-from kenning.privacy.files import EMPTY, Profile
+from kenning.privacy import fields, names, quick
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 Span = tuple[int, int, str]
+Profile = frozenset[str]
+EMPTY: Profile = frozenset()
 
 # (detector, what it finds): the order is the priority when spans overlap.
 STRUCTURAL: tuple[tuple[str, str], ...] = (
@@ -55,13 +56,8 @@ STRUCTURAL: tuple[tuple[str, str], ...] = (
     ("secret_field", "the value of a JSON field (hook payloads, MCP tool input, at any depth) whose name names "
                      "a secret, by the same rules"),
 )
-VENDOR_NAMES = vendors.detector_names()
-DETECTORS: tuple[tuple[str, str], ...] = (
-    STRUCTURAL[:1] + tuple((n, "vendor format") for n in VENDOR_NAMES)
-    + (("jwt", "JSON Web Tokens"), ("airtable_token", "vendor format"))
-    + tuple((n, "vendor format") for n, _i, _f in vendors.SHAPES) + STRUCTURAL[1:]
-)
-PRIORITY = {name: i + 1 for i, (name, _d) in enumerate(DETECTORS)}
+_detectors: tuple[tuple[str, str], ...] = ()
+_priority: dict[str, int] = {}
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
 MARKER = "[REDACTED:"
 PAIR_VALUES = frozenset(("value", "parametervalue", "secret", "data"))
@@ -69,8 +65,21 @@ PAIR_VALUES = frozenset(("value", "parametervalue", "secret", "data"))
 _compiled: dict[str, re.Pattern[str]] = {}
 
 
+def detectors() -> tuple[tuple[str, str], ...]:
+    """Every built-in detector, ``(name, what it finds)``, most specific first (the priority of overlaps)."""
+    global _detectors, _priority
+    if not _detectors:
+        from kenning.privacy import vendors
+
+        _detectors = (STRUCTURAL[:1] + tuple((n, "vendor format") for n in vendors.detector_names())
+                      + (("jwt", "JSON Web Tokens"), ("airtable_token", "vendor format"))
+                      + tuple((n, "vendor format") for n, _i, _f in vendors.SHAPES) + STRUCTURAL[1:])
+        _priority = {name: i + 1 for i, (name, _d) in enumerate(_detectors)}
+    return _detectors
+
+
 def detector_names() -> list[str]:
-    return [name for name, _d in DETECTORS]
+    return [name for name, _d in detectors()]
 
 
 def _pattern(source: str) -> re.Pattern[str]:
@@ -137,40 +146,13 @@ class Redactor:
         """Every secret in ``text`` as ``(start, end, detector)``, overlapping spans merged."""
         if len(text) < 8 and not self._custom and not profile:
             return []  # no built-in secret is that short (a short password field is secret_field's)
-        on = self.enabled
-        found = structure.Found()
-        spans = found.spans
+        spans: list[Span] = []
         for name, source in self._custom:
             spans += [(m.start(), m.end(), name) for m in _pattern(source).finditer(text) if m.end() > m.start()]
-        if len(text) >= 8:
-            data = vendors.prepare(text)
-            cut = vendors.words(data)
-            vendor_spans, seen = vendors.find(text, data, cut, on)
-            spans += vendor_spans
-            for name, infix, finder in vendors.SHAPES:
-                if infix in data and on(name):
-                    spans += finder(text)
-            low = data.lower()
-            if on("pem_private_key"):
-                structure.private_keys(text, found, "putty" in seen, "minisign" in seen)
-                structure.jwks(text, found)
-            structure.assignments(text, low, found, "literal" in profile, on)
-            if on("database_url_password"):
-                structure.urls(text, found)
-            if on("url_signature") and b"sig" in low:
-                structure.signatures(text, low, found)
-            if on("bearer_token"):
-                structure.bearer(text, low, found)
-            if on("kubernetes_secret") and b"secret" in found.anchors:
-                structure.kubernetes_secrets(text, found)
-            if on("cli_password_flag"):
-                tools = commands.tools_in(cut)
-                if tools:
-                    spans += commands.find(text, tools)
-                    spans += commands.piped_stdin(text, tools)
-                if b"<<<" in data:
-                    spans += commands.here_strings(text)
-        if profile and on("credential_file"):
+        look = quick.first_look(text) if len(text) >= 8 else None
+        if look is not None:  # only now load the detectors (the vendor table, the parsers)
+            spans += self._detect(text, look, profile)
+        if profile and self.enabled("credential_file"):
             spans += self._profile_spans(text, profile)
         if not spans:
             return []
@@ -178,7 +160,42 @@ class Redactor:
             spans = _outside_markers(text, spans)
         return _merge(spans)
 
+    def _detect(self, text: str, look: quick.Look, profile: Profile) -> list[Span]:
+        from kenning.privacy import commands, structure, vendors
+
+        on = self.enabled
+        found = structure.Found()
+        spans = found.spans
+        data, low, words = look.data, look.low, look.words
+        vendor_spans, seen = vendors.find(text, data, words, on)
+        spans += vendor_spans
+        for name, infix, finder in vendors.SHAPES:
+            if infix in data and on(name):
+                spans += finder(text)
+        if on("pem_private_key"):
+            structure.private_keys(text, found, "putty" in seen, "minisign" in seen)
+            structure.jwks(text, found)
+        structure.assignments(text, low, found, "literal" in profile, on)
+        if on("database_url_password"):
+            structure.urls(text, found)
+        if on("url_signature") and b"sig" in low:
+            structure.signatures(text, low, found)
+        if on("bearer_token"):
+            structure.bearer(text, low, found)
+        if on("kubernetes_secret") and b"secret" in found.anchors:
+            structure.kubernetes_secrets(text, found)
+        if on("cli_password_flag"):
+            tools = commands.tools_in(words)
+            if tools:
+                spans += commands.find(text, tools)
+                spans += commands.piped_stdin(text, tools)
+            if b"<<<" in data:
+                spans += commands.here_strings(text)
+        return spans
+
     def _profile_spans(self, text: str, profile: Profile) -> list[Span]:
+        from kenning.privacy import files
+
         out: list[Span] = []
         if "whole" in profile:
             whole = files.whole_token(text)
@@ -218,6 +235,7 @@ class Redactor:
     def profile(self, payload: Any) -> Profile:
         """The union of the profiles of the files and commands a payload names (any depth)."""
         found: set[str] = set()
+        files = None
         stack: list[tuple[Any, int]] = [(payload, 0)]
         while stack:
             v, depth = stack.pop()
@@ -225,11 +243,10 @@ class Redactor:
                 continue
             if isinstance(v, dict):
                 for k, x in v.items():
-                    if isinstance(x, str):
-                        if k in fields.PATH_FIELDS:
-                            found |= files.for_path(x)
-                        elif k in fields.COMMAND_FIELDS:
-                            found |= files.for_command(x)
+                    if isinstance(x, str) and (k in fields.PATH_FIELDS or k in fields.COMMAND_FIELDS):
+                        if files is None:
+                            from kenning.privacy import files
+                        found |= files.for_path(x) if k in fields.PATH_FIELDS else files.for_command(x)
                     elif isinstance(x, dict | list):
                         stack.append((x, depth + 1))
             elif isinstance(v, list):
@@ -239,15 +256,19 @@ class Redactor:
     def _field(self, s: str, key: str, profile: Profile) -> str:
         if key and self.enabled("secret_field"):
             cls = names.classify(key)
-            if cls == names.AUTHZ and self.enabled("authorization_header"):
-                parts = s.split(None, 1)
-                if len(parts) == 2 and parts[0].lower() in structure.SCHEMES and not names.is_reference(parts[1]):
-                    return s[:s.find(parts[1])] + "[REDACTED:authorization_header]"
-                if len(parts) == 1 and len(s) >= 8 and not names.is_reference(s):
-                    return "[REDACTED:authorization_header]"
-            elif cls != names.NONE and s.strip() and structure.value_is_secret(
-                    s.strip(), cls, key, quoted=True, structured=True):
-                return "[REDACTED:secret_field]"
+            if cls != names.NONE:
+                from kenning.privacy import structure
+
+                if cls == names.AUTHZ and self.enabled("authorization_header"):
+                    parts = s.split(None, 1)
+                    if len(parts) == 2 and parts[0].lower() in structure.SCHEMES and \
+                            not names.is_reference(parts[1]):
+                        return s[:s.find(parts[1])] + "[REDACTED:authorization_header]"
+                    if len(parts) == 1 and len(s) >= 8 and not names.is_reference(s):
+                        return "[REDACTED:authorization_header]"
+                elif cls != names.AUTHZ and s.strip() and structure.value_is_secret(
+                        s.strip(), cls, key, quoted=True, structured=True):
+                    return "[REDACTED:secret_field]"
         if key in fields.PATH_FIELDS or key in fields.COMMAND_FIELDS:
             profile = profile - {"whole"}  # a path or a command is not the secret it names
         return self.text(s, profile)
@@ -255,7 +276,7 @@ class Redactor:
     def _special(self, value: dict[Any, Any]) -> dict[Any, Any]:
         """Kubernetes ``Secret`` objects and private JWKs given as structures."""
         out: dict[Any, Any] = {}
-        if value.get("kind") == "Secret" and self.enabled("kubernetes_secret"):
+        if value.get("kind") == "Secret" and self.enabled("kubernetes_secret"):  # (a rare dict: cheap test first)
             for part in ("data", "stringData"):
                 data = value.get(part)
                 if isinstance(data, dict):
@@ -264,15 +285,17 @@ class Redactor:
         if self.enabled("secret_field"):
             # {"name": "API_TOKEN", "value": "…"}: a secret's name and value side by side (ECS, k8s, CI APIs)
             label = next((v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)
-                          and k.lower().replace("_", "") in structure.PAIR_NAMES), None)
+                          and k.lower().replace("_", "") in names.PAIR_NAMES), None)
             cls = names.classify(label) if label else names.NONE
             if cls != names.NONE and label:
+                from kenning.privacy import structure
+
                 for k, v in value.items():
                     if isinstance(k, str) and k.lower() in PAIR_VALUES and isinstance(v, str) and v.strip() and \
                             structure.value_is_secret(v.strip(), cls, label, quoted=True, structured=True):
                         out[k] = "[REDACTED:secret_field]"
         if isinstance(value.get("kty"), str) and self.enabled("pem_private_key"):
-            for member in structure.JWK_PRIVATE:
+            for member in names.JWK_PRIVATE:
                 v = value.get(member)
                 if isinstance(v, str) and len(v) >= 16:
                     out[member] = "[REDACTED:pem_private_key]"
@@ -295,7 +318,8 @@ def _merge(spans: list[Span]) -> list[Span]:
     """Sort, and join overlapping spans under the most specific detector's name."""
     spans.sort()
     out: list[Span] = []
-    rank = PRIORITY.get
+    detectors()
+    rank = _priority.get
     for s, e, name in spans:
         if e <= s:
             continue

@@ -18,7 +18,7 @@ Each finder returns ``(start, end, detector)`` spans; :mod:`kenning.privacy.reda
 
 from __future__ import annotations
 
-from kenning.privacy import names
+from kenning.privacy import names, quick
 from kenning.privacy.names import AUTHZ, NONE, PASSWORD, STRONG, WEAK, classify, is_reference
 
 TYPE_CHECKING = False
@@ -34,7 +34,7 @@ QUOTES = frozenset("\"'`")  # a set: "" in QUOTES is False
 STOP = frozenset("\"'`,;&|)}]<>([\\")
 STOP_YAML = STOP - {"&", "|"}  # name: value — an ampersand inside is part of the value
 # Lower-case fragments that every secret name (names.classify) contains: where to look.
-ANCHORS = (b"pass", b"pw", b"secret", b"token", b"cred", b"key", b"auth", b"cookie", b"mnemonic")
+ANCHORS = quick.ANCHORS
 SCHEMES = frozenset(("bearer", "basic", "token", "digest", "bot", "apikey", "api-key", "key", "ssws", "oauth",
                      "negotiate", "ntlm", "hmac", "aws4-hmac-sha256", "goog4-hmac-sha256", "signature", "jwt",
                      "sharedaccesssignature", "dpop"))
@@ -192,8 +192,7 @@ def _assignment(text: str, s: int, e: int, literal: bool) -> Span | None:
                   literal=literal, flag=bool(flag), query=c == "=")
 
 
-PAIR_NAMES = frozenset(("name", "key", "parameterkey", "parametername", "variable", "var", "env", "secretname",
-                        "optionname", "option", "setting", "field", "id"))
+PAIR_NAMES = names.PAIR_NAMES
 
 
 def _first_argument(text: str, q: int) -> bool:
@@ -620,7 +619,7 @@ def private_keys(text: str, found: Found, putty: bool, minisign: bool = False) -
             i = text.find("PuTTY-User-Key-File-", stop)
 
 
-JWK_PRIVATE = ("d", "p", "q", "dp", "dq", "qi", "k")
+JWK_PRIVATE = names.JWK_PRIVATE
 
 
 def jwks(text: str, found: Found) -> None:

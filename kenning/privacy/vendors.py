@@ -14,6 +14,8 @@ Finding them costs one pass in C: the text is cut into runs of token characters
 
 from __future__ import annotations
 
+from kenning.privacy import quick
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -202,8 +204,6 @@ VENDORS: tuple[tuple[str, str, str, int, int, str], ...] = (
     ("contentful_token", "CFPAT-", "w", 40, 0, ""),
     ("harness_token", "pat.", "d", 60, 0, "m"),
     ("harness_token", "sat.", "d", 60, 0, "m"),
-    ("intra42_secret", "s-s4t2ud-", "h", 64, 64, "x"),
-    ("intra42_secret", "s-s4t2af-", "h", 64, 64, "x"),
     ("duffel_token", "duffel_live_", "e", 40, 0, ""),
     ("duffel_token", "duffel_test_", "e", 40, 0, ""),
     ("openshift_token", "sha256~", "w", 43, 43, "x"),
@@ -212,11 +212,11 @@ VENDORS: tuple[tuple[str, str, str, int, int, str], ...] = (
 )
 
 RUN_CHARS = frozenset(_ALNUM + "_.-")
-_RUN_MAP = bytes(ord("a") if chr(c) in RUN_CHARS else 32 for c in range(256))
+_RUN_MAP = quick._RUN_MAP
 # Base64 bodies (Grafana's eyJrIjoi…, base64-wrapped PEM) may hold + / = early: a second, wider cut.
-_B64_MAP = bytes(ord("a") if chr(c) in RUN_CHARS or chr(c) in "+/=" else 32 for c in range(256))
+_B64_MAP = bytes.maketrans(b"+/=", b"aaa").translate(_RUN_MAP)
 B64_HEADS = ("eyJ", "LS0", "cmV")
-_WORD_MAP = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
+_WORD_MAP = quick._WORD_MAP
 LONG = 20  # every prefix-less-separator credential is at least this long
 _LONG_RUN = b"a" * LONG
 
@@ -303,16 +303,17 @@ def _match(text: str, i: int, row: Row) -> int:
     return end
 
 
-def find(text: str, data: bytes, cut: list[bytes], enabled: Callable[[str], bool]) -> tuple[list[Span], set[str]]:
-    """Spans of every vendor credential in ``text``, and the shapes seen for other finders (``PuTTY``)."""
+def find(text: str, data: bytes, leads: set[bytes] | frozenset[bytes],
+         enabled: Callable[[str], bool]) -> tuple[list[Span], set[str]]:
+    """Spans of every vendor credential in ``text`` (``leads``: the words of LEADS it holds), and the
+    shapes seen for other finders (``PuTTY``)."""
     out: list[Span] = []
     seen: set[str] = set()
-    leads = LEADS.intersection(cut)
     if b"PuTTY" in leads:
         seen.add("putty")
     if b"untrusted" in leads:
         seen.add("minisign")
-    for lead in {w if w in BY_LEAD else w[1:] for w in leads}:
+    for lead in {w if w in BY_LEAD else w[1:] for w in leads if w in LEADS}:
         for row in BY_LEAD.get(lead, ()):
             name, prefix = row[0], row[1]
             if not enabled(name):

@@ -17,7 +17,7 @@ import pytest
 
 from kenning.privacy import names, vendors
 from kenning.privacy.files import for_command, for_path
-from kenning.privacy.redact import DETECTORS, Redactor, detector_names
+from kenning.privacy.redact import Redactor, detector_names, detectors
 from tests.security.corpus import B64, HEXL, detector_samples, password, pem, rnd, vendor_token
 
 REPO = Path(__file__).resolve().parents[2]
@@ -229,7 +229,7 @@ def test_a_finder_that_fails_costs_the_string_never_a_crash_or_a_leak(monkeypatc
 
 
 def test_detectors_table_names_each_detector_once() -> None:
-    names_ = [n for n, _d in DETECTORS]
+    names_ = [n for n, _d in detectors()]
     assert len(names_) == len(set(names_))
 
 
@@ -266,3 +266,32 @@ def test_ordinary_payloads_and_source_code_are_decided_without_importing_re() ->
                           text=True, capture_output=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [], proc.stdout
+
+
+def test_the_first_look_knows_every_detectors_words() -> None:
+    """quick.py's word lists are the detectors' own: a new vendor lead or tool cannot be missed by it."""
+    from kenning.privacy import commands, quick, structure
+
+    assert set(quick.WORDS) | set(quick.PAIR_WORDS) >= set(vendors.LEADS) | set(commands.GATE_WORDS)
+    for lead, rows in vendors.BY_LEAD.items():
+        assert {lead + r[1][len(lead)].encode() for r in rows} <= set(quick.LEADS[lead]), lead
+    pairs = {ws for sets in commands.GATES.values() for ws in sets if len(ws) > 1}
+    assert {tuple(w.decode() for w in p) for p in quick.TOOL_PAIRS} == pairs
+    singles = {ws[0] for sets in commands.GATES.values() for ws in sets if len(ws) == 1}
+    assert {w.decode() for w in quick.WORDS} >= singles
+    assert set(vendors.SOLID) | {"eyJ", "pat", "LS0", "cmV"} <= quick.HEADS
+    assert structure.ANCHORS == quick.ANCHORS
+    for name in ("psk", "otp_secret", "hmac", "apiKey", "credentials", "Cookie", "mnemonic", "passcode"):
+        low = name.lower().encode()
+        assert any(a in low for a in quick.ANCHORS) or names.classify(name) == names.NONE, name
+
+
+def test_the_first_look_lets_ordinary_text_through_without_loading_the_detectors() -> None:
+    from kenning.privacy import quick
+
+    for text in ("echo hi", "5 passed, 1 skipped in 0.31s", "git status --short", "On branch main\nnothing to commit",
+                 "docker run -p 8080:80 nginx", "npm install --save-dev typescript", "ssh -p 2222 ops@host uptime",
+                 "def add(a, b):\n    return a + b\n", "https://example.com/docs/page?x=1"):
+        assert quick.first_look(text) is None, text
+    for text in ("DB_PASSWORD=x", "ghp_" + rnd("fl", 36), "postgres://u:p@h/db", "mysql -pX", "-----BEGIN X"):
+        assert quick.first_look(text) is not None, text
