@@ -64,6 +64,11 @@ TOOLS: frozenset[str] = frozenset((*ATTACHED, *NEXT, *LOGIN, *USERPASS, *SLASH, 
                                    "sudo", "base64", *STDIN_CONSUMERS))
 
 
+# Two words that must stand together (as written, lower case) before a "secrets set" rule runs.
+SECRET_PHRASES = ("secrets set", "secret set", "secret put", "config set", "config:set", "secrets:set", "env add",
+                  "variables --set", "secrets import")
+
+
 def _gates(tools: Iterable[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
     """For each tool, the sets of words (any one set, all its words) that make its rule worth running:
     its own name, or for everyday tools the words its password form needs (``docker`` only with
@@ -75,10 +80,9 @@ def _gates(tools: Iterable[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
         if t in LOGIN and t not in NEXT and t not in USERPASS:
             sets: tuple[tuple[str, ...], ...] = (("login",),) + ((("literal",),) if t in ("kubectl", "oc") else ())
         elif t in SECRETS_SET:
-            sets = (("secrets", "set"), ("secret", "set"), ("secret", "put"), ("config", "set"), ("env", "add"),
-                    ("variables", "set"), ("secrets", "import")) + ((("login",),) if t in LOGIN else ())
+            sets = tuple((p,) for p in SECRET_PHRASES) + ((("login",),) if t in LOGIN else ())
         elif t in CONFIG_SET:
-            sets = (("config", "set"), ("configure", "set"))
+            sets = (("config set",), ("configure set",))
         elif t == "sudo":
             sets = (("S",),)
         elif t in STDIN_CONSUMERS:
@@ -90,15 +94,22 @@ def _gates(tools: Iterable[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
 
 
 GATES = _gates(TOOLS)
-GATE_WORDS = frozenset(w.encode() for sets in GATES.values() for words in sets for w in words)
+# A phrase's first word is its gate: the phrase itself is then looked for in the lower-cased text.
+_BY_WORD: dict[str, list[tuple[str, str]]] = {}
+for _tool, _sets in GATES.items():
+    for (_gate,) in _sets:
+        _BY_WORD.setdefault(_gate.replace(":", " ").split()[0], []).append((_tool, _gate))
+GATE_WORDS = frozenset(w.encode() for w in _BY_WORD)
 
 
-def tools_in(words: Iterable[bytes]) -> list[str]:
-    """The tools whose rule is worth running, given the words of the text."""
-    present = {w.decode() for w in GATE_WORDS.intersection(words)}
-    if not present:
-        return []
-    return [t for t, sets in GATES.items() if any(all(w in present for w in ws) for ws in sets)]
+def tools_in(words: Iterable[bytes], low: bytes) -> list[str]:
+    """The tools whose rule is worth running, given the words of the text and its lower-cased bytes."""
+    found: list[str] = []
+    for word in GATE_WORDS.intersection(words):
+        for t, gate in _BY_WORD[word.decode()]:
+            if t not in found and (" " not in gate and ":" not in gate or gate.encode() in low):
+                found.append(t)
+    return found
 
 
 class Token:

@@ -38,8 +38,9 @@ TOOL_WORDS = (
     "mongotop mysql mysqladmin mysqlbinlog mysqlcheck mysqldump mysqlimport mysqlpump mysqlsh mysqlshow ncftp "
     "ncftpget ncftpput net openssl osql passwd rabbitmqctl rar rdesktop redis rman rpcclient smbclient smbmap sqlcmd "
     "sqlldr sqlplus sshpass stdin tkprof unrar unzip vault vertica vsql wget wmic xfreerdp xh zip zipcloak")
-TOOL_PAIRS = tuple(tuple(w.encode() for w in p.split()) for p in (
-    "config set;configure set;env add;secret put;secret set;secrets import;secrets set;variables set".split(";")))
+# Phrases of everyday words ("secrets set", "config set"): a signal only when written together.
+TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"config:set", b"secrets:set",
+                b"env add", b"variables --set", b"secrets import", b"configure set")
 HEADS = frozenset("A3T ABI ACC AIz AKC AKI ASI ATA ATB ATC EAA EZA EZT GR1 LTA cio cmV dap eyJ oy2 pat LS0".split())
 SEPARATORS = "_-.~ "
 _lead_seps = {w.rstrip(SEPARATORS).encode(): w[len(w.rstrip(SEPARATORS)):] for w in LEAD_WORDS.split()}
@@ -51,7 +52,7 @@ for _lead, _seps in _lead_seps.items():
         LEADS.setdefault(_c + _lead, _tails)
 TOOLS = frozenset(w.encode() for w in TOOL_WORDS.split())
 WORDS = frozenset(LEADS) | TOOLS
-PAIR_WORDS = frozenset(w for p in TOOL_PAIRS for w in p)  # common words: a signal only two by two
+PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 
 _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _OTHER = bytes(range(256)).translate(None, _ALNUM)  # (tables built in C: this module loads on every hook)
@@ -78,11 +79,11 @@ def first_look(text: str) -> Look | None:
     low = data.lower()
     cut = data.translate(_WORD_MAP).split()
     words = WORDS.intersection(cut)
-    pairs = PAIR_WORDS.intersection(cut)
-    if pairs:
-        words = words | pairs
+    starts = PHRASE_WORDS.intersection(cut)
+    if starts:
+        words = words | starts
     look = Look(data, low, words)
-    if words & TOOLS or any(all(w in pairs for w in p) for p in TOOL_PAIRS):
+    if words & TOOLS or (starts and any(p in low for p in TOOL_PHRASES)):
         return look
     for w in words:
         tails = LEADS.get(w)

@@ -185,7 +185,7 @@ class Redactor:
         if on("kubernetes_secret") and b"secret" in found.anchors:
             structure.kubernetes_secrets(text, found)
         if on("cli_password_flag"):
-            tools = commands.tools_in(words)
+            tools = commands.tools_in(words, low)
             if tools:
                 spans += commands.find(text, tools)
                 spans += commands.piped_stdin(text, tools)

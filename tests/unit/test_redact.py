@@ -272,12 +272,12 @@ def test_the_first_look_knows_every_detectors_words() -> None:
     """quick.py's word lists are the detectors' own: a new vendor lead or tool cannot be missed by it."""
     from kenning.privacy import commands, quick, structure
 
-    assert set(quick.WORDS) | set(quick.PAIR_WORDS) >= set(vendors.LEADS) | set(commands.GATE_WORDS)
+    assert set(quick.WORDS) | set(quick.PHRASE_WORDS) >= set(vendors.LEADS) | set(commands.GATE_WORDS)
     for lead, rows in vendors.BY_LEAD.items():
         assert {lead + r[1][len(lead)].encode() for r in rows} <= set(quick.LEADS[lead]), lead
-    pairs = {ws for sets in commands.GATES.values() for ws in sets if len(ws) > 1}
-    assert {tuple(w.decode() for w in p) for p in quick.TOOL_PAIRS} == pairs
-    singles = {ws[0] for sets in commands.GATES.values() for ws in sets if len(ws) == 1}
+    phrases = {g for sets in commands.GATES.values() for (g,) in sets if " " in g or ":" in g}
+    assert {p.decode() for p in quick.TOOL_PHRASES} == phrases
+    singles = {g for sets in commands.GATES.values() for (g,) in sets if " " not in g and ":" not in g}
     assert {w.decode() for w in quick.WORDS} >= singles
     assert set(vendors.SOLID) | {"eyJ", "pat", "LS0", "cmV"} <= quick.HEADS
     assert structure.ANCHORS == quick.ANCHORS
