@@ -107,7 +107,7 @@ def tools_in(words: Iterable[bytes], low: bytes) -> list[str]:
     found: list[str] = []
     for word in GATE_WORDS.intersection(words):
         for t, gate in _BY_WORD[word.decode()]:
-            if t not in found and (" " not in gate and ":" not in gate or gate.encode() in low):
+            if t not in found and ((" " not in gate and ":" not in gate) or gate.encode() in low):
                 found.append(t)
     return found
 

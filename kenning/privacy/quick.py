@@ -41,7 +41,8 @@ TOOL_WORDS = (
 # Phrases of everyday words ("secrets set", "config set"): a signal only when written together.
 TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"config:set", b"secrets:set",
                 b"env add", b"variables --set", b"secrets import", b"configure set")
-HEADS = frozenset("A3T ABI ACC AIz AKC AKI ASI ATA ATB ATC EAA EZA EZT GR1 LTA cio cmV dap eyJ oy2 pat LS0".split())
+HEADS = frozenset(["A3T", "ABI", "ACC", "AIz", "AKC", "AKI", "ASI", "ATA", "ATB", "ATC", "EAA", "EZA", "EZT", "GR1",
+                   "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0"])
 SEPARATORS = "_-.~ "
 _lead_seps = {w.rstrip(SEPARATORS).encode(): w[len(w.rstrip(SEPARATORS)):] for w in LEAD_WORDS.split()}
 LEADS: dict[bytes, tuple[bytes, ...]] = {}

@@ -235,7 +235,6 @@ class Redactor:
     def profile(self, payload: Any) -> Profile:
         """The union of the profiles of the files and commands a payload names (any depth)."""
         found: set[str] = set()
-        files = None
         stack: list[tuple[Any, int]] = [(payload, 0)]
         while stack:
             v, depth = stack.pop()
@@ -244,8 +243,8 @@ class Redactor:
             if isinstance(v, dict):
                 for k, x in v.items():
                     if isinstance(x, str) and (k in fields.PATH_FIELDS or k in fields.COMMAND_FIELDS):
-                        if files is None:
-                            from kenning.privacy import files
+                        from kenning.privacy import files  # (loaded once, for payloads that name a file)
+
                         found |= files.for_path(x) if k in fields.PATH_FIELDS else files.for_command(x)
                     elif isinstance(x, dict | list):
                         stack.append((x, depth + 1))

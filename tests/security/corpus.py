@@ -664,6 +664,10 @@ def _lookalikes() -> list[Sample]:
     add(S("hash/pin", "read", f"    steps:\n      - uses: actions/checkout@{rnd('la-pin', 40, HEXL)} # v4\n",
           path=".github/workflows/ci.yml"))
     add(S("hash/code", "write", "digest = hashlib.sha256(password.encode()).hexdigest()\n", path="app/util.py"))
+    add(S("code/edit", "edit", "    token = self._token or await self.refresh_token()\n", path="app/client.py",
+          extra={"old": "    token = self._token"}))
+    add(S("code/edit", "edit", "DB_PASSWORD = os.environ[\"DB_PASSWORD\"]\nAPI_KEY = env(\"API_KEY\", default=None)\n",
+          path="app/settings.py", extra={"old": "DB_PASSWORD = None"}))
     add(S("id/uuid", "output", "request_id=3f2c9e4a-8b1d-4e6f-a2c3-9d8e7f6a5b4c status=500 path=/api/orders\n",
           command="grep 500 logs/app.log"))
     add(S("id/uuid-json", "mcp_output", json.dumps({"id": "0b8e5f2a-6c4d-4a1e-9f3b-7d2c1e0a9b8f", "state": "done"})))
