@@ -27,7 +27,7 @@ META = frozenset((
     "param", "parameter", "header", "headers", "prefix", "suffix", "format", "length", "len", "size", "bits",
     "min", "max", "minlength", "maxlength", "count", "counts", "ttl", "expiry", "expires", "expiration",
     "expired", "lifetime", "timeout", "age", "seconds", "secs", "sec", "ms", "days", "hours", "minutes", "mins",
-    "policy", "policies", "rule", "rules", "regex", "pattern", "hash", "hashed", "digest", "salt", "rounds",
+    "policy", "policies", "rule", "rules", "regex", "pattern", "hash", "hashed", "digest", "rounds",
     "iterations", "algorithm", "algo", "alg", "strength", "required", "enabled", "disabled", "enable",
     "mode", "provider", "backend", "manager", "store", "storage", "source", "ref", "reference", "version",
     "scope", "scopes", "location", "label", "description", "desc", "hint", "prompt", "placeholder", "help",
@@ -84,7 +84,7 @@ TOKEN_NONE = frozenset((
     "image", "audio", "vision", "begin", "bracket", "paren", "operator", "string", "number", "literal",
 ))
 # Names that hold a secret only sometimes: the value must look random.
-WEAK_WORDS = frozenset(("auth", "cookie", "cookies", "cred", "bearer", "otp", "hmac", "sig", "oauth"))
+WEAK_WORDS = frozenset(("auth", "cookie", "cookies", "cred", "bearer", "otp", "hmac", "sig", "oauth", "salt"))
 # Compound words (no separator) that end like a password name but are not one.
 PASS_NOT = frozenset(("bypass", "compass", "encompass", "trespass", "surpass", "overpass", "underpass",
                       "impass", "repass", "carcass", "morass", "sass", "mass", "lass", "bass", "class",
@@ -209,7 +209,7 @@ PLACEHOLDERS = frozenset((
     "required_", "missing", "unknown", "invalid", "valid", "expired", "revoked", "include", "omit", "same-origin",
     "bearer", "basic", "digest", "oauth", "oauth2", "jwt", "hmac", "sha256", "sha1", "md5", "aes", "rsa",
     "inherit", "ignore", "raise", "error", "warn", "strict", "lax", "secure", "insecure", "plain", "plaintext",
-    "pw", "passw0rd", "user:pw", "user:pass", "user:password", "username:password", "secret123", "mypass",
+    "pw", "tok", "passw0rd", "user:pw", "user:pass", "user:password", "username:password", "secret123", "mypass",
 ))
 CODE_WORDS = frozenset(("lambda", "await", "new", "function", "yield", "return", "async", "def", "fn", "not",
                         "typeof", "const", "let", "var", "if", "else", "and", "or", "in", "is", "of"))

@@ -15,9 +15,10 @@ from kenning.privacy.names import NONE, classify
 
 # Lower-case fragments every secret name contains (names.classify): where a name can stand.
 ANCHORS = (b"pass", b"pw", b"secret", b"token", b"cred", b"key", b"auth", b"cookie", b"mnemonic", b"psk", b"otp",
-           b"hmac")
+           b"hmac", b"salt")
 # Case-sensitive starts of blocks and shapes; lower-case marks of URLs, signatures, bearers, here-strings.
-MARKS = (b"-----BEGIN ", b"PuTTY-User-Key-File-", b"untrusted comment:", b'"kty"', b"Q~", b".atlasv1.", b":AA")
+MARKS = (b"-----BEGIN ", b"PuTTY-User-Key-File-", b"untrusted comment:", b'"kty"', b"Q~", b".atlasv1.", b":AA",
+         b"T3BlbkFJ")
 LOW_MARKS = (b"sig=", b"signature=", b"bearer", b"<<<")
 # The words vendor prefixes start with (vendors.BY_LEAD) and the tools whose flags are known
 # (commands.GATE_WORDS); the heads of prefixes without a separator (vendors.SOLID, shapes).

@@ -30,8 +30,9 @@ EMPTY: Profile = frozenset()
 # (detector, what it finds): the order is the priority when spans overlap.
 STRUCTURAL: tuple[tuple[str, str], ...] = (
     ("pem_private_key", "every armoured private block: PEM (RSA, EC, DSA, PKCS#8, encrypted), OpenSSH, PGP "
-                        "(`PRIVATE`/`SECRET KEY BLOCK`), PuTTY `.ppk` private lines, base64-wrapped PEM keys "
-                        "(`tls.key: LS0t…`), the private members of a JWK; an unterminated block is taken to the end"),
+                        "(`PRIVATE`/`SECRET KEY BLOCK`), PuTTY `.ppk` private lines, minisign/signify secret keys, "
+                        "base64-wrapped PEM keys (`tls.key: LS0t…`), the private members of a JWK; an unterminated "
+                        "block is taken to the end"),
     ("kubernetes_secret", "the values under `data:` / `stringData:` of a Kubernetes `Secret` (YAML or JSON text)"),
     ("credential_file", "fields of credential files recognised by path: the password of `.pgpass` lines, the "
                         "hashes of `.htpasswd`, random-looking values of `.env`, `.tfvars`, `.npmrc`, INI and "
@@ -71,9 +72,11 @@ def detectors() -> tuple[tuple[str, str], ...]:
     if not _detectors:
         from kenning.privacy import vendors
 
-        _detectors = (STRUCTURAL[:1] + tuple((n, "vendor format") for n in vendors.detector_names())
-                      + (("jwt", "JSON Web Tokens"), ("airtable_token", "vendor format"))
-                      + tuple((n, "vendor format") for n, _i, _f in vendors.SHAPES) + STRUCTURAL[1:])
+        listed = STRUCTURAL[:1] + tuple((n, "vendor format") for n in vendors.detector_names()) \
+            + (("jwt", "JSON Web Tokens"), ("airtable_token", "vendor format")) \
+            + tuple((n, "vendor format") for n, _i, _f in vendors.SHAPES) + STRUCTURAL[1:]
+        seen: set[str] = set()
+        _detectors = tuple(d for d in listed if not (d[0] in seen or seen.add(d[0])))  # type: ignore[func-returns-value]
         _priority = {name: i + 1 for i, (name, _d) in enumerate(_detectors)}
     return _detectors
 

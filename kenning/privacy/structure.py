@@ -39,6 +39,7 @@ SCHEMES = frozenset(("bearer", "basic", "token", "digest", "bot", "apikey", "api
                      "negotiate", "ntlm", "hmac", "aws4-hmac-sha256", "goog4-hmac-sha256", "signature", "jwt",
                      "sharedaccesssignature", "dpop"))
 PROSE_LINKS = frozenset(("is", "was", "=", ":", "to", "->", "→", "are", "be"))
+PROSE_FILLERS = frozenset(("now", "still", "currently", "just", "set", "changed", "reset", "to", "temporarily"))
 DIRECTIVES = frozenset(("requirepass", "masterauth", "auth"))
 
 
@@ -297,6 +298,16 @@ def _value(text: str, k: int, cls: int, ident: str, *, code_style: bool, quoted_
     if not literal and not flag and not names.looks_random(value, 12) and (
             _unquoted_is_code(value, after, code_style, quoted_key) or (code_style and _expression(value))):
         return None
+    if cls in (PASSWORD, STRONG) and "cred" in ident.lower() and \
+            (text[end:end + 3] in (" / ", " : ") or text[end:end + 1] == "/"):
+        # "creds: admin / V3XZ…", "login: bob:pw": the second part is the password
+        j = end + (3 if text[end:end + 1] == " " else 1)
+        k2 = j
+        while k2 < n and not text[k2].isspace():
+            k2 += 1
+        second = _prose_value(text, j, k2, PASSWORD)
+        if second is not None:
+            return second
     if not literal and after in (" ", "\t"):
         rest = text[end:_line_end(text, end)].strip()
         if rest and not rest.startswith(("#", "//", "\\", "&&", "||", "|", ";", "-")) and \
@@ -475,7 +486,7 @@ def _prose(text: str, e: int, cls: int) -> Span | None:
     """"the password is Tr0ub4dor&3", "password for the prod db: xyz": a few words, a link, a value."""
     eol = min(_line_end(text, e), e + 160)
     i = e
-    n_words = 0
+    n_words = fillers = 0
     linked = False
     while i < eol and n_words <= 6:
         while i < eol and text[i] in " \t":
@@ -486,6 +497,11 @@ def _prose(text: str, e: int, cls: int) -> Span | None:
         if j == i:
             return None
         word = text[i:j]
+        if linked and word.lower() in PROSE_FILLERS and fillers < 2:
+            fillers += 1  # "the password is now …", "was changed to …"
+            n_words += 1
+            i = j
+            continue
         if linked:
             return _prose_value(text, i, j, cls)
         if n_words == 0 and cls == PASSWORD and any(ch.isdigit() for ch in word) and \

@@ -453,7 +453,25 @@ def _telegram(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _openai_marker(text: str) -> list[tuple[int, int, str]]:
+    """``T3BlbkFJ`` (base64 of "OpenAI") inside a long alphanumeric run: an OpenAI key, prefix or not."""
+    out: list[tuple[int, int, str]] = []
+    alnum = ALPHABETS["w"]
+    i = text.find("T3BlbkFJ")
+    while i != -1:
+        s, e = i, i + 8
+        while s > 0 and text[s - 1] in alnum:
+            s -= 1
+        while e < len(text) and text[e] in alnum:
+            e += 1
+        if i - s >= 16 and e - i - 8 >= 16:
+            out.append((s, e, "openai_key"))
+        i = text.find("T3BlbkFJ", e)
+    return out
+
+
 SHAPES: tuple[tuple[str, bytes, Callable[[str], list[tuple[int, int, str]]]], ...] = (
+    ("openai_key", b"T3BlbkFJ", _openai_marker),
     ("azure_client_secret", b"Q~", _azure_client_secret),
     ("terraform_token", b".atlasv1.", _terraform),
     ("telegram_token", b":AA", _telegram),
