@@ -157,7 +157,8 @@ def hook_latency(rounds: int, against: str | None) -> str:
                                                       "claude-code", "PostToolUse"], {}))
         project = root / "project"
         (project / ".git").mkdir(parents=True)
-        out_rows = []
+        out_rows: list[list[str]] = []
+        notes: list[str] = []
         envs: dict[str, dict[str, str]] = {}
         for vname, _argv, env in variants:
             if env is not None:  # a data dir of its own per hook variant; the worker is never started
@@ -177,12 +178,17 @@ def hook_latency(rounds: int, against: str | None) -> str:
                     if r >= 5:
                         samples[vname].append(time.perf_counter_ns() - t)
             floor = summary_ms(samples[variants[0][0]])
+            ours = summary_ms(samples[variants[1][0]])
             for vname, _argv, _env in variants:
                 s = summary_ms(samples[vname])
-                out_rows.append([pname, vname, fmt(s["p50"]), fmt(s["p99"]), f"{s['p50'] / floor['p50']:.2f}×"])
+                vs = "" if vname == variants[0][0] else f"{s['p50'] - floor['p50']:+.1f}"
+                if against and vname == variants[2][0]:
+                    notes.append(f"{pname}: this tree {ours['p50'] - s['p50']:+.1f} ms p50 against `{against}`")
+                out_rows.append([pname, vname, fmt(s["p50"]), fmt(s["p99"]), f"{s['p50'] / floor['p50']:.2f}×", vs])
             for env in envs.values():
                 shutil.rmtree(env["KENNING_DATA_DIR"], ignore_errors=True)  # the next payload starts empty
-        return md_table(["payload", "command", "p50 ms", "p99 ms", "p50 ÷ floor"], out_rows)
+        table = md_table(["payload", "command", "p50 ms", "p99 ms", "p50 ÷ floor", "p50 − floor, ms"], out_rows)
+        return table + ("\n\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -207,30 +207,30 @@ def random_values(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     pos = 0
     for line in text.split("\n"):
-        s = line.strip()
-        if s and not s.startswith(("#", ";", "//", "[", "-----")):
-            i = 0
-            n = len(line)
-            while i < n and line[i] in " \t":
-                i += 1
-            if line.startswith("export ", i):
-                i += 7
-            j = i
-            while j < n and (line[j] in IDENT or line[j] in "\"'"):
-                j += 1
-            k = j
-            while k < n and line[k] in " \t":
-                k += 1
-            if j > i and k < n and line[k] in "=:" and not _public_or_id(line[i:j].strip("\"'")):
-                k += 1
-                while k < n and line[k] in " \t\"'":
-                    k += 1
-                e = len(line.rstrip(" \t\r,;"))
-                while e > k and line[e - 1] in "\"'":
-                    e -= 1
-                value = line[k:e]
-                if names.looks_random(value, 12) or (len(value) >= 8 and names.looks_like_password(value)
-                                                     and any(c in PASSWORD_SYMBOLS for c in value)):
-                    out.append((pos + k, pos + e, "credential_file"))
+        start = pos
         pos += len(line) + 1
+        s = line.strip()
+        if len(s) < 14 or s.startswith(("#", ";", "//", "[", "-----")):
+            continue
+        eq, colon = line.find("="), line.find(":")
+        k = eq if colon == -1 or (eq != -1 and eq < colon) else colon
+        if k <= 0:
+            continue
+        name = line[:k].strip().strip("\"'")
+        if name.startswith("export "):
+            name = name[7:].lstrip()
+        if not name or not name.replace("_", "").replace(".", "").replace("-", "").isalnum() or _public_or_id(name):
+            continue
+        k += 1
+        while k < len(line) and line[k] in " \t\"'":
+            k += 1
+        e = len(line.rstrip(" \t\r,;"))
+        while e > k and line[e - 1] in "\"'":
+            e -= 1
+        value = line[k:e]
+        if len(value) < 8 or "://" in value:
+            continue
+        if names.looks_random(value, 12) or (not PASSWORD_SYMBOLS.isdisjoint(value)
+                                             and names.looks_like_password(value)):
+            out.append((start + k, start + e, "credential_file"))
     return out
