@@ -116,7 +116,7 @@ SPECS: dict[str, Spec] = {
                                        min=0, max=1500),
     "turn_idle_seconds": Spec(600, "a prompt turn with no Stop is closed after this much silence",
                               min=5, max=86400),
-    "redact_secrets": Spec(True, "redact known secret shapes before anything is written"),
+    "redact_secrets": Spec(True, "redact secrets (by format and by structure) before anything is written"),
     "redact_disabled": Spec((), "built-in secret detectors to turn off, by name (unknown names are reported)"),
     "redact_custom": Spec((), "extra secret patterns as `name=regex`, replaced by [REDACTED:name] "
                               "(environment: a JSON list, or one pattern)"),

@@ -21,6 +21,8 @@ import time
 from typing import Any, TextIO
 
 from kenning.paths import FILE_MODE, Paths
+from kenning.privacy import ingress
+from kenning.settings import load
 from kenning.store import forget as fg
 from kenning.store import projects, transfer
 from kenning.store.db import connect, open_db
@@ -275,7 +277,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         paths.ensure()
         conn = open_db(paths.db)
         try:
-            added = transfer.import_records(conn, transfer.read_jsonl(fh))
+            added = transfer.import_records(conn, transfer.read_jsonl(fh), ingress.cleaner(load(paths)[0]).text)
         finally:
             conn.close()
     except transfer.BadRecord as e:

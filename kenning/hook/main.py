@@ -265,10 +265,11 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     payload = strip_value(payload)
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
-        from kenning.privacy.redact import Redactor
-        from kenning.settings import custom_patterns
+        from kenning.privacy.ingress import redactor
 
-        payload = Redactor(disabled=settings.redact_disabled, custom=custom_patterns(settings)).value(payload)
+        redact = redactor(settings)
+        if redact is not None:  # only the fields that can hold the user's content (privacy.fields)
+            payload = redact.payload(payload, "claude-code")
     payload["session_id"] = _truncate(session_id, settings.max_field_chars)[0]
     return payload, truncated
 

@@ -24,6 +24,7 @@ from kenning.mcp import inputs, render
 from kenning.mcp.inputs import ToolInputError
 from kenning.observer.modes import load_mode, type_ids
 from kenning.paths import Paths, read_token
+from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings, load
 from kenning.store import forget, manual, projects
@@ -71,6 +72,7 @@ class MemoryTools:
     def __init__(self, paths: Paths | None = None, settings: Settings | None = None) -> None:
         self.paths = paths or Paths()
         self.settings = settings if settings is not None else load(self.paths)[0]
+        self._settings_mtime = _mtime(self.paths.settings)
         self.types = type_ids(load_mode(self.settings.mode, self.paths.modes))
         self._schema_checked = False
 
@@ -278,10 +280,18 @@ class MemoryTools:
             raise ToolInputError(f"no memory with id {', '.join(missing)}; use search_memory to find ids")
         return render.records(found, missing)
 
+    def current_settings(self) -> Settings:
+        """The settings as they are now: a long-lived server re-reads them when settings.json changes
+        (what it saves must be redacted with the patterns the user has just added)."""
+        mtime = _mtime(self.paths.settings)
+        if mtime != self._settings_mtime:
+            self.settings, self._settings_mtime = load(self.paths)[0], mtime
+        return self.settings
+
     def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
              project: str | None = None) -> str:
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
-                               redact=self.settings.redact_secrets)
+                               clean=ingress.cleaner(self.current_settings()).text)
         root, key, name = self.project(project, cwd, allow_all=False)
         assert key is not None  # allow_all=False
         with self.writing() as conn:
@@ -334,3 +344,10 @@ def _summaries(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]
             d[k] = v if isinstance(v, list) else []
         out.append(d)
     return out
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None

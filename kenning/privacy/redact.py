@@ -1,12 +1,21 @@
-"""Secret redaction before the spool. Standard library only (runs in the hook).
+"""Secret redaction before anything is stored. Standard library only, no ``re`` (runs in the hook).
 
-Each detector is a named regex; a match is replaced by ``[REDACTED:<name>]`` so a reader
-(and the observer) still sees that a credential was there and of which kind. Detectors
-whose secret is only one group of the match (``password=...``) keep the rest of the text.
-All patterns are compiled once into a single alternation, so a clean string costs one scan.
+Secrets are found by structure as well as by shape: the name a value is given to (at any
+depth of JSON, in any assignment syntax, on a command line), the place it stands in (a URL's
+userinfo, a connection string, a Kubernetes ``Secret``), the file it comes from (``.pgpass``,
+``.tfvars``, ``/run/secrets/…``), armoured private blocks, and the published formats of
+vendors' credentials. Every finder returns spans; overlapping spans merge, and each becomes
+``[REDACTED:<detector>]`` (the most specific detector names it), so a reader and the observer
+still see that a credential was there and of which kind.
+
+No built-in detector needs ``re``: ordinary text and code cost a few C passes (``find`` for a
+dozen anchors, one ``translate`` + ``split`` for token runs) and the checks of the rare hits.
+Only the user's own ``redact_custom`` patterns import ``re``.
 """
 
 from __future__ import annotations
+
+from kenning.privacy import fields, names, quick
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,76 +23,75 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-# (name, pattern, group holding the secret or 0 for the whole match)
-DETECTORS: tuple[tuple[str, str, int], ...] = (
-    # An unterminated key (cut by truncation) is redacted to the end: fail closed.
-    ("pem_private_key",
-     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)", 0),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", 0),
-    ("aws_secret_key", r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})\b", 1),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b", 0),
-    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b", 0),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0),
-    ("openai_key", r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", 0),
-    ("slack_token", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", 0),
-    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+", 0),
-    ("stripe_key", r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b", 0),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", 0),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
-    ("pypi_token", r"\bpypi-[A-Za-z0-9_\-]{50,}", 0),
-    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", 0),
-    ("docker_token", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", 0),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
-    ("database_url_password", r"\b[a-z][a-z0-9+.\-]*://[^\s:/@'\"\[\]]+:([^\s@'\"/]{3,})@[^\s'\"]+", 1),
-    ("authorization_header", r"(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
-    ("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1),
-    ("password_assignment",
-     r"(?i)\b[\w.\-]*(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|auth_?key|private_?key)"
-     # [ \t]* not \s*: a value is on the same line as its key (``key:\n    return x`` is code).
-     r"[\w.\-]*[\"']?[ \t]*(?:=|:|:=|=>)[ \t]*[\"']?([^\s\"'`,;{}()<>\[\]]{6,})", 1),
-    ("cli_password_flag", r"(?i)(?:--password|--passwd|--token|--api-key|--secret)[= ]([^\s\"'`-][^\s\"'`]{5,})", 1),
+Span = tuple[int, int, str]
+Profile = frozenset[str]
+EMPTY: Profile = frozenset()
+
+# (detector, what it finds): the order is the priority when spans overlap.
+STRUCTURAL: tuple[tuple[str, str], ...] = (
+    ("pem_private_key", "every armoured private block: PEM (RSA, EC, DSA, PKCS#8, encrypted), OpenSSH, PGP "
+                        "(`PRIVATE`/`SECRET KEY BLOCK`), PuTTY `.ppk` private lines, minisign/signify secret keys, "
+                        "base64-wrapped PEM keys (`tls.key: LS0t…`), the private members of a JWK; an unterminated "
+                        "block is taken to the end"),
+    ("kubernetes_secret", "the values under `data:` / `stringData:` of a Kubernetes `Secret` (YAML or JSON text)"),
+    ("credential_file", "fields of credential files recognised by path: the password of `.pgpass` lines, the "
+                        "hashes of `.htpasswd`, random-looking values of `.env`, `.tfvars`, `.npmrc`, INI and "
+                        "other config files, the whole content of one-token secret files (`.vault-token`, "
+                        "`/run/secrets/*`, `*_password.txt`) and of commands that print a secret "
+                        "(`kubectl get secret`, `vault kv get`, `echo $API_KEY`)"),
+    ("authorization_header", "the credential of an `Authorization:` header or field (the scheme is kept)"),
+    ("bearer_token", "a `Bearer <credential>` anywhere else"),
+    ("database_url_password", "the password inside `scheme://user:password@host` (with or without a user: "
+                              "`redis://:pw@host`), and a token-shaped user (`https://<token>@host`)"),
+    ("url_signature", "the signature of a SAS or pre-signed URL: `sig=`, `Signature=`, `X-Amz-Signature=`"),
+    ("cli_password_flag", "the password given on a command line to tools whose flag does not say so: "
+                          "`mysql -p…`, `docker login -p`, `sshpass -p`, `curl -u user:pw`, `redis-cli -a`, "
+                          "`sqlcmd -P`, `sqlplus user/pw@db`, `openssl -passin pass:`, `htpasswd -b`, "
+                          "`kubectl … --from-literal=k=v`, `fly secrets set K=V`, `echo pw | … --password-stdin`"),
+    ("password_assignment", "the value given to a name that names a secret (password, passwd, pwd, pass, secret, "
+                            "token, api key, access/private/client key, credentials, AccountKey …) in any syntax "
+                            "(`.env`, shell, YAML, JSON, INI, TOML, HCL, XML, code, headers, `--flags`, "
+                            "`key=value;` connection strings, query strings) and in prose (\"the password is …\"); "
+                            "names that only sometimes hold one (`key`, `auth`, `cookie`) only when the value looks "
+                            "random; references, placeholders, paths, labels and code are kept"),
+    ("secret_field", "the value of a JSON field (hook payloads, MCP tool input, at any depth) whose name names "
+                     "a secret, by the same rules"),
 )
+_detectors: tuple[tuple[str, str], ...] = ()
+_priority: dict[str, int] = {}
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
+MARKER = "[REDACTED:"
+PAIR_VALUES = frozenset(("value", "parametervalue", "secret", "data"))
 
-
-# Cheap literal tests that must appear (lower-cased) before a detector's regex is even
-# compiled: a hook pays for the regexes only when the text could hold that secret.
-ANCHORS: dict[str, tuple[str, ...]] = {
-    "pem_private_key": ("private key-----",),
-    "aws_access_key": ("akia", "asia", "abia", "acca"),
-    "aws_secret_key": ("secret",),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab_token": ("glpat-",),
-    "anthropic_key": ("sk-ant-",),
-    "openai_key": ("sk-",),
-    "slack_token": ("xox",),
-    "slack_webhook": ("hooks.slack.com",),
-    "stripe_key": ("_live_", "_test_"),
-    "google_api_key": ("aiza",),
-    "npm_token": ("npm_",),
-    "pypi_token": ("pypi-",),
-    "huggingface_token": ("hf_",),
-    "docker_token": ("dckr_pat_",),
-    "jwt": ("eyj",),
-    "database_url_password": ("://",),
-    "authorization_header": ("authorization",),
-    "bearer_token": ("bearer",),
-    "password_assignment": ("pass", "pwd", "secret", "token", "key"),
-    "cli_password_flag": ("--pass", "--token", "--api-key", "--secret"),
-}
 _compiled: dict[str, re.Pattern[str]] = {}
 
 
-def _pattern(name: str, source: str) -> re.Pattern[str]:
-    # Keyed by source, not name: a custom pattern may reuse a built-in detector's name.
+def detectors() -> tuple[tuple[str, str], ...]:
+    """Every built-in detector, ``(name, what it finds)``, most specific first (the priority of overlaps)."""
+    global _detectors, _priority
+    if not _detectors:
+        from kenning.privacy import vendors
+
+        listed = STRUCTURAL[:1] + tuple((n, "vendor format") for n in vendors.detector_names()) \
+            + (("jwt", "JSON Web Tokens"), ("airtable_token", "vendor format")) \
+            + tuple((n, "vendor format") for n, _i, _f in vendors.SHAPES) + STRUCTURAL[1:]
+        seen: set[str] = set()
+        _detectors = tuple(d for d in listed if not (d[0] in seen or seen.add(d[0])))  # type: ignore[func-returns-value]
+        _priority = {name: i + 1 for i, (name, _d) in enumerate(_detectors)}
+    return _detectors
+
+
+def detector_names() -> list[str]:
+    return [name for name, _d in detectors()]
+
+
+def _pattern(source: str) -> re.Pattern[str]:
     pat = _compiled.get(source)
     if pat is None:
-        import re  # only when a string could hold this kind of secret (saves the hook ~5 ms)
+        import re  # only for the user's own patterns
 
         pat = _compiled[source] = re.compile(source)
     return pat
-
-
-NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
 
 
 def parse_custom(item: str) -> tuple[str, str]:
@@ -101,7 +109,7 @@ def parse_custom(item: str) -> tuple[str, str]:
     import re
 
     try:
-        pat = _pattern(name, source)
+        pat = _pattern(source)
     except (re.error, RecursionError, OverflowError) as e:  # OverflowError: absurd repeat counts
         raise ValueError(f"invalid regex ({e})") from None
     if pat.search("") is not None:
@@ -109,97 +117,229 @@ def parse_custom(item: str) -> tuple[str, str]:
     return name, source
 
 
+def _lower(text: str) -> str:
+    """Lower-cased with the same length (``find`` positions must map back)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)  # İ, ẞ …: keep them
+
+
 class Redactor:
-    """Replaces secrets in strings and JSON-like values."""
+    """Finds and replaces secrets in strings, JSON-like values and agents' hook payloads."""
 
     def __init__(self, disabled: Iterable[str] = (), custom: Iterable[tuple[str, str]] = ()) -> None:
-        off = set(disabled)
-        # Custom patterns run first (user knowledge beats our guesses); anchors none = always.
-        self._detectors: list[tuple[str, str, int, tuple[str, ...]]] = [
-            (name, pattern, 0, ()) for name, pattern in custom]
-        self._custom = len(self._detectors)
-        self._detectors += [(n, p, g, ANCHORS.get(n, ())) for n, p, g in DETECTORS if n not in off]
+        self._off = frozenset(disabled)
+        self._custom = [(n, s) for n, s in custom]
 
-    def _sub(self, name: str, secret_group: int, m: re.Match[str]) -> str:
-        marker = f"[REDACTED:{name}]"
-        whole = m.group(0)
-        if not secret_group or m.group(secret_group) is None:
-            return marker
-        if m.group(secret_group).startswith("[REDACTED:"):
-            return whole  # already redacted by a more specific detector: keep its name
-        if name in _ASSIGNMENTS and _looks_like_code(m, secret_group):
-            return whole
-        start = m.start(secret_group) - m.start(0)
-        end = m.end(secret_group) - m.start(0)
-        return whole[:start] + marker + whole[end:]
+    def enabled(self, name: str) -> bool:
+        return name not in self._off
 
-    def text(self, value: str) -> str:
-        """Redact one string."""
-        # No built-in secret is shorter than 8 characters; a custom one may be.
-        detectors = self._detectors if len(value) >= 8 else self._detectors[:self._custom]
-        if not detectors:
-            return value
-        lower = value.lower()
-        for name, source, group, anchors in detectors:
-            if anchors and not any(a in lower for a in anchors):
-                continue
-            pat = _pattern(name, source)
-            new = pat.sub(_Replacer(self, name, group), value)
-            if new is not value and new != value:
-                value = new
-                lower = value.lower()
-        return value
+    # ------------------------------------------------------------------------ text
 
-    def value(self, value: Any) -> Any:
-        """Redact every string inside a JSON-like value."""
+    def text(self, value: str, profile: Profile = EMPTY) -> str:
+        """Redact one string. A finder that fails (a bug) costs the string, never a leak or a crash."""
+        try:
+            spans = self.spans(value, profile)
+        except Exception:  # never let a redaction bug crash the hook or let the text through unchecked
+            return "[REDACTED:redaction_error]" if value.strip() else value
+        return _apply(value, spans) if spans else value
+
+    def spans(self, text: str, profile: Profile = EMPTY) -> list[Span]:
+        """Every secret in ``text`` as ``(start, end, detector)``, overlapping spans merged."""
+        if len(text) < 8 and not self._custom and not profile:
+            return []  # no built-in secret is that short (a short password field is secret_field's)
+        spans: list[Span] = []
+        for name, source in self._custom:
+            spans += [(m.start(), m.end(), name) for m in _pattern(source).finditer(text) if m.end() > m.start()]
+        look = quick.first_look(text) if len(text) >= 8 else None
+        if look is not None:  # only now load the detectors (the vendor table, the parsers)
+            spans += self._detect(text, look, profile)
+        if profile and self.enabled("credential_file"):
+            spans += self._profile_spans(text, profile)
+        if not spans:
+            return []
+        if MARKER in text:
+            spans = _outside_markers(text, spans)
+        return _merge(spans)
+
+    def _detect(self, text: str, look: quick.Look, profile: Profile) -> list[Span]:
+        from kenning.privacy import commands, structure, vendors
+
+        on = self.enabled
+        found = structure.Found()
+        spans = found.spans
+        data, low, words = look.data, look.low, look.words
+        vendor_spans, seen = vendors.find(text, data, words, on)
+        spans += vendor_spans
+        for name, infix, finder in vendors.SHAPES:
+            if infix in data and on(name):
+                spans += finder(text)
+        if on("pem_private_key"):
+            structure.private_keys(text, found, "putty" in seen, "minisign" in seen)
+            structure.jwks(text, found)
+        structure.assignments(text, low, found, "literal" in profile, on)
+        if on("database_url_password"):
+            structure.urls(text, found)
+        if on("url_signature") and b"sig" in low:
+            structure.signatures(text, low, found)
+        if on("bearer_token"):
+            structure.bearer(text, low, found)
+        if on("kubernetes_secret") and b"secret" in found.anchors:
+            structure.kubernetes_secrets(text, found)
+        if on("cli_password_flag"):
+            tools = commands.tools_in(words, low)
+            if tools:
+                spans += commands.find(text, tools)
+                spans += commands.piped_stdin(text, tools)
+            if b"<<<" in data:
+                spans += commands.here_strings(text)
+        return spans
+
+    def _profile_spans(self, text: str, profile: Profile) -> list[Span]:
+        from kenning.privacy import files
+
+        out: list[Span] = []
+        if "whole" in profile:
+            whole = files.whole_token(text)
+            if whole:
+                return [(whole[0], whole[1], "credential_file")]
+        if "pgpass" in profile:
+            out += files.pgpass(text)
+        if "htpasswd" in profile:
+            out += files.htpasswd(text)
+        if "entropy" in profile:
+            out += files.random_values(text)
+        return out
+
+    # ------------------------------------------------------------------ structures
+
+    def value(self, value: Any, profile: Profile = EMPTY, key: str = "") -> Any:
+        """Redact every string inside a JSON-like value; a field named for a secret loses its value."""
         if isinstance(value, str):
-            return self.text(value)
+            return self._field(value, key, profile)
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            special = self._special(value)
+            return {k: special[k] if k in special else self.value(v, profile, k if isinstance(k, str) else "")
+                    for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self.value(v, profile, key) for v in value]
+        if isinstance(value, int | float) and not isinstance(value, bool) and key and self.enabled("secret_field") \
+                and names.classify(key) == names.PASSWORD and len(str(value)) >= 4:
+            return "[REDACTED:secret_field]"
         return value
 
+    def payload(self, payload: dict[str, Any], agent: str | None) -> dict[str, Any]:
+        """Redact an agent's hook payload: its own metadata fields stay as they are."""
+        exempt = fields.metadata(agent)
+        profile = self.profile(payload)
+        return {k: v if k in exempt else self.value(v, profile, k) for k, v in payload.items()}
 
-class _Replacer:
-    """A bound replacement callback (a lambda in a loop would capture the wrong detector)."""
+    def profile(self, payload: Any) -> Profile:
+        """The union of the profiles of the files and commands a payload names (any depth)."""
+        found: set[str] = set()
+        stack: list[tuple[Any, int]] = [(payload, 0)]
+        while stack:
+            v, depth = stack.pop()
+            if depth > 6:
+                continue
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    if isinstance(x, str) and (k in fields.PATH_FIELDS or k in fields.COMMAND_FIELDS):
+                        from kenning.privacy import files  # (loaded once, for payloads that name a file)
 
-    __slots__ = ("group", "name", "owner")
+                        found |= files.for_path(x) if k in fields.PATH_FIELDS else files.for_command(x)
+                    elif isinstance(x, dict | list):
+                        stack.append((x, depth + 1))
+            elif isinstance(v, list):
+                stack += [(x, depth + 1) for x in v[:200] if isinstance(x, dict | list)]
+        return frozenset(found)
 
-    def __init__(self, owner: Redactor, name: str, group: int) -> None:
-        self.owner, self.name, self.group = owner, name, group
+    def _field(self, s: str, key: str, profile: Profile) -> str:
+        if key and self.enabled("secret_field"):
+            cls = names.classify(key)
+            if cls != names.NONE:
+                from kenning.privacy import structure
 
-    def __call__(self, m: re.Match[str]) -> str:
-        return self.owner._sub(self.name, self.group, m)
+                if cls == names.AUTHZ and self.enabled("authorization_header"):
+                    parts = s.split(None, 1)
+                    if len(parts) == 2 and parts[0].lower() in structure.SCHEMES and \
+                            not names.is_reference(parts[1]):
+                        return s[:s.find(parts[1])] + "[REDACTED:authorization_header]"
+                    if len(parts) == 1 and len(s) >= 8 and not names.is_reference(s):
+                        return "[REDACTED:authorization_header]"
+                elif cls != names.AUTHZ and s.strip() and structure.value_is_secret(
+                        s.strip(), cls, key, quoted=True, structured=True):
+                    return "[REDACTED:secret_field]"
+        if key in fields.PATH_FIELDS or key in fields.COMMAND_FIELDS:
+            profile = profile - {"whole"}  # a path or a command is not the secret it names
+        return self.text(s, profile)
+
+    def _special(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """Kubernetes ``Secret`` objects and private JWKs given as structures."""
+        out: dict[Any, Any] = {}
+        if value.get("kind") == "Secret" and self.enabled("kubernetes_secret"):  # (a rare dict: cheap test first)
+            for part in ("data", "stringData"):
+                data = value.get(part)
+                if isinstance(data, dict):
+                    out[part] = {k: "[REDACTED:kubernetes_secret]" if isinstance(v, str) and v else v
+                                 for k, v in data.items()}
+        if self.enabled("secret_field"):
+            # {"name": "API_TOKEN", "value": "…"}: a secret's name and value side by side (ECS, k8s, CI APIs)
+            label = next((v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)
+                          and k.lower().replace("_", "") in names.PAIR_NAMES), None)
+            cls = names.classify(label) if label else names.NONE
+            if cls != names.NONE and label:
+                from kenning.privacy import structure
+
+                for k, v in value.items():
+                    if isinstance(k, str) and k.lower() in PAIR_VALUES and isinstance(v, str) and v.strip() and \
+                            structure.value_is_secret(v.strip(), cls, label, quoted=True, structured=True):
+                        out[k] = "[REDACTED:secret_field]"
+        if isinstance(value.get("kty"), str) and self.enabled("pem_private_key"):
+            for member in names.JWK_PRIVATE:
+                v = value.get(member)
+                if isinstance(v, str) and len(v) >= 16:
+                    out[member] = "[REDACTED:pem_private_key]"
+        return out
 
 
-_ASSIGNMENTS = {"password_assignment", "cli_password_flag"}
-# Key endings that describe a token rather than hold one (``token_type``, ``token_count``).
-_TOKEN_META = ("token_type", "tokentype", "token_kind", "token_class", "token_count", "token_len", "token_length")
-_CODE_REF_SOURCE = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\$\{?\w+\}?|\[REDACTED\S*"
-_PLACEHOLDERS = {"none", "null", "true", "false", "undefined", "required", "optional", "string", "changeme",
-                 "xxxxxx", "********", "redacted", "example", "placeholder", "your_password", "password"}
+def _outside_markers(text: str, spans: list[Span]) -> list[Span]:
+    """Drop spans that touch a marker already in the text (redaction is idempotent)."""
+    marks: list[tuple[int, int]] = []
+    i = text.find(MARKER)
+    while i != -1:
+        end = text.find("]", i)
+        end = len(text) if end == -1 else end + 1
+        marks.append((i, end))
+        i = text.find(MARKER, end)
+    return [s for s in spans if not any(s[0] < e and b < s[1] for b, e in marks)]
 
 
-def _looks_like_code(m: re.Match[str], group: int) -> bool:
-    """An assignment whose value is a code reference (``self.token``, ``get_token()``, ``$TOKEN``)."""
-    value = m.group(group)
-    if value.lower().strip("<>") in _PLACEHOLDERS or _pattern("_code_ref", _CODE_REF_SOURCE).fullmatch(value):
-        return True
-    # The key as written (``self.api_key``, ``"max_tokens"``), up to the assignment sign.
-    key = m.string[m.start(0):m.start(group)].strip(" \t\"'=:>").rsplit(".", 1)[-1].lower()
-    if value.lower().strip("_") == key.strip("_"):  # ``self._api_key = api_key``: passing a variable on
-        return True
-    if value.replace("_", "").isdigit() and "token" in key and not any(w in key for w in ("pass", "pwd", "secret")):
-        return True  # ``max_tokens: 4096000``, ``"input_tokens": 153421``: a count, not a credential
-    if not any(w in key for w in ("pass", "pwd", "secret", "key")) and (
-            "tokeniz" in key or key.endswith(_TOKEN_META) or ("tokens" in key and value.replace("_", "").isalpha())):
-        # ``tokenize = 'trigram'``, ``token_type = 'mailbox'``, ``tokens_spent=tokens``: tokenizers, kinds
-        # of token, model-token counts
-        return True
-    after = m.string[m.end(group):m.end(group) + 1]
-    return after in ("(", "[")
+def _merge(spans: list[Span]) -> list[Span]:
+    """Sort, and join overlapping spans under the most specific detector's name."""
+    spans.sort()
+    out: list[Span] = []
+    detectors()
+    rank = _priority.get
+    for s, e, name in spans:
+        if e <= s:
+            continue
+        if out and s < out[-1][1]:
+            ps, pe, pname = out[-1]
+            keep = pname if rank(pname, 0) <= rank(name, 0) else name
+            out[-1] = (ps, max(pe, e), keep)
+        else:
+            out.append((s, e, name))
+    return out
 
 
-def detector_names() -> list[str]:
-    return [d[0] for d in DETECTORS]
+def _apply(text: str, spans: list[Span]) -> str:
+    parts: list[str] = []
+    pos = 0
+    for s, e, name in spans:
+        parts.append(text[pos:s])
+        parts.append(f"[REDACTED:{name}]")
+        pos = e
+    parts.append(text[pos:])
+    return "".join(parts)

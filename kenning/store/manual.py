@@ -13,10 +13,12 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from kenning.privacy.redact import Redactor
-from kenning.privacy.tags import strip_text
 from kenning.records import ObservationDraft, tokens_of
 from kenning.store import repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PLATFORM = "mcp"
 OBSERVER = "manual"
@@ -40,12 +42,6 @@ class Saved:
     title: str
 
 
-def clean(text: str, *, redact: bool = True) -> str:
-    """Drop ``<private>`` and echo blocks and redact secrets, as the hooks do for captured text."""
-    out = strip_text(text)
-    return Redactor().text(out) if redact else out
-
-
 def derive_title(text: str) -> str:
     """A title from the first line or sentence of the text, clipped."""
     first = text.strip().splitlines()[0].strip() if text.strip() else ""
@@ -66,10 +62,14 @@ def _items(values: list[str] | None, what: str) -> list[str]:
     return [v.strip() for v in values if isinstance(v, str) and v.strip()]
 
 
-def prepare(text: str, *, title: str | None, type: str | None, valid_types: list[str],
-            concepts: list[str] | None = None, files: list[str] | None = None, redact: bool = True,
+def prepare(text: str, *, title: str | None, type: str | None, valid_types: list[str], clean: Callable[[str], str],
+            concepts: list[str] | None = None, files: list[str] | None = None,
             now: float | None = None) -> ObservationDraft:
-    """Validate and clean one memory into an observation draft (no database needed)."""
+    """Validate and clean one memory into an observation draft (no database needed).
+
+    ``clean`` is the caller's cleaning with the user's settings (``privacy.ingress.cleaner``):
+    private blocks stripped and secrets redacted exactly as the hooks do for captured text.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InvalidMemory("text is empty: give the fact, decision or gotcha to remember")
     if len(text) > MAX_TEXT_CHARS:
@@ -80,14 +80,14 @@ def prepare(text: str, *, title: str | None, type: str | None, valid_types: list
     kind = (type or DEFAULT_TYPE).strip().lower()
     if valid_types and kind not in valid_types:
         raise InvalidMemory(f"unknown type {type!r}; use one of: {', '.join(valid_types)}")
-    body = clean(text, redact=redact).strip()
+    body = clean(text).strip()
     if not body:
         raise InvalidMemory("nothing is left to save once <private> content is removed")
-    head = clean(title, redact=redact).strip() if title else ""
+    head = clean(title).strip() if title else ""
     head = " ".join(head.split()) or derive_title(body)
     return ObservationDraft(type=kind, title=head, narrative=body, created_at=time.time() if now is None else now,
-                            concepts=_items(concepts, "concepts"), files_read=_items(files, "files"),
-                            source_tokens=tokens_of(len(body)))
+                            concepts=[clean(c) for c in _items(concepts, "concepts")],
+                            files_read=_items(files, "files"), source_tokens=tokens_of(len(body)))
 
 
 def session_key(project: str, at: float) -> str:

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kenning.project import canonical
@@ -124,11 +124,16 @@ def read_jsonl(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict[str, An
         yield n, rec
 
 
-def import_records(conn: sqlite3.Connection, records: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, int]:
+def import_records(conn: sqlite3.Connection, records: Iterable[tuple[int, dict[str, Any]]],
+                   clean: Callable[[str], str] | None = None) -> dict[str, int]:
     """Insert what is not there yet, in one transaction; returns counts of what was added.
 
-    Raises BadRecord (naming the line) on the first unusable record; nothing is written then.
+    ``clean`` is applied to every text that becomes memory (prompts, observations, summaries):
+    the surfaces pass the same cleaning the hooks apply (``privacy.ingress``), so an export
+    from elsewhere cannot bring in a secret or a ``<private>`` block. Raises BadRecord (naming
+    the line) on the first unusable record; nothing is written then.
     """
+    c = clean or _same
     added = {"sessions": 0, "prompts": 0, "observations": 0, "summaries": 0, "skipped": 0}
     known: dict[tuple[str, str], int] = {}
     with repo.transaction(conn):
@@ -142,11 +147,11 @@ def import_records(conn: sqlite3.Connection, records: Iterable[tuple[int, dict[s
                 elif kind == "session":
                     _import_session(conn, rec, known, added)
                 elif kind == "prompt":
-                    _import_prompt(conn, rec, known, added)
+                    _import_prompt(conn, rec, known, added, c)
                 elif kind == "observation":
-                    _import_observation(conn, rec, known, added)
+                    _import_observation(conn, rec, known, added, c)
                 elif kind == "summary":
-                    _import_summary(conn, rec, known, added)
+                    _import_summary(conn, rec, known, added, c)
                 else:
                     raise ValueError(f"unknown kind {str(kind)[:40]!r}")
             except BadRecord:
@@ -186,28 +191,34 @@ def _import_session(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[t
     added["sessions"] += 1
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def _import_prompt(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[tuple[str, str], int],
-                   added: dict[str, int]) -> None:
+                   added: dict[str, int], clean: Callable[[str], str]) -> None:
     sid = _session(conn, rec, known)
     n = _int(rec, "prompt_number", minimum=1)
     cur = conn.execute(
         "INSERT OR IGNORE INTO user_prompts (session_id, prompt_number, prompt_text, created_at) VALUES (?, ?, ?, ?)",
-        (sid, n, _text(rec, "prompt_text"), _number(rec, "created_at")))
+        (sid, n, clean(_text(rec, "prompt_text")), _number(rec, "created_at")))
     added["prompts" if cur.rowcount else "skipped"] += 1
     # Later prompts captured in this session must not reuse an imported number.
     conn.execute("UPDATE sessions SET prompt_count = MAX(prompt_count, ?) WHERE id = ?", (n, sid))
 
 
 def _import_observation(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[tuple[str, str], int],
-                        added: dict[str, int]) -> None:
+                        added: dict[str, int], clean: Callable[[str], str]) -> None:
     sid = _session(conn, rec, known)
     status = _text(rec, "status") or "active"
     if status not in OBS_STATUSES:
         raise ValueError(f"status must be one of {', '.join(OBS_STATUSES)}")
     d = ObservationDraft(
-        type=_text(rec, "type", required=True, limit=64), title=_text(rec, "title", required=True, limit=10_000),
-        created_at=_number(rec, "created_at"), subtitle=_text(rec, "subtitle"), facts=_strs(rec, "facts"),
-        narrative=_text(rec, "narrative"), concepts=_strs(rec, "concepts"), files_read=_strs(rec, "files_read"),
+        type=_text(rec, "type", required=True, limit=64),
+        title=clean(_text(rec, "title", required=True, limit=10_000)),
+        created_at=_number(rec, "created_at"), subtitle=clean(_text(rec, "subtitle")),
+        facts=[clean(f) for f in _strs(rec, "facts")], narrative=clean(_text(rec, "narrative")),
+        concepts=[clean(x) for x in _strs(rec, "concepts")], files_read=_strs(rec, "files_read"),
         files_modified=_strs(rec, "files_modified"), prompt_number=_int(rec, "prompt_number", optional=True),
         tokens_spent=_int(rec, "tokens_spent"), source_tokens=_int(rec, "source_tokens"),
         agent_id=_text(rec, "agent_id", optional=True, limit=200),
@@ -220,9 +231,9 @@ def _import_observation(conn: sqlite3.Connection, rec: dict[str, Any], known: di
 
 
 def _import_summary(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[tuple[str, str], int],
-                    added: dict[str, int]) -> None:
+                    added: dict[str, int], clean: Callable[[str], str]) -> None:
     sid = _session(conn, rec, known)
-    s = SummaryDraft(created_at=_number(rec, "created_at"), **{f: _text(rec, f) for f in SUMMARY_TEXT},
+    s = SummaryDraft(created_at=_number(rec, "created_at"), **{f: clean(_text(rec, f)) for f in SUMMARY_TEXT},
                      files_read=_strs(rec, "files_read"), files_modified=_strs(rec, "files_modified"),
                      prompt_number=_int(rec, "prompt_number", optional=True),
                      tokens_spent=_int(rec, "tokens_spent"), source_tokens=_int(rec, "source_tokens"))

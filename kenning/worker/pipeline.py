@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -63,11 +64,25 @@ class Pipeline:
         self.observer = observer
         self.stats = Stats()
         self._last_prune = 0.0
+        self._cleaner: tuple[int, Any] | None = None
         self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
         bind = getattr(observer, "bind", None)
         if callable(bind):
             # spent_today reads with this (the pipeline's) connection: it is only called from observe().
             bind(lambda: self.wake(), lambda: usage.spent_today(self.conn))
+
+    def _clean(self, outcome: Any) -> None:
+        """Redact the observer's drafts with the user's settings (re-read when settings.json changes)."""
+        try:
+            mtime = os.stat(self.paths.settings).st_mtime_ns
+        except OSError:
+            mtime = 0
+        if self._cleaner is None or self._cleaner[0] != mtime:
+            from kenning.privacy import ingress
+            from kenning.settings import load
+
+            self._cleaner = (mtime, ingress.cleaner(load(self.paths)[0]))
+        self._cleaner[1].outcome(outcome)
 
     # ------------------------------------------------------------------------- ingest
     def ingest(self, limit: int = INGEST_BATCH) -> int:
@@ -192,6 +207,7 @@ class Pipeline:
             if not outcome.done and not outcome.observations and outcome.summary is None:
                 continue
             producer = getattr(outcome, "provider", "") or self.observer.name
+            self._clean(outcome)  # what an observer writes is cleaned like everything else that gets in
             with repo.transaction(self.conn):
                 ids = repo.store_outcome(self.conn, sid, info.project, outcome, producer)
                 if getattr(outcome, "calls", 0):

@@ -19,10 +19,13 @@ from kenning.mcp import inputs, tools
 from kenning.mcp.inputs import ToolInputError
 from kenning.mcp.tools import MemoryTools
 from kenning.paths import Paths
+from kenning.privacy.ingress import Cleaner
+from kenning.privacy.redact import Redactor
 from kenning.settings import Settings
 from kenning.store import manual
 from kenning.store.db import open_db
 
+CLEAN = Cleaner(Redactor()).text
 TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision", "security_alert", "security_note",
          "sensitive"]
 
@@ -98,23 +101,23 @@ def test_types_limits_and_queries() -> None:
 
 def test_prepare_cleans_validates_and_titles() -> None:
     d = manual.prepare("Use pnpm, not npm. The lockfile is pnpm-lock.yaml.", title=None, type=None,
-                       valid_types=TYPES)
+                       valid_types=TYPES, clean=CLEAN)
     assert (d.type, d.title) == ("discovery", "Use pnpm, not npm.")
     assert d.narrative == "Use pnpm, not npm. The lockfile is pnpm-lock.yaml."
     long_line = "word " * 100
-    assert manual.prepare(long_line, title=None, type="decision", valid_types=TYPES).title.endswith("…")
+    assert manual.prepare(long_line, title=None, type="decision", valid_types=TYPES, clean=CLEAN).title.endswith("…")
     secret = "ghp_" + "a" * 36
     d = manual.prepare(f"CI token is {secret} <private>and the vault path</private>", title=f"token {secret}",
-                       type="Security_Note", valid_types=TYPES)
+                       type="Security_Note", valid_types=TYPES, clean=CLEAN)
     assert secret not in d.narrative and secret not in d.title and "vault" not in d.narrative
     assert d.type == "security_note"
-    assert manual.prepare(f"x {secret}", title=None, type=None, valid_types=TYPES, redact=False).narrative.endswith(
-        secret)
+    assert manual.prepare(f"x {secret}", title=None, type=None, valid_types=TYPES,
+                          clean=Cleaner(None).text).narrative.endswith(secret)
     for text, kw, msg in (("", {}, "text is empty"), ("x" * 20_001, {}, "too long"),
                           ("ok", {"type": "poem"}, "unknown type"), ("ok", {"title": "t" * 201}, "title is too long"),
                           ("<private>all of it</private>", {}, "nothing is left")):
         with pytest.raises(manual.InvalidMemory, match=msg):
-            manual.prepare(text, title=kw.get("title"), type=kw.get("type"), valid_types=TYPES)
+            manual.prepare(text, title=kw.get("title"), type=kw.get("type"), valid_types=TYPES, clean=CLEAN)
 
 
 def test_save_dedups_by_content_and_groups_by_day_and_project(tmp_path: Path) -> None:
@@ -123,7 +126,7 @@ def test_save_dedups_by_content_and_groups_by_day_and_project(tmp_path: Path) ->
     day2 = datetime(2026, 11, 30, 10).timestamp()
 
     def draft(text: str, at: float) -> Any:
-        return manual.prepare(text, title=None, type="decision", valid_types=TYPES, now=at)
+        return manual.prepare(text, title=None, type="decision", valid_types=TYPES, now=at, clean=CLEAN)
 
     a = manual.save(conn, draft("We deploy on Tuesdays.", day1), project="shop")
     same = manual.save(conn, draft("We deploy on Tuesdays.", day2), project="shop")

@@ -23,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kenning import settings as settings_mod
+from kenning.privacy import ingress
 from kenning.store import forget as fg
 from kenning.store import projects, transfer
 from kenning.store.db import connect
@@ -103,10 +105,12 @@ def routes(state: Any) -> list[Route]:
         except BadRequest as e:
             return _error(e)
 
+        clean = ingress.cleaner(settings_mod.load(paths)[0]).text  # the user's settings as they are now
+
         def run() -> dict[str, int]:
             conn = connect(paths.db)
             try:
-                return transfer.import_records(conn, transfer.read_jsonl(raw.split(b"\n")))
+                return transfer.import_records(conn, transfer.read_jsonl(raw.split(b"\n")), clean)
             finally:
                 conn.close()
 

@@ -24,6 +24,7 @@ from starlette.routing import Route
 from kenning import settings as settings_mod
 from kenning import spool
 from kenning.observer.modes import load_mode
+from kenning.privacy import ingress
 from kenning.project import identify
 from kenning.store import forget as fg
 from kenning.store import repo
@@ -240,6 +241,10 @@ def routes(state: Any) -> list[Route]:
                 return await delete(oid)
             body = await _body(request)
             changes = detail.check_edit(body, [t["id"] for t in _types(_mode(state))])
+            if "title" in changes:  # an edit is text getting in: cleaned as the hooks clean captures
+                changes["title"] = ingress.cleaner(state.memory.settings).text(changes["title"]).strip()
+                if not changes["title"]:
+                    raise ValueError("nothing is left of the title once <private> content is removed")
 
             def run() -> dict[str, Any]:
                 conn = connect(paths.db)

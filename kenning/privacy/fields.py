@@ -1,0 +1,39 @@
+"""Which fields of an agent's hook payload can hold user content, and which name files.
+
+Data, per agent, so that adding an agent is adding a row. Fields listed in ``METADATA`` are
+written by the agent itself (ids, enum-like modes, its own transcript paths, counters): they
+never hold a secret of the user's, so the redactor leaves them alone (``"permission_mode":
+"bypassPermissions"`` must not be taken for a password, nor cost a scan). Only top-level
+fields are exempt; everything else, at any depth, is scanned.
+
+``PATH_FIELDS`` and ``COMMAND_FIELDS`` name the keys, at any depth of a tool's input, whose
+value is a file path or a shell command: they decide the profile (see
+:mod:`kenning.privacy.files`) applied to the contents the same payload carries.
+"""
+
+from __future__ import annotations
+
+# Fields every agent that speaks Claude Code's hook protocol (Claude Code, Codex) writes itself.
+COMMON_METADATA = frozenset((
+    "session_id", "transcript_path", "cwd", "hook_event_name", "permission_mode", "tool_name", "tool_use_id",
+    "prompt_id", "agent_id", "agent_type", "agent_transcript_path", "source", "reason", "trigger", "model",
+    "effort", "message_id", "turn_id", "notification_type", "load_reason", "memory_type", "stop_hook_active",
+    "is_interrupt", "duration_ms", "timestamp", "index", "final", "context_tokens", "estimated_cache_write_usd",
+    "prompt_cache_likely_expired", "seconds_since_last_response", "mcp_server",
+))
+
+METADATA: dict[str, frozenset[str]] = {
+    "claude-code": COMMON_METADATA,
+    "codex": COMMON_METADATA,
+}
+
+PATH_FIELDS = frozenset(("file_path", "filePath", "path", "notebook_path", "filename", "file", "absolute_path",
+                         "target_file", "source_path", "dest_path", "destination"))
+COMMAND_FIELDS = frozenset(("command", "cmd"))
+
+
+def metadata(agent: str | None) -> frozenset[str]:
+    """Top-level fields the agent writes itself (the common set for an agent not listed)."""
+    if agent is None:
+        return frozenset()
+    return METADATA.get(agent, COMMON_METADATA)
