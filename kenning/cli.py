@@ -61,7 +61,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         return 0
     health = daemon.ensure(paths, wait=15.0)
     if not health:
-        print("kenning: the worker did not start; see `kenning worker logs`", file=sys.stderr)
+        print(f"kenning: {daemon.not_started(paths)}", file=sys.stderr)
         return 1
     print(f"Worker running on 127.0.0.1:{health['port']} (pid {health['pid']}). "
           "Start a new Claude Code session: it will be remembered.")
@@ -98,9 +98,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
         return run(paths)
     if action == "start":
+        blocker = daemon.port_blocker(paths)
+        if blocker:  # at once: waiting for a worker that cannot listen only hides the cause
+            print(f"kenning: {blocker}", file=sys.stderr)
+            return 1
         health = daemon.ensure(paths, wait=args.wait)
         if not health:
-            print("kenning: worker did not start in time; see `kenning worker logs`", file=sys.stderr)
+            print(f"kenning: {daemon.not_started(paths)}", file=sys.stderr)
             return 1
         print(f"worker running: pid {health['pid']}, 127.0.0.1:{health['port']}")
         return 0
@@ -196,8 +200,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps({"worker": health, **st, "settings_problems": problems}, indent=2))
         return 0
     print(f"data dir   {paths.root}")
-    print("worker     " + (f"running, pid {health['pid']}, 127.0.0.1:{health['port']}, observer "
-                           f"{health['observer']['provider']}" if health else "not running"))
+    if health:
+        print(f"worker     running, pid {health.get('pid')}, 127.0.0.1:{health.get('port')}, observer "
+              f"{(health.get('observer') or {}).get('provider', '?')}")
+    else:
+        problem = daemon.start_problem(paths)
+        print("worker     not running" + (f": {problem}" if problem else ""))
     c = st.get("counts") or {}
     print(f"memory     {c.get('observations', 0)} observations, {c.get('session_summaries', 0)} summaries, "
           f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")

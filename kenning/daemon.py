@@ -3,8 +3,10 @@
 Singleton rules: the worker holds an exclusive ``flock`` on ``worker.lock`` for its whole
 life, so a second worker can never run; starters serialise on ``worker-start.lock`` so ten
 hooks calling ``start`` at once spawn at most one process. The pid file carries a random
-start token that ``/api/health`` echoes: a recycled PID or a stranger on our port is never
-mistaken for the worker.
+start token that only the worker knows: ``/api/health`` answers a client's nonce with its HMAC,
+so a recycled PID or a stranger on our port is never mistaken for the worker. A port held by
+another process is named at once (``start_problem``) instead of waiting for a worker that
+cannot listen.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 import sys
 import time
 
+from kenning.hook import client
 from kenning.hook.client import pid_alive, read_pid_file, worker_health
 from kenning.paths import FILE_MODE, Paths
 
@@ -39,8 +42,8 @@ def lock_held(paths: Paths) -> bool:
     return _held(paths.worker_lock)
 
 
-def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: int | None = None) -> int:
-    """Start a detached worker process; returns its pid. Its output goes to the worker log.
+def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: int | None = None) -> Any:
+    """Start a detached worker process; returns its ``Popen``. Its output goes to the worker log.
 
     ``start_lock_fd`` (a descriptor holding the flock on ``worker-start.lock``) is inherited by
     the worker, which closes it once it holds ``worker.lock``: until then no other starter can
@@ -57,6 +60,10 @@ def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: 
         env[START_LOCK_FD_ENV] = str(start_lock_fd)
     if extra_env:
         env.update(extra_env)
+    try:
+        os.unlink(paths.worker_failed)  # the new worker says afresh whether it could start
+    except OSError:
+        pass
     log = os.open(os.path.join(paths.logs, "worker.stdout.log"),
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
     try:
@@ -68,14 +75,16 @@ def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: 
         )
     finally:
         os.close(log)
-    return proc.pid
+    return proc
 
 
 def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> dict[str, Any] | None:
     """Make sure a worker runs; wait up to ``wait`` seconds for it to answer.
 
     With ``blocking_lock=False`` (hooks) a starter that finds another start in progress does
-    not queue behind it: it only waits for the health answer within its own budget.
+    not queue behind it: it only waits for the health answer within its own budget. No worker
+    is spawned while another process listens on the port (it could not bind), and the wait
+    ends as soon as the spawned worker exits: :func:`start_problem` says why.
     """
     health = running(paths)
     if health:
@@ -84,6 +93,7 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
     paths.ensure()
     fd = os.open(paths.start_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
     handed_over = False
+    proc = None
     try:
         got = _lock(fd, deadline if blocking_lock else time.monotonic())
         if got:
@@ -91,14 +101,18 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
             if health:
                 return health
             if not lock_held(paths):
+                if client.listeners(port_of(paths)):
+                    return None  # a stranger holds our port: a worker could not listen there
                 # The new worker keeps the start lock until it holds worker.lock (it takes
                 # a moment to import): a starter coming after us must not spawn another.
-                spawn(paths, start_lock_fd=fd)
+                proc = spawn(paths, start_lock_fd=fd)
                 handed_over = True
         while time.monotonic() < deadline:
             health = running(paths, timeout=min(0.3, max(0.05, deadline - time.monotonic())))
             if health:
                 return health
+            if proc is not None and proc.poll() is not None and not lock_held(paths):
+                return None  # it exited (a fatal start error, in the worker log) and no other runs
             time.sleep(0.03)
         return None
     finally:
@@ -107,6 +121,49 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+
+def port_of(paths: Paths) -> int:
+    """The port the worker of this data dir listens on (settings and KENNING_PORT)."""
+    from kenning.settings import load
+
+    return load(paths)[0].port
+
+
+def port_blocker(paths: Paths) -> str | None:
+    """'port N is in use by pid M (name)…' when another process holds the worker's port."""
+    if running(paths) or lock_held(paths):
+        return None
+    port = port_of(paths)
+    if client.listeners(port) == []:
+        return None  # nobody listens (None: the kernel cannot say, so ask by binding)
+    from kenning.worker.port import in_use_message
+
+    return in_use_message(port)
+
+
+def start_problem(paths: Paths) -> str | None:
+    """Why no worker answers, in one line with the fix, when it is not simply stopped.
+
+    The port held by another process (named), or the fatal error the last worker recorded when
+    it could not start (``worker.failed``: a corrupt database, an unwritable data dir …).
+    """
+    blocker = port_blocker(paths)
+    if blocker or running(paths) or lock_held(paths):
+        return blocker
+    try:
+        with open(paths.worker_failed, encoding="utf-8", errors="replace") as fh:
+            return fh.read(2000).strip() or None
+    except OSError:
+        return None
+
+
+def not_started(paths: Paths) -> str:
+    """The line a command prints when :func:`ensure` gave up: the cause when it is known."""
+    problem = start_problem(paths)
+    if problem:
+        return f"the worker did not start: {problem}"
+    return "the worker did not start in time; see `kenning worker logs`"
 
 
 def release_start_lock() -> None:

@@ -39,12 +39,13 @@ def run_checks(paths: Paths) -> list[Check]:
 
     health = daemon.running(paths)
     if health:
-        out.append(("ok", "worker", f"running, pid {health['pid']}, 127.0.0.1:{health['port']}, up "
-                                    f"{health['uptime_s']} s"))
+        out.append(("ok", "worker", f"running, pid {health.get('pid')}, 127.0.0.1:{health.get('port')}, up "
+                                    f"{health.get('uptime_s')} s"))
         if health.get("status") != "ok":
-            out.append(("warn", "worker health", str(health.get("observer", {}).get("last_error"))))
+            out.append(("warn", "worker health", str((health.get("observer") or {}).get("last_error"))))
     else:
-        out.append(("FAIL", "worker", "not running: `kenning worker start` (SessionStart also starts it)"))
+        problem = daemon.start_problem(paths)  # a squatter on the port, or why the last start failed
+        out.append(("FAIL", "worker", problem or "not running: `kenning worker start` (SessionStart also starts it)"))
 
     handlers = claude_code.installed_handlers()
     missing = [e for e in claude_code.EVENTS if e not in handlers]

@@ -62,6 +62,11 @@ class Paths:
         return os.path.join(self.root, "worker.pid")
 
     @property
+    def worker_failed(self) -> str:
+        """Why the last worker could not start (one line, removed by a worker that starts)."""
+        return os.path.join(self.root, "worker.failed")
+
+    @property
     def worker_lock(self) -> str:
         return os.path.join(self.root, "worker.lock")
 

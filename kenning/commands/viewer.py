@@ -1,46 +1,68 @@
 """``kenning open``: the web viewer in a browser, signed in.
 
-The token travels in the URL's fragment (``#token=…``): browsers never send a fragment to
-the server, so it stays out of request lines and logs; the page moves it to its own storage
-and removes it from the address bar.
+The API token never leaves its 0600 file: the browser's URL carries a one-time code (single
+use, valid for a minute) in its fragment, which browsers never send to a server. The page
+trades it by POST for a viewer session and removes it from the address bar. Whoever reads the
+code off a command line (``/proc/<pid>/cmdline``) or the history finds it spent or expired, and
+the worker refuses it from another user's connection anyway.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from kenning import daemon
+from kenning.hook import client
 from kenning.paths import Paths, read_token
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("open", help="open the web viewer (starts the worker if needed)",
-                       description="Start the worker if it is not running and open the web viewer, signed in "
-                                   "with this user's token, in the default browser.")
+                       description="Start the worker if it is not running and open the web viewer in the default "
+                                   "browser, signed in with a one-time code (the token itself never leaves its file).")
     s.add_argument("--print", dest="print_only", action="store_true",
-                   help="only print the URL (it holds the token: do not share it)")
+                   help="only print the address (its sign-in code works once, within a minute)")
     s.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the worker to start (default 10)")
     s.set_defaults(func=cmd_open)
 
 
-def viewer_url(port: int, token: str) -> str:
-    return f"http://127.0.0.1:{port}/#token={token}"
+def viewer_url(port: int, code: str) -> str:
+    return f"http://127.0.0.1:{port}/#code={code}"
+
+
+def one_time_code(paths: Paths, port: int) -> str | None:
+    """A fresh sign-in code from the worker (asked with the token, in a header)."""
+    token = read_token(paths)
+    if not token:
+        return None
+    res = client.request(port, "POST", "/api/viewer/code", token=token, timeout=5.0)
+    if res is None or res[0] != 200:
+        return None
+    try:
+        code = json.loads(res[1]).get("code")
+    except (ValueError, AttributeError):
+        return None
+    return code if isinstance(code, str) and code else None
 
 
 def cmd_open(args: argparse.Namespace) -> int:
     paths = Paths()
     health = daemon.ensure(paths, wait=args.wait)
     if not health:
-        print("kenning: the worker did not start in time; see `kenning worker logs`", file=sys.stderr)
+        print(f"kenning: {daemon.not_started(paths)}", file=sys.stderr)
         return 1
-    token = read_token(paths)
-    if not token:
-        print(f"kenning: no token in {paths.token}; `kenning worker restart` creates one", file=sys.stderr)
+    port = int(health["port"])
+    code = one_time_code(paths, port)
+    if code is None:
+        print(f"kenning: the worker gave no sign-in code (is {paths.token} there? `kenning worker restart` "
+              "creates it)", file=sys.stderr)
         return 1
-    url = viewer_url(int(health["port"]), token)
+    url = viewer_url(port, code)
     if args.print_only:
         print(url)
+        print("(the sign-in code works once, within a minute)", file=sys.stderr)
         return 0
     import webbrowser
 
@@ -50,7 +72,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     except webbrowser.Error:
         opened = False
     if opened:
-        print(f"kenning: viewer opened at http://127.0.0.1:{health['port']}/")
+        print(f"kenning: viewer opened at http://127.0.0.1:{port}/")
     else:
-        print(f"kenning: no browser here; open this URL (it holds your token, do not share it):\n{url}")
+        print(f"kenning: no browser here; open this address within a minute (its code works once):\n{url}")
     return 0

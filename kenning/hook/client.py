@@ -70,23 +70,49 @@ def request(port: int, method: str, path: str, *, body: bytes = b"", token: str 
 
 
 def listener_is_ours(port: int) -> bool:
-    """False when a socket of another user listens on TCP ``port`` (Linux sock_diag; True when unknown).
+    """False when a socket of another user listens on TCP ``port`` (Linux sock_diag; True when unknown)."""
+    found = listeners(port)
+    uid = os.getuid()
+    return found is None or all(owner == uid for owner, _inode in found)
 
-    Asks the kernel for the listening sockets only (netlink, well under a millisecond), not
-    /proc/net/tcp (every socket of the machine, ~10 ms here).
+
+def listeners(port: int) -> list[tuple[int, int]] | None:
+    """(uid, socket inode) of every TCP socket listening on ``port``; None when the kernel cannot say."""
+    found = _tcp_sockets(1 << 10)  # TCP_LISTEN
+    return None if found is None else [(uid, inode) for sport, _dport, uid, inode in found if sport == port]
+
+
+def connection_owner(local_port: int, remote_port: int) -> int | None:
+    """The uid owning the client end of a loopback connection to ``remote_port`` (None: unknown).
+
+    The worker asks it of the browser's connection before it trades a one-time code for a
+    session: a code read from another user's view of a command line is useless to them.
+    """
+    found = _tcp_sockets(1 << 1)  # TCP_ESTABLISHED
+    for sport, dport, uid, _inode in found or ():
+        if sport == local_port and dport == remote_port:
+            return uid
+    return None
+
+
+def _tcp_sockets(states: int) -> list[tuple[int, int, int, int]] | None:
+    """(sport, dport, uid, inode) of the TCP sockets in ``states`` (a bit mask); None when unknown.
+
+    Asks the kernel through netlink sock_diag (well under a millisecond), not /proc/net/tcp
+    (every socket of the machine, ~10 ms here).
     """
     import struct
 
     try:
         nl = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_DGRAM, 4)  # NETLINK_SOCK_DIAG
     except (AttributeError, OSError):
-        return True  # not Linux, or netlink not allowed: cannot tell
+        return None  # not Linux, or netlink not allowed: cannot tell
+    found: list[tuple[int, int, int, int]] = []
     try:
         nl.settimeout(0.5)
-        uid = os.getuid()
         for family in (_socket.AF_INET, _socket.AF_INET6):
-            # inet_diag_req_v2: TCP sockets of this family in state LISTEN (1 << 10), any address.
-            req = struct.pack("=BBBBI48x", family, _socket.IPPROTO_TCP, 0, 0, 1 << 10)
+            # inet_diag_req_v2: TCP sockets of this family in these states, any address.
+            req = struct.pack("=BBBBI48x", family, _socket.IPPROTO_TCP, 0, 0, states)
             # nlmsghdr: SOCK_DIAG_BY_FAMILY (20), NLM_F_REQUEST | NLM_F_DUMP
             nl.send(struct.pack("=IHHII", 16 + len(req), 20, 0x301, 1, 0) + req)
             done = False
@@ -100,14 +126,14 @@ def listener_is_ours(port: int) -> bool:
                     if kind in (2, 3) or length < 16:  # NLMSG_ERROR, NLMSG_DONE
                         done = True
                         break
-                    sport = struct.unpack_from(">H", data, off + 16 + 4)[0]
-                    owner = struct.unpack_from("=I", data, off + 16 + 64)[0]
-                    if sport == port and owner != uid:
-                        return False
+                    # inet_diag_msg: sport, dport at 4 (big-endian); idiag_uid at 64, idiag_inode at 68
+                    sport, dport = struct.unpack_from(">HH", data, off + 16 + 4)
+                    uid, inode = struct.unpack_from("=II", data, off + 16 + 64)
+                    found.append((sport, dport, uid, inode))
                     off += (length + 3) & ~3
-        return True
+        return found
     except (OSError, struct.error):
-        return True
+        return None
     finally:
         nl.close()
 
@@ -171,9 +197,18 @@ def pid_alive(pid: Any) -> bool:
 
 
 def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, Any] | None:
-    """The worker's health answer if the process on ``port`` is *our* worker (start token matches)."""
+    """The worker's health answer if the process on ``port`` is *our* worker, else None.
+
+    Identity is a challenge, never a published secret: the worker proves it knows the start token
+    of the 0600 pid file by answering a fresh nonce with its HMAC. A reused PID, a stranger on our
+    port, or one replaying an earlier answer never passes for the worker.
+    """
     info = read_pid_file(paths)
-    res = request(port, "GET", "/api/health", timeout=timeout)
+    start_token = info.get("start_token") if info else None
+    if not isinstance(start_token, str) or not start_token:
+        return None
+    nonce = os.urandom(16).hex()
+    res = request(port, "GET", f"/api/health?challenge={nonce}", timeout=timeout)
     if not res or res[0] != 200:
         return None
     try:
@@ -182,10 +217,34 @@ def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, An
         return None
     if not isinstance(health, dict) or health.get("service") != "kenning":
         return None
-    # A reused PID or a foreign server on our port never passes for the worker.
-    if info and health.get("start_token") != info.get("start_token"):
+    if health.get("proof") != health_proof(start_token, nonce):
         return None
     return health
+
+
+def health_proof(start_token: str, nonce: str) -> str:
+    """What the worker answers to ``nonce``: HMAC-SHA256 keyed by its start token."""
+    return _hmac_sha256(start_token.encode("utf-8"), b"kenning-health:" + nonce.encode("ascii", "replace")).hex()
+
+
+def _hmac_sha256(key: bytes, msg: bytes) -> bytes:
+    """RFC 2104 over the bare C sha256 (``hmac``/``hashlib`` load OpenSSL: ~2-4 ms per hook)."""
+    import importlib
+
+    sha256: Any = None
+    for module in ("_sha2", "_sha256"):  # 3.12+, 3.11: the builtin C hashes, no OpenSSL
+        try:
+            sha256 = importlib.import_module(module).sha256
+            break
+        except (ImportError, AttributeError):
+            continue
+    if sha256 is None:  # pragma: no cover - interpreters without the builtin module
+        from hashlib import sha256
+    if len(key) > 64:
+        key = sha256(key).digest()
+    key = key.ljust(64, b"\0")
+    inner = sha256(bytes(b ^ 0x36 for b in key) + msg).digest()
+    return bytes(sha256(bytes(b ^ 0x5C for b in key) + inner).digest())
 
 
 def token(paths: Paths) -> str:

@@ -13,14 +13,15 @@ import sqlite3
 import time
 from importlib import resources
 
+from kenning.store.health import open_readonly
+
 BUSY_TIMEOUT_MS = 10_000
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     """Open the database (created 0600 when missing) with Kenning's pragmas."""
     if readonly:
-        conn = sqlite3.connect(f"file:{readonly_uri_path(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                               isolation_level=None, check_same_thread=False)
+        conn = open_readonly(path, timeout=BUSY_TIMEOUT_MS / 1000)  # a read-only data dir too
     else:
         if not os.path.exists(path):
             fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)

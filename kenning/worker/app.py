@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -14,10 +14,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kenning import spool
+from kenning.hook.client import health_proof
 from kenning.paths import Paths, read_token
 from kenning.service import Memory
 from kenning.worker.pipeline import PipelineThread
-from kenning.worker.security import Guard
+from kenning.worker.security import Guard, OneTimeCodes
 
 VERSION = "0.1.0"
 
@@ -33,6 +34,7 @@ class WorkerState:
     observer_note: str
     settings_problems: list[str]
     ready: bool = False
+    codes: OneTimeCodes = field(default_factory=OneTimeCodes)  # `kenning open`'s one-time codes
 
 
 def observer_status(state: WorkerState) -> dict[str, Any]:
@@ -51,13 +53,22 @@ def create_app(state: WorkerState) -> Any:
     """The ASGI app, wrapped in the security guard."""
 
     async def health(request: Request) -> JSONResponse:
+        # Public, so it says nothing that proves identity: a client that wants to know whether this
+        # is the worker of its pid file sends a nonce, and only the holder of the start token can
+        # answer with its HMAC (kenning.hook.client.worker_health).
         stats = state.thread.pipeline.stats
-        return JSONResponse({
+        body: dict[str, Any] = {
             "service": "kenning", "status": "ok" if not stats.last_error else "degraded",
-            "version": VERSION, "pid": os.getpid(), "port": state.port, "start_token": state.start_token,
+            "version": VERSION, "pid": os.getpid(), "port": state.port,
             "uptime_s": round(time.time() - state.started_at, 1), "ready": state.ready,
             "observer": observer_status(state),
-        })
+        }
+        challenge = request.query_params.get("challenge", "")
+        if challenge:
+            if not 16 <= len(challenge) <= 128 or not all(c in "0123456789abcdef" for c in challenge):
+                return JSONResponse({"error": "challenge must be 16-128 lower-case hex digits"}, status_code=400)
+            body["proof"] = health_proof(state.start_token, challenge)
+        return JSONResponse(body)
 
     async def readiness(request: Request) -> JSONResponse:
         return JSONResponse({"ready": state.ready}, status_code=200 if state.ready else 503)

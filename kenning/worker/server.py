@@ -8,6 +8,7 @@ import logging
 import logging.handlers
 import os
 import socket
+import sqlite3
 import threading
 import time
 
@@ -67,16 +68,25 @@ def run(paths: Paths | None = None) -> int:
         try:
             sock.bind(("127.0.0.1", settings.port))
         except OSError as e:
-            log.error("cannot listen on 127.0.0.1:%s: %s (set KENNING_PORT or `port` in settings.json)",
-                      settings.port, e)
             sock.close()
-            return 1
+            from kenning.worker.port import in_use_message
+
+            return _fail(paths, in_use_message(settings.port) or f"cannot listen on 127.0.0.1:{settings.port}: {e} "
+                                                                  "(set `port` in settings.json, or KENNING_PORT)")
         # Accepted sockets inherit it: without it a response on a kept-alive connection (the
         # viewer's fetches) waits ~40 ms for the client's delayed ACK (Nagle).
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.listen(128)
         udp = _bind_poke_socket(settings.port)
-        conn = open_db(paths.db)
+        try:
+            conn = open_db(paths.db)
+        except (sqlite3.Error, OSError) as e:
+            sock.close()
+            if udp is not None:
+                udp.close()
+            from kenning.store.health import explain
+
+            return _fail(paths, explain(paths.db, e))
         observer, note = choose(settings)
         pipeline = Pipeline(paths, conn, observer)
         thread = PipelineThread(pipeline)
@@ -86,6 +96,7 @@ def run(paths: Paths | None = None) -> int:
         write_private(paths.pid_file, json.dumps({
             "pid": os.getpid(), "port": settings.port, "start_token": start_token,
             "started_at": state.started_at, "version": VERSION}).encode())
+        _clear_failure(paths)
         thread.start()
         thread.poke()  # drain whatever the spool gathered while no worker ran
         if udp is not None:
@@ -123,6 +134,23 @@ def run(paths: Paths | None = None) -> int:
             conn.close()
         fcntl.flock(lock_fd, fcntl.LOCK_UN)
         os.close(lock_fd)
+
+
+def _fail(paths: Paths, reason: str) -> int:
+    """A start that cannot succeed: log it, and leave the reason where ``kenning worker start`` reads it."""
+    log.error("worker cannot start: %s", reason)
+    try:
+        write_private(paths.worker_failed, (reason + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass  # a full or read-only disk: the starter says so itself
+    return 1
+
+
+def _clear_failure(paths: Paths) -> None:
+    try:
+        os.unlink(paths.worker_failed)
+    except OSError:
+        pass
 
 
 def _bind_poke_socket(port: int) -> socket.socket | None:

@@ -73,8 +73,17 @@ def base(home: Home) -> str:
     return f"http://127.0.0.1:{home.port}/"
 
 
+def sign_in_url(home: Home) -> str:
+    """The address `kenning open --print` gives: a one-time code, never the token."""
+    r = home.kenning("open", "--print")
+    assert r.returncode == 0, r.stderr
+    url = r.stdout.strip()
+    assert url.startswith(f"{base(home)}#code=") and token(home) not in url, url
+    return url
+
+
 def open_viewer(page: Any, home: Home) -> None:
-    page.goto(f"{base(home)}#token={token(home)}")
+    page.goto(sign_in_url(home))
     page.wait_for_selector("#live[data-state='connected']")
     page.wait_for_selector("#feed[aria-busy='false']", state="attached")
 
@@ -121,9 +130,11 @@ def obs_row(home: Home, like: str) -> Any:
 def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, page: Any) -> None:
     home = worker
     open_viewer(page, home)
-    # The token left the address bar for localStorage, and API calls carry it.
-    assert "token" not in page.url and page.url == base(home)
-    assert page.evaluate("localStorage.getItem('kenning.token')") == token(home)
+    # The code left the address bar; the page keeps a session, never the token itself.
+    assert "code" not in page.url and page.url == base(home)
+    session = page.evaluate("localStorage.getItem('kenning.session')")
+    assert session.startswith("s1.") and token(home) not in session
+    assert page.evaluate("localStorage.getItem('kenning.token')") is None
     assert page.locator("#token-view").is_hidden()
     page.wait_for_selector("#feed-end:not([hidden])")  # an empty memory says so
     shot(page, "feed-empty")
@@ -250,6 +261,25 @@ def test_token_form_when_missing_or_refused(worker: Home, page: Any) -> None:
     page.reload()
     page.wait_for_selector("#live[data-state='connected']")
     assert page.locator("#token-view").is_hidden()
+
+
+def test_a_sign_in_code_works_once(worker: Home, chromium: Any) -> None:
+    """The address of `kenning open` signs in one browser once; the same address again is refused."""
+    url = sign_in_url(worker)
+    for attempt in ("first", "again"):
+        context = chromium.new_context()
+        try:
+            p = context.new_page()
+            p.goto(url)
+            if attempt == "first":
+                p.wait_for_selector("#live[data-state='connected']")
+                assert p.evaluate("localStorage.getItem('kenning.session')").startswith("s1.")
+            else:
+                p.wait_for_selector("#token-view:not([hidden])")
+                expect(p.locator("#token-why")).to_contain_text("already used")
+                assert p.evaluate("localStorage.getItem('kenning.session')") is None
+        finally:
+            context.close()
 
 
 def test_settings_saved_validated_and_reloaded(worker: Home, page: Any) -> None:

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import pytest
 
+from kenning.hook.client import health_proof
 from kenning.paths import read_token
 from kenning.worker.routes.viewer import PAGE_PATHS, STATIC_DIR
 from kenning.worker.security import PUBLIC_PATHS
@@ -555,8 +556,11 @@ class FakeWorker:
                 self.requests.append(data)
                 line = data.split(b"\r\n", 1)[0].decode("latin-1")
                 if " /api/health" in line:
+                    # It knows the start token (it wrote the pid file), so it can answer the challenge.
+                    nonce = line.split("challenge=", 1)[1].split()[0] if "challenge=" in line else ""
                     body = {"service": "kenning", "status": "ok", "pid": os.getpid(), "port": self.port,
-                            "start_token": self.start_token, "uptime_s": 1, "ready": True, "observer": {}}
+                            "proof": health_proof(self.start_token, nonce), "uptime_s": 1, "ready": True,
+                            "observer": {}}
                 elif " /api/context" in line:
                     body = {"project": "project", "context": "fake context", "chars": 12, "tokens": 3}
                 elif " /api/status" in line:

@@ -1,8 +1,9 @@
-// Talking to the worker: the token flow (fragment → localStorage → Authorization header),
-// JSON calls under /api/viewer, and the live stream read with fetch() (EventSource cannot
-// send the Authorization header).
+// Talking to the worker: the sign-in flow (one-time code or pasted token → viewer session in
+// localStorage → Authorization header), JSON calls under /api/viewer, and the live stream read
+// with fetch() (EventSource cannot send the Authorization header).
 
-const KEY = 'kenning.token';
+const KEY = 'kenning.session';
+const OLD_KEY = 'kenning.token'; // before sessions: the raw token itself; never kept any more
 const BASE = '/api/viewer/';
 
 export class AuthError extends Error {}
@@ -14,22 +15,48 @@ export class ApiError extends Error {
   }
 }
 
-/** Move a #token=… fragment into localStorage and drop it from the address bar. */
-export function takeTokenFromUrl() {
+/** Trade {code} or {token} for a viewer session; resolves to an error message or ''. */
+export async function signIn(credential) {
+  let res;
+  try {
+    res = await fetch(`${BASE}session`, {
+      method: 'POST', cache: 'no-store', credentials: 'omit',
+      headers: {'Content-Type': 'application/json', Accept: 'application/json'},
+      body: JSON.stringify(credential),
+    });
+  } catch (err) {
+    return `could not reach the worker: ${err.message}`;
+  }
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (!res.ok || !data || !data.session) return (data && data.error) || `${res.status} ${res.statusText}`;
+  localStorage.setItem(KEY, data.session);
+  return '';
+}
+
+/** A #code=… fragment (from `kenning open`): drop it from the address bar at once, then trade it. */
+export async function takeCodeFromUrl() {
+  localStorage.removeItem(OLD_KEY);
   const hash = location.hash.replace(/^#/, '');
-  if (!hash) return false;
+  if (!hash) return null;
   const params = new URLSearchParams(hash);
-  const token = params.get('token');
-  if (token === null) return false;
+  const code = params.get('code');
+  const token = params.get('token'); // an address printed by an older `kenning open`
+  if (code === null && token === null) return null;
+  params.delete('code');
   params.delete('token');
-  if (token.trim()) localStorage.setItem(KEY, token.trim());
   const rest = params.toString();
   history.replaceState(history.state, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
-  return Boolean(token.trim());
+  if (code && code.trim()) return signIn({code: code.trim()});
+  if (token && token.trim()) return signIn({token: token.trim()});
+  return null;
 }
 
 export const getToken = () => localStorage.getItem(KEY) || '';
-export const setToken = (t) => localStorage.setItem(KEY, t.trim());
 export const clearToken = () => localStorage.removeItem(KEY);
 
 function unauthorised(message) {

@@ -1,6 +1,6 @@
 // Kenning viewer: boot, tabs, header (project, search, live indicator, theme), keyboard.
 
-import {api, AuthError, clearToken, getToken, openStream, setToken, takeTokenFromUrl} from './api.js';
+import {api, AuthError, clearToken, getToken, openStream, signIn, takeCodeFromUrl} from './api.js';
 import {h, $, debounce, toast} from './dom.js';
 import {Feed} from './feed.js';
 import {Detail} from './detail.js';
@@ -33,8 +33,6 @@ $('#theme-toggle').addEventListener('click', () => {
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', showTheme);
 
 // ---------------------------------------------------------------------------- state
-
-takeTokenFromUrl();
 
 const state = {meta: null, types: new Map(), stream: null, started: false, statsLoaded: false};
 const typeInfo = (id) => state.types.get(id);
@@ -112,12 +110,14 @@ window.addEventListener('kenning:unauthorised', (e) => {
     : 'This page needs the worker\'s access token.');
 });
 
-$('#token-form').addEventListener('submit', (e) => {
+$('#token-form').addEventListener('submit', async (e) => {
   e.preventDefault();
   const value = $('#token-input').value.trim();
   if (!value) return;
-  setToken(value);
-  start();
+  $('#token-input').value = '';
+  const problem = await signIn({token: value}); // the page keeps a session, never the token
+  if (problem) showTokenForm(`The worker refused the token: ${problem}.`);
+  else start();
 });
 
 // ----------------------------------------------------------------------------- live
@@ -286,4 +286,7 @@ document.addEventListener('kenning:settings-saved', () => {
   if (currentTab().id === 'tab-preview') preview.load();
 });
 
-start();
+takeCodeFromUrl().then((problem) => {
+  if (problem) showTokenForm(`Sign-in failed: ${problem}.`);
+  else start();
+});

@@ -8,6 +8,7 @@ Content-Security-Policy without inline script, so text from memory can never run
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import os
@@ -23,7 +24,9 @@ from starlette.routing import Route
 
 from kenning import settings as settings_mod
 from kenning import spool
+from kenning.hook.client import connection_owner
 from kenning.observer.modes import load_mode
+from kenning.paths import read_token
 from kenning.privacy import ingress
 from kenning.project import identify
 from kenning.store import forget as fg
@@ -33,6 +36,7 @@ from kenning.viewer import detail, items, settings_form, stats
 from kenning.worker.routes import BadRequest
 from kenning.worker.routes.memory import read_body
 from kenning.worker.routes.search import parse_time
+from kenning.worker.security import SESSION_TTL_S, new_session
 
 log = logging.getLogger("kenning.viewer")
 
@@ -157,6 +161,38 @@ def routes(state: Any) -> list[Route]:
 
     async def static(request: Request) -> Response:
         return _static(request.path_params["name"])
+
+    # ------------------------------------------------------------------------- sign-in
+    async def code(request: Request) -> Response:
+        # Only the holder of the raw token (``kenning open``) mints codes, not a viewer session.
+        if request.scope.get("kenning.auth") != "token":
+            return _error("a one-time code needs the API token itself", 403)
+        return _json({"code": state.codes.issue(), "expires_in": int(state.codes.ttl)})
+
+    async def sign_in(request: Request) -> Response:
+        """A one-time code (or the token, pasted) for a viewer session; the page keeps only that."""
+        async def go() -> Response:
+            body = await _body(request)
+            if not isinstance(body, dict):
+                raise BadRequest('the body must be {"code": "..."} or {"token": "..."}')
+            token = read_token(paths)
+            given_code, given_token = body.get("code"), body.get("token")
+            if isinstance(given_code, str) and given_code:
+                if not _same_user(request, state.port):
+                    log.warning("a one-time code was presented from another user's connection; refused")
+                    return _error("this connection belongs to another user", 403)
+                if not state.codes.redeem(given_code.strip()):
+                    return _error("this sign-in code was already used or has expired: run `kenning open` again",
+                                  401)
+            elif isinstance(given_token, str) and given_token:
+                if not token or not hmac.compare_digest(given_token.strip().encode(), token.encode()):
+                    return _error("wrong token: read it from the token file in the data dir", 401)
+            else:
+                raise BadRequest('give "code" (from `kenning open`) or "token" (from the token file)')
+            if not token:
+                return _error("the worker has no token yet", 503)
+            return _json({"session": new_session(token), "expires_in": int(SESSION_TTL_S)})
+        return await guarded(go)
 
     # ------------------------------------------------------------------------- API
     meta_cache: dict[str, Any] = {}
@@ -348,6 +384,8 @@ def routes(state: Any) -> list[Route]:
     return [
         Route("/", index),
         Route("/static/{name}", static),
+        Route("/api/viewer/code", code, methods=["POST"]),
+        Route("/api/viewer/session", sign_in, methods=["POST"]),
         Route("/api/viewer/meta", meta),
         Route("/api/viewer/feed", feed),
         Route("/api/viewer/search", search),
@@ -358,6 +396,15 @@ def routes(state: Any) -> list[Route]:
         Route("/api/viewer/settings", settings_route, methods=["GET", "PUT"]),
         Route("/api/viewer/stream", stream),
     ]
+
+
+def _same_user(request: Request, port: int) -> bool:
+    """Whether the client end of this connection belongs to the worker's user (True when unknown)."""
+    client = request.scope.get("client")
+    if not client:
+        return True
+    owner = connection_owner(int(client[1]), port)
+    return owner is None or owner == os.getuid()
 
 
 def apply_settings(state: Any) -> None:
