@@ -65,8 +65,15 @@ class Hit:
 
 
 def one_line(text: str, limit: int = TITLE_CHARS) -> str:
+    """One line of at most ``limit`` characters, cut at a word boundary when one is near the end."""
     s = _SPACE.sub(" ", text or "").strip()
-    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+    if len(s) <= limit:
+        return s
+    head = s[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit * 2 // 3:  # a word boundary near the end: never cut mid-word
+        head = head[:space]
+    return head.rstrip(" ,;:-") + "…"
 
 
 def _hit(r: fts.Row, score: float, match: str = "", similarity: float | None = None) -> Hit:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -298,7 +298,8 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
     return out
 
 
-def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0) -> None:
+def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0,
+            on_phase: Callable[[str], None] | None = None) -> None:
     """Rewrite the file so forgotten text leaves the disk, not only the tables.
 
     FTS5 keeps deleted terms in old segments until they merge, freed pages keep old bytes,
@@ -306,10 +307,14 @@ def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0) -> None:
     WAL (retrying while a reader still uses it). Raises sqlite3.OperationalError when the
     database stays busy.
     """
+    phase = on_phase or (lambda _name: None)
+    phase("merge")
     for table in fts_tables(conn):
         q = '"' + table.replace('"', '""') + '"'
         conn.execute(f"INSERT INTO {q} ({q}) VALUES ('optimize')")
+    phase("vacuum")
     conn.execute("VACUUM")
+    phase("checkpoint")
     deadline = time.monotonic() + timeout
     while True:
         busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]

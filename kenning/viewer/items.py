@@ -8,9 +8,11 @@ the cursor, at most ``limit`` rows each, and the three short lists are merged he
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from kenning.search.service import one_line
@@ -33,6 +35,7 @@ class FeedFilter:
     until: float | None = None
     kinds: tuple[str, ...] = KINDS
     include_inactive: bool = True
+    session: int | None = None  # only for counting a session's items
 
     def wanted(self) -> tuple[str, ...]:
         # A type or concept belongs to observations only: the other kinds have neither.
@@ -65,6 +68,21 @@ class Cursor:
 class Page:
     items: list[dict[str, Any]] = field(default_factory=list)
     next: str | None = None
+    counts: dict[str, dict[str, int]] | None = None  # {"days": {iso day: n}, "sessions": {id: n}}
+
+
+# Subtitles that only restate what the card already shows (file counts, who said it): written
+# by the offline observer before it stopped doing so, and never worth a line of the feed.
+_FILLER = re.compile(r"^(?:\d+ created, \d+ modified|\d+ file\(s\) read, nothing changed|stated by the user"
+                     r"|command failed|prompt #\d+)$", re.IGNORECASE)
+
+
+def informative(title: str, subtitle: str) -> str:
+    """The subtitle if it tells something the title does not, else ''."""
+    s = subtitle.strip()
+    if not s or _FILLER.match(s) or s.casefold() == title.strip().casefold():
+        return ""
+    return s
 
 
 def json_list(raw: str | None) -> list[str]:
@@ -87,21 +105,23 @@ _SUMMARY_COLS = ("m.id, m.created_at, m.project, m.session_id, m.request, m.comp
 
 def _obs_item(r: Sequence[Any]) -> dict[str, Any]:
     files = list(dict.fromkeys(json_list(r[10]) + json_list(r[9])))
+    title = one_line(r[5])
     return {"kind": "observation", "key": f"o:{r[0]}", "id": r[0], "at": r[1], "project": r[2], "session_id": r[3],
-            "type": r[4], "title": one_line(r[5]), "subtitle": one_line(r[6], 300), "status": r[7],
+            "type": r[4], "title": title, "subtitle": informative(title, one_line(r[6], 300)), "status": r[7],
             "concepts": json_list(r[8]), "files": files, "tokens": int(r[11] or 0)}
 
 
 def _prompt_item(r: Sequence[Any]) -> dict[str, Any]:
     text = r[4] or ""
     return {"kind": "prompt", "key": f"p:{r[0]}", "id": r[0], "at": r[1], "project": r[2], "session_id": r[3],
-            "type": "prompt", "title": one_line(text), "subtitle": f"prompt #{r[5]}", "status": "active",
+            "type": "prompt", "title": one_line(text), "subtitle": "", "number": r[5], "status": "active",
             "concepts": [], "files": [], "tokens": (len(text) + 3) // 4}
 
 
 def _summary_item(r: Sequence[Any]) -> dict[str, Any]:
+    title = one_line(r[4] or r[5] or "session summary")
     return {"kind": "summary", "key": f"s:{r[0]}", "id": r[0], "at": r[1], "project": r[2], "session_id": r[3],
-            "type": "summary", "title": one_line(r[4] or r[5] or "session summary"), "subtitle": one_line(r[5], 300),
+            "type": "summary", "title": title, "subtitle": informative(title, one_line(r[5], 300)),
             "status": "active", "concepts": [], "files": json_list(r[6]), "tokens": int(r[7] or 0)}
 
 
@@ -189,8 +209,10 @@ def sort_key(item: dict[str, Any]) -> tuple[float, int, int]:
     return (item["at"], RANK[item["kind"]], item["id"])
 
 
-def feed(conn: sqlite3.Connection, f: FeedFilter, *, before: str | None = None, limit: int = 50) -> Page:
-    """One page of the feed, newest first; ``next`` is the cursor of the following page."""
+def feed(conn: sqlite3.Connection, f: FeedFilter, *, before: str | None = None, limit: int = 50,
+         tz: tzinfo | None = None) -> Page:
+    """One page of the feed, newest first; ``next`` is the cursor of the following page. With
+    ``tz``, the page also counts the items of each local day and session it shows."""
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
     cursor = Cursor.decode(before) if before else None
@@ -204,7 +226,65 @@ def feed(conn: sqlite3.Connection, f: FeedFilter, *, before: str | None = None, 
     if len(merged) > limit and page:
         last = page[-1]
         nxt = Cursor(last["at"], RANK[last["kind"]], last["id"]).encode()
-    return Page(page, nxt)
+    return Page(page, nxt, group_counts(conn, f, page, tz) if tz is not None else None)
+
+
+# ------------------------------------------------------------------------------ group counts
+_COUNT_SQL = {
+    "observation": ("observations o", "o.project", "o.created_at", "o.session_id"),
+    "prompt": ("user_prompts u JOIN sessions s ON s.id = u.session_id", "s.project", "u.created_at", "u.session_id"),
+    "summary": ("session_summaries m", "m.project", "m.created_at", "m.session_id"),
+}
+
+
+def count(conn: sqlite3.Connection, f: FeedFilter) -> int:
+    """How many feed items ``f`` matches (the same rules as ``feed``)."""
+    total = 0
+    for kind in f.wanted():
+        source, project_col, time_col, session_col = _COUNT_SQL[kind]
+        where, args = _common(f, project_col, time_col)
+        if f.session is not None:
+            where += f" AND {session_col} = ?"
+            args.append(f.session)
+        if kind == "observation":
+            if f.concept:
+                source += " JOIN observation_concepts k ON k.observation_id = o.id"
+                where += " AND k.concept = ?"
+                args.append(f.concept)
+            if f.types:
+                where += f" AND o.type IN ({','.join('?' * len(f.types))})"
+                args += list(f.types)
+            if not f.include_inactive:
+                where += " AND o.status = 'active'"
+        elif kind == "prompt":
+            where += " AND u.prompt_text NOT IN ('', '[forgotten]')"
+        total += int(conn.execute(f"SELECT COUNT(*) FROM {source} WHERE 1{where}", args).fetchone()[0])
+    return total
+
+
+def local_day(at: float, tz: tzinfo) -> str:
+    return datetime.fromtimestamp(at, tz).strftime("%Y-%m-%d")
+
+
+def _day_bounds(day: str, tz: tzinfo) -> tuple[float, float]:
+    start = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=tz)
+    # The next local midnight (23 or 25 hours later on a change of clocks).
+    end = (start + timedelta(days=1, hours=2)).replace(hour=0, minute=0)
+    return start.timestamp(), end.timestamp()
+
+
+def group_counts(conn: sqlite3.Connection, f: FeedFilter, page: list[dict[str, Any]],
+                 tz: tzinfo) -> dict[str, dict[str, int]]:
+    """Items per local day and per session, under the same filters, for the groups a page shows."""
+    days: dict[str, int] = {}
+    for day in dict.fromkeys(local_day(it["at"], tz) for it in page):
+        lo, hi = _day_bounds(day, tz)
+        since = lo if f.since is None else max(lo, f.since)
+        until = hi if f.until is None else min(hi, f.until)
+        days[day] = count(conn, replace(f, since=since, until=until)) if since < until else 0
+    sessions = {str(sid): count(conn, replace(f, session=sid))
+                for sid in dict.fromkeys(it["session_id"] for it in page if it.get("session_id") is not None)}
+    return {"days": days, "sessions": sessions}
 
 
 def hydrate(conn: sqlite3.Connection, keys: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:

@@ -43,10 +43,18 @@ def days(conn: sqlite3.Connection, n: int, project: str | None = None,
     return list(out.values())
 
 
-def totals(conn: sqlite3.Connection) -> dict[str, int]:
-    r = conn.execute("SELECT (SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM observations "
-                     "WHERE status = 'active'), (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM user_prompts), "
-                     "(SELECT COUNT(*) FROM session_summaries)").fetchone()
+def totals(conn: sqlite3.Connection, project: str | None = None) -> dict[str, int]:
+    """Rows of each kind, for one project or all of them."""
+    if not project:
+        r = conn.execute("SELECT (SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM observations "
+                         "WHERE status = 'active'), (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM "
+                         "user_prompts), (SELECT COUNT(*) FROM session_summaries)").fetchone()
+    else:
+        r = conn.execute("SELECT (SELECT COUNT(*) FROM observations WHERE project = ?1), (SELECT COUNT(*) FROM "
+                         "observations WHERE project = ?1 AND status = 'active'), (SELECT COUNT(*) FROM sessions "
+                         "WHERE project = ?1), (SELECT COUNT(*) FROM user_prompts u JOIN sessions s ON "
+                         "s.id = u.session_id WHERE s.project = ?1), (SELECT COUNT(*) FROM session_summaries "
+                         "WHERE project = ?1)", (project,)).fetchone()
     return {"observations": r[0], "active_observations": r[1], "sessions": r[2], "prompts": r[3], "summaries": r[4]}
 
 

@@ -35,6 +35,7 @@ class WorkerState:
     settings_problems: list[str]
     ready: bool = False
     codes: OneTimeCodes = field(default_factory=OneTimeCodes)  # `kenning open`'s one-time codes
+    compactor: Any = None  # kenning.store.compaction.Compactor, set by the viewer's routes
 
 
 def observer_status(state: WorkerState) -> dict[str, Any]:

@@ -40,6 +40,17 @@ def _user(mode_id: str, user_dir: str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def available_modes(user_dir: str | None = None) -> list[str]:
+    """Ids of the modes that exist: bundled ones, then the user's own (``<data dir>/modes/*.json``)."""
+    found = [p.name[:-5] for p in resources.files("kenning.observer.modes").iterdir() if p.name.endswith(".json")]
+    try:
+        names = os.listdir(user_dir) if user_dir else []
+    except OSError:
+        names = []
+    found += [n[:-5] for n in names if n.endswith(".json") and _safe_id(n[:-5]) and _user(n[:-5], user_dir)]
+    return sorted(dict.fromkeys(found), key=lambda m: (m != "code", m))
+
+
 def load_mode(mode_id: str = "code", user_dir: str | None = None, _depth: int = 0) -> dict[str, Any]:
     """The merged mode; unknown ids (and ids that are paths) fall back to ``code``."""
     data = (_user(mode_id, user_dir) or _bundled(mode_id)) if _safe_id(mode_id) else None

@@ -15,7 +15,9 @@ import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -25,12 +27,14 @@ from starlette.routing import Route
 from kenning import settings as settings_mod
 from kenning import spool
 from kenning.hook.client import connection_owner
-from kenning.observer.modes import load_mode
+from kenning.observer.modes import available_modes, load_mode
 from kenning.paths import read_token
 from kenning.privacy import ingress
 from kenning.project import identify
+from kenning.search.query import parse as parse_query
 from kenning.store import forget as fg
 from kenning.store import repo
+from kenning.store.compaction import Compactor
 from kenning.store.db import connect
 from kenning.viewer import detail, items, settings_form, stats
 from kenning.worker.routes import BadRequest
@@ -52,6 +56,11 @@ SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "n
 PAGE_PATHS = ("/", "/static/{name}")
 MAX_BODY = 256 * 1024
 MAX_PARAM = 2000
+MAX_QUERY = 16_000  # a pasted log is searched by its head (search.query.MAX_INPUT_CHARS), not refused
+# Parameters as a user knows them: an error names what they typed into, never the wire name.
+LABELS = {"q": "the search text", "query": "the search text", "since": "the From date", "until": "the To date",
+          "project": "the project", "type": "the type", "concept": "the concept", "before": "the page cursor",
+          "kinds": "kinds", "tz": "the time zone", "limit": "limit", "offset": "offset", "days": "days"}
 STATUS_EVERY_S = 5.0
 HEARTBEAT_S = 15.0
 POLL_S = 1.0
@@ -66,12 +75,18 @@ def _error(message: str, status: int = 400, **extra: Any) -> JSONResponse:
     return _json({"error": message, **extra}, status)
 
 
-def _param(request: Request, name: str) -> str | None:
+def _label(name: str) -> str:
+    return LABELS.get(name, name)
+
+
+def _param(request: Request, name: str, limit: int = MAX_PARAM) -> str | None:
     v = request.query_params.get(name)
     if v is None or v.strip() == "":
         return None
-    if len(v) > MAX_PARAM or "\x00" in v:
-        raise BadRequest(f"{name} is too long or holds a NUL")
+    if len(v) > limit:
+        raise BadRequest(f"{_label(name)} is too long (at most {limit:,} characters)")
+    if "\x00" in v:
+        raise BadRequest(f"{_label(name)} holds a NUL character")
     return v.strip()
 
 
@@ -82,9 +97,9 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
     try:
         n = int(v)
     except ValueError:
-        raise BadRequest(f"{name} must be an integer") from None
+        raise BadRequest(f"{_label(name)} must be a whole number") from None
     if not lo <= n <= hi:
-        raise BadRequest(f"{name} must be between {lo} and {hi}")
+        raise BadRequest(f"{_label(name)} must be between {lo} and {hi}")
     return n
 
 
@@ -111,10 +126,24 @@ def feed_filter(request: Request) -> items.FeedFilter:
     inactive = (_param(request, "include_inactive") or "1").lower()
     if inactive not in ("0", "1", "true", "false", "yes", "no"):
         raise BadRequest("include_inactive must be 1 or 0")
+    since_at = parse_time(since, _label("since")) if since else None
+    until_at = parse_time(until, _label("until")) if until else None
+    if since_at is not None and until_at is not None and since_at >= until_at:
+        raise BadRequest("the From date is after the To date: swap them, or clear one")
     return items.FeedFilter(
         project=_param(request, "project"), types=tuple(dict.fromkeys(types)), concept=_param(request, "concept"),
-        since=parse_time(since, "since") if since else None, until=parse_time(until, "until") if until else None,
-        kinds=kinds, include_inactive=inactive in ("1", "true", "yes"))
+        since=since_at, until=until_at, kinds=kinds, include_inactive=inactive in ("1", "true", "yes"))
+
+
+def time_zone(request: Request) -> tzinfo | None:
+    """The page's IANA time zone (for day groups), None when not asked; BadRequest when unknown."""
+    name = _param(request, "tz", 64)
+    if name is None:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise BadRequest(f"unknown time zone {name!r}") from None
 
 
 def _mode(state: Any) -> dict[str, Any]:
@@ -127,6 +156,9 @@ def _types(mode: dict[str, Any]) -> list[dict[str, Any]]:
 
 def routes(state: Any) -> list[Route]:
     paths = state.paths
+    compactor = Compactor(paths.db, os.path.join(paths.root, "compaction.pending"))
+    state.compactor = compactor
+    compactor.resume()
 
     def read() -> sqlite3.Connection | None:
         return connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
@@ -229,16 +261,25 @@ def routes(state: Any) -> list[Route]:
             before = _param(request, "before")
             if before is not None:
                 items.Cursor.decode(before)  # a bad cursor is the client's error, before any query
-            page = await with_read(lambda c: items.feed(c, f, before=before, limit=limit), items.Page())
-            return _json({"items": page.items, "next": page.next})
+            tz = time_zone(request)
+            page = await with_read(lambda c: items.feed(c, f, before=before, limit=limit, tz=tz), items.Page())
+            body: dict[str, Any] = {"items": page.items, "next": page.next}
+            if tz is not None:
+                body["counts"] = page.counts or {"days": {}, "sessions": {}}
+            return _json(body)
         return await guarded(go)
 
     async def search(request: Request) -> Response:
         async def go() -> Response:
-            q = _param(request, "q") or _param(request, "query")
+            q = _param(request, "q", MAX_QUERY) or _param(request, "query", MAX_QUERY)
             if not q:
-                raise BadRequest("give q, the text to search for")
+                raise BadRequest("type something to search for")
             f = feed_filter(request)
+            terms = [t.text for t in parse_query(q).terms]
+            if not terms:
+                # An emoji, "*" or "-" alone: no word to look up. Saying so beats listing the newest
+                # items as if they matched.
+                return _json({"items": [], "terms": [], "no_words": True, "semantic": False, "next_offset": None})
             limit = _int(request, "limit", 30, 1, 100)
             offset = _int(request, "offset", 0, 0, 10_000)
             from kenning.search.runtime import current
@@ -261,8 +302,8 @@ def routes(state: Any) -> list[Route]:
             scores = {(h.kind, h.id): h.score for h in hits}
             for it in found:
                 it["score"] = round(scores.get((it["kind"], it["id"]), 0.0), 4)
-            return _json({"items": found, "semantic": runtime.vectors() is not None,
-                          "next_offset": offset + limit if more else None})
+            return _json({"items": found, "terms": terms, "no_words": False,
+                          "semantic": runtime.vectors() is not None, "next_offset": offset + limit if more else None})
         return await guarded(go)
 
     async def observation(request: Request) -> Response:
@@ -293,18 +334,24 @@ def routes(state: Any) -> list[Route]:
         return await guarded(go)
 
     async def delete(oid: int) -> Response:
-        def run() -> dict[str, Any]:
+        """Rows go in one quick transaction; reclaiming the space follows in the background."""
+        def run() -> int:
+            if not os.path.exists(paths.db):
+                return 0
             conn = connect(paths.db)
             try:
-                return fg.forget(conn, paths.db, fg.Filters(ids=(oid,)), dry_run=False)
+                sel = fg.select(conn, fg.Filters(ids=(oid,)))
+                return 0 if sel.empty else fg.apply(conn, sel).get("observations", 0)
             finally:
                 conn.close()
-        out = await run_in_threadpool(run)
+        gone = await run_in_threadpool(run)
         meta_cache.clear()  # a project may have lost its last observation
-        gone = (out.get("deleted") or {}).get("observations", 0)
         if not gone:
             raise detail.NotFound(f"no observation {oid}")
-        return _json({"deleted": gone, "reclaimed": out.get("reclaimed"), "warning": out.get("warning")})
+        return _json({"deleted": gone, "compaction": compactor.request(gone)})
+
+    async def compaction(request: Request) -> Response:
+        return _json(compactor.status())
 
     async def session(request: Request) -> Response:
         async def go() -> Response:
@@ -336,7 +383,7 @@ def routes(state: Any) -> list[Route]:
             project = _param(request, "project")
 
             def run(conn: sqlite3.Connection) -> dict[str, Any]:
-                return {"days": stats.days(conn, n, project), "totals": stats.totals(conn),
+                return {"days": stats.days(conn, n, project), "totals": stats.totals(conn, project), "project": project,
                         "savings": stats.savings(conn, project), "pending_events": repo.pending_count(conn)}
             body = await with_read(run, {"days": [], "totals": {}, "savings": {}, "pending_events": 0})
             body["db_bytes"] = fg.file_bytes(paths.db) if os.path.exists(paths.db) else 0
@@ -354,20 +401,26 @@ def routes(state: Any) -> list[Route]:
 
     async def settings_route(request: Request) -> Response:
         async def go() -> Response:
+            modes = available_modes(paths.modes)
             if request.method == "GET":
-                return _json({"file": paths.settings, "settings": settings_form.describe(state.memory.settings)})
+                return _json({"file": paths.settings, "sections": settings_form.sections(),
+                              "settings": settings_form.describe(state.memory.settings, modes=modes)})
             body = await _body(request)
             changes = body.get("changes") if isinstance(body, dict) else None
             if not isinstance(changes, dict) or not changes:
                 raise BadRequest('the body must be a JSON object like {"changes": {"context_observations": 40}}')
-            saved, errors = await run_in_threadpool(settings_mod.save, paths, changes)
+            errors = settings_form.check_mode(changes, modes)
+            if not errors:
+                _saved, errors = await run_in_threadpool(settings_mod.save, paths, changes)
             if errors:
-                return _error("nothing was saved: " + "; ".join(errors), 400,
-                              problems=settings_form.problems_by_name(errors))
+                problems = settings_form.problems_by_name(errors)
+                return _error("not saved: " + "; ".join(f"{k}: {v}" if k != "_" else v for k, v in problems.items()),
+                              400, problems=problems)
             apply_settings(state)
             restart = sorted(k for k in changes if k in settings_form.RESTART)
-            return _json({"saved": {k: saved.get(k) for k in changes}, "restart_needed": restart,
-                          "settings": settings_form.describe(state.memory.settings)})
+            return _json({"saved": {k: _saved.get(k) for k in changes}, "restart_needed": restart,
+                          "sections": settings_form.sections(),
+                          "settings": settings_form.describe(state.memory.settings, modes=modes)})
         return await guarded(go)
 
     async def stream(request: Request) -> Response:
@@ -395,6 +448,7 @@ def routes(state: Any) -> list[Route]:
         Route("/api/viewer/stats", stats_route),
         Route("/api/viewer/settings", settings_route, methods=["GET", "PUT"]),
         Route("/api/viewer/stream", stream),
+        Route("/api/viewer/compaction", compaction),
     ]
 
 
@@ -476,9 +530,11 @@ async def _events(state: Any, read: Callable[[], sqlite3.Connection | None], sta
 
 def _queue_status(state: Any, conn: sqlite3.Connection | None) -> dict[str, Any]:
     pending = repo.pending_count(conn) if conn is not None else 0
+    compactor = getattr(state, "compactor", None)
     return {"spool_depth": spool.depth(state.paths), "pending_events": pending,
             "observer_busy": state.thread.pipeline.stats.observer_busy,
-            "provider": state.thread.pipeline.observer.name, "at": time.time()}
+            "provider": state.thread.pipeline.observer.name,
+            "compaction": compactor.status() if compactor is not None else None, "at": time.time()}
 
 
 def _latest_root(conn: sqlite3.Connection, project: str) -> str:
