@@ -64,7 +64,7 @@ LABEL = {name: label for _, _, fields in SECTIONS for name, label in fields}
 SECTION = {name: sid for sid, _, fields in SECTIONS for name, _ in fields}
 
 # Shown by default in the viewer; the rest sit behind "show all settings".
-COMMON = ("provider", "model", "cheap_model", "daily_token_budget", "max_concurrent_conversations",
+COMMON = ("provider", "mode", "model", "cheap_model", "daily_token_budget", "max_concurrent_conversations",
           "context_observations", "context_sessions", "context_max_chars", "file_context", "prompt_context",
           "prompt_context_limit", "excluded_projects", "skip_tools", "redact_secrets", "optout_marker",
           "embedding_backend", "search_trigram", "log_level")

@@ -75,16 +75,28 @@ export function query(params) {
   return s ? `?${s}` : '';
 }
 
+/** The worker did not answer at all (stopped, restarting): worth retrying, never "memory is empty". */
+export class NetworkError extends Error {}
+
+/** Whether a failed call may succeed later by itself (worker down, database busy, a 5xx). */
+export const retryable = (err) => err instanceof NetworkError || (err instanceof ApiError && err.status >= 500);
+
 /** One JSON call: api('feed', {params: {limit: 50}}), api('observations/3', {method: 'PATCH', body}). */
 export async function api(path, {method = 'GET', params, body, signal} = {}) {
   const token = getToken();
   if (!token) throw unauthorised('');
   const headers = {Authorization: `Bearer ${token}`, Accept: 'application/json'};
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(BASE + path + query(params), {
-    method, headers, signal, cache: 'no-store', credentials: 'omit',
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res;
+  try {
+    res = await fetch(BASE + path + query(params), {
+      method, headers, signal, cache: 'no-store', credentials: 'omit',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new NetworkError('the worker is not answering');
+  }
   let data = null;
   try {
     data = await res.json();
@@ -93,8 +105,92 @@ export async function api(path, {method = 'GET', params, body, signal} = {}) {
   }
   if (res.status === 401) throw unauthorised((data && data.error) || 'the token was refused');
   if (!res.ok) throw new ApiError((data && data.error) || `${res.status} ${res.statusText}`, res.status, data);
+  link.ok();
   return data;
 }
+
+/**
+ * The connection to the worker as the page sees it. A load that failed for a reason that may
+ * pass (worker stopped, database busy) calls lost(err, retry): the banner says what is wrong
+ * and how to fix it, the worker's public health route is probed with backoff (1 s → 15 s), and
+ * every waiting retry runs once it answers (or the live stream reconnects, or the user presses
+ * Retry now). Listeners get a 'change' event.
+ */
+class Link extends EventTarget {
+  constructor() {
+    super();
+    this.down = false;
+    this.error = null;
+    this.waiting = new Set();
+    this.delay = 1000;
+    this.timer = 0;
+    this.nextAt = 0;
+  }
+
+  lost(err, retry) {
+    if (retry) this.waiting.add(retry);
+    this.error = err;
+    if (this.down) return;
+    this.down = true;
+    this.schedule();
+  }
+
+  schedule() {
+    clearTimeout(this.timer);
+    this.nextAt = Date.now() + this.delay;
+    this.timer = setTimeout(() => this.probe(), this.delay);
+    this.delay = Math.min(15000, this.delay * 2);
+    this.dispatchEvent(new Event('change'));
+  }
+
+  async probe() {
+    clearTimeout(this.timer);
+    this.nextAt = 0;
+    this.dispatchEvent(new Event('change'));
+    let up = false;
+    try {
+      const res = await fetch('/api/health', {cache: 'no-store', credentials: 'omit'});
+      up = res.ok;
+    } catch {
+      up = false;
+    }
+    if (!this.down) return;
+    // Up: the waiting calls run again and say themselves whether they still fail (a busy
+    // database); the delay keeps growing until one of them succeeds.
+    if (up) this.back();
+    else this.schedule();
+  }
+
+  /** Evidence the worker answers (the stream reconnected, a call succeeded): run what waited. */
+  back() {
+    if (!this.down) return;
+    clearTimeout(this.timer);
+    this.down = false;
+    this.error = null;
+    const waiting = [...this.waiting];
+    this.waiting.clear();
+    this.dispatchEvent(new Event('change'));
+    for (const fn of waiting) fn();
+  }
+
+  /** Run fn now, or once the worker answers again. */
+  whenBack(fn) {
+    if (this.down) this.waiting.add(fn);
+    else fn();
+  }
+
+  /** A call succeeded: the next outage starts again from a short delay. */
+  ok() {
+    this.delay = 1000;
+    if (this.down) this.back();
+  }
+
+  retryNow() {
+    if (this.down) this.probe();
+  }
+}
+
+export const link = new Link();
 
 const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
 
@@ -149,6 +245,7 @@ export function openStream({onItem, onStatus, onState}) {
     }
     if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
     onState('connected');
+    link.back();
     delay = 500;
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';

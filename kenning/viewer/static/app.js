@@ -1,10 +1,13 @@
-// Kenning viewer: boot, tabs, header (project, search, live indicator, theme), keyboard.
+// Kenning viewer: boot, tabs, header (project, search, live indicator, theme), the address
+// (route.js), the connection banner, keyboard.
 
-import {api, AuthError, clearToken, getToken, openStream, signIn, takeCodeFromUrl} from './api.js';
-import {h, $, debounce, toast} from './dom.js';
+import {api, AuthError, clearToken, getToken, link, NetworkError, openStream, retryable, signIn,
+  takeCodeFromUrl} from './api.js';
+import {h, $, bytes, debounce, refreshTimes, toast} from './dom.js';
 import {Feed} from './feed.js';
 import {Detail} from './detail.js';
-import {Preview, renderStats, SettingsForm} from './views.js';
+import {readView, writeView} from './route.js';
+import {Preview, SettingsForm, Stats} from './views.js';
 
 const THEME_KEY = 'kenning.theme';
 const root = document.documentElement;
@@ -32,31 +35,43 @@ $('#theme-toggle').addEventListener('click', () => {
 });
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', showTheme);
 
+// The detail panel starts below the header, whatever height the header wraps to.
+new ResizeObserver(() => {
+  root.style.setProperty('--chrome-h', `${Math.ceil($('#chrome').getBoundingClientRect().height)}px`);
+}).observe($('#chrome'));
+
 // ---------------------------------------------------------------------------- state
 
-const state = {meta: null, types: new Map(), stream: null, started: false, statsLoaded: false};
+const state = {meta: null, types: new Map(), concepts: new Map(), stream: null, started: false};
 const typeInfo = (id) => state.types.get(id);
+const conceptLabel = (id) => state.concepts.get(id) || id;
 let metaReady;
 const metaPromise = new Promise((resolve) => { metaReady = resolve; });
 
 const feed = new Feed({
   list: $('#feed'), sentinel: $('#feed-sentinel'), heading: $('#feed-heading'), end: $('#feed-end'),
-  typeInfo, onOpen: (item, el) => detail.openItem(item, el), ready: metaPromise,
+  typeInfo, conceptLabel, ready: metaPromise,
+  onOpen: (item, el) => detail.openItem(item, el),
+  onSession: (sid, el) => detail.openSession(sid, el),
 });
 const detail = new Detail({
   panel: $('#detail'), title: $('#detail-title'), body: $('#detail-body'), back: $('#detail-back'),
-  close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo,
+  close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo, conceptLabel,
+  onChange: () => commit(true),
 });
 const preview = new Preview({form: $('#preview-form'), select: $('#preview-project'), size: $('#preview-size'),
   excluded: $('#preview-excluded'), pre: $('#preview-text')});
 const settings = new SettingsForm({form: $('#settings-form'), fields: $('#settings-fields'),
   status: $('#settings-status'), all: $('#settings-all'), file: $('#settings-file')});
+const stats = new Stats($('#stats'), typeInfo);
 
 // ----------------------------------------------------------------------------- tabs
 
 const tabs = [...document.querySelectorAll('[role="tab"]')];
+const tabName = (t) => t.id.replace(/^tab-/, '');
+const currentTab = () => tabs.find((t) => t.getAttribute('aria-selected') === 'true') || tabs[0];
 
-function selectTab(tab, focus = false) {
+function selectTab(tab, {focus = false, record = true} = {}) {
   for (const t of tabs) {
     const on = t === tab;
     t.setAttribute('aria-selected', on ? 'true' : 'false');
@@ -64,10 +79,12 @@ function selectTab(tab, focus = false) {
     document.getElementById(t.getAttribute('aria-controls')).hidden = !on;
   }
   if (focus) tab.focus();
+  if (record) commit(true);
   if (!state.started) return;
-  if (tab.id === 'tab-stats') renderStats($('#stats'), typeInfo);
-  if (tab.id === 'tab-preview') preview.load();
-  if (tab.id === 'tab-settings' && !settings.settings.length) settings.load();
+  const name = tabName(tab);
+  if (name === 'stats') stats.load($('#project').value);
+  if (name === 'preview') preview.load();
+  if (name === 'settings' && !settings.settings.length) settings.load();
 }
 
 for (const t of tabs) t.addEventListener('click', () => selectTab(t));
@@ -81,9 +98,56 @@ $('.tabs').addEventListener('keydown', (e) => {
   else if (e.key === 'End') j = tabs.length - 1;
   if (j === null) return;
   e.preventDefault();
-  selectTab(tabs[j], true);
+  selectTab(tabs[j], {focus: true});
 });
-const currentTab = () => tabs.find((t) => t.getAttribute('aria-selected') === 'true');
+
+// -------------------------------------------------------------------------- address
+
+/** The view as the controls show it now. */
+function currentView() {
+  return {tab: tabName(currentTab()), project: $('#project').value, type: $('#f-type').value,
+    concept: $('#f-concept').value, from: $('#f-from').value, to: $('#f-to').value, q: $('#search').value.trim(),
+    item: detail.ref};
+}
+
+let restoring = false;
+/** Record the view in the address (a new Back step with push); nothing while a view is restored. */
+function commit(push) {
+  if (restoring || !state.started) return;
+  writeView(currentView(), {push});
+}
+
+function setSelect(sel, value) {
+  if (value && ![...sel.options].some((o) => o.value === value)) {
+    sel.append(h('option', {value}, value)); // from a link: kept even before meta names it
+  }
+  sel.value = value;
+}
+
+/** Show what the address says: tab, filters, query and open item (load, Back, a pasted link). */
+function restore(view) {
+  restoring = true;
+  try {
+    setSelect($('#project'), view.project);
+    setSelect($('#f-type'), view.type);
+    setSelect($('#f-concept'), view.concept);
+    $('#f-from').value = view.from;
+    $('#f-to').value = view.to;
+    $('#search').value = view.q;
+    checkDates();
+    const tab = tabs.find((t) => tabName(t) === view.tab) || tabs[0];
+    if (tab !== currentTab() || !state.restoredOnce) selectTab(tab, {record: false});
+    state.restoredOnce = true;
+    feed.setView(filterValues(), view.q);
+    detail.openRef(view.item);
+  } finally {
+    restoring = false;
+  }
+}
+
+window.addEventListener('popstate', () => {
+  if (state.started) restore(readView());
+});
 
 // ---------------------------------------------------------------------- token flow
 
@@ -93,11 +157,11 @@ function showTokenForm(message) {
     state.stream = null;
   }
   state.started = false;
-  setLive('offline');
+  setLive('signed-out');
   document.body.classList.add('needs-token');
   $('#token-view').hidden = false;
   for (const t of tabs) document.getElementById(t.getAttribute('aria-controls')).hidden = true;
-  detail.close();
+  detail.close({quiet: true});
   $('#token-why').textContent = message || 'This page needs the worker\'s access token.';
   $('#token-input').value = '';
   $('#token-input').focus();
@@ -122,11 +186,14 @@ $('#token-form').addEventListener('submit', async (e) => {
 
 // ----------------------------------------------------------------------------- live
 
+const LIVE_TEXT = {connected: 'live', reconnecting: 'reconnecting', offline: 'offline', 'signed-out': 'not signed in',
+  unauthorised: 'not signed in'};
+
 function setLive(st) {
   const live = $('#live');
   if (live.dataset.state === st) return;
   live.dataset.state = st;
-  $('#live-state').textContent = st === 'connected' ? 'live' : st;
+  $('#live-state').textContent = LIVE_TEXT[st] || st;
 }
 
 function onStatus(s) {
@@ -137,6 +204,7 @@ function onStatus(s) {
   obs.textContent = s.observer_busy ? 'observer working' : 'observer idle';
   obs.dataset.busy = s.observer_busy ? 'true' : 'false';
   obs.title = s.provider ? `observer: ${s.provider}` : '';
+  if (s.compaction) showCompaction(s.compaction);
 }
 
 function onItem(item) {
@@ -147,18 +215,75 @@ function onItem(item) {
   feed.prepend(item);
 }
 
+// ------------------------------------------------------------ compaction after a delete
+
+let lastCompaction = null;
+function showCompaction(c) {
+  const el = $('#compaction');
+  const bar = $('#compaction-bar');
+  const text = $('#compaction-text');
+  const was = lastCompaction;
+  lastCompaction = c;
+  if (c.state === 'waiting' || c.state === 'running') {
+    el.hidden = false;
+    el.dataset.state = c.state;
+    const step = c.state === 'running' && c.step ? ` (step ${c.step} of ${c.steps}: ${c.phase})` : '';
+    text.textContent = c.state === 'waiting' ? 'Compacting the database soon…' : `Compacting the database${step}…`;
+    if (typeof c.fraction === 'number') bar.value = c.fraction;
+    else bar.removeAttribute('value');
+    return;
+  }
+  if (was && (was.state === 'waiting' || was.state === 'running')) {
+    el.hidden = true;
+    if (c.state === 'done') {
+      const freed = Math.max(0, (c.bytes_before || 0) - (c.bytes_after || 0));
+      toast(`Compacted: the deleted text is gone from disk${freed ? ` (${bytes(freed)} freed)` : ''}.`);
+    } else if (c.state === 'failed') {
+      toast(`Deleted, but not compacted yet: ${c.error}`, 'error');
+    }
+  }
+}
+document.addEventListener('kenning:compaction', (e) => {
+  if (e.detail) showCompaction(e.detail);
+});
+
+// ------------------------------------------------------------------ connection banner
+
+function showLink() {
+  const banner = $('#banner');
+  if (!link.down) {
+    banner.hidden = true;
+    return;
+  }
+  const err = link.error;
+  const down = err instanceof NetworkError || !err;
+  banner.hidden = false;
+  $('#banner-what').textContent = down ? 'The Kenning worker is not answering.'
+    : `The worker could not answer: ${err.message}.`;
+  $('#banner-fix').hidden = !down;
+  const secs = link.nextAt ? Math.max(0, Math.ceil((link.nextAt - Date.now()) / 1000)) : 0;
+  $('#banner-retry').textContent = link.nextAt ? `Trying again in ${secs} s; what you see stays until then.`
+    : 'Trying again now…';
+}
+link.addEventListener('change', showLink);
+setInterval(() => {
+  if (link.down) showLink();
+}, 1000);
+$('#banner-now').addEventListener('click', () => link.retryNow());
+
 // ---------------------------------------------------------------------------- boot
 
 function fillSelect(sel, options, keepFirst = true) {
   const first = keepFirst ? sel.firstElementChild : null;
   const value = sel.value;
   sel.replaceChildren(...(first ? [first] : []), ...options);
-  if ([...sel.options].some((o) => o.value === value)) sel.value = value;
+  if (value && ![...sel.options].some((o) => o.value === value)) sel.append(h('option', {value}, value));
+  sel.value = value;
 }
 
 function fillProjects() {
   const projects = state.meta.projects || [];
-  fillSelect($('#project'), projects.map((p) => h('option', {value: p.project}, p.name || p.project)));
+  fillSelect($('#project'), projects.map((p) => h('option', {value: p.project, title: p.root || p.project}, p.name || p.project)));
   preview.setProjects(projects, $('#project').value || (projects[0] && projects[0].project));
 }
 
@@ -169,14 +294,29 @@ function applyMeta(meta) {
   state.types = new Map(meta.types.map((t) => [t.id, t]));
   detail.meta = meta;
   fillProjects();
-  fillSelect($('#f-type'), meta.types.map((t) => h('option', {value: t.id}, `${t.emoji || ''} ${t.label || t.id}`)));
+  fillSelect($('#f-type'), meta.types.map((t) => h('option', {value: t.id}, t.label || t.id)));
   const concepts = [];
   for (const c of [...(meta.known_concepts || []), ...(meta.concepts || [])]) {
     const it = typeof c === 'string' ? {id: c, label: c} : c;
     if (it && it.id && !concepts.some((x) => x.id === it.id)) concepts.push(it);
   }
+  state.concepts = new Map(concepts.map((c) => [c.id, c.label || c.id]));
   fillSelect($('#f-concept'), concepts.map((c) => h('option', {value: c.id}, c.label || c.id)));
   if (meta.token_file) $('#token-file').textContent = meta.token_file;
+}
+
+async function loadMeta() {
+  try {
+    applyMeta(await api('meta'));
+    metaReady();
+    feed.describe();
+  } catch (err) {
+    if (err instanceof AuthError) return;
+    if (!state.meta) applyMeta({types: [], projects: [], concepts: []});
+    metaReady(); // the feed shows its rows meanwhile, with plain type names
+    if (retryable(err)) link.lost(err, loadMeta);
+    else toast(`Could not load the page's lists: ${err.message}`, 'error');
+  }
 }
 
 async function start() {
@@ -187,17 +327,10 @@ async function start() {
   document.body.classList.remove('needs-token');
   $('#token-view').hidden = true;
   state.started = true;
-  selectTab(currentTab() || tabs[0]);
-  const first = feed.reset();
-  try {
-    applyMeta(await api('meta'));
-  } catch (err) {
-    if (err instanceof AuthError) return;
-    toast(`Could not reach the worker: ${err.message}`, 'error');
-    applyMeta({types: [], projects: [], concepts: []});
-  } finally {
-    metaReady();
-  }
+  setLive('offline');
+  restore(readView());
+  const first = feed.loading;
+  await loadMeta();
   if (!state.stream && state.started) {
     state.stream = openStream({onItem, onStatus, onState: setLive});
   }
@@ -206,49 +339,77 @@ async function start() {
 
 // ------------------------------------------------------------------ feed controls
 
+function filterValues() {
+  return {project: $('#project').value, type: $('#f-type').value, concept: $('#f-concept').value,
+    from: $('#f-from').value, to: $('#f-to').value};
+}
+
+/** A From date after the To date is refused here, with the reason, before any request. */
+function checkDates() {
+  const from = $('#f-from').value;
+  const to = $('#f-to').value;
+  const bad = Boolean(from && to && from > to);
+  for (const id of ['#f-from', '#f-to']) {
+    if (bad) $(id).setAttribute('aria-invalid', 'true');
+    else $(id).removeAttribute('aria-invalid');
+  }
+  $('#filters-error').textContent = bad ? 'The From date is after the To date: swap them, or clear one.' : '';
+  return !bad;
+}
+
+function applyFilters() {
+  if (!checkDates()) return;
+  feed.setView(filterValues(), $('#search').value);
+  commit(true);
+}
+
 $('#project').addEventListener('change', () => {
-  feed.setFilters({project: $('#project').value});
+  applyFilters();
   if ($('#project').value) {
     $('#preview-project').value = $('#project').value;
-    if (currentTab().id === 'tab-preview') preview.load();
+    if (tabName(currentTab()) === 'preview') preview.load();
   }
+  if (tabName(currentTab()) === 'stats') stats.load($('#project').value);
 });
-$('#filters').addEventListener('change', () => {
-  feed.setFilters({type: $('#f-type').value, concept: $('#f-concept').value, from: $('#f-from').value,
-    to: $('#f-to').value});
-});
+$('#filters').addEventListener('change', applyFilters);
 $('#filters').addEventListener('submit', (e) => e.preventDefault());
 $('#f-clear').addEventListener('click', () => {
   for (const id of ['#f-type', '#f-concept', '#f-from', '#f-to']) $(id).value = '';
-  feed.setFilters({type: '', concept: '', from: '', to: ''});
+  applyFilters();
 });
 
 const search = $('#search');
+let searchPushed = false; // one Back step per search, not one per keystroke
 const runSearch = () => {
-  if (currentTab().id !== 'tab-feed') selectTab($('#tab-feed'));
-  return feed.search(search.value);
+  if (tabName(currentTab()) !== 'feed') selectTab($('#tab-feed'), {record: false});
+  const p = feed.setView(filterValues(), search.value);
+  commit(!searchPushed);
+  searchPushed = true;
+  return p;
 };
 const searchSoon = debounce(runSearch, 250);
+const endSearch = () => {
+  searchSoon.cancel();
+  searchPushed = false;
+  feed.setView(filterValues(), '');
+  commit(true);
+};
 search.addEventListener('input', () => {
-  if (!search.value.trim()) {
-    searchSoon.cancel();
-    feed.clearSearch();
-  } else {
-    searchSoon();
-  }
+  if (!search.value.trim()) endSearch();
+  else searchSoon();
 });
 $('#search-form').addEventListener('submit', (e) => {
   e.preventDefault();
   searchSoon.cancel();
   runSearch();
+  searchPushed = false;
 });
 search.addEventListener('keydown', (e) => {
   if (e.key === 'Escape') {
     e.preventDefault();
     e.stopPropagation();
-    searchSoon.cancel();
     search.value = '';
-    feed.clearSearch();
+    endSearch();
   }
 });
 
@@ -274,7 +435,7 @@ document.addEventListener('keydown', (e) => {
     search.focus();
     search.select();
   } else if (e.key === 'j' || e.key === 'k') {
-    if (currentTab().id !== 'tab-feed') return;
+    if (tabName(currentTab()) !== 'feed') return;
     if (detail.isOpen && detail.panel.contains(e.target)) return;
     e.preventDefault();
     feed.move(e.key === 'j' ? 1 : -1);
@@ -283,7 +444,13 @@ document.addEventListener('keydown', (e) => {
 
 document.addEventListener('kenning:settings-saved', () => {
   // context_* settings change what the next session is told: refresh the preview next time.
-  if (currentTab().id === 'tab-preview') preview.load();
+  if (tabName(currentTab()) === 'preview') preview.load();
+});
+
+// "5 minutes ago" stays true while the page is open.
+setInterval(() => refreshTimes(), 30000);
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) refreshTimes();
 });
 
 takeCodeFromUrl().then((problem) => {

@@ -1,17 +1,36 @@
 // The detail panel: one observation (facts, narrative, files, concepts, session, prompt,
 // tokens, related notes) with its actions, or a session's timeline.
 
-import {api, ApiError, AuthError} from './api.js';
-import {h, clear, fullTime, num, toast, plain} from './dom.js';
+import {api, ApiError, AuthError, link, retryable} from './api.js';
+import {h, clear, fullTime, num, toast, plain, rich} from './dom.js';
 
 export class Detail {
-  constructor({panel, title, body, back, close, dialog, meta, feed, typeInfo}) {
-    Object.assign(this, {panel, title, body, back, meta, feed, typeInfo, dialog});
+  constructor({panel, title, body, back, close, dialog, meta, feed, typeInfo, conceptLabel, onChange}) {
+    Object.assign(this, {panel, title, body, back, meta, feed, typeInfo, dialog, conceptLabel, onChange});
     this.stack = [];
     this.opener = null;
     this.ctrl = null;
+    this.found = null; // the search hit an observation was opened from: its score and matched words
     close.addEventListener('click', () => this.close());
     back.addEventListener('click', () => this.goBack());
+  }
+
+  /** The open view as the address says it: 'o12', 's5' or ''. */
+  get ref() {
+    if (!this.current) return '';
+    return `${this.current.kind === 'observation' ? 'o' : 's'}${this.current.id}`;
+  }
+
+  /** Open what an address names (reload, Back, a pasted link); '' closes. */
+  openRef(ref) {
+    if (ref === this.ref) return;
+    if (!ref) {
+      this.close({quiet: true});
+      return;
+    }
+    this.stack = [];
+    this.found = null;
+    this.show({kind: ref[0] === 'o' ? 'observation' : 'session', id: Number(ref.slice(1))}, false, true);
   }
 
   get isOpen() {
@@ -22,12 +41,21 @@ export class Detail {
   openItem(item, opener) {
     this.opener = opener || document.activeElement;
     this.stack = [];
+    this.found = typeof item.score === 'number' ? {score: item.score, rx: this.feed.rx} : null;
     if (item.kind === 'observation') this.show({kind: 'observation', id: item.id});
     else this.show({kind: 'session', id: item.session_id});
   }
 
-  show(view, push = false) {
+  openSession(id, opener) {
+    this.opener = opener || document.activeElement;
+    this.stack = [];
+    this.found = null;
+    this.show({kind: 'session', id});
+  }
+
+  show(view, push = false, quiet = false) {
     if (push && this.current) this.stack.push(this.current);
+    if (push) this.found = null;
     this.current = view;
     this.back.hidden = this.stack.length === 0;
     this.panel.hidden = false;
@@ -37,10 +65,24 @@ export class Detail {
     clear(this.body).append(h('p', {class: 'muted'}, 'Loading…'));
     this.title.textContent = view.kind === 'observation' ? `Observation #${view.id}` : `Session #${view.id}`;
     this.title.focus();
-    const load = view.kind === 'observation' ? this.loadObservation(view.id) : this.loadSession(view.id);
-    return load.catch((err) => {
+    if (!quiet) this.onChange(this.ref);
+    return this.load(view);
+  }
+
+  load(view) {
+    const run = view.kind === 'observation' ? this.loadObservation(view.id) : this.loadSession(view.id);
+    return run.catch((err) => {
       if (err.name === 'AbortError' || err instanceof AuthError) return;
-      clear(this.body).append(h('p', {class: 'error'}, err.message));
+      if (retryable(err)) {
+        clear(this.body).append(h('p', {class: 'error'}, `Could not load this: ${err.message}. It loads by itself `
+          + 'when the worker answers.'));
+        link.lost(err, () => {
+          if (this.current === view) this.load(view);
+        });
+        return;
+      }
+      clear(this.body).append(h('p', {class: 'error'}, err.status === 404
+        ? 'This is not in memory (any more): it was deleted, or the link is wrong.' : err.message));
     });
   }
 
@@ -52,13 +94,14 @@ export class Detail {
     }
   }
 
-  close() {
+  close({quiet = false} = {}) {
     if (this.panel.hidden) return;
     if (this.ctrl) this.ctrl.abort();
     this.panel.hidden = true;
     document.body.classList.remove('has-detail');
     this.current = null;
     this.stack = [];
+    if (!quiet) this.onChange('');
     const opener = this.opener;
     this.opener = null;
     if (opener && opener.isConnected) opener.focus();
@@ -80,7 +123,8 @@ export class Detail {
     const info = this.typeInfo(o.type) || {};
     const key = `o:${o.id}`;
     this.lastKey = key;
-    this.title.textContent = o.title || `Observation #${o.id}`;
+    const rx = this.found ? this.found.rx : null;
+    this.title.replaceChildren(...rich(o.title || `Observation #${o.id}`, rx));
     const status = o.status || 'active';
     const retracted = status === 'retracted';
 
@@ -128,20 +172,21 @@ export class Detail {
     const sections = [
       h('p', {class: 'detail-badges'},
         h('span', {class: ['badge', `badge-${o.type}`], title: info.description || ''},
-          h('span', {'aria-hidden': 'true'}, info.emoji || '•'), ' ', info.label || o.type),
+          h('span', {class: ['dot', `fill-${o.type}`], 'aria-hidden': 'true'}), info.label || o.type),
         retracted ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
         status === 'superseded' ? h('span', {class: 'flag flag-superseded'}, 'superseded') : null,
         h('span', {class: 'muted'}, `#${o.id} · ${o.project || ''} · ${fullTime(o.created_at)}`)),
-      o.subtitle ? h('p', {class: 'detail-sub'}, o.subtitle) : null,
+      o.subtitle ? h('p', {class: 'detail-sub'}, rich(o.subtitle, rx)) : null,
       h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, editBtn, retractBtn, deleteBtn),
       editSlot,
-      section('Facts', facts.length ? h('ul', {class: 'facts'}, facts.map((f) => h('li', null, f)))
+      section('Facts', facts.length ? h('ul', {class: 'facts'}, facts.map((f) => h('li', null, rich(f, rx))))
         : h('p', {class: 'muted'}, 'none')),
-      section('Narrative', o.narrative ? h('p', {class: 'narrative'}, o.narrative) : h('p', {class: 'muted'}, 'none')),
+      section('Narrative', o.narrative ? h('p', {class: 'narrative'}, rich(o.narrative, rx)) : h('p', {class: 'muted'}, 'none')),
       section('Files', h('dl', {class: 'kv'},
         h('dt', null, 'Modified'), h('dd', null, fileList(modified)),
         h('dt', null, 'Read'), h('dd', null, fileList(read)))),
-      section('Concepts', concepts.length ? h('ul', {class: 'chips'}, concepts.map((c) => h('li', {class: 'chip'}, c)))
+      section('Concepts', concepts.length ? h('ul', {class: 'chips'}, concepts.map((c) => h('li', {class: 'chip', title: c},
+        this.conceptLabel(c))))
         : h('p', {class: 'muted'}, 'none')),
       s ? section('Session', h('p', null,
         h('button', {type: 'button', class: 'link', id: 'open-session', onclick: () => this.show({kind: 'session', id: s.id}, true)},
@@ -154,7 +199,8 @@ export class Detail {
         h('dt', null, 'Record'), h('dd', null, `~${num(o.tokens)}`),
         o.source_tokens !== undefined ? [h('dt', null, 'Source (what it compresses)'), h('dd', null, num(o.source_tokens))] : null,
         o.tokens_spent !== undefined ? [h('dt', null, 'Observer spent'), h('dd', null, num(o.tokens_spent))] : null,
-        o.observer ? [h('dt', null, 'Observer'), h('dd', null, o.observer)] : null)),
+        o.observer ? [h('dt', null, 'Observer'), h('dd', null, o.observer)] : null,
+        this.found ? [h('dt', null, 'Search score'), h('dd', {class: 'score'}, this.found.score.toFixed(2))] : null)),
       section(`Other observations on the same files (${(data.related || []).length})`,
         this.itemList(data.related || [], 'No other observation touched these files.')),
     ];
@@ -212,23 +258,35 @@ export class Detail {
     return o;
   }
 
+  /** Delete for good, after a dialog whose default is Cancel and which offers the reversible way. */
   confirmDelete(o) {
     const d = this.dialog;
     document.getElementById('confirm-what').textContent = `“${o.title}” (#${o.id})`;
+    const instead = document.getElementById('confirm-retract');
+    instead.hidden = o.status === 'retracted';
     d.returnValue = '';
     d.addEventListener('close', async () => {
+      if (d.returnValue === 'retract') {
+        document.getElementById('act-retract')?.click();
+        return;
+      }
       if (d.returnValue !== 'delete') {
         document.getElementById('act-delete')?.focus();
         return;
       }
+      const buttons = [...this.body.querySelectorAll('.actions button')];
+      for (const b of buttons) b.disabled = true;
       try {
-        await api(`observations/${o.id}`, {method: 'DELETE'});
-        this.feed.remove(`o:${o.id}`);
-        this.opener = null;
+        const res = await api(`observations/${o.id}`, {method: 'DELETE'});
+        const next = this.feed.remove(`o:${o.id}`);
+        this.opener = next;
         this.close();
-        toast(`Deleted #${o.id}.`);
+        if (!next) document.getElementById('search')?.focus();
+        toast(`Deleted #${o.id}. The database file is compacted in the background.`);
+        document.dispatchEvent(new CustomEvent('kenning:compaction', {detail: res.compaction}));
       } catch (err) {
-        if (!(err instanceof AuthError)) toast(err instanceof ApiError ? err.message : String(err), 'error');
+        for (const b of buttons) b.disabled = false;
+        if (!(err instanceof AuthError)) toast(`Not deleted: ${err instanceof ApiError ? err.message : String(err)}`, 'error');
       }
     }, {once: true});
     d.showModal();
@@ -264,8 +322,9 @@ export class Detail {
         type: 'button', class: ['mini-item', `status-${it.status || 'active'}`],
         onclick: () => this.show(it.kind === 'observation' ? {kind: 'observation', id: it.id}
           : {kind: 'session', id: it.session_id}, true),
-      }, h('span', {'aria-hidden': 'true'}, info.emoji || '•'), ' ',
-      h('span', {class: 'mini-title'}, it.title || '(untitled)'),
+      }, h('span', {class: ['dot', `fill-${it.kind === 'observation' ? it.type : it.kind}`], 'aria-hidden': 'true'}),
+      h('span', {class: 'mini-type'}, it.kind === 'observation' ? (info.label || it.type) : it.kind), ' ',
+      h('span', {class: 'mini-title'}, rich(it.title || '(untitled)')),
       it.status === 'retracted' ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
       h('span', {class: 'muted'}, ` · ${fullTime(it.at)}`)));
     }));

@@ -69,9 +69,111 @@ export function shortDay(isoDay) {
   return y ? dayFmt.format(new Date(y, m - 1, d)) : String(isoDay);
 }
 
+/** A <time> that says "5 minutes ago"; refreshTimes() keeps every one of them current. */
 export function timeEl(epochSeconds) {
-  return h('time', {datetime: new Date(epochSeconds * 1000).toISOString(), title: fullTime(epochSeconds)},
-    when(epochSeconds));
+  return h('time', {datetime: new Date(epochSeconds * 1000).toISOString(), title: fullTime(epochSeconds),
+    dataset: {at: String(epochSeconds)}}, when(epochSeconds));
+}
+
+export function refreshTimes(root = document) {
+  for (const el of root.querySelectorAll('time[data-at]')) {
+    const text = when(Number(el.dataset.at));
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
+
+const longDay = new Intl.DateTimeFormat(undefined, {weekday: 'long', month: 'long', day: 'numeric'});
+const longDayYear = new Intl.DateTimeFormat(undefined, {weekday: 'long', month: 'long', day: 'numeric', year: 'numeric'});
+const dateOnly = new Intl.DateTimeFormat(undefined, {day: 'numeric', month: 'short', year: 'numeric'});
+
+/** The local calendar day of an instant, as YYYY-MM-DD (what the feed groups by). */
+export function localDay(epochSeconds) {
+  const d = new Date(epochSeconds * 1000);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** "Today", "Yesterday", or the weekday and date of a YYYY-MM-DD day. */
+export function dayName(isoDay) {
+  const [y, m, d] = isoDay.split('-').map(Number);
+  const date = new Date(y, m - 1, d);
+  const today = new Date();
+  today.setHours(0, 0, 0, 0);
+  const diff = Math.round((today - date) / 86400000);
+  if (diff === 0) return 'Today';
+  if (diff === 1) return 'Yesterday';
+  return (y === today.getFullYear() ? longDay : longDayYear).format(date);
+}
+
+/** A YYYY-MM-DD day for a sentence: "3 Jan 2026". */
+export function dateText(isoDay) {
+  const [y, m, d] = String(isoDay).split('-').map(Number);
+  return y ? dateOnly.format(new Date(y, m - 1, d)) : String(isoDay);
+}
+
+/** Text shortened to n characters at a word boundary when one is near. */
+export function shorten(text, n = 60) {
+  const s = String(text).replace(/\s+/g, ' ').trim();
+  if (s.length <= n) return s;
+  let head = s.slice(0, n - 1);
+  const sp = head.lastIndexOf(' ');
+  if (sp > n * 0.6) head = head.slice(0, sp);
+  return `${head.replace(/[\s,;:.-]+$/, '')}…`;
+}
+
+export const plural = (n, one, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
+
+// ------------------------------------------------------------------------ rich text
+
+function escapeRx(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * A pattern for the words a search matched. Plain words match as word prefixes after dropping
+ * a common ending (the index stems "tests" to "test"); identifiers and paths match as written.
+ */
+export function matcher(terms) {
+  const parts = [];
+  for (const t of terms || []) {
+    const w = String(t).toLowerCase();
+    if (!w) continue;
+    if (/^[\p{L}\p{N}]+$/u.test(w)) {
+      const stem = w.length > 4 ? w.replace(/(ing|ed|es|s)$/u, '') : w;
+      parts.push(`${escapeRx(stem)}[\\p{L}\\p{N}_]*`);
+    } else {
+      parts.push(escapeRx(w));
+    }
+  }
+  if (!parts.length) return null;
+  return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${parts.join('|')})`, 'giu');
+}
+
+function marked(text, rx) {
+  if (!rx || !text) return [text];
+  const out = [];
+  let last = 0;
+  rx.lastIndex = 0;
+  for (const m of text.matchAll(rx)) {
+    if (!m[0]) continue;
+    if (m.index > last) out.push(text.slice(last, m.index));
+    out.push(h('mark', null, m[0]));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+/** Memory text as nodes: `backticks` become <code>, matched words <mark>; never markup from the text. */
+export function rich(text, rx = null) {
+  const s = String(text || '');
+  const out = [];
+  const parts = s.split(/`([^`\n]+)`/);
+  parts.forEach((part, i) => {
+    if (!part) return;
+    if (i % 2) out.push(h('code', {class: 'inline'}, marked(part, rx)));
+    else out.push(...marked(part, rx));
+  });
+  return out;
 }
 
 const nf = new Intl.NumberFormat();

@@ -1,6 +1,6 @@
 // The other tabs: next-session preview, stats, settings.
 
-import {api, ApiError, AuthError} from './api.js';
+import {api, ApiError, AuthError, link, retryable} from './api.js';
 import {h, svg, clear, num, bytes, plain, shortDay, toast} from './dom.js';
 
 // --------------------------------------------------------------------------- preview
@@ -45,27 +45,55 @@ export class Preview {
       this.excluded.textContent = exText;
       document.dispatchEvent(new CustomEvent('kenning:preview-loaded'));
     } catch (err) {
-      if (!(err instanceof AuthError)) this.size.textContent = `Could not build the preview: ${err.message}`;
+      if (err instanceof AuthError) return;
+      this.size.textContent = `Could not build the preview: ${err.message}.`
+        + (retryable(err) ? ' It loads by itself when the worker answers.' : '');
+      if (retryable(err)) link.lost(err, () => this.load());
     }
   }
 }
 
 // ----------------------------------------------------------------------------- stats
 
-function barChart({days, series, label, unit, typeClass}) {
-  const W = 720;
-  const H = 160;
-  const pad = 24;
+/**
+ * Every field the Stats page reads from /api/viewer/stats goes through need(): a field the API
+ * does not send is a console error (which fails the browser tests) instead of a silent "–", and
+ * the paths read are kept in STATS_READ for the contract test.
+ */
+export const STATS_READ = new Set();
+
+function need(body, path) {
+  STATS_READ.add(path);
+  let v = body;
+  for (const part of path.split('.')) {
+    if (v === null || typeof v !== 'object' || !(part in v)) {
+      console.error(`stats: the API response has no ${path}`);
+      return undefined;
+    }
+    v = v[part];
+  }
+  return v;
+}
+
+const CHART_H = 150;
+const PAD_LEFT = 34;
+
+/** Bars drawn at the chart's real pixel width (never stretched), labels every ~64 px. */
+function barChart({days, series, label, unit, typeClass, width}) {
+  const W = Math.max(240, Math.floor(width));
+  const H = CHART_H;
   const n = Math.max(days.length, 1);
   const max = Math.max(1, ...days.map((d) => series.reduce((a, s) => a + (s.value(d) || 0), 0)));
-  const bw = (W - pad) / n;
-  const chart = svg('svg', {viewBox: `0 0 ${W} ${H + 20}`, class: 'chart', role: 'img', 'aria-label': label,
-    preserveAspectRatio: 'none'});
-  chart.append(svg('line', {x1: pad, y1: H, x2: W, y2: H, class: 'axis'}));
-  chart.append(svg('text', {x: 0, y: 10, class: 'tick'}, num(max)));
+  const bw = (W - PAD_LEFT) / n;
+  const chart = svg('svg', {viewBox: `0 0 ${W} ${H + 22}`, width: W, height: H + 22, class: 'chart', role: 'img',
+    'aria-label': label});
+  chart.append(svg('line', {x1: PAD_LEFT, y1: H, x2: W, y2: H, class: 'axis'}));
+  chart.append(svg('text', {x: PAD_LEFT - 4, y: 12, class: 'tick', 'text-anchor': 'end'}, compact(max)));
+  chart.append(svg('text', {x: PAD_LEFT - 4, y: H, class: 'tick', 'text-anchor': 'end'}, '0'));
+  const every = Math.max(1, Math.ceil(64 / bw));
   days.forEach((d, i) => {
     let y = H;
-    const x = pad + i * bw;
+    const x = PAD_LEFT + i * bw;
     const total = series.reduce((a, s) => a + (s.value(d) || 0), 0);
     const g = svg('g', {class: 'bar'});
     g.append(svg('title', null, `${d.day}: ${num(total)} ${unit}` +
@@ -73,86 +101,139 @@ function barChart({days, series, label, unit, typeClass}) {
     for (const s of series) {
       const v = s.value(d) || 0;
       if (!v) continue;
-      const bh = (v / max) * (H - 14);
+      const bh = (v / max) * (H - 16);
       y -= bh;
       g.append(svg('rect', {x: x + 1, y, width: Math.max(1, bw - 2), height: bh, class: typeClass(s)}));
     }
     chart.append(g);
-    if (n <= 14 || i % Math.ceil(n / 10) === 0) {
-      chart.append(svg('text', {x: x + bw / 2, y: H + 14, class: 'tick', 'text-anchor': 'middle'}, shortDay(d.day)));
+    if ((n - 1 - i) % every === 0) {
+      chart.append(svg('text', {x: x + bw / 2, y: H + 16, class: 'tick', 'text-anchor': 'middle'}, shortDay(d.day)));
     }
   });
   return chart;
 }
+
+const compactFmt = new Intl.NumberFormat(undefined, {notation: 'compact', maximumFractionDigits: 1});
+const compact = (n) => compactFmt.format(n);
 
 function kv(entries) {
   return h('dl', {class: 'kv'}, entries.filter(([, v]) => v !== undefined).map(([k, v]) =>
     [h('dt', null, k), h('dd', null, v instanceof Node ? v : plain(v))]));
 }
 
-export async function renderStats(root, typeInfo) {
-  let body;
-  try {
-    body = await api('stats', {params: {days: 30}});
-  } catch (err) {
-    if (!(err instanceof AuthError)) clear(root).append(h('p', {class: 'error'}, `Could not load stats: ${err.message}`));
-    return;
-  }
-  const days = body.days || [];
-  const typeIds = [];
-  for (const d of days) for (const t of Object.keys(d.observations || {})) if (!typeIds.includes(t)) typeIds.push(t);
-  const obsSeries = typeIds.map((t) => ({id: t, name: (typeInfo(t) || {}).label || t, value: (d) => (d.observations || {})[t]}));
-  const tokSeries = [
-    {id: 'in', name: 'input', value: (d) => d.tokens_in},
-    {id: 'out', name: 'output', value: (d) => d.tokens_out},
-  ];
-  const totals = body.totals || {};
-  const sv = body.savings || {};
-  const obs = body.observer || {};
-  const {provider, busy, why, last_error: lastError, ...more} = obs;
-  const legend = h('ul', {class: 'legend', 'aria-label': 'Types'}, obsSeries.map((s) =>
-    h('li', null, h('span', {class: ['swatch', `fill-${s.id}`], 'aria-hidden': 'true'}), s.name)));
-  const tokenTotal = days.reduce((a, d) => a + (d.tokens_in || 0) + (d.tokens_out || 0), 0);
-  const calls = days.reduce((a, d) => a + (d.calls || 0), 0);
+function pct(v) {
+  return v === undefined || v === null ? '–' : `${Number(v).toFixed(1)}%`;
+}
 
-  clear(root).append(
-    h('div', {class: 'cards'},
-      card('Observations', num(totals.observations)),
-      card('Sessions', num(totals.sessions)),
-      card('Prompts', num(totals.prompts)),
-      card('Summaries', num(totals.summaries)),
-      card('Database', bytes(body.db_bytes)),
-      card('Spool depth', num(body.spool_depth)),
-      card('Pending events', num(body.pending_events)),
-      card('Saved', sv.saved_pct === undefined || sv.saved_pct === null ? '–' : `${Number(sv.saved_pct).toFixed(1)}%`)),
-    h('section', {class: 'panel'},
-      h('h3', null, `Observations per day and type (last ${days.length} days)`),
-      days.length ? barChart({days, series: obsSeries, label: 'Observations per day, stacked by type', unit: 'observations',
-        typeClass: (s) => `fill-${s.id}`}) : h('p', {class: 'muted'}, 'No data yet.'),
-      legend,
-      dayTable(days, 'Observations per day', ['Day', 'Total'], (d) => [d.day, num(d.total)])),
-    h('section', {class: 'panel'},
-      h('h3', null, 'Tokens the observer spent per day'),
-      h('p', {class: 'muted'}, `${num(tokenTotal)} tokens in ${num(calls)} calls over these days.`),
-      tokenTotal ? barChart({days, series: tokSeries, label: 'Observer tokens per day (input and output)', unit: 'tokens',
-        typeClass: (s) => `fill-tokens-${s.id}`}) : h('p', {class: 'muted'}, 'No model calls: the rules observer costs no tokens.'),
-      h('ul', {class: 'legend'}, h('li', null, h('span', {class: 'swatch fill-tokens-in', 'aria-hidden': 'true'}), 'input'),
-        h('li', null, h('span', {class: 'swatch fill-tokens-out', 'aria-hidden': 'true'}), 'output')),
-      dayTable(days, 'Observer tokens per day', ['Day', 'Input', 'Output', 'Cache read', 'Calls'],
-        (d) => [d.day, num(d.tokens_in), num(d.tokens_out), num(d.cache_read), num(d.calls)])),
-    h('section', {class: 'panel'},
-      h('h3', null, 'Savings'),
-      kv([['Source tokens (what was observed)', sv.source_tokens], ['Stored tokens (the memory)', sv.stored_tokens],
-        ['Observer tokens (the cost)', sv.observer_tokens],
-        ['Saved', sv.saved_pct === undefined || sv.saved_pct === null ? undefined : `${Number(sv.saved_pct).toFixed(1)}%`]])),
-    h('section', {class: 'panel', id: 'observer-status'},
-      h('h3', null, 'Observer'),
-      kv([['Provider', provider], ['Working', busy], ['Why this provider', why],
-        ['Last error', lastError ? h('span', {class: 'error'}, lastError) : 'none'],
-        ...Object.entries(more).map(([k, v]) => [k.replace(/_/g, ' '), v])])),
-    body.embedding ? h('section', {class: 'panel'}, h('h3', null, 'Embeddings'),
-      kv(Object.entries(body.embedding).map(([k, v]) => [k.replace(/_/g, ' '), v]))) : null,
-  );
+/** The embedding back-end's state in words (a default install has none that works offline). */
+function embeddingText(e) {
+  const state = e.state;
+  const model = e.model ? ` (${e.model})` : '';
+  if (state === 'off') return 'Off: search matches keywords only. Set “Search by meaning with” in Settings to turn it on.';
+  if (state === 'failed') return `Not available${model}: ${e.detail || 'the model did not load'}. Search matches keywords only.`;
+  if (state === 'ready') return `On${model}: ${num(e.vectors || 0)} memories searchable by meaning.`;
+  if (state === 'indexing') {
+    return `Indexing${model}: ${num(e.vectors || 0)} done` + (e.missing > 0 ? `, ${num(e.missing)} to go.` : '.');
+  }
+  if (state === 'loading') return `Loading the model${model}…`;
+  return `${state || 'unknown'}${model}${e.detail ? `: ${e.detail}` : ''}`;
+}
+
+/** The Stats tab: one load per call (project: '' for all), redrawn to its width on resize. */
+export class Stats {
+  constructor(root, typeInfo) {
+    Object.assign(this, {root, typeInfo});
+    this.body = null;
+    this.project = '';
+    this.width = 0;
+    new ResizeObserver(() => {
+      const w = this.root.clientWidth;
+      if (this.body && Math.abs(w - this.width) > 8) this.render();
+    }).observe(root);
+  }
+
+  async load(project) {
+    this.project = project || '';
+    if (!this.body) clear(this.root).append(h('p', {class: 'muted'}, 'Loading…'));
+    try {
+      this.body = await api('stats', {params: {days: 30, project: this.project}});
+    } catch (err) {
+      if (err instanceof AuthError) return;
+      clear(this.root).append(h('p', {class: 'error'}, `Could not load stats: ${err.message}.`
+        + (retryable(err) ? ' They load by themselves when the worker answers.' : '')));
+      this.body = null;
+      if (retryable(err)) link.lost(err, () => this.load(this.project));
+      return;
+    }
+    this.render();
+  }
+
+  render() {
+    const body = this.body;
+    const root = this.root;
+    this.width = root.clientWidth;
+    const chartW = Math.max(240, this.width - 34); // the panel's padding
+    const days = need(body, 'days') || [];
+    const typeIds = [];
+    for (const d of days) for (const t of Object.keys(d.observations || {})) if (!typeIds.includes(t)) typeIds.push(t);
+    const obsSeries = typeIds.map((t) => ({id: t, name: (this.typeInfo(t) || {}).label || t, value: (d) => (d.observations || {})[t]}));
+    const tokSeries = [
+      {id: 'in', name: 'input', value: (d) => d.tokens_in},
+      {id: 'out', name: 'output', value: (d) => d.tokens_out},
+    ];
+    const legend = h('ul', {class: 'legend', 'aria-label': 'Types'}, obsSeries.map((s) =>
+      h('li', null, h('span', {class: ['swatch', `fill-${s.id}`], 'aria-hidden': 'true'}), s.name)));
+    const tokenTotal = days.reduce((a, d) => a + (d.tokens_in || 0) + (d.tokens_out || 0), 0);
+    const calls = days.reduce((a, d) => a + (d.calls || 0), 0);
+    const observer = need(body, 'observer') || {};
+    const {provider, busy, why, last_error: lastError, ...more} = observer;
+    const embedding = need(body, 'embedding') || {};
+    const where = this.project ? `in ${this.project}` : 'in all projects';
+
+    clear(root).append(
+      h('p', {class: 'stats-scope', id: 'stats-scope'}, `Memory ${where}`,
+        this.project ? h('span', {class: 'muted'}, ' (the project picker above chooses)') : null),
+      h('div', {class: 'cards'},
+        card('Observations', num(need(body, 'totals.observations'))),
+        card('Still true', num(need(body, 'totals.active_observations'))),
+        card('Sessions', num(need(body, 'totals.sessions'))),
+        card('Prompts', num(need(body, 'totals.prompts'))),
+        card('Summaries', num(need(body, 'totals.summaries'))),
+        card('Saved', pct(need(body, 'savings.saved_pct'))),
+        card('Database (all projects)', bytes(need(body, 'db_bytes'))),
+        card('Waiting to be processed', num((need(body, 'spool_depth') || 0) + (need(body, 'pending_events') || 0)))),
+      h('section', {class: 'panel'},
+        h('h3', null, `Observations per day and type, last ${days.length} days`),
+        days.some((d) => d.total) ? barChart({days, series: obsSeries, label: 'Observations per day, stacked by type',
+          unit: 'observations', typeClass: (s) => `fill-${s.id}`, width: chartW}) : h('p', {class: 'muted'}, `No observations ${where} in these days.`),
+        legend,
+        dayTable(days, 'Observations per day', ['Day', 'Total'], (d) => [d.day, num(d.total)])),
+      h('section', {class: 'panel'},
+        h('h3', null, 'Tokens the observer spent per day (all projects)'),
+        h('p', {class: 'muted'}, `${num(tokenTotal)} tokens in ${num(calls)} calls over these days.`),
+        tokenTotal ? barChart({days, series: tokSeries, label: 'Observer tokens per day (input and output)', unit: 'tokens',
+          typeClass: (s) => `fill-tokens-${s.id}`, width: chartW}) : h('p', {class: 'muted'}, 'No model calls: the rules observer costs no tokens.'),
+        tokenTotal ? h('ul', {class: 'legend'}, h('li', null, h('span', {class: 'swatch fill-tokens-in', 'aria-hidden': 'true'}), 'input'),
+          h('li', null, h('span', {class: 'swatch fill-tokens-out', 'aria-hidden': 'true'}), 'output')) : null,
+        dayTable(days, 'Observer tokens per day', ['Day', 'Input', 'Output', 'Cache read', 'Calls'],
+          (d) => [d.day, num(d.tokens_in), num(d.tokens_out), num(d.cache_read), num(d.calls)])),
+      h('section', {class: 'panel', id: 'savings'},
+        h('h3', null, `What memory saves ${where}`),
+        h('p', {class: 'muted'}, 'Work the observer read, against what reading its memory costs the agent.'),
+        kv([['Work observed (tokens)', num(need(body, 'savings.work_tokens'))],
+          ['Reading the index of it (tokens)', num(need(body, 'savings.index_tokens'))],
+          ['Reading every full record (tokens)', num(need(body, 'savings.full_tokens'))],
+          ['Observer cost (tokens)', num(need(body, 'savings.observer_tokens'))],
+          ['Saved', pct(need(body, 'savings.saved_pct'))]])),
+      h('section', {class: 'panel', id: 'observer-status'},
+        h('h3', null, 'Observer'),
+        kv([['Provider', provider], ['Working now', busy], ['Why this provider', why],
+          ['Last error', lastError ? h('span', {class: 'error'}, lastError) : 'none'],
+          ...Object.entries(more).map(([k, v]) => [k.replace(/_/g, ' '), v])])),
+      h('section', {class: 'panel', id: 'embedding-status'}, h('h3', null, 'Search by meaning'),
+        h('p', null, embeddingText(embedding))),
+    );
+  }
 }
 
 function card(label, value) {
@@ -173,6 +254,7 @@ export class SettingsForm {
   constructor({form, fields, status, all, file}) {
     Object.assign(this, {form, fields, status, all, file});
     this.settings = [];
+    this.sections = [];
     all.addEventListener('change', () => this.render());
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -190,12 +272,15 @@ export class SettingsForm {
       const body = await api('settings');
       this.apply(body);
     } catch (err) {
-      if (!(err instanceof AuthError)) this.status.textContent = `Could not load settings: ${err.message}`;
+      if (err instanceof AuthError) return;
+      this.status.textContent = `Could not load settings: ${err.message}.`;
+      if (retryable(err)) link.lost(err, () => this.load());
     }
   }
 
   apply(body) {
     this.settings = body.settings || [];
+    this.sections = body.sections || [];
     if (body.file) this.file.textContent = body.file;
     this.render();
   }
@@ -203,7 +288,13 @@ export class SettingsForm {
   render() {
     const showAll = this.all.checked;
     const shown = this.settings.filter((s) => showAll || s.common);
-    clear(this.fields).append(...shown.map((s) => this.field(s)));
+    const groups = this.sections.map((sec) => {
+      const fields = shown.filter((s) => s.section === sec.id);
+      if (!fields.length) return null;
+      return h('fieldset', {class: 'settings-section', id: `section-${sec.id}`},
+        h('legend', null, sec.title), h('div', {class: 'section-fields'}, fields.map((s) => this.field(s))));
+    });
+    clear(this.fields).append(...groups.filter(Boolean));
   }
 
   field(s) {
@@ -233,12 +324,15 @@ export class SettingsForm {
     input.dataset.kind = s.kind;
     const range = (s.kind === 'int' || s.kind === 'float') && (s.min !== undefined || s.max !== undefined)
       ? ` (${s.min ?? '…'} to ${s.max ?? '…'})` : '';
+    // Values as they are typed: a port is 37800, not "37,800".
+    const asTyped = (v) => (typeof v === 'boolean' ? (v ? 'on' : 'off') : String(v));
     const defText = ` Default: ${Array.isArray(s.default) ? (s.default.length ? s.default.join(', ') : 'none')
-      : (s.default === '' ? 'empty' : (s.default === null ? 'automatic' : plain(s.default)))}.`;
+      : (s.default === '' ? 'empty' : (s.default === null ? 'automatic' : asTyped(s.default)))}.`;
     const tags = [];
     if (!s.live) tags.push(h('span', {class: 'tag', title: 'takes effect after `kenning worker restart`'}, 'restart'));
     if (s.env) tags.push(h('span', {class: 'tag tag-env', title: `${s.env} is set: the environment wins over the file`}, s.env));
-    const label = h('label', {for: id}, s.name, ' ', tags);
+    const label = h('label', {for: id}, h('span', {class: 'label-text'}, s.label || s.name), ' ',
+      h('code', {class: 'key'}, s.name), ' ', tags);
     const envNote = s.env ? ` ${s.env} is set in the worker's environment: it wins over a saved value.` : '';
     const help = h('p', {class: 'help', id: helpId}, `${s.help || ''}${range}.${defText}${envNote}`.replace('..', '.'));
     const err = h('p', {class: 'error field-error', id: errId, role: 'alert'});
@@ -296,7 +390,7 @@ export class SettingsForm {
     }
     if (Object.keys(problems).length) {
       this.showProblems(problems);
-      this.status.textContent = 'Not saved: fix the fields marked below.';
+      this.status.textContent = 'Not saved: fix the fields marked in red.';
       this.status.dataset.kind = 'error';
       return;
     }
@@ -320,7 +414,8 @@ export class SettingsForm {
       this.status.dataset.kind = 'error';
       if (err instanceof ApiError && err.body && err.body.problems) {
         this.showProblems(err.body.problems);
-        this.status.textContent = `Not saved: ${err.message}`;
+        const general = err.body.problems._;
+        this.status.textContent = general ? `Not saved: ${general}` : 'Not saved: fix the fields marked in red.';
       } else {
         this.status.textContent = `Not saved: ${err.message}`;
         toast(err.message, 'error');
