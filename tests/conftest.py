@@ -45,10 +45,16 @@ class Home:
         self.key = canonical(str(self.project))  # the project key of self.project's rows
         self.env = {**os.environ, "KENNING_DATA_DIR": str(self.data), "KENNING_PORT": str(self.port)}
         self.env.pop("KENNING_INTERNAL", None)
+        # The interpreter of the CLI, hooks and worker: this checkout's, or an installed wheel's
+        # (tests/support/wheel.py), run isolated (-I) so the checkout never shadows the wheel.
+        self.python = sys.executable
+
+    def _argv(self) -> list[str]:
+        return [self.python, "-m", "kenning"] if self.python == sys.executable else [self.python, "-I", "-m", "kenning"]
 
     def kenning(self, *args: str, timeout: float = 60, **kw: Any) -> subprocess.CompletedProcess[str]:
         """Run the real ``kenning`` CLI in this installation."""
-        return subprocess.run([sys.executable, "-m", "kenning", *args], env=self.env, capture_output=True,
+        return subprocess.run([*self._argv(), *args], env=self.env, capture_output=True,
                               text=True, timeout=timeout, **kw)
 
     def hook(self, event: str, payload: Any, *, timeout: float = 30,
@@ -60,7 +66,7 @@ class Home:
             data = payload.encode()
         else:
             data = payload
-        return subprocess.run([sys.executable, "-I", "-m", "kenning", "hook", "claude-code", event], input=data,
+        return subprocess.run([self.python, "-I", "-m", "kenning", "hook", "claude-code", event], input=data,
                               env={**self.env, **(env or {})}, capture_output=True, timeout=timeout,
                               cwd=str(self.project))
 

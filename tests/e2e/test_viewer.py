@@ -1,128 +1,52 @@
 """The web viewer in a real browser: Debian's headless Chromium driven by Playwright, a real
 worker, and observations made by real hook processes from captured Claude Code payloads.
 
-Every test fails on any console error or uncaught page error (``ConsoleErrors``); the few a
-step provokes on purpose (a refused token, a 400 from the settings form, a refused connection
-while the worker restarts) are allowed by pattern inside that step only. Screenshots of each
-view go to $KENNING_TEST_ARTIFACTS or .artifacts/viewer/.
+The worker, the CLI and the hooks run from the wheel installed in a scratch venv
+(``installed``/``worker`` fixtures, tests/support/wheel.py), never from this checkout: what a
+user installs is what is tested. Every test fails on any console error or uncaught page error
+(``ConsoleErrors``); the few a step provokes on purpose (a refused token, a 400 from the
+settings form, a refused connection while the worker restarts) are allowed by pattern inside
+that step only. Screenshots of each view, at 1440x900 and 390x844, go to
+$KENNING_TEST_ARTIFACTS or .artifacts/viewer/.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.conftest import Home, load_fixture
+from tests.conftest import Home
 from tests.support import browser as br
+from tests.support.viewer import (
+    DECISION_TITLE,
+    FEATURE_TITLE,
+    OUTAGE,
+    PROMPT,
+    TIMEOUT_MS,
+    api,
+    base,
+    capture_turn,
+    item,
+    keys,
+    obs_row,
+    open_viewer,
+    scroll_to_end,
+    shot,
+    sign_in_url,
+    token,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(br.missing() is not None, reason=str(br.missing()))]
 # Not page.wait_for_function: it evaluates a string, which the page's CSP (no 'unsafe-eval') refuses.
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed").expect
 
-PROMPT = "Please write hello.txt with a greeting. We always use pnpm, never npm."
-FEATURE_TITLE = "Added hello.txt"
-DECISION_TITLE = "We always use pnpm, never npm"
 HOSTILE = '<b>bold</b><img src="x" onerror="window.__pwned = 1">'
-TIMEOUT_MS = 20_000
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-# ------------------------------------------------------------------------------ helpers
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    with br.chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def worker(home: Home) -> Home:
-    """A real worker with the offline rules observer and no embedding model."""
-    home.env["KENNING_PROVIDER"] = "rules"
-    home.env["KENNING_EMBEDDING_BACKEND"] = "none"
-    home.start_worker()
-    return home
-
-
-@pytest.fixture
-def page(chromium: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-    p = context.new_page()
-    p.set_default_timeout(TIMEOUT_MS)
-    errors = br.ConsoleErrors(p)
-    p.errors = errors  # type: ignore[attr-defined]
-    try:
-        yield p
-        errors.check()
-    finally:
-        context.close()
-
-
-def token(home: Home) -> str:
-    from kenning.paths import read_token
-
-    return read_token(home.paths)
-
-
-def base(home: Home) -> str:
-    return f"http://127.0.0.1:{home.port}/"
-
-
-def sign_in_url(home: Home) -> str:
-    """The address `kenning open --print` gives: a one-time code, never the token."""
-    r = home.kenning("open", "--print")
-    assert r.returncode == 0, r.stderr
-    url = r.stdout.strip()
-    assert url.startswith(f"{base(home)}#code=") and token(home) not in url, url
-    return url
-
-
-def open_viewer(page: Any, home: Home) -> None:
-    page.goto(sign_in_url(home))
-    page.wait_for_selector("#live[data-state='connected']")
-    page.wait_for_selector("#feed[aria-busy='false']", state="attached")
-
-
-def api(home: Home, path: str) -> Any:
-    from kenning.hook.client import request
-
-    res = request(home.port, "GET", f"/api/viewer/{path}", token=token(home), timeout=15)
-    assert res is not None and res[0] == 200, res
-    return json.loads(res[1])
-
-
-def capture_turn(home: Home, session: str, prompt: str = PROMPT) -> None:
-    """One prompt turn through real hook processes: prompt, a Write, Stop (the rules observer
-    turns it into a `feature` note on hello.txt, plus a `decision` for the stated rule)."""
-    for name in ("SessionStart.startup", "UserPromptSubmit", "PostToolUse.Write", "Stop"):
-        payload = load_fixture(f"print-mode/events/{name}.json", cwd=str(home.project))
-        payload["session_id"] = session
-        if name == "UserPromptSubmit":
-            payload["prompt"] = prompt
-        r = home.hook(payload["hook_event_name"], payload)
-        assert r.returncode == 0, r.stderr
-
-
-def item(page: Any, text: str) -> Any:
-    """The feed row of the observation whose title holds ``text`` (its summary may say it too)."""
-    return page.locator("#feed article.item[data-kind='observation']", has_text=text)
-
-
-def shot(page: Any, name: str) -> None:
-    page.screenshot(path=str(br.artifacts_dir() / f"{name}.png"))
-
-
-def obs_row(home: Home, like: str) -> Any:
-    conn = home.db()
-    try:
-        return conn.execute("SELECT * FROM observations WHERE title LIKE ?", (f"%{like}%",)).fetchone()
-    finally:
-        conn.close()
 
 
 # -------------------------------------------------------------------------------- tests
@@ -152,11 +76,12 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     assert kinds[0] == "summary" and "prompt" in kinds  # newest first: the turn reads backwards
     shot(page, "feed-live")
 
-    # Search (debounced as you type; the results replace the feed).
+    # Search (debounced as you type; the results replace the feed, the matched word marked; the
+    # score and token sizes are for the detail only).
     page.fill("#search", "hello")
-    expect(page.locator("#feed-heading")).to_contain_text("hello")
-    page.wait_for_selector("#feed article.item .score")
-    assert item(page, FEATURE_TITLE).count() == 1
+    expect(page.locator("#feed-heading")).to_contain_text(re.compile(r"\d+ results? for “hello”"))
+    expect(item(page, FEATURE_TITLE).locator(".item-title mark")).to_have_text(re.compile("^hello", re.I))
+    assert page.locator("#feed .score").count() == 0 and "tokens" not in page.locator("#feed").inner_text()
     shot(page, "search")
 
     # Detail: facts, narrative, files, concepts, session, prompt, tokens.
@@ -167,8 +92,8 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     page.wait_for_selector("#detail-body .facts")
     body = page.locator("#detail-body").inner_text()
     assert "hello.txt" in body and "Created hello.txt" in body
-    assert "what-changed" in body and "Session #" in body and PROMPT in body
-    assert re.search(r"Record\s+~\d+", body)
+    assert "What changed" in body and "Session #" in body and PROMPT in body
+    assert re.search(r"Record\s+~\d+", body) and re.search(r"Search score\s+\d+\.\d\d", body)
     shot(page, "detail")
 
     # Session timeline (prompts → observations → summary), then back.
@@ -213,7 +138,8 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     expect(page.locator("#feed-heading")).to_have_text(re.compile(r"^Newest first"))
     item(page, DECISION_TITLE).wait_for()
 
-    # Delete, with a real <dialog>: Cancel keeps it, Delete forgets it and the row goes.
+    # Delete, with a real <dialog> whose default is Cancel: Cancel keeps it, Delete forgets it,
+    # the row goes and the focus lands on its neighbour, not on the page body.
     did = obs_row(home, DECISION_TITLE)["id"]
     item(page, DECISION_TITLE).click()
     page.wait_for_selector("#act-delete")
@@ -221,7 +147,8 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     dialog = page.locator("dialog#confirm-delete")
     dialog.wait_for()
     assert page.evaluate("document.querySelector('#confirm-delete').open") is True
-    assert DECISION_TITLE in dialog.inner_text()
+    assert DECISION_TITLE in dialog.inner_text() and "cannot be undone" in dialog.inner_text()
+    assert page.evaluate("document.activeElement.id") == "confirm-cancel"
     shot(page, "delete-dialog")
     page.click("#confirm-cancel")
     dialog.wait_for(state="hidden")
@@ -231,6 +158,7 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     page.click("#confirm-ok")
     item(page, DECISION_TITLE).wait_for(state="detached")
     detail.wait_for(state="hidden")
+    assert page.evaluate("document.activeElement.closest('article.item') !== null")
     assert obs_row(home, DECISION_TITLE) is None
     assert home.db().execute("SELECT COUNT(*) FROM observations WHERE id = ?", (did,)).fetchone()[0] == 0
     # Reloaded from the server, the feed agrees.
@@ -245,6 +173,8 @@ def test_token_form_when_missing_or_refused(worker: Home, page: Any) -> None:
     page.goto(base(home))
     page.wait_for_selector("#token-view:not([hidden])")
     assert page.evaluate("document.activeElement.id") == "token-input"
+    # The worker is up: the page says it is not signed in, not that the worker is "offline".
+    assert page.locator("#live-state").inner_text() == "not signed in"
     shot(page, "token-form")
     # A wrong token: the worker answers 401 (Chromium logs the failed load), the form comes back.
     with page.errors.allow(r"status of 401"):
@@ -282,16 +212,40 @@ def test_a_sign_in_code_works_once(worker: Home, chromium: Any) -> None:
             context.close()
 
 
-def test_settings_saved_validated_and_reloaded(worker: Home, page: Any) -> None:
-    home = worker
+def test_settings_saved_validated_and_reloaded(installed: Home, page: Any) -> None:
+    home = installed
+    home.paths.ensure()
+    os.makedirs(home.paths.modes, exist_ok=True)
+    with open(os.path.join(home.paths.modes, "terse.json"), "w", encoding="utf-8") as fh:
+        json.dump({"id": "terse", "parent": "code"}, fh)  # a user's own mode
+    home.env["KENNING_EMBEDDING_BACKEND"] = "none"
+    home.start_worker()
     open_viewer(page, home)
     page.click("#tab-settings")
     field = page.locator("#set-context_observations")
     field.wait_for()
-    assert page.locator("label[for='set-context_observations']").is_visible()
+    # Sections with plain-language labels; the key is there, small.
+    legends = page.eval_on_selector_all("#settings-fields legend", "els => els.map(e => e.textContent)")
+    assert legends[0].startswith("Observer") and "What a new session is told" in legends
+    label = page.locator("label[for='set-context_observations']")
+    assert label.is_visible() and label.locator(".label-text").inner_text() == "Observations listed"
+    assert label.locator("code.key").inner_text() == "context_observations"
     assert "observations listed at session start" in page.locator("#set-context_observations-help").inner_text()
     assert page.locator("#set-redact_custom").count() == 0  # not a common setting
+    # The mode is a choice among the modes that exist (bundled and the user's own).
+    modes = page.eval_on_selector_all("#set-mode option", "els => els.map(e => e.value)")
+    assert modes == ["code", "code-chill", "terse"]
     shot(page, "settings")
+
+    # A mode that does not exist is refused by the worker too, in words, and not saved.
+    with page.errors.allow(r"status of 400"):
+        status, body = page.evaluate("""() => fetch('/api/viewer/settings', {method: 'PUT',
+            headers: {Authorization: 'Bearer ' + localStorage.getItem('kenning.session'),
+                      'Content-Type': 'application/json'},
+            body: JSON.stringify({changes: {mode: 'nope'}})}).then(r => r.json().then(b => [r.status, b]))""")
+    assert status == 400 and "no mode 'nope'" in body["problems"]["mode"] and "terse" in body["problems"]["mode"]
+    assert "nothing was saved" not in body["error"] and "ignored" not in body["error"]
+    assert "nope" not in _settings_text(home)
 
     # Out of range: caught in the page, nothing is sent nor saved.
     field.fill("9999")
@@ -321,8 +275,15 @@ def test_settings_saved_validated_and_reloaded(worker: Home, page: Any) -> None:
     with page.errors.allow(r"status of 400"):
         page.click("#settings-form button[type=submit]")
         expect(page.locator("#set-redact_custom-error")).not_to_be_empty()
-    assert page.locator("#settings-status").inner_text().startswith("Not saved")
+    status_text = page.locator("#settings-status").inner_text()
+    assert status_text.startswith("Not saved") and "nothing was saved" not in status_text
+    assert "ignored" not in page.locator("#set-redact_custom-error").inner_text()
     assert "broken" not in _settings_text(home)
+    # Numbers as typed: the port's default reads 37800-something, never "37,800".
+    port_help = page.locator("#set-port-help").inner_text()
+    assert re.search(r"Default: automatic", port_help) or re.search(r"\b3\d{4}\b", port_help), port_help
+    assert not re.search(r"\d,\d{3}\.\s*Default", page.locator("#set-log_max_bytes-help").inner_text())
+    assert "Default: 5242880." in page.locator("#set-log_max_bytes-help").inner_text()
     shot(page, "settings-problem")
 
     # Reloaded, the form shows the saved values.
@@ -364,9 +325,9 @@ def test_next_session_preview_and_stats(worker: Home, page: Any) -> None:
     stats = page.locator("#stats").inner_text()
     n = api(home, "stats")["totals"]["observations"]
     assert n >= 2 and re.search(rf"\b{n}\s+Observations", stats)
-    assert "Database" in stats and "Spool depth" in stats and "rules" in stats
+    assert "Database" in stats and "Waiting to be processed" in stats and "rules" in stats
     assert page.locator("#stats svg.chart rect").count() >= 1
-    shot(page, "stats")
+    shot(page, "stats", full_page=True)
 
 
 def test_theme_toggle_and_keyboard(worker: Home, page: Any) -> None:
@@ -433,12 +394,13 @@ def test_theme_toggle_and_keyboard(worker: Home, page: Any) -> None:
     assert unnamed == []
 
 
-def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
+def test_infinite_scroll_grouping_and_filters(installed: Home, page: Any) -> None:
     import datetime
 
     from tests.support.search_rows import Rows
 
     # 180 observations over ~7 days in two projects, written before the worker starts.
+    home = installed
     now = time.time()
     home.paths.ensure()
     rows = Rows(home.paths.db)
@@ -446,7 +408,8 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
     for i in range(180):
         project = "beta" if i % 6 == 0 else "alpha"
         rows.obs(f"Note {i:03d} about the ledger", project=project, session=f"s{i // 20}", type=types[i % 4],
-                 concepts=["gotcha"] if i % 5 == 0 else ["pattern"], at=now - 3600 * i - 60)
+                 concepts=["gotcha"] if i % 5 == 0 else ["pattern"], at=now - 3600 * i - 60,
+                 subtitle="1 created, 0 modified" if i % 2 else "why the ledger drifts")
     # Memory text is data, never markup: the oldest row's title is HTML.
     rows.obs(HOSTILE, project="gamma", session="x", type="discovery", narrative=HOSTILE, at=now - 3600 * 200)
     rows.conn.close()
@@ -459,16 +422,39 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
     first = feed.first
     first.evaluate("e => { e.dataset.mark = 'first-node'; }")
     # Scrolling loads the next pages (appended: the first row is still the same node).
-    while page.locator("#feed-end").is_hidden():
-        page.locator("#feed-sentinel").scroll_into_view_if_needed()
-        page.wait_for_timeout(100)
+    scroll_to_end(page)
     assert page.locator("#feed-end").inner_text() == "The beginning of memory."
-    keys = page.eval_on_selector_all("#feed article.item", "els => els.map(e => e.dataset.key)")
-    assert len(keys) == len(set(keys)) == 181
+    got = keys(page)
+    assert len(got) == len(set(got)) == 181
     assert feed.first.get_attribute("data-mark") == "first-node"
     titles = page.eval_on_selector_all("#feed article.item .item-title", "els => els.map(e => e.textContent)")
     assert titles == [f"Note {i:03d} about the ledger" for i in range(180)] + [HOSTILE]  # newest first
     assert page.locator("#feed img, #feed b").count() == 0
+    # No filler: "1 created, 0 modified" is not shown, a real subtitle is.
+    subs = page.eval_on_selector_all("#feed .item-sub", "els => els.map(e => e.textContent)")
+    assert subs and set(subs) == {"why the ledger drifts"}
+
+    # Grouped by local day, then by session, each group with its true count.
+    def local_day(at: float) -> str:
+        return datetime.datetime.fromtimestamp(at).date().isoformat()
+
+    stamps = [now - 3600 * i - 60 for i in range(180)] + [now - 3600 * 200]
+    want_days: dict[str, int] = {}
+    for at in stamps:
+        want_days[local_day(at)] = want_days.get(local_day(at), 0) + 1
+    shown_days = page.eval_on_selector_all(
+        "#feed > section.day", "els => els.map(e => [e.dataset.day, e.querySelector('.day-count').textContent])")
+    assert [d for d, _ in shown_days] == list(want_days)
+    assert all(text == (f"{want_days[d]} items" if want_days[d] != 1 else "1 item") for d, text in shown_days)
+    assert page.locator("#feed > section.day").first.locator(".day-name").inner_text() == "Today"
+    conn = home.db()
+    per_session = dict(conn.execute("SELECT session_id, COUNT(*) FROM observations GROUP BY session_id").fetchall())
+    conn.close()
+    sessions = page.eval_on_selector_all("#feed .session", """els => els.map(e =>
+        [Number(e.dataset.session), e.querySelector('.session-count').textContent])""")
+    assert sessions
+    for sid, text in sessions:
+        assert text == (f"{per_session[sid]} items" if per_session[sid] != 1 else "1 item")
     feed.last.click()
     expect(page.locator("#detail-body .narrative")).to_have_text(HOSTILE)
     assert page.locator("#detail img, #detail b").count() == 0
@@ -482,16 +468,22 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
     expect(page.locator("#feed-heading")).to_contain_text("project beta")
     expect(page.locator("#feed-end")).to_be_visible()
     assert feed.count() == 30
-    assert shown("querySelector('.project').textContent") == {"beta"}
+    assert shown("dataset.project") == {"beta"}
+    assert page.locator("#feed-end").inner_text() == "No older items in beta."
     page.select_option("#project", "")
     page.select_option("#f-type", "bugfix")
     expect(page.locator("#feed-heading")).to_contain_text("type Bug fix")
     expect(feed.first).to_be_visible()
     assert shown("className.split(' ').find(c => c.startsWith('type-'))") == {"type-bugfix"}
     page.select_option("#f-concept", "gotcha")
-    expect(page.locator("#feed-heading")).to_contain_text("concept gotcha")
+    expect(page.locator("#feed-heading")).to_contain_text("concept Gotcha")
     expect(page.locator("#feed-end")).to_be_visible()
     assert feed.count() == len([i for i in range(180) if i % 4 == 0 and i % 5 == 0])
+    # An empty result says what is true, with the filters in words.
+    page.select_option("#project", "gamma")
+    expect(page.locator("#feed-end")).to_have_text("No bug fix observations about “Gotcha” in gamma.")
+    shot(page, "feed-empty-filtered")
+    page.select_option("#project", "")
     page.click("#f-clear")
     # One day: the rows of that local day only.
     day = datetime.datetime.fromtimestamp(now - 3 * 86400).date()
@@ -501,6 +493,12 @@ def test_infinite_scroll_and_filters(home: Home, page: Any) -> None:
     expect(page.locator("#feed-end")).to_be_visible()
     want = [i for i in range(180) if datetime.datetime.fromtimestamp(now - 3600 * i - 60).date() == day]
     assert feed.count() == len(want) > 0
+    # A reversed range is refused in the page, with the reason; the feed stays as it was.
+    before = keys(page)
+    page.fill("#f-from", (day + datetime.timedelta(days=2)).isoformat())
+    expect(page.locator("#filters-error")).to_contain_text("From date is after the To date")
+    assert page.get_attribute("#f-from", "aria-invalid") == "true" and keys(page) == before
+    shot(page, "filters-reversed")
 
     # A live item outside the filters stays out; the default feed shows it.
     page.click("#f-clear")
@@ -519,7 +517,7 @@ def test_live_stream_reconnects_after_worker_restart(worker: Home, page: Any) ->
     home = worker
     open_viewer(page, home)
     # While the worker is down Chromium logs each refused reconnect as a failed load.
-    with page.errors.allow(r"ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_CONNECTION_RESET|Failed to load resource"):
+    with page.errors.allow(OUTAGE):
         home.stop_worker()
         page.wait_for_selector("#live[data-state='reconnecting']")
         shot(page, "reconnecting")

@@ -222,3 +222,57 @@ def test_stream_sends_new_items_status_and_resumes(live: tuple[Home, httpx.Clien
     again = [e for e in wait_for(out2, lambda e: e[0] == "item" and e[2]["kind"] == "observation") if e[0] == "item"]
     assert [e[2]["key"] for e in again] == [e[2]["key"] for e in got[1:]]
     stop2.set()
+
+
+def test_search_says_when_there_is_nothing_to_search_and_errors_speak_plainly(
+        live: tuple[Home, httpx.Client]) -> None:
+    home, c = live
+    say(home, "We always squash-merge pull requests here.")
+    home.flush()
+    for q in ("🙂", "*", "-", "()"):
+        body = c.get("/api/viewer/search", params={"q": q}).json()
+        assert body["no_words"] is True and body["items"] == [] and body["terms"] == [], q
+    body = c.get("/api/viewer/search", params={"q": "squash merges"}).json()
+    assert body["no_words"] is False and body["terms"] == ["squash", "merges"] and body["items"]
+    assert c.get("/api/viewer/search", params={"q": "squash " + "x" * 10_000}).status_code == 200  # its head is used
+    r = c.get("/api/viewer/search", params={"q": "x" * 20_000})
+    assert r.status_code == 400 and "the search text is too long" in r.json()["error"]
+    assert " q " not in r.json()["error"]
+    for route in ("feed", "search"):
+        r = c.get(f"/api/viewer/{route}", params={"q": "squash", "since": "2026-03-10", "until": "2026-03-01"})
+        assert r.status_code == 400 and r.json()["error"].startswith("the From date is after the To date")
+    r = c.get("/api/viewer/feed", params={"tz": "Mars/Olympus"})
+    assert r.status_code == 400 and "time zone" in r.json()["error"]
+    counts = c.get("/api/viewer/feed", params={"tz": "Europe/Paris"}).json()["counts"]
+    assert sum(counts["days"].values()) >= 1 and counts["sessions"]
+
+
+def test_stats_per_project_delete_at_once_and_mode_choices(live: tuple[Home, httpx.Client]) -> None:
+    home, c = live
+    say(home, "We always squash-merge pull requests here.")
+    home.flush()
+    project = c.get("/api/viewer/meta").json()["projects"][0]["project"]
+    mine = c.get("/api/viewer/stats", params={"project": project}).json()
+    other = c.get("/api/viewer/stats", params={"project": "no-such-project"}).json()
+    assert mine["totals"]["observations"] >= 1 and other["totals"]["observations"] == 0
+    assert other["totals"]["sessions"] == 0 and other["savings"]["index_tokens"] == 0
+    assert set(mine["savings"]) >= {"work_tokens", "index_tokens", "full_tokens", "observer_tokens", "saved_pct"}
+
+    oid = next(it["id"] for it in c.get("/api/viewer/feed").json()["items"] if it["kind"] == "observation")
+    t0 = time.monotonic()
+    r = c.delete(f"/api/viewer/observations/{oid}")
+    assert r.status_code == 200 and r.json()["deleted"] == 1 and time.monotonic() - t0 < 2
+    assert r.json()["compaction"]["state"] in ("waiting", "running")
+    deadline = time.monotonic() + 30
+    while c.get("/api/viewer/compaction").json()["state"] != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+    settings = c.get("/api/viewer/settings").json()
+    mode = next(s for s in settings["settings"] if s["name"] == "mode")
+    assert mode["kind"] == "choice" and "code" in mode["choices"] and "code-chill" in mode["choices"]
+    assert [s["id"] for s in settings["sections"]][0] == "observer"
+    origin = {"Origin": f"http://127.0.0.1:{home.port}"}
+    r = c.put("/api/viewer/settings", json={"changes": {"mode": "nope"}}, headers=origin)
+    assert r.status_code == 400 and "mode" in r.json()["problems"] and "nothing was saved" not in r.json()["error"]
+    assert c.put("/api/viewer/settings", json={"changes": {"mode": "code-chill"}}, headers=origin).status_code == 200

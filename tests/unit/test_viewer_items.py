@@ -180,3 +180,53 @@ def test_migration_backfills_the_concept_index(tmp_path: Path) -> None:
                  "content_hash) VALUES (1, 'p', 'bugfix', 't', '[\"gotcha\"]', 5, 5, 'h')")
     migrate(conn)
     assert [it["title"] for it in items.feed(conn, items.FeedFilter(concept="gotcha")).items] == ["t"]
+
+
+def test_group_counts_match_the_rows_under_the_same_filters(rows: Rows) -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo("Europe/Paris")
+    rng = random.Random(3)
+    made: list[tuple[float, str, str, str]] = []
+    for i in range(150):
+        at = NOW - rng.randrange(0, 6 * 86400)
+        project = rng.choice(["alpha", "beta"])
+        session = f"s{i % 7}"
+        typ = rng.choice(["bugfix", "feature"])
+        rows.obs(f"n{i}", project=project, session=session, type=typ, at=at, concepts=["gotcha"] if i % 3 else [])
+        made.append((at, project, session, typ))
+    rows.prompt("a real prompt", project="alpha", session="s1", at=NOW - 100)
+    rows.conn.commit()
+    for f in (items.FeedFilter(), items.FeedFilter(project="beta"), items.FeedFilter(types=("bugfix",)),
+              items.FeedFilter(concept="gotcha", since=NOW - 3 * 86400)):
+        page = items.feed(rows.conn, f, limit=200, tz=tz)
+        assert page.counts is not None
+        for day, n in page.counts["days"].items():
+            assert n == sum(1 for it in page.items if datetime.fromtimestamp(it["at"], tz).strftime("%Y-%m-%d") == day)
+        for sid, n in page.counts["sessions"].items():
+            assert n == sum(1 for it in page.items if str(it["session_id"]) == sid)
+        assert items.count(rows.conn, f) == len(page.items)
+    # A page shorter than its days still counts the whole day.
+    small = items.feed(rows.conn, items.FeedFilter(), limit=3, tz=tz)
+    assert small.counts is not None and sum(small.counts["days"].values()) > 3
+
+
+def test_filler_subtitles_are_not_shown_and_titles_cut_at_words(rows: Rows) -> None:
+    rows.obs("Changed app.py", subtitle="0 created, 1 modified")
+    rows.obs("We use pnpm", subtitle="stated by the user")
+    rows.obs("Fixed the ledger", subtitle="rounding was half-even")
+    rows.obs("word " * 60)
+    got = {it["title"]: it["subtitle"] for it in items.feed(rows.conn, items.FeedFilter()).items}
+    assert got["Changed app.py"] == "" and got["We use pnpm"] == "" and got["Fixed the ledger"] == "rounding was half-even"
+    long_title = next(t for t in got if t.startswith("word"))
+    assert long_title.endswith("word…") and len(long_title) <= 160
+
+
+def test_settings_form_sections_labels_and_modes() -> None:
+    described = settings_form.describe(Settings(), environ={}, modes=["code", "code-chill", "mine"])
+    by_name = {d["name"]: d for d in described}
+    assert all(d["label"] and d["section"] in {s["id"] for s in settings_form.sections()} for d in described)
+    assert by_name["mode"]["kind"] == "choice" and by_name["mode"]["choices"] == ["code", "code-chill", "mine"]
+    assert settings_form.check_mode({"mode": "mine"}, ["code", "mine"]) == []
+    assert "no mode 'nope'" in settings_form.check_mode({"mode": "nope"}, ["code"])[0]
