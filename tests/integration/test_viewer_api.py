@@ -271,7 +271,7 @@ def test_stats_per_project_delete_at_once_and_mode_choices(live: tuple[Home, htt
     settings = c.get("/api/viewer/settings").json()
     mode = next(s for s in settings["settings"] if s["name"] == "mode")
     assert mode["kind"] == "choice" and "code" in mode["choices"] and "code-chill" in mode["choices"]
-    assert [s["id"] for s in settings["sections"]][0] == "observer"
+    assert settings["sections"][0]["id"] == "observer"
     origin = {"Origin": f"http://127.0.0.1:{home.port}"}
     r = c.put("/api/viewer/settings", json={"changes": {"mode": "nope"}}, headers=origin)
     assert r.status_code == 400 and "mode" in r.json()["problems"] and "nothing was saved" not in r.json()["error"]

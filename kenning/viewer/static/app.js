@@ -45,25 +45,30 @@ new ResizeObserver(() => {
 const state = {meta: null, types: new Map(), concepts: new Map(), stream: null, started: false};
 const typeInfo = (id) => state.types.get(id);
 const conceptLabel = (id) => state.concepts.get(id) || id;
+// Projects are keyed by their repository's canonical path; people read the name (meta gives both).
+const projectName = (key) => {
+  const p = state.meta && state.meta.projects.find((x) => x.project === key);
+  return (p && p.name) || key;
+};
 let metaReady;
 const metaPromise = new Promise((resolve) => { metaReady = resolve; });
 
 const feed = new Feed({
   list: $('#feed'), sentinel: $('#feed-sentinel'), heading: $('#feed-heading'), end: $('#feed-end'),
-  typeInfo, conceptLabel, ready: metaPromise,
+  typeInfo, conceptLabel, projectName, ready: metaPromise,
   onOpen: (item, el) => detail.openItem(item, el),
   onSession: (sid, el) => detail.openSession(sid, el),
 });
 const detail = new Detail({
   panel: $('#detail'), title: $('#detail-title'), body: $('#detail-body'), back: $('#detail-back'),
-  close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo, conceptLabel,
+  close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo, conceptLabel, projectName,
   onChange: () => commit(true),
 });
 const preview = new Preview({form: $('#preview-form'), select: $('#preview-project'), size: $('#preview-size'),
   excluded: $('#preview-excluded'), pre: $('#preview-text')});
 const settings = new SettingsForm({form: $('#settings-form'), fields: $('#settings-fields'),
   status: $('#settings-status'), all: $('#settings-all'), file: $('#settings-file')});
-const stats = new Stats($('#stats'), typeInfo);
+const stats = new Stats($('#stats'), typeInfo, projectName);
 
 // ----------------------------------------------------------------------------- tabs
 

@@ -5,8 +5,8 @@ import {api, ApiError, AuthError, link, retryable} from './api.js';
 import {h, clear, fullTime, num, toast, plain, rich} from './dom.js';
 
 export class Detail {
-  constructor({panel, title, body, back, close, dialog, meta, feed, typeInfo, conceptLabel, onChange}) {
-    Object.assign(this, {panel, title, body, back, meta, feed, typeInfo, dialog, conceptLabel, onChange});
+  constructor({panel, title, body, back, close, dialog, meta, feed, typeInfo, conceptLabel, projectName, onChange}) {
+    Object.assign(this, {panel, title, body, back, meta, feed, typeInfo, dialog, conceptLabel, projectName, onChange});
     this.stack = [];
     this.opener = null;
     this.ctrl = null;
@@ -175,7 +175,7 @@ export class Detail {
           h('span', {class: ['dot', `fill-${o.type}`], 'aria-hidden': 'true'}), info.label || o.type),
         retracted ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
         status === 'superseded' ? h('span', {class: 'flag flag-superseded'}, 'superseded') : null,
-        h('span', {class: 'muted'}, `#${o.id} · ${o.project || ''} · ${fullTime(o.created_at)}`)),
+        h('span', {class: 'muted', title: o.project || ''}, `#${o.id} · ${this.projectName(o.project || '')} · ${fullTime(o.created_at)}`)),
       o.subtitle ? h('p', {class: 'detail-sub'}, rich(o.subtitle, rx)) : null,
       h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, editBtn, retractBtn, deleteBtn),
       editSlot,
@@ -191,7 +191,7 @@ export class Detail {
       s ? section('Session', h('p', null,
         h('button', {type: 'button', class: 'link', id: 'open-session', onclick: () => this.show({kind: 'session', id: s.id}, true)},
           `Session #${s.id} timeline`),
-        ` · ${s.project || ''} · started ${fullTime(s.started_at)}${s.ended_at ? `, ended ${fullTime(s.ended_at)}` : ''}`,
+        ` · ${this.projectName(s.project || '')} · started ${fullTime(s.started_at)}${s.ended_at ? `, ended ${fullTime(s.ended_at)}` : ''}`,
         s.status ? ` · ${s.status}` : '')) : null,
       section('Prompt', prompt ? h('blockquote', {class: 'prompt'},
         h('span', {class: 'muted'}, `#${prompt.number} `), prompt.text) : h('p', {class: 'muted'}, 'no prompt recorded')),
@@ -297,7 +297,7 @@ export class Detail {
   async loadSession(id) {
     const data = await api(`sessions/${id}`, {signal: this.ctrl.signal});
     const s = data.session || {};
-    this.title.textContent = `Session #${s.id ?? id} · ${s.project || ''}`;
+    this.title.textContent = `Session #${s.id ?? id} · ${this.projectName(s.project || '')}`;
     const turns = (data.turns || []).map((t) => h('li', {class: 'turn'},
       h('h4', null, `Prompt #${t.number}`, t.at ? h('span', {class: 'muted'}, ` · ${fullTime(t.at)}`) : null),
       t.prompt ? h('blockquote', {class: 'prompt'}, t.prompt) : h('p', {class: 'muted'}, 'no prompt text'),

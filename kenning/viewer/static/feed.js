@@ -26,8 +26,9 @@ function dayStart(isoDate) {
 }
 
 export class Feed {
-  constructor({list, sentinel, heading, end, onOpen, onSession, typeInfo, conceptLabel, ready}) {
+  constructor({list, sentinel, heading, end, onOpen, onSession, typeInfo, conceptLabel, projectName, ready}) {
     Object.assign(this, {list, sentinel, heading, end, onOpen, onSession, typeInfo});
+    this.projectName = projectName || ((p) => p);
     this.conceptLabel = conceptLabel || ((c) => c);
     this.ready = ready || Promise.resolve();
     this.filters = {project: '', type: '', concept: '', from: '', to: ''};
@@ -150,7 +151,7 @@ export class Feed {
     const type = f.type ? ((this.typeInfo(f.type) || {}).label || f.type) : '';
     let what = type ? `${type.toLowerCase()} observations` : (f.concept ? 'observations' : 'items');
     if (f.concept) what += ` about “${this.conceptLabel(f.concept)}”`;
-    let where = f.project ? ` in ${f.project}` : '';
+    let where = f.project ? ` in ${this.projectName(f.project)}` : '';
     if (f.from && f.to) where += f.from === f.to ? ` on ${dateText(f.from)}` : ` between ${dateText(f.from)} and ${dateText(f.to)}`;
     else if (f.from) where += ` since ${dateText(f.from)}`;
     else if (f.to) where += ` until ${dateText(f.to)}`;
@@ -160,7 +161,7 @@ export class Feed {
   describe() {
     const f = this.filters;
     const parts = [];
-    if (f.project) parts.push(`project ${f.project}`);
+    if (f.project) parts.push(`project ${this.projectName(f.project)}`);
     if (f.type) parts.push(`type ${(this.typeInfo(f.type) || {}).label || f.type}`);
     if (f.concept) parts.push(`concept ${this.conceptLabel(f.concept)}`);
     if (f.from) parts.push(`from ${f.from}`);
@@ -308,7 +309,7 @@ export class Feed {
       h('h3', {class: 'session-head'},
         h('button', {type: 'button', class: 'session-open link', dataset: {session: String(sid)},
           title: 'Open this session\'s timeline'}, `Session #${sid}`),
-        h('span', {class: 'session-project'}, item.project || ''),
+        h('span', {class: 'session-project', title: item.project || ''}, this.projectName(item.project || '')),
         h('span', {class: 'count session-count'})),
       h('div', {class: 'session-items'}));
     if (atTop) dayEl.querySelector('.day-head').after(fresh);
@@ -423,7 +424,9 @@ export class Feed {
     if (status === 'superseded') flags.push(h('span', {class: 'flag flag-superseded'}, 'superseded'));
     const kindLabel = item.kind === 'observation' ? (info.label || item.type) : (item.kind === 'prompt' ? 'Prompt' : 'Summary');
     const meta = [timeEl(item.at)];
-    if (this.mode === 'search') meta.unshift(h('span', {class: 'project'}, item.project || ''));
+    if (this.mode === 'search') {
+      meta.unshift(h('span', {class: 'project', title: item.project || ''}, this.projectName(item.project || '')));
+    }
     if (item.files && item.files.length) {
       meta.push(h('span', {class: 'files-hint', title: item.files.join('\n')}, item.files.length === 1 ? item.files[0]
         : `${item.files[0]} and ${plural(item.files.length - 1, 'other file')}`));

@@ -141,8 +141,9 @@ function embeddingText(e) {
 
 /** The Stats tab: one load per call (project: '' for all), redrawn to its width on resize. */
 export class Stats {
-  constructor(root, typeInfo) {
+  constructor(root, typeInfo, projectName) {
     Object.assign(this, {root, typeInfo});
+    this.projectName = projectName || ((p) => p);
     this.body = null;
     this.project = '';
     this.width = 0;
@@ -188,7 +189,7 @@ export class Stats {
     const observer = need(body, 'observer') || {};
     const {provider, busy, why, last_error: lastError, ...more} = observer;
     const embedding = need(body, 'embedding') || {};
-    const where = this.project ? `in ${this.project}` : 'in all projects';
+    const where = this.project ? `in ${this.projectName(this.project)}` : 'in all projects';
 
     clear(root).append(
       h('p', {class: 'stats-scope', id: 'stats-scope'}, `Memory ${where}`,
