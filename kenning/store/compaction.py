@@ -25,7 +25,7 @@ from kenning.store.db import connect
 
 log = logging.getLogger("kenning.compaction")
 
-DELAY_S = 1.5
+DELAY_S = 3.0  # a burst of deletes (a person clearing a few in a row) is one run
 PHASES = {"merge": "merging the search index", "vacuum": "rewriting the database file",
           "checkpoint": "truncating the write-ahead log"}
 _ORDER = list(PHASES)

@@ -17,6 +17,7 @@ import os
 import re
 import time
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -28,6 +29,7 @@ from tests.support.viewer import (
     OUTAGE,
     PROMPT,
     TIMEOUT_MS,
+    ProjectRows,
     api,
     base,
     capture_turn,
@@ -80,7 +82,7 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     # score and token sizes are for the detail only).
     page.fill("#search", "hello")
     expect(page.locator("#feed-heading")).to_contain_text(re.compile(r"\d+ results? for “hello”"))
-    expect(item(page, FEATURE_TITLE).locator(".item-title mark")).to_have_text(re.compile("^hello", re.I))
+    expect(item(page, FEATURE_TITLE).locator(".item-title mark").first).to_have_text(re.compile("^hello", re.I))
     assert page.locator("#feed .score").count() == 0 and "tokens" not in page.locator("#feed").inner_text()
     shot(page, "search")
 
@@ -310,8 +312,9 @@ def test_next_session_preview_and_stats(worker: Home, page: Any) -> None:
     open_viewer(page, home)
     page.click("#tab-preview")
     expect(page.locator("#preview-text")).not_to_be_empty()
-    assert page.input_value("#preview-project") == "project"
-    expected = api(home, "preview?project=project")
+    assert page.input_value("#preview-project") == home.key  # the project's key: its canonical path
+    assert page.locator("#preview-project option:checked").inner_text() == "project"  # shown by name
+    expected = api(home, f"preview?project={quote(home.key)}")
     text = page.evaluate("document.querySelector('#preview-text').textContent")
     assert text == expected["context"]
     assert FEATURE_TITLE in text
@@ -397,13 +400,11 @@ def test_theme_toggle_and_keyboard(worker: Home, page: Any) -> None:
 def test_infinite_scroll_grouping_and_filters(installed: Home, page: Any) -> None:
     import datetime
 
-    from tests.support.search_rows import Rows
-
     # 180 observations over ~7 days in two projects, written before the worker starts.
     home = installed
     now = time.time()
     home.paths.ensure()
-    rows = Rows(home.paths.db)
+    rows = ProjectRows(home.paths.db)
     types = ("bugfix", "feature", "change", "discovery")
     for i in range(180):
         project = "beta" if i % 6 == 0 else "alpha"

@@ -21,6 +21,7 @@ from tests.support.viewer import (
     DESKTOP,
     PHONE,
     TIMEOUT_MS,
+    ProjectRows,
     api,
     base,
     fill_rows,
@@ -58,7 +59,7 @@ def test_the_wheel_carries_and_serves_every_static_asset(worker: Home, page: Any
     loaded: list[str] = []
     page.on("response", lambda r: (failed if r.status >= 400 else loaded).append(f"{r.status} {r.url}"))
     open_viewer(page, worker)
-    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(500)  # not "networkidle": the live stream stays open
     # Every asset the page references came from the installed copy with a 200, the favicon too.
     assert not failed, failed
     for f in STATIC.iterdir():
@@ -144,9 +145,7 @@ def test_tab_filters_query_and_open_item_live_in_the_address(installed: Home, pa
 def test_search_edge_cases_say_what_is_true(installed: Home, page: Any) -> None:
     home = installed
     fill_rows(home, 40, projects=("webshop",))
-    from tests.support.search_rows import Rows
-
-    rows = Rows(home.paths.db)
+    rows = ProjectRows(home.paths.db)
     rows.obs("Use `pnpm install --frozen-lockfile` in CI", project="webshop", session="ci", type="decision",
              narrative="The lockfile must not drift: `pnpm install --frozen-lockfile` fails when it would.")
     rows.conn.close()
@@ -194,10 +193,8 @@ def test_search_edge_cases_say_what_is_true(installed: Home, page: Any) -> None:
 def test_delete_answers_at_once_and_compacts_in_the_background(installed: Home, page: Any) -> None:
     home = installed
     fill_rows(home, 30, projects=("alpha",))
-    from tests.support.search_rows import Rows
-
     secret = "zebra-quokka-marker-1337"
-    rows = Rows(home.paths.db)
+    rows = ProjectRows(home.paths.db)
     oid = rows.obs(f"Forget me {secret}", project="alpha", session="z", narrative=f"the text {secret} " * 50)
     other = rows.obs("Forget me too", project="alpha", session="z")
     rows.conn.close()
@@ -283,7 +280,7 @@ def test_layout_from_390_to_1440_px(installed: Home, page: Any) -> None:
         first = page.locator("#feed article.item").first
         left = first.bounding_box()["x"]
         first.click()
-        page.wait_for_selector("#detail-body .facts")
+        page.wait_for_selector("#detail-body .detail-section")
         # The panel starts below the header (live status, theme toggle and search stay visible)...
         chrome = page.locator("#chrome").bounding_box()
         panel = page.locator("#detail").bounding_box()
@@ -320,7 +317,7 @@ def test_relative_times_stay_true(installed: Home, page: Any) -> None:
     now = time.time()
     fill_rows(home, 3, projects=("alpha",), start=now)
     started(home)
-    page.clock.install(time=now)
+    page.clock.install()  # the page's clock starts at now and runs; fast_forward jumps it
     open_viewer(page, home)
     first = page.locator("#feed article.item time").first
     expect(first).to_have_text("1 minute ago")

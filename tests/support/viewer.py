@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
 from tests.conftest import Home, load_fixture
 from tests.support import browser as br
+from tests.support.search_rows import Rows
 
 PROMPT = "Please write hello.txt with a greeting. We always use pnpm, never npm."
 FEATURE_TITLE = "Added hello.txt"
@@ -95,20 +97,27 @@ def keys(page: Any) -> list[str]:
 def scroll_to_end(page: Any, timeout: float = 30) -> None:
     """Scroll until the feed says it has reached its end."""
     deadline = time.monotonic() + timeout
-    while page.locator("#feed-end").is_hidden() or "Could not" in page.locator("#feed-end").inner_text():
+    while page.locator("#feed-end").is_hidden() or re.match(r"Could not|Waiting for the worker",
+                                                            page.locator("#feed-end").inner_text()):
         assert time.monotonic() < deadline, "the feed never reached its end"
         page.locator("#feed-sentinel").scroll_into_view_if_needed()
         page.wait_for_timeout(100)
 
 
+class ProjectRows(Rows):
+    """``Rows`` whose sessions have a checkout of their project's own name (/src/<project>), so each
+    project is shown by its name (one shared root would name them all after it)."""
+
+    def session(self, project: str = "alpha", name: str = "s1", root: str = "") -> int:
+        return super().session(project, name, root or f"/src/{project}")
+
+
 def fill_rows(home: Home, n: int, *, projects: tuple[str, ...] = ("alpha",), per_session: int = 20,
               spacing_s: float = 3600, start: float | None = None) -> list[dict[str, Any]]:
     """``n`` observations written before the worker starts, newest first in the returned list."""
-    from tests.support.search_rows import Rows
-
     now = time.time() if start is None else start
     home.paths.ensure()
-    rows = Rows(home.paths.db)
+    rows = ProjectRows(home.paths.db)
     types = ("bugfix", "feature", "change", "discovery")
     out = []
     for i in range(n):
