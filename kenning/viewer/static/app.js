@@ -48,7 +48,8 @@ const conceptLabel = (id) => state.concepts.get(id) || id;
 // Projects are keyed by their repository's canonical path; people read the name (meta gives both).
 const projectName = (key) => {
   const p = state.meta && state.meta.projects.find((x) => x.project === key);
-  return (p && p.name) || key;
+  if (p && p.name) return p.name;
+  return String(key || '').replace(/[\\/]+$/, '').split(/[\\/]/).pop() || key; // a new one: its folder
 };
 let metaReady;
 const metaPromise = new Promise((resolve) => { metaReady = resolve; });
@@ -216,6 +217,7 @@ function onItem(item) {
   if (item.project && state.meta && !state.meta.projects.some((p) => p.project === item.project)) {
     state.meta.projects.push({project: item.project, observations: 0, last_at: item.at});
     fillProjects();
+    metaSoon(); // its display name comes with meta
   }
   feed.prepend(item);
 }
@@ -323,6 +325,8 @@ async function loadMeta() {
     else toast(`Could not load the page's lists: ${err.message}`, 'error');
   }
 }
+
+const metaSoon = debounce(() => loadMeta(), 2000);
 
 async function start() {
   if (!getToken()) {

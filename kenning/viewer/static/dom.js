@@ -170,7 +170,7 @@ export function rich(text, rx = null) {
   const parts = s.split(/`([^`\n]+)`/);
   parts.forEach((part, i) => {
     if (!part) return;
-    if (i % 2) out.push(h('code', {class: 'inline'}, marked(part, rx)));
+    if (i % 2) out.push(h('code', {class: 'code-span'}, marked(part, rx)));
     else out.push(...marked(part, rx));
   });
   return out;
