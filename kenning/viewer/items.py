@@ -242,15 +242,24 @@ def count(conn: sqlite3.Connection, f: FeedFilter) -> int:
     total = 0
     for kind in f.wanted():
         source, project_col, time_col, session_col = _COUNT_SQL[kind]
+        concept_sql, concept_args = "", list[Any]()
+        if kind == "observation" and f.concept:
+            if f.session is None:
+                # A day of one concept: a range of the concept's own (concept, created_at) key.
+                source = "observation_concepts k JOIN observations o ON o.id = k.observation_id"
+                time_col = "k.created_at"
+                concept_sql, concept_args = " AND k.concept = ?", [f.concept]
+            else:  # a session's few rows, each checked for the concept
+                concept_sql = (" AND EXISTS (SELECT 1 FROM observation_concepts k "
+                               "WHERE k.observation_id = o.id AND k.concept = ?)")
+                concept_args = [f.concept]
         where, args = _common(f, project_col, time_col)
+        where += concept_sql
+        args += concept_args
         if f.session is not None:
             where += f" AND {session_col} = ?"
             args.append(f.session)
         if kind == "observation":
-            if f.concept:
-                source += " JOIN observation_concepts k ON k.observation_id = o.id"
-                where += " AND k.concept = ?"
-                args.append(f.concept)
             if f.types:
                 where += f" AND o.type IN ({','.join('?' * len(f.types))})"
                 args += list(f.types)
