@@ -167,7 +167,8 @@ def test_search_edge_cases_say_what_is_true(installed: Home, page: Any) -> None:
     # Matched words marked (a stemmed form too), inline code as code, in the card and the detail.
     page.fill("#search", "ledgers")
     expect(page.locator("#feed-heading")).to_contain_text("for “ledgers”")
-    marks = page.locator("#feed .item-title mark").all_inner_texts()
+    # textContent: rows off screen skip rendering (content-visibility), so their innerText is ''.
+    marks = page.eval_on_selector_all("#feed .item-title mark", "els => els.map(e => e.textContent)")
     assert marks and {m.lower() for m in marks} == {"ledger"}
     page.fill("#search", "frozen lockfile")
     card = item(page, "pnpm install")
