@@ -337,6 +337,7 @@ async function start() {
   $('#token-view').hidden = true;
   state.started = true;
   setLive('offline');
+  feed.started = true;
   restore(readView());
   const first = feed.loading;
   await loadMeta();

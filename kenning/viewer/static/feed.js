@@ -47,6 +47,7 @@ export class Feed {
     this.rows = new Map(); // key -> {item, el}
     this.counts = {days: new Map(), sessions: new Map()};
     this.firstRendered = false;
+    this.started = false; // the app starts the feed once it is signed in and knows the view
     this.observer = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) this.more();
     }, {rootMargin: '800px 0px'});
@@ -208,7 +209,7 @@ export class Feed {
   // ---------------------------------------------------------------------- loading
 
   more() {
-    if (this.loading || this.done) return this.loading || Promise.resolve();
+    if (!this.started || this.loading || this.done) return this.loading || Promise.resolve();
     const gen = this.gen;
     if (link.down) {
       // Asking now would only fail again: this page loads when the worker answers.
