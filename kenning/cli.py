@@ -57,6 +57,7 @@ def cmd_install(args: argparse.Namespace) -> int:
                   + (" (unchanged)" if not report.mcp.changed else ""))
     for p in problems:
         print(f"settings: {p}")
+    _install_other_agents(paths, getattr(args, "agents", None))
     if args.no_start:
         return 0
     health = daemon.ensure(paths, wait=15.0)
@@ -66,6 +67,35 @@ def cmd_install(args: argparse.Namespace) -> int:
     print(f"Worker running on 127.0.0.1:{health['port']} (pid {health['pid']}). "
           "Start a new Claude Code session: it will be remembered.")
     return 0
+
+
+def _install_other_agents(paths: Paths, names: list[str] | None) -> None:
+    """Codex, Gemini CLI, … : those found on this machine, or those named with --agent."""
+    from kenning.integrations import LABELS, agents
+
+    for r in agents.install(paths, agents.wanted(names)):
+        for p in r.problems:
+            print(f"kenning: {p}", file=sys.stderr)
+        if not r.problems:
+            print(f"{LABELS[r.agent]}: hooks for {', '.join(r.events)} are in {r.path}"
+                  + (" (unchanged)" if not r.changed else ""))
+        for note in r.notes:
+            print(f"{LABELS[r.agent]}: {note}")
+        if r.backup:
+            print(f"Backup of the previous file: {r.backup}")
+
+
+def _uninstall_other_agents(paths: Paths) -> int:
+    from kenning.integrations import LABELS, agents
+
+    failed = 0
+    for r in agents.uninstall(paths):
+        for p in r.problems:
+            print(f"kenning: {p}", file=sys.stderr)
+            failed = 1
+        if r.changed:
+            print(f"Removed Kenning's {LABELS[r.agent]} hooks from {r.path}")
+    return failed
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
@@ -83,11 +113,12 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
             print(f"Removed Kenning's MCP server from {report.mcp.path}")
     if report.backup:
         print(f"Backup of the previous file: {report.backup}")
+    others_failed = _uninstall_other_agents(paths)
     if not args.keep_worker:
         daemon.stop(paths)
         print("Worker stopped.")
     print(f"Your memory stays in {paths.root}; delete that folder to erase it.")
-    return 1 if report.problems else 0
+    return 1 if report.problems or others_failed else 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -264,6 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("install", help="add Kenning's hooks to Claude Code and start the worker")
     s.add_argument("--no-start", action="store_true", help="do not start the worker")
+    from kenning.integrations.agents import OTHERS
+
+    s.add_argument("--agent", dest="agents", action="append", choices=[*OTHERS, "all"], metavar="AGENT",
+                   help="also set up this agent (repeatable: " + ", ".join(OTHERS) + ", all); "
+                        "default: those found on this machine")
     s.set_defaults(func=cmd_install)
     s = sub.add_parser("uninstall", help="remove exactly the hooks install added; stop the worker")
     s.add_argument("--keep-worker", action="store_true")

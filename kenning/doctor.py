@@ -55,11 +55,15 @@ def run_checks(paths: Paths) -> list[Check]:
         out.append(("FAIL", "Claude Code hooks", f"missing for {', '.join(missing)}: run `kenning install`"))
     else:
         out.append(("ok", "Claude Code hooks", f"{len(handlers)} events in {claude_code.settings_path()}"))
+    from kenning.integrations import agents
+
+    out.extend(agents.checks())
     legacy = claude_code.legacy_entries()
     if legacy:
         out.append(("warn", "former install", f"{len(legacy)} entr{'y' if len(legacy) == 1 else 'ies'} of this project "
                     f"under its former name: {'; '.join(legacy)}; `kenning install` removes them"))
-    for py in sorted({claude_code.interpreter_of(c) for cmds in handlers.values() for c in cmds}):
+    commands = [c for cmds in handlers.values() for c in cmds] + agents.installed_commands()
+    for py in sorted({claude_code.interpreter_of(c) for c in commands}):
         if not py or not os.access(py, os.X_OK):
             out.append(("FAIL", "hook interpreter", f"{py or '?'} does not exist or is not executable: "
                                                     "reinstall with `kenning install`"))

@@ -30,8 +30,9 @@ class Memory:
     def _read(self) -> sqlite3.Connection:
         return connect(self.paths.db, readonly=True)
 
-    def context(self, cwd: str = "", project: str = "", now: float | None = None) -> dict[str, Any]:
-        """The session-start context for a cwd (or a project: its key, path or name)."""
+    def context(self, cwd: str = "", project: str = "", now: float | None = None,
+                agent: str = "claude-code") -> dict[str, Any]:
+        """The session-start context for a cwd (or a project: its key, path or name), as ``agent`` sees it."""
         if project:
             name, root, key = project, "", project
         else:
@@ -45,7 +46,7 @@ class Memory:
             conn = self._read()
             try:
                 key = projects.one(conn, project) if project else resolve_key(conn, key)
-                text = build(conn, self.settings, key, now=now, modes_dir=self.paths.modes, name=name)
+                text = build(conn, self.settings, key, now=now, modes_dir=self.paths.modes, name=name, agent=agent)
             finally:
                 conn.close()
         return {"project": name, "key": key, "context": text, "excluded": False, "chars": len(text),

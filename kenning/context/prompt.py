@@ -155,10 +155,10 @@ def texts_of(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
 
 # ---------------------------------------------------------------------- exclusions
 
-def session_row(conn: sqlite3.Connection, agent_session_id: str) -> tuple[int, float] | None:
+def session_row(conn: sqlite3.Connection, agent_session_id: str, agent: str = "claude-code") -> tuple[int, float] | None:
     """(sessions.id, started_at) of the agent's session, once the worker has seen it."""
-    r = conn.execute("SELECT id, started_at FROM sessions WHERE platform = 'claude-code' AND agent_session_id = ?",
-                     (agent_session_id,)).fetchone()
+    r = conn.execute("SELECT id, started_at FROM sessions WHERE platform = ? AND agent_session_id = ?",
+                     (agent, agent_session_id)).fetchone()
     return (int(r[0]), float(r[1])) if r else None
 
 
@@ -383,7 +383,7 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
           limit: int, min_relevance: float, min_similarity: float, agent_session_id: str = "",
           start_count: int = 50, given: Given | None = None, icons: dict[str, str] | None = None,
           weights: tuple[float, float, int] = (1.0, 0.5, 60), semantic_budget_s: float | None = None,
-          meaning: Meaning | None = None) -> tuple[str, list[Pick]]:
+          meaning: Meaning | None = None, agent: str = "claude-code") -> tuple[str, list[Pick]]:
     """Text for additionalContext ('' when nothing is relevant) and the picks.
 
     ``keyword_search(query, project=, kinds=, limit=)`` is the search service without vectors;
@@ -395,7 +395,7 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
     exclude: set[int] = set()
     this_session = None
     if agent_session_id:
-        row = session_row(conn, agent_session_id)
+        row = session_row(conn, agent_session_id, agent)
         if row is not None:
             this_session = row[0]
             exclude |= shown_at_start(conn, project, row[1], start_count)

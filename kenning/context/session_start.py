@@ -31,7 +31,8 @@ SUMMARY_ICON = "📋"
 COUNT_CAP = 10_000
 
 
-def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | None = None) -> str:
+def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | None = None,
+                  agent: str = "claude-code") -> str:
     """Context for the project that ``cwd`` belongs to, read from the database file."""
     project = identify(cwd)
     if is_excluded(project.name, project.root, cwd, settings.excluded_projects):
@@ -47,7 +48,7 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
     try:
         conn.execute("PRAGMA busy_timeout = 1000")
         return build(conn, settings, resolve_key(conn, project.key), now=now, modes_dir=paths.modes,
-                     name=project.name)
+                     name=project.name, agent=agent)
     except sqlite3.Error:
         return empty_note(project.name)  # no schema yet (the worker has never run)
     finally:
@@ -60,20 +61,22 @@ def empty_note(project: str) -> str:
 
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
-          modes_dir: str | None = None, name: str = "") -> str:
+          modes_dir: str | None = None, name: str = "", agent: str = "claude-code") -> str:
     """Render the index for the project keyed ``project`` from an open connection.
 
-    ``name`` is what to call it when the database does not know it (yet).
+    ``name`` is what to call it when the database does not know it (yet). Rows recorded by another
+    agent than ``agent`` (the one asking) name that agent, so one agent knows what another did.
     """
     now = time.time() if now is None else now
     title = display(conn, project, name)
     obs = conn.execute(
-        "SELECT id, session_id, type, title, created_at, source_tokens, tokens_spent FROM observations "
-        "WHERE project = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT ?",
+        "SELECT o.id, o.session_id, o.type, o.title, o.created_at, o.source_tokens, o.tokens_spent, s.platform "
+        "FROM observations o JOIN sessions s ON s.id = o.session_id "
+        "WHERE o.project = ? AND o.status = 'active' ORDER BY o.created_at DESC, o.id DESC LIMIT ?",
         (project, settings.context_observations)).fetchall()
     sums = conn.execute(
         "SELECT s.id, s.session_id, s.request, s.learned, s.completed, s.next_steps, s.created_at, "
-        "s.source_tokens, s.tokens_spent, ses.started_at FROM session_summaries s "
+        "s.source_tokens, s.tokens_spent, ses.started_at, ses.platform FROM session_summaries s "
         "JOIN sessions ses ON ses.id = s.session_id WHERE s.project = ? "
         "ORDER BY s.created_at DESC, s.id DESC LIMIT ?",
         (project, settings.context_sessions)).fetchall()
@@ -85,9 +88,10 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     icons = type_icons(load_mode(settings.mode, modes_dir))
     rows: list[tuple[float, int, str, str]] = []  # (time, order, kind, text) - kind 'o' or 's'
     for o in obs:
-        rows.append((o[4], o[0], "o", _obs_row(o, icons)))
+        rows.append((o[4], o[0], "o", _obs_row(o, icons) + _by(o[7], agent)))
     for s in sums:
-        rows.append((s[9] or s[6], -s[0], "s", f"S{s[0]} {{t}} {SUMMARY_ICON} {_clean(s[2]) or 'Session'}"))
+        rows.append((s[9] or s[6], -s[0], "s",
+                     f"S{s[0]} {{t}} {SUMMARY_ICON} {_clean(s[2]) or 'Session'}{_by(s[10], agent)}"))
     latest = sums[0] if sums else None
     work = sum(int(o[5] or 0) + int(o[6] or 0) for o in obs) + sum(int(s[7] or 0) + int(s[8] or 0) for s in sums)
 
@@ -120,6 +124,15 @@ def _obs_row(o: Sequence[object], icons: dict[str, str]) -> str:
     return f"#{o[0]} {{t}} {icon} {_clean(str(o[3]))}"
 
 
+def _by(platform: object, asking: str) -> str:
+    """`` · in Codex CLI`` for a row another agent recorded; nothing for the asking agent's own."""
+    if not platform or platform == asking:
+        return ""
+    from kenning.integrations import LABELS
+
+    return f" · in {LABELS.get(str(platform), _clean(platform)[:40])}"
+
+
 def _clean(text: object) -> str:
     s = " ".join(str(text or "").split())
     return s if len(s) <= 160 else s[:159] + "…"
@@ -130,7 +143,8 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
     lines = [OPEN, f"# Memory of {project} · {time.strftime('%a %Y-%m-%d %H:%M %Z', time.localtime(now))}",
              "Legend: " + " · ".join([f"{SUMMARY_ICON} session", *(f"{v} {k}" for k, v in icons.items())]),
              "{economics}",
-             "Rows: #ID TIME ICON TITLE (observations) and S<ID> (session summaries), oldest first."]
+             "Rows: #ID TIME ICON TITLE (observations) and S<ID> (session summaries), oldest first; "
+             "\"in <agent>\" marks work done in another coding agent."]
     day = None
     last_time = None
     for t, _order, _kind, text in rows:

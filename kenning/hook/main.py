@@ -15,6 +15,7 @@ import time
 
 from kenning import fastjson, spool
 from kenning.hook import client
+from kenning.integrations import hook_adapter
 from kenning.paths import Paths
 from kenning.privacy.tags import is_entirely_private, strip_value
 from kenning.project import find_root, glob_match, is_excluded, project_key
@@ -24,7 +25,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
     from typing import Any
 
-AGENTS = ("claude-code",)
 CAPTURE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 CONTEXT_EVENTS = ("SessionStart", "PreToolUse")
 KNOWN_EVENTS = CAPTURE_EVENTS + CONTEXT_EVENTS
@@ -102,21 +102,41 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
     if os.environ.get("KENNING_INTERNAL") == "1":
         return None  # our own observer's agent must never be captured
     agent = argv[0] if argv else ""
-    event = argv[1] if len(argv) > 1 else ""
+    host_event = argv[1] if len(argv) > 1 else ""
     paths = Paths()
     log = HookLog(paths)
     raw = _read_stdin(stdin)
-    if agent not in AGENTS:
-        log.write(event or "?", f"unknown agent {agent[:40]!r}; ignored")
+    adapter = hook_adapter(agent)
+    if adapter is None:
+        log.write(host_event or "?", f"unknown agent {agent[:40]!r}; ignored")
         return None
-    if event not in KNOWN_EVENTS:
-        log.write(event[:60] or "?", "unknown event; ignored")
+    if host_event not in adapter.events:
+        log.write(host_event[:60] or "?", "unknown event; ignored")
         return None
     settings, _problems = load(paths)
     payload, truncated = _parse(raw, settings.hook_max_stdin_bytes)
-    if payload is None:
-        log.write(event, f"invalid input ({len(raw)} bytes); nothing stored")
+    mapped = adapter.translate(host_event, payload) if payload is not None else None
+    if payload is not None and mapped is None:
+        return None  # an event of the host's that carries nothing we keep
+    if mapped is None or not _has_session(mapped[1]) or mapped[0] not in KNOWN_EVENTS:
+        log.write(host_event, f"invalid input ({len(raw)} bytes); nothing stored")
         return None
+    event, payload = mapped
+    out = _run(paths, settings, log, event, payload, truncated, adapter.agent_of(payload))
+    if out is None or adapter.name == "claude-code":
+        return out  # Claude Code reads our answer as is
+    text = out.get("hookSpecificOutput", {}).get("additionalContext")
+    return adapter.respond(host_event, event, text) if isinstance(text, str) and text else None
+
+
+def _has_session(payload: dict[str, Any]) -> bool:
+    sid = payload.get("session_id")
+    return isinstance(sid, str) and bool(sid)
+
+
+def _run(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any], truncated: bool,
+         agent: str) -> dict[str, Any] | None:
+    """One event in the event model, whichever agent sent it."""
     raw_cwd = payload.get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else os.getcwd()
     if cwd is not raw_cwd:
@@ -137,7 +157,7 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
             _opt_out(paths, log, session_id)
             return None
     if event == "SessionStart":
-        return _session_start(paths, settings, log, payload, name, root, truncated)
+        return _session_start(paths, settings, log, payload, name, root, truncated, agent)
     if event == "PreToolUse":
         return _file_context(paths, settings, log, payload, cwd, name, root)
     if event in ("PostToolUse", "PostToolUseFailure"):
@@ -147,12 +167,12 @@ def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
     if event == "UserPromptSubmit" and settings.prompt_context:
         # Captured first, exactly as without context; the worker is poked only after it answered,
         # so ingesting (and embedding) this very prompt does not compete with the answer.
-        _capture(paths, settings, log, event, payload, name, root, truncated, poke=False)
+        _capture(paths, settings, log, event, payload, name, root, truncated, poke=False, agent=agent)
         try:
-            return _prompt_context(paths, settings, log, payload, cwd)
+            return _prompt_context(paths, settings, log, payload, cwd, agent)
         finally:
             _poke(paths, settings)
-    _capture(paths, settings, log, event, payload, name, root, truncated)
+    _capture(paths, settings, log, event, payload, name, root, truncated, agent=agent)
     return None
 
 
@@ -179,10 +199,9 @@ def _parse(raw: bytes, limit: int) -> tuple[dict[str, Any] | None, bool]:
         value = fastjson.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser allows
         return None, False
-    if not isinstance(value, dict) or not isinstance(value.get("session_id"), str) \
-            or not value.get("session_id"):
+    if not isinstance(value, dict):
         return None, False
-    return value, False
+    return value, False  # the session id is checked once the agent's adapter has mapped the payload
 
 
 def _salvage_header(raw: bytes) -> dict[str, Any] | None:
@@ -275,11 +294,11 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
 
 
 def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any],
-             name: str, root: str, truncated: bool, poke: bool = True) -> str | None:
+             name: str, root: str, truncated: bool, poke: bool = True, agent: str = "claude-code") -> str | None:
     prompt = payload.get("prompt")
     private = event == "UserPromptSubmit" and isinstance(prompt, str) and is_entirely_private(prompt)
     payload, cut = _clean(settings, payload)
-    record = {"v": 1, "agent": "claude-code", "event": event, "at": time.time(), "project": name,
+    record = {"v": 1, "agent": agent, "event": event, "at": time.time(), "project": name,
               "project_key": project_key(root, name), "project_root": root, "truncated": truncated or cut,
               "payload": payload}
     if private:
@@ -310,10 +329,10 @@ def _poke(paths: Paths, settings: Settings) -> None:
 
 
 def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
-                   name: str, root: str, truncated: bool) -> dict[str, Any]:
+                   name: str, root: str, truncated: bool, agent: str = "claude-code") -> dict[str, Any]:
     started = time.monotonic()
     budget = settings.context_timeout_ms / 1000
-    _capture_quiet(paths, settings, log, payload, name, root, truncated)
+    _capture_quiet(paths, settings, log, payload, name, root, truncated, agent)
     text = None
     from kenning import daemon
 
@@ -326,18 +345,18 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
         except OSError as e:
             log.write("SessionStart", f"cannot start worker: {e}")
     if health:
-        text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started))
+        text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent)
     if text is None:
         from kenning.context.session_start import build_for_cwd
 
-        text = build_for_cwd(paths, settings, str(payload.get("cwd") or root))
+        text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
-                   name: str, root: str, truncated: bool) -> None:
+                   name: str, root: str, truncated: bool, agent: str = "claude-code") -> None:
     payload, cut = _clean(settings, payload)
-    record = {"v": 1, "agent": "claude-code", "event": "SessionStart", "at": time.time(),
+    record = {"v": 1, "agent": agent, "event": "SessionStart", "at": time.time(),
               "project": name, "project_key": project_key(root, name), "project_root": root,
               "truncated": truncated or cut, "payload": payload}
     try:
@@ -351,7 +370,7 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
 
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
-                         left: float) -> str | None:
+                         left: float, agent: str = "claude-code") -> str | None:
     if left <= 0.05:
         return None
     from urllib.parse import quote
@@ -360,7 +379,8 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
     if not isinstance(port, int):
         return None
     cwd = str(payload.get("cwd") or "")
-    res = client.request(port, "GET", f"/api/context?cwd={quote(cwd)}", token=client.token(paths),
+    query = f"cwd={quote(cwd)}" + (f"&agent={quote(agent)}" if agent != "claude-code" else "")
+    res = client.request(port, "GET", f"/api/context?{query}", token=client.token(paths),
                          timeout=left)
     if not res or res[0] != 200:
         return None
@@ -398,7 +418,7 @@ def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[
 
 
 def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
-                    cwd: str) -> dict[str, Any] | None:
+                    cwd: str, agent: str = "claude-code") -> dict[str, Any] | None:
     """UserPromptSubmit: the memories relevant to the prompt, from the worker within a short timeout.
 
     Worker down or slow: nothing (the prompt is already captured). Only the prompt as it would
@@ -424,7 +444,7 @@ def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dic
     text = _clean(settings, {"session_id": str(payload["session_id"]), "prompt": prompt})[0].get("prompt")
     if not isinstance(text, str) or not worth_asking(text, settings.prompt_context_min_chars):
         return None
-    body = fastjson.dumps({"prompt": text, "cwd": cwd, "session_id": str(payload["session_id"]),
+    body = fastjson.dumps({"prompt": text, "cwd": cwd, "session_id": str(payload["session_id"]), "agent": agent,
                            "limit": settings.prompt_context_limit,
                            "min_relevance": settings.prompt_context_min_relevance,
                            "min_similarity": settings.prompt_context_min_similarity,

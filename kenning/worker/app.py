@@ -81,13 +81,14 @@ def create_app(state: WorkerState) -> Any:
     async def context(request: Request) -> JSONResponse:
         cwd = request.query_params.get("cwd", "")
         project = request.query_params.get("project", "")
-        if len(cwd) > 4096 or len(project) > 512 or "\x00" in cwd + project:
+        agent = request.query_params.get("agent", "") or "claude-code"
+        if len(cwd) > 4096 or len(project) > 512 or len(agent) > 40 or "\x00" in cwd + project:
             return JSONResponse({"error": "cwd or project too long or invalid"}, status_code=400)
         if not cwd and not project:
             return JSONResponse({"error": "give cwd or project"}, status_code=400)
         # Let events still in the spool land first, so a new session sees the last one.
         await run_in_threadpool(state.thread.flush, 0.8)
-        body = await run_in_threadpool(state.memory.context, cwd, project)
+        body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         return JSONResponse(body)
 
     async def status(request: Request) -> JSONResponse:

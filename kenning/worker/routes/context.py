@@ -129,6 +129,7 @@ def routes(state: Any) -> list[Route]:
         cwd = _str(body, "cwd", MAX_PATH_CHARS)
         project_name = _str(body, "project", 512)
         session = _str(body, "session_id", 512)
+        agent = _str(body, "agent", 40) or "claude-code"
         if not cwd and not project_name:
             raise BadRequest("give cwd or project")
         limit = _int(body.get("limit"), "limit", settings.prompt_context_limit, 1, 20)
@@ -148,7 +149,7 @@ def routes(state: Any) -> list[Route]:
                                       limit=limit, min_relevance=min_rel / 100, min_similarity=min_sim / 100,
                                       agent_session_id=session, start_count=settings.context_observations,
                                       given=given if session else None, icons=icons(), weights=weights,
-                                      meaning=meaning)
+                                      meaning=meaning, agent=agent)
         finally:
             conn.close()
         return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False,

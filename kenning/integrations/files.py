@@ -1,0 +1,141 @@
+"""What every installer does to a user's config file: back it up, write it atomically, remember
+the original bytes so uninstall can give them back, and build the hook command.
+
+Installers only (never imported on the hook path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.paths import Paths, data_dir, write_private
+
+# The hook runs its entry function through -c rather than -m (runpy costs every hook ~6 ms).
+HOOK_ENTRY = "from kenning.hook.main import cli; cli()"
+
+Check = tuple[str, str, str]  # (level: ok|warn|FAIL, name, detail), as kenning.doctor prints them
+
+
+@dataclass
+class Report:
+    """What install or uninstall did to one agent's files."""
+
+    agent: str
+    path: str
+    changed: bool = False
+    backup: str | None = None
+    events: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # other files written (or removed) besides ``path``
+
+
+def hook_command(agent: str, event: str, python: str | None = None) -> str:
+    """The shell command an agent runs for ``event``: absolute interpreter, isolated mode (-I)."""
+    py = python or sys.executable
+    cmd = f"{shlex.quote(py)} -I -c {shlex.quote(HOOK_ENTRY)} {agent} {event}"
+    if os.environ.get("KENNING_DATA_DIR"):
+        # A non-default data dir must reach every hook, whatever environment the agent passes on.
+        cmd = f"KENNING_DATA_DIR={shlex.quote(data_dir())} {cmd}"
+    return cmd
+
+
+def is_our_command(command: Any, agent: str) -> bool:
+    """A hook command this project installed for ``agent`` (either entry form)."""
+    if not isinstance(command, str):
+        return False
+    return f"{HOOK_ENTRY}' {agent} " in command or f" -m kenning hook {agent} " in command
+
+
+def interpreter_of(command: str) -> str:
+    """The interpreter path at the start of one of our hook commands."""
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return ""
+    parts = [p for p in parts if "=" not in p.split("/")[0]]
+    return parts[0] if parts else ""
+
+
+def read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """Atomic replace that keeps the file's mode (0600 for a new one)."""
+    mode = 0o600
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.kenning-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def backup(path: str, raw: bytes) -> str:
+    """A 0600 copy beside the file (config files can hold tokens)."""
+    dest = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+    write_private(dest, raw)
+    return dest
+
+
+class Original:
+    """The bytes a config file had before the first install (kept in the data dir).
+
+    Uninstall restores them exactly when what remains after removing our entries means the same
+    as they do; otherwise it writes what remains.
+    """
+
+    def __init__(self, paths: Paths, agent: str, path: str) -> None:
+        self.paths = paths
+        self.path = path
+        safe = "".join(c if c.isalnum() else "-" for c in os.path.basename(path)).strip("-")
+        self.file = os.path.join(paths.root, f"{agent}-install-{safe}.json")
+
+    def remember(self, raw: bytes | None) -> None:
+        if os.path.exists(self.file):
+            return  # reinstalling: the first original stays the one to restore
+        self.paths.ensure()
+        text = None if raw is None else raw.decode("utf-8", "surrogateescape")
+        write_private(self.file, json.dumps({"path": self.path, "original": text, "had_file": raw is not None},
+                                            ensure_ascii=True).encode())
+
+    def load(self) -> dict[str, Any]:
+        try:
+            with open(self.file, encoding="utf-8") as fh:
+                state = json.load(fh)
+        except (OSError, ValueError):
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def original_bytes(self) -> bytes | None:
+        text = self.load().get("original")
+        return text.encode("utf-8", "surrogateescape") if isinstance(text, str) else None
+
+    def had_file(self) -> bool:
+        return bool(self.load().get("had_file", True))
+
+    def forget(self) -> None:
+        try:
+            os.unlink(self.file)
+        except OSError:
+            pass

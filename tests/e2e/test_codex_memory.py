@@ -1,0 +1,121 @@
+"""End to end through the real Codex CLI (offline, fake Responses API) and then the real Claude Code CLI.
+
+``kenning install --agent codex`` writes its hooks and their trust entries into a scratch
+``~/.codex/config.toml``; Codex runs them as it would for a user (no
+``--dangerously-bypass-hook-trust``). Session 1 in Codex creates a file with apply_patch, runs a
+check that fails, fixes the file and runs the check again; session 2 in Codex gets that memory in
+its first model request; session 3 in Claude Code on the same project gets it too, marked as
+Codex's. Uninstall gives config.toml back byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+from tests.support import fake_anthropic, fake_responses
+from tests.support.agent_clis import ensure_codex, run_codex, write_codex_config
+from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.fake_responses import FakeResponses, call, custom, script_by_prompt, text
+
+pytestmark = pytest.mark.e2e
+
+CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
+CREATE = "*** Begin Patch\n*** Add File: calc.py\n+def add(a, b):\n+    return a - b\n*** End Patch\n"
+FIX = ("*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+       "*** End Patch\n")
+
+
+@pytest.fixture(scope="module")
+def codex_bin() -> str:
+    path = ensure_codex()
+    if path is None:
+        pytest.skip("Codex CLI unavailable (no CODEX_BIN, npm missing or install failed)")
+    return path
+
+
+def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_path: Path) -> None:
+    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
+    home.mkdir()
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    port = str(free_port())
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
+    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "CODEX_HOME"):
+        env.pop(var, None)
+    hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules"}
+
+    session1 = [[text("Creating the module."), custom("apply_patch", CREATE)],
+                [call("exec_command", {"cmd": CHECK})],
+                [custom("apply_patch", FIX)],
+                [call("exec_command", {"cmd": CHECK})],
+                [text("Fixed: add() now adds. Next step: add a test file for calc.")]]
+    with FakeResponses(script=script_by_prompt({"calc.py": session1, "last time": [[text("Noted.")]]})) as fake:
+        config = write_codex_config(home, fake.base_url)
+        before = config.read_bytes()
+        installed = _kenning(env, "install", "--no-start", "--agent", "codex")
+        assert installed.returncode == 0, installed.stderr
+        assert "Codex CLI: hooks for" in installed.stdout
+        assert b"trusted_hash" in config.read_bytes()
+        try:
+            first = run_codex("Create calc.py with an add function and make sure it works.", codex_bin=codex_bin,
+                              cwd=project, home=home, extra_env=hook_env)
+            assert first["rc"] == 0, first["stderr"][-3000:]
+            assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+            outputs = fake_responses.tool_outputs(fake.model_requests()[-1]["body"])
+            assert "exited with code 1" in outputs[1] and "exited with code 0" in outputs[3], outputs
+            n_first = len(fake.model_requests())
+            second = run_codex("What did we do last time?", codex_bin=codex_bin, cwd=project, home=home,
+                               extra_env=hook_env)
+            assert second["rc"] == 0, second["stderr"][-3000:]
+            first_of_session2 = fake.model_requests()[n_first]["body"]
+
+            conn = sqlite3.connect(data / "kenning.db")
+            rows = conn.execute("SELECT o.type, o.title, o.files_modified, s.platform FROM observations o "
+                                "JOIN sessions s ON s.id = o.session_id ORDER BY o.id").fetchall()
+            events = conn.execute("SELECT kind, tool_name, status FROM events ORDER BY id").fetchall()
+            assert {r[3] for r in rows} == {"codex"}, rows
+            assert "bugfix" in {r[0] for r in rows}, "\n".join(map(str, [*rows, *events]))
+            bugfix = next(r for r in rows if r[0] == "bugfix")
+            assert "add is broken" in bugfix[1] or "AssertionError" in bugfix[1]
+            assert json.loads(bugfix[2]) == ["calc.py"]
+            assert ("PostToolUseFailure", "Bash", "done") in events
+
+            # Session 2: Codex's first request carries the context as a developer message.
+            developer = [i for i in first_of_session2["input"] if i.get("role") == "developer"]
+            context = next((json.dumps(i) for i in developer if "kenning-context" in json.dumps(i)), "")
+            assert "Memory of calc-project" in context, fake_responses.all_text(first_of_session2)[:3000]
+            for _type, title, _files, _agent in rows:
+                assert json.dumps(title)[1:-1] in context, f"{title!r} missing from Codex session 2's context"
+
+            # Session 3: Claude Code on the same project is told what Codex did.
+            claude = ensure_claude_cli()
+            if claude is None:
+                pytest.skip("Claude Code CLI unavailable for the cross-agent session")
+            with fake_anthropic.FakeAnthropic(script=[[fake_anthropic.text("Noted.")]]) as anthropic:
+                third = run_claude("What did we do last time?", cwd=project, home=home,
+                                   base_url=anthropic.base_url, extra_env=hook_env, timeout=120, claude_bin=claude)
+                assert third["rc"] == 0, third["stderr"] or third["stdout"]
+                message = json.dumps(anthropic.requests_of("main")[0]["body"]["messages"][0])
+            assert "Memory of calc-project" in message
+            assert json.dumps(bugfix[1])[1:-1] in message
+            fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
+            assert json.dumps(f"{bugfix[1]} \u00b7 in Codex CLI")[1:-1] in fenced  # attributed to the agent
+            assert "in Codex CLI" not in context  # Codex's own rows are not marked in Codex's context
+        finally:
+            _kenning(env, "worker", "stop")
+            removed = _kenning(env, "uninstall", "--keep-worker")
+        assert removed.returncode == 0, removed.stderr
+        assert config.read_bytes() == before, "uninstall must give config.toml back byte for byte"

@@ -1,0 +1,166 @@
+"""Locate (or install once) the real Codex and Gemini CLIs from npm and run them offline.
+
+Like :mod:`tests.support.claude_cli`: versions are pinned (hook payloads and request shapes change
+between releases), installs go into ``<repo>/.cache/<name>`` under ``flock /work/heavy.lock``-style
+locking (a lock file beside the cache), and a missing npm or a failed install returns None so the
+test skips. Override with ``CODEX_BIN`` / ``GEMINI_BIN``.
+
+Disk: Codex's npm package carries a 315 MB native binary plus two helpers (a code-mode host,
+70 MB, and a voice host, 40 MB) that ``codex exec`` never starts here; they are deleted after the
+install, so the cache holds ~315 MB. Gemini CLI is a ~100 MB JS bundle run by node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.support.claude_cli import _file_lock
+
+CODEX_VERSION = "0.171.0"
+GEMINI_VERSION = "0.61.0"
+CODEX_MODEL = "gpt-5.5"  # in Codex's built-in model catalog, so apply_patch is offered as a tool
+GEMINI_MODEL = "gemini-2.5-flash"
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CACHE = REPO_ROOT / ".cache"
+_CODEX_UNUSED = ("codex-resources/voice", "bin/codex-code-mode-host")
+
+
+def _installed(name: str, package: str, version: str) -> bool:
+    try:
+        meta = json.loads((CACHE / name / "node_modules" / package / "package.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return meta.get("version") == version
+
+
+def _ensure(name: str, package: str, version: str, binary: str) -> str | None:
+    stub = CACHE / name / "node_modules" / ".bin" / binary
+    if _installed(name, package, version) and stub.exists():
+        return str(stub)
+    npm = shutil.which("npm")
+    if not npm:
+        return None
+    (CACHE / name).mkdir(parents=True, exist_ok=True)
+    with _file_lock(CACHE / f"{name}.lock"):
+        if _installed(name, package, version) and stub.exists():
+            return str(stub)
+        pkg = CACHE / name / "package.json"
+        if not pkg.exists():
+            pkg.write_text(json.dumps({"name": f"kenning-{name}-cache", "private": True}) + "\n")
+        try:
+            proc = subprocess.run([npm, "install", "--no-fund", "--no-audit", "--no-save", f"{package}@{version}"],
+                                  cwd=CACHE / name, capture_output=True, text=True, timeout=900,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if proc.returncode != 0:
+            (CACHE / name / "npm-install.log").write_text(proc.stdout + proc.stderr)
+            return None
+    return str(stub) if stub.exists() else None
+
+
+def ensure_codex() -> str | None:
+    env_bin = os.environ.get("CODEX_BIN")
+    if env_bin:
+        return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    found = _ensure("codex", "@openai/codex", CODEX_VERSION, "codex")
+    if found:
+        for vendor in (CACHE / "codex" / "node_modules" / "@openai").glob("codex-linux-*/vendor/*"):
+            for rel in _CODEX_UNUSED:
+                target = vendor / rel
+                if target.is_dir():
+                    shutil.rmtree(target, ignore_errors=True)
+                elif target.exists():
+                    target.unlink()
+    return found
+
+
+def ensure_gemini() -> str | None:
+    env_bin = os.environ.get("GEMINI_BIN")
+    if env_bin:
+        return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    return _ensure("gemini-cli", "@google/gemini-cli", GEMINI_VERSION, "gemini")
+
+
+def _base_env(home: str | os.PathLike[str], extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "USER": os.environ.get("USER", "root"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "SHELL": "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+    env.update(extra or {})
+    return env
+
+
+def write_codex_config(home: str | os.PathLike[str], base_url: str) -> Path:
+    """``$HOME/.codex/config.toml`` pointing Codex at the fake (before ``kenning install`` adds its hooks)."""
+    path = Path(home) / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f'model = "{CODEX_MODEL}"\n'
+        'model_provider = "fake"\n'
+        'approval_policy = "never"\n'
+        'sandbox_mode = "danger-full-access"\n'
+        "check_for_update_on_startup = false\n\n"
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{base_url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "FAKE_API_KEY"\n\n'
+        "[analytics]\nenabled = false\n")
+    return path
+
+
+def write_gemini_settings(home: str | os.PathLike[str]) -> Path:
+    path = Path(home) / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False}},
+                               indent=2) + "\n")
+    return path
+
+
+def _run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    t0 = time.monotonic()
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    timed_out = False
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+    return {"rc": None if timed_out else proc.returncode, "stdout": stdout, "stderr": stderr,
+            "seconds": round(time.monotonic() - t0, 2), "cmd": list(cmd)}
+
+
+def run_codex(prompt: str, *, codex_bin: str, cwd: str | os.PathLike[str], home: str | os.PathLike[str],
+              extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> dict[str, Any]:
+    """``codex exec`` once, hooks trusted as a user's are (no --dangerously-bypass-hook-trust)."""
+    env = _base_env(home, {"FAKE_API_KEY": "fake-key", **(extra_env or {})})
+    return _run([codex_bin, "exec", "--skip-git-repo-check", "--json", prompt], cwd, env, timeout)
+
+
+def run_gemini(prompt: str, *, gemini_bin: str, cwd: str | os.PathLike[str], home: str | os.PathLike[str],
+               base_url: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> dict[str, Any]:
+    env = _base_env(home, {"GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": base_url,
+                           "GEMINI_CLI_TRUST_WORKSPACE": "true", **(extra_env or {})})
+    return _run([gemini_bin, "-p", prompt, "--yolo", "-m", GEMINI_MODEL, "--output-format", "json"], cwd, env,
+                timeout)
