@@ -45,9 +45,20 @@ def _parts(content: Mapping[str, Any]) -> list[Part]:
 
 
 def _prompt_texts(content: Mapping[str, Any]) -> list[str]:
+    """The user's own text parts: the CLI's ``<session_context>`` part and the ``<hook_context>``
+    blocks that hooks put in front of a prompt are not typed by anyone."""
     if content.get("role") != "user":
         return []
-    return [str(p["text"]) for p in _parts(content) if "text" in p]
+    out = []
+    for p in _parts(content):
+        t = str(p.get("text", "")) if "text" in p else None
+        if t is None or t.lstrip().startswith("<session_context>"):
+            continue
+        while t.startswith("<hook_context>") and "</hook_context>" in t:
+            t = t[t.index("</hook_context>") + len("</hook_context>"):].lstrip("\n")
+        if t.strip():
+            out.append(t)
+    return out
 
 
 def user_prompts(body: Mapping[str, Any]) -> list[str]:

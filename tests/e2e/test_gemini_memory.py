@@ -1,0 +1,117 @@
+"""End to end through the real Gemini CLI (offline, fake Gemini API) and then the real Claude Code CLI.
+
+``kenning install --agent gemini`` adds its hooks to a scratch ``~/.gemini/settings.json``.
+Session 1 in Gemini writes a file, runs a check that fails, fixes the file with ``replace`` and
+runs the check again; session 2 in Gemini gets that memory in its first model request (inside
+Gemini's ``<hook_context>``); session 3 in Claude Code on the same project gets it too, marked as
+Gemini's. Uninstall removes exactly our entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+from tests.support import fake_anthropic, fake_gemini
+from tests.support.agent_clis import ensure_gemini, run_gemini, write_gemini_settings
+from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.fake_gemini import FakeGemini, call, script_by_prompt, text
+
+pytestmark = pytest.mark.e2e
+
+CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
+
+
+@pytest.fixture(scope="module")
+def gemini_bin() -> str:
+    path = ensure_gemini()
+    if path is None:
+        pytest.skip("Gemini CLI unavailable (no GEMINI_BIN, npm missing or install failed)")
+    return path
+
+
+def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_path: Path) -> None:
+    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
+    home.mkdir()
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    port = str(free_port())
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
+    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "GEMINI_CLI_HOME"):
+        env.pop(var, None)
+    hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules"}
+    calc = project / "calc.py"
+    settings = write_gemini_settings(home)
+    before = json.loads(settings.read_text())
+    installed = _kenning(env, "install", "--no-start", "--agent", "gemini")
+    assert installed.returncode == 0, installed.stderr
+    assert "Gemini CLI: hooks for" in installed.stdout
+
+    session1 = [[text("Creating the module."), call("write_file", {"file_path": str(calc),
+                                                                   "content": "def add(a, b):\n    return a - b\n"})],
+                [call("run_shell_command", {"command": CHECK, "description": "Check add"})],
+                [call("replace", {"file_path": str(calc), "old_string": "return a - b", "new_string": "return a + b",
+                                  "instruction": "fix the sign"})],
+                [call("run_shell_command", {"command": CHECK, "description": "Check add again"})],
+                [text("Fixed: add() now adds. Next step: add a test file for calc.")]]
+    script = script_by_prompt({"calc.py": session1, "last time": [[text("Noted.")]]})
+    try:
+        with FakeGemini(script=script) as fake:
+            first = run_gemini("Create calc.py with an add function and make sure it works.", gemini_bin=gemini_bin,
+                               cwd=project, home=home, base_url=fake.base_url, extra_env=hook_env)
+            assert first["rc"] == 0, first["stderr"][-3000:]
+            assert calc.read_text() == "def add(a, b):\n    return a + b\n"
+            n_first = len(fake.model_requests())
+            second = run_gemini("What did we do last time?", gemini_bin=gemini_bin, cwd=project, home=home,
+                                base_url=fake.base_url, extra_env=hook_env)
+            assert second["rc"] == 0, second["stderr"][-3000:]
+            first_of_session2 = fake.model_requests()[n_first]["body"]
+
+        conn = sqlite3.connect(data / "kenning.db")
+        rows = conn.execute("SELECT o.type, o.title, o.files_modified, s.platform FROM observations o "
+                            "JOIN sessions s ON s.id = o.session_id ORDER BY o.id").fetchall()
+        events = conn.execute("SELECT kind, tool_name, status FROM events ORDER BY id").fetchall()
+        prompts = [r[0] for r in conn.execute("SELECT prompt_text FROM user_prompts ORDER BY id")]
+        assert {r[3] for r in rows} == {"gemini"}, rows
+        assert "bugfix" in {r[0] for r in rows}, "\n".join(map(str, [*rows, *events]))
+        bugfix = next(r for r in rows if r[0] == "bugfix")
+        assert "add is broken" in bugfix[1] or "AssertionError" in bugfix[1]
+        assert json.loads(bugfix[2]) == ["calc.py"]
+        assert ("PostToolUseFailure", "Bash", "done") in events
+        # Gemini put our SessionStart context in front of the prompt: it is not stored as the prompt.
+        assert prompts == ["Create calc.py with an add function and make sure it works.", "What did we do last time?"]
+
+        # Session 2: Gemini's first request has the context in the user turn.
+        user_text = json.dumps(first_of_session2["contents"][0])
+        assert "<hook_context>" in user_text and "kenning-context" in user_text, fake_gemini.all_text(first_of_session2)
+        assert "Memory of calc-project" in user_text
+        for _type, title, _files, _agent in rows:
+            assert json.dumps(title)[1:-1] in user_text, f"{title!r} missing from Gemini session 2's context"
+
+        claude = ensure_claude_cli()
+        if claude is None:
+            pytest.skip("Claude Code CLI unavailable for the cross-agent session")
+        with fake_anthropic.FakeAnthropic(script=[[fake_anthropic.text("Noted.")]]) as anthropic:
+            third = run_claude("What did we do last time?", cwd=project, home=home, base_url=anthropic.base_url,
+                               extra_env=hook_env, timeout=120, claude_bin=claude)
+            assert third["rc"] == 0, third["stderr"] or third["stdout"]
+            message = json.dumps(anthropic.requests_of("main")[0]["body"]["messages"][0])
+        fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
+        assert json.dumps(f"{bugfix[1]} \u00b7 in Gemini CLI")[1:-1] in fenced
+    finally:
+        _kenning(env, "worker", "stop")
+        removed = _kenning(env, "uninstall", "--keep-worker")
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads(settings.read_text()) == before
