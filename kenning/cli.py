@@ -58,6 +58,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     for p in problems:
         print(f"settings: {p}")
     _install_other_agents(paths, getattr(args, "agents", None))
+    _offer_history(paths)
     if args.no_start:
         return 0
     health = daemon.ensure(paths, wait=15.0)
@@ -83,6 +84,18 @@ def _install_other_agents(paths: Paths, names: list[str] | None) -> None:
             print(f"{LABELS[r.agent]}: {note}")
         if r.backup:
             print(f"Backup of the previous file: {r.backup}")
+
+
+def _offer_history(paths: Paths) -> None:
+    """Say how many past sessions could be imported (``kenning import-history``)."""
+    from kenning.history.importer import pending_sessions
+    from kenning.integrations import LABELS
+
+    found = pending_sessions(paths)
+    if found:
+        per = ", ".join(f"{LABELS.get(a, a)} {n}" for a, n in sorted(found.items()))
+        print(f"Found {sum(found.values())} past session(s) not in memory yet ({per}): "
+              "`kenning import-history` imports them (`--dry-run` first shows what it would store).")
 
 
 def _uninstall_other_agents(paths: Paths) -> int:

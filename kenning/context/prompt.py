@@ -155,7 +155,8 @@ def texts_of(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
 
 # ---------------------------------------------------------------------- exclusions
 
-def session_row(conn: sqlite3.Connection, agent_session_id: str, agent: str = "claude-code") -> tuple[int, float] | None:
+def session_row(conn: sqlite3.Connection, agent_session_id: str,
+                agent: str = "claude-code") -> tuple[int, float] | None:
     """(sessions.id, started_at) of the agent's session, once the worker has seen it."""
     r = conn.execute("SELECT id, started_at FROM sessions WHERE platform = ? AND agent_session_id = ?",
                      (agent, agent_session_id)).fetchone()

@@ -293,6 +293,9 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     return payload, truncated
 
 
+clean = _clean  # public: history import cleans past events exactly as capture cleans live ones
+
+
 def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload: dict[str, Any],
              name: str, root: str, truncated: bool, poke: bool = True, agent: str = "claude-code") -> str | None:
     prompt = payload.get("prompt")

@@ -209,8 +209,8 @@ def _ours_in(doc: Any) -> list[tuple[str, int, Any]]:
 def _strip_ours(doc: Any, path: str) -> list[str]:
     """Remove our groups and their trust entries (and tables this leaves empty); returns the events."""
     found = _ours_in(doc)
-    hooks = doc.get("hooks")
-    state = hooks.get("state") if hooks is not None else None
+    hooks: Any = doc.get("hooks")
+    state: Any = hooks.get("state") if hooks is not None else None
     for event, index, _g in found:
         key = state_key(event, index, 0, path) if event in _LABELS else None
         if key and hasattr(state, "keys") and key in state:
@@ -276,7 +276,7 @@ def _add_structured(doc: Any, planned: list[tuple[str, str | None, str, int, str
         doc["hooks"] = tomlkit.table(is_super_table=True)
     hooks = doc["hooks"]
     for event, matcher, command, timeout, key in planned:
-        group = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
         if matcher is not None:
             group = {"matcher": matcher, **group}
         if event not in hooks:
@@ -381,7 +381,7 @@ def checks() -> list[Check]:
     """Doctor: our hooks are there, trusted (else Codex skips them without a word), and enabled."""
     path = config_path()
     try:
-        doc, raw = _load(path)
+        doc, _raw = _load(path)
     except (ValueError, UnicodeDecodeError) as e:
         return [("FAIL", "Codex hooks", f"cannot read {path}: {e}")]
     found = _ours_in(doc)
@@ -392,13 +392,13 @@ def checks() -> list[Check]:
     if missing:
         out.append(("FAIL", "Codex hooks", f"missing for {', '.join(missing)}: run `kenning install --agent codex`"))
     hooks = doc.get("hooks")
-    state = hooks.get("state") if hooks is not None else None
+    state: Any = hooks.get("state") if hooks is not None else None
     skipped = []
     disabled = []
     for event, index, group in found:
         matcher = group.get("matcher")
         for hi, h in enumerate(group.get("hooks") or []):
-            entry = state.get(state_key(event, index, hi, path)) if hasattr(state, "get") else None
+            entry: Any = state.get(state_key(event, index, hi, path)) if hasattr(state, "get") else None
             want = trust_hash(event, matcher if isinstance(matcher, str) else None, str(h.get("command")),
                               int(h.get("timeout") or 600), bool(h.get("async", False)))
             got = entry.get("trusted_hash") if hasattr(entry, "get") else None

@@ -256,5 +256,6 @@ def checks() -> list[Check]:
     repos = _repos(Paths())
     gone = [r for r in repos if not _ours(hooks_file(r))]
     if gone:
-        return [("warn", "Copilot CLI hooks", f"missing in {', '.join(gone)}: run `kenning install --agent copilot` there")]
+        return [("warn", "Copilot CLI hooks",
+                 f"missing in {', '.join(gone)}: run `kenning install --agent copilot` there")]
     return [("ok", "Copilot CLI hooks", f"in {len(repos)} repositor{'y' if len(repos) == 1 else 'ies'}")]

@@ -322,7 +322,8 @@ def checks() -> list[Check]:
     out: list[Check] = []
     missing = [e for e in EVENTS if e not in found]
     if missing:
-        out.append(("FAIL", "Gemini CLI hooks", f"missing for {', '.join(missing)}: run `kenning install --agent gemini`"))
+        out.append(("FAIL", "Gemini CLI hooks",
+                    f"missing for {', '.join(missing)}: run `kenning install --agent gemini`"))
     cfg = current.get("hooksConfig")
     if isinstance(cfg, dict) and cfg.get("enabled") is False:
         out.append(("FAIL", "Gemini CLI hooks", f"hooksConfig.enabled is false in {path}: Gemini runs no hook"))

@@ -145,42 +145,7 @@ class Pipeline:
                 log.exception("listener failed")
 
     def _ingest_one(self, rec: dict[str, Any]) -> bool:
-        p: dict[str, Any] = rec["payload"]
-        event: str = rec["event"]
-        at = float(rec.get("at") or time.time())
-        sid = repo.upsert_session(
-            self.conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
-            project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
-            cwd=str(p.get("cwd") or ""), at=at, name=str(rec.get("project") or ""))
-        tool_use_id = p.get("tool_use_id")
-        key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
-        if repo.event_exists(self.conn, sid, key):
-            return False
-        status = "pending"
-        if event == "UserPromptSubmit":
-            number = repo.next_prompt_number(self.conn, sid)
-            raw_prompt = p.get("prompt")
-            prompt = raw_prompt if isinstance(raw_prompt, str) else ""
-            # The hook sends "" for a prompt that was entirely <private>: its turn stays private.
-            repo.add_prompt(self.conn, sid, number, "" if rec.get("private") else prompt, at)
-            if rec.get("private"):
-                status = "skipped"
-        else:
-            number = repo.current_prompt_number(self.conn, sid)
-            # Everything of a private turn, its Stop too (the last answer would reach the summary).
-            if event in ("PostToolUse", "PostToolUseFailure", "Stop") and repo.prompt_is_private(
-                    self.conn, sid, number):
-                status = "skipped"
-        if event == "SessionEnd":
-            repo.end_session(self.conn, sid, at, str(p.get("reason") or ""))
-        agent_id = p.get("agent_id") if isinstance(p.get("agent_id"), str) else None
-        agent_type = p.get("agent_type") if isinstance(p.get("agent_type"), str) else None
-        tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
-        return repo.insert_event(
-            self.conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
-            agent_id=agent_id, agent_type=agent_type, occurred_at=at,
-            # A private turn's events keep their key (idempotent ingest) but not their content.
-            payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
+        return ingest_record(self.conn, rec)
 
     # ------------------------------------------------------------------------ observe
     def observe(self, now: float | None = None) -> int:
@@ -262,6 +227,47 @@ class Pipeline:
             log.exception("cycle failed; retrying on the next poke")
         self.stats.cycles += 1
         self.stats.last_cycle_at = time.time()
+
+
+def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
+    """Session / prompt / event rows for one spool record (a captured or imported event); False when
+    its event is stored already. Call inside a transaction."""
+    p: dict[str, Any] = rec["payload"]
+    event: str = rec["event"]
+    at = float(rec.get("at") or time.time())
+    sid = repo.upsert_session(
+        conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
+        project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
+        cwd=str(p.get("cwd") or ""), at=at, name=str(rec.get("project") or ""))
+    tool_use_id = p.get("tool_use_id")
+    key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
+    if repo.event_exists(conn, sid, key):
+        return False
+    status = "pending"
+    if event == "UserPromptSubmit":
+        number = repo.next_prompt_number(conn, sid)
+        raw_prompt = p.get("prompt")
+        prompt = raw_prompt if isinstance(raw_prompt, str) else ""
+        # The hook sends "" for a prompt that was entirely <private>: its turn stays private.
+        repo.add_prompt(conn, sid, number, "" if rec.get("private") else prompt, at)
+        if rec.get("private"):
+            status = "skipped"
+    else:
+        number = repo.current_prompt_number(conn, sid)
+        # Everything of a private turn, its Stop too (the last answer would reach the summary).
+        if event in ("PostToolUse", "PostToolUseFailure", "Stop") and repo.prompt_is_private(
+                conn, sid, number):
+            status = "skipped"
+    if event == "SessionEnd":
+        repo.end_session(conn, sid, at, str(p.get("reason") or ""))
+    agent_id = p.get("agent_id") if isinstance(p.get("agent_id"), str) else None
+    agent_type = p.get("agent_type") if isinstance(p.get("agent_type"), str) else None
+    tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
+    return repo.insert_event(
+        conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
+        agent_id=agent_id, agent_type=agent_type, occurred_at=at,
+        # A private turn's events keep their key (idempotent ingest) but not their content.
+        payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
 
 
 def _validate(rec: dict[str, Any]) -> None:

@@ -1,0 +1,42 @@
+"""Past sessions as events: Claude Code transcripts and Codex rollouts read back into the event model.
+
+Each reader streams one session file line by line (never the whole file in memory) and yields
+``Event`` tuples in the shape the hooks capture live (Claude Code's event and field names, the
+original timestamp), each with a key that is the same every time the file is read, so a second
+import finds every event already stored and a file that grew adds only what is new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class Event:
+    kind: str  # SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd
+    at: float
+    key: str  # stable across reads of the same file
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SessionFile:
+    """One past session: its main file and, for Claude Code, the subagents' transcripts."""
+
+    agent: str
+    path: str
+    size: int
+    mtime: float
+    extra: list[str] = field(default_factory=list)
+
+
+def timestamp(value: Any) -> float | None:
+    """Epoch seconds of an ISO-8601 timestamp (``2026-11-30T05:39:31.615Z``), None when unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

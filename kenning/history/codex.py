@@ -1,0 +1,180 @@
+"""Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``) as events.
+
+A rollout line is ``{"timestamp", "type", "payload"}``: ``session_meta`` (the session id and
+cwd), ``response_item`` (the conversation as the model saw it: user messages, ``function_call``
+/ ``function_call_output`` for shell commands, ``custom_tool_call`` / ``custom_tool_call_output``
+for apply_patch) and ``event_msg`` (``task_complete`` with the turn's last answer). Tool events
+get the names Codex's hooks report live (``Bash``, ``apply_patch``); a command's exit code comes
+from its output (``Process exited with code N`` / ``Exit code: N``).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from kenning.history import Event, SessionFile, timestamp
+
+NAME = "codex"
+SHELL_TOOLS = ("exec_command", "shell", "container.exec", "local_shell", "shell_command")
+QUIET_S = 15 * 60
+
+
+def sessions_dir() -> str:
+    from kenning.integrations.codex import codex_home
+
+    return os.path.join(codex_home(), "sessions")
+
+
+def discover(root: str | None = None) -> list[SessionFile]:
+    base = root or sessions_dir()
+    out = []
+    for path in sorted(glob.glob(os.path.join(glob.escape(base), "**", "rollout-*.jsonl"), recursive=True)):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out.append(SessionFile(NAME, path, st.st_size, st.st_mtime))
+    return out
+
+
+def _exit_code(output: str) -> int | None:
+    for marker in ("Process exited with code ", "Exit code: "):
+        i = output.find(marker)
+        if i >= 0:
+            digits = output[i + len(marker):].split("\n", 1)[0].strip()
+            if digits.lstrip("-").isdigit():
+                return int(digits)
+    return None
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, str):
+        try:  # older rollouts: {"output": "...", "metadata": {"exit_code": N}}
+            decoded = json.loads(output)
+        except ValueError:
+            return output
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            meta = decoded.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            return decoded["output"] + (f"\nProcess exited with code {code}" if isinstance(code, int) else "")
+        return output
+    if isinstance(output, dict):
+        return str(output.get("content") or output.get("output") or "")
+    return ""
+
+
+def _command(name: str, arguments: Any) -> str:
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return str(arguments)
+    if not isinstance(args, dict):
+        return ""
+    cmd = args.get("cmd") or args.get("command")
+    if isinstance(cmd, list):
+        if len(cmd) >= 3 and cmd[0].endswith("sh") and cmd[1] in ("-lc", "-c"):
+            return str(cmd[2])
+        return " ".join(str(c) for c in cmd)
+    return str(cmd or "")
+
+
+def _user_text(payload: dict[str, Any]) -> str | None:
+    if payload.get("type") != "message" or payload.get("role") != "user":
+        return None
+    texts = [str(c.get("text") or "") for c in payload.get("content") or [] if isinstance(c, dict)]
+    text = "\n".join(texts).strip()
+    # Codex sends its environment, AGENTS.md and instructions as user messages in tags.
+    if not text or text.startswith("<") or text.startswith("# AGENTS.md"):
+        return None
+    return text
+
+
+def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None) -> Iterator[Event]:
+    import time
+
+    now = time.time() if now is None else now
+    calls: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, command or patch)
+    sid = ""
+    cwd = ""
+    last_at = 0.0
+    started = False
+    try:
+        fh = open(f.path, encoding="utf-8", errors="replace")  # noqa: SIM115 (a missing file yields nothing)
+    except OSError:
+        return
+    with fh:
+        for n, line in enumerate(fh):
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
+                continue
+            at = timestamp(rec.get("timestamp"))
+            if at is None:
+                continue
+            p = rec["payload"]
+            kind = rec.get("type")
+            if kind == "session_meta":
+                sid = str(p.get("id") or p.get("session_id") or sid)
+                cwd = str(p.get("cwd") or cwd)
+                continue
+            if not sid:
+                continue
+            base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
+            if not started:
+                started = True
+                yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
+                                                                  "source": "startup"})
+            last_at = at
+            if kind == "turn_context" and isinstance(p.get("cwd"), str):
+                cwd = p["cwd"]
+            elif kind == "event_msg" and p.get("type") == "task_complete":
+                text = p.get("last_agent_message")
+                yield Event("Stop", at, f"stop:{p.get('turn_id') or n}",
+                            {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                             "last_assistant_message": text if isinstance(text, str) else ""})
+            elif kind == "response_item":
+                yield from _item(p, at, n, base, calls)
+    if started and now - f.mtime >= quiet_s:
+        yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
+                                                          "hook_event_name": "SessionEnd", "reason": "other"})
+
+
+def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
+          calls: dict[str, tuple[str, str]]) -> Iterator[Event]:
+    t = p.get("type")
+    prompt = _user_text(p)
+    if prompt is not None:
+        yield Event("UserPromptSubmit", at, f"prompt:{p.get('id') or n}",
+                    {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    elif t == "function_call" and isinstance(p.get("call_id"), str):
+        name = str(p.get("name") or "")
+        if name in SHELL_TOOLS:
+            calls[p["call_id"]] = ("Bash", _command(name, p.get("arguments")))
+    elif t == "custom_tool_call" and isinstance(p.get("call_id"), str) and p.get("name") == "apply_patch":
+        calls[p["call_id"]] = ("apply_patch", str(p.get("input") or ""))
+    elif t in ("function_call_output", "custom_tool_call_output") and isinstance(p.get("call_id"), str):
+        found = calls.pop(p["call_id"], None)
+        if found is None:
+            return
+        tool, command = found
+        text = _output_text(p.get("output"))
+        code = _exit_code(text)
+        payload = {**base, "tool_name": tool, "tool_input": {"command": command}, "tool_use_id": p["call_id"]}
+        if code:
+            payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
+            yield Event("PostToolUseFailure", at, f"PostToolUseFailure:{p['call_id']}", payload)
+        else:
+            payload.update(hook_event_name="PostToolUse", tool_response=_body(text) if tool == "Bash" else text)
+            yield Event("PostToolUse", at, f"PostToolUse:{p['call_id']}", payload)
+
+
+def _body(text: str) -> str:
+    """A command's output without Codex's header lines (chunk id, wall time, exit code)."""
+    i = text.find("\nOutput:\n")
+    return text[i + len("\nOutput:\n"):] if i >= 0 else text

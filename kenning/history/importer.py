@@ -1,0 +1,266 @@
+"""``kenning import-history``: past sessions of Claude Code and Codex into memory.
+
+Every past event goes the way a live one goes: the same cleaning (``<private>`` blocks stripped,
+secrets redacted, fields capped) and the same gates (excluded projects, skipped tools, the opt-out
+marker) as the hook, then the same ingest into session / prompt / event rows, with the time it
+happened, and the worker's observer turns them into observations and summaries. Idempotent: each
+event has a stable key, a file is remembered with its size and mtime (unchanged: not read again),
+and a session the hooks captured live is never imported a second time.
+
+Memory stays bounded: files are streamed line by line and rows are written in batches.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.history import Event, SessionFile
+from kenning.paths import Paths
+from kenning.settings import Settings
+
+BATCH = 500
+READERS = ("claude-code", "codex")
+
+
+@dataclass
+class Totals:
+    files: int = 0
+    unchanged: int = 0
+    sessions: int = 0
+    events: int = 0  # new rows
+    already: int = 0  # events found stored already
+    live: int = 0  # sessions the hooks captured: not imported
+    excluded: int = 0
+    filtered: int = 0  # outside --project / --since
+    per_agent: dict[str, int] = field(default_factory=dict)  # sessions imported per agent
+    seconds: float = 0.0
+
+
+def _reader(agent: str) -> Any:
+    if agent == "claude-code":
+        from kenning.history import claude_code
+
+        return claude_code
+    from kenning.history import codex
+
+    return codex
+
+
+def discover(agents: tuple[str, ...] = READERS, roots: dict[str, str] | None = None) -> list[SessionFile]:
+    out: list[SessionFile] = []
+    for agent in agents:
+        out.extend(_reader(agent).discover((roots or {}).get(agent)))
+    return out
+
+
+def pending_sessions(paths: Paths, roots: dict[str, str] | None = None) -> dict[str, int]:
+    """Past sessions per agent that were never imported (for ``kenning install``'s offer)."""
+    done: set[str] = set()
+    if os.path.exists(paths.db):
+        from kenning.store.db import connect
+
+        try:
+            conn = connect(paths.db, readonly=True)
+            try:
+                done = {r[0] for r in conn.execute("SELECT path FROM history_imports")}
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            done = set()
+    out: dict[str, int] = {}
+    for f in discover(roots=roots):
+        if f.path not in done:
+            out[f.agent] = out.get(f.agent, 0) + 1
+    return out
+
+
+def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, since: float | None = None,
+        project: str | None = None, dry_run: bool = False, roots: dict[str, str] | None = None,
+        progress: Callable[[SessionFile, Totals], None] | None = None, now: float | None = None) -> Totals:
+    """Read every past session not stored yet; returns what was done (or would be, with ``dry_run``)."""
+    from kenning.store.db import connect, open_db
+
+    started = time.monotonic()
+    totals = Totals()
+    files = discover(agents, roots)
+    conn: sqlite3.Connection | None = None
+    if not dry_run:
+        paths.ensure()
+        conn = open_db(paths.db)
+    elif os.path.exists(paths.db):
+        conn = connect(paths.db, readonly=True)
+    try:
+        seen = _seen(conn)
+        for f in files:
+            totals.files += 1
+            if since is not None and f.mtime < since:
+                totals.filtered += 1
+            elif seen.get(f.path) == (f.size, f.mtime):
+                totals.unchanged += 1
+            else:
+                _import_file(conn, paths, settings, f, totals, since=since, project=project, dry_run=dry_run,
+                             now=now)
+            if progress is not None:
+                progress(f, totals)
+    finally:
+        if conn is not None:
+            conn.close()
+    totals.seconds = time.monotonic() - started
+    return totals
+
+
+def _seen(conn: sqlite3.Connection | None) -> dict[str, tuple[int, float]]:
+    if conn is None:
+        return {}
+    try:
+        return {r[0]: (int(r[1]), float(r[2])) for r in conn.execute("SELECT path, size, mtime FROM history_imports")}
+    except sqlite3.OperationalError:  # read-only dry run on a database from before migration 0017
+        return {}
+
+
+def _records(paths: Paths, settings: Settings, f: SessionFile, events: Iterator[Event], *, since: float | None,
+             project: str | None, totals: Totals, conn: sqlite3.Connection | None) -> Iterator[dict[str, Any]]:
+    """Spool records for a session's events, gated and cleaned exactly as the hook does it live."""
+    from kenning.hook.main import clean
+    from kenning.privacy.tags import is_entirely_private
+    from kenning.project import find_root, glob_match, is_excluded, project_key
+
+    name = root = ""
+    for e in events:
+        if e.kind == "SessionStart":
+            cwd = str(e.payload.get("cwd") or "")
+            if not cwd or paths.contains(cwd):
+                totals.excluded += 1
+                return
+            name, root = find_root(cwd)
+            if is_excluded(name, root, cwd, settings.excluded_projects):
+                totals.excluded += 1
+                return
+            if project and project not in (name, root):
+                totals.filtered += 1
+                return
+            if conn is not None and _captured_live(conn, f.agent, str(e.payload.get("session_id") or "")):
+                totals.live += 1
+                return
+        if since is not None and e.at < since:
+            continue
+        payload = e.payload
+        record: dict[str, Any] = {"v": 1, "id": f"h:{e.key}", "agent": f.agent, "event": e.kind, "at": e.at,
+                                  "project": name, "project_key": project_key(root, name), "project_root": root,
+                                  "imported": True}
+        if e.kind == "UserPromptSubmit":
+            prompt = payload.get("prompt")
+            if isinstance(prompt, str) and settings.optout_marker and settings.optout_marker in prompt:
+                return  # the user asked that the rest of this session not be remembered
+            if isinstance(prompt, str) and is_entirely_private(prompt):
+                record["private"] = True
+        if e.kind in ("PostToolUse", "PostToolUseFailure"):
+            tool = payload.get("tool_name")
+            if isinstance(tool, str) and any(glob_match(tool, p) for p in settings.skip_tools):
+                continue
+        record["payload"], record["truncated"] = clean(settings, payload)
+        yield record
+
+
+def _captured_live(conn: sqlite3.Connection, agent: str, sid: str) -> bool:
+    """A session the hooks recorded (it has rows, and no import ever touched it)."""
+    row = conn.execute("SELECT 1 FROM sessions WHERE platform = ? AND agent_session_id = ?", (agent, sid)).fetchone()
+    if row is None:
+        return False
+    try:
+        imported = conn.execute("SELECT 1 FROM history_imports WHERE agent = ? AND agent_session_id = ?",
+                                (agent, sid)).fetchone()
+    except sqlite3.OperationalError:
+        return True
+    return imported is None
+
+
+def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settings, f: SessionFile, totals: Totals,
+                 *, since: float | None, project: str | None, dry_run: bool, now: float | None) -> None:
+    from kenning.store import repo
+    from kenning.worker.pipeline import ingest_record
+
+    events = _reader(f.agent).events(f, now=now)
+    batch: list[dict[str, Any]] = []
+    sid = ""
+    new = 0
+    count = 0
+
+    def flush() -> None:
+        nonlocal new
+        if conn is None or dry_run or not batch:
+            batch.clear()
+            return
+        with repo.transaction(conn):
+            for rec in batch:
+                if ingest_record(conn, rec):
+                    new += 1
+                else:
+                    totals.already += 1
+        batch.clear()
+
+    for rec in _records(paths, settings, f, events, since=since, project=project, totals=totals, conn=conn):
+        sid = sid or str(rec["payload"].get("session_id") or "")
+        count += 1
+        batch.append(rec)
+        if len(batch) >= BATCH:
+            flush()
+    flush()
+    if not count:
+        return
+    totals.sessions += 1
+    totals.per_agent[f.agent] = totals.per_agent.get(f.agent, 0) + 1
+    totals.events += new if not dry_run else count
+    if conn is not None and not dry_run:
+        with repo.transaction(conn):
+            conn.execute(
+                "INSERT INTO history_imports (path, agent, agent_session_id, size, mtime, events, imported_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, "
+                "mtime = excluded.mtime, events = history_imports.events + excluded.events, "
+                "imported_at = excluded.imported_at", (f.path, f.agent, sid, f.size, f.mtime, new, time.time()))
+
+
+def observe(paths: Paths, *, timeout: float = 600.0, quiet_s: float = 3.0,
+            progress: Callable[[int], None] | None = None) -> int:
+    """Have the worker (started if needed) observe the imported events; returns those still pending
+    (turns still open, or the worker did not finish in time)."""
+    from kenning import daemon
+    from kenning.hook import client
+
+    health = daemon.ensure(paths, wait=15.0)
+    if not health:
+        return -1
+    left = _pending(paths)
+    last_change = time.monotonic()
+    deadline = time.monotonic() + timeout
+    while left > 0 and time.monotonic() < deadline:
+        client.poke_udp(int(health["port"]))
+        time.sleep(0.25)
+        now_left = _pending(paths)
+        if now_left != left:
+            left, last_change = now_left, time.monotonic()
+            if progress is not None:
+                progress(left)
+        elif time.monotonic() - last_change > quiet_s:
+            break  # what is left waits on turns that are still open
+    return left
+
+
+def pending_count(paths: Paths) -> int:
+    """Events waiting for the observer."""
+    return _pending(paths) if os.path.exists(paths.db) else 0
+
+
+def _pending(paths: Paths) -> int:
+    from kenning.store.db import connect
+
+    conn = connect(paths.db, readonly=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
+    finally:
+        conn.close()
