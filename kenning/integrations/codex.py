@@ -207,26 +207,73 @@ def _ours_in(doc: Any) -> list[tuple[str, int, Any]]:
 
 
 def _strip_ours(doc: Any, path: str) -> list[str]:
-    """Remove our groups and their trust entries (and tables this leaves empty); returns the events."""
+    """Remove our groups and their trust entries from a tomlkit document; returns their events.
+
+    Groups are rebuilt per event (tomlkit cannot delete single items of an array of tables that is
+    split around other tables), so the user's own groups of those events keep their content, not
+    necessarily their layout: the appended block is removed as text first whenever it is intact.
+    """
+    import tomlkit
+
     found = _ours_in(doc)
-    hooks: Any = doc.get("hooks")
-    state: Any = hooks.get("state") if hooks is not None else None
-    for event, index, _g in found:
-        key = state_key(event, index, 0, path) if event in _LABELS else None
-        if key and hasattr(state, "keys") and key in state:
-            del state[key]
-    for event in {e for e, _i, _g in found}:
-        groups = hooks[event]
-        for i in reversed(range(len(groups))):
-            if _ours(groups[i]):
-                del groups[i]
-        if not len(groups):
-            del hooks[event]
-    if hasattr(state, "keys") and not list(state.keys()):
+    if not found:
+        return []
+    hooks: Any = doc["hooks"]
+    state: Any = hooks.get("state")
+    keys = [state_key(e, i, 0, path) for e, i, _g in found if e in _LABELS]
+    events = list(dict.fromkeys(e for e, _i, _g in found))
+    kept_groups = {e: [g.unwrap() if hasattr(g, "unwrap") else g for g in _groups(doc, e) if not _ours(g)]
+                   for e in events}
+    kept_state = {k: (v.unwrap() if hasattr(v, "unwrap") else v) for k, v in (state.items() if state else [])
+                  if k not in keys}
+    for e in events:
+        del hooks[e]
+    if state is not None:
         del hooks["state"]
-    if hooks is not None and not list(hooks.keys()):
+    for e in events:
+        if kept_groups[e]:
+            aot = tomlkit.aot()
+            for g in kept_groups[e]:
+                aot.append(g)
+            hooks[e] = aot
+    if kept_state:
+        table = tomlkit.table(is_super_table=True)
+        for k, v in kept_state.items():
+            table[k] = v
+        hooks["state"] = table
+    if not list(hooks.keys()):
         del doc["hooks"]
-    return [e for e, _i, _g in found]
+    return events
+
+
+def _block_state(paths: Paths) -> str:
+    return os.path.join(paths.root, "codex-install-block.json")
+
+
+def _remove_ours(paths: Paths, text: str, path: str) -> tuple[str, list[str]]:
+    """``text`` without our hooks and trust entries; the events they were for."""
+    import json
+
+    import tomlkit
+
+    events = [e for e, _i, _g in _ours_in(tomlkit.parse(text))] if text.strip() else []
+    if not events:
+        return text, []
+    try:
+        with open(_block_state(paths), encoding="utf-8") as fh:
+            appended = json.load(fh).get("appended")
+    except (OSError, ValueError, AttributeError):
+        appended = None
+    if isinstance(appended, str) and appended and appended in text:
+        rest = text.replace(appended, "", 1)
+        if not _ours_in(tomlkit.parse(rest)):
+            return rest, list(dict.fromkeys(events))
+    doc = tomlkit.parse(text)
+    _strip_ours(doc, path)
+    rest = _without_header(tomlkit.dumps(doc))
+    if _ours_in(tomlkit.parse(rest)):
+        raise ValueError(f"{path}: Kenning's hooks could not be removed automatically; remove them by hand")
+    return rest, list(dict.fromkeys(events))
 
 
 BLOCK_HEADER = "# Kenning: memory hooks for Codex, trusted for it (`kenning uninstall` removes this block)."
@@ -288,32 +335,37 @@ def _add_structured(doc: Any, planned: list[tuple[str, str | None, str, int, str
 
 
 def install(paths: Paths, *, python: str | None = None) -> Report:
+    import json
     import tomllib
 
     import tomlkit
 
     from kenning.integrations.files import Original, Report, backup, write_bytes
+    from kenning.paths import write_private
 
     path = config_path()
     report = Report(agent=NAME, path=path, events=list(EVENTS))
     doc, raw = _load(path)
     current = tomlkit.dumps(doc)
-    _strip_ours(doc, path)
-    planned = _planned(doc, path, python)
-    base = _without_header(tomlkit.dumps(doc))
+    base, _events = _remove_ours(paths, current, path)
+    base = _without_header(base)
+    planned = _planned(tomlkit.parse(base), path, python)
     sep = "" if not base.strip() else ("\n" if base.endswith("\n") else "\n\n")
-    text = (base if base.strip() else "") + sep + _block(planned)
+    appended = sep + _block(planned)
+    text = (base if base.strip() else "") + appended
     structured = tomlkit.parse(base)
     _add_structured(structured, planned)
     try:
         ok = tomllib.loads(text) == tomllib.loads(tomlkit.dumps(structured))
     except tomllib.TOMLDecodeError:
         ok = False
-    if not ok:
-        text = tomlkit.dumps(structured)
+    if not ok:  # e.g. the user's hooks are inline arrays, which a [[hooks.X]] block cannot extend
+        text, appended = tomlkit.dumps(structured), ""
     if tomllib.loads(text) == tomllib.loads(current or "\n"):
         return report  # installed already, exactly so
     Original(paths, NAME, path).remember(raw)
+    paths.ensure()
+    write_private(_block_state(paths), json.dumps({"appended": appended}).encode())
     if raw is not None:
         report.backup = backup(path, raw)
     write_bytes(path, text.encode("utf-8"))
@@ -322,26 +374,20 @@ def install(paths: Paths, *, python: str | None = None) -> Report:
 
 
 def uninstall(paths: Paths) -> Report:
-    import tomlkit
-
     from kenning.integrations.files import Original, Report, backup, write_bytes
 
     path = config_path()
     report = Report(agent=NAME, path=path)
     original = Original(paths, NAME, path)
     try:
-        doc, raw = _load(path)
+        _doc, raw = _load(path)
+        rest, report.events = _remove_ours(paths, raw.decode("utf-8") if raw else "", path)
     except (ValueError, UnicodeDecodeError) as e:
         report.problems.append(f"cannot read {path}: {e}")
         return report
-    if raw is None:
+    if raw is None or not report.events:
         original.forget()
         return report
-    report.events = _strip_ours(doc, path)
-    if not report.events:
-        original.forget()
-        return report
-    rest = _without_header(tomlkit.dumps(doc))
     old = original.original_bytes()
     report.backup = backup(path, raw)
     if old is not None and _same(old, rest):
@@ -352,6 +398,10 @@ def uninstall(paths: Paths) -> Report:
         write_bytes(path, rest.encode("utf-8"))
     report.changed = True
     original.forget()
+    try:
+        os.unlink(_block_state(paths))
+    except OSError:
+        pass
     return report
 
 
