@@ -47,25 +47,37 @@ def _cc_session(rng: random.Random, sid: str, cwd: str, start: float, turns: int
         nonlocal t, n
         t += rng.uniform(0.2, 3.0)
         n += 1
-        lines.append(json.dumps({**obj, "uuid": f"{sid}-{n:05d}-{rng.getrandbits(40):010x}", "sessionId": sid, "cwd": cwd,
-                                 "timestamp": _iso(t), "isSidechain": False}, separators=(",", ":")))
+        uid = f"{sid}-{n:05d}-{rng.getrandbits(40):010x}"
+        lines.append(json.dumps({**obj, "uuid": uid, "sessionId": sid, "cwd": cwd, "timestamp": _iso(t),
+                                 "isSidechain": False}, separators=(",", ":")))
 
     for turn in range(turns):
         mod = f"{rng.choice(('models', 'service', 'client', 'tasks'))}{rng.randint(1, 40)}.py"
         path = f"{cwd}/src/{mod}"
-        line({"type": "user", "message": {"role": "user", "content": f"Fix {mod}: the {rng.choice(('parser', 'cache', 'retry', 'export'))} fails on empty input (turn {turn})"}})
+        what = rng.choice(("parser", "cache", "retry", "export"))
+        line({"type": "user", "message": {"role": "user",
+                                          "content": f"Fix {mod}: the {what} fails on empty input (turn {turn})"}})
         line({"type": "attachment", "attachment": {"type": "hook_success", "content": ""}})
         line({"type": "api-request-blob", "message": {"role": "user", "content": BLOB}})
-        calls = [("Read", {"file_path": path}, {"type": "text", "file": {"filePath": path, "content": "def f():\n    pass\n" * 20}}, False),
-                 ("Bash", {"command": f"pytest tests/test_{mod}", "description": "Run tests"}, "Exit code 1\nE   AssertionError: empty input", True),
-                 ("Edit", {"file_path": path, "old_string": "pass", "new_string": "return []"}, {"filePath": path}, False),
-                 ("Bash", {"command": f"pytest tests/test_{mod}", "description": "Run tests again"}, {"stdout": "1 passed", "stderr": "", "interrupted": False}, False)]
+        test = f"pytest tests/test_{mod}"
+        calls = [("Read", {"file_path": path},
+                  {"type": "text", "file": {"filePath": path, "content": "def f():\n    pass\n" * 20}}, False),
+                 ("Bash", {"command": test, "description": "Run tests"}, "Exit code 1\nE   AssertionError: empty input",
+                  True),
+                 ("Edit", {"file_path": path, "old_string": "pass", "new_string": "return []"}, {"filePath": path},
+                  False),
+                 ("Bash", {"command": test, "description": "Run tests again"},
+                  {"stdout": "1 passed", "stderr": "", "interrupted": False}, False)]
         for i, (name, inp, result, error) in enumerate(calls):
             tid = f"toolu_{sid[:8]}{turn:02d}{i}{rng.getrandbits(40):010x}"
-            line({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}]}})
-            block = {"type": "tool_result", "tool_use_id": tid, "content": result if isinstance(result, str) else "ok", "is_error": error}
-            line({"type": "user", "message": {"role": "user", "content": [block]}, "toolUseResult": None if error else result})
-        line({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": f"Fixed {mod}: empty input returns []."}]}})
+            line({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": tid, "name": name, "input": inp}]}})
+            block = {"type": "tool_result", "tool_use_id": tid, "content": result if isinstance(result, str) else "ok",
+                     "is_error": error}
+            line({"type": "user", "message": {"role": "user", "content": [block]},
+                  "toolUseResult": None if error else result})
+        line({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": f"Fixed {mod}: empty input returns []."}]}})
     while pad_to and sum(len(x) + 1 for x in lines) < pad_to:  # a long session: more turns of tool calls
         lines.extend(_cc_session(rng, sid, cwd, t, 1)[1:])
         t += 10

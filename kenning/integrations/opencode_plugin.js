@@ -1,8 +1,9 @@
 // Kenning's memory for OpenCode: hands OpenCode's plugin events to `kenning hook opencode <event>`
 // (JSON on stdin, as every other agent's hooks) and gives the context it answers back to the model.
 // Written by `kenning install --agent opencode`; `kenning uninstall` deletes this file.
-// Capture events never wait for Kenning (a detached child); SessionStart and the prompt wait at
-// most TIMEOUT_MS for their context, and any failure means "no context", never a broken session.
+// Every event waits for its hook (a few tens of milliseconds: it only spools the event), so events
+// are recorded in the order they happened; SessionStart and the prompt wait at most TIMEOUT_MS for
+// their context, and any failure means "no context", never a broken session.
 import { spawn } from "node:child_process";
 
 const PYTHON = "__KENNING_PYTHON__";
@@ -10,14 +11,12 @@ const ENTRY = "from kenning.hook.main import cli; cli()";
 const EXTRA_ENV = __KENNING_ENV__;
 const TIMEOUT_MS = 5000;
 
-function run(event, payload, wait) {
+function run(event, payload) {
   return new Promise((resolve) => {
     let child;
     try {
       child = spawn(PYTHON, ["-I", "-c", ENTRY, "opencode", event], {
-        env: { ...process.env, ...EXTRA_ENV },
-        stdio: [ "pipe", wait ? "pipe" : "ignore", "ignore" ],
-        detached: !wait,
+        env: { ...process.env, ...EXTRA_ENV }, stdio: ["pipe", "pipe", "ignore"],
       });
     } catch {
       resolve(null);
@@ -26,18 +25,15 @@ function run(event, payload, wait) {
     let out = "";
     let done = false;
     const finish = (value) => { if (!done) { done = true; resolve(value); } };
-    const timer = wait ? setTimeout(() => { try { child.kill(); } catch {} finish(null); }, TIMEOUT_MS) : null;
-    child.on("error", () => finish(null));
-    if (wait) {
-      child.stdout.on("data", (d) => { out += d; });
-      child.on("close", () => {
-        clearTimeout(timer);
-        try { finish(out.trim() ? JSON.parse(out) : null); } catch { finish(null); }
-      });
-    }
+    const timer = setTimeout(() => { try { child.kill(); } catch {} finish(null); }, TIMEOUT_MS);
+    child.on("error", () => { clearTimeout(timer); finish(null); });
+    child.stdout.on("data", (d) => { out += d; });
+    child.on("close", () => {
+      clearTimeout(timer);
+      try { finish(out.trim() ? JSON.parse(out) : null); } catch { finish(null); }
+    });
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(payload));
-    if (!wait) { child.unref(); finish(null); }
   });
 }
 
@@ -56,7 +52,7 @@ export const KenningMemory = async ({ directory, worktree }) => {
   const base = (sessionID, event) => ({ session_id: sessionID, cwd, hook_event_name: event });
   const start = (sessionID) => {
     if (!started.has(sessionID)) {
-      started.set(sessionID, run("SessionStart", { ...base(sessionID, "SessionStart"), source: "startup" }, true)
+      started.set(sessionID, run("SessionStart", { ...base(sessionID, "SessionStart"), source: "startup" })
         .then((answer) => { const text = contextOf(answer); if (text) startContext.set(sessionID, text); }));
     }
     return started.get(sessionID);
@@ -74,9 +70,9 @@ export const KenningMemory = async ({ directory, worktree }) => {
           lastText.set(props.part.sessionID, props.part.text);
         }
       } else if (event.type === "session.idle" && props.sessionID) {
-        await run("Stop", { ...base(props.sessionID, "Stop"), last_assistant_message: lastText.get(props.sessionID) || "" }, false);
+        await run("Stop", { ...base(props.sessionID, "Stop"), last_assistant_message: lastText.get(props.sessionID) || "" });
       } else if (event.type === "session.deleted" && props.info && props.info.id) {
-        await run("SessionEnd", { ...base(props.info.id, "SessionEnd"), reason: "deleted" }, false);
+        await run("SessionEnd", { ...base(props.info.id, "SessionEnd"), reason: "deleted" });
       }
     },
     "chat.message": async (input, output) => {
@@ -84,7 +80,7 @@ export const KenningMemory = async ({ directory, worktree }) => {
       await start(sessionID);
       const prompt = (output.parts || []).filter((p) => p.type === "text" && !p.synthetic).map((p) => p.text).join("\n");
       if (!prompt) return;
-      const answer = await run("UserPromptSubmit", { ...base(sessionID, "UserPromptSubmit"), prompt }, true);
+      const answer = await run("UserPromptSubmit", { ...base(sessionID, "UserPromptSubmit"), prompt });
       const text = contextOf(answer);
       if (text && output.message) {
         output.parts.push({ id: `prt-kenning-${Date.now()}`, sessionID, messageID: output.message.id, type: "text", text, synthetic: true });
@@ -99,7 +95,7 @@ export const KenningMemory = async ({ directory, worktree }) => {
       await run("PostToolUse", {
         ...base(input.sessionID, "PostToolUse"), tool_name: input.tool, tool_use_id: input.callID,
         tool_input: input.args || {}, tool_response: output ? output.output : "", exit: meta.exit,
-      }, false);
+      });
     },
   };
 };

@@ -125,7 +125,8 @@ def test_codex_refuses_a_config_it_cannot_parse(paths: Paths) -> None:
 # --------------------------------------------------------------------------------- Gemini CLI
 
 GEMINI_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
-                   "hooks": {"AfterTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "lint"}]}]}}
+                   "hooks": {"AfterTool": [{"matcher": "write_file",
+                                            "hooks": [{"type": "command", "command": "lint"}]}]}}
 
 
 def test_gemini_install_merges_and_uninstall_restores_bytes(paths: Paths) -> None:
