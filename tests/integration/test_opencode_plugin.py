@@ -34,9 +34,10 @@ await h["chat.message"]({ sessionID: S }, out);
 if (process.argv[4] === "work") {
   const after = (tool, callID, args, output, exit) =>
     h["tool.execute.after"]({ tool, sessionID: S, callID, args }, { title: tool, output, metadata: { exit } });
-  await after("write", "c1", { filePath: P + "/calc.py", content: "def add(a, b):\\n    return a - b\\n" }, "", undefined);
+  const file = P + "/calc.py";
+  await after("write", "c1", { filePath: file, content: "def add(a, b):\\n    return a - b\\n" }, "", undefined);
   await after("bash", "c2", { command: CHECK }, "AssertionError: add is broken", 1);
-  await after("edit", "c3", { filePath: P + "/calc.py", oldString: "return a - b", newString: "return a + b" }, "", undefined);
+  await after("edit", "c3", { filePath: file, oldString: "return a - b", newString: "return a + b" }, "", 0);
   await after("bash", "c4", { command: CHECK }, "", 0);
   await h.event({ event: { type: "message.updated", properties: { info: { id: "a1", role: "assistant" } } } });
   await h.event({ event: { type: "message.part.updated", properties: { part: {
