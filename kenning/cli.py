@@ -217,7 +217,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(obs["created_at"]))
     print(f"#{obs['id']} [{obs['type']}] {obs['title']}")
-    print(f"{obs['project']} · {when} · session {obs['agent_session_id']} · prompt {obs['prompt_number']}"
+    from kenning.integrations import LABELS
+
+    agent = LABELS.get(str(obs.get("platform") or ""), str(obs.get("platform") or ""))
+    print(f"{obs['project']} · {when} · {agent} session {obs['agent_session_id']} · prompt {obs['prompt_number']}"
           + (f" · {obs['status']}" if obs["status"] != "active" else ""))
     if obs["subtitle"]:
         print(obs["subtitle"])

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--since", metavar="DATE", help="from this ISO date or datetime, local time")
     s.add_argument("--until", metavar="DATE", help="before this ISO date or datetime, local time")
     s.add_argument("--session", type=int, metavar="ID", help="only this session (database id)")
+    s.add_argument("--agent", metavar="AGENT", help="only what this coding agent did (claude-code, codex, gemini, "
+                                                    "opencode, cursor, copilot)")
     s.add_argument("--kind", dest="kinds", action="append", choices=("observation", "summary", "prompt"),
                    help="kinds of rows (repeatable; default all)")
     s.add_argument("--order", choices=("relevance", "date"), default="relevance")
@@ -149,6 +151,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     kw: dict[str, Any] = {"project": _project(args.project), "types": args.types, "concepts": args.concepts,
                           "files": args.files, "since": _local_time(args.since, "--since"),
                           "until": _local_time(args.until, "--until"), "session": args.session,
+                          "agent": args.agent,
                           "order": args.order, "limit": args.limit, "offset": args.offset,
                           "include_inactive": args.include_inactive}
     if args.kinds:

@@ -25,6 +25,7 @@ class Filters:
     session: int | None = None
     include_inactive: bool = False
     hide_sensitive: bool = False  # also when scoped by project (a timeline nobody scoped)
+    agent: str | None = None  # the coding agent whose session recorded the row (sessions.platform)
 
     def kind_allowed(self, kind: str) -> bool:
         """Whether rows of ``kind`` can satisfy these filters at all."""
@@ -42,7 +43,7 @@ class Filters:
 
 def make(project: str | None = None, types: Sequence[str] | None = None, concepts: Sequence[str] | None = None,
          files: Sequence[str] | None = None, since: float | None = None, until: float | None = None,
-         session: int | None = None, include_inactive: bool = False) -> Filters:
+         session: int | None = None, include_inactive: bool = False, agent: str | None = None) -> Filters:
     """Normalised filters: empty strings dropped, lists bounded."""
     def norm(values: Sequence[str] | None) -> tuple[str, ...]:
         if not values:
@@ -54,7 +55,7 @@ def make(project: str | None = None, types: Sequence[str] | None = None, concept
 
     return Filters(project=(project or None), types=norm(types), concepts=norm(concepts),
                    files=tuple(_norm_path(f) for f in norm(files)), since=since, until=until, session=session,
-                   include_inactive=include_inactive)
+                   include_inactive=include_inactive, agent=(agent or None))
 
 
 def _norm_path(p: str) -> str:
@@ -151,4 +152,7 @@ def where(kind: str, f: Filters, params: list[object]) -> str:
     if f.session is not None:
         clauses.append(f"{a}.session_id = ?")
         params.append(int(f.session))
+    if f.agent:
+        clauses.append(f"{a}.session_id IN (SELECT id FROM sessions WHERE platform = ?)")
+        params.append(f.agent)
     return " AND ".join(clauses) or "1"

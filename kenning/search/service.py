@@ -98,7 +98,7 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
            session: int | None = None, kinds: Sequence[str] = KINDS, order: str = "relevance",
            limit: int = 20, offset: int = 0, include_inactive: bool = False,
            vectors: VectorIndex | None = None, config: SearchConfig | None = None,
-           now: float | None = None) -> list[Hit]:
+           now: float | None = None, agent: str | None = None) -> list[Hit]:
     """Search memory. Any query text is safe (it is never passed raw to FTS5); bad options
     (unknown order or kind) raise ValueError. A search not scoped to a project never returns
     ``sensitive`` observations."""
@@ -108,7 +108,7 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
     now = time.time() if now is None else now
     limit = max(1, min(int(limit), MAX_LIMIT))
     offset = max(0, min(int(offset), MAX_OFFSET))
-    f = make(project, types, concepts, files, since, until, session, include_inactive)
+    f = make(project, types, concepts, files, since, until, session, include_inactive, agent)
     wanted = _kinds(kinds, f)
     if not wanted:
         return []

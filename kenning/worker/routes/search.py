@@ -104,6 +104,7 @@ def search_params(qp: QueryParams) -> dict[str, Any]:
         "concepts": _list(qp, "concepts", "concept"),
         "files": _list(qp, "files", "file", split=False),
         "session": _int(qp, "session"),
+        "agent": _text(qp, "agent") or None,
         "order": _text(qp, "order") or "relevance",
         "limit": _int(qp, "limit", 20),
         "offset": _int(qp, "offset", 0),
