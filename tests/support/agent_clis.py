@@ -5,9 +5,10 @@ between releases), installs go into ``<repo>/.cache/<name>`` under ``flock /work
 locking (a lock file beside the cache), and a missing npm or a failed install returns None so the
 test skips. Override with ``CODEX_BIN`` / ``GEMINI_BIN``.
 
-Disk: Codex's npm package carries a 315 MB native binary plus two helpers (a code-mode host,
-70 MB, and a voice host, 40 MB) that ``codex exec`` never starts here; they are deleted after the
-install, so the cache holds ~315 MB. Gemini CLI is a ~100 MB JS bundle run by node.
+Disk: npm runs with a throw-away cache (nothing is left in ~/.npm). Codex's npm package carries a
+315 MB native binary plus two helpers (a code-mode host, 70 MB, and a voice host, 40 MB) that
+``codex exec`` never starts here; they are deleted after the install, so the cache holds ~307 MB.
+Gemini CLI is a ~100 MB JS bundle run by node.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -57,12 +59,16 @@ def _ensure(name: str, package: str, version: str, binary: str) -> str | None:
         pkg = CACHE / name / "package.json"
         if not pkg.exists():
             pkg.write_text(json.dumps({"name": f"kenning-{name}-cache", "private": True}) + "\n")
+        # A throw-away npm cache: the tarballs (~130 MB for Codex) would otherwise stay in ~/.npm.
+        npm_cache = tempfile.mkdtemp(prefix=f"kenning-npm-{name}-")
         try:
-            proc = subprocess.run([npm, "install", "--no-fund", "--no-audit", "--no-save", f"{package}@{version}"],
-                                  cwd=CACHE / name, capture_output=True, text=True, timeout=900,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run([npm, "install", "--no-fund", "--no-audit", "--no-save", "--cache", npm_cache,
+                                   f"{package}@{version}"], cwd=CACHE / name, capture_output=True, text=True,
+                                  timeout=900, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired):
             return None
+        finally:
+            shutil.rmtree(npm_cache, ignore_errors=True)
         if proc.returncode != 0:
             (CACHE / name / "npm-install.log").write_text(proc.stdout + proc.stderr)
             return None
