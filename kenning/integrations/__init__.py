@@ -12,8 +12,6 @@ nothing heavier than ``os`` at import. Installers import what they need inside t
 
 from __future__ import annotations
 
-import os
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
     from types import ModuleType
@@ -36,7 +34,8 @@ class Native:
     """The adapter of a host that speaks the event model itself (Claude Code).
 
     Cursor runs Claude Code's hooks from ``.claude/settings*.json``: its payloads carry
-    ``cursor_version`` (and ``workspace_roots``), so its sessions are attributed to Cursor.
+    ``cursor_version`` (and ``workspace_roots``), so its sessions are attributed to Cursor. The
+    environment is not asked: Claude Code run in Cursor's terminal inherits Cursor's variables.
     """
 
     name = "claude-code"
@@ -47,7 +46,7 @@ class Native:
         return event, payload
 
     def agent_of(self, payload: dict[str, Any]) -> str:
-        if "cursor_version" in payload or os.environ.get("CURSOR_TRACE_ID"):
+        if "cursor_version" in payload:
             return "cursor"
         return self.name
 

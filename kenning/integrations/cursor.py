@@ -1,7 +1,7 @@
 """Cursor: it runs Claude Code's hooks from ``.claude/settings*.json`` (its "third-party hooks"),
 so ``kenning install`` for Claude Code already captures Cursor's agent; those payloads carry
-``cursor_version`` / ``workspace_roots`` (or the process has ``CURSOR_TRACE_ID``) and their sessions
-are attributed to Cursor (``kenning.integrations.Native.agent_of``).
+``cursor_version`` / ``workspace_roots`` and their sessions are attributed to Cursor
+(``kenning.integrations.Native.agent_of``).
 
 Where Claude's hooks are not read, ``kenning install --agent cursor`` writes Cursor's own
 ``~/.cursor/hooks.json`` (``{"version": 1, "hooks": {"<event>": [{"command": …}]}}``). Its events map

@@ -164,16 +164,10 @@ def checks() -> list[Check]:
     path = plugin_path()
     if not installed():
         return [("warn", "OpenCode plugin", f"not in {path}: run `kenning install --agent opencode`")]
-    from kenning.integrations.files import read_bytes
+    from kenning.integrations.files import interpreter_of, read_bytes
 
     current = read_bytes(path)
-    if current is not None and current.decode("utf-8", "replace") != plugin_source(_python_of(current)):
+    python = interpreter_of(next(iter(installed().values()))[0])
+    if current is not None and current.decode("utf-8", "replace") != plugin_source(python):
         return [("warn", "OpenCode plugin", f"{path} is from another Kenning version: run `kenning install`")]
     return [("ok", "OpenCode plugin", f"{path}")]
-
-
-def _python_of(raw: bytes) -> str:
-    from kenning.integrations.files import interpreter_of
-
-    cmds = installed()
-    return interpreter_of(next(iter(cmds.values()))[0]) if cmds else ""
