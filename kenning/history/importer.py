@@ -168,16 +168,13 @@ def _records(paths: Paths, settings: Settings, f: SessionFile, events: Iterator[
 
 
 def _captured_live(conn: sqlite3.Connection, agent: str, sid: str) -> bool:
-    """A session the hooks recorded (it has rows, and no import ever touched it)."""
-    row = conn.execute("SELECT 1 FROM sessions WHERE platform = ? AND agent_session_id = ?", (agent, sid)).fetchone()
-    if row is None:
-        return False
-    try:
-        imported = conn.execute("SELECT 1 FROM history_imports WHERE agent = ? AND agent_session_id = ?",
-                                (agent, sid)).fetchone()
-    except sqlite3.OperationalError:
-        return True
-    return imported is None
+    """The hooks recorded this session: it has an event no import made (tool events share their key
+    with the transcript's, so only prompts, stops, starts and ends tell)."""
+    row = conn.execute(
+        "SELECT 1 FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.platform = ? AND "
+        "s.agent_session_id = ? AND e.event_key NOT LIKE 'h:%' AND e.event_key NOT LIKE 'PostToolUse%' LIMIT 1",
+        (agent, sid)).fetchone()
+    return row is not None
 
 
 def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settings, f: SessionFile, totals: Totals,

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,28 @@ def test_install_offers_the_import(history: Home, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "Found 2 past session(s) not in memory yet (Claude Code 1, Codex CLI 1)" in out.stdout, out.stdout
     assert "kenning import-history" in out.stdout
+
+
+def test_a_session_continued_live_after_its_import_is_not_imported_again(history: Home) -> None:
+    first = history.kenning("import-history", "--no-observe", "--agent", "claude-code", timeout=120)
+    assert "Imported 1 session(s)" in first.stdout, first.stdout
+    r = history.hook("UserPromptSubmit", {"session_id": CC_SESSION, "cwd": str(history.project),
+                                          "hook_event_name": "UserPromptSubmit", "prompt": "Resumed live."})
+    assert r.returncode == 0
+    history.start_worker()
+    try:
+        deadline = time.monotonic() + 20
+        while history.spool_depth() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        cc_file: Path = history.cc_file  # type: ignore[attr-defined]
+        with cc_file.open("a") as fh:  # the transcript grows with the live turn
+            fh.write(json.dumps({"type": "user", "uuid": "77777777-2222-3333-4444-555555555555",
+                                 "sessionId": CC_SESSION, "timestamp": "2026-11-30T07:00:00.000Z",
+                                 "cwd": str(history.project),
+                                 "message": {"role": "user", "content": "Resumed live."}}) + "\n")
+        before = _counts(history)
+        again = history.kenning("import-history", "--no-observe", "--agent", "claude-code", timeout=120)
+        assert "1 captured live by the hooks" in again.stdout, again.stdout
+        assert _counts(history)["user_prompts"] == before["user_prompts"]
+    finally:
+        history.stop_worker()
