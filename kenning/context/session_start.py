@@ -124,13 +124,16 @@ def _obs_row(o: Sequence[object], icons: dict[str, str]) -> str:
     return f"#{o[0]} {{t}} {icon} {_clean(str(o[3]))}"
 
 
+_BY = " · in "
+
+
 def _by(platform: object, asking: str) -> str:
-    """`` · in Codex CLI`` for a row another agent recorded; nothing for the asking agent's own."""
-    if not platform or platform == asking:
-        return ""
+    """`` · in Codex CLI`` for a row another coding agent recorded; nothing for the asking agent's own,
+    nor for rows of no agent (saved through MCP, imported from an export)."""
     from kenning.integrations import LABELS
 
-    return f" · in {LABELS.get(str(platform), _clean(platform)[:40])}"
+    label = LABELS.get(str(platform or ""))
+    return f"{_BY}{label}" if label and platform != asking else ""
 
 
 def _clean(text: object) -> str:
@@ -143,8 +146,9 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
     lines = [OPEN, f"# Memory of {project} · {time.strftime('%a %Y-%m-%d %H:%M %Z', time.localtime(now))}",
              "Legend: " + " · ".join([f"{SUMMARY_ICON} session", *(f"{v} {k}" for k, v in icons.items())]),
              "{economics}",
-             "Rows: #ID TIME ICON TITLE (observations) and S<ID> (session summaries), oldest first; "
-             "\"in <agent>\" marks work done in another coding agent."]
+             "Rows: #ID TIME ICON TITLE (observations) and S<ID> (session summaries), oldest first."]
+    if any(_BY in text for _t, _o, _k, text in rows):
+        lines[-1] = lines[-1][:-1] + "; \"in <agent>\" marks work done in another coding agent."
     day = None
     last_time = None
     for t, _order, _kind, text in rows:
