@@ -39,7 +39,7 @@ class CursorHook:
     events = tuple(_EVENTS)
 
     def translate(self, event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-        out = dict(payload)
+        out = {k: v for k, v in payload.items() if k != "user_email"}  # not ours to keep
         sid = payload.get("conversation_id") or payload.get("session_id")
         out["session_id"] = sid if isinstance(sid, str) else ""
         roots = payload.get("workspace_roots")
