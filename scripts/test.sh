@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything CI checks, from a fresh clone: dev venv, lint, types, the whole test suite.
-# The end-to-end tests install the real Claude Code CLI from npm into .cache/ on first run.
+# The end-to-end tests install the real Claude Code, Codex and Gemini CLIs from npm into .cache/ on first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
