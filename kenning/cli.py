@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import time
 from typing import Any
@@ -127,6 +128,12 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     if report.backup:
         print(f"Backup of the previous file: {report.backup}")
     others_failed = _uninstall_other_agents(paths)
+
+    from kenning.integrations import command_link
+
+    link = command_link.remove_link()
+    if link:
+        print(f"Removed the link {link}")
     if not args.keep_worker:
         daemon.stop(paths)
         print("Worker stopped.")
@@ -189,14 +196,15 @@ def cmd_context(args: argparse.Namespace) -> int:
 
     paths = Paths()
     cwd = os.path.realpath(args.cwd or os.getcwd())
-    res = _worker_get(paths, f"/api/context?cwd={quote(cwd)}") if daemon.running(paths) else None
+    query = f"project={quote(args.project)}" if args.project else f"cwd={quote(cwd)}"
+    res = _worker_get(paths, f"/api/context?{query}") if daemon.running(paths) else None
     if res and res[0] == 200 and isinstance(res[1], dict):
         text = res[1].get("context", "")
     else:
         from kenning.service import Memory
 
         settings, _ = load(paths)
-        text = Memory(paths, settings).context(cwd)["context"]
+        text = Memory(paths, settings).context(cwd, project=args.project or "")["context"]
     print(text)
     if args.stats:
         print(f"\n[{len(text)} characters, ~{(len(text) + 3) // 4} tokens]", file=sys.stderr)
@@ -278,7 +286,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from kenning.demo.replay import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo()
 
 
 def settings_markdown() -> str:
@@ -317,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also set up this agent (repeatable: " + ", ".join(OTHERS) + ", all); "
                         "default: those found on this machine")
     s.set_defaults(func=cmd_install)
-    s = sub.add_parser("uninstall", help="remove exactly the hooks install added; stop the worker")
+    s = sub.add_parser("uninstall", help="remove exactly the hooks and MCP server install added, and the "
+                                         "~/.local/bin/kenning link; stop the worker")
     s.add_argument("--keep-worker", action="store_true")
     s.set_defaults(func=cmd_uninstall)
     s = sub.add_parser("doctor", help="check the whole installation")
@@ -331,15 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-n", "--lines", type=int, default=40, help="log lines to show")
     s.set_defaults(func=cmd_worker)
     s = sub.add_parser("context", help="print what SessionStart would inject for a directory")
-    s.add_argument("--cwd", help="project directory (default: current)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--cwd", help="project directory (default: current)")
+    g.add_argument("--project", help="project name instead of a directory (e.g. kenning-demo)")
     s.add_argument("--stats", action="store_true", help="also print its size")
     s.set_defaults(func=cmd_context)
     s = sub.add_parser("show", help="print one observation in full")
     s.add_argument("id", type=int)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
-    s = sub.add_parser("demo", help="replay a bundled coding story and show what the next session gets")
-    s.add_argument("--keep", action="store_true", help="keep the temporary data dir")
+    s = sub.add_parser("demo", help="replay a bundled coding story into your memory (project kenning-demo) "
+                                    "and show what its next session gets")
     s.set_defaults(func=cmd_demo)
     s = sub.add_parser("settings", help="list every setting with its effective value")
     s.add_argument("--markdown", action="store_true", help="print the documentation table instead")
@@ -353,10 +364,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Commands that work whatever the file at the database path is: they report on it, or never open it.
+WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp"}
+
+
 def main(argv: list[str]) -> int:
+    from kenning.store.identity import ForeignDatabase, check
+
     args = build_parser().parse_args(argv)
     try:
+        if args.command not in WITHOUT_DB and not (args.command == "worker" and args.action in ("stop", "logs")):
+            try:
+                check(Paths().db)  # one clear message before anything opens (or starts a worker on) the file
+            except ForeignDatabase:
+                raise
+            except sqlite3.Error:
+                pass  # unreadable for another reason: the command itself says so, in its own terms
         return int(args.func(args))
+    except ForeignDatabase as e:
+        print(f"kenning: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

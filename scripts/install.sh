@@ -1,18 +1,72 @@
 #!/usr/bin/env bash
-# Install Kenning for this user: a private venv, the hooks in Claude Code, the worker running.
-# Re-running it upgrades in place. Undo with: kenning uninstall (then delete the venv).
+# Install Kenning for this user: a private venv, the `kenning` command linked into ~/.local/bin,
+# the hooks and MCP server in Claude Code, the worker running. Re-running it upgrades in place.
+#   bash scripts/install.sh --with anthropic,embeddings   also add optional parts (`kenning extras list`)
+# Undo with: kenning uninstall (then delete the venv).
 set -euo pipefail
 SRC="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${KENNING_VENV:-$HOME/.local/share/kenning/venv}"
+BIN_DIR="$HOME/.local/bin"
 PYTHON="${PYTHON:-python3}"
+WITH=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --with) WITH="${2:?--with needs a list, e.g. --with anthropic,embeddings}"; shift 2 ;;
+    --with=*) WITH="${1#--with=}"; shift ;;
+    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "kenning needs Python >= 3.11"; exit 1; }
 mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # A regular (non-editable) install: hooks start fastest from a wheel.
 "$VENV/bin/python" -m pip install -q --upgrade "$SRC"
+if [ -n "$WITH" ]; then
+  # Exactly what pyproject.toml declares for each extra, into this venv (kenning/commands/extras.py).
+  "$VENV/bin/kenning" extras add -q "$WITH"
+fi
+
+# `kenning` on PATH, as pipx does it: a link in ~/.local/bin. A file there that is not a link to a
+# Kenning installation belongs to something else and is left alone.
+link="$BIN_DIR/kenning"
+target="$VENV/bin/kenning"
+is_kenning() {  # $1: a kenning command; true when its interpreter holds this project's package
+  local py
+  py="$(dirname "$(readlink -f "$1")")/python"
+  [ -x "$py" ] && "$py" -I -c 'import kenning.integrations.claude_code' 2>/dev/null
+}
+mkdir -p "$BIN_DIR"
+if [ -L "$link" ] && { [ "$(readlink "$link")" = "$target" ] || [ ! -e "$link" ] || is_kenning "$link"; }; then
+  ln -sfn "$target" "$link"
+  echo "Linked $link -> $target"
+elif [ ! -e "$link" ] && [ ! -L "$link" ]; then
+  ln -s "$target" "$link"
+  echo "Linked $link -> $target"
+else
+  echo "warning: $link exists and is not Kenning's; left as it is. Run Kenning as $target" >&2
+fi
+case ":$PATH:" in
+  *":$BIN_DIR:"*)
+    found="$(command -v kenning || true)"
+    if [ -n "$found" ] && [ "$(readlink -f "$found")" != "$(readlink -f "$target")" ]; then
+      echo "warning: another kenning comes first on your PATH: $found" >&2
+    fi ;;
+  *)
+    case "$(basename "${SHELL:-bash}")" in
+      fish) line="fish_add_path $BIN_DIR"; rc="~/.config/fish/config.fish" ;;
+      zsh) line="export PATH=\"$BIN_DIR:\$PATH\""; rc="~/.zshrc" ;;
+      *) line="export PATH=\"$BIN_DIR:\$PATH\""; rc="~/.bashrc" ;;
+    esac
+    echo
+    echo "$BIN_DIR is not on your PATH. Add this line to $rc, then open a new terminal:"
+    echo "  $line"
+    echo ;;
+esac
+
 "$VENV/bin/kenning" install
 "$VENV/bin/kenning" doctor || true
 echo
-echo "Kenning is installed: $VENV/bin/kenning"
-echo "Next Claude Code session in any project is remembered. Try: $VENV/bin/kenning demo"
+echo "Kenning is installed: $target"
+echo "Your next Claude Code session in any project is remembered. Try: kenning demo"

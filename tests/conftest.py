@@ -22,6 +22,10 @@ if str(REPO) not in sys.path:
 from kenning.paths import Paths  # noqa: E402
 from kenning.project import canonical  # noqa: E402
 
+# The default embedding back-end (auto) loads all-MiniLM-L6-v2 when its package is installed, as it is
+# in the dev venv: no worker, hook or CLI a test starts loads a model unless the test asks for one.
+os.environ.setdefault("KENNING_EMBEDDING_BACKEND", "none")
+
 
 def free_port() -> int:
     s = socket.socket()

@@ -244,11 +244,18 @@ def connect_readonly(db_path: str, deadline: float) -> Any:
     except (ImportError, AttributeError):  # pragma: no cover - other interpreters
         import sqlite3 as sqlite  # type: ignore[no-redef]
         connect = sqlite.connect
+    from kenning.store.identity import verify
+
     path = db_path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     left = max(0.01, deadline - time.monotonic())
     conn = connect(f"file:{path}?mode=ro", uri=True, timeout=left, isolation_level=None,
                    check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(left * 1000)}")
+    try:
+        verify(conn, db_path)  # ForeignDatabase: the hook logs it and the Read goes on without history
+    except BaseException:
+        conn.close()
+        raise
     # Runs every 1000 VM steps: a non-zero answer aborts the statement ("interrupted").
     conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
     return conn

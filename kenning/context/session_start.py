@@ -39,6 +39,8 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
         return ""
     if not os.path.exists(paths.db):
         return empty_note(project.name)
+    from kenning.store.identity import ForeignDatabase, verify
+
     try:
         # In a URI '?', '#' and '%' are syntax: escape them or a data dir named so reads nothing.
         path = paths.db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
@@ -47,8 +49,11 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
         return empty_note(project.name)
     try:
         conn.execute("PRAGMA busy_timeout = 1000")
+        verify(conn, paths.db)
         return build(conn, settings, resolve_key(conn, project.key), now=now, modes_dir=paths.modes,
                      name=project.name, agent=agent)
+    except ForeignDatabase:
+        raise  # the caller tells the user: "no memory of this project yet" would be untrue
     except sqlite3.Error:
         return empty_note(project.name)  # no schema yet (the worker has never run)
     finally:

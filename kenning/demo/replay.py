@@ -1,9 +1,13 @@
-"""``kenning demo``: replay a bundled coding story through the real hook commands.
+"""``kenning demo``: replay a bundled coding story through the real hook commands, into your memory.
 
-Everything runs for real in a throwaway data dir: each event is piped into
+The replay runs for real in a throwaway data dir: each event is piped into
 ``python -m kenning hook claude-code <Event>`` exactly as Claude Code would, the first
-SessionStart starts a worker on a free port, the rules observer turns the spooled events
-into observations, and the context the *next* session would receive is printed.
+SessionStart starts a worker on a free port, and the offline rules observer (whatever the user
+configured: the demo is free and deterministic) turns the spooled events into observations.
+What it remembered is then imported into the user's own data dir under the project
+``kenning-demo``, a name no repository of the user's is likely to carry, so the demo's memory is
+never injected into real work, and the commands that follow in the README (``context``, ``show``,
+``search``, ``open``) find it. Importing is idempotent: a second demo adds nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+
+DEMO_PROJECT = "kenning-demo"
 
 
 def load_story() -> dict[str, Any]:
@@ -47,12 +54,21 @@ def _fill(value: Any, project: str, transcripts: str) -> Any:
     return value
 
 
-def run_demo(*, keep: bool = False, out: Any = None) -> int:
+@dataclass
+class Replay:
+    data: str  # the scratch data dir that holds the replayed memory
+    project: str  # the story's project directory (a git root)
+    hook_ms_median: float
+
+
+def replay(base: str, *, project_name: str | None = None, out: Any = None) -> Replay:
+    """Replay the story under ``base`` (``base/data``, ``base/<project>``); the worker is stopped
+    afterwards. Raises RuntimeError when a hook fails."""
     out = out or sys.stdout
     story = load_story()
-    base = tempfile.mkdtemp(prefix="kenning-demo-")
+    name = project_name or str(story.get("project_name") or "demo-project")
     data = os.path.join(base, "data")
-    project = os.path.join(base, str(story.get("project_name") or "demo-project"))
+    project = os.path.join(base, name)
     transcripts = os.path.join(base, "transcripts")
     os.makedirs(project)
     os.makedirs(transcripts)
@@ -62,16 +78,14 @@ def run_demo(*, keep: bool = False, out: Any = None) -> int:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
     os.makedirs(os.path.join(project, ".git"))  # the project is a git root, named after its folder
-    # The demo is offline and free whatever the user configured: the rules observer, always.
-    env = {**os.environ, "KENNING_DATA_DIR": data, "KENNING_PORT": str(_free_port()), "KENNING_PROVIDER": "rules"}
+    env = {**os.environ, "KENNING_DATA_DIR": data, "KENNING_PORT": str(_free_port()), "KENNING_PROVIDER": "rules",
+           "KENNING_EMBEDDING_BACKEND": "none"}
     env.pop("KENNING_INTERNAL", None)
     hook = [sys.executable, "-I", "-m", "kenning", "hook", "claude-code"]
-    print(f"Replaying {len(story['sessions'])} sessions of '{story.get('project_name')}' through the real hooks "
-          f"(data dir {data})", file=out)
+    print(f"Replaying {len(story['sessions'])} sessions of '{name}' through the real hooks", file=out)
+    timings: list[float] = []
     try:
-        timings: list[float] = []
         for i, session in enumerate(story["sessions"], 1):
-            n = 0
             for item in session["events"]:
                 payload = _fill(item["payload"], project, transcripts)
                 t0 = time.perf_counter()
@@ -79,24 +93,116 @@ def run_demo(*, keep: bool = False, out: Any = None) -> int:
                                    cwd=project, capture_output=True, timeout=30)
                 timings.append(time.perf_counter() - t0)
                 if r.returncode != 0:
-                    print(f"hook {item['event']} exited {r.returncode}: {r.stderr.decode()[:300]}", file=out)
-                    return 1
-                n += 1
-            print(f"  session {i}: {n} events captured", file=out)
-        env_cli = {**env}
-        subprocess.run([sys.executable, "-m", "kenning", "worker", "start"], env=env_cli, capture_output=True,
-                       timeout=60)
-        ctx = subprocess.run([sys.executable, "-m", "kenning", "context", "--cwd", project], env=env_cli,
-                             capture_output=True, timeout=60, text=True)
-        timings.sort()
-        median = timings[len(timings) // 2] * 1000 if timings else 0.0
-        print(f"Hook wall time (median over {len(timings)} events): {median:.0f} ms\n", file=out)
-        print("What the next Claude Code session in this project is told:\n", file=out)
-        print(ctx.stdout, file=out)
-        print("Try: KENNING_DATA_DIR=" + data + " kenning show <ID>" if keep else
-              "(run `kenning demo --keep` to explore the demo data dir afterwards)", file=out)
-        return 0 if ctx.returncode == 0 else 1
+                    raise RuntimeError(f"hook {item['event']} exited {r.returncode}: {r.stderr.decode()[:300]}")
+            print(f"  session {i}: {len(session['events'])} events captured", file=out)
+        # Start (if the hooks' start is still under way) and drain: `worker start` returns once it
+        # answers, and the flush below waits until every spooled event is stored.
+        started = subprocess.run([sys.executable, "-m", "kenning", "worker", "start"], env=env, capture_output=True,
+                                 timeout=60, text=True)
+        if started.returncode != 0:
+            raise RuntimeError(f"the demo's worker did not start: {started.stderr.strip()[:300]}")
+        _flush(data)
     finally:
         subprocess.run([sys.executable, "-m", "kenning", "worker", "stop"], env=env, capture_output=True, timeout=60)
-        if not keep:
-            shutil.rmtree(base, ignore_errors=True)
+    timings.sort()
+    return Replay(data=data, project=project, hook_ms_median=timings[len(timings) // 2] * 1000 if timings else 0.0)
+
+
+def _flush(data: str, timeout: float = 60.0) -> None:
+    """Wait until the demo worker has stored every event (its flush route drains spool and queue)."""
+    from kenning.hook.client import read_pid_file, request
+    from kenning.paths import Paths, read_token
+
+    paths = Paths(data)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = read_pid_file(paths)
+        res = request(info["port"], "POST", "/api/flush", token=read_token(paths), timeout=30) if info else None
+        if res and res[0] == 200:
+            try:
+                body = json.loads(res[1] or b"{}")
+            except ValueError:
+                body = {}
+            if body.get("flushed") and not body.get("spool_depth") and not _pending(paths.db):
+                return
+        time.sleep(0.1)
+    raise RuntimeError("the demo's worker did not store every event in time")
+
+
+def _pending(db: str) -> int:
+    from kenning.store.db import connect
+
+    conn = connect(db, readonly=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def merge(source_data: str, target_db: str) -> dict[str, int]:
+    """Import everything the replay remembered into ``target_db`` (one transaction, idempotent)."""
+    from kenning.store import transfer
+    from kenning.store.db import connect, open_db
+
+    src = connect(os.path.join(source_data, "kenning.db"), readonly=True)
+    try:
+        records = list(transfer.export(src, include_sensitive=True))
+    finally:
+        src.close()
+    dst = open_db(target_db)
+    try:
+        return transfer.import_records(dst, enumerate(records, 1))
+    finally:
+        dst.close()
+
+
+def run_demo(*, out: Any = None) -> int:
+    from kenning.paths import Paths
+    from kenning.service import Memory
+    from kenning.settings import load
+
+    out = out or sys.stdout
+    paths = Paths()
+    base = tempfile.mkdtemp(prefix="kenning-demo-")
+    try:
+        try:
+            rep = replay(base, project_name=DEMO_PROJECT, out=out)
+        except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+            print(f"kenning: the demo failed: {e}", file=sys.stderr)
+            return 1
+        paths.ensure()
+        added = merge(rep.data, paths.db)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"Hook wall time (median): {rep.hook_ms_median:.0f} ms", file=out)
+    if added["observations"] or added["summaries"]:
+        print(f"Added to your memory ({paths.db}), as project {DEMO_PROJECT}: {added['observations']} observations, "
+              f"{added['summaries']} session summaries, {added['prompts']} prompts.", file=out)
+    else:
+        print(f"The demo is already in your memory ({paths.db}), as project {DEMO_PROJECT}: nothing added.",
+              file=out)
+    settings, _problems = load(paths)
+    memory = Memory(paths, settings)
+    print(f"\nWhat the next Claude Code session in a project named {DEMO_PROJECT} is told:\n", file=out)
+    print(memory.context(project=DEMO_PROJECT)["context"], file=out)
+    first = _first_decision(paths.db)
+    print("\nLook around:", file=out)
+    print(f"  kenning context --project {DEMO_PROJECT}", file=out)
+    if first:
+        print(f"  kenning show {first}", file=out)
+    print("  kenning search vat rounding\n  kenning open", file=out)
+    print(f"It stays out of your own projects' sessions; remove it with: "
+          f"kenning forget --project {DEMO_PROJECT} --yes", file=out)
+    return 0
+
+
+def _first_decision(db: str) -> int | None:
+    from kenning.store.db import connect
+
+    conn = connect(db, readonly=True)
+    try:
+        row = conn.execute("SELECT id FROM observations WHERE project = ? AND type = 'decision' ORDER BY id LIMIT 1",
+                           (DEMO_PROJECT,)).fetchone()
+    finally:
+        conn.close()
+    return int(row[0]) if row else None

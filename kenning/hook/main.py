@@ -338,6 +338,7 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
     _capture_quiet(paths, settings, log, payload, name, root, truncated, agent)
     text = None
     from kenning import daemon
+    from kenning.store.identity import ForeignDatabase
 
     health = daemon.running(paths, timeout=min(0.3, budget))
     if not health:
@@ -347,6 +348,11 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
             health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
         except OSError as e:
             log.write("SessionStart", f"cannot start worker: {e}")
+        except ForeignDatabase as e:
+            # Shown to the user, not the model. The events stay in the spool until the file is moved.
+            log.write("SessionStart", str(e))
+            return {"systemMessage": f"Kenning: {e}",
+                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
     if health:
         text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent)
     if text is None:

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -193,9 +194,7 @@ def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, .
     if new != current:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if raw is not None:
-            report.backup = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
-            with open(report.backup, "wb") as fh:
-                fh.write(raw)
+            report.backup = backup(path, raw)
         _write(path, new)
         report.changed = True
     if mcp:
@@ -224,9 +223,7 @@ def uninstall(paths: Paths) -> Report:
         del new["hooks"]
     if new == current:
         return report
-    report.backup = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
-    with open(report.backup, "wb") as fh:
-        fh.write(raw)
+    report.backup = backup(path, raw)
     original = state.get("original")
     if isinstance(original, str):
         try:
@@ -251,6 +248,60 @@ def _forget_state(paths: Paths) -> None:
         os.unlink(_state_file(paths))
     except OSError:
         pass
+
+
+BACKUPS_KEPT = 3
+BACKUP_INFIX = ".kenning-backup-"
+
+
+def backup(path: str, raw: bytes) -> str:
+    """Keep ``raw`` (the file as it was before we change it) next to it; returns the backup's path.
+
+    The backup has the original's mode, never wider than 0600: settings.json may hold tokens in
+    ``env`` and .claude.json holds account data. Only the newest ``BACKUPS_KEPT`` are kept.
+    """
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode) & 0o600
+    except OSError:
+        mode = 0o600
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 1000):
+        name = f"{path}{BACKUP_INFIX}{stamp}" + (f"-{n}" if n > 1 else "")
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except FileExistsError:
+            continue
+        try:
+            os.fchmod(fd, mode)  # O_CREAT's mode is filtered by the umask; a 0000 umask must not widen it
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _prune_backups(path)
+        return name
+    raise OSError(f"cannot name a backup of {path}")
+
+
+def _prune_backups(path: str) -> None:
+    """Drop all but the newest ``BACKUPS_KEPT`` backups of ``path``; narrow older installs' wide ones."""
+    found = []
+    for name in glob.glob(glob.escape(path) + BACKUP_INFIX + "*"):
+        try:
+            st = os.stat(name)
+        except OSError:
+            continue
+        found.append((st.st_mtime_ns, name, stat.S_IMODE(st.st_mode)))
+    found.sort()
+    for i, (_mtime, name, mode) in enumerate(found):
+        try:
+            if i < len(found) - BACKUPS_KEPT:
+                os.unlink(name)
+            elif mode & 0o177:
+                os.chmod(name, mode & 0o600)
+        except OSError:
+            pass
 
 
 def _write(path: str, data: dict[str, Any]) -> None:
@@ -382,13 +433,6 @@ def _mcp_state_file(paths: Paths) -> str:
     return os.path.join(paths.root, "claude-code-mcp.json")
 
 
-def _backup_private(path: str, raw: bytes) -> str:
-    # .claude.json holds account data: its backup is 0600 like the data dir's files.
-    backup = f"{path}.kenning-backup-{time.strftime('%Y%m%d-%H%M%S')}"
-    write_private(backup, raw)
-    return backup
-
-
 def install_mcp(paths: Paths, *, python: str | None = None, hook_packages: frozenset[str] = frozenset()) -> Report:
     """Register Kenning's MCP server at user scope; idempotent, never overwrites a foreign entry.
     Servers of a pre-rename install (see ``_legacy_mcp_keys``) are removed."""
@@ -423,7 +467,7 @@ def install_mcp(paths: Paths, *, python: str | None = None, hook_packages: froze
     report.legacy_removed += [f"mcpServers.{k}" for k in legacy]
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if raw is not None:
-        report.backup = _backup_private(path, raw)
+        report.backup = backup(path, raw)
     _write(path, new)
     report.changed = True
     return report
@@ -457,7 +501,7 @@ def uninstall_mcp(paths: Paths) -> Report:
     if not new and state.get("had_file") is False:
         os.unlink(path)  # install created the file and it holds nothing else: no backup needed
     else:
-        report.backup = _backup_private(path, raw)
+        report.backup = backup(path, raw)
         _write(path, new)
     report.changed = True
     _forget_mcp_state(paths)

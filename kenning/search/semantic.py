@@ -48,8 +48,9 @@ class Semantic:
     def start(self) -> None:
         missing = embedders.missing_package(self.embedder.backend)
         if missing:  # say so at once (no "starting" for a back-end that cannot load)
-            self.state, self.detail = "failed", f"{missing} is not installed ({self.embedder.backend}), or choose " \
-                                                 "another embedding_backend (keyword search keeps working)"
+            self.state, self.detail = "failed", f"{missing} is not installed for {self.embedder.backend} " \
+                f"({embedders.install_hint(self.embedder.backend)}), or choose another embedding_backend (keyword " \
+                "search keeps working)"
             log.warning("embeddings unavailable, search uses keywords only: %s", self.detail)
             return
         self._thread.start()

@@ -14,15 +14,26 @@ import time
 from importlib import resources
 
 from kenning.store.health import open_readonly
+from kenning.store.identity import check, verify
 
 BUSY_TIMEOUT_MS = 10_000
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open the database (created 0600 when missing) with Kenning's pragmas."""
+    """Open the database (created 0600 when missing) with Kenning's pragmas.
+
+    A file that is not Kenning's raises :class:`~kenning.store.identity.ForeignDatabase`
+    before SQLite has opened it, so it is never switched to WAL nor migrated.
+    """
     if readonly:
         conn = open_readonly(path, timeout=BUSY_TIMEOUT_MS / 1000)  # a read-only data dir too
+        try:
+            verify(conn, path)
+        except BaseException:
+            conn.close()
+            raise
     else:
+        check(path)
         if not os.path.exists(path):
             fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
             os.close(fd)

@@ -9,6 +9,7 @@ import logging.handlers
 import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 
@@ -19,6 +20,7 @@ from kenning.paths import FILE_MODE, Paths, ensure_token, write_private
 from kenning.service import Memory
 from kenning.settings import load
 from kenning.store.db import open_db
+from kenning.store.identity import ForeignDatabase, check
 from kenning.worker.app import VERSION, WorkerState, create_app
 from kenning.worker.pipeline import Pipeline, PipelineThread
 
@@ -63,6 +65,12 @@ def run(paths: Paths | None = None) -> int:
         for p in problems:
             log.warning("settings: %s", p)
         ensure_token(paths)
+        try:
+            check(paths.db)
+        except ForeignDatabase as e:
+            log.error("%s", e)
+            print(f"kenning worker: {e}", file=sys.stderr)  # worker.stdout.log, for whoever started it
+            return 2
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

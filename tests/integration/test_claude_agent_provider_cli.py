@@ -1,4 +1,5 @@
-"""The `claude` provider with claude-agent-sdk's BUNDLED Claude Code CLI against the fake API.
+"""The `claude` provider with claude-agent-sdk and the Claude Code CLI (the one its wheel bundles, or the
+same pinned version from npm on PATH when the SDK was built without it) against the fake API.
 
 Offline: ANTHROPIC_BASE_URL points at tests/support/fake_anthropic.py, HOME is a scratch dir.
 Covers issue 3's acceptance for this provider: one growing conversation per CLI process,
@@ -33,6 +34,7 @@ pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk not installed (
 
 from kenning.observer.llm.base import ProviderError
 from kenning.observer.llm.claude_agent import ClaudeAgentConversation, ClaudeAgentProvider
+from tests.support.claude_cli import sdk_cli_dir
 from tests.support.fake_anthropic import FakeAnthropic, error, in_order, text
 
 pytestmark = pytest.mark.slow
@@ -108,6 +110,19 @@ def prompts_of(body: dict[str, Any]) -> list[str]:
             if b.get("type") == "text" and not b["text"].lstrip().startswith("<system-reminder>"):
                 out.append(f"{msg['role']}:{b['text'].strip()}")
     return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sdk_finds_a_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The bundled CLI, or the pinned one from npm on PATH (see ``sdk_cli_dir``)."""
+    try:
+        where = sdk_cli_dir(tmp_path_factory.mktemp("claude-bin"))
+    except LookupError as e:
+        pytest.skip(str(e))
+    with pytest.MonkeyPatch.context() as mp:
+        if where:
+            mp.setenv("PATH", where + os.pathsep + os.environ.get("PATH", ""))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -267,7 +267,8 @@ def test_the_worker_stops_with_no_conversation_left(home: Home, model: Model, tm
 
 
 @pytest.mark.slow
-def test_the_claude_provider_runs_under_the_same_manager(tmp_path: Path, model: Model) -> None:
+def test_the_claude_provider_runs_under_the_same_manager(tmp_path: Path, model: Model,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Any ChatProvider works: the Claude Code CLI (claude-agent-sdk) against the fake API, with a
     limit of one live conversation: never two CLI processes at once, none left at the end."""
     pytest.importorskip("claude_agent_sdk")
@@ -276,8 +277,15 @@ def test_the_claude_provider_runs_under_the_same_manager(tmp_path: Path, model: 
     from kenning.observer.modes import load_mode
     from kenning.observer.providers.rules import RulesObserver
     from tests.integration.test_claude_agent_provider_cli import claude_children, offline_env
+    from tests.support.claude_cli import sdk_cli_dir
     from tests.support.llm_harness import Harness
 
+    try:
+        where = sdk_cli_dir(tmp_path / "claude-bin")
+    except LookupError as e:
+        pytest.skip(str(e))
+    if where:
+        monkeypatch.setenv("PATH", where + os.pathsep + os.environ.get("PATH", ""))
     home_dir = tmp_path / "home"
     (home_dir / ".claude").mkdir(parents=True)
     provider = ClaudeAgentProvider(data_dir=str(tmp_path / "data"), env=offline_env(home_dir, model.fake.base_url))

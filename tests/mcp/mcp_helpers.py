@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -34,18 +33,15 @@ class Story:
 
 
 def replay_story() -> tuple[Story, str]:
-    """Replay the demo story; returns it and the temporary folder to delete afterwards."""
-    from kenning.demo.replay import run_demo
+    """Replay the demo story into a scratch data dir; returns it and the folder to delete afterwards."""
+    import tempfile
 
-    out = io.StringIO()
-    assert run_demo(keep=True, out=out) == 0, out.getvalue()
-    m = re.search(r"\(data dir (\S+)\)", out.getvalue())
-    assert m, out.getvalue()
-    data = m.group(1)
-    base = os.path.dirname(data)
-    project = os.path.join(base, "invoice-api")
-    assert os.path.isdir(project)
-    return Story(data=data, project=project, name="invoice-api"), base
+    from kenning.demo.replay import replay
+
+    base = tempfile.mkdtemp(prefix="kenning-mcp-story-")
+    rep = replay(base, out=io.StringIO())
+    assert os.path.basename(rep.project) == "invoice-api" and os.path.isdir(rep.project)
+    return Story(data=rep.data, project=rep.project, name="invoice-api"), base
 
 
 def run_client(fn: Callable[[Any], Awaitable[T]], *, env: dict[str, str], cwd: str | None = None,

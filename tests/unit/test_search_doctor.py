@@ -60,3 +60,14 @@ def test_worker_embedder_with_a_missing_package_fails_at_once(tmp_path: Path,
     assert s.status()["state"] == "failed"
     s.stop()
     s.join(1)
+
+
+def test_auto_with_no_backend_installed_is_keywords_and_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default install has no embedding package: that is a working setup, not a warning."""
+    from kenning.search import minilm
+
+    monkeypatch.setattr(minilm, "available", lambda: False)
+    monkeypatch.setattr(embedders, "missing_package", lambda backend: backend)
+    assert embedders.resolve("auto") == "none"
+    [(level, name, text)] = doctor.checks(Paths(str(tmp_path)), SimpleNamespace(embedding_backend="auto"), None)
+    assert (level, name) == ("ok", "search") and "kenning extras add embeddings" in text

@@ -92,7 +92,7 @@ class AnthropicProvider:
         from importlib.util import find_spec
 
         if find_spec("anthropic") is None:
-            return False, "the anthropic SDK is not installed (pip install 'kenning[anthropic]')"
+            return False, "the anthropic SDK is not installed (kenning extras add anthropic)"
         if not self._api_key:
             return False, "no API key"
         return True, "ok"

@@ -52,7 +52,7 @@ from kenning.paths import DIR_MODE, Paths
 
 SDK_MODULE = "claude_agent_sdk"
 SESSIONS_DIRNAME = "observer-sessions"
-INSTALL_HINT = "pip install 'kenning[claude]'"
+INSTALL_HINT = "kenning extras add claude"
 
 # Every built-in tool of Claude Code 2.1.x (the ``tools`` list of the init message, plus
 # older names). ``tools=[]`` already offers none; disallowing them too means a CLI that

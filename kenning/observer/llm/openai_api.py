@@ -124,7 +124,7 @@ class OpenAIProvider:
         from importlib.util import find_spec
 
         if find_spec("openai") is None:
-            return False, "the openai SDK is not installed (pip install 'kenning[openai]')"
+            return False, "the openai SDK is not installed (kenning extras add openai)"
         if not self._has_key and self.is_openai:
             return False, "no API key and no base_url of a local server"
         return True, "ok"

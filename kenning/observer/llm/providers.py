@@ -51,7 +51,7 @@ def create(name: str, settings: Settings, *, paths: Paths | None = None,
     env = os.environ if env is None else env
     if name == "anthropic":
         if find_spec("anthropic") is None:
-            return None, "the anthropic SDK is not installed (pip install 'kenning[anthropic]')"
+            return None, "the anthropic SDK is not installed (kenning extras add anthropic)"
         key, var = api_key(name, settings, env)
         if not key:
             names = (settings.api_key_env,) if settings.api_key_env else KEY_VARS["anthropic"]
@@ -62,7 +62,7 @@ def create(name: str, settings: Settings, *, paths: Paths | None = None,
         return AnthropicProvider(key, base_url=settings.base_url), f"API key from {var}{where}"
     if name == "openai":
         if find_spec("openai") is None:
-            return None, "the openai SDK is not installed (pip install 'kenning[openai]')"
+            return None, "the openai SDK is not installed (kenning extras add openai)"
         key, var = api_key(name, settings, env)
         if not key and not settings.base_url:
             return None, "neither an API key (OPENAI_API_KEY) nor a base_url of a compatible server"
@@ -73,7 +73,7 @@ def create(name: str, settings: Settings, *, paths: Paths | None = None,
         return OpenAIProvider(key, base_url=settings.base_url), why
     if name == "claude":
         if find_spec("claude_agent_sdk") is None:
-            return None, "claude-agent-sdk is not installed (pip install 'kenning[claude]')"
+            return None, "claude-agent-sdk is not installed (kenning extras add claude)"
         try:
             module = import_module("kenning.observer.llm.claude_agent")  # light: the SDK loads on first use
             factory = getattr(module, "create", None)

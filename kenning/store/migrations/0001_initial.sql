@@ -1,3 +1,6 @@
+-- The file says it is Kenning's (kenning/store/identity.py checks this before every open).
+PRAGMA application_id = 1263423047;
+
 -- Agent sessions: one row per (platform, agent session id).
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,

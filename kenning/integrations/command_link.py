@@ -1,0 +1,54 @@
+"""The ``kenning`` command on PATH: the link ``scripts/install.sh`` makes in ``~/.local/bin``
+(as pipx does), which ``kenning uninstall`` removes and ``kenning doctor`` checks.
+
+Only a link that points at this installation's own ``bin/kenning`` is ever removed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+
+def link_path() -> str:
+    return os.path.join(os.path.expanduser("~"), ".local", "bin", "kenning")
+
+
+def own_command() -> str:
+    """This installation's console script (``<venv>/bin/kenning``)."""
+    return os.path.join(os.path.dirname(sys.executable), "kenning")
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def remove_link() -> str | None:
+    """Remove ``~/.local/bin/kenning`` if it is a link to this installation; returns its path."""
+    link = link_path()
+    if os.path.islink(link) and _same(link, own_command()):
+        os.unlink(link)
+        return link
+    return None
+
+
+def on_path() -> tuple[str, str, str]:
+    """(level, name, detail) for doctor: which ``kenning`` a shell runs, and whether it is this one."""
+    found = shutil.which("kenning")
+    mine = own_command()
+    if found and _same(found, mine):
+        return "ok", "command", f"`kenning` on PATH is this installation ({found})"
+    if found:
+        return ("warn", "command", f"`kenning` on PATH is {os.path.realpath(found)}, not this installation "
+                f"({mine}): another program or an old install comes first; remove it or put "
+                f"{os.path.dirname(link_path())} earlier in PATH")
+    bin_dir = os.path.dirname(link_path())
+    if os.path.islink(link_path()) and _same(link_path(), mine):
+        return ("warn", "command", f"{bin_dir} is not on PATH: add `export PATH=\"$HOME/.local/bin:$PATH\"` "
+                                   "to your shell's profile")
+    return ("warn", "command", f"`kenning` is not on PATH: run `bash scripts/install.sh` from the checkout "
+                               f"(it links {link_path()})")
