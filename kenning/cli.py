@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that work whatever the file at the database path is: they report on it, or never open it.
-WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp"}
+WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp", "extras"}
 
 
 def main(argv: list[str]) -> int:

@@ -55,9 +55,9 @@ case ":$PATH:" in
     fi ;;
   *)
     case "$(basename "${SHELL:-bash}")" in
-      fish) line="fish_add_path $BIN_DIR"; rc="~/.config/fish/config.fish" ;;
-      zsh) line="export PATH=\"$BIN_DIR:\$PATH\""; rc="~/.zshrc" ;;
-      *) line="export PATH=\"$BIN_DIR:\$PATH\""; rc="~/.bashrc" ;;
+      fish) line='fish_add_path ~/.local/bin'; rc="~/.config/fish/config.fish" ;;
+      zsh) line='export PATH="$HOME/.local/bin:$PATH"'; rc="~/.zshrc" ;;
+      *) line='export PATH="$HOME/.local/bin:$PATH"'; rc="~/.bashrc" ;;
     esac
     echo
     echo "$BIN_DIR is not on your PATH. Add this line to $rc, then open a new terminal:"
@@ -65,6 +65,8 @@ case ":$PATH:" in
     echo ;;
 esac
 
+# A worker already running holds the code it started with: stop it, `install` starts the new one.
+"$VENV/bin/kenning" worker stop >/dev/null 2>&1 || true
 "$VENV/bin/kenning" install
 "$VENV/bin/kenning" doctor || true
 echo

@@ -9,6 +9,7 @@ No package index name is typed by the user, so no look-alike package can come in
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -62,10 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("extras", help="list or add optional parts (observer SDKs, embedding back-ends)",
                        description="Optional parts of Kenning, installed into the environment this kenning "
                                    "runs in, exactly as Kenning's own metadata declares them.")
-    s.add_argument("action", choices=["list", "add"], nargs="?", default="list")
-    s.add_argument("names", nargs="*", metavar="EXTRA", help="extras to add (see `kenning extras list`)")
-    s.add_argument("-q", "--quiet", action="store_true", help="pass -q to pip")
-    s.set_defaults(func=cmd_extras)
+    s.set_defaults(func=cmd_extras, names=[], quiet=False)
+    actions = s.add_subparsers(dest="action")
+    actions.add_parser("list", help="each extra, whether it is installed, what it is for")
+    add = actions.add_parser("add", help="install extras into this installation (then restart the worker)")
+    add.add_argument("names", nargs="*", metavar="EXTRA", help="extras to add, e.g. anthropic or anthropic,embeddings")
+    add.add_argument("-q", "--quiet", action="store_true", help="pass -q to pip")
 
 
 def cmd_extras(args: argparse.Namespace) -> int:
@@ -74,7 +77,7 @@ def cmd_extras(args: argparse.Namespace) -> int:
         print(f"kenning: the installed metadata of {DIST} is missing; reinstall it from the checkout "
               "(bash scripts/install.sh)", file=sys.stderr)
         return 2
-    if args.action == "list":
+    if args.action in (None, "list"):
         for name, reqs in extras.items():
             if name in HELP:
                 state = "installed" if _installed(name, reqs) else "not installed"
@@ -115,14 +118,30 @@ def _installed(name: str, reqs: list[str]) -> bool:
 
 
 def _restart_worker() -> None:
-    """A running worker imported its back-ends at start: restart it so it uses what was added."""
+    """A running worker chose its back-ends at start: restart it so it uses what was added, when
+    it runs from this very installation (another one's worker is not ours to replace)."""
     from kenning import daemon
     from kenning.paths import Paths
 
     paths = Paths()
-    if not daemon.running(paths):
+    health = daemon.running(paths)
+    if not health:
+        return
+    if not _runs_here(health.get("pid")):
+        print("Restart the worker to use it: kenning worker restart")
         return
     daemon.stop(paths)
     health = daemon.ensure(paths, wait=15.0)
     print("Worker restarted to use it." if health else
           "kenning: the worker did not come back; `kenning worker start` (see `kenning worker logs`)")
+
+
+def _runs_here(pid: object) -> bool:
+    """Whether process ``pid`` was started with this interpreter (Linux: its argv[0])."""
+    try:
+        with open(f"/proc/{int(str(pid))}/cmdline", "rb") as fh:
+            argv0 = fh.read().split(b"\0", 1)[0].decode()
+        # Not samefile: a venv's python is a link to the same system binary as every other venv's.
+        return os.path.abspath(argv0) == os.path.abspath(sys.executable)
+    except (OSError, ValueError, TypeError):
+        return False

@@ -264,9 +264,12 @@ def backup(path: str, raw: bytes) -> str:
         mode = stat.S_IMODE(os.stat(path).st_mode) & 0o600
     except OSError:
         mode = 0o600
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for n in range(1, 1000):
-        name = f"{path}{BACKUP_INFIX}{stamp}" + (f"-{n}" if n > 1 else "")
+    stamp = f"{path}{BACKUP_INFIX}{time.strftime('%Y%m%d-%H%M%S')}"
+    # Several in one second: -2, -3… after the highest there, so names sort in the order made.
+    taken = [name[len(stamp):] for name in glob.glob(glob.escape(stamp) + "*")]
+    first = max([1, *(int(t[1:]) for t in taken if t[1:].isdigit())]) + (1 if taken else 0)
+    for n in range(first, first + 1000):
+        name = stamp + (f"-{n}" if n > 1 else "")
         try:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:

@@ -172,3 +172,18 @@ def test_the_install_command_says_where_the_server_is_registered(tmp_path: Path)
                        text=True, timeout=60)
     assert f"Removed Kenning's MCP server from {tmp_path / '.claude.json'}" in r.stdout
     assert not (tmp_path / ".claude.json").exists()
+
+
+def test_claude_json_backups_stay_private_and_at_most_three(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    write_original(claude)
+    os.chmod(claude_json(claude), 0o644)
+    for i in range(4):
+        cc.install(paths)
+        data = json.loads(claude_json(claude).read_text())
+        data["numStartups"] = i  # Claude Code rewrites this file all the time
+        claude_json(claude).write_text(json.dumps(data))
+        cc.uninstall(paths)
+    kept = sorted(claude.glob(".claude.json.kenning-backup-*"))
+    assert len(kept) == 3
+    assert {stat.S_IMODE(os.stat(p).st_mode) for p in kept} == {0o600}

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,51 @@ def test_a_foreign_python_mcp_server_is_not_taken_for_a_former_install(env: tupl
     assert cc.legacy_entries() == []
     cc.install(paths, python="/opt/venv/bin/python")
     assert json.loads((claude / ".claude.json").read_text())["mcpServers"]["notes"] == foreign
+
+
+@pytest.mark.parametrize("original_mode, backup_mode", [(0o644, 0o600), (0o600, 0o600), (0o640, 0o600),
+                                                        (0o400, 0o400)])
+def test_backups_keep_the_original_mode_but_never_wider_than_0600(env: tuple[Path, Paths], original_mode: int,
+                                                                  backup_mode: int) -> None:
+    """settings.json can hold tokens in `env`: a backup is never readable by more people than the file."""
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_text(json.dumps(ORIGINAL))
+    os.chmod(settings_file(claude), original_mode)
+    old = os.umask(0)  # the widest umask: the mode must come from us, not from it
+    try:
+        report = cc.install(paths, mcp=False)
+    finally:
+        os.umask(old)
+    assert report.backup is not None
+    assert stat.S_IMODE(os.stat(report.backup).st_mode) == backup_mode
+    assert stat.S_IMODE(os.stat(settings_file(claude)).st_mode) == original_mode  # the user's file keeps its own
+
+
+def test_at_most_three_backups_are_kept_the_newest(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_text(json.dumps(ORIGINAL))
+    made = []
+    for i in range(5):  # each install and uninstall changes the file, so each leaves a backup
+        made.append(cc.install(paths, mcp=False).backup)
+        data = read(claude)
+        data["model"] = f"model-{i}"  # the user edits between runs
+        settings_file(claude).write_text(json.dumps(data))
+        made.append(cc.uninstall(paths).backup)
+    assert all(made) and len(set(made)) == len(made)  # distinct names, even within one second
+    kept = backups(claude)
+    assert len(kept) == 3
+    assert sorted(str(p) for p in kept) == sorted(str(p) for p in made[-3:])
+    assert json.loads(Path(made[-1]).read_text())["model"] == "model-4"
+
+
+def test_wide_backups_left_by_an_older_install_are_narrowed(env: tuple[Path, Paths]) -> None:
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_text(json.dumps(ORIGINAL))
+    old = claude / "settings.json.kenning-backup-20250101-000000"
+    old.write_text("{}")
+    os.chmod(old, 0o644)
+    cc.install(paths, mcp=False)
+    assert stat.S_IMODE(os.stat(old).st_mode) == 0o600
