@@ -250,8 +250,9 @@ def test_a_database_that_is_not_one_gives_a_clear_error(home: Home) -> None:
     f.write_text('{"kind": "header", "format": 1}\n')
     for args in (["forget", "--query", "x", "--yes"], ["export"], ["import", str(f)]):
         r = home.kenning(*args)
-        assert r.returncode == 1, (args, r.stderr)
-        assert "not a database" in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "is not a Kenning database (not an SQLite file)" in r.stderr and "Traceback" not in r.stderr, \
+            (args, r.stderr)
 
 
 def test_forget_while_hooks_keep_capturing_loses_nothing(remembered: Home) -> None:
