@@ -4,10 +4,11 @@ The replay runs for real in a throwaway data dir: each event is piped into
 ``python -m kenning hook claude-code <Event>`` exactly as Claude Code would, the first
 SessionStart starts a worker on a free port, and the offline rules observer (whatever the user
 configured: the demo is free and deterministic) turns the spooled events into observations.
-What it remembered is then imported into the user's own data dir under the project
-``kenning-demo``, a name no repository of the user's is likely to carry, so the demo's memory is
-never injected into real work, and the commands that follow in the README (``context``, ``show``,
-``search``, ``open``) find it. Importing is idempotent: a second demo adds nothing.
+What it remembered is then imported into the user's own data dir as the project ``kenning-demo``
+(keyed, like every project, by its checkout's path: ``<data dir>/demo/kenning-demo``, a folder no
+real repository has, so the demo's memory is never told to the user's own sessions), where the
+commands that follow in the README (``context``, ``show``, ``search``, ``open``) find it.
+Importing is idempotent: a second demo adds nothing.
 """
 
 from __future__ import annotations
@@ -61,14 +62,15 @@ class Replay:
     hook_ms_median: float
 
 
-def replay(base: str, *, project_name: str | None = None, out: Any = None) -> Replay:
-    """Replay the story under ``base`` (``base/data``, ``base/<project>``); the worker is stopped
+def replay(base: str, *, project_dir: str | None = None, out: Any = None) -> Replay:
+    """Replay the story into the data dir ``base/data``, the project's files in ``project_dir``
+    (default ``base/<the story's project name>``; it must not exist yet); the worker is stopped
     afterwards. Raises RuntimeError when a hook fails."""
     out = out or sys.stdout
     story = load_story()
-    name = project_name or str(story.get("project_name") or "demo-project")
     data = os.path.join(base, "data")
-    project = os.path.join(base, name)
+    project = project_dir or os.path.join(base, str(story.get("project_name") or "demo-project"))
+    name = os.path.basename(project)
     transcripts = os.path.join(base, "transcripts")
     os.makedirs(project)
     os.makedirs(transcripts)
@@ -163,17 +165,25 @@ def run_demo(*, out: Any = None) -> int:
 
     out = out or sys.stdout
     paths = Paths()
+    paths.ensure()
     base = tempfile.mkdtemp(prefix="kenning-demo-")
+    # A project is keyed by its checkout's path: the same path every time keeps one demo project
+    # (a second demo adds nothing). Its files live there only while the story is replayed.
+    project_dir = os.path.join(paths.root, "demo", DEMO_PROJECT)
+    shutil.rmtree(project_dir, ignore_errors=True)
     try:
         try:
-            rep = replay(base, project_name=DEMO_PROJECT, out=out)
+            rep = replay(base, project_dir=project_dir, out=out)
         except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
             print(f"kenning: the demo failed: {e}", file=sys.stderr)
             return 1
-        paths.ensure()
         added = merge(rep.data, paths.db)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(project_dir), ignore_errors=True)
+    from kenning.project import canonical
+
+    key = canonical(project_dir)
     print(f"Hook wall time (median): {rep.hook_ms_median:.0f} ms", file=out)
     if added["observations"] or added["summaries"]:
         print(f"Added to your memory ({paths.db}), as project {DEMO_PROJECT}: {added['observations']} observations, "
@@ -184,8 +194,8 @@ def run_demo(*, out: Any = None) -> int:
     settings, _problems = load(paths)
     memory = Memory(paths, settings)
     print(f"\nWhat the next Claude Code session in a project named {DEMO_PROJECT} is told:\n", file=out)
-    print(memory.context(project=DEMO_PROJECT)["context"], file=out)
-    first = _first_decision(paths.db)
+    print(memory.context(project=key)["context"], file=out)
+    first = _first_decision(paths.db, key)
     print("\nLook around:", file=out)
     print(f"  kenning context --project {DEMO_PROJECT}", file=out)
     if first:
@@ -196,13 +206,13 @@ def run_demo(*, out: Any = None) -> int:
     return 0
 
 
-def _first_decision(db: str) -> int | None:
+def _first_decision(db: str, key: str) -> int | None:
     from kenning.store.db import connect
 
     conn = connect(db, readonly=True)
     try:
         row = conn.execute("SELECT id FROM observations WHERE project = ? AND type = 'decision' ORDER BY id LIMIT 1",
-                           (DEMO_PROJECT,)).fetchone()
+                           (key,)).fetchone()
     finally:
         conn.close()
     return int(row[0]) if row else None
