@@ -14,7 +14,7 @@ import time
 from importlib import resources
 
 from kenning.store.health import open_readonly
-from kenning.store.identity import check, verify
+from kenning.store.identity import ForeignDatabase, check, not_a_database, verify
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -26,7 +26,12 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     before SQLite has opened it, so it is never switched to WAL nor migrated.
     """
     if readonly:
-        conn = open_readonly(path, timeout=BUSY_TIMEOUT_MS / 1000)  # a read-only data dir too
+        try:
+            conn = open_readonly(path, timeout=BUSY_TIMEOUT_MS / 1000)  # a read-only data dir too
+        except sqlite3.DatabaseError as e:
+            if not_a_database(e):
+                raise ForeignDatabase(path, "not an SQLite file") from None
+            raise
         try:
             verify(conn, path)
         except BaseException:

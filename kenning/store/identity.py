@@ -78,14 +78,15 @@ def verify(conn: Any, path: str) -> None:
         if not tables or _ours_before_the_id(conn, tables):
             return
     except _sqlite3.DatabaseError as e:
-        if isinstance(e, ForeignDatabase) or not _not_a_database(e):
+        if isinstance(e, ForeignDatabase) or not not_a_database(e):
             raise
         raise ForeignDatabase(path, "not an SQLite file") from None
     shown = ", ".join(tables[:6]) + (", …" if len(tables) > 6 else "")
     raise ForeignDatabase(path, f"it holds tables that are not Kenning's: {shown}")
 
 
-def _not_a_database(e: Exception) -> bool:
+def not_a_database(e: Exception) -> bool:
+    """SQLite's answer for a file that is not an SQLite database."""
     return getattr(e, "sqlite_errorname", "") == "SQLITE_NOTADB" or "not a database" in str(e)
 
 
