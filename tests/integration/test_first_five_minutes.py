@@ -150,7 +150,7 @@ def test_see_it_work_as_written(scratch: Scratch, installed: subprocess.Complete
         "claude", path=scratch.env["PATH"])), out["doctor"]
     # open: a browser got the signed-in viewer URL, and the page it names answers.
     url = (scratch.src.parent / "opened-url").read_text().strip()
-    assert re.fullmatch(rf"http://127\.0\.0\.1:{scratch.env['KENNING_PORT']}/#token=[0-9a-f]+", url), url
+    assert re.fullmatch(rf"http://127\.0\.0\.1:{scratch.env['KENNING_PORT']}/#(?:token|code)=[0-9a-f]+", url), url
     with urllib.request.urlopen(url.split("#")[0], timeout=10) as page:
         assert page.status == 200 and b"<html" in page.read().lower()
 
