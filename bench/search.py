@@ -11,8 +11,9 @@ unscoped. Hybrid search runs over **random unit vectors** (384-d) for every row:
 100k texts with a real model takes ~25 min on one core here, and the ranking cost does not
 depend on what the vectors mean; the query-embedding cost of all-MiniLM-L6-v2 (the numpy
 ``minilm`` back-end, one thread) is measured apart and end to end with every query embedded anew.
-Keyword search caches its term statistics (kenning/search/plan.py): it is measured with the
-cache kept (a running worker) and cleared before every query (cold). Trigram: index size,
+Keyword search caches the statistics of terms too common to read in full (kenning/search/bm25.py,
+kenning/search/plan.py): it is measured with the caches kept (a running worker) and cleared before
+every query (cold). Trigram: index size,
 build time, insert cost and a substring query at 10k.
 """
 
@@ -38,7 +39,7 @@ for p in (str(REPO), str(REPO / "bench")):
 
 from common import command_line, fmt, md_table, run_header, summary_ms, temp_root, verdict, write_section  # noqa: E402
 
-from kenning.search import plan, trigram  # noqa: E402
+from kenning.search import bm25, plan, trigram  # noqa: E402
 from kenning.search.config import SearchConfig  # noqa: E402
 from kenning.search.embedders import single_thread  # noqa: E402
 from kenning.search.service import search  # noqa: E402
@@ -226,6 +227,7 @@ def measure(conn: sqlite3.Connection, qs: list[tuple[str, str]], cold: bool = Fa
         for project in ("proj-a", None):
             if cold:
                 plan.clear_cache()
+                bm25.clear_cache()
             ns, hits = timed(search, conn, q, project=project, limit=20, **kw)
             per[shape].append(ns)
             allv.append(ns)

@@ -131,12 +131,14 @@ SPECS: dict[str, Spec] = {
                                 "BAAI/bge-small-en-v1.5, all-MiniLM-L6-v2, text-embedding-3-small)"),
     "embedding_url": Spec("http://127.0.0.1:11434/v1", "base URL of the openai back-end (key: "
                                                         "KENNING_EMBEDDING_API_KEY or OPENAI_API_KEY)"),
-    "search_fts_weight": Spec(1.0, "weight of the keyword (BM25) list in hybrid search", min=0, max=10),
-    "search_vector_weight": Spec(0.5, "weight of the embedding list in hybrid search (0: keywords only)",
+    "search_fts_weight": Spec(1.0, "hybrid search: weight of the keyword (BM25) score, relative to the best "
+                                   "match's", min=0, max=10),
+    "search_vector_weight": Spec(2.3, "hybrid search: weight of the cosine similarity (0: keywords only)",
                                  min=0, max=10),
-    "search_some_terms_weight": Spec(0.1, "in hybrid search, weight of keyword hits holding only some of the "
-                                          "words, relative to hits holding all", min=0, max=1),
-    "search_rrf_k": Spec(20, "reciprocal-rank-fusion constant k in weight / (k + rank)", min=1, max=1000),
+    "search_vector_depth": Spec(50, "hybrid search: nearest memories added to the keyword matches", min=1,
+                                max=1000),
+    "search_keyword_depth": Spec(100, "hybrid search: best keyword matches fused with the meaning", min=1,
+                                 max=10000),
     "search_recency_weight": Spec(0.1, "boost of a memory from today over an old one (0.1 = up to +10%)",
                                   min=0, max=1),
     "search_recency_half_life_days": Spec(30, "days after which the recency boost has halved", min=1, max=3650),
@@ -197,8 +199,8 @@ class Settings:
     embedding_url: str
     search_fts_weight: float
     search_vector_weight: float
-    search_some_terms_weight: float
-    search_rrf_k: int
+    search_vector_depth: int
+    search_keyword_depth: int
     search_recency_weight: float
     search_recency_half_life_days: int
     search_min_similarity: float

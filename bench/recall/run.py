@@ -38,10 +38,10 @@ from kenning.search.vectors import VectorIndex  # noqa: E402
 from kenning.store.db import connect  # noqa: E402
 
 K = 10
-VECTOR_WEIGHTS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
-SOME_TERMS_WEIGHTS = (1.0, 0.5, 0.25, 0.1)
-RRF_KS = (5, 20, 60)
-MIN_SIMILARITIES = (0.0, 0.1, 0.2, 0.3)
+VECTOR_WEIGHTS = (0.5, 1.0, 1.5, 2.3, 4.0)   # a = w / (1 + w): 0.33, 0.5, 0.6, 0.7, 0.8
+VECTOR_DEPTHS = (20, 50, 200)
+KEYWORD_DEPTHS = (30, 100, 1000)
+MIN_SIMILARITIES = (0.0, 0.2)
 
 
 def relevant(conn: Any, title_any: list[str]) -> set[int]:
@@ -83,7 +83,8 @@ def vector_only(conn: Any, vi: VectorIndex, queries: list[dict[str, Any]]) -> di
 
 
 def describe(c: SearchConfig) -> str:
-    return f"w_vec {c.vector_weight}, w_some {c.some_terms_weight}, k {c.rrf_k}, floor {c.min_similarity}"
+    return (f"w_vec {c.vector_weight}, vector depth {c.vector_depth}, keyword depth {c.keyword_depth}, "
+            f"floor {c.min_similarity}")
 
 
 def pct(v: float) -> str:
@@ -119,16 +120,16 @@ def main() -> int:
         print(f"FTS only: recall@10 {pct(fts['all:r'])} (keyword {pct(fts['keyword:r'])}, paraphrase "
               f"{pct(fts['paraphrase:r'])})", file=sys.stderr)
 
-        # The corpus is under plan.MIN_ROWS rows, where the keyword query plan keeps every term: also
-        # measure it applied (universal terms dropped) to show what it does to recall.
-        from kenning.search import plan
+        # The corpus is under bm25.SMALL_SCOPE rows, where a row holds "all the words" only with every
+        # one of them: also measure it as a large scope (terms in half the rows not required).
+        from kenning.search import bm25
 
-        saved_min = plan.MIN_ROWS
-        plan.MIN_ROWS = 0
-        plan.clear_cache()
+        saved_min = bm25.SMALL_SCOPE
+        bm25.SMALL_SCOPE = 0
+        bm25.clear_cache()
         fts_planned = evaluate(conn, queries)
-        plan.MIN_ROWS = saved_min
-        plan.clear_cache()
+        bm25.SMALL_SCOPE = saved_min
+        bm25.clear_cache()
 
         from kenning.search.embedders import NumpyMiniLM, Unavailable
 
@@ -151,12 +152,12 @@ def main() -> int:
         base = SearchConfig()
         grid: list[tuple[SearchConfig, dict[str, float]]] = []
         for w in VECTOR_WEIGHTS:
-            for sw in SOME_TERMS_WEIGHTS:
-                for k in RRF_KS:
+            for vd in VECTOR_DEPTHS:
+                for kd in KEYWORD_DEPTHS:
                     for ms in MIN_SIMILARITIES:
-                        cfg = replace(base, vector_weight=w, some_terms_weight=sw, rrf_k=k, min_similarity=ms)
+                        cfg = replace(base, vector_weight=w, vector_depth=vd, keyword_depth=kd, min_similarity=ms)
                         grid.append((cfg, evaluate(conn, queries, vectors=vi, config=cfg)))
-        equal = replace(base, vector_weight=1.0, some_terms_weight=1.0, rrf_k=60, min_similarity=-1.0)
+        equal = replace(base, vector_weight=1.0)
         equal_res = evaluate(conn, queries, vectors=vi, config=equal)
         default_res = evaluate(conn, queries, vectors=vi, config=base)
         # Best: highest overall recall@10 that keeps keyword recall at least FTS's; then MRR.
@@ -169,15 +170,15 @@ def main() -> int:
         headers = ["ranking", "recall@10 all", f"keyword ({counts['keyword']})",
                    f"paraphrase ({counts['paraphrase']})", "MRR@10"]
         main_rows = [
-            row("FTS only (BM25, AND then OR)", fts),
-            row("FTS only, query plan forced on (terms in half the rows dropped; off below 1,000 rows)",
+            row("FTS only (BM25 over the scope, rows holding every word first)", fts),
+            row("FTS only, as a large scope (terms in half the rows not required; off below 1,000 rows)",
                 fts_planned),
             row("vectors only (all-MiniLM-L6-v2, cosine)", vec),
-            row("hybrid, equal-weight RRF (w_vec 1.0, k 60, no similarity floor)", equal_res),
+            row("hybrid, equal weights (w_vec 1.0)", equal_res),
             row(f"hybrid, defaults ({describe(base)})", default_res),
             row(f"hybrid, best of sweep ({describe(best_cfg)})", best),
         ]
-        sweep_rows = [[f"{c.vector_weight}", f"{c.some_terms_weight}", f"{c.rrf_k}", f"{c.min_similarity}",
+        sweep_rows = [[f"{c.vector_weight}", f"{c.vector_depth}", f"{c.keyword_depth}", f"{c.min_similarity}",
                        pct(r["all:r"]),
                        pct(r["keyword:r"]), pct(r["paraphrase:r"]), f"{r['all:rr']:.3f}"]
                       for c, r in sorted(grid, key=lambda g: (-g[1]["all:r"], -g[1]["all:rr"]))]
@@ -192,10 +193,10 @@ def main() -> int:
             f"(model load {load_s:.1f} s). FTS weight 1.0, recency weight {base.recency_weight} throughout."
             + (f"\n\nWarnings: {'; '.join(problems)}" if problems else ""),
             md_table(headers, main_rows),
-            "Fusion sweep (vector weight × weight of some-words keyword hits × RRF k × similarity floor), best "
-            "first; the FTS weight is 1.0:",
-            md_table(["w_vec", "w_some", "k", "floor", "recall@10", "keyword", "paraphrase", "MRR@10"],
-                     sweep_rows[:15]),
+            "Fusion sweep (vector weight × vector depth × keyword depth × similarity floor; the score is "
+            "(1 - a) · BM25 / best BM25 + a · cosine with a = w_vec / (1 + w_vec)), best first:",
+            md_table(["w_vec", "vector depth", "keyword depth", "floor", "recall@10", "keyword", "paraphrase",
+                      "MRR@10"], sweep_rows[:15]),
             f"{len(sweep_rows)} settings tried; {len(ok)} keep keyword recall ≥ FTS-only. "
             f"Wall time {time.monotonic() - t_start:.0f} s.",
         ])

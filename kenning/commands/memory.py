@@ -280,6 +280,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             added = transfer.import_records(conn, transfer.read_jsonl(fh), ingress.cleaner(load(paths)[0]).text)
         finally:
             conn.close()
+        from kenning.hook import client
+
+        client.poke_embedder(paths)  # a running worker embeds the imported rows now
     except transfer.BadRecord as e:
         return _fail(f"nothing imported: {e}")
     except sqlite3.OperationalError as e:

@@ -301,6 +301,7 @@ class Meaning:
     _lock: Any = None
     _recent: Any = None    # durations (s) of the last lookups
     _inflight = 0
+    _generation = 0        # bumped by reset(): lookups started before it are not counted after it
     RECENT = 9
     MAX_INFLIGHT = 2
 
@@ -318,6 +319,7 @@ class Meaning:
         with cls._lock:
             cls._recent = deque(maxlen=cls.RECENT)
             cls._inflight = 0
+            cls._generation += 1
 
     def __init__(self, vectors: Any, budget_s: float | None) -> None:
         self.vectors = vectors
@@ -334,8 +336,10 @@ class Meaning:
         return len(recent) >= 3 and recent[len(recent) // 2] > budget_s
 
     @classmethod
-    def _done(cls, started: float) -> None:
+    def _done(cls, started: float, generation: int | None = None) -> None:
         with cls._lock:
+            if generation is not None and generation != cls._generation:
+                return
             cls._inflight -= 1
             cls._recent.append(time.monotonic() - started)
 
@@ -352,10 +356,11 @@ class Meaning:
                 self.state = "skipped: busy"
                 return
             Meaning._inflight += 1
+            generation = Meaning._generation
         started = self._started = time.monotonic()
         self._future = Meaning._pool.submit(self.vectors.nearest, prompt, k=k, kinds=("observation",),
                                             project=project)
-        self._future.add_done_callback(lambda _f: Meaning._done(started))
+        self._future.add_done_callback(lambda _f: Meaning._done(started, generation))
 
     def result(self) -> list[tuple[str, int, float]]:
         if self.vectors is None or self.state.startswith("skipped"):

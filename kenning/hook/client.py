@@ -152,6 +152,23 @@ def poke_udp(port: int) -> bool:
 
 
 POKE_DATAGRAM = b"kenning-poke"
+EMBED_DATAGRAM = b"kenning-embed"  # new rows were written outside the worker: embed them now
+
+
+def poke_embedder(paths: Paths) -> bool:
+    """Tell a running worker that memories were saved by another process (never blocks)."""
+    info = read_pid_file(paths)
+    if not info:
+        return False
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        sock.setblocking(False)
+        sock.sendto(EMBED_DATAGRAM, ("127.0.0.1", int(info["port"])))
+        return True
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+    finally:
+        sock.close()
 
 
 def _dechunk(data: bytes) -> bytes:

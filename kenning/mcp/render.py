@@ -62,8 +62,23 @@ def row(hit: Mapping[str, Any], *, with_project: bool = False, with_time: bool =
     return " ".join(parts)
 
 
+def matched_by(paths: Iterable[str], note: str = "") -> str:
+    """What answered a search, truthfully: ``(matched by keywords and meaning)``, or keywords
+    alone and why meaning did not answer."""
+    got = set(paths)
+    if {"keywords", "meaning"} <= got:
+        out = "matched by keywords and meaning"
+    elif "meaning" in got:
+        out = "matched by meaning"
+    elif "keywords" in got:
+        out = "matched by keywords only"
+    else:
+        return ""
+    return f" ({out}; {clean(note, 200)})" if note else f" ({out})"
+
+
 def search_result(hits: Iterable[Any], *, query: str, scope: str, offset: int, limit: int,
-                  semantic: bool = False) -> str:
+                  paths: Iterable[str] = ("keywords",), note: str = "") -> str:
     rows = [as_dict(h) for h in hits]
     what = f" for {query!r}" if query else ""
     if not rows:
@@ -72,8 +87,8 @@ def search_result(hits: Iterable[Any], *, query: str, scope: str, offset: int, l
                 "or project='*' to search every project.")
     many = len({r.get("project") for r in rows}) > 1
     head = f"{len(rows)} result(s) from the memory of {scope}{what}, {'best' if query else 'newest'} first"
-    if semantic and query:
-        head += " (matched by keywords and meaning)"
+    if query:
+        head += matched_by(paths, note)
     if offset:
         head += f" (from result {offset + 1})"
     lines = [head + ":"]

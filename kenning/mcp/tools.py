@@ -207,8 +207,11 @@ class MemoryTools:
                   "until": hi, "files": files[0] if files else None, "order": order, "limit": n, "offset": skip}
         res = self.ask_worker("/api/search?" + urlencode({k: v for k, v in params.items() if v is not None}))
         if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
-            return render.search_result(self.named(res[1]["results"]), query=q, scope=label, offset=skip, limit=n,
-                                        semantic=bool(res[1].get("semantic")))
+            body = res[1]
+            paths = body.get("paths")
+            return render.search_result(self.named(body["results"]), query=q, scope=label, offset=skip, limit=n,
+                                        paths=[str(p) for p in paths] if isinstance(paths, list) else ["keywords"],
+                                        note=str(body.get("note") or ""))
         if res is not None and res[0] == 400 and isinstance(res[1], dict):
             raise ToolInputError(str(res[1].get("error") or "bad search"))
         with self.reading() as conn:
@@ -219,7 +222,9 @@ class MemoryTools:
                                       order=order, limit=n, offset=skip)
             except ValueError as e:
                 raise ToolInputError(str(e)) from None
-        return render.search_result(self.named(hits), query=q, scope=label, offset=skip, limit=n)
+        return render.search_result(self.named(hits), query=q, scope=label, offset=skip, limit=n, paths=["keywords"],
+                                    note="the Kenning worker is not running, so nothing is matched by meaning"
+                                    if self.settings.embedding_backend != "none" else "")
 
     def timeline(self, id: int | str | None = None, query: str | None = None, *, cwd: str,
                  project: str | None = None, before: int | None = None, after: int | None = None) -> str:
@@ -297,6 +302,10 @@ class MemoryTools:
         with self.writing() as conn:
             saved = manual.save(conn, draft, project=key, project_root=root, cwd=cwd if not project else root,
                                 name=name)
+        if saved.created:
+            from kenning.hook import client
+
+            client.poke_embedder(self.paths)  # the worker embeds it now, not on its next round
         if not saved.created:
             return (f"Already in memory as #{saved.id} ({saved.type}) in project {saved.project}: "
                     f"{render.clean(saved.title)}")

@@ -1,7 +1,8 @@
 """Ranking knobs of the search service (from settings).
 
-The defaults are the best of the fusion sweep in bench/recall/run.py (BENCHMARKS.md, "Search
-recall"): the highest recall@10 that keeps keyword queries at least as good as BM25 alone.
+The defaults come from the sweep in bench/recall (BENCHMARKS.md, "Search recall"): LoCoMo's
+development half through the real MCP server and the coding recall set, each against a plain
+BM25 measured in the same run.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any
 
 @dataclass(frozen=True)
 class SearchConfig:
-    fts_weight: float = 1.0        # weight of the BM25 list in the fusion
-    vector_weight: float = 0.5     # weight of the embedding list in the fusion
-    some_terms_weight: float = 0.1  # keyword hits holding only some of the words (OR tier): weak
-    rrf_k: int = 20                # reciprocal-rank-fusion constant: weight / (k + rank)
+    fts_weight: float = 1.0        # hybrid: weight of the BM25 score (relative to the best candidate's)
+    vector_weight: float = 2.3     # hybrid: weight of the cosine similarity (0: keywords only)
+    vector_depth: int = 50         # hybrid: the nearest rows added to the keyword candidates
+    keyword_depth: int = 100       # hybrid: the best-scored keyword rows fused (every row is scored)
     recency_weight: float = 0.1    # a row from today scores up to this much more than an old one
     half_life_days: float = 30.0   # the recency boost halves every this many days
     min_similarity: float = 0.0    # vector hits below this cosine are not candidates
@@ -28,8 +29,8 @@ class SearchConfig:
         return cls(
             fts_weight=float(getattr(settings, "search_fts_weight", d.fts_weight)),
             vector_weight=float(getattr(settings, "search_vector_weight", d.vector_weight)),
-            some_terms_weight=float(getattr(settings, "search_some_terms_weight", d.some_terms_weight)),
-            rrf_k=int(getattr(settings, "search_rrf_k", d.rrf_k)),
+            vector_depth=int(getattr(settings, "search_vector_depth", d.vector_depth)),
+            keyword_depth=int(getattr(settings, "search_keyword_depth", d.keyword_depth)),
             recency_weight=float(getattr(settings, "search_recency_weight", d.recency_weight)),
             half_life_days=float(getattr(settings, "search_recency_half_life_days", d.half_life_days)),
             min_similarity=float(getattr(settings, "search_min_similarity", d.min_similarity)),

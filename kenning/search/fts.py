@@ -185,13 +185,14 @@ def listing(conn: sqlite3.Connection, kind: str, f: Filters, *, limit: int) -> l
     return _rows(conn.execute(sql, params), ranked=False)
 
 
-def by_ids(conn: sqlite3.Connection, kind: str, ids: list[int], f: Filters) -> list[Row]:
-    """Rows of ``kind`` among ``ids`` that pass the filters (vector hits are filtered here)."""
+def by_ids(conn: sqlite3.Connection, kind: str, ids: list[int], f: Filters | None) -> list[Row]:
+    """Rows of ``kind`` among ``ids`` that pass the filters (vector hits are filtered here); every
+    one of them with ``f`` None."""
     if not ids:
         return []
     src = SOURCES[kind]
     params: list[object] = []
-    cond = where(kind, f, params)
+    cond = where(kind, f, params) if f is not None else "1"
     marks = ",".join("?" * len(ids))
     # NOT INDEXED: look the ids up by primary key; with a project filter the planner would
     # otherwise scan the project's whole index (8,000 entries for 40 ids).

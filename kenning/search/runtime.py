@@ -7,6 +7,7 @@ background embedder, behind one object every in-worker caller (HTTP routes, prom
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -69,15 +70,39 @@ class SearchRuntime:
         return self.semantic.index_if_ready() if self.semantic is not None else None
 
     def search(self, query: str = "", **kw: Any) -> list[service.Hit]:
+        """Search with this worker's vectors and settings; ``info`` (a SearchInfo) also says why
+        meaning did not answer (model loading, rows not embedded yet)."""
         conn = self.connect()
         if conn is None:
             return []
         try:
             kw.setdefault("vectors", self.vectors())
             kw.setdefault("config", self.config)
-            return service.search(conn, query, **kw)
+            info = kw.setdefault("info", service.SearchInfo())
+            with self.busy():
+                hits = service.search(conn, query, **kw)
+            if not info.meaning and not info.note:
+                info.note = self.meaning_unavailable()
+            elif info.meaning and self.semantic is not None and self.semantic.state == "indexing":
+                info.note = f"{max(self.semantic.missing, 0):,} memories are still being embedded"
+            return hits
         finally:
             conn.close()
+
+    def busy(self) -> Any:
+        """A context for a search: the embedding backlog waits while it runs."""
+        return self.semantic.searching() if self.semantic is not None else contextlib.nullcontext()
+
+    def meaning_unavailable(self) -> str:
+        """Why search cannot match by meaning now ("" when it can)."""
+        if self.semantic is None:
+            return "embeddings are off (embedding_backend none)"
+        state = self.semantic.state
+        if state in ("indexing", "ready"):
+            return ""
+        if state == "failed":
+            return f"the embedding model is unavailable: {self.semantic.detail}"
+        return "the embedding model is still loading"
 
     def timeline(self, **kw: Any) -> dict[str, Any]:
         conn = self.connect()
@@ -116,7 +141,8 @@ class SearchRuntime:
     def status(self, fresh: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"fts": True, "trigram": self.config.trigram,
                                "fusion": {"fts_weight": self.config.fts_weight,
-                                          "vector_weight": self.config.vector_weight, "rrf_k": self.config.rrf_k,
+                                          "vector_weight": self.config.vector_weight,
+                                          "vector_depth": self.config.vector_depth,
                                           "recency_weight": self.config.recency_weight}}
         out["embeddings"] = (self.semantic.status(fresh=fresh) if self.semantic is not None
                              else {"backend": "none", "state": "off", "detail": "embedding_backend is none"})

@@ -1,19 +1,23 @@
-"""Embeddings in the worker: one background thread owns the model.
+"""Embeddings in the worker: one background thread loads the model and fills in the vectors.
 
-The thread loads the model lazily (after start-up, never on a request), embeds the rows that
-lack a vector in small batches, and answers query embeddings in between — queries first, so
-a search waits at most for one small batch. If the model cannot load (not installed, offline
-without a cached copy, endpoint down) the state says why, ``kenning doctor`` shows it, and
-search keeps running on keywords alone.
+The thread loads the model lazily (after start-up, never on a request) and embeds the rows that
+lack a vector in small slices, newest first: a writer's poke (the pipeline, an MCP or HTTP save)
+wakes it at once, so a new memory has its vector within a second. Searches come first: a query
+is embedded on the searching thread itself (never queued behind the backlog), and the backlog
+waits while a search runs and for a moment after, so a long backlog (a first start, a reindex)
+slows searches by one slice at most. If the model cannot load (not installed, offline without a
+cached copy, endpoint down) the state says why, ``kenning doctor`` shows it, and search keeps
+running on keywords alone.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from collections import deque
-from concurrent.futures import Future
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kenning.paths import Paths
@@ -23,9 +27,10 @@ from kenning.store.db import connect
 
 log = logging.getLogger("kenning.search")
 
-BATCH = 8                 # ~0.1 s on one core for MiniLM: the longest a query waits behind indexing
-QUERY_TIMEOUT_S = 2.0     # a query embedding slower than this is dropped: keyword results only
-IDLE_RECHECK_S = 60.0
+BATCH = 2                 # rows per backlog slice (MiniLM on one core: ~20-60 ms)
+QUIET_S = 0.25            # the backlog resumes this long after the last search ended
+MAX_DEFER_S = 2.0         # ...or after this long, however busy search is (the backlog must end)
+IDLE_RECHECK_S = 5.0      # a writer that could not poke (another process, worker restarting) waits this long
 RETRY_FAILED_S = 600.0    # try loading a failed back-end again this often (the user may fix it)
 
 
@@ -40,7 +45,9 @@ class Semantic:
         self.index: VectorIndex | None = None
         self._wake = threading.Event()
         self._stopping = threading.Event()
-        self._queries: deque[tuple[str, Future[Any]]] = deque()
+        self._busy = threading.Condition()
+        self._searching = 0
+        self._last_search = 0.0
         self._cursor = indexer.Cursor()  # rows already seen with a vector: no full scan per batch
         self._thread = threading.Thread(target=self._run, name="kenning-embed", daemon=True)
 
@@ -90,26 +97,40 @@ class Semantic:
         return False
 
     # ----------------------------------------------------------------------- queries
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """Mark a search in progress: the backlog waits for it (and a moment after)."""
+        with self._busy:
+            self._searching += 1
+        try:
+            yield
+        finally:
+            with self._busy:
+                self._searching -= 1
+                self._last_search = time.monotonic()
+                self._busy.notify_all()
+
+    def _yield_to_searches(self) -> None:
+        """Before a backlog slice: wait while searches run, and QUIET_S after the last one."""
+        deadline = time.monotonic() + MAX_DEFER_S
+        with self._busy:
+            while not self._stopping.is_set():
+                now = time.monotonic()
+                quiet = self._last_search + QUIET_S - now
+                if (self._searching == 0 and quiet <= 0) or now >= deadline:
+                    return
+                self._busy.wait(min(max(quiet, 0.01), deadline - now) if self._searching == 0 else deadline - now)
+
     def embed_query(self, text: str) -> Any:
-        """Runs on the embedding thread; None if it cannot answer within QUERY_TIMEOUT_S."""
+        """The query's vector, computed on the calling thread (the back-ends are thread-safe for
+        inference); None when the model is not loaded or fails."""
         if self.state not in ("indexing", "ready"):
             return None
-        fut: Future[Any] = Future()
-        self._queries.append((text, fut))
-        self._wake.set()
         try:
-            return fut.result(timeout=QUERY_TIMEOUT_S)[0]
-        except Exception:
+            return self.embedder.embed([text])[0]
+        except Exception as e:
+            log.warning("query embedding failed: %s", e)
             return None
-
-    def _serve_queries(self) -> None:
-        while self._queries:
-            text, fut = self._queries.popleft()
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(self.embedder.embed([text]))
-                except Exception as e:
-                    fut.set_exception(e)
 
     # -------------------------------------------------------------------------- loop
     def _load(self) -> bool:
@@ -131,6 +152,7 @@ class Semantic:
         return True
 
     def _run(self) -> None:
+        _lower_priority()
         # Let the worker answer its first requests before a model load competes for the CPU.
         self._wake.wait(1.0)
         while not self._stopping.is_set():
@@ -145,14 +167,14 @@ class Semantic:
             self.missing = indexer.count_missing(conn, self.embedder.model)
             self.state = "indexing"
             while not self._stopping.is_set():
-                self._serve_queries()
+                self._wake.clear()
+                self._yield_to_searches()
                 done = self._step(conn)
                 if done:
                     self.state = "indexing"
                     continue
                 self.state = "ready"
                 self._wake.wait(IDLE_RECHECK_S)
-                self._wake.clear()
                 if self._stopping.is_set():
                     break
         except Exception as e:
@@ -168,7 +190,7 @@ class Semantic:
         model = self.embedder.model
         try:
             n = indexer.step(conn, model, self.embedder.embed, batch=BATCH, cursor=self._cursor,
-                             between=self._serve_queries)
+                             between=self._yield_to_searches)
         except Exception as e:  # e.g. the database is busy: try again on the next wake-up
             log.warning("embedding batch deferred: %s", e)
             return 0
@@ -178,3 +200,12 @@ class Semantic:
         if n == 0 and self.index is not None:
             self.index.refresh()  # incremental: the rows appended since the last look
         return n
+
+
+def _lower_priority() -> None:
+    """Run this thread at the lowest CPU priority (Linux: a thread has its own nice value): when the
+    cores are busy, the searches and the pipeline get them first, the backlog takes what is left."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):  # not Linux, or not allowed: the slices and the pauses remain
+        pass

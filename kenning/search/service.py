@@ -6,10 +6,11 @@ Every surface (HTTP, MCP, CLI, context hooks) calls these three functions:
 - :func:`timeline` returns what happened just before and after one observation;
 - :func:`get_observations` returns full records by id.
 
-Keyword search runs the query with every term required first, then with any term, so
-documents holding all the words come first and a partial match still answers. With a
-:class:`~kenning.search.vectors.VectorIndex` the BM25 list and the nearest-embedding list are
-fused by weighted reciprocal rank, with a mild recency boost.
+Keyword search scores every row holding a query term by BM25 with the statistics of the scope
+searched (:mod:`kenning.search.bm25`). With a :class:`~kenning.search.vectors.VectorIndex` the
+nearest rows join the candidates and every candidate is scored on both signals: a convex
+combination of its BM25 score (relative to the best one) and its cosine similarity. A mild
+recency boost (at most ``1 + recency_weight``) breaks near-ties without burying old evidence.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kenning.search import fts, rank, trigram
+from kenning.search import bm25, fts, rank, trigram
 from kenning.search.config import DEFAULT, SearchConfig
 from kenning.search.filters import KINDS, Filters, make, where
 from kenning.search.plan import Plan
-from kenning.search.query import clean, parse
+from kenning.search.query import FtsQuery, clean, parse
 
 if TYPE_CHECKING:
-    from kenning.search.vectors import VectorIndex
+    from kenning.search.vectors import VectorIndex, VectorMatches
 
 ORDERS = ("relevance", "date")
 MAX_LIMIT = 200
@@ -40,7 +41,6 @@ MAX_IDS = 500
 TITLE_CHARS = 160
 # Observations are the distilled memory; summaries repeat them in longer form; prompts are raw asks.
 KIND_WEIGHT = {"observation": 1.0, "summary": 0.85, "prompt": 0.7}
-TIER_BASE = {"all": 2.0, "substring": 1.5, "some": 1.0}  # FTS-only scores: tiers never interleave
 
 _SPACE = re.compile(r"\s+")
 
@@ -92,19 +92,35 @@ def _kinds(kinds: Sequence[str] | str | None, f: Filters) -> list[str]:
     return [k for k in wanted if f.kind_allowed(k)]
 
 
+@dataclass
+class SearchInfo:
+    """Which paths answered one search (``search(..., info=SearchInfo())`` fills it)."""
+
+    keywords: bool = False      # the keyword (BM25) path ran
+    keyword_hits: int = 0       # rows it found (before paging)
+    meaning: bool = False       # the query was embedded and compared with the stored vectors
+    meaning_hits: int = 0       # rows it found (before paging)
+    complete: bool = True       # every keyword candidate was scored (False: some terms too common to read)
+    note: str = ""              # why meaning did not answer, when it was asked to
+
+    def paths(self) -> list[str]:
+        return [name for name, on in (("keywords", self.keywords), ("meaning", self.meaning)) if on]
+
+
 def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = None,
            types: Sequence[str] | None = None, concepts: Sequence[str] | None = None,
            files: Sequence[str] | None = None, since: float | None = None, until: float | None = None,
            session: int | None = None, kinds: Sequence[str] = KINDS, order: str = "relevance",
            limit: int = 20, offset: int = 0, include_inactive: bool = False,
            vectors: VectorIndex | None = None, config: SearchConfig | None = None,
-           now: float | None = None, agent: str | None = None) -> list[Hit]:
+           now: float | None = None, agent: str | None = None, info: SearchInfo | None = None) -> list[Hit]:
     """Search memory. Any query text is safe (it is never passed raw to FTS5); bad options
     (unknown order or kind) raise ValueError. A search not scoped to a project never returns
     ``sensitive`` observations."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     cfg = config or DEFAULT
+    info = info if info is not None else SearchInfo()
     now = time.time() if now is None else now
     limit = max(1, min(int(limit), MAX_LIMIT))
     offset = max(0, min(int(offset), MAX_OFFSET))
@@ -115,24 +131,44 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
     need = limit + offset
     text = clean(query or "").strip()
     q = parse(text)
-    use_vectors = vectors is not None and bool(text) and order == "relevance"
+    use_vectors = vectors is not None and bool(text) and order == "relevance" and cfg.vector_weight > 0
     if q.empty and not use_vectors:
         rows = [r for k in wanted for r in fts.listing(conn, k, f, limit=need)]
         rows.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return [_hit(r, 0.0) for r in rows[offset:need]]
     if order == "date":
-        return _by_date(conn, q, wanted, f, need)[offset:need]
+        info.keywords = True
+        hits = _by_date(conn, q, wanted, f, need)
+        info.keyword_hits = len(hits)
+        return hits[offset:need]
     near = None
     if use_vectors:
         assert vectors is not None
         # Embedding the query and scanning the matrix release the GIL: run them while SQLite
         # ranks the keywords, so hybrid costs about max(keywords, vectors), not their sum.
-        near = _pool().submit(vectors.nearest, text, k=max(60, need * 2), kinds=wanted, project=f.project)
-    keyword = _keyword_ranked(conn, q, wanted, f, max(need, 50) if use_vectors else need, cfg, now,
-                              with_recency=not use_vectors) if not q.empty else []
-    if near is None:
-        return keyword[offset:need]
-    return _hybrid(conn, near.result(), keyword, wanted, f, need, cfg, now)[offset:need]
+        near = _pool().submit(vectors.search, text, k=max(cfg.vector_depth, need), kinds=wanted,
+                              project=f.project)
+    cands = _keyword_candidates(conn, q, wanted, f, need, cfg, info) if not q.empty else {}
+    info.keywords = not q.empty
+    info.keyword_hits = len(cands)
+    if near is not None:
+        found = near.result()
+        if found is None:
+            info.note = "the query could not be embedded in time"
+        else:
+            _add_meaning(conn, cands, found, f, cfg, info)
+    return _final(conn, cands, need, cfg, now, hybrid=info.meaning)[offset:need]
+
+
+@dataclass
+class _Cand:
+    kind: str
+    id: int
+    bm25: float = 0.0                # per-scope BM25 (0: not a keyword candidate, or an unscored tail row)
+    match: str = ""                  # "all" | "some" | "substring" | ""
+    tail: bool = False               # listed after every scored row (matches of unread terms only)
+    similarity: float | None = None  # cosine with the query, when it has a vector
+    row: fts.Row | None = None
 
 
 _executor: ThreadPoolExecutor | None = None
@@ -147,22 +183,62 @@ def _pool() -> ThreadPoolExecutor:
         return _executor
 
 
+def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str], f: Filters, need: int,
+                        cfg: SearchConfig, info: SearchInfo) -> dict[tuple[str, int], _Cand]:
+    """Every row holding a query term, scored by BM25 over the scope (:mod:`kenning.search.bm25`).
+    A kind whose every term is too common to read falls back to the bounded FTS5 listing; rows
+    matching only unread terms, and trigram substrings, follow when the scored ones are too few."""
+    out: dict[tuple[str, int], _Cand] = {}
+    budget = bm25.BUDGET  # shared: observations (the memory proper) first, summaries and prompts a share
+    depth = max(cfg.keyword_depth, need)
+    for kind in kinds:
+        main = kind == "observation"
+        share = budget if main else min(budget, bm25.BUDGET // 4)
+        r = bm25.rank(conn, kind, q, f, need, budget=max(share, 0),
+                      max_common=bm25.MAX_COMMON if main else bm25.MAX_COMMON // 2)
+        budget -= r.spent
+        if (r.read_any and r.distinguishes()) or not r.terms:
+            # The best ``depth`` of them: further down, fusion cannot lift a row into the top.
+            for rid, score in r.top(depth):
+                out[(kind, rid)] = _Cand(kind, rid, score, "all" if r.holds_all(rid) else "some")
+            info.complete = info.complete and r.complete
+            continue
+        # Every term is too common to read, or in half the rows (no term tells them apart): the
+        # bounded FTS5 listing (newest matches first when every term is in most rows).
+        info.complete = False
+        p = fts.plan(conn, q)
+        for tier, rows in _tiers(conn, q, p, kind, f, need, cfg):
+            for row in rows:
+                out.setdefault((kind, row.id), _Cand(kind, row.id, max(0.0, -row.bm25), tier, row=row))
+    if len(out) < need:
+        for kind in kinds:
+            if cfg.trigram:
+                tq = trigram.match_expression(q)
+                table = trigram.table_for(conn, kind)
+                if tq and table:
+                    for row in fts.matching(conn, kind, tq, f, limit=need, fts_table=table):
+                        out.setdefault((kind, row.id), _Cand(kind, row.id, 0.0, "substring", tail=True, row=row))
+            if len(out) < need and len(q.terms) > 0:
+                for row in fts.matching(conn, kind, q.any_term(), f, limit=need, window=fts.SMALL_WINDOW):
+                    out.setdefault((kind, row.id), _Cand(kind, row.id, 0.0, "some", tail=True, row=row))
+    return out
+
+
 def _tiers(conn: sqlite3.Connection, q: Any, p: Plan, kind: str, f: Filters, need: int, cfg: SearchConfig,
            by_date: bool = False) -> list[tuple[str, list[fts.Row]]]:
-    """(tier, rows) for one kind: all terms, then substrings (trigram), then any term.
+    """(tier, rows) for one kind, from bounded FTS5 listings: all terms, then any term.
 
-    The query plan (:mod:`kenning.search.plan`) leaves out the terms in most rows (BM25 gives
-    them no weight and they cost the most) and picks the most selective terms for the probe
-    and the any-term fallback.
+    Ordering by date lists matches newest first; relevance uses it only when every term is too
+    common to read in full (see :mod:`kenning.search.bm25`). The query plan
+    (:mod:`kenning.search.plan`) leaves out the terms in most rows and picks the most selective
+    terms for the probe and the any-term fallback.
     """
-    slack = 1.0 + max(cfg.recency_weight, 0.0)  # what the recency boost can change in the order
-    # Observations are the memory proper: rank more of their matches than of summaries / prompts.
     window = fts.WINDOW if kind == "observation" else fts.SMALL_WINDOW
     # A long query (a pasted prompt) rarely has every word in one row, and an AND over many
     # words walks many doclists: ask first whether its most selective words even meet.
     if not p.probe_needed or fts.any_match(conn, kind, p.rare.all_terms()):
         rows = fts.matching(conn, kind, p.required.all_terms(), f, limit=need, by_date=by_date, window=window,
-                            slack=slack, ranked=p.ranked)
+                            ranked=p.ranked)
     else:
         rows = []
     out: list[tuple[str, list[fts.Row]]] = [("all", rows)]
@@ -172,34 +248,14 @@ def _tiers(conn: sqlite3.Connection, q: Any, p: Plan, kind: str, f: Filters, nee
         table = trigram.table_for(conn, kind)
         if tq and table:
             rows = [r for r in fts.matching(conn, kind, tq, f, limit=need, by_date=by_date, fts_table=table,
-                                            window=window, slack=slack) if r.id not in seen]
+                                            window=window) if r.id not in seen]
             seen.update(r.id for r in rows)
             out.append(("substring", rows))
     if len(p.rare.terms) > 1 and len(seen) < need and not (by_date and seen):
-        # The fallback is weak evidence and costs the most (a union of doclists): the most
-        # selective terms and a small window are enough.
         rows = [r for r in fts.matching(conn, kind, p.rare.any_term(), f, limit=need + len(seen), by_date=by_date,
-                                        window=fts.SMALL_WINDOW, slack=slack) if r.id not in seen]
+                                        window=fts.SMALL_WINDOW) if r.id not in seen]
         out.append(("some", rows))
     return out
-
-
-def _keyword_ranked(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filters, need: int,
-                    cfg: SearchConfig, now: float, *, with_recency: bool) -> list[Hit]:
-    """BM25 hits of every kind, ranked by tier, then weighted score (× recency when asked)."""
-    scored: list[tuple[int, float, fts.Row, str]] = []
-    order = list(TIER_BASE)
-    top = 1.0 + max(cfg.recency_weight, 0.0)
-    p = fts.plan(conn, q)
-    for kind in kinds:
-        for tier, rows in _tiers(conn, q, p, kind, f, need, cfg):
-            for r in rows:
-                v = rank.squash(r.bm25) * KIND_WEIGHT[kind]
-                if with_recency:
-                    v *= rank.recency(r.created_at, now, cfg.recency_weight, cfg.half_life_days) / top
-                scored.append((order.index(tier), v, r, tier))
-    scored.sort(key=lambda t: (t[0], -t[1], -t[2].created_at, t[2].kind, -t[2].id))
-    return [_hit(r, TIER_BASE[tier] + 0.5 * v, match=tier) for _i, v, r, tier in scored[:need]]
 
 
 def _by_date(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filters, need: int) -> list[Hit]:
@@ -215,42 +271,91 @@ def _by_date(conn: sqlite3.Connection, q: Any, kinds: list[str], f: Filters, nee
     return [_hit(r, 0.0, match=t) for r, t in rows[:need]]
 
 
-def _hybrid(conn: sqlite3.Connection, nearest: list[tuple[str, int, float]], keyword: list[Hit], kinds: list[str],
-            f: Filters, need: int, cfg: SearchConfig, now: float) -> list[Hit]:
-    """Weighted RRF of the BM25 list and the embedding list, times the recency boost."""
-    near = [(kind, rid, sim) for kind, rid, sim in nearest if sim >= cfg.min_similarity]
-    rows: dict[tuple[str, int], fts.Row] = {}
+def _add_meaning(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], found: VectorMatches,
+                 f: Filters, cfg: SearchConfig, info: SearchInfo) -> None:
+    """Add the nearest rows (those passing the filters) to the candidates and give every
+    candidate its cosine similarity, so each is fused on both signals."""
+    near = [(kind, rid, sim) for kind, rid, sim in found.nearest if sim >= cfg.min_similarity]
     by_kind: dict[str, list[int]] = {}
     for kind, rid, _sim in near:
         by_kind.setdefault(kind, []).append(rid)
+    passing: dict[tuple[str, int], fts.Row] = {}
     for kind, ids in by_kind.items():
         for r in fts.by_ids(conn, kind, ids, f):
-            rows[(kind, r.id)] = r
-    sims = {(kind, rid): sim for kind, rid, sim in near if (kind, rid) in rows}
-    vec_keys = sorted(sims, key=lambda key: -sims[key] * KIND_WEIGHT[key[0]])
-    # Keyword hits holding every word (or the substring) are strong evidence; hits holding only
-    # some words are weak, and for a paraphrase they are mostly noise: a list of their own.
-    strong = [(h.kind, h.id) for h in keyword if h.match != "some"]
-    weak = [(h.kind, h.id) for h in keyword if h.match == "some"]
-    fused = rank.rrf([(cfg.fts_weight, strong), (cfg.fts_weight * cfg.some_terms_weight, weak),
-                      (cfg.vector_weight, vec_keys)], cfg.rrf_k)
-    kw = {(h.kind, h.id): h for h in keyword}
-    out: list[Hit] = []
+            passing[(kind, r.id)] = r
+    info.meaning = found.searched
+    info.meaning_hits = len(passing)
+    if not found.searched:
+        info.note = found.note
+        return
+    for kind, rid, sim in near:
+        if (kind, rid) in passing:
+            c = cands.setdefault((kind, rid), _Cand(kind, rid, row=passing[(kind, rid)]))
+            c.similarity = sim
+    missing = [key for key, c in cands.items() if c.similarity is None]
+    for key, sim in found.similarities(missing).items():
+        cands[key].similarity = sim
+
+
+def _final(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], need: int, cfg: SearchConfig,
+           now: float, *, hybrid: bool) -> list[Hit]:
+    """The best ``need`` candidates as hits: keyword score (or the fusion of both signals) times
+    the kind weight and the recency boost; unscored tail rows last, newest first."""
+    scored = [c for c in cands.values() if not c.tail]
+    base: dict[tuple[str, int], float] = {}
+    if hybrid:
+        # Convex combination of the BM25 score (relative to the best candidate's; squared for a row
+        # holding only some of the words) and the cosine: every candidate has both (the BM25 of a
+        # row found by meaning alone is 0; a row not yet embedded counts as average among the
+        # keyword candidates).
+        a = cfg.vector_weight / max(cfg.fts_weight + cfg.vector_weight, 1e-9)
+        top_b = max((c.bm25 for c in scored), default=0.0)
+        sims = [c.similarity for c in scored if c.similarity is not None and c.bm25 > 0]
+        fill = sum(sims) / len(sims) if sims else 0.0
+        for c in scored:
+            sim = c.similarity if c.similarity is not None else fill
+            kw = c.bm25 / top_b if top_b > 0 else 0.0
+            if c.match != "all":  # holding some of the words only: weaker evidence (a paraphrase's noise)
+                kw *= kw
+            base[(c.kind, c.id)] = KIND_WEIGHT[c.kind] * ((1 - a) * kw + a * max(sim, 0.0))
+    else:
+        for c in scored:
+            base[(c.kind, c.id)] = KIND_WEIGHT[c.kind] * c.bm25
     top_r = 1.0 + max(cfg.recency_weight, 0.0)
-    best = sorted(fused.items(), key=lambda kv: -kv[1])
-    cut = best[need - 1][1] / top_r if len(best) >= need else 0.0  # recency can lift nothing below this
-    for key, score in best:
-        if score < cut:
-            break
-        kind, rid = key  # type: ignore[misc]
-        h = kw.get((kind, rid))
-        if h is None:
-            h = _hit(rows[(kind, rid)], 0.0)
-        h.score = round(score * rank.recency(h.created_at, now, cfg.recency_weight, cfg.half_life_days), 6)
-        h.similarity = round(sims[(kind, rid)], 4) if (kind, rid) in sims else h.similarity
-        out.append(h)
-    out.sort(key=lambda h: (-h.score, -h.created_at))
-    return out[:need]
+    # Keywords alone: rows holding all the words first (they were, in every set we measured, at
+    # least as relevant), then by score. Fused: the combined score alone.
+    tier = {k: 0 if hybrid or cands[k].match == "all" else 1 for k in base}
+    ranked = sorted(base, key=lambda k: (tier[k], -base[k], KINDS.index(k[0]), -k[1]))
+    keep = ranked[: 2 * need + 10]  # recency (at most x top_r) reorders near-ties only
+    tail = [c for c in cands.values() if c.tail] if len(keep) < need else []
+    _fetch_rows(conn, [cands[k] for k in keep] + tail)
+    scale = max(base.values(), default=0.0) * top_r or 1.0
+    out: list[tuple[int, Hit]] = []
+    for k in keep:
+        c = cands[k]
+        if c.row is None:  # gone meanwhile
+            continue
+        v = base[k] * rank.recency(c.row.created_at, now, cfg.recency_weight, cfg.half_life_days)
+        # One scale for the list: tier 0 in [2, 3), tier 1 in [1, 2); fused scores as they are.
+        score = v if hybrid else (2.0 - tier[k]) + 0.999 * v / scale
+        out.append((tier[k], _hit(c.row, score, c.match, c.similarity)))
+    out.sort(key=lambda th: (th[0], -th[1].score, KINDS.index(th[1].kind), -th[1].id))  # ties: as cut
+    hits = [h for _t, h in out]
+    rest = sorted((c for c in tail if c.row is not None), key=lambda c: (c.row.created_at, c.row.id),  # type: ignore[union-attr]
+                  reverse=True)
+    hits += [_hit(c.row, 0.0, c.match, c.similarity) for c in rest if c.row is not None]
+    return hits[:need]
+
+
+def _fetch_rows(conn: sqlite3.Connection, cands: list[_Cand]) -> None:
+    by_kind: dict[str, list[_Cand]] = {}
+    for c in cands:
+        if c.row is None:
+            by_kind.setdefault(c.kind, []).append(c)
+    for kind, group in by_kind.items():  # every candidate passed the filters already
+        rows = {r.id: r for r in fts.by_ids(conn, kind, [c.id for c in group], None)}
+        for c in group:
+            c.row = rows.get(c.id)
 
 
 # ---------------------------------------------------------------------------- timeline

@@ -12,12 +12,30 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.search.filters import KINDS
 from kenning.store.db import connect
 
 QUERY_CACHE = 256
+_KIND_SHIFT = 1 << 40  # a row's key in the lookup array: kind index * this + row id
+
+
+@dataclass
+class VectorMatches:
+    """One query's answer: the nearest rows, and the similarity of any other row on request."""
+
+    nearest: list[tuple[str, int, float]] = field(default_factory=list)
+    searched: bool = False       # the query was embedded and compared (False: ``note`` says why)
+    note: str = ""
+    index: VectorIndex | None = None
+    query: Any = None
+
+    def similarities(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        if self.index is None or self.query is None or not keys:
+            return {}
+        return self.index.similarities(self.query, keys)
 
 
 class VectorIndex:
@@ -38,6 +56,9 @@ class VectorIndex:
         self._projects: dict[str, int] = {}
         self._last_id = 0
         self._deletes = -1
+        self._lookup: tuple[int, Any, Any] | None = None  # (n, sorted keys, their rows): built on demand
+        self._own: sqlite3.Connection | None = None
+        self._version = -1
 
     # ------------------------------------------------------------------------- cache
     def _state(self, conn: sqlite3.Connection) -> tuple[int, int]:
@@ -46,24 +67,36 @@ class VectorIndex:
         return int(last), int(deletes[0]) if deletes else 0
 
     def refresh(self, conn: sqlite3.Connection | None = None) -> int:
-        """Bring the cached matrix up to date; returns the number of vectors."""
-        own = conn is None
-        c = conn or connect(self.db_path, readonly=True)
-        try:
-            with self._lock:
-                last, deletes = self._state(c)
-                if deletes != self._deletes:
-                    self._reset()
-                    self._deletes = deletes
-                if last > self._last_id:
-                    self._append(c, last)
-                return self._n
-        finally:
-            if own:
-                c.close()
+        """Bring the cached matrix up to date; returns the number of vectors. Without ``conn`` it
+        uses a read connection of its own, kept open: when nothing was committed since the last
+        look (``PRAGMA data_version``), that costs one pragma."""
+        with self._lock:
+            c = conn
+            if c is None:
+                if self._own is None:
+                    self._own = connect(self.db_path, readonly=True)
+                c = self._own
+                version = int(c.execute("PRAGMA data_version").fetchone()[0])
+                if version == self._version and self._matrix is not None:
+                    return self._n
+                self._version = version
+            last, deletes = self._state(c)
+            if deletes != self._deletes:
+                self._reset()
+                self._deletes = deletes
+            if last > self._last_id:
+                self._append(c, last)
+            return self._n
+
+    def close(self) -> None:
+        with self._lock:
+            if self._own is not None:
+                self._own.close()
+                self._own = None
 
     def _reset(self) -> None:
         self._matrix = None
+        self._lookup = None
         self._n = 0
         self._last_id = 0
         self._projects = {}
@@ -126,11 +159,39 @@ class VectorIndex:
     def nearest(self, text: str, *, k: int, kinds: Sequence[str] = KINDS,
                 project: str | None = None) -> list[tuple[str, int, float]]:
         """Up to ``k`` (kind, row id, cosine similarity), most similar first."""
+        return self.search(text, k=k, kinds=kinds, project=project).nearest
+
+    def search(self, text: str, *, k: int, kinds: Sequence[str] = KINDS,
+               project: str | None = None) -> VectorMatches:
+        """The nearest rows of ``text`` and a handle on the similarity of any other row."""
         q = self.query_vector(text)
         if q is None:
-            return []
+            return VectorMatches(note="the query could not be embedded in time")
         self.refresh()
-        return self.nearest_vector(q, k=k, kinds=kinds, project=project)
+        if self._n == 0:
+            return VectorMatches(note="no memory has a vector yet")
+        return VectorMatches(self.nearest_vector(q, k=k, kinds=kinds, project=project), True, "", self, q)
+
+    def similarities(self, q: Any, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        """Cosine similarity of ``q`` with each (kind, row id) that has a vector."""
+        import numpy as np
+
+        with self._lock:
+            n, m, kind_a, row_a = self._n, self._matrix, self._kind, self._row
+            if n == 0 or m is None:
+                return {}
+            if self._lookup is None or self._lookup[0] != n:
+                codes = kind_a[:n].astype(np.int64) * _KIND_SHIFT + row_a[:n]
+                order = np.argsort(codes, kind="stable")
+                self._lookup = (n, codes[order], order)
+            _n, sorted_codes, order = self._lookup
+        want = np.array([KINDS.index(kind) * _KIND_SHIFT + rid for kind, rid in keys], dtype=np.int64)
+        pos = np.minimum(np.searchsorted(sorted_codes, want), n - 1)
+        found = sorted_codes[pos] == want
+        rows = order[pos[found]]
+        sims = m[rows] @ q.astype(np.float32).reshape(-1)
+        hit = [key for key, f in zip(keys, found.tolist(), strict=True) if f]
+        return {key: float(v) for key, v in zip(hit, sims.tolist(), strict=True)}
 
     def nearest_vector(self, q: Any, *, k: int, kinds: Sequence[str] = KINDS,
                        project: str | None = None) -> list[tuple[str, int, float]]:

@@ -14,7 +14,7 @@ import threading
 import time
 
 from kenning.daemon import release_start_lock
-from kenning.hook.client import POKE_DATAGRAM
+from kenning.hook.client import EMBED_DATAGRAM, POKE_DATAGRAM
 from kenning.observer.registry import choose
 from kenning.paths import FILE_MODE, Paths, ensure_token, write_private
 from kenning.service import Memory
@@ -182,6 +182,12 @@ def _poke_listener(udp: socket.socket, thread: PipelineThread) -> None:
             return
         if data == POKE_DATAGRAM:
             thread.poke()
+        elif data == EMBED_DATAGRAM:  # an MCP save or a CLI import wrote rows: embed them now
+            from kenning.search.runtime import current
+
+            runtime = current()
+            if runtime is not None:
+                runtime.notify()
 
 
 def _remove_pid_file(paths: Paths, start_token: str) -> None:

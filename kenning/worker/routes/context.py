@@ -35,6 +35,11 @@ MAX_PROMPT_CHARS = 20_000
 MAX_PATH_CHARS = 4096
 
 
+# The prompt context fuses its keyword and meaning lists by weighted reciprocal rank (FTS weight,
+# vector weight, k), tuned with its relevance gates (kenning/context/prompt.py); search_memory's
+# fusion (kenning/search/config.py) is tuned on its own.
+PROMPT_FUSION = (1.0, 0.5, 20)
+
 def _error(message: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -99,18 +104,15 @@ def routes(state: Any) -> list[Route]:
 
     def searchers() -> tuple[Any, Any, tuple[float, float, int]]:
         """(keyword search without vectors, the vector index or None, fusion weights)."""
-        from kenning.search.config import DEFAULT
         from kenning.search.runtime import current
         from kenning.search.service import search
 
         runtime = current()
         if runtime is not None:
-            cfg = runtime.config
-
             def keywords(query: str, **kw: Any) -> list[Any]:
                 return list(runtime.search(query, vectors=None, **kw))
 
-            return keywords, runtime.vectors(), (cfg.fts_weight, cfg.vector_weight, cfg.rrf_k)
+            return keywords, runtime.vectors(), PROMPT_FUSION
 
         def fts_only(query: str, **kw: Any) -> list[Any]:  # no search runtime (tests): keywords alone
             conn = read()
@@ -121,7 +123,7 @@ def routes(state: Any) -> list[Route]:
             finally:
                 conn.close()
 
-        return fts_only, None, (DEFAULT.fts_weight, DEFAULT.vector_weight, DEFAULT.rrf_k)
+        return fts_only, None, PROMPT_FUSION
 
     def prompt_context(body: dict[str, Any]) -> dict[str, Any]:
         settings = state.memory.settings  # per request: the viewer may have saved new ones

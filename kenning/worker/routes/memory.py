@@ -116,6 +116,7 @@ def routes(state: Any) -> list[Route]:
 
         try:
             added = await run_in_threadpool(run)
+            _embed_soon()
         except transfer.BadRecord as e:
             return _error(BadRequest(f"nothing imported: {e}"))
         except sqlite3.OperationalError as e:
@@ -215,3 +216,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 def _error(e: BadRequest) -> JSONResponse:
     return JSONResponse({"error": str(e)}, status_code=e.status)
+
+
+def _embed_soon() -> None:
+    """New rows were written here, not by the pipeline: wake the embedder."""
+    from kenning.search.runtime import current
+
+    runtime = current()
+    if runtime is not None:
+        runtime.notify()

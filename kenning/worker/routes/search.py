@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kenning.search.runtime import SearchRuntime
+from kenning.search.service import SearchInfo
 from kenning.store import projects
 from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
@@ -155,15 +156,17 @@ def routes(state: Any) -> list[Route]:
             query = _text(qp, "query", "q") or ""
             kw = search_params(qp)
             kw["project"] = await _call(lambda: project_key(state.paths.db, kw["project"]))
-            hits = await _call(lambda: runtime.search(query, **kw))
+            info = SearchInfo()
+            hits = await _call(lambda: runtime.search(query, info=info, **kw))
         except BadRequest as e:
             return _error(str(e))
         except ValueError as e:  # unknown order or kind
             return _error(str(e))
         except sqlite3.Error as e:
             return _error(f"the database is busy ({e}); try again", 503)
-        return JSONResponse({"query": query, "count": len(hits), "semantic": runtime.vectors() is not None,
-                             "results": [h.as_dict() for h in hits]})
+        # Which paths answered, truthfully: meaning only when the query was embedded and compared.
+        return JSONResponse({"query": query, "count": len(hits), "semantic": info.meaning, "paths": info.paths(),
+                             "note": info.note, "complete": info.complete, "results": [h.as_dict() for h in hits]})
 
     async def status(request: Request) -> JSONResponse:
         fresh = request.query_params.get("fresh", "") in ("1", "true", "yes")

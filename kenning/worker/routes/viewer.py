@@ -295,15 +295,18 @@ def routes(state: Any) -> list[Route]:
                 kw["since"] = f.since
             if f.until is not None:
                 kw["until"] = f.until
-            hits = await run_in_threadpool(lambda: runtime.search(q, **kw))
+            from kenning.search.service import SearchInfo
+
+            info = SearchInfo()
+            hits = await run_in_threadpool(lambda: runtime.search(q, info=info, **kw))
             more = len(hits) > limit
             hits = hits[:limit]
             found = await with_read(lambda c: items.hydrate(c, [(h.kind, h.id) for h in hits]), [])
             scores = {(h.kind, h.id): h.score for h in hits}
             for it in found:
                 it["score"] = round(scores.get((it["kind"], it["id"]), 0.0), 4)
-            return _json({"items": found, "terms": terms, "no_words": False,
-                          "semantic": runtime.vectors() is not None, "next_offset": offset + limit if more else None})
+            return _json({"items": found, "terms": terms, "no_words": False, "semantic": info.meaning,
+                          "note": info.note, "next_offset": offset + limit if more else None})
         return await guarded(go)
 
     async def observation(request: Request) -> Response:
@@ -330,6 +333,11 @@ def routes(state: Any) -> list[Route]:
                 finally:
                     conn.close()
             obs = await run_in_threadpool(run)
+            from kenning.search.runtime import current
+
+            runtime = current()
+            if runtime is not None:
+                runtime.notify()  # the edit dropped its vector: embed the new text now
             return _json({"observation": obs})
         return await guarded(go)
 

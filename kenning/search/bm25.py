@@ -1,0 +1,382 @@
+"""Keyword ranking: BM25 with the statistics of the scope searched, every candidate scored.
+
+FTS5's ``bm25()`` weighs a term by its rarity over the whole table. A project's own name, or a
+speaker's, is common in that project and rare overall, so it outweighs the words that tell the
+rows apart. We score the way a BM25 over the scope alone would:
+
+* each term is its own FTS5 statement; ``bm25()`` of a one-phrase query is ``-IDF_all · T`` where
+  ``T`` is the term-frequency and length part (column weights included) and ``IDF_all`` comes
+  from the row counts FTS5 uses, which we know exactly (the term's postings are counted and the
+  table's averages record holds the row total), so ``T`` is exact;
+* the row's score is the sum over terms of ``IDF_scope · T``, with BM25's smooth IDF
+  ``log(1 + (N - n + 0.5) / (n + 0.5))`` over the rows of the project searched (the column the
+  observations' project is stored in; all rows when unscoped): a word in most of the project's
+  rows weighs little there, and no term is dropped for being common elsewhere or for matching
+  nothing;
+* every row holding a term is a candidate and is scored, whatever its age. The cost is bounded
+  by postings, not by recency: the rarest terms are read in full first, up to ``BUDGET``
+  postings per query (~2-6 µs each at 100k rows: the join that tells the project, and FTS5's
+  length lookup); a term too common to fit is scored only on the rows the rarer terms found
+  (one FTS5 AND; exactly, from the AND's ``bm25()`` less the read terms' known part, when its
+  doclist is short enough to walk, else as one occurrence in a row of average length), for the
+  ``MAX_COMMON`` of them rarest in the scope. Such a term is in more than ``BUDGET`` rows, so
+  its weight is low; a term in half of a large scope or more (FTS5's IDF is 0 there) is not
+  scored at all. Rows holding only such terms are not candidates: ``complete`` says whether
+  that can change the top (a max-score bound), and when no read term tells rows apart the
+  caller falls back to a bounded FTS5 listing (newest matches first).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+
+from kenning.search import fts
+from kenning.search.filters import Filters, where
+from kenning.search.query import FtsQuery, Term
+
+BUDGET = 800          # postings read in full per query, all kinds together (~3-6 µs each at 100k rows)
+REFINE_MAX = 10_000  # a common term is scored exactly when in at most this many rows (its doclist is walked)
+MAX_COMMON = 4         # terms too common to read that are still scored on the rows found
+SAMPLE = 100           # a common term's share in the scope is judged on this many of its postings
+EXACT_ROWS = 20_000    # up to this many indexed rows, a common term's statistics are exact-ish (walked)
+RECENT_ROWS = 5000     # past it, its frequency is taken from the newest this-many rows
+K1 = 1.2               # FTS5's BM25 constants (a row's term part T is below K1 + 1)
+IDF_FLOOR = 1e-6       # FTS5's IDF for a term in half the rows or more: it orders nothing
+SMALL_SCOPE = 1000     # below this many rows, a row holds "all the words" only with every one of them
+CACHE_TTL_S = 120.0
+_GROWTH = 0.05
+
+
+@dataclass(frozen=True)
+class Source:
+    table: str
+    alias: str
+    fts: str
+    joins: str
+    project: str          # the column holding a row's project (statistics follow it)
+    weights: tuple[float, ...]
+
+
+def _source(kind: str, project: str) -> Source:
+    s = fts.SOURCES[kind]
+    return Source(s.table, s.alias, s.fts, s.joins, project, s.weights)
+
+
+SOURCES = {"observation": _source("observation", "o.project"), "summary": _source("summary", "s.project"),
+           "prompt": _source("prompt", "ses.project")}
+
+
+@dataclass
+class TermStat:
+    term: Term
+    n_all: int            # rows of the whole index holding it (exact when ``read``)
+    n_scope: int          # rows of the scope holding it (exact when ``read``, else estimated)
+    idf: float            # FTS5's IDF over the scope
+    read: bool            # its postings were read and scored in full
+    scored: bool = True   # read, or scored on the rows the read terms found
+    @property
+    def bound(self) -> float:
+        """The most it can add to a row's score."""
+        return self.idf * (K1 + 1.0)
+
+
+@dataclass
+class Ranking:
+    """Per-scope BM25 of one kind of row: every candidate's score and which terms it holds."""
+
+    kind: str
+    scores: dict[int, float] = field(default_factory=dict)
+    held: dict[int, int] = field(default_factory=dict)   # row id -> bit i set when it holds terms[i]
+    terms: list[TermStat] = field(default_factory=list)
+    scope_rows: int = 0
+    unmatched: int = 0      # query terms no row of this kind holds
+    complete: bool = True   # no row outside ``scores`` can score higher than the ``need``-th one
+    read_any: bool = False  # some term was read in full (else: every term is too common to read)
+    _want: int | None = None
+
+    def informative(self) -> int:
+        """Bits of the terms a row must hold to hold "all the words": those found in the scope, less
+        those in half its rows or more (from ``SMALL_SCOPE`` rows: below, every word counts)."""
+        big = self.scope_rows >= SMALL_SCOPE
+        return sum(1 << i for i, s in enumerate(self.terms)
+                   if s.scored and not (big and s.n_scope >= self.scope_rows / 2))
+
+    def distinguishes(self) -> bool:
+        """Whether some term found in the scope tells its rows apart (else BM25 orders noise)."""
+        big = self.scope_rows >= SMALL_SCOPE
+        return any(s.n_scope > 0 and not (big and s.n_scope >= self.scope_rows / 2) for s in self.terms)
+
+    def holds_all(self, rid: int) -> bool:
+        """Whether the row holds every word (but those in half of a large scope)."""
+        if self._want is None:
+            self._want = self.informative()
+        return not self.unmatched and self.held.get(rid, 0) & self._want == self._want
+
+    def top(self, n: int) -> list[tuple[int, float]]:
+        return heapq.nlargest(n, self.scores.items(), key=lambda kv: (kv[1], kv[0]))
+
+    spent: int = 0          # postings read
+
+
+def scope_idf(n_rows: int, n_hits: int) -> float:
+    """The weight of a term in the scope: BM25's IDF in its smooth form, ``log(1 + (N - n + 0.5) / (n + 0.5))``
+    (Lucene's): positive for every term, so none is dropped, and small for one in most rows."""
+    n_hits = min(max(n_hits, 0), n_rows)
+    return math.log(1.0 + (n_rows - n_hits + 0.5) / (n_hits + 0.5))
+
+
+def idf(n_rows: int, n_hits: int) -> float:
+    """FTS5's BM25 IDF (Robertson/Spärck Jones), floored like FTS5's: what its bm25() multiplied by."""
+    n_hits = min(max(n_hits, 0), n_rows)  # an estimate may overshoot
+    v = math.log((n_rows - n_hits + 0.5) / (n_hits + 0.5)) if n_rows > 0 else 0.0
+    return v if v > 0 else IDF_FLOOR
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """SQLite's varint (big-endian, 7 bits a byte, the 9th byte whole)."""
+    v = 0
+    for k in range(9):
+        b = buf[i + k]
+        if k == 8:
+            return (v << 8) | b, i + 9
+        v = (v << 7) | (b & 0x7F)
+        if b < 0x80:
+            return v, i + k + 1
+    return v, i + 9
+
+
+def index_rows(conn: sqlite3.Connection, fts: str) -> int:
+    """The row count FTS5's bm25() uses: the first varint of the table's averages record."""
+    row = conn.execute(f"SELECT block FROM {fts}_data WHERE id = 1").fetchone()
+    if not row or not row[0]:
+        return 0
+    return _varint(bytes(row[0]), 0)[0]
+
+
+_cache: dict[tuple[object, ...], tuple[int, int, float]] = {}
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _cached(key: tuple[object, ...], size: int) -> int | None:
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is None:
+        return None
+    value, size_then, at = hit
+    if time.monotonic() - at > CACHE_TTL_S or abs(size - size_then) > _GROWTH * max(size_then, 20):
+        return None
+    return value
+
+
+def _store(key: tuple[object, ...], value: int, size: int) -> None:
+    with _cache_lock:
+        if len(_cache) > 20_000:
+            _cache.clear()
+        _cache[key] = (value, size, time.monotonic())
+
+
+def _db(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2] or id(conn))
+
+
+def scope_rows(conn: sqlite3.Connection, kind: str, project: str | None, n_all: int, db: str = "") -> int:
+    """Rows of ``kind`` in ``project`` (every row when None), cached while the index barely changes."""
+    if not project:
+        return n_all
+    src = SOURCES[kind]
+    key = ("rows", db or _db(conn), kind, project)
+    hit = _cached(key, n_all)
+    if hit is not None:
+        return hit
+    n = int(conn.execute(f"SELECT COUNT(*) FROM {src.table} {src.alias} {src.joins} WHERE {src.project} = ?",
+                         (project,)).fetchone()[0])
+    _store(key, n, n_all)
+    return n
+
+
+def _count(conn: sqlite3.Connection, fts: str, phrase: str, cap: int) -> int:
+    """Rows holding ``phrase``, counted up to ``cap`` (FTS5 alone: ~0.3 µs a posting)."""
+    try:
+        return int(conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
+                                (phrase, cap)).fetchone()[0])
+    except sqlite3.OperationalError:  # a term FTS5 cannot read as a phrase matches nothing
+        return 0
+
+
+def _capped_all(conn: sqlite3.Connection, fts: str, terms: tuple[Term, ...], budget: int, n_rows: int,
+                db: str) -> dict[Term, int]:
+    """``_capped`` for every term, the uncached ones in one statement (a statement costs more than
+    counting a few hundred postings)."""
+    out: dict[Term, int] = {}
+    todo: list[Term] = []
+    for t in terms:
+        hit = _cached(("capped", db, fts, t.text.lower(), t.prefix), n_rows)
+        if hit is not None and hit > budget:
+            out[t] = hit
+        else:
+            todo.append(t)
+    if todo:
+        part = f"(SELECT COUNT(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT {budget + 1}))"
+        try:
+            row = conn.execute("SELECT " + ", ".join([part] * len(todo)), [t.phrase() for t in todo]).fetchone()
+            found = dict(zip(todo, (int(v) for v in row), strict=True))
+        except sqlite3.OperationalError:  # one term FTS5 cannot read: count them one by one
+            found = {t: _count(conn, fts, t.phrase(), budget + 1) for t in todo}
+        for t, n in found.items():
+            out[t] = n
+            if n > budget:
+                _store(("capped", db, fts, t.text.lower(), t.prefix), n, n_rows)
+    return out
+
+
+def _frequency(conn: sqlite3.Connection, kind: str, t: Term, n_all_rows: int, db: str, floor: int) -> int:
+    """Rows holding ``t``, a term known to be in more than ``floor`` rows: counted up to
+    ``EXACT_ROWS`` indexed rows; past that its share of the newest ``RECENT_ROWS`` rows, scaled
+    (a full walk of a doclist of 100k rows costs milliseconds; recent use weighs more). Cached."""
+    src = SOURCES[kind]
+    key = ("freq", db, kind, t.text.lower(), t.prefix)
+    hit = _cached(key, n_all_rows)
+    if hit is not None:
+        return hit
+    if n_all_rows <= EXACT_ROWS:
+        n = _count(conn, src.fts, t.phrase(), 1 << 40)
+    else:
+        top = int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {src.table}").fetchone()[0])
+        recent = int(conn.execute(f"SELECT COUNT(*) FROM {src.fts} WHERE {src.fts} MATCH ? AND rowid > ?",
+                                  (t.phrase(), top - RECENT_ROWS)).fetchone()[0])
+        n = max(floor + 1, round(recent * n_all_rows / RECENT_ROWS))
+    _store(key, n, n_all_rows)
+    return n
+
+
+def _in_scope(conn: sqlite3.Connection, kind: str, t: Term, project: str | None, n_all: int, n_all_rows: int,
+              db: str) -> int:
+    """Rows of the scope holding ``t`` (a common term, in ``n_all`` rows overall): its share among
+    ``SAMPLE`` of its postings. Up to ``EXACT_ROWS`` indexed rows a pseudo-random sample (a
+    multiplicative hash of the row id: no bias towards new rows, nor towards one of two projects
+    whose rows alternate); past that its newest postings (bounded cost). Cached."""
+    if not project:
+        return n_all
+    src = SOURCES[kind]
+    key = ("share", db, kind, t.text.lower(), t.prefix, project)
+    share_pm = _cached(key, n_all_rows)
+    if share_pm is None:
+        if n_all_rows <= EXACT_ROWS:
+            per_mille = min(1000, max(1, round(1000 * SAMPLE / max(n_all, 1))))
+            pick = f"AND ({src.fts}.rowid * 2654435761) % 1000 < {per_mille}"
+        else:
+            pick = f"ORDER BY {src.fts}.rowid DESC LIMIT {SAMPLE}"
+        sample = conn.execute(
+            f"SELECT {src.project} = ? FROM {src.fts} CROSS JOIN {src.table} {src.alias} "
+            f"ON {src.alias}.id = {src.fts}.rowid {src.joins} WHERE {src.fts} MATCH ? {pick}",
+            (project, t.phrase())).fetchall()
+        share_pm = round(1_000_000 * sum(1 for (x,) in sample if x) / max(1, len(sample)))
+        _store(key, share_pm, n_all_rows)
+    return round(n_all * share_pm / 1_000_000)
+
+
+def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int, *,
+         budget: int = BUDGET, max_common: int = MAX_COMMON) -> Ranking:
+    """Per-scope BM25 of every row of ``kind`` that holds a query term and passes ``f``."""
+    src = SOURCES[kind]
+    out = Ranking(kind)
+    if q.empty:
+        return out
+    db = _db(conn)
+    n_rows = index_rows(conn, src.fts)
+    n_scope_rows = out.scope_rows = scope_rows(conn, kind, f.project, n_rows, db)
+    counts = _capped_all(conn, src.fts, q.terms, budget, n_rows, db)
+    order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], q.terms.index(t)))
+    out.unmatched = len(q.terms) - len(order)
+    weights = ", ".join(str(w) for w in src.weights)
+    params: list[object] = []
+    ok = where(kind, f, params)
+    # Rows of the scope only (they make its statistics); the score only for those passing the filters.
+    scope = f"{src.project} = ?" if f.project else "1"
+    sql = (f"SELECT {src.alias}.id, CASE WHEN {ok} THEN bm25({src.fts}, {weights}) END "
+           f"FROM {src.fts} CROSS JOIN {src.table} {src.alias} ON {src.alias}.id = {src.fts}.rowid {src.joins} "
+           f"WHERE {src.fts} MATCH ? AND {scope}")
+    cur = conn.cursor()
+    cur.row_factory = None
+    spent = 0
+    common: list[Term] = []
+    scores, held = out.scores, out.held
+    raw: dict[int, float] = {}  # per row: the read terms' sum of FTS5's own scores (IDF_all * T)
+    for t in order:
+        n_all = counts[t]  # exact up to the budget
+        if spent + n_all > budget:
+            common.append(t)
+            continue
+        spent += n_all
+        rows = cur.execute(sql, [*params, t.phrase(), *([f.project] if f.project else [])]).fetchall()
+        stat = TermStat(t, n_all, len(rows), scope_idf(n_scope_rows, len(rows)), True)
+        bit = 1 << len(out.terms)
+        out.terms.append(stat)
+        scale = -stat.idf / idf(n_rows, n_all)  # bm25 = -IDF_all * T; we want IDF_scope * T
+        for rid, b in rows:
+            if b is not None:
+                scores[rid] = scores.get(rid, 0.0) + b * scale
+                held[rid] = held.get(rid, 0) | bit
+                raw[rid] = raw.get(rid, 0.0) - b
+    out.read_any = bool(scores)
+    bound = 0.0
+    read = " OR ".join(s.term.phrase() for s in out.terms if s.read and s.n_all)
+    # The cost bound for the terms too common to read: the MAX_COMMON rarest of them in the scope
+    # that tell rows apart (in under half of a large scope) are scored on the rows found; the
+    # others only widen ``bound`` (each is in more than the budget's rows, and in more than these).
+    freq = {t: _frequency(conn, kind, t, n_rows, db, budget) for t in common}
+    common.sort(key=lambda t: (freq[t], q.terms.index(t)))
+    stats = []
+    for i, t in enumerate(common):
+        # Only those that may be scored get their (costlier) share in the scope; the others are
+        # taken as spread evenly (they only widen the bound).
+        n_scope = (_in_scope(conn, kind, t, f.project, freq[t], n_rows, db) if i < max_common
+                   else round(freq[t] * n_scope_rows / max(n_rows, 1)))
+        stats.append(TermStat(t, freq[t], n_scope, scope_idf(n_scope_rows, n_scope), False))
+    stats.sort(key=lambda st: st.n_scope)
+    big = n_scope_rows >= SMALL_SCOPE
+    scored = 0
+    for stat in stats:
+        bit = 1 << len(out.terms)
+        out.terms.append(stat)
+        bound += stat.bound
+        if not read or not scores or scored >= max_common or (big and stat.n_scope >= n_scope_rows / 2):
+            stat.scored = False
+            continue
+        scored += 1
+        match = f"{stat.term.phrase()} AND ({read})"
+        if spent + len(scores) <= budget and stat.n_all <= REFINE_MAX:
+            # Its exact part on the rows found: the AND's bm25 is the sum of every phrase's
+            # IDF_all * T, and the read terms' share of it is known (FTS5 walks its doclist once).
+            n_exact = _count(conn, src.fts, stat.term.phrase(), 1 << 40)
+            idf_all = idf(n_rows, n_exact)
+            stat.n_all = n_exact
+            found = cur.execute(f"SELECT rowid, bm25({src.fts}, {weights}) FROM {src.fts} WHERE {src.fts} "
+                                "MATCH ?", (match,)).fetchall()
+            spent += len(found)
+            for rid, b in found:
+                if rid in scores:
+                    scores[rid] += stat.idf * max(0.0, -b - raw[rid]) / idf_all
+                    held[rid] |= bit
+            continue
+        # Too many rows to score again: one occurrence in a row of average length, T = 1.
+        for (rid,) in cur.execute(f"SELECT rowid FROM {src.fts} WHERE {src.fts} MATCH ?", (match,)):
+            if rid in scores:
+                scores[rid] += stat.idf
+                held[rid] |= bit
+    out.spent = spent
+    if bound > 0:
+        best = out.top(need)
+        out.complete = len(best) >= need and best[-1][1] > bound
+    return out
