@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
+OPEN = "<kenning-context>"  # kenning.context.fence (not imported here: the hook imports this module)
 NOTIFICATION_PREFIX = "<task-notification>"
 TITLE_CHARS = 160
 CANDIDATES_PER_RESULT = 4  # hits searched per hit wanted: room for the threshold and exclusions
@@ -283,8 +282,9 @@ def render(picks: Sequence[Pick], icons: dict[str, str]) -> str:
             title = title[:TITLE_CHARS - 1] + "…"
         lines.append(f"#{h.id} {day} {icons.get(h.type, '•')} {title}")
     lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
-    lines.append(CLOSE)
-    return "\n".join(lines)
+    from kenning.context.fence import wrap
+
+    return wrap("\n".join(lines[1:]))
 
 
 class Meaning:

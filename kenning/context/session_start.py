@@ -15,6 +15,7 @@ import os
 import sqlite3
 import time
 
+from kenning.context.fence import CLOSE, OPEN, neutralise, wrap
 from kenning.observer.modes import load_mode, type_icons
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
@@ -25,8 +26,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
 SUMMARY_ICON = "📋"
 COUNT_CAP = 10_000
 
@@ -56,7 +55,7 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
 
 
 def empty_note(project: str) -> str:
-    return (f"{OPEN}Kenning has no memory of project {project} yet; what happens in this session "
+    return (f"{OPEN}Kenning has no memory of project {neutralise(project)} yet; what happens in this session "
             f"will be remembered.{CLOSE}")
 
 
@@ -180,8 +179,8 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
     lines.append("Details: `kenning show <ID>` prints a full record; `kenning search <words>` looks further back.")
     if footer:
         lines.append(footer)
-    lines.append(CLOSE)
-    body = "\n".join(lines)
+    # Stored text (titles, summaries, the project's name) is neutralised inside the fence.
+    body = wrap("\n".join(lines[1:]))
     read_tokens = (len(body) + 3) // 4
     if work > 0:
         saved = max(0, 100 - round(read_tokens * 100 / work)) if work else 0

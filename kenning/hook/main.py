@@ -14,6 +14,7 @@ import sys
 import time
 
 from kenning import fastjson, spool
+from kenning.context.fence import neutralise_value
 from kenning.hook import client
 from kenning.integrations import hook_adapter
 from kenning.paths import Paths
@@ -282,6 +283,7 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     """Strip private/echo blocks, cap sizes, redact secrets: nothing else reaches the disk."""
     session_id = payload["session_id"]  # an id the agent made up, not content: it must stay usable
     payload = strip_value(payload)
+    payload = neutralise_value(payload)  # a lone fence or system tag left over can never close a fence later
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
         from kenning.privacy.ingress import redactor
