@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import time
 from typing import Any
 
 from kenning import daemon
+from kenning.commands.args import count, row_id, seconds, undecodable
 from kenning.hook import client
 from kenning.paths import Paths, ensure_token, read_token
 from kenning.settings import SPECS, load
@@ -327,15 +329,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_status)
     s = sub.add_parser("worker", help="manage the background worker")
     s.add_argument("action", choices=["start", "stop", "restart", "status", "logs", "run"])
-    s.add_argument("--wait", type=float, default=15.0, help="seconds to wait for start (default 15)")
-    s.add_argument("-n", "--lines", type=int, default=40, help="log lines to show")
+    s.add_argument("--wait", type=seconds, default=15.0, help="seconds to wait for start (default 15)")
+    s.add_argument("-n", "--lines", type=count(0, 100_000), default=40, help="log lines to show")
     s.set_defaults(func=cmd_worker)
     s = sub.add_parser("context", help="print what SessionStart would inject for a directory")
     s.add_argument("--cwd", help="project directory (default: current)")
     s.add_argument("--stats", action="store_true", help="also print its size")
     s.set_defaults(func=cmd_context)
     s = sub.add_parser("show", help="print one observation in full")
-    s.add_argument("id", type=int)
+    s.add_argument("id", type=row_id)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
     s = sub.add_parser("demo", help="replay a bundled coding story and show what the next session gets")
@@ -353,11 +355,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Arguments that name files: any bytes the file system allows. Every other argument is text
+# that gets stored, searched or printed, so it must be UTF-8.
+PATH_ARGS = ("cwd", "file", "output")
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    for name, value in vars(args).items():
+        if name not in PATH_ARGS and undecodable(value):
+            print(f"kenning: the {name.replace('_', '-')} argument is not valid UTF-8 text", file=sys.stderr)
+            return 2
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except sqlite3.Error as e:  # a corrupt, read-only or unreadable database: say which, and the fix
+        from kenning.store.health import explain
+
+        print(f"kenning: {explain(Paths().db, e)}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("KENNING_DEBUG"):
+            raise
+        print(f"kenning: {args.command} failed: {type(e).__name__}: {e} (KENNING_DEBUG=1 shows where)",
+              file=sys.stderr)
+        return 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from kenning.context.fence import OPEN, wrap
+from kenning.context.fence import CLOSE, OPEN, wrap  # noqa: F401 - CLOSE: part of this module's face
 from kenning.project import resolve_key
 
 TYPE_CHECKING = False

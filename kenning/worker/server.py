@@ -117,8 +117,11 @@ def run(paths: Paths | None = None) -> int:
 
         signal.signal(signal.SIGTERM, _exit)
         signal.signal(signal.SIGINT, _exit)
+        from kenning.worker.protocol import HEADER_TIMEOUT_S, DeadlineH11Protocol
+
         config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=3)
+                                timeout_graceful_shutdown=3, http=DeadlineH11Protocol,
+                                timeout_keep_alive=int(HEADER_TIMEOUT_S))
         try:
             uvicorn.Server(config).run(sockets=[sock])
         except SystemExit:
@@ -130,6 +133,8 @@ def run(paths: Paths | None = None) -> int:
             thread.stop()
             thread.join(timeout=10)
         _remove_pid_file(paths, start_token)
+        if thread is not None:
+            conn = thread.pipeline.conn  # a new one when the database file was replaced meanwhile
         if conn is not None:
             conn.close()
         fcntl.flock(lock_fd, fcntl.LOCK_UN)
