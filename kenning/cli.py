@@ -39,6 +39,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     paths.ensure()
     settings, problems = load(paths, create=True)
     ensure_token(paths)
+    from kenning import losses
+
+    losses.prepare(paths)  # the count of lost captures, sized now so that a full disk cannot stop it
     try:
         report = claude_code.install(paths, skip_tools=settings.skip_tools)
     except (ValueError, UnicodeDecodeError) as e:
@@ -246,7 +249,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     health = daemon.running(paths)
     st = Memory(paths, settings).status()
     if args.json:
-        print(json.dumps({"worker": health, **st, "settings_problems": problems}, indent=2))
+        from kenning import losses
+
+        print(json.dumps({"worker": health, **st, "settings_problems": problems, "losses": losses.read(paths)},
+                         indent=2))
         return 0
     print(f"data dir   {paths.root}")
     if health:
@@ -256,18 +262,36 @@ def cmd_status(args: argparse.Namespace) -> int:
         problem = daemon.start_problem(paths)
         print("worker     not running" + (f": {problem}" if problem else ""))
     c = st.get("counts") or {}
-    print(f"memory     {c.get('observations', 0)} observations, {c.get('session_summaries', 0)} summaries, "
-          f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
+    unreadable = not st.get("db_ok") and os.path.exists(paths.db)
+    if unreadable:  # never "0 observations" for memory that exists but cannot be read
+        print(f"memory     unavailable: {st.get('db_error')}")
+    else:
+        print(f"memory     {c.get('observations', 0)} observations, {c.get('session_summaries', 0)} summaries, "
+              f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
     print(f"queue      {st['spool_depth']} in spool, {c.get('pending_events', 0)} events waiting for the observer"
           + (f", {st['spool_corrupt']} quarantined" if st["spool_corrupt"] else ""))
     for p in st.get("projects", [])[:10]:
         print(f"project    {p.get('name') or p['project']}: {p['observations']} observations")
-    return 0
+    if (health or {}).get("db_replaced"):
+        print(f"database   {health['db_replaced']}")  # type: ignore[index]
+    from kenning.doctor import saving_checks
+
+    for level, name, detail in saving_checks(paths):
+        if level != "ok":
+            print(f"{name:<10} {detail}")
+    return 1 if unreadable else 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from kenning.doctor import run_checks
 
+    if args.clear_losses:
+        from kenning import losses
+
+        paths = Paths()
+        print(f"Cleared: {losses.describe(losses.read(paths)) or 'nothing was on record'}.")
+        losses.clear(paths)
+        return 0
     checks = run_checks(Paths())
     worst = 0
     for level, name, detail in checks:
@@ -323,6 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keep-worker", action="store_true")
     s.set_defaults(func=cmd_uninstall)
     s = sub.add_parser("doctor", help="check the whole installation")
+    s.add_argument("--clear-losses", action="store_true",
+                   help="forget the count of captures that could not be saved (after reading it)")
     s.set_defaults(func=cmd_doctor)
     s = sub.add_parser("status", help="worker, memory counts, queue depth")
     s.add_argument("--json", action="store_true")

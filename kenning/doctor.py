@@ -87,6 +87,9 @@ def run_checks(paths: Paths) -> list[Check]:
         out.append(("FAIL", "database", str(st.get("db_error"))))
     else:
         out.append(("warn", "database", "not created yet (the worker creates it on start)"))
+    if health and health.get("db_replaced"):
+        out.append(("warn", "database", str(health["db_replaced"])))
+    out.extend(saving_checks(paths))
 
     depth = spool.depth(paths)
     corrupt = spool.corrupt_count(paths)
@@ -100,4 +103,38 @@ def run_checks(paths: Paths) -> list[Check]:
     from kenning.observer.llm.doctor import checks as observer_checks
 
     out.extend(observer_checks(paths, settings, health))
+    return out
+
+
+LOW_FREE_WARN = 500_000_000
+LOW_FREE_FAIL = 50_000_000
+
+
+def saving_checks(paths: Paths) -> list[Check]:
+    """Can captures be saved (writable data dir, free space), and were any lost?"""
+    from kenning import losses
+    from kenning.context.session_start import free_bytes
+    from kenning.store.health import writable_dir
+
+    out: list[Check] = []
+    if not writable_dir(paths.root):
+        out.append(("FAIL", "saving", f"{paths.root} is read-only: nothing is saved (remount it read-write, or set "
+                                      "KENNING_DATA_DIR to a writable folder)"))
+    free = free_bytes(paths.root)
+    if free is not None:
+        mb = free // 1_000_000
+        if free < LOW_FREE_FAIL:
+            out.append(("FAIL", "disk space", f"only {mb} MB free in {paths.root}: captures will be lost; "
+                                              "free some space"))
+        elif free < LOW_FREE_WARN:
+            out.append(("warn", "disk space", f"{mb} MB free in {paths.root}"))
+        else:
+            out.append(("ok", "disk space", f"{mb:,} MB free in {paths.root}"))
+    rec = losses.read(paths)
+    if rec.get("events"):
+        out.append(("FAIL", "lost captures", f"{losses.describe(rec)}; once you have read this, "
+                                             "`kenning doctor --clear-losses` clears the count"))
+    elif not os.path.exists(losses.path_of(paths)):
+        out.append(("warn", "loss counter", f"{losses.path_of(paths)} does not exist yet (the worker creates it): "
+                                            "a capture lost now could not be counted"))
     return out

@@ -64,6 +64,7 @@ class Stats:
     observer_busy: bool = False
     checkpoints: int = 0
     db_replaced: str = ""  # when and how the database file was deleted or replaced under the worker
+    db_error: str = ""     # the database is damaged: nothing is written (the spool keeps every event)
     listeners: list[Any] = field(default_factory=list)
 
 
@@ -78,6 +79,8 @@ class Pipeline:
         self._last_prune = 0.0
         self._cleaner: tuple[int, Any] | None = None
         self._file = file_id(paths.db)  # the database file this connection writes
+        self._checked = False  # integrity of this file checked (first cycle)
+        self._reopen_needed = False  # the file at the path changed and is not open yet
         # Spool files whose rows are committed but not yet durable in the database file, oldest first.
         self._unsettled: dict[str, float] = {}
         self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
@@ -184,6 +187,29 @@ class Pipeline:
         self._unsettled.clear()
         return True
 
+    def _check_integrity(self) -> None:
+        """Once per database file, before the first write: is it sound?"""
+        try:
+            row = self.conn.execute("PRAGMA quick_check").fetchone()
+        except sqlite3.OperationalError:
+            return  # busy: writes will tell
+        except sqlite3.DatabaseError as e:
+            self._damaged(e)
+            return
+        if row and row[0] != "ok":
+            self._damaged(sqlite3.DatabaseError(f"integrity check: {row[0]}"))
+
+    def _damaged(self, err: BaseException) -> None:
+        from kenning.store.health import explain
+
+        message = explain(self.paths.db, err)
+        if "corrupt" not in message:
+            message = f"the database {self.paths.db} is corrupt ({err}): run `kenning repair`"
+        if message != self.stats.db_error:
+            log.error("%s; nothing is written until then, and the spool keeps every event", message)
+        self.stats.db_error = message
+        self._unsettled.clear()  # their rows may not be readable: the files stay for the repair
+
     def unsettled(self) -> int:
         return len(self._unsettled)
 
@@ -191,26 +217,47 @@ class Pipeline:
         """True when the file at the database path is the one this connection writes.
 
         Otherwise (deleted, or replaced by another file) writing on would go into a file nobody
-        will open again: the connection is dropped and the file now at the path is opened (a new
-        one if none), and the spool files not yet settled stay to be ingested into it.
+        will open again: the connection is closed, and the file now at the path is opened (a new
+        one if none); the spool files not yet settled stay, to be ingested into it. Closing first
+        matters: SQLite then checkpoints into the old file and removes *its* ``-wal``, which would
+        otherwise be read as if it belonged to the new file.
         """
+        if self._reopen_needed:
+            return self._reopen()
         now_file = file_id(self.paths.db)
         if now_file is not None and now_file == self._file:
             return True
         what = "deleted" if now_file is None else "replaced by another file"
         when = time.strftime("%Y-%m-%d %H:%M:%S")
-        log.error("the database %s was %s while the worker ran; writing into the new file at that path, and the "
+        log.error("the database %s was %s while the worker ran; writing into the file now at that path, and the "
                   "%d spool file(s) not yet saved there will be ingested again", self.paths.db, what,
                   len(self._unsettled))
         self.stats.db_replaced = f"{when}: {self.paths.db} was {what} while the worker ran; a new database was opened"
         self._unsettled.clear()  # kept on disk: re-read into the new file
-        old = self.conn
-        self.conn = open_db(self.paths.db)  # raises (e.g. a foreign file): the cycle reports it and retries
-        self._file = file_id(self.paths.db)
         try:
-            old.close()
+            # Empty the -wal (it is still the old file's, under the path the new file will use)
+            # even when a reader elsewhere keeps the old file open and so the close cannot remove it.
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error:
             pass
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+        self._reopen_needed = True
+        return self._reopen()
+
+    def _reopen(self) -> bool:
+        """Open the file at the path once nothing of the old one is left beside it; False meanwhile."""
+        wal = self.paths.db + "-wal"
+        if os.path.exists(self.paths.db) and os.path.exists(wal) and os.path.getsize(wal) > 0:
+            # Another connection still holds the old file open (its -wal stays until it closes):
+            # opening now would read that log into the new file. Wait for it; the spool keeps all.
+            self.stats.last_error = "cycle: waiting for the old database's other connections to close"
+            raise _Waiting(self.stats.last_error)
+        self.conn = open_db(self.paths.db)  # raises (e.g. a foreign file): the cycle reports it and retries
+        self._file = file_id(self.paths.db)
+        self._reopen_needed = False
         return False
 
     def _notify(self, event: dict[str, Any]) -> None:
@@ -272,7 +319,7 @@ class Pipeline:
         """Settle what was committed and stop the observer's conversations (the pipeline thread ends)."""
         try:
             self.settle(force=True)
-        except sqlite3.Error as e:  # the files stay and are ingested again (idempotent) next time
+        except (sqlite3.Error, _Waiting) as e:  # the files stay and are ingested again (idempotent) next time
             log.warning("could not settle the last batch: %s", e)
         close = getattr(self.observer, "close", None)
         if close is not None:
@@ -292,7 +339,14 @@ class Pipeline:
     def cycle(self) -> None:
         """Drain the spool completely, then observe."""
         try:
-            self.check_file()
+            if not self.check_file():
+                self.stats.db_error = ""  # a new file at the path (e.g. `kenning repair`): checked afresh
+                self._checked = False
+            if not self._checked:
+                self._checked = True
+                self._check_integrity()
+            if self.stats.db_error:
+                return  # damaged: writing on could make it worse; the spool keeps everything
             while self.ingest() >= INGEST_BATCH:
                 pass
             self.settle()
@@ -300,15 +354,23 @@ class Pipeline:
             self.prune(time.time())
             if self.stats.last_error.startswith("cycle"):
                 self.stats.last_error = ""
+        except _Waiting:
+            pass
         except sqlite3.OperationalError as e:
             # e.g. the database is locked by another process beyond the busy timeout: retry later.
             self.stats.last_error = f"cycle: {e}"
             log.warning("cycle deferred: %s", e)
+        except sqlite3.DatabaseError as e:  # malformed, not a database: stop writing, say how to repair
+            self._damaged(e)
         except Exception as e:  # never let one bad cycle kill the pipeline thread for good
             self.stats.last_error = f"cycle: {type(e).__name__}: {e}"
             log.exception("cycle failed; retrying on the next poke")
         self.stats.cycles += 1
         self.stats.last_cycle_at = time.time()
+
+
+class _Waiting(Exception):
+    """The cycle cannot write yet (the old database file is still held open elsewhere)."""
 
 
 def file_id(path: str) -> tuple[int, int] | None:

@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 
+from kenning import losses
 from kenning.daemon import release_start_lock
 from kenning.hook.client import POKE_DATAGRAM
 from kenning.observer.registry import choose
@@ -45,6 +46,7 @@ def run(paths: Paths | None = None) -> int:
     # (a log file re-created at rotation, SQLite's -wal/-shm): not only those we chmod.
     os.umask(0o077)
     paths.ensure()
+    losses.prepare(paths)  # while there is room: the count of lost captures must survive a full disk
     settings, problems = load(paths, create=True)
     setup_logging(paths, settings.log_level, settings.log_max_bytes, settings.log_backups)
     lock_fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
