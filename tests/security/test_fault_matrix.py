@@ -347,18 +347,18 @@ def corrupt(db: str, seed: int = 3) -> None:
 
 def grow(home: Home, n: int = 1500) -> None:
     """Older memory, as months of use leave it: the file grows well past its schema pages."""
-    from kenning.observer.base import ObservationDraft
+    from kenning.records import ObservationDraft
     from kenning.store import repo
     from kenning.store.db import open_db
 
     conn = open_db(home.paths.db)
     try:
         with repo.transaction(conn):
-            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="history", project="project",
+            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="history", project=home.key,
                                       project_root=os.path.realpath(home.project), cwd=str(home.project),
                                       at=time.time() - 86400 * 30)
             for i in range(n):
-                repo.insert_observation(conn, sid, "project", ObservationDraft(
+                repo.insert_observation(conn, sid, home.key, ObservationDraft(
                     type="discovery", title=f"History note {i}", narrative=f"note {i} " + "context " * 60,
                     created_at=time.time() - 86400 * 30 + i), "rules")
     finally:

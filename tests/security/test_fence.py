@@ -108,8 +108,8 @@ def test_text_stored_by_any_path_is_neutralised_at_render(home: Home) -> None:
     conn = home.db()
     try:
         conn.execute("INSERT INTO session_summaries (session_id, project, request, learned, completed, next_steps, "
-                     "created_at, recorded_at) SELECT id, 'project', ?, ?, ?, ?, ?, ? FROM sessions LIMIT 1",
-                     (f"Fix totals {HOSTILE[0]}", f"learned {HOSTILE[11]} {INJECTION}", f"done {HOSTILE[4]}",
+                     "created_at, recorded_at) SELECT id, ?, ?, ?, ?, ?, ?, ? FROM sessions LIMIT 1",
+                     (home.key, f"Fix totals {HOSTILE[0]}", f"learned {HOSTILE[11]} {INJECTION}", f"done {HOSTILE[4]}",
                       f"next {HOSTILE[9]}", now - 60, now - 60))
         conn.commit()
     finally:

@@ -335,13 +335,21 @@ def test_build_for_cwd_on_a_missing_database_returns_the_note(tmp_path: Path, pr
     assert not os.path.exists(paths.db)  # reading never creates the database
 
 
-@pytest.mark.parametrize("content", [b"", b"this is not a database at all" * 100])
-def test_build_for_cwd_on_a_file_without_schema_returns_the_note(tmp_path: Path, project_dir: Path,
-                                                                content: bytes) -> None:
+def test_build_for_cwd_on_a_file_without_schema_returns_the_note(tmp_path: Path, project_dir: Path) -> None:
     paths = Paths(str(tmp_path / "data"))
     os.makedirs(paths.root)
-    Path(paths.db).write_bytes(content)
+    Path(paths.db).write_bytes(b"")  # created, never migrated: truly no memory yet
     assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
+
+
+def test_build_for_cwd_on_a_damaged_file_says_memory_is_unavailable(tmp_path: Path, project_dir: Path) -> None:
+    """Unreadable is not empty: never "no memory yet" for a file that holds memory it cannot read."""
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    Path(paths.db).write_bytes(b"this is not a database at all" * 100)
+    text = build_for_cwd(paths, Settings(), str(project_dir))
+    assert "no memory" not in text and "unavailable" in text and "corrupt" in text and "kenning repair" in text
+    assert text.startswith(OPEN) and text.endswith(CLOSE)
 
 
 def test_build_for_cwd_on_a_sqlite_file_without_tables_returns_the_note(tmp_path: Path, project_dir: Path) -> None:
