@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 
+from kenning.context.fence import CLOSE, OPEN, wrap  # noqa: F401 - CLOSE: part of this module's face
 from kenning.project import resolve_key
 
 TYPE_CHECKING = False
@@ -26,8 +27,6 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
     from kenning.paths import Paths
     from kenning.settings import Settings
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
 # The `code` mode's icons, so the hook needs no JSON mode file for the default mode
 # (tests/unit/test_file_history.py checks they match code.json).
 CODE_ICONS = {"bugfix": "🔴", "feature": "🟣", "refactor": "🔄", "change": "✅", "discovery": "🔵",
@@ -191,8 +190,7 @@ def render(shown_path: str, picked: Sequence[Touch], sessions: int, icons: dict[
     if sessions > len(rows):
         lines.append(f"These are the {len(rows)} most specific of {sessions} sessions that touched it.")
     lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
-    lines.append(CLOSE)
-    return "\n".join(lines)
+    return wrap("\n".join(lines[1:]))  # titles and the path are stored text: neutralised
 
 
 def icons_for(settings: Settings, modes_dir: str | None) -> dict[str, str]:

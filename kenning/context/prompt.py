@@ -29,14 +29,14 @@ from __future__ import annotations
 import math
 import time
 
+from kenning.context.fence import CLOSE, OPEN, wrap  # noqa: F401 - CLOSE: part of this module's face
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
 NOTIFICATION_PREFIX = "<task-notification>"
 TITLE_CHARS = 160
 CANDIDATES_PER_RESULT = 4  # hits searched per hit wanted: room for the threshold and exclusions
@@ -283,8 +283,7 @@ def render(picks: Sequence[Pick], icons: dict[str, str]) -> str:
             title = title[:TITLE_CHARS - 1] + "…"
         lines.append(f"#{h.id} {day} {icons.get(h.type, '•')} {title}")
     lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
-    lines.append(CLOSE)
-    return "\n".join(lines)
+    return wrap("\n".join(lines[1:]))
 
 
 class Meaning:

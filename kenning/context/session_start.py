@@ -15,6 +15,7 @@ import os
 import sqlite3
 import time
 
+from kenning.context.fence import CLOSE, OPEN, neutralise, wrap
 from kenning.observer.modes import load_mode, type_icons
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
@@ -23,12 +24,13 @@ from kenning.store.projects import display
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
 SUMMARY_ICON = "📋"
 COUNT_CAP = 10_000
+LOW_DISK_BYTES = 50_000_000    # below this the context warns that captures may be lost
+LOSS_NOTE_S = 7 * 24 * 3600    # losses are told at session start for a week (doctor tells them until cleared)
+NOTES_MAX_CHARS = 800
 
 
 def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | None = None,
@@ -37,32 +39,97 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
     project = identify(cwd)
     if is_excluded(project.name, project.root, cwd, settings.excluded_projects):
         return ""
-    if not os.path.exists(paths.db):
-        return empty_note(project.name)
+    return context_text(paths, settings, project.name, lambda conn: resolve_key(conn, project.key), now=now,
+                        agent=agent)[0]
+
+
+def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[sqlite3.Connection], str], *,
+                 now: float | None = None, agent: str = "claude-code") -> tuple[str, str]:
+    """(the index for the project ``key_of`` resolves, its key) - or one line saying why memory is
+    unavailable (never "no memory" when there is memory that cannot be read) - followed by what the
+    user must know: captures that could not be saved, a read-only data dir, a nearly full disk."""
+    from kenning.store import health
     from kenning.store.identity import ForeignDatabase, verify
 
-    try:
-        # In a URI '?', '#' and '%' are syntax: escape them or a data dir named so reads nothing.
-        path = paths.db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return empty_note(project.name)
-    try:
-        conn.execute("PRAGMA busy_timeout = 1000")
-        verify(conn, paths.db)
-        return build(conn, settings, resolve_key(conn, project.key), now=now, modes_dir=paths.modes,
-                     name=project.name, agent=agent)
-    except ForeignDatabase:
-        raise  # the caller tells the user: "no memory of this project yet" would be untrue
-    except sqlite3.Error:
-        return empty_note(project.name)  # no schema yet (the worker has never run)
-    finally:
-        conn.close()
+    key = ""
+    if not os.path.exists(paths.db):
+        text = empty_note(name, saving=health.writable_dir(paths.root) if os.path.isdir(paths.root) else True)
+    else:
+        try:
+            conn = health.open_readonly(paths.db, timeout=1.0)
+        except sqlite3.Error as e:
+            text = _unreadable(paths, name, e)
+        else:
+            try:
+                conn.execute("PRAGMA busy_timeout = 1000")
+                verify(conn, paths.db)
+                key = key_of(conn)
+                text = build(conn, settings, key, now=now, modes_dir=paths.modes, name=name,
+                             agent=agent)
+            except ForeignDatabase:
+                raise  # the caller tells the user: "no memory of this project yet" would be untrue
+            except sqlite3.Error as e:
+                text = _unreadable(paths, name, e)
+            finally:
+                conn.close()
+    return with_notes(text, status_notes(paths, now)), key
 
 
-def empty_note(project: str) -> str:
-    return (f"{OPEN}Kenning has no memory of project {project} yet; what happens in this session "
-            f"will be remembered.{CLOSE}")
+def _unreadable(paths: Paths, project: str, err: BaseException) -> str:
+    from kenning.store import health
+
+    kind, message = health.classify(paths.db, err)
+    if kind in (health.NO_SCHEMA, health.MISSING):
+        return empty_note(project)  # created, never migrated: truly nothing yet
+    return unavailable_note(project, message)
+
+
+def empty_note(project: str, *, saving: bool = True) -> str:
+    then = ("what happens in this session will be remembered." if saving
+            else "nothing can be saved either (see below).")
+    return f"{OPEN}Kenning has no memory of project {neutralise(project)} yet; {then}{CLOSE}"
+
+
+def unavailable_note(project: str, message: str) -> str:
+    """Memory exists but cannot be read: say so, and why; never pretend it is empty."""
+    return wrap(f"Kenning's memory of project {project} is unavailable: {message}. Nothing from earlier sessions "
+                "is shown. What happens in this session is still captured in the spool and kept.")
+
+
+def status_notes(paths: Paths, now: float | None = None) -> list[str]:
+    """What the agent (and through it the user) must be told about saving: one line each."""
+    from kenning import losses
+    from kenning.store import health
+
+    now = time.time() if now is None else now
+    notes = []
+    if os.path.isdir(paths.root) and not health.writable_dir(paths.root):
+        notes.append(f"Kenning cannot save: the data dir {paths.root} is read-only, so this session will not be "
+                     "remembered (remount it read-write, or set KENNING_DATA_DIR).")
+    free = free_bytes(paths.root)
+    if free is not None and free < LOW_DISK_BYTES:
+        notes.append(f"Kenning's disk is almost full ({free // 1_000_000} MB free in {paths.root}): what this session "
+                     "does may not be saved.")
+    rec = losses.read(paths)
+    if rec.get("events") and now - float(rec.get("last_at") or 0) < LOSS_NOTE_S:
+        notes.append(f"Kenning lost captures: {losses.describe(rec)}. `kenning doctor` has the details.")
+    return notes
+
+
+def with_notes(text: str, notes: Sequence[str]) -> str:
+    """``text`` (a fenced context) with ``notes`` as its last lines, inside the fence."""
+    if not notes or not text.endswith(CLOSE):
+        return text
+    extra = "\n".join(notes)[:NOTES_MAX_CHARS]
+    return text[:-len(CLOSE)].rstrip("\n") + "\n" + neutralise(extra) + "\n" + CLOSE
+
+
+def free_bytes(path: str) -> int | None:
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
@@ -185,8 +252,8 @@ def _render(project: str, now: float, icons: dict[str, str], rows: list[tuple[fl
     lines.append("Details: `kenning show <ID>` prints a full record; `kenning search <words>` looks further back.")
     if footer:
         lines.append(footer)
-    lines.append(CLOSE)
-    body = "\n".join(lines)
+    # Stored text (titles, summaries, the project's name) is neutralised inside the fence.
+    body = wrap("\n".join(lines[1:]))
     read_tokens = (len(body) + 3) // 4
     if work > 0:
         saved = max(0, 100 - round(read_tokens * 100 / work)) if work else 0

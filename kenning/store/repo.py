@@ -26,7 +26,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite already rolled back on some errors (full disk, I/O): keep the cause
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

@@ -343,6 +343,16 @@ def test_build_for_cwd_on_an_empty_file_returns_the_note(tmp_path: Path, project
     assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
 
 
+def test_build_for_cwd_on_a_damaged_file_says_memory_is_unavailable(tmp_path: Path, project_dir: Path) -> None:
+    """Unreadable is not empty: never "no memory yet" for a file that holds memory it cannot read."""
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    Path(paths.db).write_bytes(b"this is not a database at all" * 100)
+    text = build_for_cwd(paths, Settings(), str(project_dir))
+    assert "no memory" not in text and "unavailable" in text and "corrupt" in text and "kenning repair" in text
+    assert text.startswith(OPEN) and text.endswith(CLOSE)
+
+
 def test_build_for_cwd_on_a_sqlite_file_without_our_schema_yet_returns_the_note(tmp_path: Path,
                                                                                  project_dir: Path) -> None:
     paths = Paths(str(tmp_path / "data"))
