@@ -200,7 +200,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
     paths = Paths()
     cwd = os.path.realpath(args.cwd or os.getcwd())
-    query = f"project={quote(args.project)}" if args.project else f"cwd={quote(cwd)}"
+    query = f"project={quote(args.project)}" if args.project else f"cwd={quote(os.fsencode(cwd))}"
     res = _worker_get(paths, f"/api/context?{query}") if daemon.running(paths) else None
     if res and res[0] == 200 and isinstance(res[1], dict):
         text = res[1].get("context", "")

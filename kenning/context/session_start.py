@@ -49,7 +49,7 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
     unavailable (never "no memory" when there is memory that cannot be read) - followed by what the
     user must know: captures that could not be saved, a read-only data dir, a nearly full disk."""
     from kenning.store import health
-    from kenning.store.identity import ForeignDatabase, verify
+    from kenning.store.identity import ForeignDatabase, not_a_database, verify
 
     key = ""
     if not os.path.exists(paths.db):
@@ -58,6 +58,8 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
         try:
             conn = health.open_readonly(paths.db, timeout=1.0)
         except sqlite3.Error as e:
+            if not_a_database(e):  # no SQLite header: not a file of ours to call damaged
+                raise ForeignDatabase(paths.db, "not an SQLite file") from None
             text = _unreadable(paths, name, e)
         else:
             try:

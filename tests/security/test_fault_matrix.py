@@ -229,19 +229,12 @@ def test_a_wal_cut_short_after_a_kill_loses_nothing_the_spool_had(home: Home) ->
 # ----------------------------------------------------------------------------- a full disk
 
 def fill(folder: Path) -> Path:
+    """Fill the file system to the last byte (unbuffered, so a failed write leaves nothing to flush)."""
     filler = folder / "filler"
-    with open(filler, "wb") as fh:
-        chunk = b"\0" * 65536
-        try:
+    for name, size in ((filler, 65536), (folder / "filler-small", 512)):
+        with contextlib.suppress(OSError), open(name, "wb", buffering=0) as fh:
             while True:
-                fh.write(chunk)
-                fh.flush()
-        except OSError:
-            pass
-    with contextlib.suppress(OSError), open(folder / "filler-small", "wb") as fh:
-        while True:
-            fh.write(b"\0" * 512)
-            fh.flush()
+                fh.write(b"\0" * size)
     return filler
 
 

@@ -347,7 +347,10 @@ def test_build_for_cwd_on_a_damaged_file_says_memory_is_unavailable(tmp_path: Pa
     """Unreadable is not empty: never "no memory yet" for a file that holds memory it cannot read."""
     paths = Paths(str(tmp_path / "data"))
     os.makedirs(paths.root)
-    Path(paths.db).write_bytes(b"this is not a database at all" * 100)
+    open_db(paths.db).close()  # ours (its header says so), then damaged past the header
+    with open(paths.db, "r+b") as fh:
+        fh.seek(100)
+        fh.write(b"\xa5" * (os.path.getsize(paths.db) - 100))
     text = build_for_cwd(paths, Settings(), str(project_dir))
     assert "no memory" not in text and "unavailable" in text and "corrupt" in text and "kenning repair" in text
     assert text.startswith(OPEN) and text.endswith(CLOSE)
