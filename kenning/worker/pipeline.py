@@ -31,7 +31,9 @@ from typing import Any
 
 from kenning import spool
 from kenning.observer.base import Observer
+from kenning.observer.transcript import TurnReader, cleaner
 from kenning.paths import Paths
+from kenning.settings import load
 from kenning.store import projects, repo, usage
 
 log = logging.getLogger("kenning.worker")
@@ -58,10 +60,13 @@ class Stats:
 class Pipeline:
     """Owns the writer connection; call :meth:`cycle` from a single thread."""
 
-    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer) -> None:
+    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer,
+                 turns: TurnReader | None = None) -> None:
         self.paths = paths
         self.conn = conn
         self.observer = observer
+        # What the agent said during a turn (transcript), added to its Stop event for the observer.
+        self.turns = turns if turns is not None else TurnReader(cleaner(load(paths)[0]))
         self.stats = Stats()
         self._last_prune = 0.0
         self._cleaner: tuple[int, Any] | None = None
@@ -159,6 +164,9 @@ class Pipeline:
             events = repo.pending_events(self.conn, sid)
             if not events:
                 continue
+            for e in events:
+                if e.kind == "Stop":
+                    e.payload = self.turns.enrich(e.payload)
             info = repo.session_info(self.conn, sid)
             self.stats.observer_busy = True
             try:

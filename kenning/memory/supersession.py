@@ -1,0 +1,92 @@
+"""Whether a new memory replaces an older one (the offline rule; an LLM observer names ids itself).
+
+A newer statement replaces an older one on the same subject when
+
+* both are standing rules (or the new one is a decision about a rule's subject) and the new one
+  turns away from what the old one prescribes ("use pnpm, not npm" after "we use npm"), or says
+  so with a cue ("from now on", "is gone", "instead of", "switched to", …) and shares a subject
+  with it, or fills the same slot with something else ("from now on use pnpm for installs"
+  after "use npm for installs": the same words once the tools are taken out);
+* both say where the same workstream stands ("resumed the billing migration" after "paused
+  the billing migration");
+* both are facts about the same setting, command or file and the new one says it changed
+  ("MAX_WORKERS is now 8", "the staging DB moved to db-9"), or sets the same setting to
+  another value.
+
+Fixes, security notes and explored code are never replaced this way: two fixes of one
+function are both true.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kenning.memory import subjects as subj
+from kenning.memory.layers import KEY, RULE
+from kenning.memory.text import jaccard
+
+SLOT_SIMILAR = 0.5       # template overlap (with a cue) for "the same slot, another filler"
+SLOT_SAME = 0.75         # template overlap that needs no cue
+NEVER_REPLACED = ("bugfix", "security_alert", "security_note", "sensitive")
+_ASSIGNMENT = re.compile(r"`?([A-Za-z_][\w.-]*)`?\s*(?:=|:=|\bto\b|\bis\b|\bat\b)\s*`?([\w./:-]+)`?")
+
+
+@dataclass
+class Memory:
+    """What the rule needs of one observation."""
+
+    id: int
+    type: str
+    layer: str
+    text: str           # title, subtitle and facts
+    created_at: float
+    subjects: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, id: int, type: str, layer: str, text: str, created_at: float) -> Memory:
+        return cls(id, type, layer or "", text, created_at, subj.subjects(text))
+
+
+def replaces(new: Memory, old: Memory) -> bool:
+    """Whether ``new`` makes ``old`` no longer true."""
+    if new.id == old.id or old.created_at > new.created_at or old.type in NEVER_REPLACED:
+        return False
+    if new.type in NEVER_REPLACED and old.layer != RULE:
+        return False
+    shared = subj.overlap(new.subjects, old.subjects)
+    cue = subj.supersedes_something(new.text)
+    if old.layer == RULE and (new.layer == RULE or new.type == "decision"):
+        return _replaces_rule(new, old, shared, cue)
+    if subj.is_status(new.text) and subj.is_status(old.text):
+        return any(s.startswith("work:") for s in shared)
+    if new.layer == KEY and old.layer == KEY and shared - {s for s in shared if s.startswith(("work:", "id:"))}:
+        return cue or _reassigned(new.text, old.text)
+    return False
+
+
+def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool) -> bool:
+    turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
+    if turned_away and not (subj.negated(old.text) & turned_away):
+        return True  # the old rule prescribed what the new one turns away from
+    tools = {s for s in shared if s.startswith(("cmd:", "set:", "file:"))}
+    if cue and tools:
+        return True
+    t_new, t_old = subj.template(new.text, new.subjects), subj.template(old.text, old.subjects)
+    if len(t_new) < 1 or len(t_old) < 1:
+        return False
+    slot = jaccard(t_new, t_old)
+    fillers_differ = {s for s in new.subjects if s.startswith("cmd:")} != {s for s in old.subjects
+                                                                           if s.startswith("cmd:")}
+    if cue and slot >= SLOT_SIMILAR and (fillers_differ or tools):
+        return True
+    return slot >= SLOT_SAME and min(len(t_new), len(t_old)) >= 2 and fillers_differ and \
+        bool({s for s in new.subjects if s.startswith("cmd:")})
+
+
+def _reassigned(new: str, old: str) -> bool:
+    """The same setting given another value ("MAX_WORKERS=8" after "MAX_WORKERS=4")."""
+    a = {k.lower(): (k, v) for k, v in _ASSIGNMENT.findall(new)}
+    b = {k.lower(): v for k, v in _ASSIGNMENT.findall(old)}
+    return any(k in b and b[k] != v and ("_" in name or "." in name or name.isupper())
+               for k, (name, v) in a.items())
