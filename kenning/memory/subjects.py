@@ -37,9 +37,20 @@ SUPERSEDE_CUES = re.compile(
     r"(?:is|are|was) (?:done|finished|complete|completed|shipped|cancelled|canceled|abandoned|dropped))\b",
     re.IGNORECASE)
 
+# Cues that only say a statement holds from now on ("from now on, run ruff before committing"):
+# a new rule often says so without replacing any other.
+WEAK_CUES = re.compile(r"^(?:from now on|going forward|now (?:we|use|uses|run|runs|is|are)|(?:is|are) now)$",
+                       re.IGNORECASE)
+
+
+def strong_cue(text: str) -> bool:
+    """A cue that says something older stops being true ("instead of", "is gone", "switched to", …)."""
+    return any(not WEAK_CUES.match(m.group(0)) for m in SUPERSEDE_CUES.finditer(text or ""))
+
+
 # Where a piece of work stands.
 STATUS_WORDS = re.compile(
-    r"\b(?:paused|pausing|pause|on hold|resumed|resuming|resume|blocked|unblocked|waiting (?:on|for)|"
+    r"\b(?:paused|pausing|pause|on hold|resumed|resuming|resume|blocked|unblocked|waiting (?:on|for)|back on|"
     r"postponed|deferred|shelved|parked|started|starting|kicked off|in progress|underway|"
     r"finished|completed|done|shipped|released|merged|landed|cancelled|canceled|abandoned|dropped|"
     r"(?:is|are) (?:live|next))\b", re.IGNORECASE)
@@ -68,24 +79,29 @@ _TOOL_AFTER = re.compile(
     r"stop using|not|don'?t use|no more|over|than|call|calls|invoke|install(?:ed)? (?:with|via)|"
     r"build(?:s)? with|deploy(?:s|ed)? with|test(?:s|ed)? with|lint(?:s|ed)? with|format(?:s|ted)? with|"
     r"from|chose|choose|chosen|picked?|went with|go with|going with|settled on|adopt(?:ed)?|keep|keeps)\s+"
+    r"(?:(?:on|in|via|through|with)\s+)?"
     r"(?:the\s+|a\s+|an\s+)?([A-Za-z][\w.+-]*(?:\s+(?:run|exec|test|build|install|dev|lint|check|proto|start|"
     r"serve|deploy|up|down|compose)\b)?)", re.IGNORECASE)
 # The words before these name the subject: "make test is gone", "Jenkins was removed".
 _TOOL_BEFORE = re.compile(
-    r"`?([A-Za-z][\w.+-]*(?:\s[\w.+-]+)?)`?\s+(?:is|are|was|were|has been|have been|got)\s+"
-    r"(?:gone|removed|deprecated|dropped|replaced|obsolete|broken|dead|retired|renamed)", re.IGNORECASE)
+    r"`?([A-Za-z][\w.+-]*(?:\s[\w.+-]+)?)`?\s+(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?"
+    r"(?:gone|removed|deprecated|dropped|replaced|obsolete|broken|dead|retired|renamed|"
+    r"no longer (?:used|needed|supported|required|available|allowed|wanted))", re.IGNORECASE)
 _NOT_TOOLS = STOPWORDS | words("""
 always never also just now then only every each all any some none tests test code file files it this that
 thing things one way ones them here there first last next new old same other same really good bad fine
 install installs installing build builds run runs lint linting format formatting check checks deploy
 edit edits touch change changes commit push merge write read modify delete add remove call hand manually
+used needed supported required working valid allowed necessary available wanted here there
 project repo repository api app service package packages dependency dependencies command commands tool tools
 script scripts setting settings value values version versions time times default instead place favour favor
 """)
 
 
-# A proper name after "to": "moved CI to GitHub Actions" (lower-case words after "to" are verbs).
+# A proper name after "to": "moved CI to GitHub Actions" (lower-case words after "to" are verbs),
+# and any capitalised name inside a sentence ("CI runs on Jenkins"): products, services, tools.
 _TO_NAME = re.compile(r"\bto\s+([A-Z][\w.+-]*(?:\s[A-Z][\w.+-]*)?)")
+_PROPER = re.compile(r"(?<=[a-z0-9,;] )([A-Z][a-z][\w.+-]{2,})\b")
 
 
 def subjects(text: str) -> set[str]:
@@ -111,6 +127,10 @@ def subjects(text: str) -> set[str]:
         found.add("id:" + m.group(1))
     for m in _TICKET.finditer(t):
         found.add("ticket:" + m.group(1))
+    for m in _PROPER.finditer(plain):
+        name = m.group(1)
+        if name.lower() not in _NOT_TOOLS and not _IDENT.fullmatch(name):
+            found.add("cmd:" + name.lower())
     for rx in (_TOOL_AFTER, _TOOL_BEFORE, _TO_NAME):
         for m in rx.finditer(plain):
             name = _tool_name(m.group(1))
@@ -178,12 +198,17 @@ _NEGATED = re.compile(r"\b(?:not|never|no longer|don'?t use|do not use|stop usin
 
 
 def negated(text: str) -> set[str]:
-    """``cmd:`` subjects a statement turns away from ("use pnpm, not npm" → {cmd:npm})."""
+    """``cmd:`` subjects a statement turns away from ("use pnpm, not npm", "npm is gone" → {cmd:npm})."""
     out = set()
     for m in _NEGATED.finditer(text or ""):
         name = _tool_name(m.group(1))
         if name:
             out.add("cmd:" + name.split()[0])
+    for m in _TOOL_BEFORE.finditer(text or ""):
+        name = _tool_name(m.group(1))
+        if name:
+            out.add("cmd:" + name.split()[-1] if len(name.split()) > 1 and name.split()[0] in STOPWORDS
+                    else "cmd:" + name.split()[0])
     return out
 
 

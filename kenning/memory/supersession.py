@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from kenning.memory import subjects as subj
 from kenning.memory.layers import KEY, RULE
-from kenning.memory.text import jaccard
+from kenning.memory.text import jaccard, stem
 
 SLOT_SIMILAR = 0.5       # template overlap (with a cue) for "the same slot, another filler"
 SLOT_SAME = 0.75         # template overlap that needs no cue
@@ -50,38 +50,77 @@ class Memory:
 
 def replaces(new: Memory, old: Memory) -> bool:
     """Whether ``new`` makes ``old`` no longer true."""
-    if new.id == old.id or old.created_at > new.created_at or old.type in NEVER_REPLACED:
+    if new.id == old.id or old.created_at >= new.created_at or old.type in NEVER_REPLACED:
         return False
     if new.type in NEVER_REPLACED and old.layer != RULE:
         return False
-    shared = subj.overlap(new.subjects, old.subjects)
+    shared = _specific(subj.overlap(new.subjects, old.subjects), new.subjects, old.subjects)
     cue = subj.supersedes_something(new.text)
-    if old.layer == RULE and (new.layer == RULE or new.type == "decision"):
-        return _replaces_rule(new, old, shared, cue)
+    strong = cue and subj.strong_cue(new.text)
     if subj.is_status(new.text) and subj.is_status(old.text):
         return any(s.startswith("work:") for s in shared)
-    if new.layer == KEY and old.layer == KEY and shared - {s for s in shared if s.startswith(("work:", "id:"))}:
-        return cue or _reassigned(new.text, old.text)
+    if (old.layer == RULE or old.type == "decision") and (new.layer == RULE or new.type == "decision"):
+        return _replaces_rule(new, old, shared, cue, strong)
+    if new.layer == KEY and old.layer == KEY:
+        things = shared - {s for s in shared if s.startswith(("work:", "id:"))}
+        if things and (cue or _reassigned(new.text, old.text)):
+            return True
+        return strong and _slot(new, old) >= SLOT_SIMILAR and len(_template_overlap(new, old)) >= 2
     return False
 
 
-def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool) -> bool:
+def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:
     turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
     if turned_away and not (subj.negated(old.text) & turned_away):
         return True  # the old rule prescribed what the new one turns away from
     tools = {s for s in shared if s.startswith(("cmd:", "set:", "file:"))}
-    if cue and tools:
+    if strong and tools:
         return True
-    t_new, t_old = subj.template(new.text, new.subjects), subj.template(old.text, old.subjects)
-    if len(t_new) < 1 or len(t_old) < 1:
+    slot = _slot(new, old)
+    if strong and slot >= SLOT_SIMILAR:
+        return True
+    # The same slot filled with another tool or value replaces the old one only where one filler
+    # excludes the other ("use yarn for installs" after "use npm for installs"; "deploys happen only
+    # on Thursdays"), not where fillers add up ("run `make lint` before pushing" after `make test`).
+    if not _exclusive(new, old):
         return False
-    slot = jaccard(t_new, t_old)
-    fillers_differ = {s for s in new.subjects if s.startswith("cmd:")} != {s for s in old.subjects
-                                                                           if s.startswith("cmd:")}
-    if cue and slot >= SLOT_SIMILAR and (fillers_differ or tools):
+    if cue and (tools or slot >= SLOT_SIMILAR):
         return True
-    return slot >= SLOT_SAME and min(len(t_new), len(t_old)) >= 2 and fillers_differ and \
-        bool({s for s in new.subjects if s.startswith("cmd:")})
+    sized = min(len(subj.template(new.text, new.subjects)), len(subj.template(old.text, old.subjects))) >= 2
+    fillers = {s for s in new.subjects if s.startswith("cmd:")}, {s for s in old.subjects if s.startswith("cmd:")}
+    return sized and slot >= SLOT_SAME and fillers[0] != fillers[1] and bool(fillers[0])
+
+
+_CHOICE_VERBS = "use prefer deploy host store install lint format build manage bundle package serve schedule target pin"
+EXCLUSIVE = frozenset(stem(w) for w in _CHOICE_VERBS.split())
+_ONLY = re.compile(r"\b(?:only|always|exclusively|single|one)\b", re.IGNORECASE)
+
+
+def _exclusive(new: Memory, old: Memory) -> bool:
+    """Whether the rules' slot takes one filler at a time: a choice verb, or "only"."""
+    shared = _template_overlap(new, old)
+    return bool(shared & EXCLUSIVE) or bool(_ONLY.search(new.text) and _ONLY.search(old.text))
+
+
+def _slot(new: Memory, old: Memory) -> float:
+    return jaccard(subj.template(new.text, new.subjects), subj.template(old.text, old.subjects))
+
+
+def _template_overlap(new: Memory, old: Memory) -> set[str]:
+    return subj.template(new.text, new.subjects) & subj.template(old.text, old.subjects)
+
+
+def _specific(shared: set[str], a: set[str], b: set[str]) -> set[str]:
+    """Shared subjects, without a command's first word when each side names it more precisely
+    and differently (``make test`` and ``make lint`` share ``make``: not the same command)."""
+    out = set(shared)
+    for s in shared:
+        if s.startswith("cmd:") and " " not in s:
+            longer_a = {x for x in a if x.startswith(s + " ")}
+            longer_b = {x for x in b if x.startswith(s + " ")}
+            if longer_a and longer_b and not longer_a & longer_b:
+                out.discard(s)
+    return out
 
 
 def _reassigned(new: str, old: str) -> bool:

@@ -26,13 +26,16 @@ SUBJECT_TEXT_FIELDS = ("title", "subtitle", "facts")
 
 
 def memory_text(title: str, subtitle: str, facts: Sequence[str] | str) -> str:
-    """The text a memory's layer and subjects are read from (the narrative is left out: it wanders)."""
+    """The text a memory's layer and subjects are read from: its title, subtitle and the facts that
+    add to the title (the narrative is left out: it wanders). Parts are joined as sentences."""
     if isinstance(facts, str):
         try:
             facts = json.loads(facts or "[]")
         except ValueError:
             facts = []
-    return " ".join([title or "", subtitle or "", *(str(f) for f in facts if isinstance(f, str))])
+    title = title or ""
+    extra = [str(f) for f in facts if isinstance(f, str) and str(f).removeprefix("User: ").strip() != title.strip()]
+    return ". ".join(p.rstrip(". ") for p in (title, subtitle or "", *extra) if p.strip())
 
 
 def _list(raw: object) -> list[str]:

@@ -189,3 +189,32 @@ def test_what_the_agent_explained_is_sorted_by_kind() -> None:
     assert ex.gotchas == ["The date tests need TZ=UTC."]
     assert ex.reasons == ["I chose Redis over Memcached because we need per-key TTLs."]
     assert not any("Let me" in s or "?" in s for s in ex.facts())
+
+
+def rule(i: int, text: str) -> Memory:
+    """A rule as the rules observer stores one (type decision, concept pattern)."""
+    return Memory.of(i, "decision", classify("decision", text, concepts=["pattern"])[0], text, float(i))
+
+
+@pytest.mark.parametrize(("old", "new", "replaced"), [
+    ("We use yarn for everything", "Actually, don't use yarn, use pnpm", True),
+    ("Lint with flake8", "Scratch that: use ruff instead of flake8", True),
+    ("CI runs on Jenkins", "We moved from Jenkins to GitHub Actions for CI", True),
+    ("Use requests for HTTP calls", "Stop using requests; httpx from now on", True),
+    ("The payments refactor is on hold until the API team ships v2", "We are back on the payments refactor", True),
+    ("Deploys happen only on Tuesdays", "Deploys happen only on Thursdays from now on", True),
+    ("Use 4 spaces, not tabs, in the YAML files", "Use 2 spaces in the YAML files from now on", True),
+    ("Never edit generated files, run make proto", "make proto is gone; run buf generate instead", True),
+    ("We use npm for installs", "We use yarn for installs", True),
+    ("We target Python 3.10", "We target Python 3.12 from now on", True),
+    # a new rule that says "from now on" adds to the others; fillers that add up do not replace
+    ("Run the tests before committing", "From now on, always run ruff before committing", False),
+    ("Run `make test` before pushing", "From now on run `make lint` before pushing", False),
+    ("Write docs for every public function", "From now on write tests for every bug fix", False),
+    ("Use httpx for HTTP", "From now on use pytest-xdist for the test suite", False),
+    ("Always use Decimal for money", "From now on use UTC timestamps everywhere", False),
+    ("Always rebase, never merge main into feature branches", "Keep commits small", False),
+    ("We decided to drop Python 3.9 support because it is EOL", "We use uv, not pip", False),
+])
+def test_which_rules_a_new_rule_replaces(old: str, new: str, replaced: bool) -> None:
+    assert replaces(rule(2, new), rule(1, old)) is replaced

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from kenning.memory.subjects import is_status, supersedes_something
 from kenning.memory.text import capitalised, sentences
 from kenning.observer import evidence
-from kenning.observer.explained import explain, outcome_title
+from kenning.observer.explained import Explained, explain, outcome_title
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft, tokens_of
 
@@ -78,7 +78,7 @@ class RulesObserver:
             drafts = observe_turn(turn, session)
             learned += [d.title for d in drafts if d.type in ("discovery", "decision", "bugfix")
                         and not d.title.startswith("Explored ")]
-            learned += explain(agent_texts(turn)).facts(3)
+            learned += explain_turn(turn).facts(3)
             out.observations.extend(drafts)
             out.done.extend(e.id for e in turn.all)
             prior_obs.extend(_as_prior(d) for d in drafts)
@@ -137,6 +137,18 @@ def agent_texts(turn: Turn) -> list[str]:
     return texts
 
 
+def explain_turn(turn: Turn) -> Explained:
+    """What the agent explained in the turn; its last message first (its conclusion), then the rest."""
+    texts = agent_texts(turn)
+    if not texts:
+        return Explained()
+    last, before = explain(texts[-1:]), explain(texts[:-1])
+    for name in ("causes", "fixes", "gotchas", "reasons", "outcomes"):
+        mine = getattr(last, name)
+        mine.extend(x for x in getattr(before, name) if x not in mine)
+    return last
+
+
 def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
     root = session.project_root
     prompt_text = _prompt_text(turn.prompt)
@@ -145,8 +157,9 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
         turn.events[0].prompt_number if turn.events else None)
     agent_id, agent_type = _agent(turn)
     size = sum(e.size_chars for e in turn.all)
-    said = explain(agent_texts(turn))
+    said = explain_turn(turn)
     explained = said.facts()
+    stated = statements(prompt_text) if turn.prompt is not None and not _is_notification(prompt_text) else []
     attached = False  # the agent's explanation went into an observation already
     drafts: list[ObservationDraft] = []
 
@@ -198,8 +211,9 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
                      f"`{_short_cmd(passing.command)}` passes", *explained]
             attached = attached or bool(explained)
             title = f"`{cmd}` needs {needs}" + (f" (else: {headline})" if headline else "")
+            best = (said.gotchas or said.causes or said.fixes or [title])[0]
             drafts.append(ObservationDraft(
-                type="discovery", title=_cap(said.headline() or title, 180), subtitle=_cap(title, 160),
+                type="discovery", title=_cap(best, 180), subtitle=_cap(title, 160),
                 facts=_unique(facts), narrative=(f"While working on: {gist}. " if gist else "")
                 + f"`{cmd}` failed ({headline or 'non-zero exit'}); run as `{_short_cmd(passing.command)}` it passed.",
                 concepts=["gotcha", "problem-solution"], files_read=reads, created_at=passing.at))
@@ -214,13 +228,17 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
                  f"Fixed by changing {', '.join(fix_files[:6])}",
                  f"`{_short_cmd(passing.command)}` passes after the change", *explained]
         attached = attached or bool(explained)
-        cause = said.headline()
+        cause = said.headline().rstrip(".")
         narrative = (f"While working on: {gist}. " if gist else "") + (
             f"Running `{cmd}` failed ({headline or 'non-zero exit'}). After edits to "
             f"{', '.join(fix_files[:6])}, `{_short_cmd(passing.command)}` ran cleanly.") + (
             f" {' '.join(explained)}" if explained else "")
-        title = f"Fixed `{cmd}` failure: {cause}" if cause else (
-            f"Fixed `{cmd}` failure: {headline}" if headline else f"Fixed `{cmd}`")
+        if cause and re.match(r"^(?:fixed|resolved|solved)\b", cause, re.IGNORECASE):
+            title = cause  # the agent's own outcome says it best: "Fixed cross-tenant cache hits: …"
+        elif cause:
+            title = f"Fixed `{cmd}` failure: {_lower_first(cause)}"
+        else:
+            title = f"Fixed `{cmd}` failure: {headline}" if headline else f"Fixed `{cmd}`"
         drafts.append(ObservationDraft(
             type="bugfix", title=_cap(title, 200),
             subtitle=_cap(f"{len(fix_files)} file(s) changed to make `{_short_cmd(passing.command)}` pass", 120),
@@ -264,6 +282,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
         if ran:
             last = ran[-1]
             facts.append(f"Last check: `{_short_cmd(last.command)}` {'passed' if last.ok else 'failed'}")
+        created_at = max(modified[f] for f in files)
         if said.causes and not fixed_by_edit and not attached:
             # The agent found and fixed a root cause without a failing command in view: a fix.
             drafts.append(ObservationDraft(
@@ -271,12 +290,13 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
                 subtitle=_cap(f"{len(files)} file(s) changed: {listed}", 120), facts=_unique([*explained, *facts]),
                 narrative=(f"Asked: {gist}. " if gist else "") + " ".join(explained),
                 concepts=["problem-solution", "what-changed"], files_read=reads, files_modified=files,
-                created_at=max(modified.values())))
+                created_at=created_at))
             attached = True
         else:
             kind = "feature" if created else "change"
             verb = "Added" if created else "Changed"
-            outcome = outcome_title(said)
+            # The outcome the agent stated, unless a fix of this turn already tells it.
+            outcome = "" if fixed_by_edit else outcome_title(said)
             title = f"{verb} {listed}" + (f": {outcome}" if outcome else f": {gist}" if gist else "")
             if explained and not attached:
                 facts += explained
@@ -287,8 +307,8 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
                 type=kind, title=_cap(title), subtitle=_cap(f"{len(created)} created, "
                                                              f"{len(files) - len(created)} modified", 120),
                 facts=facts, narrative=narrative, concepts=["what-changed"], files_read=reads,
-                files_modified=files, created_at=max(modified.values())))
-    elif reads and gist and not unresolved:
+                files_modified=files, created_at=created_at))
+    elif not modified and reads and gist and not unresolved and not drafts and not stated:
         facts = [f"Read {f}" for f in reads[:10]] + [f"Searched: {s}" for s in searches[:5]]
         answer = _answer(agent_texts(turn))
         if answer:
@@ -296,8 +316,10 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
         if explained and not attached:
             facts = [*explained, *facts]
             attached = True
+        # A question the agent answered: the answer is what was learned, and says it best.
+        title = answer if answer and _QUESTION.search(gist) else f"Explored {_file_list(reads)}: {gist}"
         drafts.append(ObservationDraft(
-            type="discovery", title=_cap(f"Explored {_file_list(reads)}: {gist}"),
+            type="discovery", title=_cap(title, 200),
             subtitle=_cap(f"{len(reads)} file(s) read, nothing changed", 120), facts=_unique(facts),
             narrative=f"Asked: {gist}. Read {', '.join(reads[:8])} without changing anything."
             + (f" Answer: {answer}" if answer else ""),
@@ -312,8 +334,8 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
             concepts=["problem-solution"] if said.causes or said.fixes else ["gotcha"],
             files_read=reads, created_at=(turn.stop or turn.all[-1]).occurred_at))
 
-    if turn.prompt is not None and not _is_notification(prompt_text):
-        for kind, sentence in statements(prompt_text):
+    if turn.prompt is not None:
+        for kind, sentence in stated:
             fact = kind == "fact"
             drafts.append(ObservationDraft(
                 type="discovery" if fact else "decision", title=_cap(sentence, 240),
@@ -340,8 +362,14 @@ def _answer(texts: list[str]) -> str:
     """The first sentences of the agent's last message, when it answered a question."""
     if not texts:
         return ""
-    said = [x for x in sentences(texts[-1]) if not x.endswith("?")][:2]
-    return _cap(" ".join(said), 300)
+    said = [x for x in sentences(texts[-1]) if not x.endswith("?") and not _PLAN_OR_THANKS.match(x)][:2]
+    return _cap(" ".join(said), 300) if len(" ".join(said).split()) >= 4 else ""
+
+
+_QUESTION = re.compile(r"\?\s*$|^(?:how|why|what|where|which|who|when|is|are|does|do|can|explain|tell me|"
+                       r"find out|figure out|check whether|check if)\b", re.IGNORECASE)
+_PLAN_OR_THANKS = re.compile(r"^(?:let me|i'll|i will|ok|okay|sure|done|thanks|you're welcome|glad|happy to|"
+                             r"i (?:could not|couldn't|can't|cannot|don't know))\b", re.IGNORECASE)
 
 
 def _invocation_change(failed: str, passed: str) -> str:
@@ -370,7 +398,9 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
 _DECISION_CUES = re.compile(
     r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|don't|do not|only)|prefer|always|never|"
     r"don't|do not|must(?: not)?|should(?:n't| not)|avoid|stick (?:to|with)|from now on|going forward|instead of|"
-    r"rather than|keep using|no more|no longer|is gone|are gone|switched to|moved to|"
+    r"rather than|keep using|no more|no longer|is gone|are gone|"
+    r"(?:switched|moved|migrated|changed) (?:[\w.-]+ ){0,3}(?:to|from)|only (?:on|in|from|with|via|after|before|through)|"
+    r"keep (?:[\w.-]+ ){0,3}(?:small|short|simple|clean|fast|focused|minimal|consistent|sorted|in sync|under|below)|"
     r"not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
     re.IGNORECASE)
 # A choice and its reason: "we chose Postgres because …", "let's go with Redis since …".
@@ -385,9 +415,13 @@ _STATUS_CUES = re.compile(r"\b(?:pause|paused|pausing|put .{1,40} on hold|on hol
                           r"(?:is|are) (?:done|finished|shipped|cancelled|canceled|dropped|abandoned|live)|"
                           r"we(?:'re| are) (?:back on|done with|resuming|pausing))\b", re.IGNORECASE)
 # A fact about the environment, said by the user: "the integration tests need Docker running".
-_FACT_CUES = re.compile(r"\b(?:needs?|requires?|only works|won't work|fails? (?:unless|without|when|if)|"
+_FACT_CUES = re.compile(r"\b(?:needs?|requires?|only works?|won't work|fails? (?:unless|without|when|if)|"
                         r"breaks? (?:unless|without|when|if)|must be set|has to be set|heads up|fyi|note that|"
                         r"gotcha)\b", re.IGNORECASE)
+# An imperative that holds beyond this turn: "run `make test` before every commit".
+_STANDING = re.compile(r"\b(?:every|each time|always|whenever|any ?time|by default|in this (?:repo|repository|project|"
+                       r"codebase)|going forward|from now on|before (?:any|committing|pushing|merging|a commit|a push)|"
+                       r"after (?:any|committing|pulling))\b", re.IGNORECASE)
 # What a fact about the environment is about (else "totals need VAT rounding" would be one).
 _SETUP = re.compile(r"\b(?:running|installed|install|set|env|environment|variable|locale|timezone|version|port|path|"
                     r"docker|container|service|daemon|server|node|python|java|ruby|go|rust|vpn|network|credentials?|"
@@ -397,7 +431,8 @@ _SETUP = re.compile(r"\b(?:running|installed|install|set|env|environment|variabl
 _NOT_A_RULE = re.compile(r"\b(?:i|we)\s+(?:don't|do not|didn't|did not)\s+(?:know|understand|think|see|get|remember)\b",
                          re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:(?:and|also|but|so|oh|plus|btw|please|pls|ok|okay|one more thing|fyi|heads up|"
-                      r"(?:one|two|three|a few|some) things?|note|important|remember)\b[\s,:\-—]*)+", re.IGNORECASE)
+                      r"(?:one|two|three|a few|some) things?|note|important|remember|keep in mind)(?: that)?\b[\s,:\-—]*)+",
+                      re.IGNORECASE)
 _REQUEST = re.compile(r"^(?:can|could|would|will) you\b|^(?:fix|add|implement|write|refactor|rename|explain|"
                       r"investigate|find|check|look|make|create|update|change|remove|delete|run)\b(?!.*\b(?:always|"
                       r"never|from now on|instead of|no longer|going forward)\b)", re.IGNORECASE)
@@ -454,9 +489,10 @@ def _kind_of(s: str, probe: str) -> str | None:
         return "choice"
     if _STATUS_CUES.search(probe) and is_status(probe):
         return "status"
-    if _REQUEST.match(probe):
+    if _REQUEST.match(probe) and not (_STANDING.search(probe) and not probe.lower().startswith(
+            ("can ", "could ", "would ", "will "))):
         return None  # "fix the bug in parser.py", "can you use pnpm?": asked for, not stated
-    if _DECISION_CUES.search(probe):
+    if _DECISION_CUES.search(probe) or _STANDING.search(probe):
         return "rule"
     if _FACT_CUES.search(probe) and _SETUP.search(probe) and not probe.lower().startswith(("i ", "we ")):
         return "fact"
