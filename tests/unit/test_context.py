@@ -37,11 +37,12 @@ RULES = "## Standing rules and preferences (follow them; newest version only)"
 KEYS = "## Key decisions, gotchas and root causes"
 RECENT = "## Recent work (oldest first)"
 # Distinct words, so that titles built from them are not near-duplicates of each other.
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec "
+_WORD_LIST = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec "
          "romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dahlia elm fern ginger hazel "
          "iris jasmine kale laurel maple nutmeg olive pepper quince rose sage thyme umber violet willow yarrow zinnia "
          "acorn birch cobalt dune ember flint granite harbor island jungle kettle lantern meadow nectar orchid "
-         "prairie quartz ripple").split()
+         "prairie quartz ripple")
+WORDS = _WORD_LIST.split()
 
 
 def day(t: float) -> str:

@@ -399,7 +399,8 @@ _DECISION_CUES = re.compile(
     r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|don't|do not|only)|prefer|always|never|"
     r"don't|do not|must(?: not)?|should(?:n't| not)|avoid|stick (?:to|with)|from now on|going forward|instead of|"
     r"rather than|keep using|no more|no longer|is gone|are gone|"
-    r"(?:switched|moved|migrated|changed) (?:[\w.-]+ ){0,3}(?:to|from)|only (?:on|in|from|with|via|after|before|through)|"
+    r"(?:switched|moved|migrated|changed) (?:[\w.-]+ ){0,3}(?:to|from)|"
+    r"only (?:on|in|from|with|via|after|before|through)|"
     r"keep (?:[\w.-]+ ){0,3}(?:small|short|simple|clean|fast|focused|minimal|consistent|sorted|in sync|under|below)|"
     r"not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
     re.IGNORECASE)
@@ -431,7 +432,8 @@ _SETUP = re.compile(r"\b(?:running|installed|install|set|env|environment|variabl
 _NOT_A_RULE = re.compile(r"\b(?:i|we)\s+(?:don't|do not|didn't|did not)\s+(?:know|understand|think|see|get|remember)\b",
                          re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:(?:and|also|but|so|oh|plus|btw|please|pls|ok|okay|one more thing|fyi|heads up|"
-                      r"(?:one|two|three|a few|some) things?|note|important|remember|keep in mind)(?: that)?\b[\s,:\-—]*)+",
+                      r"(?:one|two|three|a few|some) things?|note|important|remember|keep in mind)"
+                      r"(?: that)?\b[\s,:\-—]*)+",
                       re.IGNORECASE)
 _REQUEST = re.compile(r"^(?:can|could|would|will) you\b|^(?:fix|add|implement|write|refactor|rename|explain|"
                       r"investigate|find|check|look|make|create|update|change|remove|delete|run)\b(?!.*\b(?:always|"
