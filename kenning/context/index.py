@@ -159,9 +159,9 @@ class Stale:
     """
 
     def __init__(self, conn: sqlite3.Connection, project: str, limit: int = STALE_CHECKED) -> None:
-        rows = conn.execute(
-            "SELECT title, superseded_at FROM observations WHERE project = ? AND status IN ('superseded', 'retracted') "
-            "ORDER BY created_at DESC LIMIT ?", (project, limit)).fetchall()
+        rows = [r for status in ("superseded", "retracted") for r in conn.execute(
+            "SELECT title, superseded_at FROM observations WHERE project = ? AND status = ? "
+            "ORDER BY created_at DESC LIMIT ?", (project, status, limit)).fetchall()]
         self.items = [(w, float(at) if at is not None else math.inf) for w, at in ((_words(t), at) for t, at in rows)
                       if len(w) >= 2]
 

@@ -24,16 +24,18 @@ _NOISE = re.compile(r"\b(?:[0-9a-f]{7,40}|\d+(?:\.\d+)*|#\d+)\b", re.IGNORECASE)
 
 _TOKEN = re.compile(r"`[^`]+`|[A-Za-z0-9_]+(?:[./-][A-Za-z0-9_]+)*")
 ID_MARK = "="  # identifiers are kept in the word set with this prefix
-_HASH = re.compile(r"[0-9a-f]{7,40}")
+
+
+_IDENT_SHAPE = re.compile(r"[0-9_./]|^[a-z][a-z0-9]*[A-Z]")
+_NUMBER = re.compile(r"[0-9.-]+|[0-9a-f]{7,40}")
 
 
 def _is_ident(token: str) -> bool:
     """A name of something (``m39``, ``test_cache_key``, ``cache.py``, ``parseDate``, a backticked span)."""
-    if token.startswith("`"):
+    if token[0] == "`":
         return True
-    if token.replace(".", "").replace("-", "").isdigit() or _HASH.fullmatch(token):
-        return False  # a number, a version or a commit hash: they vary where the meaning does not
-    return any(c.isdigit() or c in "_./" for c in token) or (token[:1].islower() and any(c.isupper() for c in token))
+    # a number, a version or a commit hash: they vary where the meaning does not
+    return _IDENT_SHAPE.search(token) is not None and _NUMBER.fullmatch(token) is None
 
 
 def words_of(title: str) -> frozenset[str]:
@@ -46,17 +48,25 @@ def words_of(title: str) -> frozenset[str]:
 
 def signature(type_: str, title: str) -> str | None:
     """Equal for titles that say the same thing in any order, with any numbers (None: too short to tell)."""
-    words = words_of(title)
+    return signature_of(type_, words_of(title))
+
+
+def signature_of(type_: str, words: frozenset[str]) -> str | None:
     if len(words) < MIN_WORDS:
         return None
     raw = type_ + "\x00" + " ".join(sorted(words))
     return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:16]
 
 
+def idents(words: frozenset[str]) -> frozenset[str]:
+    """The identifiers among a title's words: only titles naming the same ones can be near-duplicates."""
+    return frozenset(w for w in words if w[0] == ID_MARK)
+
+
 def similar(a: frozenset[str], b: frozenset[str]) -> bool:
     """Same identifiers, and mostly the same words."""
     if len(a) < MIN_WORDS or len(b) < MIN_WORDS:
         return False
-    if {w for w in a if w[0] == ID_MARK} != {w for w in b if w[0] == ID_MARK}:
+    if idents(a) != idents(b):
         return False
     return len(a & b) / len(a | b) >= SIMILAR

@@ -19,6 +19,8 @@ stands. Nothing here knows any particular tool: the grammar finds the subjects.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
 
 from kenning.memory.text import STOPWORDS, content_words, stem, words
 
@@ -61,6 +63,10 @@ WORK_NOUNS = ("migration", "refactor", "refactoring", "rewrite", "rollout", "rol
               "implementation", "work", "effort", "initiative", "branch", "pr", "ticket", "change", "fix")
 
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
+_CANDIDATE = re.compile(r"[\w./*@:-]+")  # tokens that may be paths (checked one by one: cheap)
+_EXTENSIONS = words("py pyi js jsx ts tsx mjs cjs go rs rb java kt swift c h cc cpp hpp cs php sql sh bash zsh yml "
+                    "yaml toml json jsonc ini cfg conf env lock md rst txt html css scss proto graphql gql tf hcl "
+                    "xml gradle mk makefile dockerfile csv ipynb")
 _PATH = re.compile(r"(?<![\w@:/.-])((?:\.{0,2}/)?(?:[\w.*-]+/)+[\w.*-]*|[\w*-]+(?:\.[\w*-]+)*\.(?:py|pyi|js|jsx|"
                    r"ts|tsx|mjs|cjs|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|php|sql|sh|bash|zsh|yml|yaml|toml|"
                    r"json|jsonc|ini|cfg|conf|env|lock|md|rst|txt|html|css|scss|proto|graphql|gql|tf|hcl|xml|"
@@ -83,6 +89,8 @@ _TOOL_AFTER = re.compile(
     r"(?:the\s+|a\s+|an\s+)?([A-Za-z][\w.+-]*(?:\s+(?:run|exec|test|build|install|dev|lint|check|proto|start|"
     r"serve|deploy|up|down|compose)\b)?)", re.IGNORECASE)
 # The words before these name the subject: "make test is gone", "Jenkins was removed".
+_GONE_WORDS = re.compile(r"\b(?:gone|removed|deprecated|dropped|replaced|obsolete|broken|dead|retired|renamed|"
+                         r"no longer)\b", re.IGNORECASE)
 _TOOL_BEFORE = re.compile(
     r"`?([A-Za-z][\w.+-]*(?:\s[\w.+-]+)?)`?\s+(?:is|are|was|were|has been|have been|got)\s+(?:now\s+)?"
     r"(?:gone|removed|deprecated|dropped|replaced|obsolete|broken|dead|retired|renamed|"
@@ -104,22 +112,24 @@ _TO_NAME = re.compile(r"\bto\s+([A-Z][\w.+-]*(?:\s[A-Z][\w.+-]*)?)")
 _PROPER = re.compile(r"(?<=[a-z0-9,;] )([A-Z][a-z][\w.+-]{2,})\b")
 
 
-def subjects(text: str) -> set[str]:
+@lru_cache(maxsize=8192)  # a pure function of the text: supersession asks again for the same candidates
+def subjects(text: str) -> frozenset[str]:
     """The subjects ``text`` mentions, as ``kind:name`` strings."""
     found: set[str] = set()
     t = text or ""
     for m in _BACKTICK.finditer(t):
         found |= _code_subjects(m.group(1))
     plain = _BACKTICK.sub(" ", t)
-    for m in _PATH.finditer(plain):
-        p = m.group(1).strip(".,:;")
-        if len(p) > 2 and not p.startswith("http"):
+    for token in _CANDIDATE.findall(plain):
+        p = token.strip(".,:;")
+        if len(p) > 2 and _is_path(p):
             found.add("file:" + p.lstrip("./") if not p.startswith("../") else "file:" + p)
     for rx in (_ENV, _ASSIGN):
         for m in rx.finditer(t):
             found.add("set:" + m.group(1))
-    for m in _FLAG.finditer(plain):
-        found.add("set:" + m.group(1))
+    if "--" in plain:
+        for m in _FLAG.finditer(plain):
+            found.add("set:" + m.group(1))
     for m in _DOTTED.finditer(plain):
         if not _PATH.fullmatch(m.group(1)):
             found.add("set:" + m.group(1))
@@ -131,13 +141,36 @@ def subjects(text: str) -> set[str]:
         name = m.group(1)
         if name.lower() not in _NOT_TOOLS and not _IDENT.fullmatch(name):
             found.add("cmd:" + name.lower())
-    for rx in (_TOOL_AFTER, _TOOL_BEFORE, _TO_NAME):
+    for rx in (_TOOL_AFTER, _TO_NAME):
         for m in rx.finditer(plain):
             name = _tool_name(m.group(1))
             if name:
                 found.add("cmd:" + name)
+    found |= {"cmd:" + name for name in _named_before_gone(plain)}
     found |= {"work:" + w for w in workstreams(plain)}
-    return found
+    return frozenset(found)
+
+
+def _is_path(p: str) -> bool:
+    """A path or a file name: it has a folder, or a known extension (``@`` and ``:`` rule out URLs, emails)."""
+    if "@" in p or "://" in p or p.startswith("http"):
+        return False
+    if "/" in p:
+        return bool(_PATH.fullmatch(p))
+    stem_, dot, ext = p.rpartition(".")
+    return bool(dot) and bool(stem_) and ext.lower() in _EXTENSIONS and ":" not in p
+
+
+def _named_before_gone(text: str) -> list[str]:
+    """Tools named just before "is gone", "was removed", "is no longer used" … ("`make test` is gone")."""
+    if not _GONE_WORDS.search(text):
+        return []
+    out = []
+    for m in _TOOL_BEFORE.finditer(text):
+        name = _tool_name(m.group(1))
+        if name:
+            out.append(name)
+    return out
 
 
 def _code_subjects(code: str) -> set[str]:
@@ -204,22 +237,27 @@ def negated(text: str) -> set[str]:
         name = _tool_name(m.group(1))
         if name:
             out.add("cmd:" + name.split()[0])
-    for m in _TOOL_BEFORE.finditer(text or ""):
-        name = _tool_name(m.group(1))
-        if name:
-            out.add("cmd:" + name.split()[-1] if len(name.split()) > 1 and name.split()[0] in STOPWORDS
-                    else "cmd:" + name.split()[0])
+    for name in _named_before_gone(text or ""):
+        out.add("cmd:" + name.split()[0])
     return out
+
+
+_WORK_NOUNS = frozenset(WORK_NOUNS)
+_WORDS = re.compile(r"[\w.-]+")
 
 
 def workstreams(text: str) -> set[str]:
     """Work named next to a work noun ("the billing migration", "the v2 API rewrite"), as sorted words."""
+    words = _WORDS.findall(text)
+    lower = [w.lower() for w in words]
     out: set[str] = set()
-    for m in re.finditer(r"\b((?:[\w.-]+\s+){0,3})(" + "|".join(WORK_NOUNS) + r")\b", text, re.IGNORECASE):
-        words = [w.lower() for w in m.group(1).split() if w.lower() not in STOPWORDS and w.lower() not in _NOT_WORK]
-        words = [w for w in words if not STATUS_WORDS.fullmatch(w)]
-        if words:
-            out.add(" ".join(sorted({*words[-2:], m.group(2).lower()})))
+    for i, w in enumerate(lower):
+        if w not in _WORK_NOUNS:
+            continue
+        before = [x for x in lower[max(0, i - 3):i] if x not in STOPWORDS and x not in _NOT_WORK
+                  and not STATUS_WORDS.fullmatch(x)]
+        if before:
+            out.add(" ".join(sorted({*before[-2:], w})))
     return out
 
 
@@ -233,7 +271,8 @@ def is_status(text: str) -> bool:
     return bool(STATUS_WORDS.search(text or "")) and bool(workstreams(text or ""))
 
 
-def template(text: str, subjects_: set[str]) -> set[str]:
+@lru_cache(maxsize=8192)
+def template(text: str, subjects_: frozenset[str]) -> frozenset[str]:
     """The words of ``text`` once its subjects are taken out: what a rule says about its subject.
 
     "Use npm for installs" and "From now on use pnpm for installs" share a template
@@ -242,10 +281,10 @@ def template(text: str, subjects_: set[str]) -> set[str]:
     names = {s.split(":", 1)[1].lower() for s in subjects_}
     parts = names | {w for n in names for w in re.split(r"[\s/]+", n)} | {stem(w) for n in names for w in n.split()}
     cues = content_words(" ".join(m.group(0) for m in SUPERSEDE_CUES.finditer(text or "")))
-    return {w for w in content_words(text) if w not in parts and w not in cues}
+    return frozenset(w for w in content_words(text) if w not in parts and w not in cues)
 
 
-def overlap(a: set[str], b: set[str]) -> set[str]:
+def overlap(a: AbstractSet[str], b: AbstractSet[str]) -> set[str]:
     """Subjects two memories share; workstreams meet when they share most of their words."""
     shared = {s for s in a & b if not s.startswith("work:")}
     wa = [s[5:].split() for s in a if s.startswith("work:")]

@@ -20,6 +20,7 @@ function are both true.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from kenning.memory import subjects as subj
@@ -41,7 +42,7 @@ class Memory:
     layer: str
     text: str           # title, subtitle and facts
     created_at: float
-    subjects: set[str] = field(default_factory=set)
+    subjects: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def of(cls, id: int, type: str, layer: str, text: str, created_at: float) -> Memory:
@@ -106,11 +107,11 @@ def _slot(new: Memory, old: Memory) -> float:
     return jaccard(subj.template(new.text, new.subjects), subj.template(old.text, old.subjects))
 
 
-def _template_overlap(new: Memory, old: Memory) -> set[str]:
+def _template_overlap(new: Memory, old: Memory) -> frozenset[str]:
     return subj.template(new.text, new.subjects) & subj.template(old.text, old.subjects)
 
 
-def _specific(shared: set[str], a: set[str], b: set[str]) -> set[str]:
+def _specific(shared: set[str], a: AbstractSet[str], b: AbstractSet[str]) -> set[str]:
     """Shared subjects, without a command's first word when each side names it more precisely
     and differently (``make test`` and ``make lint`` share ``make``: not the same command)."""
     out = set(shared)

@@ -9,6 +9,7 @@ capitalised only when it starts with an ordinary English word.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 
 def words(text: str) -> frozenset[str]:
@@ -137,7 +138,7 @@ def content_words(text: str) -> set[str]:
     return {stem(t) for t in tokens(text) if t not in STOPWORDS and not t.isdigit() and len(t) > 1}
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kenning.memory.duplicates import WINDOW, signature, similar, words_of
+from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
 from kenning.memory.layers import classify
 from kenning.memory.subjects import subjects
 
@@ -83,15 +83,27 @@ def _rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
 
 
 def _classify_one(conn: sqlite3.Connection, r: sqlite3.Row) -> None:
+    _write_classified(conn, [_classified(r)], fresh=False)
+
+
+def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str, int]]]:
+    """(the row's layer, importance, signature and id; its subject rows)."""
     facts = _list(r["facts"])
     layer, importance = classify(r["type"], r["title"] or "", facts=facts, concepts=_list(r["concepts"]),
                                  subtitle=r["subtitle"] or "")
-    conn.execute("UPDATE observations SET layer = ?, importance = ?, signature = ? WHERE id = ?",
-                 (layer, importance, signature(r["type"], r["title"] or ""), r["id"]))
-    conn.execute("DELETE FROM observation_subjects WHERE observation_id = ?", (r["id"],))
     found = subjects(memory_text(r["title"], r["subtitle"], facts))
+    return ((layer, importance, signature_of(r["type"], words_of(r["title"] or "")), r["id"]),
+            [(r["project"], s[:300], r["id"]) for s in sorted(found)])
+
+
+def _write_classified(conn: sqlite3.Connection, done: list[tuple[tuple[object, ...], list[tuple[str, str, int]]]],
+                      *, fresh: bool) -> None:
+    conn.executemany("UPDATE observations SET layer = ?, importance = ?, signature = ? WHERE id = ?",
+                     [d[0] for d in done])
+    if not fresh:  # rows indexed before: their subjects go first
+        conn.executemany("DELETE FROM observation_subjects WHERE observation_id = ?", [(d[0][3],) for d in done])
     conn.executemany("INSERT OR IGNORE INTO observation_subjects (project, subject, observation_id) VALUES (?, ?, ?)",
-                     [(r["project"], s[:300], r["id"]) for s in sorted(found)])
+                     [s for d in done for s in d[1]])
 
 
 # --------------------------------------------------------------------------- groups
@@ -101,6 +113,7 @@ class _Head:
     id: int
     created_at: float
     words: frozenset[str]
+    ids: frozenset[str] = frozenset()
 
 
 def assign(conn: sqlite3.Connection, oid: int) -> int:
@@ -138,11 +151,13 @@ def _matching_head(conn: sqlite3.Connection, r: sqlite3.Row) -> _Head | None:
     if row is not None:
         return _Head(int(row[0]), float(row[1]), words_of(row[2]))
     mine = words_of(r["title"])
+    ids = idents(mine)
     for h in conn.execute(
             "SELECT id, created_at, title FROM observations INDEXED BY observations_project_type_created "
             "WHERE project = ? AND type = ? AND duplicate_of IS NULL AND status = 'active' AND id != ? "
             "ORDER BY created_at DESC, id DESC LIMIT ?", (r["project"], r["type"], r["id"], WINDOW)):
-        if similar(mine, words_of(h[2])):
+        theirs = words_of(h[2])
+        if idents(theirs) == ids and similar(mine, theirs):
             return _Head(int(h[0]), float(h[1]), frozenset())
     return None
 
@@ -162,12 +177,13 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
     for r in rows:
         oid, project_, type_, created = int(r[0]), str(r[1]), str(r[2]), float(r[5])
         words = words_of(r[3])
+        ids = idents(words)
         key = (project_, str(r[4]))
         found = heads.get(key) if r[4] is not None else None
         window = recent.setdefault((project_, type_), deque(maxlen=WINDOW))
         if found is None and r[4] is not None:
             for h in reversed(window):
-                if similar(words, h.words):
+                if h.ids == ids and similar(words, h.words):
                     found = h.id
                     break
         if found is None:
@@ -188,7 +204,7 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
         if r[4] is not None:
             heads[key] = oid
             keys_of.setdefault(oid, []).append(key)
-        window.append(_Head(oid, created, words))
+        window.append(_Head(oid, created, words, ids))
     # Resolve chains (a -> b -> c) to the final head, compressing the paths walked.
     for oid in head_of:
         top, path = oid, []
@@ -208,7 +224,6 @@ def rebuild(conn: sqlite3.Connection, *, batch: int = 2000) -> dict[str, int]:
     ids = [int(r[0]) for r in conn.execute("SELECT id FROM observations ORDER BY id")]
     conn.execute("DELETE FROM observation_subjects")
     for i in range(0, len(ids), batch):
-        for r in _rows(conn, ids[i:i + batch]):
-            _classify_one(conn, r)
+        _write_classified(conn, [_classified(r) for r in _rows(conn, ids[i:i + batch])], fresh=True)
     duplicates = rebuild_groups(conn)
     return {"observations": len(ids), "duplicates": duplicates}
