@@ -33,7 +33,10 @@ GOTCHA = re.compile(
     r"breaks? (?:unless|without|when|if)|make sure|remember to|note that|careful|gotcha|workaround|"
     r"otherwise it|has to be|have to be|is required)\b", re.IGNORECASE)
 REASON = re.compile(r"\b(?:i|we)\s+(?:chose|used|went with|picked|decided|opted|kept|avoided|prefer(?:red)?)\b.*"
-                    r"\b(?:because|since|so that|to avoid|to keep|as it|as they|instead of)\b", re.IGNORECASE)
+                    r"\b(?:because|since|so that|to avoid|to keep|as it|as they|instead of)\b|"
+                    r"\b(?:that|this|it) (?:was|is) (?:deliberate|intentional|on purpose|by design)\b|"
+                    r"\bso (?:that )?(?:the|we|it|they|each|every)\b.*\b(?:have to|has to|must|need to|needs to)\b",
+                    re.IGNORECASE)
 OUTCOME = re.compile(
     r"^(?:fixed|added|implemented|changed|updated|refactored|removed|renamed|moved|created|wrote|made|switched|"
     r"migrated|replaced|extracted|split|merged|converted|rewrote|deleted|introduced|enabled|disabled|bumped)\b|"

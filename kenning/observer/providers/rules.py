@@ -261,9 +261,10 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
         tail = _error_excerpt(fail.output)
         if tail and tail != headline:
             facts.append(f"Output: {tail}")
-        if explained and not attached:
-            facts += explained
-            attached = True
+        about = [x for x in explained if _about(x, fail.command, headline)]
+        if about:
+            facts += about
+            attached = attached or len(about) == len(explained)
         drafts.append(ObservationDraft(
             type="discovery", title=_cap(f"`{cmd}` fails: {headline}" if headline else f"`{cmd}` fails"),
             subtitle=_cap(fail.description or "command failed", 120), facts=facts,
@@ -308,21 +309,24 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
                                                              f"{len(files) - len(created)} modified", 120),
                 facts=facts, narrative=narrative, concepts=["what-changed"], files_read=reads,
                 files_modified=files, created_at=created_at))
+    answer = _answer(agent_texts(turn)) if not modified and gist and _QUESTION.search(gist) else ""
+    if answer:
+        # A question the agent answered: the answer is what was learned, and says it best.
+        facts = [f"Asked: {gist}", *(explained if not attached else []), *(f"Read {f}" for f in reads[:10])]
+        attached = True
+        drafts.append(ObservationDraft(
+            type="discovery", title=_cap(answer, 200), subtitle=_cap(f"answer to: {gist}", 160),
+            facts=_unique(facts), narrative=f"Asked: {gist}. Answer: {answer}",
+            concepts=["how-it-works"], files_read=reads, created_at=(turn.stop or turn.all[-1]).occurred_at))
     elif not modified and reads and gist and not unresolved and not drafts and not stated:
         facts = [f"Read {f}" for f in reads[:10]] + [f"Searched: {s}" for s in searches[:5]]
-        answer = _answer(agent_texts(turn))
-        if answer:
-            facts.insert(0, f"Answer: {answer}")
         if explained and not attached:
             facts = [*explained, *facts]
             attached = True
-        # A question the agent answered: the answer is what was learned, and says it best.
-        title = answer if answer and _QUESTION.search(gist) else f"Explored {_file_list(reads)}: {gist}"
         drafts.append(ObservationDraft(
-            type="discovery", title=_cap(title, 200),
+            type="discovery", title=_cap(f"Explored {_file_list(reads)}: {gist}", 200),
             subtitle=_cap(f"{len(reads)} file(s) read, nothing changed", 120), facts=_unique(facts),
-            narrative=f"Asked: {gist}. Read {', '.join(reads[:8])} without changing anything."
-            + (f" Answer: {answer}" if answer else ""),
+            narrative=f"Asked: {gist}. Read {', '.join(reads[:8])} without changing anything.",
             concepts=["how-it-works"], files_read=reads, created_at=turn.events[-1].occurred_at))
 
     if explained and not attached and not said.empty:
@@ -362,8 +366,18 @@ def _answer(texts: list[str]) -> str:
     """The first sentences of the agent's last message, when it answered a question."""
     if not texts:
         return ""
-    said = [x for x in sentences(texts[-1]) if not x.endswith("?") and not _PLAN_OR_THANKS.match(x)][:2]
-    return _cap(" ".join(said), 300) if len(" ".join(said).split()) >= 4 else ""
+    said = [x for x in sentences(_MARKUP.sub("", texts[-1]))
+            if not x.endswith("?") and not _PLAN_OR_THANKS.match(x) and len(x.split()) >= 4][:2]
+    return _cap(" ".join(said), 300) if said else ""
+
+
+_MARKUP = re.compile(r"\*\*|__|^#+\s*", re.MULTILINE)
+
+
+def _about(sentence: str, command: str, headline: str) -> bool:
+    """Whether an explanation is about a failed command: it names the command or its error."""
+    names = {w.lower() for w in re.findall(r"[\w.-]{3,}", " ".join(evidence.command_key(command)) + " " + headline)}
+    return bool(names & {w.lower() for w in re.findall(r"[\w.-]{3,}", sentence)})
 
 
 _QUESTION = re.compile(r"\?\s*$|^(?:how|why|what|where|which|who|when|is|are|does|do|can|explain|tell me|"
