@@ -36,7 +36,7 @@ SUMMARY_ICON = "📋"
 COUNT_CAP = 10_000
 RULE_CHARS, KEY_CHARS, LOG_CHARS = 200, 220, 160   # longest title of a row in each section
 KEY_CANDIDATES = 80    # most important and newest key memories considered (each)
-STALE_CHECKED = 300    # superseded / retracted memories whose restatements are kept out
+STALE_CHECKED = 200    # superseded and as many retracted memories whose restatements are kept out
 LEFT_OFF_LOOKBACK = 30  # summaries searched for the latest one that did work
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-][A-Za-z0-9_]+)*")
 _SHORT = "a an the to of in on for with and or is are was be it this that we i you use uses using from now by at as"
@@ -122,9 +122,9 @@ class Selection:
         self.summaries = _dedupe([s for s in sums if s.created_at >= archive][:settings.context_sessions])
         self.stale = Stale(conn, project)
         # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
-        self.total = int(conn.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM observations WHERE project = ? AND status = 'active' "
-            "AND duplicate_of IS NULL LIMIT ?)", (project, COUNT_CAP + 1)).fetchone()[0])
+        self.total = int(conn.execute(  # the partial index holds exactly the group heads: no row lookups
+            "SELECT COUNT(*) FROM (SELECT 1 FROM observations INDEXED BY observations_layer_time WHERE project = ? "
+            "AND status = 'active' AND duplicate_of IS NULL LIMIT ?)", (project, COUNT_CAP + 1)).fetchone()[0])
         self.log = [r for r in self.log if not self.restates_stale(r.title, r.created_at)]
 
     def score(self, r: Row) -> float:
@@ -164,13 +164,20 @@ class Stale:
             "ORDER BY created_at DESC LIMIT ?", (project, status, limit)).fetchall()]
         self.items = [(w, float(at) if at is not None else math.inf) for w, at in ((_words(t), at) for t, at in rows)
                       if len(w) >= 2]
+        self.by_word: dict[str, list[int]] = {}  # word -> the items holding it (most texts share few)
+        for i, (w, _at) in enumerate(self.items):
+            for word in w:
+                self.by_word.setdefault(word, []).append(i)
 
     def echoed(self, text: str, written_at: float) -> bool:
         """Whether ``text``, written at ``written_at``, restates a memory that has since stopped being true."""
         if not self.items or not text:
             return False
-        mine = _words(text)
-        return any(written_at <= at and len(w & mine) >= 0.75 * len(w) for w, at in self.items)
+        shared: dict[int, int] = {}
+        for word in _words(text):
+            for i in self.by_word.get(word, ()):
+                shared[i] = shared.get(i, 0) + 1
+        return any(n >= 0.75 * len(self.items[i][0]) and written_at <= self.items[i][1] for i, n in shared.items())
 
     def fresh_part(self, text: str, written_at: float) -> str:
         """``text`` without the clauses that echo a memory no longer true."""
@@ -263,6 +270,7 @@ class Layout:
         self.key_lines = _fit([obs_line(r, now, icons, KEY_CHARS, agent) for r in sel.keys],
                               settings.context_key_chars)
         self.recent = self._recent_rows()
+        self.left_off = self._left_off()
 
     def _recent_rows(self) -> list[tuple[float, int, str]]:
         """(time, order, line) of the log rows and summary rows, oldest first."""
@@ -305,7 +313,7 @@ class Layout:
                 lines.append(text)
         if any(BY in line for line in lines[5:]):
             lines[4] += ' "in <agent>" marks work done in another coding agent.'
-        lines += self._left_off()
+        lines += self.left_off
         dropped = self.dropped(len(recent))
         lines.append("")
         if dropped > 0:

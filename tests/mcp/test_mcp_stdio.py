@@ -174,6 +174,7 @@ def test_bad_input_comes_back_as_a_tool_error_and_the_server_keeps_serving(story
         last = await c.call_tool("search_memory", {"query": "VAT"})
         return errors, hostile, text_of(last)
 
+    stored = db_rows(story, "SELECT COUNT(*) FROM observations")[0][0]
     errors, hostile, last = run_client(go, env=story.env(), cwd=story.project)
     for (tool, args, want), (_t, text, is_error) in zip(bad, errors, strict=True):
         assert is_error, (tool, args, text)
@@ -182,7 +183,7 @@ def test_bad_input_comes_back_as_a_tool_error_and_the_server_keeps_serving(story
     for q, is_error, text in hostile:
         assert not is_error, (q, text)
     assert rows_of(last), last  # still serving after all that
-    assert db_rows(story, "SELECT COUNT(*) FROM observations")[0][0] == 10  # nothing was written by mistake
+    assert db_rows(story, "SELECT COUNT(*) FROM observations")[0][0] == stored  # nothing was written by mistake
 
 
 def test_default_project_comes_from_roots_then_claude_project_dir_then_cwd(story: Story, tmp_path: Path) -> None:
