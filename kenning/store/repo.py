@@ -126,6 +126,17 @@ def pending_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
 
 
+def prune_events(conn: sqlite3.Connection, older_than: float) -> int:
+    """Forget the ledger rows of long-processed events (their payloads went days before).
+
+    A row only serves to recognise a spool file replayed after a crash, which happens within
+    minutes; kept forever, a million events would be a hundred megabytes that say nothing.
+    """
+    cur = conn.execute("DELETE FROM events WHERE status != 'pending' AND payload IS NULL AND processed_at < ?",
+                       (older_than,))
+    return cur.rowcount
+
+
 def prune_payloads(conn: sqlite3.Connection, older_than: float) -> int:
     """Drop the raw payload of long-processed events (the key stays, for idempotent ingest)."""
     cur = conn.execute("UPDATE events SET payload = NULL WHERE status != 'pending' AND payload IS NOT NULL "

@@ -40,6 +40,7 @@ log = logging.getLogger("kenning.worker")
 
 INGEST_BATCH = 500
 PAYLOAD_RETENTION_S = 3 * 24 * 3600
+EVENT_RETENTION_S = 30 * 24 * 3600  # the ledger row of a processed event (its payload is long gone)
 KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 
 
@@ -215,6 +216,7 @@ class Pipeline:
         self._last_prune = now
         with repo.transaction(self.conn):
             repo.prune_payloads(self.conn, now - PAYLOAD_RETENTION_S)
+            repo.prune_events(self.conn, now - EVENT_RETENTION_S)
         spool.clean_tmp(self.paths)
 
     def cycle(self) -> None:
