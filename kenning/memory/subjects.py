@@ -243,7 +243,7 @@ def negated(text: str) -> set[str]:
 
 
 _WORK_NOUNS = frozenset(WORK_NOUNS)
-_WORDS = re.compile(r"[\w.-]+")
+_WORDS = re.compile(r"[\w-]+(?:\.[\w-]+)*")  # a sentence's full stop is not part of its last word
 
 
 def workstreams(text: str) -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kenning.memory.subjects import is_status
 from kenning.memory.text import capitalised, clip, sentences
 
 MAX_SENTENCE = 320
@@ -47,6 +48,10 @@ _PLANNING = re.compile(
     r"looking at|i need to|i should|i'd|i would|i can|i see|i found the|here(?:'s| is)|ok|okay|sure|great|"
     r"perfect|alright|all done|done|now,? |checking|reading|running|searching)\b", re.IGNORECASE)
 _MARKDOWN = re.compile(r"\*\*|__|^#+\s*")
+# A status the agent reports, not a mention: "paused the billing migration", "the refactor is done".
+_STATUS_CHANGE = re.compile(r"\b(?:paused|pausing|on hold|resumed|resuming|blocked|unblocked|postponed|shelved|"
+                            r"parked|finished|completed|shipped|(?:is|are) (?:done|live|finished|complete))\b",
+                            re.IGNORECASE)
 
 
 @dataclass
@@ -56,6 +61,7 @@ class Explained:
     gotchas: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     outcomes: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)  # where a piece of work stands now
 
     @property
     def empty(self) -> bool:
@@ -92,6 +98,9 @@ def explain(texts: list[str]) -> Explained:
             if _PLANNING.match(s) and not (outcome or fix):
                 continue
             s = capitalised(s)
+            if is_status(s) and _STATUS_CHANGE.search(s):
+                out.statuses.append(s)
+                continue
             if REASON.search(s):
                 out.reasons.append(s)
             elif CAUSE.search(s):

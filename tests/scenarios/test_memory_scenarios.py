@@ -189,6 +189,45 @@ SCENARIOS = [
     ),
 ]
 
+SCENARIOS += [
+    Scenario(
+        "status_reported_by_the_agent_then_resumed",
+        [Session([Turn("Start migrating the invoices table to the new schema.",
+                       [edit("migrations/0007_invoices.sql", "-- todo", "ALTER TABLE invoices ADD COLUMN tenant_id")],
+                       last="Paused the invoices schema migration at step 3: the DBA has to approve the new index "
+                            "first.")]),
+         *routine(2),
+         Session([Turn("The DBA approved, resume the invoices schema migration.", last="Resumed; step 4 is next.")])],
+        Probe(prompt="Where are we with the invoices schema migration?"),
+        must=["resume the invoices schema migration"],
+        must_not=["Paused the invoices schema migration"],
+    ),
+    Scenario(
+        "cause_explained_along_the_way",
+        [Session([Turn("The nightly export job crashes, please fix it",
+                       [bash("python -m jobs.export", fails="MemoryError"), read("jobs/export.py"),
+                        edit("jobs/export.py", "rows = list(query)", "rows = query.iterator()"),
+                        bash("python -m jobs.export", "exported 120000 rows")],
+                       said=["Reproducing the crash.",
+                             "The export loaded all 120k rows into memory at once because of list(query); streaming "
+                             "with iterator() keeps it flat."],
+                       last="Done.")]),
+         *routine(2)],
+        Probe(prompt="The export job ran out of memory again"),
+        files={"main:jobs/export.py": "rows = list(query)\n"},
+        must=["iterator()"],
+    ),
+    Scenario(
+        "correction_that_starts_with_actually",
+        [Session([Turn("Use pnpm for all installs.", last="OK.")]),
+         *routine(2),
+         Session([Turn("Actually, use yarn for installs; we dropped pnpm last week.", last="Will use yarn.")])],
+        Probe(prompt="Install the new date library"),
+        must=["use yarn for installs"],
+        must_not=["Use pnpm for all installs"],
+    ),
+]
+
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_scenario(home: Home, scenario: Scenario) -> None:

@@ -73,6 +73,7 @@ def test_what_a_prompt_states(prompt: str, want: list[tuple[str, str]]) -> None:
     ("Set MAX_WORKERS=4 in prod", {"set:MAX_WORKERS"}),
     ("Tests need TZ=UTC", {"set:TZ"}),
     ("Paused the billing migration", {"work:billing migration"}),
+    ("The DBA approved, resume the invoices schema migration.", {"work:invoices migration schema"}),
     ("cache_key() ignored tenant_id", {"id:cache_key", "id:tenant_id"}),
     ("Moved CI from Jenkins to GitHub Actions", {"cmd:jenkins", "cmd:github actions"}),
     ("PAY-123 is blocked on legal", {"ticket:PAY-123"}),

@@ -143,7 +143,7 @@ def explain_turn(turn: Turn) -> Explained:
     if not texts:
         return Explained()
     last, before = explain(texts[-1:]), explain(texts[:-1])
-    for name in ("causes", "fixes", "gotchas", "reasons", "outcomes"):
+    for name in ("causes", "fixes", "gotchas", "reasons", "outcomes", "statuses"):
         mine = getattr(last, name)
         mine.extend(x for x in getattr(before, name) if x not in mine)
     return last
@@ -338,6 +338,12 @@ def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
             concepts=["problem-solution"] if said.causes or said.fixes else ["gotcha"],
             files_read=reads, created_at=(turn.stop or turn.all[-1]).occurred_at))
 
+    for status in ([] if any(kind == "status" for kind, _s in stated) else said.statuses[:2]):
+        # Where a workstream stands, as the agent reported it ("paused the migration at step 3").
+        drafts.append(ObservationDraft(
+            type="decision", title=_cap(status.rstrip("."), 240), subtitle="reported by the agent",
+            facts=[status], narrative=status, concepts=["why-it-exists"],
+            created_at=(turn.stop or turn.all[-1]).occurred_at))
     if turn.prompt is not None:
         for kind, sentence in stated:
             fact = kind == "fact"
@@ -500,9 +506,17 @@ def _clauses(sentence: str) -> list[str]:
 _GONE = re.compile(r"\b(?:is|are) gone|no longer \w+|was removed|has been removed\b", re.IGNORECASE)
 
 
+# "Use pnpm for all installs": a tool for a kind of work (plural, -ing, "all/every …"), not for this task.
+_USE_FOR = re.compile(r"^(?:(?:actually|correction|scratch that|instead|so)[\s,:;—-]+)?(?:always |please |we )?"
+                      r"(?:use|prefer|stick to|go with) [\w.@/+-]+(?: [\w.@/+-]+)? (?:for|to|when|in|on) "
+                      r"(?:all |every |any |new |our |the )?(?:[\w-]+ )?[\w-]+(?:s|ing)\b", re.IGNORECASE)
+
+
 def _kind_of(s: str, probe: str) -> str | None:
     if _CHOICE_CUES.search(probe):
         return "choice"
+    if _USE_FOR.search(probe):
+        return "rule"
     if _STATUS_CUES.search(probe) and is_status(probe):
         return "status"
     if _REQUEST.match(probe) and not (_STANDING.search(probe) and not probe.lower().startswith(
