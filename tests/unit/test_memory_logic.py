@@ -57,6 +57,11 @@ def test_identifiers_keep_their_case(text: str, want: str) -> None:
      [("status", "Let's pause the billing migration until finance signs off")]),
     ("FYI the integration tests need Docker running.", [("fact", "The integration tests need Docker running")]),
     ("Invoice totals need VAT rounding.", []),
+    ("FYI the flaky test was caused by the shared tmp dir; we isolated it with tmp_path.",
+     [("fact", "The flaky test was caused by the shared tmp dir; we isolated it with tmp_path")]),
+    ("I'd rather you not add comments to obvious code.", [("rule", "I'd rather you not add comments to obvious code")]),
+    ("Use pnpm for all installs.", [("rule", "Use pnpm for all installs")]),
+    ("Use the staging DB for this test", []),
     ("Can you use pnpm instead of npm?", []),
 ])
 def test_what_a_prompt_states(prompt: str, want: list[tuple[str, str]]) -> None:

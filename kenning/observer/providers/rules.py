@@ -417,6 +417,7 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
 
 _DECISION_CUES = re.compile(
     r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|don't|do not|only)|prefer|always|never|"
+    r"(?:i|we)(?:'d| would) rather|(?:i|we) (?:like|want|hate|dislike|don't like|do not like) (?!to know|you to)|"
     r"don't|do not|must(?: not)?|should(?:n't| not)|avoid|stick (?:to|with)|from now on|going forward|instead of|"
     r"rather than|keep using|no more|no longer|is gone|are gone|"
     r"(?:switched|moved|migrated|changed) (?:[\w.-]+ ){0,3}(?:to|from)|"
@@ -448,6 +449,8 @@ _SETUP = re.compile(r"\b(?:running|installed|install|set|env|environment|variabl
                     r"docker|container|service|daemon|server|node|python|java|ruby|go|rust|vpn|network|credentials?|"
                     r"token|key|permissions?|root|sudo|ci|machine|os|linux|macos|windows|database|db|cache|disk|"
                     r"memory|cpu|gpu|browser|headless|display)\b|`[^`]+`|\b[A-Z][A-Z0-9_]+=", re.IGNORECASE)
+_USER_CAUSE = re.compile(r"\b(?:was|were|is|are) caused by|\broot cause\b|\bthe (?:cause|culprit|problem|issue|bug) "
+                         r"(?:was|is)\b|\bturned out\b|\bcame from\b", re.IGNORECASE)
 # "I don't know why it fails" has a cue word but states no rule.
 _NOT_A_RULE = re.compile(r"\b(?:i|we)\s+(?:don't|do not|didn't|did not)\s+(?:know|understand|think|see|get|remember)\b",
                          re.IGNORECASE)
@@ -473,14 +476,12 @@ def statements(prompt: str) -> list[tuple[str, str]]:
     for i, raw in enumerate(parts):
         if i in consumed:
             continue
-        for clause in _clauses(raw):
-            s = _LEAD_IN.sub("", clause).strip().rstrip(".!; ")
-            if raw.endswith("?") or len(s) > 300 or len(s.split()) < 3:
+        kinds = [_clause_kind(c) for c in _clauses(raw)]
+        for j, (kind, s) in enumerate(kinds):
+            if kind is None or raw.endswith("?") or len(s) > 300 or len(s.split()) < 3:
                 continue
-            probe = _NOT_A_RULE.sub("", s.replace("\u2019", "'"))  # "don’t" typed with a curly apostrophe
-            kind = _kind_of(s, probe)
-            if kind is None:
-                continue
+            if kind in ("fact", "status") and j + 1 < len(kinds) and kinds[j + 1][0] is None:
+                s = f"{s}; {kinds[j + 1][1]}"  # "… was caused by X; we fixed it with Y": the fix goes along
             following = parts[i + 1] if i + 1 < len(parts) else ""
             if kind in ("choice", "rule") and _REASON_START.match(following) and len(s) + len(following) < 300:
                 s = f"{s}: {_lower_first(following.rstrip('.'))}"
@@ -489,6 +490,12 @@ def statements(prompt: str) -> list[tuple[str, str]]:
             if all(s != x for _k, x in out):
                 out.append((kind, s))
     return out[:4]
+
+
+def _clause_kind(clause: str) -> tuple[str | None, str]:
+    s = _LEAD_IN.sub("", clause).strip().rstrip(".!; ")
+    probe = _NOT_A_RULE.sub("", s.replace("\u2019", "'"))  # "don’t" typed with a curly apostrophe
+    return (_kind_of(s, probe) if len(s.split()) >= 3 else None), s
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -526,6 +533,8 @@ def _kind_of(s: str, probe: str) -> str | None:
         return "rule"
     if _FACT_CUES.search(probe) and _SETUP.search(probe) and not probe.lower().startswith(("i ", "we ")):
         return "fact"
+    if _USER_CAUSE.search(probe):
+        return "fact"  # a root cause the user found: "the flaky test was caused by the shared tmp dir"
     return None
 
 
