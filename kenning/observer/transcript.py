@@ -111,19 +111,10 @@ def _tail(blocks: list[str]) -> list[str]:
 
 
 def cleaner(settings: Any) -> Callable[[str], str]:
-    """Clean transcript text as the hooks clean what they capture: ``<private>`` out, secrets redacted."""
-    from kenning.privacy.redact import Redactor
-    from kenning.privacy.tags import strip_text
-    from kenning.settings import custom_patterns
+    """Clean transcript text as the hooks clean what they capture (``kenning.privacy.ingress``)."""
+    from kenning.privacy import ingress
 
-    redactor = Redactor(disabled=settings.redact_disabled, custom=custom_patterns(settings)) \
-        if settings.redact_secrets else None
-
-    def clean(text: str) -> str:
-        out = strip_text(text)
-        return redactor.text(out) if redactor is not None else out
-
-    return clean
+    return ingress.cleaner(settings).text
 
 
 class TurnReader:

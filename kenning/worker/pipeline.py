@@ -31,9 +31,8 @@ from typing import Any
 
 from kenning import spool
 from kenning.observer.base import Observer
-from kenning.observer.transcript import TurnReader, cleaner
+from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
-from kenning.settings import load
 from kenning.store import projects, repo, usage
 
 log = logging.getLogger("kenning.worker")
@@ -67,10 +66,10 @@ class Pipeline:
         self.conn = conn
         self.observer = observer
         # What the agent said during a turn (transcript), added to its Stop event for the observer.
-        self.turns = turns if turns is not None else TurnReader(cleaner(load(paths)[0]))
+        self._cleaner: tuple[int, Any] | None = None
+        self.turns = turns if turns is not None else TurnReader(lambda text: self._settings_cleaner().text(text))
         self.stats = Stats()
         self._last_prune = 0.0
-        self._cleaner: tuple[int, Any] | None = None
         self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
         bind = getattr(observer, "bind", None)
         if callable(bind):
@@ -79,6 +78,10 @@ class Pipeline:
 
     def _clean(self, outcome: Any) -> None:
         """Redact the observer's drafts with the user's settings (re-read when settings.json changes)."""
+        self._settings_cleaner().outcome(outcome)
+
+    def _settings_cleaner(self) -> Any:
+        """The ingress cleaner for the user's current settings (rebuilt when settings.json changes)."""
         try:
             mtime = os.stat(self.paths.settings).st_mtime_ns
         except OSError:
@@ -88,7 +91,7 @@ class Pipeline:
             from kenning.settings import load
 
             self._cleaner = (mtime, ingress.cleaner(load(self.paths)[0]))
-        self._cleaner[1].outcome(outcome)
+        return self._cleaner[1]
 
     # ------------------------------------------------------------------------- ingest
     def ingest(self, limit: int = INGEST_BATCH) -> int:
