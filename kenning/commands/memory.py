@@ -203,7 +203,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         since, until = _dates(args)
     except ValueError as e:
         return _fail(str(e), 2)
-    conn = connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+    try:
+        conn = connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+    except sqlite3.Error as e:
+        return _fail(f"cannot read the database: {e}")
     project = args.project
     if conn is not None and project:
         try:

@@ -68,6 +68,12 @@ SAVE_DESCRIPTION = (
     "searchable at once with search_memory and listed at the start of the next session. Secrets and "
     "<private> content are removed before storing. Saving the same text twice keeps one copy."
 )
+SUPERSEDE_DESCRIPTION = (
+    "Mark Kenning memories as no longer true because a newer memory replaces them (a rule corrected, a "
+    "decision reversed, a status changed): give their ids and `by`, the id of the memory that replaces them "
+    "(save_memory it first if needed). They stop being given to future sessions but stay searchable, flagged. "
+    "Same project only; the user can undo it with `kenning restore`."
+)
 GUIDE_DESCRIPTION = (
     "How to use Kenning's memory tools: search past sessions (search_memory) → context (memory_timeline) → "
     "full records (get_observations), save_memory and forget_memory; their filters and token costs. "
@@ -212,6 +218,20 @@ def build(tools: MemoryTools | None = None) -> MCPServer:
         ids: Annotated[list[int | str], Field(description="Observation ids to delete, e.g. [12]; at most 100.")],
     ) -> str:
         return await call(t.forget, ids)
+
+    @server.tool(name="supersede_memory", title="Mark memories as replaced by a newer one",
+                 description=SUPERSEDE_DESCRIPTION,
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False),
+                 structured_output=False)
+    async def supersede_memory(
+        ctx: Context,
+        ids: Annotated[list[int | str], Field(description="Ids of the memories no longer true, e.g. [12]; at most "
+                                                          "100.")],
+        by: Annotated[int | str, Field(description="Id of the memory that replaces them, e.g. 31.")],
+    ) -> str:
+        cwd = await where.get(ctx)
+        return await call(t.supersede, ids, by, cwd=cwd)
 
     @server.tool(name="memory_guide", title="How to use the memory tools", description=GUIDE_DESCRIPTION,
                  annotations=READ_ONLY, structured_output=False)

@@ -36,6 +36,7 @@ from typing import Any
 
 from kenning import spool
 from kenning.observer.base import Observer
+from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
 from kenning.store import projects, repo, usage
 from kenning.store.db import open_db
@@ -48,6 +49,7 @@ SETTLE_RETRIES_S = (0.005, 0.01, 0.02, 0.04, 0.08)
 UNSETTLED_RETRY_S = 0.2
 POKE_GAP_S = 0.25  # pokes start at most 4 cycles a second
 PAYLOAD_RETENTION_S = 3 * 24 * 3600
+EVENT_RETENTION_S = 30 * 24 * 3600  # the ledger row of a processed event (its payload is long gone)
 KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 
 
@@ -71,13 +73,16 @@ class Stats:
 class Pipeline:
     """Owns the writer connection; call :meth:`cycle` from a single thread."""
 
-    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer) -> None:
+    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer,
+                 turns: TurnReader | None = None) -> None:
         self.paths = paths
         self.conn = conn
         self.observer = observer
+        # What the agent said during a turn (transcript), added to its Stop event for the observer.
+        self._cleaner: tuple[int, Any] | None = None
+        self.turns = turns if turns is not None else TurnReader(lambda text: self._settings_cleaner().text(text))
         self.stats = Stats()
         self._last_prune = 0.0
-        self._cleaner: tuple[int, Any] | None = None
         self._file = file_id(paths.db)  # the database file this connection writes
         self._checked = False  # integrity of this file checked (first cycle)
         self._reopen_needed = False  # the file at the path changed and is not open yet
@@ -91,6 +96,10 @@ class Pipeline:
 
     def _clean(self, outcome: Any) -> None:
         """Redact the observer's drafts with the user's settings (re-read when settings.json changes)."""
+        self._settings_cleaner().outcome(outcome)
+
+    def _settings_cleaner(self) -> Any:
+        """The ingress cleaner for the user's current settings (rebuilt when settings.json changes)."""
         try:
             mtime = os.stat(self.paths.settings).st_mtime_ns
         except OSError:
@@ -100,7 +109,7 @@ class Pipeline:
             from kenning.settings import load
 
             self._cleaner = (mtime, ingress.cleaner(load(self.paths)[0]))
-        self._cleaner[1].outcome(outcome)
+        return self._cleaner[1]
 
     # ------------------------------------------------------------------------- ingest
     def ingest(self, limit: int = INGEST_BATCH) -> int:
@@ -282,6 +291,9 @@ class Pipeline:
             events = repo.pending_events(self.conn, sid)
             if not events:
                 continue
+            for e in events:
+                if e.kind == "Stop":
+                    e.payload = self.turns.enrich(e.payload)
             info = repo.session_info(self.conn, sid)
             self.stats.observer_busy = True
             try:
@@ -334,6 +346,7 @@ class Pipeline:
         self._last_prune = now
         with repo.transaction(self.conn):
             repo.prune_payloads(self.conn, now - PAYLOAD_RETENTION_S)
+            repo.prune_events(self.conn, now - EVENT_RETENTION_S)
         spool.clean_tmp(self.paths)
 
     def cycle(self) -> None:
