@@ -14,7 +14,7 @@ from kenning.paths import read_token
 from kenning.store import supersede
 from kenning.store.repo import transaction
 from tests.conftest import Home
-from tests.support.search_rows import Rows
+from tests.support.viewer import RepoRows
 
 DAY = 86400.0
 A, B = "/src/client-a/api", "/src/client-b/api"  # two repositories, one folder name
@@ -24,9 +24,7 @@ A, B = "/src/client-a/api", "/src/client-b/api"  # two repositories, one folder 
 def live(home: Home) -> Iterator[tuple[Home, httpx.Client, dict[str, int]]]:
     home.paths.ensure()
     now = time.time()
-    rows = Rows(home.paths.db)
-    for key in (A, B):
-        rows.session(key, "s1", root=key)
+    rows = RepoRows(home.paths.db)
     ids = {
         "gotcha": rows.obs("The integration tests need the fake S3 endpoint on port 9000", project=A, at=now - DAY),
         "rule": rows.obs("We always use pnpm, never npm", type="decision", project=A, at=now - 2 * DAY),

@@ -242,7 +242,7 @@ export class Detail {
         retracted ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
         status === 'superseded' ? h('span', {class: 'flag flag-superseded'}, 'superseded') : null,
         memoryTags({kind: 'observation', layer: m.layer, archived: m.archived, pinned: m.decided === 'rule',
-          occurrences: m.occurrences}),
+          occurrences: m.occurrences, status}),
         h('span', {class: 'muted', title: o.project || ''}, `#${o.id} · ${this.projectName(o.project || '')} · ${fullTime(o.created_at)}`)),
       o.subtitle ? h('p', {class: 'detail-sub'}, rich(o.subtitle, rx)) : null,
       h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, pinBtn, unarchiveBtn, restoreBtn, editBtn,
@@ -290,7 +290,7 @@ export class Detail {
       parts.push(h('p', {class: 'layer-line'}, h('strong', null, 'No longer true'), ': never given to a session.'));
     } else if (m.archived) {
       parts.push(h('p', {class: 'layer-line'}, h('strong', null, 'Archived'),
-        ': routine work too old to be given to a session (archive_after_days); searchable. Restore it from the '
+        ': routine work too old to be given to a session (the archive_after_days setting); searchable. Restore it from the '
         + 'archive to give it to sessions again.'));
     } else {
       let who = '';

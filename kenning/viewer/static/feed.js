@@ -35,7 +35,9 @@ const LAYER_TAG = {rule: ['Rule', 'Standing rule: given first to every session o
 export function memoryTags(item) {
   if (item.kind !== 'observation' || !item.layer) return [];
   const out = [];
-  if (item.archived) {
+  if (item.status && item.status !== 'active') {
+    // not given to any session whatever its layer: its status flag says all
+  } else if (item.archived) {
     out.push(h('span', {class: 'flag flag-archived', title: 'Archived: routine work too old to be given to a session; '
       + 'searchable, and restorable from its detail'}, 'archived'));
   } else {
