@@ -237,6 +237,16 @@ def api_calls(inst: Install, n: int, rng: random.Random) -> list[tuple[str, dict
         (f"feed + counts, project={PROJECT}", lambda: feed_path(limit=50, project=PROJECT, tz=TZ)),
         ("feed + counts, type=bugfix", lambda: feed_path(limit=50, type="bugfix", tz=TZ)),
         ("feed + counts, concept=gotcha", lambda: feed_path(limit=50, concept="gotcha", tz=TZ)),
+        # The memory views (standing rules, key memories, the archive, superseded ones).
+        ("feed + counts, memory=rule", lambda: feed_path(limit=50, memory="rule", tz=TZ)),
+        (f"feed + counts, project={PROJECT} + memory=rule", lambda: feed_path(limit=50, project=PROJECT,
+                                                                               memory="rule", tz=TZ)),
+        (f"feed + counts, project={PROJECT} + memory=key", lambda: feed_path(limit=50, project=PROJECT,
+                                                                              memory="key", tz=TZ)),
+        ("feed + counts, memory=archived", lambda: feed_path(limit=50, memory="archived", tz=TZ)),
+        ("feed + counts, memory=superseded", lambda: feed_path(limit=50, memory="superseded", tz=TZ)),
+        (f"feed + counts, project={PROJECT} + memory=superseded", lambda: feed_path(limit=50, project=PROJECT,
+                                                                                     memory="superseded", tz=TZ)),
     ]
     kept: dict[str, list[int]] = {name: [] for name, _ in shapes}
     new: dict[str, list[int]] = {name: [] for name, _ in shapes}

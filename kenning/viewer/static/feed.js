@@ -35,12 +35,12 @@ const LAYER_TAG = {rule: ['Rule', 'Standing rule: given first to every session o
 export function memoryTags(item) {
   if (item.kind !== 'observation' || !item.layer) return [];
   const out = [];
-  if (item.status && item.status !== 'active') {
-    // not given to any session whatever its layer: its status flag says all
-  } else if (item.archived) {
+  // A superseded or retracted memory is given to no session whatever its layer: its flag says all.
+  const current = !item.status || item.status === 'active';
+  if (current && item.archived) {
     out.push(h('span', {class: 'flag flag-archived', title: 'Archived: routine work too old to be given to a session; '
       + 'searchable, and restorable from its detail'}, 'archived'));
-  } else {
+  } else if (current) {
     const [label, title] = LAYER_TAG[item.layer] || [item.layer, ''];
     out.push(h('span', {class: ['layer', `layer-${item.layer}`], title: item.pinned ? `${title} (pinned by you)` : title},
       item.pinned ? `${label} · pinned` : label));
