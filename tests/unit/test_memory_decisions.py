@@ -156,3 +156,18 @@ def test_current_memories_shown_to_the_llm_observer_follow_the_pin(rows: Rows) -
     decisions.pin(rows.conn, gotcha)
     rows.conn.row_factory = __import__("sqlite3").Row
     assert {m["id"]: m["layer"] for m in repo.current_memories(rows.conn, "alpha")}[gotcha] == "rule"
+
+
+def test_a_pin_survives_export_and_import(rows: Rows, tmp_path: Path) -> None:
+    from kenning.store import transfer
+
+    gotcha = rows.obs("The ledger rounds half to even", type="discovery", at=NOW - DAY)
+    decisions.pin(rows.conn, gotcha)
+    rows.conn.row_factory = __import__("sqlite3").Row
+    lines = list(transfer.export_lines(transfer.export(rows.conn)))
+    other = Rows(str(tmp_path / "other.db"))
+    transfer.import_records(other.conn, transfer.read_jsonl(lines))
+    assert "rounds half to even" in rules_block(other)
+    bad = [ln.replace('"user_layer": "rule"', '"user_layer": "sticky"') for ln in lines]
+    with pytest.raises(transfer.BadRecord, match="user_layer must be one of rule, key"):
+        transfer.import_records(Rows(str(tmp_path / "third.db")).conn, transfer.read_jsonl(bad))
