@@ -206,7 +206,7 @@ def _observations(conn: sqlite3.Connection, f: FeedFilter, c: Cursor | None, lim
         # (project, status, created_at) one and sort every row of the project (~50 ms at 80k).
         one_type = len(f.types) == 1
         if f.memory == "superseded":
-            index = "observations_superseded"  # few rows: walked whole, then sorted
+            index = "observations_superseded" if f.project else "observations_superseded_time"
         elif f.memory:  # one layer's group heads in time order
             index = "observations_layer_time" if f.project else "observations_layer_all"
         elif f.project:
@@ -293,6 +293,10 @@ def count(conn: sqlite3.Connection, f: FeedFilter) -> int:
     total = 0
     for kind in f.wanted():
         source, project_col, time_col, session_col = _COUNT_SQL[kind]
+        if kind == "observation" and f.session is not None:
+            # A session's few rows by their own index: with a layer to match, the planner (no
+            # statistics) would walk the layer's index instead (~6 ms a session at 100k).
+            source = "observations o INDEXED BY observations_session"
         concept_sql, concept_args = "", list[Any]()
         if kind == "observation" and f.concept:
             if f.session is None:

@@ -9,6 +9,8 @@ ALTER TABLE observations ADD COLUMN user_layer_at REAL;
 -- The viewer's memory views across all projects (rules, key memories, the archive): a walk of
 -- one layer's group heads in time order, like observations_layer_time does for one project.
 CREATE INDEX observations_layer_all ON observations (layer, status, created_at) WHERE duplicate_of IS NULL;
--- Superseded memories (hidden from the feed by default, shown by the viewer's filter).
+-- Superseded memories (hidden from the feed by default, shown by the viewer's filter), of one
+-- project or of all of them, in time order.
 CREATE INDEX observations_superseded ON observations (project, created_at) WHERE status = 'superseded';
+CREATE INDEX observations_superseded_time ON observations (created_at) WHERE status = 'superseded';
 CREATE INDEX observations_decided ON observations (user_layer) WHERE user_layer IS NOT NULL;
