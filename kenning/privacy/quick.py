@@ -48,15 +48,23 @@ TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"c
 HEADS = frozenset(["A3T", "ABI", "ACC", "AIz", "AKC", "AKI", "ASI", "ATA", "ATB", "ATC", "EAA", "EZA", "EZT", "GR1",
                    "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0"])
 SEPARATORS = "_-.~ "
-_lead_seps = {w.rstrip(SEPARATORS).encode(): w[len(w.rstrip(SEPARATORS)):] for w in LEAD_WORDS.split()}
-LEADS: dict[bytes, tuple[bytes, ...]] = {}
-for _lead, _seps in _lead_seps.items():
-    _tails = tuple(_lead + s.encode() for s in (_seps or " "))
-    LEADS[_lead] = _tails
-    for _c in (b"n", b"t", b"r"):  # a JSON-escaped text reads ``\nghp_…``: the word is ``nghp``
-        LEADS.setdefault(_c + _lead, _tails)
+_split = [(w.rstrip(SEPARATORS), w) for w in LEAD_WORDS.split()]
+# Each lead with the separators that follow it in a prefix (the tails are made on a hit: this
+# module loads on every hook).
+LEADS: dict[bytes, bytes] = {lead.encode(): (w[len(lead):] or " ").encode() for lead, w in _split}
+# A JSON-escaped text reads ``\nghp_…``: the word is ``nghp`` (its tails are those of ``ghp``).
+ESCAPED = frozenset(c + lead for lead in LEADS for c in (b"n", b"t", b"r")) - LEADS.keys()
+
+
+def tails(word: bytes) -> tuple[bytes, ...]:
+    """The starts of a prefix ``word`` (a lead, or an escaped one) can begin: ``npm_``, ``sk-``, ``sk_`` …"""
+    lead = word if word in LEADS else word[1:] if word in ESCAPED else b""
+    seps = LEADS.get(lead, b"")
+    return tuple(lead + seps[i:i + 1] for i in range(len(seps)))
+
+
 TOOLS = frozenset(w.encode() for w in TOOL_WORDS.split())
-WORDS = frozenset(LEADS) | TOOLS
+WORDS = frozenset(LEADS) | ESCAPED | TOOLS
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 # Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
 # --password-stdin``, ``| base64``): commands.piped_stdin needs a pipe from echo or printf.
@@ -160,8 +168,7 @@ def _vendor_marks(text: str, data: bytes, words: frozenset[bytes]) -> bool:
     """A vendor's prefix with its separator (``npm_…``, ``sk-…``), a shape's mark, a long token
     starting as a prefix-less credential does."""
     for w in words:
-        tails = LEADS.get(w)
-        if tails and any(t in data for t in tails):
+        if (w in LEADS or w in ESCAPED) and any(t in data for t in tails(w)):
             return True  # the lead with its separator: npm_…, sk-…
     for m in MARKS:
         if m in data:
