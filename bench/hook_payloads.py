@@ -62,6 +62,34 @@ ENTRY = "from kenning.hook.main import cli; cli()"
 TARGETS = {"bash": 1.6, "bash_default": 1.6, "read_ours": 2.0, "read_stdlib": 2.0, "edit_stdlib": 2.0}
 P99_TARGET = 3.0
 TURN_EVERY = 25
+ANATOMY_RUNS = 15
+# The capture path of kenning.hook.main in one fresh process (-I -S, as installed), phase by phase.
+PHASES = r"""
+import sys, time
+T = time.perf_counter_ns
+t0 = T()
+sys.path.append(sys.argv[1])
+from kenning.hook import main as hook
+t1 = T()
+from kenning import spool
+from kenning.paths import Paths
+from kenning.settings import load
+raw = sys.stdin.buffer.read()
+ph = {"import kenning.hook.main": t1 - t0}
+def step(name, fn):
+    a = T(); r = fn(); ph[name] = T() - a
+    return r
+paths = Paths()
+settings, _ = step("settings", lambda: load(paths))
+payload, _cut = step("parse stdin", lambda: hook._parse(raw, settings.hook_max_stdin_bytes))
+clean, _cut = step("clean (tags, fence, truncate, redact)", lambda: hook._clean(settings, payload))
+rec = {"v": 1, "agent": "claude-code", "event": "PostToolUse", "at": time.time(), "project": "p",
+       "project_root": payload["cwd"], "truncated": False, "payload": clean}
+step("spool write (fsync)", lambda: spool.write(paths, rec))
+mods = sorted(m for m in ("re", "enum", "unicodedata", "kenning.privacy.structure", "kenning.privacy.vendors",
+                          "kenning.privacy.commands", "kenning.privacy.files") if m in sys.modules)
+sys.stdout.write(repr({k: v / 1e6 for k, v in ph.items()}) + "\n" + repr(mods) + "\n")
+"""
 
 
 def fixture(name: str) -> dict[str, Any]:
@@ -132,6 +160,28 @@ def forms(code_dir: Path | None) -> dict[str, list[str]]:
     return {"registered": ["/bin/sh", "-c", registered],
             "exec -I -S": [py, "-I", "-S", "-c", f"import sys;sys.path.append({path!r});{ENTRY}", "claude-code",
                            "PostToolUse"]}
+
+
+def anatomy(inst: Install) -> str:
+    """Each payload's capture path phase by phase, in-process, and the modules it loaded."""
+    import ast
+    import statistics
+
+    rows = []
+    for key, (what, body) in payloads(str(inst.project)).items():
+        runs: list[dict[str, float]] = []
+        mods: list[str] = []
+        for i in range(ANATOMY_RUNS):
+            data = json.dumps({**body, "session_id": "anatomy", "tool_use_id": f"toolu_an_{key}_{i}"}).encode()
+            proc = subprocess.run([PYTHON, "-I", "-S", "-c", PHASES, str(REPO)], input=data, env=inst.env,
+                                  cwd=str(inst.project), capture_output=True, check=True)
+            first, second = proc.stdout.decode().splitlines()[:2]
+            runs.append(ast.literal_eval(first))
+            mods = ast.literal_eval(second)
+        phases = list(runs[0])
+        rows.append([what, *(fmt(statistics.median(r[ph] for r in runs), 2) for ph in phases),
+                     ", ".join(f"`{m}`" for m in mods) or "none of them"])
+    return md_table(["payload", *phases, "loaded (of re, enum, unicodedata, the detector modules)"], rows)
 
 
 def main() -> int:
@@ -210,6 +260,8 @@ def main() -> int:
                          c.failures or ""])
         p(md_table(["revision", "command form", "PostToolUse payload", "p50 ms", "p99 ms", "p50 ÷ floor p50",
                     "p50 target", "p99 ÷ floor p50", "p99 ≤ 3×", "failed"], rows))
+        p(f"\n### Where the time goes (this checkout, {ANATOMY_RUNS} fresh processes a payload, median ms)\n")
+        p(anatomy(installs["now"]))
         p(f"\nLoad average at the end {load_avg()}; wall time {time.monotonic() - started:.0f} s.")
     finally:
         for inst in installs.values():
