@@ -47,8 +47,10 @@ MIN_SIMILARITIES = (0.0, 0.2)
 def relevant(conn: Any, title_any: list[str]) -> set[int]:
     out: set[int] = set()
     for needle in title_any:
-        out |= {r[0] for r in conn.execute("SELECT id FROM observations WHERE instr(lower(title), lower(?)) > 0",
-                                           (needle,))}
+        # Active rows only: search never returns a superseded or retracted one (consolidation
+        # supersedes a rule said again), so counting them would cap recall below 1 for everyone.
+        out |= {r[0] for r in conn.execute("SELECT id FROM observations WHERE instr(lower(title), lower(?)) > 0 "
+                                           "AND status = 'active'", (needle,))}
     return out
 
 

@@ -150,3 +150,16 @@ def test_query_vectors_are_cached(rows: Rows) -> None:
     n = len(emb.calls)
     vi.nearest("vehicle", k=3)
     assert len(emb.calls) == n
+
+
+def test_a_paraphrase_is_not_buried_by_the_best_weak_keyword_match(rows: Rows) -> None:
+    # "notes" is the only query word any row holds: the best keyword match is still weak evidence,
+    # and the row that means the same (by the embedding) comes first.
+    emb = FakeEmbedder()
+    for i in range(10):
+        rows.obs(f"Release notes {i}", narrative="what shipped to the customers this week and why")
+    meant = rows.obs("Automobile engine quits when cold")
+    embed_all(rows, emb)
+    vi = index(rows, emb)
+    hits = search(rows.conn, "vehicle breakdown notes", vectors=vi)
+    assert ids(hits)[0] == meant and hits[0].match == ""
