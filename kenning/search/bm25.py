@@ -332,7 +332,7 @@ def out_fts(kind: str) -> str:
 
 
 def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int, *,
-         budget: int = BUDGET, max_common: int = MAX_COMMON) -> Ranking:
+         budget: int = BUDGET, max_common: int = MAX_COMMON, phrases: bool = True) -> Ranking:
     """Per-scope BM25 of every row of ``kind`` that holds a query term and passes ``f``."""
     src = SOURCES[kind]
     out = Ranking(kind)
@@ -420,7 +420,8 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
             if rid in scores:
                 scores[rid] += stat.idf
                 held[rid] |= bit
-    spent += _phrases(conn, out, q, sql, params, f, n_rows, n_scope_rows, budget - spent)
+    if phrases:
+        spent += _phrases(conn, out, q, sql, params, f, n_rows, n_scope_rows, budget - spent)
     out.spent = spent
     # The query's weight in the scope, for coverage(): words no row of the scope holds count at
     # their rarest (they are the most telling part of the query, and nothing matched them), so a
