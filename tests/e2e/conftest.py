@@ -23,6 +23,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
+def claude_bin() -> str:
+    """The pinned Claude Code CLI (installed into .cache/ once), or the test is skipped."""
+    from tests.support.claude_cli import ensure_claude_cli
+
+    path = ensure_claude_cli()
+    if path is None:
+        pytest.skip("Claude Code CLI unavailable (no CLAUDE_BIN, npm missing or install failed)")
+    return path
+
+
+@pytest.fixture(scope="session")
 def kenning_wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The python of a scratch venv with this checkout's wheel installed (built once per run)."""
     from tests.support import wheel

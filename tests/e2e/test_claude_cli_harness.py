@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.claude_cli import ensure_claude_cli, run_claude, write_user_settings
+from tests.support.claude_cli import run_claude, write_user_settings
 from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -34,14 +34,6 @@ def _hook_settings() -> dict[str, Any]:
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(_HOOK_CODE)}"
     hook = {"hooks": [{"type": "command", "command": command, "timeout": 30}]}
     return {"hooks": {"SessionStart": [hook], "PostToolUse": [{"matcher": "*", **hook}]}}
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    path = ensure_claude_cli()
-    if path is None:
-        pytest.skip("Claude Code CLI unavailable (no CLAUDE_BIN, npm missing or install failed)")
-    return path
 
 
 def test_real_cli_runs_scripted_session_with_hooks(claude_bin: str, tmp_path: Path) -> None:

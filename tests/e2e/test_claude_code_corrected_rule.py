@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import free_port
-from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.claude_cli import kenning_cli, run_claude
 from tests.support.fake_anthropic import FakeAnthropic, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -24,19 +23,6 @@ pytestmark = pytest.mark.e2e
 RULE = "Run the tests with `make test` before every commit."
 CORRECTION = "`make test` is gone; from now on run `just test` before every commit."
 QUESTION = "What do I have to run before I commit?"
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    path = ensure_claude_cli()
-    if path is None:
-        pytest.skip("Claude Code CLI unavailable (no CLAUDE_BIN, npm missing or install failed)")
-    return path
-
-
-def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def test_the_third_session_is_told_the_corrected_rule_only(claude_bin: str, tmp_path: Path) -> None:
@@ -48,7 +34,7 @@ def test_the_third_session_is_told_the_corrected_rule_only(claude_bin: str, tmp_
     env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("KENNING_INTERNAL", None)
-    assert _kenning(env, "install", "--no-start").returncode == 0
+    assert kenning_cli(env, "install", "--no-start").returncode == 0
     script = script_by_prompt({"make test` before": [[text("Noted: `make test` before every commit.")]],
                                "is gone": [[text("Understood: `just test` from now on.")]],
                                QUESTION: [[text("Run `just test`.")]]})
@@ -74,5 +60,5 @@ def test_the_third_session_is_told_the_corrected_rule_only(claude_bin: str, tmp_
         assert "from now on run `just test` before every commit" in message
         assert "Run the tests with `make test`" not in message
     finally:
-        _kenning(env, "worker", "stop")
-        _kenning(env, "uninstall", "--keep-worker")
+        kenning_cli(env, "worker", "stop")
+        kenning_cli(env, "uninstall", "--keep-worker")

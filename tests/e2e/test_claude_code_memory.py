@@ -10,32 +10,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import free_port
-from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.claude_cli import kenning_cli, run_claude
 from tests.support.fake_anthropic import FakeAnthropic, script_by_prompt, text, tool_use
 
 pytestmark = pytest.mark.e2e
 
 # -B: with no .pyc, a same-second, same-size edit cannot be masked by a stale bytecode cache.
 CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    path = ensure_claude_cli()
-    if path is None:
-        pytest.skip("Claude Code CLI unavailable (no CLAUDE_BIN, npm missing or install failed)")
-    return path
-
-
-def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Path) -> None:
@@ -47,7 +33,7 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
     env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("KENNING_INTERNAL", None)
-    installed = _kenning(env, "install", "--no-start")
+    installed = kenning_cli(env, "install", "--no-start")
     assert installed.returncode == 0, installed.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert set(settings["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
@@ -103,7 +89,7 @@ def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Pa
             assert json.dumps(title)[1:-1] in first_message, f"{title!r} missing from session 2's context"
         assert "Memory of calc-project" in first_message
     finally:
-        _kenning(env, "worker", "stop")
-        _kenning(env, "uninstall", "--keep-worker")
+        kenning_cli(env, "worker", "stop")
+        kenning_cli(env, "uninstall", "--keep-worker")
     # There was no settings file before install: uninstall leaves none.
     assert not (home / ".claude" / "settings.json").exists()

@@ -14,7 +14,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ import pytest
 from tests.conftest import free_port
 from tests.support import fake_anthropic, fake_responses
 from tests.support.agent_clis import ensure_codex, run_codex, write_codex_config
-from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude
 from tests.support.fake_responses import FakeResponses, call, custom, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -39,11 +38,6 @@ def codex_bin() -> str:
     if path is None:
         pytest.skip("Codex CLI unavailable (no CODEX_BIN, npm missing or install failed)")
     return path
-
-
-def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_path: Path) -> None:
@@ -65,7 +59,7 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
     with FakeResponses(script=script_by_prompt({"calc.py": session1, "last time": [[text("Noted.")]]})) as fake:
         config = write_codex_config(home, fake.base_url)
         before = config.read_bytes()
-        installed = _kenning(env, "install", "--no-start", "--agent", "codex")
+        installed = kenning_cli(env, "install", "--no-start", "--agent", "codex")
         assert installed.returncode == 0, installed.stderr
         assert "Codex CLI: hooks for" in installed.stdout
         assert b"trusted_hash" in config.read_bytes()
@@ -115,7 +109,7 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
             assert json.dumps(f"{bugfix[1]} \u00b7 in Codex CLI")[1:-1] in fenced  # attributed to the agent
             assert "in Codex CLI" not in context  # Codex's own rows are not marked in Codex's context
         finally:
-            _kenning(env, "worker", "stop")
-            removed = _kenning(env, "uninstall", "--keep-worker")
+            kenning_cli(env, "worker", "stop")
+            removed = kenning_cli(env, "uninstall", "--keep-worker")
         assert removed.returncode == 0, removed.stderr
         assert config.read_bytes() == before, "uninstall must give config.toml back byte for byte"

@@ -11,31 +11,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import free_port
-from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.claude_cli import kenning_cli, run_claude
 from tests.support.fake_anthropic import FakeAnthropic, all_text, script_by_prompt, text, tool_use
 
 pytestmark = pytest.mark.e2e
 
 BODY = "".join(f"# rounding rule {i}: VAT is computed per invoice line, then summed\n" for i in range(40))
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    path = ensure_claude_cli()
-    if path is None:
-        pytest.skip("Claude Code CLI unavailable (no CLAUDE_BIN, npm missing or install failed)")
-    return path
-
-
-def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def test_read_and_prompt_get_kenning_context(claude_bin: str, tmp_path: Path) -> None:
@@ -47,7 +33,7 @@ def test_read_and_prompt_get_kenning_context(claude_bin: str, tmp_path: Path) ->
     env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("KENNING_INTERNAL", None)
-    assert _kenning(env, "install", "--no-start").returncode == 0
+    assert kenning_cli(env, "install", "--no-start").returncode == 0
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert [g.get("matcher") for g in settings["hooks"]["PreToolUse"]] == ["Read"]
 
@@ -92,5 +78,5 @@ def test_read_and_prompt_get_kenning_context(claude_bin: str, tmp_path: Path) ->
         assert "earlier sessions' notes on vat_totals.py" in blob
         assert "rounding rule 39" in blob  # the Read itself went through, whole
     finally:
-        _kenning(env, "worker", "stop")
-        _kenning(env, "uninstall", "--keep-worker")
+        kenning_cli(env, "worker", "stop")
+        kenning_cli(env, "uninstall", "--keep-worker")

@@ -13,7 +13,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from tests.conftest import free_port
 from tests.support import fake_anthropic, fake_gemini
 from tests.support.agent_clis import ensure_gemini, run_gemini, write_gemini_settings
-from tests.support.claude_cli import ensure_claude_cli, run_claude
+from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude
 from tests.support.fake_gemini import FakeGemini, call, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -37,11 +36,6 @@ def gemini_bin() -> str:
     return path
 
 
-def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
-
-
 def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_path: Path) -> None:
     home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
     home.mkdir()
@@ -55,7 +49,7 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
     calc = project / "calc.py"
     settings = write_gemini_settings(home)
     before = json.loads(settings.read_text())
-    installed = _kenning(env, "install", "--no-start", "--agent", "gemini")
+    installed = kenning_cli(env, "install", "--no-start", "--agent", "gemini")
     assert installed.returncode == 0, installed.stderr
     assert "Gemini CLI: hooks for" in installed.stdout
 
@@ -111,7 +105,7 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
         fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
         assert json.dumps(f"{bugfix[1]} \u00b7 in Gemini CLI")[1:-1] in fenced
     finally:
-        _kenning(env, "worker", "stop")
-        removed = _kenning(env, "uninstall", "--keep-worker")
+        kenning_cli(env, "worker", "stop")
+        removed = kenning_cli(env, "uninstall", "--keep-worker")
     assert removed.returncode == 0, removed.stderr
     assert json.loads(settings.read_text()) == before

@@ -14,7 +14,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import free_port
-from tests.support.claude_cli import claude_env, ensure_claude_cli, run_claude
+from tests.support.claude_cli import claude_env, kenning_cli, run_claude
 from tests.support.fake_anthropic import (
     FakeAnthropic,
     first_prompt_text,
@@ -37,19 +36,6 @@ pytestmark = pytest.mark.e2e
 CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken'\""
 SEARCH = "mcp__kenning__search_memory"
 GET = "mcp__kenning__get_observations"
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    path = ensure_claude_cli()
-    if path is None:
-        pytest.skip("Claude Code CLI unavailable (no CLAUDE_BIN, npm missing or install failed)")
-    return path
-
-
-def _kenning(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
 
 
 def tool_results(body: dict[str, Any]) -> dict[str, str]:
@@ -112,7 +98,7 @@ def test_the_model_finds_past_work_through_the_mcp_search_tool(claude_bin: str, 
            "KENNING_PROVIDER": "rules"}
     for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "CLAUDE_PROJECT_DIR"):
         env.pop(var, None)
-    installed = _kenning(env, "install", "--no-start")
+    installed = kenning_cli(env, "install", "--no-start")
     assert installed.returncode == 0, installed.stderr
     entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["kenning"]
     assert entry["args"] == ["-I", "-m", "kenning", "mcp"] and entry["env"] == {"KENNING_DATA_DIR": str(data)}
@@ -191,8 +177,8 @@ def test_the_model_finds_past_work_through_the_mcp_search_tool(claude_bin: str, 
         log = (data / "logs" / "mcp.log").read_text()
         assert "MCP server starting" in log and "Traceback" not in log
     finally:
-        _kenning(env, "worker", "stop")
-        removed = _kenning(env, "uninstall", "--keep-worker")
+        kenning_cli(env, "worker", "stop")
+        removed = kenning_cli(env, "uninstall", "--keep-worker")
     assert "Removed Kenning's MCP server" in removed.stdout, removed.stdout + removed.stderr
     # Claude Code wrote its own state into ~/.claude.json meanwhile: only our entry is gone.
     left = json.loads((home / ".claude.json").read_text())
@@ -205,7 +191,7 @@ def test_claude_mcp_get_sees_the_registered_server(claude_bin: str, tmp_path: Pa
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(tmp_path / "data")}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    assert _kenning(env, "install", "--no-start").returncode == 0
+    assert kenning_cli(env, "install", "--no-start").returncode == 0
     r = subprocess.run([claude_bin, "mcp", "get", "kenning"], env=claude_env(home, "http://127.0.0.1:9"),
                        capture_output=True, text=True, timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)
     out = r.stdout + r.stderr
@@ -213,4 +199,4 @@ def test_claude_mcp_get_sees_the_registered_server(claude_bin: str, tmp_path: Pa
     assert "User config" in out or "user" in out.lower(), out
     assert "-m kenning mcp" in out or "kenning mcp" in out, out
     assert "Connected" in out or "✓" in out, out
-    _kenning(env, "uninstall", "--keep-worker")
+    kenning_cli(env, "uninstall", "--keep-worker")

@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,12 @@ _PKG_DIR = CACHE_DIR / "node_modules" / "@anthropic-ai"
 # A real native binary is ~200 MB; the npm bin stub (when postinstall did not replace it)
 # is a few KB.
 _MIN_NATIVE_SIZE = 1_000_000
+
+
+def kenning_cli(env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``kenning <args>`` from this checkout's interpreter, in a scratch environment (HOME, data dir)."""
+    return subprocess.run([sys.executable, "-m", "kenning", *args], env=dict(env), capture_output=True, text=True,
+                          timeout=120)
 
 
 def ensure_claude_cli() -> str | None:
