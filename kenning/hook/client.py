@@ -69,6 +69,15 @@ def request(port: int, method: str, path: str, *, body: bytes = b"", token: str 
     return status, payload
 
 
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def quote(text: str) -> str:
+    """Percent-encode ``text`` for a query value, as ``urllib.parse.quote`` does (``urllib.parse``
+    and the ``ipaddress`` it pulls in cost a hook ~3 ms to import)."""
+    return "".join(chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in text.encode("utf-8", "surrogateescape"))
+
+
 def listener_is_ours(port: int) -> bool:
     """False when a socket of another user listens on TCP ``port`` (Linux sock_diag; True when unknown)."""
     found = listeners(port)

@@ -337,11 +337,12 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
     budget = settings.context_timeout_ms / 1000
     _capture_quiet(paths, settings, log, payload, name, root, truncated, agent)
     text = None
-    from kenning import daemon
-    from kenning.store.identity import ForeignDatabase
-
-    health = daemon.running(paths, timeout=min(0.3, budget))
+    info = client.read_pid_file(paths)
+    health = client.worker_health(paths, info["port"], timeout=min(0.3, budget)) if info else None
     if not health:
+        from kenning import daemon  # only when a worker must be started (fcntl, subprocess)
+        from kenning.store.identity import ForeignDatabase
+
         # Start it in the background; wait only if the spool holds events it should see first.
         wait = budget - (time.monotonic() - started) if spool.depth(paths) > 1 else 0.0
         try:
@@ -382,13 +383,11 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
                          left: float, agent: str = "claude-code") -> str | None:
     if left <= 0.05:
         return None
-    from urllib.parse import quote
-
     port = health.get("port")
     if not isinstance(port, int):
         return None
     cwd = str(payload.get("cwd") or "")
-    query = f"cwd={quote(cwd)}" + (f"&agent={quote(agent)}" if agent != "claude-code" else "")
+    query = f"cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code" else "")
     res = client.request(port, "GET", f"/api/context?{query}", token=client.token(paths),
                          timeout=left)
     if not res or res[0] != 200:
