@@ -86,8 +86,11 @@ def create_app(state: WorkerState) -> Any:
             return JSONResponse({"error": "cwd or project too long or invalid"}, status_code=400)
         if not cwd and not project:
             return JSONResponse({"error": "give cwd or project"}, status_code=400)
-        # Let events still in the spool land first, so a new session sees the last one.
-        await run_in_threadpool(state.thread.flush, 0.8)
+        # Answer from what is committed. Only when the spool holds more than the SessionStart the
+        # asking hook just wrote (the last session's final events, not yet ingested) is a cycle
+        # awaited, so the new session sees the last one; otherwise nothing is waited for.
+        if spool.depth(state.paths) > 1:
+            await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         return JSONResponse(body)
 
