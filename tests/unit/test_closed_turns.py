@@ -47,14 +47,20 @@ def acts_on(conn: sqlite3.Connection, observer: RulesObserver) -> set[int]:
     return out
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
+    return open_db(str(tmp_path_factory.mktemp("turns") / "k.db"))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(session, min_size=1, max_size=4))
 def test_sql_picks_exactly_the_sessions_the_rules_observer_acts_on(
-        sessions: list[tuple[list[tuple[str, float, bool]], bool]]) -> None:
-    conn = open_db(":memory:")
-    fill(conn, sessions)
+        scratch: sqlite3.Connection, sessions: list[tuple[list[tuple[str, float, bool]], bool]]) -> None:
+    scratch.execute("DELETE FROM events")
+    scratch.execute("DELETE FROM sessions")
+    fill(scratch, sessions)
     observer = RulesObserver(turn_idle_seconds=IDLE)
-    assert set(repo.sessions_with_closed_turns(conn, NOW - IDLE)) == acts_on(conn, observer)
+    assert set(repo.sessions_with_closed_turns(scratch, NOW - IDLE)) == acts_on(scratch, observer)
 
 
 def test_an_open_turn_is_not_decoded_every_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
