@@ -334,39 +334,46 @@ def _poke(paths: Paths, settings: Settings) -> None:
 def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
                    name: str, root: str, truncated: bool, agent: str = "claude-code") -> dict[str, Any]:
     started = time.monotonic()
+    at = time.time()
     budget = settings.context_timeout_ms / 1000
-    _capture_quiet(paths, settings, log, payload, name, root, truncated, agent)
     text = None
     info = client.read_pid_file(paths)
     health = client.worker_health(paths, info["port"], timeout=min(0.3, budget)) if info else None
-    if not health:
-        from kenning import daemon  # only when a worker must be started (fcntl, subprocess)
-        from kenning.store.identity import ForeignDatabase
+    try:
+        if not health:
+            from kenning import daemon  # only when a worker must be started (fcntl, subprocess)
+            from kenning.store.identity import ForeignDatabase
 
-        # Start it in the background; wait only if the spool holds events it should see first.
-        wait = budget - (time.monotonic() - started) if spool.depth(paths) > 1 else 0.0
-        try:
-            health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
-        except OSError as e:
-            log.write("SessionStart", f"cannot start worker: {e}")
-        except ForeignDatabase as e:
-            # Shown to the user, not the model. The events stay in the spool until the file is moved.
-            log.write("SessionStart", str(e))
-            return {"systemMessage": f"Kenning: {e}",
-                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
-    if health:
-        text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent)
-    if text is None:
-        from kenning.context.session_start import build_for_cwd
+            # Start it in the background; wait only if the spool holds events it should see first.
+            wait = budget - (time.monotonic() - started) if spool.depth(paths) else 0.0
+            try:
+                health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
+            except OSError as e:
+                log.write("SessionStart", f"cannot start worker: {e}")
+            except ForeignDatabase as e:
+                # Shown to the user, not the model. The events stay in the spool until the file is moved.
+                log.write("SessionStart", str(e))
+                return {"systemMessage": f"Kenning: {e}",
+                        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
+        if health:
+            text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent)
+        if text is None:
+            from kenning.context.session_start import build_for_cwd
 
-        text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
+            text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
+    finally:
+        # Spooled after the context was asked for: the worker then sees an empty spool unless other
+        # events are still on their way in, and answers without waiting for a cycle (worker/app.py).
+        _capture_quiet(paths, settings, log, payload, name, root, truncated, at, agent)
+        if health and isinstance(health.get("port"), int):
+            client.poke_udp(health["port"])
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
-                   name: str, root: str, truncated: bool, agent: str = "claude-code") -> None:
+                   name: str, root: str, truncated: bool, at: float, agent: str = "claude-code") -> None:
     payload, cut = _clean(settings, payload)
-    record = {"v": 1, "agent": agent, "event": "SessionStart", "at": time.time(),
+    record = {"v": 1, "agent": agent, "event": "SessionStart", "at": at,
               "project": name, "project_key": project_key(root, name), "project_root": root,
               "truncated": truncated or cut, "payload": payload}
     try:

@@ -86,10 +86,10 @@ def create_app(state: WorkerState) -> Any:
             return JSONResponse({"error": "cwd or project too long or invalid"}, status_code=400)
         if not cwd and not project:
             return JSONResponse({"error": "give cwd or project"}, status_code=400)
-        # Answer from what is committed. Only when the spool holds more than the SessionStart the
-        # asking hook just wrote (the last session's final events, not yet ingested) is a cycle
-        # awaited, so the new session sees the last one; otherwise nothing is waited for.
-        if spool.depth(state.paths) > 1:
+        # Answer from what is committed. Only while events are still on their way in (the spool
+        # holds some: the SessionStart hook spools its own event after asking) or before the first
+        # cycle of a new worker is a cycle awaited, so a new session sees the last one.
+        if spool.depth(state.paths) or not state.thread.cycles_done:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         return JSONResponse(body)

@@ -303,6 +303,11 @@ class PipelineThread(threading.Thread):
     def poke(self) -> None:
         self._wake.set()
 
+    @property
+    def cycles_done(self) -> int:
+        """Cycles finished since the worker started."""
+        return self._generation
+
     def flush(self, timeout: float) -> bool:
         """Ask for a cycle and wait until one that started after this call has finished."""
         with self._cycle_done:
