@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 
 from kenning.store.health import open_readonly
@@ -152,3 +154,67 @@ def open_db(path: str) -> sqlite3.Connection:
     conn = connect(path)
     migrate(conn)
     return conn
+
+
+class ReadPool:
+    """Read-only connections to one database, kept open between requests (the worker's).
+
+    Opening one per request costs the open, the schema parse and a cold statement cache
+    (~0.5-4 ms, a third of an HTTP search at 10k rows); a kept connection also keeps its
+    prepared statements (sqlite3's per-connection cache). In WAL mode each statement still
+    sees the latest commit. A connection goes back only after a request that raised nothing,
+    with any progress handler (a deadline) removed; all are dropped when the file at ``path``
+    is no longer the one they opened (replaced or deleted), so nothing reads a stale file.
+    """
+
+    def __init__(self, path: str, size: int = 4) -> None:
+        import threading
+
+        self.path = path
+        self.size = size
+        self._idle: list[sqlite3.Connection] = []
+        self._file: tuple[int, int] | None = None
+        self._lock = threading.Lock()
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def take(self) -> sqlite3.Connection:
+        ident = self._identity()
+        with self._lock:
+            stale: list[sqlite3.Connection] = []
+            if ident != self._file:
+                stale, self._idle, self._file = self._idle, [], ident
+            conn = self._idle.pop() if self._idle else None
+        for c in stale:
+            c.close()
+        return conn if conn is not None else connect(self.path, readonly=True)
+
+    def give(self, conn: sqlite3.Connection, reusable: bool = True) -> None:
+        if reusable and not conn.in_transaction:
+            conn.set_progress_handler(None, 0)
+            with self._lock:
+                if len(self._idle) < self.size and self._identity() == self._file:
+                    self._idle.append(conn)
+                    return
+        conn.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        conn = self.take()
+        ok = False
+        try:
+            yield conn
+            ok = True
+        finally:
+            self.give(conn, ok)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for c in idle:
+            c.close()

@@ -98,7 +98,7 @@ def run(paths: Paths | None = None) -> int:
         observer, note = choose(settings)
         pipeline = Pipeline(paths, conn, observer)
         thread = PipelineThread(pipeline)
-        state = WorkerState(paths=paths, memory=Memory(paths, settings), thread=thread, port=settings.port,
+        state = WorkerState(paths=paths, memory=Memory(paths, settings, pooled=True), thread=thread, port=settings.port,
                             start_token=start_token, started_at=time.time(), observer_note=note,
                             settings_problems=problems)
         write_private(paths.pid_file, json.dumps({

@@ -15,10 +15,20 @@ from typing import Any
 FALLBACK_ICON = "•"
 
 
+_BUNDLED_TEXT: dict[str, str | None] = {}
+
+
 def _bundled(mode_id: str) -> dict[str, Any] | None:
-    try:
-        text = resources.files("kenning.observer.modes").joinpath(f"{mode_id}.json").read_text("utf-8")
-    except (FileNotFoundError, OSError):
+    # The package's own files do not change while it runs: read each once (importlib.resources
+    # costs ~0.5 ms a call, paid by every session-start context), parse a fresh copy every time.
+    if mode_id not in _BUNDLED_TEXT:
+        try:
+            _BUNDLED_TEXT[mode_id] = resources.files("kenning.observer.modes").joinpath(f"{mode_id}.json") \
+                .read_text("utf-8")
+        except (FileNotFoundError, OSError):
+            _BUNDLED_TEXT[mode_id] = None
+    text = _BUNDLED_TEXT[mode_id]
+    if text is None:
         return None
     data = json.loads(text)
     return data if isinstance(data, dict) else None

@@ -144,7 +144,7 @@ def project_key(db: str, text: str | None) -> str | None:
 
 
 def routes(state: Any) -> list[Route]:
-    runtime = SearchRuntime(state.paths, state.memory.settings).install()
+    runtime = SearchRuntime(state.paths, state.memory.settings, pool=getattr(state.memory, "pool", None)).install()
     try:
         state.thread.pipeline.stats.listeners.append(runtime.notify)  # embed new rows in the background
     except AttributeError:
