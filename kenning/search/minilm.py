@@ -308,7 +308,8 @@ class MiniLM:
             kt = np.ascontiguousarray(block[:, :, 1].transpose(0, 2, 3, 1))  # (k, h, hd, n)
             v = np.ascontiguousarray(block[:, :, 2].transpose(0, 2, 1, 3))   # (k, h, n, hd)
             att = q @ kt
-            np.exp(att, out=att)
+            with np.errstate(over="ignore", under="ignore"):  # checked just below
+                np.exp(att, out=att)
             total = att.sum(-1, keepdims=True)
             if not (np.isfinite(total).all() and total.min() > 0):
                 att = q @ kt
