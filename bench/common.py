@@ -21,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +252,49 @@ class Install:
             return res[0], None
 
 
+# ------------------------------------------------------------------ interleaved process runs
+
+@dataclass
+class Cmd:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    stdin: Callable[[int], bytes]
+    check: Callable[[subprocess.CompletedProcess[bytes]], bool] | None = None
+    before: Callable[[], None] | None = None  # untimed set-up before each run
+    samples: list[int] = field(default_factory=list)
+    failures: int = 0
+
+
+def run_interleaved(cmds: list[Cmd], rounds: int, warmup: int,
+                    between: Callable[[int], None] | None = None) -> None:
+    """One run of each command per round, the order rotated every round; warm-up rounds are not kept."""
+    for r in range(warmup + rounds):
+        k = r % len(cmds)
+        for c in cmds[k:] + cmds[:k]:
+            data = c.stdin(r)
+            if c.before:
+                c.before()
+            t0 = time.perf_counter_ns()
+            proc = subprocess.run(c.argv, input=data, capture_output=True, env=c.env, cwd=c.cwd, check=False)
+            dt = time.perf_counter_ns() - t0
+            ok = proc.returncode == 0 and (c.check is None or c.check(proc))
+            if r >= warmup:
+                c.samples.append(dt)
+                c.failures += 0 if ok else 1
+        if between:
+            between(r)
+
+
+def registered_hook() -> list[str]:
+    """The hook command exactly as ``kenning install`` registers it for this interpreter, up to the
+    event name (exec form: ``python -I -S -c <entry> claude-code``; the data dir comes from the env)."""
+    from kenning.integrations import launch
+
+    return launch.hook_argv("claude-code", "", PYTHON)[:-1]
+
+
 def temp_root(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
 
@@ -288,7 +332,7 @@ def _templates(rng: random.Random) -> list[tuple[str, ...]]:
 
 
 def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: float | None = None,
-             span_days: float = 365.0) -> dict[str, int]:
+             span_days: float = 365.0, roots: dict[str, str] | None = None) -> dict[str, int]:
     """Fill a database (created through the real migrations) with observations and summaries.
 
     Per project: ``n`` observations in sessions of ~20, one summary per session, spread over
@@ -296,9 +340,15 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
     with ``executemany`` inside one transaction. The observations' FTS insert trigger is set
     aside during the bulk insert and the index rebuilt in the same transaction (5x faster than
     row-by-row; the resulting schema and FTS content are the same as the trigger's).
-    Returns row counts.
+    ``roots`` maps a project name to its checkout: its rows are filed under that checkout's key
+    (what a hook or ``kenning context --cwd`` run there resolves); other projects keep their
+    name as key. Returns row counts.
     """
+    from kenning.project import project_key
     from kenning.store.db import open_db
+
+    roots = roots or {}
+    keys = {name: project_key(roots[name], name) if name in roots else name for name in projects}
 
     rng = random.Random(seed)
     now = time.time() if now is None else now
@@ -319,8 +369,9 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
             count = min(left, OBS_PER_SESSION) if k < n_sessions - 1 else left
             left -= count
             end = start + 60 * (count + 2)
-            sessions.append((sid, "claude-code", f"{project}-{k:07d}", project, f"/src/{project}",
-                             f"/src/{project}", start, end, "prompt_input_exit", "completed", 1 + count // 6))
+            root = roots.get(project) or f"/src/{project}"
+            sessions.append((sid, "claude-code", f"{project}-{k:07d}", keys[project], root, root, start, end,
+                             "prompt_input_exit", "completed", 1 + count // 6))
             files: set[str] = set()
             for j in range(count):
                 oid += 1
@@ -329,12 +380,12 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
                 r = rng.random()
                 status = "active" if r < 0.95 else ("superseded" if r < 0.99 else "retracted")
                 created = start + 60 * (j + 1)
-                observations.append((oid, sid, project, t[0], f"{t[1]} (#{oid})", t[2], t[3], t[4], t[5], t[6],
+                observations.append((oid, sid, keys[project], t[0], f"{t[1]} (#{oid})", t[2], t[3], t[4], t[5], t[6],
                                      t[7], 1 + j // 6, 0, 200 + int(r * 3800), created, created + 5,
                                      f"{oid:016x}", "rules", status))
             touched = sorted(files)
             summaries.append((
-                sid, project, 1 + count // 6, f"Fix the {rng.choice(NOUNS)} handling in {(touched or [''])[0]}",
+                sid, keys[project], 1 + count // 6, f"Fix the {rng.choice(NOUNS)} handling in {(touched or [''])[0]}",
                 f"Read {len(touched)} files in src/", f"{rng.choice(VERBS)}_{rng.choice(NOUNS)} is only "
                 f"called from the {rng.choice(PKGS)} service; the cache is per process.",
                 f"Changed {', '.join(touched[:3])}; tests pass.",
@@ -346,6 +397,9 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("DROP TRIGGER observations_ai")
+        conn.executemany("INSERT OR IGNORE INTO projects (key, name, root, remote, first_seen, last_seen) "
+                         "VALUES (?, ?, ?, '', ?, ?)",
+                         [(keys[name], name, roots.get(name, ""), now - span_days * 86400, now) for name in projects])
         conn.executemany(
             "INSERT INTO sessions (id, platform, agent_session_id, project, project_root, cwd, started_at, "
             "ended_at, end_reason, status, prompt_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sessions)

@@ -52,12 +52,14 @@ from common import (
 )
 
 from kenning.context.session_start import build
+from kenning.project import project_key
 from kenning.settings import load
 from kenning.store.db import connect
 
 TARGET_P50_MS = 50.0
 TARGET_AT = 100_000
 PROJECT, OTHER = "proj-a", "proj-b"
+KEY = PROJECT  # the key its rows are filed under: its checkout's path (set per size)
 
 COLD_SCRIPT = r"""
 import json, sys, time
@@ -89,7 +91,7 @@ def captured_statements(conn: sqlite3.Connection, settings: Any, modes_dir: str)
     seen: list[str] = []
     conn.set_trace_callback(seen.append)
     try:
-        build(conn, settings, PROJECT, modes_dir=modes_dir)
+        build(conn, settings, KEY, modes_dir=modes_dir)
     finally:
         conn.set_trace_callback(None)
     return [s for s in seen if s.lstrip().upper().startswith("SELECT")]
@@ -129,7 +131,7 @@ def profile_build(conn: sqlite3.Connection, settings: Any, modes_dir: str, runs:
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(runs):
-        build(conn, settings, PROJECT, modes_dir=modes_dir)
+        build(conn, settings, KEY, modes_dir=modes_dir)
     prof.disable()
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(14)
@@ -158,9 +160,11 @@ def interleaved(cmds: list[tuple[str, list[str], dict[str, str], str]], rounds: 
 
 
 def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str, Any]:
+    global KEY
     inst = Install(root / f"n{n}", project=PROJECT)
+    KEY = project_key(str(inst.project))
     t0 = time.perf_counter()
-    counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5)
+    counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5, roots={PROJECT: str(inst.project)})
     created = time.perf_counter() - t0
     db_mb = os.path.getsize(inst.paths.db) / 1e6
     p(f"\n### {n:,} observations in the project\n")
@@ -172,13 +176,13 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
 
     conn = connect(inst.paths.db, readonly=True)
     t = time.perf_counter_ns()
-    text = build(conn, settings, PROJECT, modes_dir=modes)
+    text = build(conn, settings, KEY, modes_dir=modes)
     first_conn = (time.perf_counter_ns() - t) / 1e6
-    warm = summary_ms(timed(lambda: build(conn, settings, PROJECT, modes_dir=modes), args.runs))
+    warm = summary_ms(timed(lambda: build(conn, settings, KEY, modes_dir=modes), args.runs))
 
     cold = []
     for _ in range(args.cold_runs):
-        proc = subprocess.run([PYTHON, "-c", COLD_SCRIPT, PROJECT], capture_output=True, env=inst.env,
+        proc = subprocess.run([PYTHON, "-c", COLD_SCRIPT, KEY], capture_output=True, env=inst.env,
                               cwd=str(inst.project), check=True)
         cold.append(json.loads(proc.stdout)["ms"])
 
@@ -195,7 +199,7 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
 
     statements = captured_statements(conn, settings, modes)
     qtable, sql_ms, build_ms = query_table(conn, statements, max(20, args.runs // 2),
-                                           lambda: build(conn, settings, PROJECT, modes_dir=modes))
+                                           lambda: build(conn, settings, KEY, modes_dir=modes))
     p(qtable)
     p(f"\nIn the same loop `build()` took {fmt(build_ms, 2)} ms (p50): its SQL {fmt(sql_ms, 2)} ms "
       f"({sql_ms / build_ms:.0%}), the rest ({fmt(build_ms - sql_ms, 2)} ms) Python: reading the mode JSON for "

@@ -50,6 +50,7 @@ from common import (
     load_avg,
     md_table,
     populate,
+    registered_hook,
     run_header,
     summary_ms,
     temp_root,
@@ -58,13 +59,13 @@ from common import (
 )
 
 from kenning.context import file_history as fh
-from kenning.integrations.claude_code import HOOK_ENTRY
+from kenning.project import project_key
 from kenning.settings import load
 
 PROJECT, OTHER = "bench-project", "other-project"
 FILE_TARGET_P95_MS = 20.0
 PROMPT_TARGET_P95_MS = 150.0
-HOOK = [PYTHON, "-I", "-c", HOOK_ENTRY, "claude-code"]
+HOOK = registered_hook()  # exactly what `kenning install` writes
 BASE = [PYTHON, "-I", "-S", "-c", "pass"]
 MODEL = "all-MiniLM-L6-v2"
 # A larger vocabulary for notes about specific code: real memories name functions and files that
@@ -220,7 +221,7 @@ def timed_lookups(inst: Install, paths: list[tuple[str, str]], runs: int) -> dic
             t0 = time.perf_counter_ns()
             conn = fh.connect_readonly(inst.paths.db, time.monotonic() + 5)
             try:
-                h = fh.lookup(conn, settings, os.path.join(root, rel), PROJECT, root)
+                h = fh.lookup(conn, settings, os.path.join(root, rel), project_key(root), root)
             finally:
                 conn.close()
             dt = time.perf_counter_ns() - t0
@@ -336,10 +337,11 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
     inst = Install(root / f"n{n}", project=PROJECT)
     inst.env["KENNING_EMBEDDING_BACKEND"] = "none"
     t0 = time.perf_counter()
-    counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5)
-    names = add_specific(inst.paths.db, PROJECT, max(20, int(n * SPECIFIC_SHARE)))
+    counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5, roots={PROJECT: str(inst.project)})
+    key = project_key(str(inst.project))  # what a hook in the checkout resolves
+    names = add_specific(inst.paths.db, key, max(20, int(n * SPECIFIC_SHARE)))
     created = time.perf_counter() - t0
-    touched = files_by_touches(inst.paths.db, PROJECT)
+    touched = files_by_touches(inst.paths.db, key)
     hot, typical = touched[0], touched[len(touched) // 2]
     make_files(inst, [hot[0], typical[0]])
     p(f"\n### {n:,} observations in the project\n")

@@ -290,7 +290,7 @@ def main() -> int:
     try:
         t0 = time.monotonic()
         main_n = size * 4 // 5
-        counts = populate(inst.paths.db, {PROJECT: main_n, OTHER: size - main_n})
+        counts = populate(inst.paths.db, {PROJECT: main_n, OTHER: size - main_n}, roots={PROJECT: str(inst.project)})
         counts["prompts"] = add_prompts(inst.paths.db)
         build_s = time.monotonic() - t0
         db_mb = os.path.getsize(inst.paths.db) / 1e6
