@@ -43,10 +43,10 @@ from common import (
 )
 from startup import Variant, extract, merge_base
 
-from kenning.search import indexer, minilm
+from kenning.search import indexer, minilm, semantic
 from kenning.store.db import connect
 
-BATCH = 8  # kenning/search/semantic.py hands the model 8 rows at a time
+BATCH = getattr(semantic, "BATCH", 8)  # as many rows as the worker's embedding thread hands the model at a time
 RSS_TARGET_MIB, SPEEDUP_TARGET = 200, 3.0
 
 
@@ -158,8 +158,8 @@ def main() -> int:
         label = f"before ({ref[:7]})"
         p("## Embeddings: the numpy all-MiniLM-L6-v2 (`bench/embeddings.py`)\n")
         p(run_header(command_line()))
-        p(f"One BLAS thread, batches of {BATCH} as the worker's indexer hands them over, the two revisions' "
-          "batches interleaved on the same texts.\n")
+        p(f"One BLAS thread, batches of {BATCH} as the worker's embedding thread hands them over "
+          "(kenning/search/semantic.py), the two revisions' batches interleaved on the same texts.\n")
         rows = []
         st = None
         if importlib.util.find_spec("sentence_transformers") is not None:

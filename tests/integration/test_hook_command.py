@@ -26,7 +26,8 @@ UNNEEDED = ("site", "signal", "urllib", "urllib.parse", "ipaddress", "subprocess
 
 
 def payload(event: str, cwd: Path) -> dict[str, Any]:
-    name = {"PostToolUse": "PostToolUse.Bash", "SessionStart": "SessionStart"}[event]
+    name = {"PostToolUse": "PostToolUse.Bash", "SessionStart": "SessionStart", "PreToolUse": "PreToolUse.Read",
+            "UserPromptSubmit": "UserPromptSubmit"}[event]
     data = json.loads((FIXTURES / "print-mode" / "events" / f"{name}.json").read_text())["stdin"]
     return {**data, "cwd": str(cwd)}
 
@@ -96,7 +97,7 @@ def test_a_wheel_layout_and_a_stale_path_both_work(dirs: dict[str, Path], tmp_pa
     assert len(spooled(dirs["data"])) == 2
 
 
-@pytest.mark.parametrize("event", ["PostToolUse", "SessionStart"])
+@pytest.mark.parametrize("event", ["PostToolUse", "SessionStart", "PreToolUse", "UserPromptSubmit"])
 def test_a_hook_imports_nothing_it_does_not_use(home: Any, event: str) -> None:
     home.start_worker()  # SessionStart's usual case: the worker answers (no start-up to import for)
     # main() instead of cli(), so the module table can be printed (to stderr) once the hook is done.
@@ -105,6 +106,12 @@ def test_a_hook_imports_nothing_it_does_not_use(home: Any, event: str) -> None:
     code += "main(sys.argv[1:]);sys.stderr.write(' '.join(sorted(sys.modules)))"
     stdin = payload(event, home.project)
     stdin["permission_mode"] = "default"  # the redactor's anchors are not what this test is about
+    if event == "PreToolUse":  # a Read of a file large enough to get its history
+        big = home.project / "big.py"
+        big.write_text("x = 1\n" * 2000)
+        stdin["tool_input"] = {"file_path": str(big)}
+    if event == "UserPromptSubmit":
+        stdin["prompt"] = "how did we fix the flaky parser test last week"
     r = subprocess.run([sys.executable, "-I", "-S", "-c", code, "claude-code", event], input=json.dumps(stdin).encode(),
                        capture_output=True, cwd=home.project, env=home.env, timeout=30)
     assert r.returncode == 0
