@@ -53,7 +53,7 @@ def _user(mode_id: str, user_dir: str | None) -> dict[str, Any] | None:
 
 def available_modes(user_dir: str | None = None) -> list[str]:
     """Ids of the modes that exist: bundled ones, then the user's own (``<data dir>/modes/*.json``)."""
-    found = [p.name[:-5] for p in resources.files("kenning.observer.modes").iterdir() if p.name.endswith(".json")]
+    found = sorted(n[:-5] for n in os.listdir(_HERE) if n.endswith(".json"))
     try:
         names = os.listdir(user_dir) if user_dir else []
     except OSError:
