@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenning.observer.providers.rules import RulesObserver
+from kenning.paths import Paths
 from kenning.store import repo
 from kenning.store.db import open_db
 from kenning.worker.pipeline import Pipeline
@@ -67,7 +68,7 @@ def test_an_open_turn_is_not_decoded_every_cycle(tmp_path: Path, monkeypatch: py
     conn = open_db(str(tmp_path / "k.db"))
     # A long turn still running: its prompt, then 500 tool calls, no Stop yet.
     fill(conn, [([("UserPromptSubmit", 60.0, False)] + [("PostToolUse", 30.0, False)] * 500, False)])
-    pipeline = Pipeline(None, conn, RulesObserver(turn_idle_seconds=IDLE))  # type: ignore[arg-type]
+    pipeline = Pipeline(Paths(str(tmp_path)), conn, RulesObserver(turn_idle_seconds=IDLE))
     decoded: list[int] = []
     real = repo.pending_events
 
