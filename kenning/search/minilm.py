@@ -200,14 +200,14 @@ def read_safetensors(path: str | Path, mapped: tuple[str, ...] = ()) -> dict[str
 # cosine of the reference model (tests/unit/test_embed_minilm.py).
 _GELU_A = math.sqrt(2.0 / math.pi)
 _GELU_B = 0.044715
-TOKENS_PER_PASS = 1024  # tokens of several texts packed into one pass (~22 MB of activations)
+MAX_PACKED = 1024  # most tokens of several texts packed into one pass (~22 MB of activations)
 
 
 class MiniLM:
     """The model: ``embed(texts)`` → (n, 384) float32, L2-normalised (mean pooling).
 
     Texts are tokenized, sorted by length and packed end to end into passes of up to
-    ``TOKENS_PER_PASS`` tokens: the dense layers (nearly all of the work) run once over the real
+    ``MAX_PACKED`` tokens: the dense layers (nearly all of the work) run once over the real
     tokens of every text in the pass, with no padding, and attention runs per text (texts of the
     same length together). Activations are float32 and updated in place.
     """
@@ -363,7 +363,7 @@ class MiniLM:
         pooled /= norms
         return pooled.astype(np.float32, copy=False)
 
-    def embed(self, texts: list[str], tokens_per_pass: int = TOKENS_PER_PASS) -> Any:
+    def embed(self, texts: list[str], packed: int = MAX_PACKED) -> Any:
         import numpy as np
 
         encoded = [self.tok.encode(t, self.max_tokens)[: self.max_tokens] for t in texts]
@@ -372,7 +372,7 @@ class MiniLM:
         s = 0
         while s < len(order):
             e, budget = s, 0
-            while e < len(order) and (e == s or budget + len(encoded[order[e]]) <= tokens_per_pass):
+            while e < len(order) and (e == s or budget + len(encoded[order[e]]) <= packed):
                 budget += len(encoded[order[e]])
                 e += 1
             idx = order[s:e]
