@@ -12,8 +12,9 @@ The hook runs on every tool call, so its command is the cheapest start-up Python
 * ``-c`` calling the entry function directly (``-m`` costs ``runpy`` and importlib.util, ~6 ms).
 
 If that directory no longer holds ``kenning`` (the package moved), the command falls back to
-``site`` once rather than failing: slower, never broken. An agent that supports it runs this
-argv without a shell (Claude Code's exec form: ``command`` + ``args``).
+``site`` rather than failing: slower, never broken. An agent that supports it runs this argv
+without a shell (Claude Code's exec form: ``command`` + ``args``); the others get it as one
+shell-quoted string (:func:`shell_command`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ ENTRY = "from kenning.hook.main import cli"
 CALL = "cli()"
 # The entry of installs made before -S (still recognised, and what a foreign interpreter gets).
 SITE_ENTRY = f"{ENTRY}; {CALL}"
+# The package is no longer where it was at install time: find it through site after all.
+FALLBACK = ' or __import__("site").main()'
 
 
 def package_parent() -> str:
@@ -37,18 +40,28 @@ def package_parent() -> str:
 
 
 def hook_code(package_dir: str | None, data_dir: str | None = None) -> str:
-    """The ``-c`` program of the hook: path set-up (none for a site-enabled interpreter), then the entry."""
-    lines = []
+    """The ``-c`` program of the hook: path set-up (none for a site-enabled interpreter), then the
+    entry. One line, so it fits any agent's config format (JSON, TOML, a shell string)."""
+    if package_dir is None and not data_dir:
+        return SITE_ENTRY
+    parts = ["import os,sys"]
     if data_dir:
         # In exec form there is no shell to set a variable: a non-default data dir is set here.
-        lines.append(f"import os;os.environ['KENNING_DATA_DIR']={data_dir!r}")
+        parts.append(f"os.environ[\"KENNING_DATA_DIR\"]={_literal(data_dir)}")
     if package_dir is None:
-        return "\n".join([*lines, SITE_ENTRY])
-    lines += [f"import sys;sys.path.append({package_dir!r})",
-              f"try:{ENTRY}",
-              f"except ImportError:import site;site.main();{ENTRY}",
-              CALL]
-    return "\n".join(lines)
+        return ";".join([*parts, SITE_ENTRY])
+    marker = os.path.join(package_dir, "kenning", "hook", "main.py")
+    parts += [f"sys.path.append({_literal(package_dir)})", f"os.path.isfile({_literal(marker)}){FALLBACK}",
+              f"{ENTRY};{CALL}"]
+    return ";".join(parts)
+
+
+def _literal(text: str) -> str:
+    """A Python string literal in double quotes (JSON's escapes are Python's): inside a shell's single
+    quotes it needs no escaping of its own."""
+    import json
+
+    return json.dumps(text)
 
 
 def hook_argv(agent: str, event: str, python: str | None = None, data_dir: str | None = None) -> list[str]:
@@ -82,6 +95,5 @@ def import_check(argv: list[str], *, fallback: bool = True) -> list[str] | None:
         return None
     head, _sep, _tail = code.rpartition(CALL)
     if not fallback:
-        head = "\n".join(line for line in head.split("\n") if not line.startswith("except ImportError:"))
-        head = head.replace(f"try:{ENTRY}", ENTRY)
+        head = head.replace(FALLBACK, "")
     return [*argv[:i], "-c", head + "pass"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -120,3 +121,16 @@ def test_a_hook_imports_nothing_it_does_not_use(home: Any, event: str) -> None:
     assert not loaded & set(UNNEEDED), sorted(loaded & set(UNNEEDED))
     if event == "SessionStart":
         assert b"<kenning-context>" in r.stdout and "kenning.daemon" not in loaded
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini", "cursor", "copilot"])
+def test_agents_that_take_a_shell_string_get_the_same_command(dirs: dict[str, Path], agent: str) -> None:
+    from kenning.integrations import files
+
+    command = files.hook_command(agent, "PostToolUse")
+    assert shlex.split(command) == launch.hook_argv(agent, "PostToolUse", data_dir=str(dirs["data"]))
+    assert files.is_our_command(command, agent) and not files.is_our_command(command, "someone-else")
+    # Through a real shell, as those agents run it: the package from its directory, no site.
+    probe = command.replace("import cli;cli()'", "import cli;print(\"site\" in sys.modules, cli.__module__)'")
+    out = subprocess.run(["/bin/sh", "-c", probe], capture_output=True, text=True, timeout=30, cwd=dirs["project"])
+    assert out.returncode == 0 and out.stdout.split() == ["False", "kenning.hook.main"], out.stderr

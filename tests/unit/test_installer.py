@@ -77,8 +77,8 @@ def assert_installed_once(settings: dict[str, Any]) -> None:
         assert h["command"] == sys.executable and os.path.isabs(h["command"])
         args = h["args"]
         assert args[:3] == ["-I", "-S", "-c"] and args[4:] == ["claude-code", event]
-        assert f"sys.path.append({launch.package_parent()!r})" in args[3]
-        assert args[3].endswith("\ncli()") and launch.ENTRY in args[3]
+        assert f"sys.path.append({json.dumps(launch.package_parent())})" in args[3]
+        assert args[3].endswith(";cli()") and launch.ENTRY in args[3] and "\n" not in args[3]
         assert cc.interpreter_of(h["command"]) == sys.executable
 
 
@@ -101,7 +101,7 @@ def test_commands_carry_a_non_default_data_dir(env: tuple[Path, Paths]) -> None:
     cc.install(paths)
     for hs in ours(read(claude)).values():
         # No shell to set a variable in exec form: the -c program sets it first.
-        assert hs[0]["args"][3].startswith(f"import os;os.environ['KENNING_DATA_DIR']={paths.root!r}\n")
+        assert hs[0]["args"][3].startswith(f'import os,sys;os.environ["KENNING_DATA_DIR"]={json.dumps(paths.root)};')
 
 
 def test_install_keeps_other_keys_and_hooks(env: tuple[Path, Paths]) -> None:
