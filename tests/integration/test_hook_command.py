@@ -134,3 +134,25 @@ def test_agents_that_take_a_shell_string_get_the_same_command(dirs: dict[str, Pa
     probe = command.replace("import cli;cli()'", "import cli;print(\"site\" in sys.modules, cli.__module__)'")
     out = subprocess.run(["/bin/sh", "-c", probe], capture_output=True, text=True, timeout=30, cwd=dirs["project"])
     assert out.returncode == 0 and out.stdout.split() == ["False", "kenning.hook.main"], out.stderr
+
+
+def test_doctor_says_when_the_registered_command_falls_back_to_site(dirs: dict[str, Path]) -> None:
+    from kenning.paths import Paths
+
+    cc.install(Paths(), mcp=False)
+    settings_file = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    env = {**os.environ, "KENNING_PORT": "1"}
+
+    def doctor() -> str:
+        r = subprocess.run([sys.executable, "-m", "kenning", "doctor"], capture_output=True, text=True, env=env,
+                           timeout=120, cwd=dirs["project"])
+        return next(line for line in r.stdout.splitlines() if "hook interpreter" in line)
+
+    assert doctor().lstrip().startswith("✓")
+    here = json.dumps(launch.package_parent())[1:-1]  # as it appears in the JSON of the settings file
+    # Every literal of the program that names the package's directory (not the interpreter's path).
+    moved = settings_file.read_text().replace(f'\\"{here}', '\\"/gone/site-packages')
+    assert moved != settings_file.read_text()
+    settings_file.write_text(moved)
+    line = doctor()
+    assert "package moved" in line and "kenning install" in line, line
