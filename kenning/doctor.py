@@ -128,7 +128,8 @@ def _mcp_check() -> Check:
     if not isinstance(py, str) or not os.access(py, os.X_OK):
         return ("FAIL", "MCP server", f"mcpServers.{claude_code.MCP_SERVER_NAME} in {path} runs {py!r}, which does "
                                       "not exist or is not executable: run `kenning install`")
-    probe = "import importlib.util as u, sys; sys.exit(not (u.find_spec('kenning.mcp.server') and u.find_spec('mcp')))"
+    # The server speaks MCP itself (standard library only): importing it is all it needs.
+    probe = "import importlib.util as u, sys; sys.exit(not u.find_spec('kenning.mcp.server'))"
     try:
         ok = subprocess.run([py, "-I", "-c", probe], capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
