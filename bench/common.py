@@ -325,30 +325,32 @@ def _templates(rng: random.Random) -> list[tuple[str, ...]]:
                      f"validation when {rng.choice(NOUNS)} data came from the {rng.choice(PKGS)} service. It "
                      f"changed the check, added a regression test and ran the {pkg} suite, which passes.")
         concepts = [rng.choice(("how-it-works", "gotcha", "pattern", "trade-off"))]
-        out.append((kind, f"{kind.capitalize()}: {func} in {path} now handles the {noun}", f"{pkg}.{mod}",
+        title = f"{kind.capitalize()}: {func} in {path} now handles the {noun}"
+        if kind == "decision" and rng.random() < 0.5:  # a standing rule, as the rules observer stores one
+            title, concepts = f"Always validate the {noun} in {func} before it reaches {path}", ["pattern"]
+        out.append((kind, title, f"{pkg}.{mod}",
                     json.dumps(facts), narrative, json.dumps(concepts), json.dumps([path]),
                     json.dumps([path] if kind != "discovery" else []), path))
     return out
 
 
 def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: float | None = None,
-             span_days: float = 365.0, roots: dict[str, str] | None = None) -> dict[str, int]:
+             span_days: float = 365.0) -> dict[str, int]:
     """Fill a database (created through the real migrations) with observations and summaries.
 
-    Per project: ``n`` observations in sessions of ~20, one summary per session, spread over
-    ``span_days`` up to ``now``; ~5% of observations superseded or retracted. All rows go in
-    with ``executemany`` inside one transaction. The observations' FTS insert trigger is set
+    ``projects`` maps a project key (the canonical path of a checkout, see kenning/project.py;
+    a bare name stands for ``/src/<name>``) to its number of observations: ``n`` observations in
+    sessions of ~20, one summary per session, spread over ``span_days`` up to ``now``; ~5% of
+    observations superseded or retracted; ~10% of titles repeat an earlier one exactly (the
+    near-duplicates consolidation groups), the others carry an identifier of their own. All rows
+    go in with ``executemany`` inside one transaction. The observations' FTS insert trigger is set
     aside during the bulk insert and the index rebuilt in the same transaction (5x faster than
-    row-by-row; the resulting schema and FTS content are the same as the trigger's).
-    ``roots`` maps a project name to its checkout: its rows are filed under that checkout's key
-    (what a hook or ``kenning context --cwd`` run there resolves); other projects keep their
-    name as key. Returns row counts.
+    row-by-row; the resulting schema and FTS content are the same as the trigger's); then the
+    memory index (layers, subjects, near-duplicate groups) is rebuilt from the rows, as
+    migration 0012 and `kenning reindex` do. Returns row counts and ``index_seconds``.
     """
-    from kenning.project import project_key
+    from kenning.store import memory_index
     from kenning.store.db import open_db
-
-    roots = roots or {}
-    keys = {name: project_key(roots[name], name) if name in roots else name for name in projects}
 
     rng = random.Random(seed)
     now = time.time() if now is None else now
@@ -359,7 +361,11 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
     sessions: list[tuple[Any, ...]] = []
     observations: list[tuple[Any, ...]] = []
     summaries: list[tuple[Any, ...]] = []
+    keys: list[tuple[str, str]] = []
     for project, n_obs in projects.items():
+        root = project if project.startswith("/") else f"/src/{project}"
+        project = root if project.startswith("/") else project
+        keys.append((project, root))
         n_sessions = max(1, math.ceil(n_obs / OBS_PER_SESSION))
         step = span_days * 86400 / n_sessions
         left = n_obs
@@ -369,8 +375,7 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
             count = min(left, OBS_PER_SESSION) if k < n_sessions - 1 else left
             left -= count
             end = start + 60 * (count + 2)
-            root = roots.get(project) or f"/src/{project}"
-            sessions.append((sid, "claude-code", f"{project}-{k:07d}", keys[project], root, root, start, end,
+            sessions.append((sid, "claude-code", f"{project}-{k:07d}", project, root, root, start, end,
                              "prompt_input_exit", "completed", 1 + count // 6))
             files: set[str] = set()
             for j in range(count):
@@ -380,12 +385,13 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
                 r = rng.random()
                 status = "active" if r < 0.95 else ("superseded" if r < 0.99 else "retracted")
                 created = start + 60 * (j + 1)
-                observations.append((oid, sid, keys[project], t[0], f"{t[1]} (#{oid})", t[2], t[3], t[4], t[5], t[6],
+                title = t[1] if rng.random() < 0.1 else f"{t[1]} (case_{oid})"
+                observations.append((oid, sid, project, t[0], title, t[2], t[3], t[4], t[5], t[6],
                                      t[7], 1 + j // 6, 0, 200 + int(r * 3800), created, created + 5,
                                      f"{oid:016x}", "rules", status))
             touched = sorted(files)
             summaries.append((
-                sid, keys[project], 1 + count // 6, f"Fix the {rng.choice(NOUNS)} handling in {(touched or [''])[0]}",
+                sid, project, 1 + count // 6, f"Fix the {rng.choice(NOUNS)} handling in {(touched or [''])[0]}",
                 f"Read {len(touched)} files in src/", f"{rng.choice(VERBS)}_{rng.choice(NOUNS)} is only "
                 f"called from the {rng.choice(PKGS)} service; the cache is per process.",
                 f"Changed {', '.join(touched[:3])}; tests pass.",
@@ -397,9 +403,6 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("DROP TRIGGER observations_ai")
-        conn.executemany("INSERT OR IGNORE INTO projects (key, name, root, remote, first_seen, last_seen) "
-                         "VALUES (?, ?, ?, '', ?, ?)",
-                         [(keys[name], name, roots.get(name, ""), now - span_days * 86400, now) for name in projects])
         conn.executemany(
             "INSERT INTO sessions (id, platform, agent_session_id, project, project_root, cwd, started_at, "
             "ended_at, end_reason, status, prompt_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sessions)
@@ -414,10 +417,23 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
             "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
             "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
             "recorded_at, observer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", summaries)
+        conn.executemany("INSERT OR IGNORE INTO projects (key, name, root, remote, first_seen, last_seen) "
+                         "VALUES (?, ?, ?, '', ?, ?)", [(k, os.path.basename(r), r, now, now) for k, r in keys])
+        t0 = time.perf_counter()
+        memory_index.rebuild(conn)
+        index_seconds = time.perf_counter() - t0
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    return {"sessions": len(sessions), "observations": len(observations), "summaries": len(summaries)}
+    return {"sessions": len(sessions), "observations": len(observations), "summaries": len(summaries),
+            "index_seconds": round(index_seconds, 1)}
+
+
+def project_key(inst: Install) -> str:
+    """The key an install's project directory's rows are filed under."""
+    from kenning.project import canonical
+
+    return canonical(str(inst.project))

@@ -44,6 +44,7 @@ from common import (
     load_avg,
     md_table,
     populate,
+    project_key,
     run_header,
     summary_ms,
     temp_root,
@@ -52,14 +53,12 @@ from common import (
 )
 
 from kenning.context.session_start import build
-from kenning.project import project_key
 from kenning.settings import load
 from kenning.store.db import connect
 
 TARGET_P50_MS = 50.0
 TARGET_AT = 100_000
 PROJECT, OTHER = "proj-a", "proj-b"
-KEY = PROJECT  # the key its rows are filed under: its checkout's path (set per size)
 
 COLD_SCRIPT = r"""
 import json, sys, time
@@ -86,12 +85,12 @@ def timed(fn: Any, runs: int) -> list[int]:
     return out
 
 
-def captured_statements(conn: sqlite3.Connection, settings: Any, modes_dir: str) -> list[str]:
+def captured_statements(conn: sqlite3.Connection, settings: Any, modes_dir: str, key: str) -> list[str]:
     """The SQL statements one ``build()`` call runs, with their parameters inlined."""
     seen: list[str] = []
     conn.set_trace_callback(seen.append)
     try:
-        build(conn, settings, KEY, modes_dir=modes_dir)
+        build(conn, settings, key, modes_dir=modes_dir)
     finally:
         conn.set_trace_callback(None)
     return [s for s in seen if s.lstrip().upper().startswith("SELECT")]
@@ -127,11 +126,11 @@ def query_table(conn: sqlite3.Connection, statements: list[str], runs: int,
     return table, total, summary_ms(builds)["p50"]
 
 
-def profile_build(conn: sqlite3.Connection, settings: Any, modes_dir: str, runs: int = 30) -> str:
+def profile_build(conn: sqlite3.Connection, settings: Any, modes_dir: str, key: str, runs: int = 30) -> str:
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(runs):
-        build(conn, settings, KEY, modes_dir=modes_dir)
+        build(conn, settings, key, modes_dir=modes_dir)
     prof.disable()
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(14)
@@ -160,29 +159,29 @@ def interleaved(cmds: list[tuple[str, list[str], dict[str, str], str]], rounds: 
 
 
 def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str, Any]:
-    global KEY
     inst = Install(root / f"n{n}", project=PROJECT)
-    KEY = project_key(str(inst.project))
+    key = project_key(inst)
     t0 = time.perf_counter()
-    counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5, roots={PROJECT: str(inst.project)})
+    counts = populate(inst.paths.db, {key: n, OTHER: n}, seed=5)
     created = time.perf_counter() - t0
     db_mb = os.path.getsize(inst.paths.db) / 1e6
     p(f"\n### {n:,} observations in the project\n")
     p(f"Database: {counts['observations']:,} observations ({n:,} in `{PROJECT}`, {n:,} in `{OTHER}`, ~5% "
       f"superseded or retracted), {counts['summaries']:,} session summaries, {counts['sessions']:,} sessions, "
-      f"{db_mb:.0f} MB with the FTS indexes; created in {created:.1f} s.\n")
+      f"{db_mb:.0f} MB with the FTS indexes; created in {created:.1f} s (of which the memory index: "
+      f"{counts['index_seconds']} s).\n")
     settings, _ = load(inst.paths)
     modes = inst.paths.modes
 
     conn = connect(inst.paths.db, readonly=True)
     t = time.perf_counter_ns()
-    text = build(conn, settings, KEY, modes_dir=modes)
+    text = build(conn, settings, key, modes_dir=modes)
     first_conn = (time.perf_counter_ns() - t) / 1e6
-    warm = summary_ms(timed(lambda: build(conn, settings, KEY, modes_dir=modes), args.runs))
+    warm = summary_ms(timed(lambda: build(conn, settings, key, modes_dir=modes), args.runs))
 
     cold = []
     for _ in range(args.cold_runs):
-        proc = subprocess.run([PYTHON, "-c", COLD_SCRIPT, KEY], capture_output=True, env=inst.env,
+        proc = subprocess.run([PYTHON, "-c", COLD_SCRIPT, key], capture_output=True, env=inst.env,
                               cwd=str(inst.project), check=True)
         cold.append(json.loads(proc.stdout)["ms"])
 
@@ -197,16 +196,16 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
     p(f"\nThe context is {len(text):,} characters (cap {settings.context_max_chars:,}): "
       f"{settings.context_observations} observations and {settings.context_sessions} summaries at most.\n")
 
-    statements = captured_statements(conn, settings, modes)
+    statements = captured_statements(conn, settings, modes, key)
     qtable, sql_ms, build_ms = query_table(conn, statements, max(20, args.runs // 2),
-                                           lambda: build(conn, settings, KEY, modes_dir=modes))
+                                           lambda: build(conn, settings, key, modes_dir=modes))
     p(qtable)
     p(f"\nIn the same loop `build()` took {fmt(build_ms, 2)} ms (p50): its SQL {fmt(sql_ms, 2)} ms "
       f"({sql_ms / build_ms:.0%}), the rest ({fmt(build_ms - sql_ms, 2)} ms) Python: reading the mode JSON for "
       "the type icons, rendering the index.")
     prof = None
     if args.profile or (n >= TARGET_AT and warm["p50"] > TARGET_P50_MS):
-        prof = profile_build(conn, settings, modes)
+        prof = profile_build(conn, settings, modes, key)
         p("\ncProfile of `build()` (30 calls, by cumulative time):\n")
         p(prof)
     conn.close()

@@ -50,6 +50,7 @@ from common import (
     load_avg,
     md_table,
     populate,
+    project_key,
     registered_hook,
     run_header,
     summary_ms,
@@ -59,7 +60,6 @@ from common import (
 )
 
 from kenning.context import file_history as fh
-from kenning.project import project_key
 from kenning.settings import load
 
 PROJECT, OTHER = "bench-project", "other-project"
@@ -221,7 +221,7 @@ def timed_lookups(inst: Install, paths: list[tuple[str, str]], runs: int) -> dic
             t0 = time.perf_counter_ns()
             conn = fh.connect_readonly(inst.paths.db, time.monotonic() + 5)
             try:
-                h = fh.lookup(conn, settings, os.path.join(root, rel), project_key(root), root)
+                h = fh.lookup(conn, settings, os.path.join(root, rel), project_key(inst), root)
             finally:
                 conn.close()
             dt = time.perf_counter_ns() - t0
@@ -337,8 +337,8 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
     inst = Install(root / f"n{n}", project=PROJECT)
     inst.env["KENNING_EMBEDDING_BACKEND"] = "none"
     t0 = time.perf_counter()
-    counts = populate(inst.paths.db, {PROJECT: n, OTHER: n}, seed=5, roots={PROJECT: str(inst.project)})
-    key = project_key(str(inst.project))  # what a hook in the checkout resolves
+    key = project_key(inst)
+    counts = populate(inst.paths.db, {key: n, OTHER: n}, seed=5)
     names = add_specific(inst.paths.db, key, max(20, int(n * SPECIFIC_SHARE)))
     created = time.perf_counter() - t0
     touched = files_by_touches(inst.paths.db, key)

@@ -45,6 +45,7 @@ from common import (
     load_avg,
     md_table,
     populate,
+    project_key,
     registered_hook,
     run_header,
     run_interleaved,
@@ -217,7 +218,7 @@ class Bench:
     # -- set-up
     def setup(self) -> None:
         for inst in (self.up, self.down):
-            populate(inst.paths.db, {inst.project.name: 1000}, seed=3, roots={inst.project.name: str(inst.project)})
+            populate(inst.paths.db, {project_key(inst): 1000}, seed=3)
         # Worker down for SessionStart means "no worker answers": hold worker.lock so the hook's
         # background start sees a start in progress and builds the context from SQLite itself.
         self.lock_fd = os.open(self.down.paths.worker_lock, os.O_RDWR | os.O_CREAT, 0o600)

@@ -11,6 +11,11 @@ exactly as the hook writes them. The same spool is then processed twice:
 (b) end to end: a real worker (``python -m kenning worker start``) started after spooling, timed
     from the start command until ``/api/status`` (polled with the data dir's token) reports an
     empty spool and 0 pending events.
+
+The cost of deleting a spool file only once its rows are durable in the database file (a WAL
+checkpoint per batch, issue 11) is measured against the previous rule (unlink right after
+COMMIT) in the same run: (a) again with that rule, and a trickle (one event per cycle, as
+live hooks arrive) alternating between the two rules event by event.
 """
 
 from __future__ import annotations
@@ -92,12 +97,14 @@ def db_counts(db: str) -> dict[str, int]:
         conn.close()
 
 
-def in_process(inst: Install) -> dict[str, Any]:
+def in_process(inst: Install, durable: bool = True) -> dict[str, Any]:
     """(a) Pipeline.cycle() in this process until everything is stored."""
     settings, _ = load(inst.paths)
     conn = open_db(inst.paths.db)  # migrations are not part of the measurement
     observer, _note = choose(settings)
     pipe = Pipeline(inst.paths, conn, observer)
+    if not durable:
+        commit_only(pipe)
     spent = {"ingest": 0, "observe": 0}
     ingest, observe = pipe.ingest, pipe.observe
 
@@ -141,6 +148,51 @@ def in_process(inst: Install) -> dict[str, Any]:
     return {"wall": wall, "ingest": spent["ingest"] / 1e9, "observe": spent["observe"] / 1e9, "cycles": cycles,
             "unlink": spent["unlink"] / 1e9,
             "stats": pipe.stats, "counts": db_counts(inst.paths.db), "error": pipe.stats.last_error}
+
+
+def commit_only(pipe: Pipeline) -> None:
+    """The deletion rule before issue 11, for the same-run baseline: unlink right after COMMIT."""
+    def settle(force: bool = False) -> bool:
+        for path in pipe._unsettled:
+            spool.confirm(path)
+        pipe._unsettled.clear()
+        return True
+
+    pipe.settle = settle  # type: ignore[method-assign]
+
+
+def trickle(durable: Install, baseline: Install, n: int, seed: int = 12) -> dict[str, list[float]]:
+    """One event spooled then ingested per cycle, alternating the two rules event by event (ms each)."""
+    settings, _ = load(durable.paths)
+    pipes = {}
+    for label, inst in (("durable", durable), ("baseline", baseline)):
+        observer, _note = choose(settings)
+        pipes[label] = Pipeline(inst.paths, open_db(inst.paths.db), observer)
+    commit_only(pipes["baseline"])
+    name, root = find_root(str(durable.project))
+    times: dict[str, list[float]] = {"durable": [], "baseline": []}
+    k = 0
+    for events in synthetic_sessions(10**6, EVENTS_PER_SESSION, seed=seed, cwd=str(durable.project)):
+        for payload in events:
+            clean, cut = hook._clean(settings, payload)
+            order = ("durable", "baseline") if k % 2 == 0 else ("baseline", "durable")
+            for label in order:
+                inst = durable if label == "durable" else baseline
+                spool.write(inst.paths, {"v": 1, "agent": "claude-code", "event": payload["hook_event_name"],
+                                         "at": time.time(), "project": name, "project_root": root,
+                                         "truncated": cut, "payload": dict(clean)})
+                t = time.perf_counter()
+                pipes[label].ingest()
+                times[label].append((time.perf_counter() - t) * 1000)
+            k += 1
+            if k >= n:
+                break
+        if k >= n:
+            break
+    for pipe in pipes.values():
+        assert spool.depth(pipe.paths) == 0, "spool not drained"
+        pipe.conn.close()
+    return times
 
 
 def end_to_end(inst: Install, expected: int) -> dict[str, Any]:
@@ -206,6 +258,7 @@ def main() -> int:
 
     root = temp_root("kenning-bench-ingest-")
     a, b = Install(root / "inproc"), Install(root / "worker")
+    a0, t1, t0 = Install(root / "inproc-baseline"), Install(root / "trickle"), Install(root / "trickle-baseline")
     try:
         p("## Ingest throughput (`bench/ingest_throughput.py`)\n")
         p(run_header(command_line()))
@@ -263,6 +316,23 @@ def main() -> int:
         p(f"\nBoth runs stored {ca.get('events', 0):,} / {cb.get('events', 0):,} events and "
           f"{ca.get('observations', 0):,} / {cb.get('observations', 0):,} observations"
           + (" (identical)." if same else " (they differ: see above)."))
+
+        p("\n### Durable before deleted: the cost of a checkpoint before the spool files go\n")
+        spool_sessions(a0, n)
+        r0 = in_process(a0, durable=False)
+        tr = trickle(t1, t0, 300 if args.quick else 1000)
+        med = {k: sorted(v)[len(v) // 2] for k, v in tr.items()}
+        p95 = {k: sorted(v)[int(len(v) * 0.95)] for k, v in tr.items()}
+        p(md_table(["run", "previous rule: unlink after COMMIT", "now: unlink once checkpointed", "ratio"], [
+            ["(a) bulk, in-process, wall s", fmt(r0["wall"], 2), fmt(r["wall"], 2), f"{r['wall'] / r0['wall']:.2f}"],
+            ["(a) bulk, ingest s", fmt(r0["ingest"], 2), fmt(r["ingest"], 2), f"{r['ingest'] / r0['ingest']:.2f}"],
+            [f"trickle: one event per cycle, ms p50 (n={len(tr['durable'])} each, alternating)",
+             fmt(med["baseline"]), fmt(med["durable"]), f"{med['durable'] / med['baseline']:.2f}"],
+            ["trickle, ms p95", fmt(p95["baseline"]), fmt(p95["durable"]), f"{p95['durable'] / p95['baseline']:.2f}"],
+        ]))
+        p(f"\n(a) with the checkpoint ran {r['stats'].checkpoints} checkpoint(s). A spool file is now deleted only "
+          "after `PRAGMA wal_checkpoint` has copied its rows into the database file (SQLite fsyncs the WAL before and "
+          "the database after it), so a `-wal` cut short by a crash loses nothing the spool still holds.")
         p(f"\nLoad average at the end {load_avg()}; wall time of this benchmark {time.monotonic() - started:.0f} s.")
     finally:
         a.stop_worker()

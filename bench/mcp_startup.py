@@ -36,6 +36,7 @@ from common import (
     load_avg,
     md_table,
     populate,
+    project_key,
     run_header,
     summary_ms,
     temp_root,
@@ -154,8 +155,7 @@ def main() -> int:
     try:
         inst.paths.ensure()
         Path(inst.paths.settings).write_text(json.dumps({"embedding_backend": "none"}))
-        populate(inst.paths.db, {inst.project.name: N_OBS, "other-project": 3000}, seed=11,
-                 roots={inst.project.name: str(inst.project)})
+        populate(inst.paths.db, {project_key(inst): N_OBS, "other-project": 3000}, seed=11)
         inst.start_worker()
         env = {**inst.env}
         env.pop("CLAUDE_PROJECT_DIR", None)

@@ -110,8 +110,7 @@ class Variant:
             # No background embedding, and an open turn stays open for the whole run.
             Path(inst.paths.settings).write_text(json.dumps({"embedding_backend": "none",
                                                              "turn_idle_seconds": 86_400}))
-            populate(inst.paths.db, {inst.project.name: N_OBS, "other-project": N_OTHER}, seed=11,
-                     roots={inst.project.name: str(inst.project)})
+            populate(inst.paths.db, {project_key(str(inst.project)): N_OBS, "other-project": N_OTHER}, seed=11)
         add_pending(self.pending, N_PENDING)
         for inst in (self.main, self.pending):
             self.start(inst)

@@ -49,6 +49,7 @@ from common import (
     load_avg,
     md_table,
     populate,
+    project_key,
     run_header,
     summary_ms,
     temp_root,
@@ -290,7 +291,7 @@ def main() -> int:
     try:
         t0 = time.monotonic()
         main_n = size * 4 // 5
-        counts = populate(inst.paths.db, {PROJECT: main_n, OTHER: size - main_n}, roots={PROJECT: str(inst.project)})
+        counts = populate(inst.paths.db, {project_key(inst): main_n, OTHER: size - main_n})
         counts["prompts"] = add_prompts(inst.paths.db)
         build_s = time.monotonic() - t0
         db_mb = os.path.getsize(inst.paths.db) / 1e6

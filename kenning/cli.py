@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from kenning import daemon
+from kenning.commands.args import count, row_id, seconds, undecodable
 from kenning.hook import client
 from kenning.paths import Paths, ensure_token, read_token
 from kenning.settings import SPECS, load
@@ -38,6 +39,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     paths.ensure()
     settings, problems = load(paths, create=True)
     ensure_token(paths)
+    from kenning import losses
+
+    losses.prepare(paths)  # the count of lost captures, sized now so that a full disk cannot stop it
     try:
         report = claude_code.install(paths, skip_tools=settings.skip_tools)
     except (ValueError, UnicodeDecodeError) as e:
@@ -196,7 +200,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
     paths = Paths()
     cwd = os.path.realpath(args.cwd or os.getcwd())
-    query = f"project={quote(args.project)}" if args.project else f"cwd={quote(cwd)}"
+    query = f"project={quote(args.project)}" if args.project else f"cwd={quote(os.fsencode(cwd))}"
     res = _worker_get(paths, f"/api/context?{query}") if daemon.running(paths) else None
     if res and res[0] == 200 and isinstance(res[1], dict):
         text = res[1].get("context", "")
@@ -252,7 +256,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     health = daemon.running(paths)
     st = Memory(paths, settings).status()
     if args.json:
-        print(json.dumps({"worker": health, **st, "settings_problems": problems}, indent=2))
+        from kenning import losses
+
+        print(json.dumps({"worker": health, **st, "settings_problems": problems, "losses": losses.read(paths)},
+                         indent=2))
         return 0
     print(f"data dir   {paths.root}")
     if health:
@@ -262,18 +269,36 @@ def cmd_status(args: argparse.Namespace) -> int:
         problem = daemon.start_problem(paths)
         print("worker     not running" + (f": {problem}" if problem else ""))
     c = st.get("counts") or {}
-    print(f"memory     {c.get('observations', 0)} observations, {c.get('session_summaries', 0)} summaries, "
-          f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
+    unreadable = not st.get("db_ok") and os.path.exists(paths.db)
+    if unreadable:  # never "0 observations" for memory that exists but cannot be read
+        print(f"memory     unavailable: {st.get('db_error')}")
+    else:
+        print(f"memory     {c.get('observations', 0)} observations, {c.get('session_summaries', 0)} summaries, "
+              f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
     print(f"queue      {st['spool_depth']} in spool, {c.get('pending_events', 0)} events waiting for the observer"
           + (f", {st['spool_corrupt']} quarantined" if st["spool_corrupt"] else ""))
     for p in st.get("projects", [])[:10]:
         print(f"project    {p.get('name') or p['project']}: {p['observations']} observations")
-    return 0
+    if (health or {}).get("db_replaced"):
+        print(f"database   {health['db_replaced']}")  # type: ignore[index]
+    from kenning.doctor import saving_checks
+
+    for level, name, detail in saving_checks(paths):
+        if level != "ok":
+            print(f"{name:<10} {detail}")
+    return 1 if unreadable else 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from kenning.doctor import run_checks
 
+    if args.clear_losses:
+        from kenning import losses
+
+        paths = Paths()
+        print(f"Cleared: {losses.describe(losses.read(paths)) or 'nothing was on record'}.")
+        losses.clear(paths)
+        return 0
     checks = run_checks(Paths())
     worst = 0
     for level, name, detail in checks:
@@ -330,14 +355,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keep-worker", action="store_true")
     s.set_defaults(func=cmd_uninstall)
     s = sub.add_parser("doctor", help="check the whole installation")
+    s.add_argument("--clear-losses", action="store_true",
+                   help="forget the count of captures that could not be saved (after reading it)")
     s.set_defaults(func=cmd_doctor)
     s = sub.add_parser("status", help="worker, memory counts, queue depth")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_status)
     s = sub.add_parser("worker", help="manage the background worker")
     s.add_argument("action", choices=["start", "stop", "restart", "status", "logs", "run"])
-    s.add_argument("--wait", type=float, default=15.0, help="seconds to wait for start (default 15)")
-    s.add_argument("-n", "--lines", type=int, default=40, help="log lines to show")
+    s.add_argument("--wait", type=seconds, default=15.0, help="seconds to wait for start (default 15)")
+    s.add_argument("-n", "--lines", type=count(0, 100_000), default=40, help="log lines to show")
     s.set_defaults(func=cmd_worker)
     s = sub.add_parser("context", help="print what SessionStart would inject for a directory")
     g = s.add_mutually_exclusive_group()
@@ -346,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stats", action="store_true", help="also print its size")
     s.set_defaults(func=cmd_context)
     s = sub.add_parser("show", help="print one observation in full")
-    s.add_argument("id", type=int)
+    s.add_argument("id", type=row_id)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
     s = sub.add_parser("demo", help="replay a bundled coding story into your memory (project kenning-demo) "
@@ -366,12 +393,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Commands that work whatever the file at the database path is: they report on it, or never open it.
 WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp", "extras"}
+# Arguments that name files: any bytes the file system allows. Every other argument is text
+# that gets stored, searched or printed, so it must be UTF-8.
+PATH_ARGS = ("cwd", "file", "output")
 
 
 def main(argv: list[str]) -> int:
     from kenning.store.identity import ForeignDatabase, check
 
     args = build_parser().parse_args(argv)
+    for name, value in vars(args).items():
+        if name not in PATH_ARGS and undecodable(value):
+            print(f"kenning: the {name.replace('_', '-')} argument is not valid UTF-8 text", file=sys.stderr)
+            return 2
     try:
         if args.command not in WITHOUT_DB and not (args.command == "worker" and args.action in ("stop", "logs")):
             try:
@@ -388,3 +422,14 @@ def main(argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except sqlite3.Error as e:  # a corrupt, read-only or unreadable database: say which, and the fix
+        from kenning.store.health import explain
+
+        print(f"kenning: {explain(Paths().db, e)}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("KENNING_DEBUG"):
+            raise
+        print(f"kenning: {args.command} failed: {type(e).__name__}: {e} (KENNING_DEBUG=1 shows where)",
+              file=sys.stderr)
+        return 1

@@ -95,8 +95,11 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
 
     check(paths.db)  # a worker would refuse this file at once: say why now, not after ``wait`` seconds
     deadline = time.monotonic() + wait
-    paths.ensure()
-    fd = os.open(paths.start_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        paths.ensure()
+        fd = os.open(paths.start_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError:
+        return None  # a read-only or full data dir: no worker can start (start_problem says why)
     handed_over = False
     proc = None
     try:
@@ -110,7 +113,10 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
                     return None  # a stranger holds our port: a worker could not listen there
                 # The new worker keeps the start lock until it holds worker.lock (it takes
                 # a moment to import): a starter coming after us must not spawn another.
-                proc = spawn(paths, start_lock_fd=fd)
+                try:
+                    proc = spawn(paths, start_lock_fd=fd)
+                except OSError:
+                    return None  # e.g. its log cannot be created (a full disk)
                 handed_over = True
         while time.monotonic() < deadline:
             health = running(paths, timeout=min(0.3, max(0.05, deadline - time.monotonic())))
@@ -136,9 +142,13 @@ def port_of(paths: Paths) -> int:
 
 
 def port_blocker(paths: Paths) -> str | None:
-    """'port N is in use by pid M (name)…' when another process holds the worker's port."""
+    """Why a worker cannot start at all, when it is known before trying: a read-only data dir, or
+    'port N is in use by pid M (name)…' when another process holds the worker's port."""
     if running(paths) or lock_held(paths):
         return None
+    if os.path.isdir(paths.root) and not os.access(paths.root, os.W_OK):
+        return (f"the data dir {paths.root} is read-only: the worker cannot run there (remount it read-write, "
+                "or set KENNING_DATA_DIR to a writable folder); the hooks still give what memory it holds")
     port = port_of(paths)
     if client.listeners(port) == []:
         return None  # nobody listens (None: the kernel cannot say, so ask by binding)

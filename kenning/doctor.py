@@ -100,8 +100,10 @@ def run_checks(paths: Paths) -> list[Check]:
         out.append(("FAIL", "database", str(st.get("db_error"))))
     else:
         out.append(("warn", "database", "not created yet (the worker creates it on start)"))
+    if health and health.get("db_replaced"):
+        out.append(("warn", "database", str(health["db_replaced"])))
+    out.extend(saving_checks(paths))
 
-    out.append(_disk(paths))
     depth = spool.depth(paths)
     corrupt = spool.corrupt_count(paths)
     out.append(("ok" if depth < 1000 else "warn", "spool",
@@ -158,18 +160,38 @@ def _disk(paths: Paths) -> Check:
     try:
         free = shutil.disk_usage(paths.root).free
     except OSError as e:
-        return ("warn", "disk", f"cannot tell the free space of {paths.root}: {e}")
+        return ("warn", "disk space", f"cannot tell the free space of {paths.root}: {e}")
     try:
         db = os.path.getsize(paths.db)
     except OSError:
         db = 0
     gib = f"{free / 1024 ** 3:.1f} GiB free in {paths.root}"
     if free < max(DISK_FAIL_BYTES, db):
-        return ("FAIL", "disk", f"{gib}: too little to store new memory or compact the database (it holds "
+        return ("FAIL", "disk space", f"{gib}: too little to store new memory or compact the database (it holds "
                                 f"{db // 1024 ** 2} MiB); free some space")
     if free < max(DISK_WARN_BYTES, 2 * db):
-        return ("warn", "disk", f"{gib}: running low (the database holds {db // 1024 ** 2} MiB)")
-    return ("ok", "disk", gib)
+        return ("warn", "disk space", f"{gib}: running low (the database holds {db // 1024 ** 2} MiB)")
+    return ("ok", "disk space", gib)
+
+
+def saving_checks(paths: Paths) -> list[Check]:
+    """Can captures be saved (writable data dir, free space), and were any lost?"""
+    from kenning import losses
+    from kenning.store.health import writable_dir
+
+    out: list[Check] = []
+    if not writable_dir(paths.root):
+        out.append(("FAIL", "saving", f"{paths.root} is read-only: nothing is saved (remount it read-write, or set "
+                                      "KENNING_DATA_DIR to a writable folder)"))
+    out.append(_disk(paths))
+    rec = losses.read(paths)
+    if rec.get("events"):
+        out.append(("FAIL", "lost captures", f"{losses.describe(rec)}; once you have read this, "
+                                             "`kenning doctor --clear-losses` clears the count"))
+    elif not os.path.exists(losses.path_of(paths)):
+        out.append(("warn", "loss counter", f"{losses.path_of(paths)} does not exist yet (the worker creates it): "
+                                            "a capture lost now could not be counted"))
+    return out
 
 
 def _runs(argv: list[str]) -> bool:

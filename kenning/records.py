@@ -42,6 +42,9 @@ class SessionInfo:
     prior_observations: list[dict[str, Any]] = field(default_factory=list)
     prior_summary: dict[str, Any] | None = None
     ended: bool = False
+    # The project's current standing rules and key memories ({id, type, layer, title}): what an LLM
+    # observer is shown so it can name what a new observation makes no longer true.
+    memories: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +63,8 @@ class ObservationDraft:
     source_tokens: int = 0
     agent_id: str | None = None
     agent_type: str | None = None
+    # Ids of older memories this one makes no longer true (named by an LLM observer, validated by it).
+    supersedes: list[int] = field(default_factory=list)
 
     def content_hash(self) -> str:
         """Identity of the content, so re-observing the same work never stores it twice."""

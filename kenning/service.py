@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kenning import spool
-from kenning.context.session_start import build, empty_note
+from kenning.context.session_start import context_text
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings
@@ -57,13 +57,15 @@ class Memory:
             name, root, key = p.name, p.root, p.key
         if is_excluded(name, root, cwd, self.settings.excluded_projects):
             return {"project": name, "context": "", "excluded": True, "chars": 0, "tokens": 0}
-        if not os.path.exists(self.paths.db):
-            text = empty_note(name)
+        if project:
+            def key_of(conn: sqlite3.Connection) -> str:
+                return projects.one(conn, project)
         else:
-            with self.reading() as conn:
-                key = projects.one(conn, project) if project else resolve_key(conn, key)
-                text = build(conn, self.settings, key, now=now, modes_dir=self.paths.modes, name=name, agent=agent)
-        return {"project": name, "key": key, "context": text, "excluded": False, "chars": len(text),
+            def key_of(conn: sqlite3.Connection) -> str:
+                return resolve_key(conn, key)
+        text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent,
+                                      pool=self.pool)
+        return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": (len(text) + 3) // 4}
 
     def observation(self, oid: int) -> dict[str, Any] | None:
@@ -92,6 +94,8 @@ class Memory:
             out["db_bytes"] = sum(os.path.getsize(p) for p in (self.paths.db, self.paths.db + "-wal")
                                   if os.path.exists(p))
         except sqlite3.Error as e:
-            out.update(db_ok=False, db_error=f"{type(e).__name__}: {e}")
+            from kenning.store.health import explain
+
+            out.update(db_ok=False, db_error=explain(self.paths.db, e))
         out["at"] = time.time()
         return out

@@ -84,7 +84,17 @@ SPECS: dict[str, Spec] = {
     "log_level": Spec("INFO", "worker log level", choices=LOG_LEVELS),
     "excluded_projects": Spec((), "globs on project path or name that are never captured nor injected"),
     "skip_tools": Spec(DEFAULT_SKIP_TOOLS, "tool names (globs) that are not captured"),
-    "context_observations": Spec(50, "observations listed at session start", min=0, max=500),
+    "context_observations": Spec(50, "routine-work (session log) observations listed at session start", min=0,
+                                 max=500),
+    "context_rules": Spec(30, "standing rules and preferences listed at session start (newest first)", min=0,
+                          max=200),
+    "context_rules_chars": Spec(2500, "characters of the session-start context kept for standing rules", min=0,
+                                max=9800),
+    "context_key_chars": Spec(2800, "characters of the session-start context kept for key decisions, gotchas "
+                                    "and root causes", min=0, max=9800),
+    "archive_after_days": Spec(30, "routine work older than this many days is archived: searchable, no longer "
+                                   "listed at session start or next to prompts (0: never); rules and decisions "
+                                   "never age out", min=0, max=36500),
     "context_sessions": Spec(10, "session summaries listed at session start", min=0, max=100),
     "context_max_chars": Spec(9000, "character cap of the session-start context (Claude Code cuts at 10,000)",
                               min=500, max=9800),
@@ -170,6 +180,10 @@ class Settings:
     excluded_projects: tuple[str, ...]
     skip_tools: tuple[str, ...]
     context_observations: int
+    context_rules: int
+    context_rules_chars: int
+    context_key_chars: int
+    archive_after_days: int
     context_sessions: int
     context_max_chars: int
     max_field_chars: int

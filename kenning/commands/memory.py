@@ -16,10 +16,12 @@ import dataclasses
 import json
 import os
 import sqlite3
+import stat
 import sys
 import time
 from typing import Any, TextIO
 
+from kenning.commands.args import row_id
 from kenning.paths import FILE_MODE, Paths
 from kenning.privacy import ingress
 from kenning.settings import load
@@ -34,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "the raw events of the same turns; then compact the database so the text is "
                                    "gone from the file. Lists what would go and asks first; --yes skips the "
                                    "question (required when stdin is not a terminal).")
-    s.add_argument("--id", dest="ids", type=int, action="append", default=[], metavar="N",
+    s.add_argument("--id", dest="ids", type=row_id, action="append", default=[], metavar="N",
                    help="an observation id (repeatable)")
     s.add_argument("--query", default="", help="words that must all appear (plain words, never search syntax)")
     s.add_argument("--project", default="", help="a project name; alone, it forgets the project's whole sessions")
@@ -201,7 +203,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         since, until = _dates(args)
     except ValueError as e:
         return _fail(str(e), 2)
-    conn = connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+    try:
+        conn = connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+    except sqlite3.Error as e:
+        return _fail(f"cannot read the database: {e}")
     project = args.project
     if conn is not None and project:
         try:
@@ -273,11 +278,16 @@ def cmd_import(args: argparse.Namespace) -> int:
         fh = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115 - closed below
     except OSError as e:
         return _fail(f"cannot read {args.file}: {e.strerror or e}")
+    mode = os.fstat(fh.fileno()).st_mode
+    if fh is not sys.stdin.buffer and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):  # /dev/zero never ends
+        fh.close()
+        return _fail(f"nothing imported: {args.file} is a device, not an export file")
     try:
         paths.ensure()
         conn = open_db(paths.db)
         try:
-            added = transfer.import_records(conn, transfer.read_jsonl(fh), ingress.cleaner(load(paths)[0]).text)
+            added = transfer.import_records(conn, transfer.read_jsonl(transfer.bounded_lines(fh)),
+                                            ingress.cleaner(load(paths)[0]).text)
         finally:
             conn.close()
         from kenning.hook import client

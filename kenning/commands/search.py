@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kenning import daemon
+from kenning.commands.args import count, row_id
 from kenning.hook import client
 from kenning.paths import Paths, read_token
 
@@ -35,25 +36,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="touched this file, absolute or project-relative (repeatable)")
     s.add_argument("--since", metavar="DATE", help="from this ISO date or datetime, local time")
     s.add_argument("--until", metavar="DATE", help="before this ISO date or datetime, local time")
-    s.add_argument("--session", type=int, metavar="ID", help="only this session (database id)")
+    s.add_argument("--session", type=row_id, metavar="ID", help="only this session (database id)")
     s.add_argument("--agent", metavar="AGENT", help="only what this coding agent did (claude-code, codex, gemini, "
                                                     "opencode, cursor, copilot)")
     s.add_argument("--kind", dest="kinds", action="append", choices=("observation", "summary", "prompt"),
                    help="kinds of rows (repeatable; default all)")
     s.add_argument("--order", choices=("relevance", "date"), default="relevance")
-    s.add_argument("-n", "--limit", type=int, default=20)
-    s.add_argument("--offset", type=int, default=0)
+    s.add_argument("-n", "--limit", type=count(1, 10_000), default=20)
+    s.add_argument("--offset", type=count(0, 1_000_000), default=0)
     s.add_argument("--all", dest="include_inactive", action="store_true",
                    help="include superseded and retracted observations (flagged)")
     s.add_argument("--json", action="store_true", help="print the results as JSON")
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("timeline", help="what happened before and after an observation (by id or by query)")
-    s.add_argument("id", nargs="?", type=int, help="the observation id")
+    s.add_argument("id", nargs="?", type=row_id, help="the observation id")
     s.add_argument("-q", "--query", help="use the best observation for these words as the anchor")
     s.add_argument("-p", "--project", help="only this project ('.' = the current directory's)")
-    s.add_argument("-b", "--before", type=int, default=3)
-    s.add_argument("-a", "--after", type=int, default=3)
+    s.add_argument("-b", "--before", type=count(0, 1000), default=3)
+    s.add_argument("-a", "--after", type=count(0, 1000), default=3)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_timeline)
 
@@ -282,6 +283,14 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         derived = "".join(f"; {name.replace('_', ' ')}: {out[name]:,} rows" for name in
                           ("observation_files", "observation_concepts") if name in out)
         print(f"Full-text index rebuilt in {out['fts_seconds']} s{derived}; trigram index: {out['trigram']}.")
+        from kenning.store import memory_index
+        from kenning.store.repo import transaction
+
+        t0 = time.monotonic()
+        with transaction(conn):
+            mem = memory_index.rebuild(conn)
+        print(f"Memory index rebuilt in {time.monotonic() - t0:.1f} s: layers and subjects of "
+              f"{mem['observations']:,} observations, {mem['duplicates']:,} of them near-duplicates of another.")
         if args.no_vectors or settings.embedding_backend == "none":
             print("Vectors: skipped" + (" (embedding_backend is none)." if not args.no_vectors else "."))
             return 0

@@ -14,6 +14,7 @@ import sqlite3
 import sys
 from typing import Any
 
+from kenning.commands.args import count
 from kenning.paths import Paths
 
 
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="What the observer produced and spent (per day and provider, and for the "
                                    "latest sessions), today's budget, and the savings: tokens of work condensed "
                                    "vs tokens the index costs to read.")
-    s.add_argument("--days", type=int, default=14, help="days of usage to list (default 14)")
+    s.add_argument("--days", type=count(1, 3650), default=14, help="days of usage to list (default 14)")
     s.add_argument("-p", "--project", help="savings of one project only")
     s.add_argument("--json", action="store_true", help="print everything as JSON")
     s.set_defaults(func=cmd_stats)

@@ -14,6 +14,7 @@ import json
 import sys
 
 from kenning import daemon
+from kenning.commands.args import seconds
 from kenning.hook import client
 from kenning.paths import Paths, read_token
 
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "browser, signed in with a one-time code (the token itself never leaves its file).")
     s.add_argument("--print", dest="print_only", action="store_true",
                    help="only print the address (its sign-in code works once, within a minute)")
-    s.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the worker to start (default 10)")
+    s.add_argument("--wait", type=seconds, default=10.0, help="seconds to wait for the worker to start (default 10)")
     s.set_defaults(func=cmd_open)
 
 

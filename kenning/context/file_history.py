@@ -1,11 +1,15 @@
 """File history on Read: what earlier sessions did with the file the agent is about to read.
 
-PreToolUse(Read) of a file of at least ``file_context_min_bytes``: the observations that
-touched it (its absolute or project-relative path, looked up in ``observation_files``), one
-per session, ranked by specificity (changed the file +2; touches ≤ 3 files +2, ≤ 8 +1; then
-newest), the top ``file_context_limit``, as compact ``#id date icon title`` rows. Nothing is
-said when the file changed on disk after the newest of them (the notes may be stale), nor a
-second time for the same file in the same session unless a newer observation exists.
+PreToolUse(Read) of any file: the standing rules of the project that name it ("never edit
+src/gen/*.pb.go by hand, run make proto"), whatever its size or age. Of a file of at least
+``file_context_min_bytes``: the observations that touched it (its absolute or
+project-relative path, looked up in ``observation_files``), one per session, ranked by
+specificity (changed the file +2; touches ≤ 3 files +2, ≤ 8 +1; then newest), the top
+``file_context_limit``, as compact ``#id date icon title`` rows; only heads of
+near-duplicate groups, and routine work no older than ``archive_after_days``. The notes are
+not given when the file changed on disk after the newest of them (they may be stale).
+Nothing is said a second time for the same file in the same session unless something
+newer exists.
 
 Standard library only and import-light: the hook runs this on every large Read. It talks
 to SQLite through ``_sqlite3`` (``sqlite3`` drags in ``datetime``: ~3 ms more per process).
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 import time
 
+from kenning.context.fence import CLOSE, OPEN, wrap  # noqa: F401 - CLOSE: part of this module's face
 from kenning.project import resolve_key
 
 TYPE_CHECKING = False
@@ -26,8 +31,6 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
     from kenning.paths import Paths
     from kenning.settings import Settings
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
 # The `code` mode's icons, so the hook needs no JSON mode file for the default mode
 # (tests/unit/test_file_history.py checks they match code.json).
 CODE_ICONS = {"bugfix": "🔴", "feature": "🟣", "refactor": "🔄", "change": "✅", "discovery": "🔵",
@@ -152,6 +155,67 @@ def touches(conn: Any, forms: Sequence[str], project: str) -> list[Touch]:
     return list(by_id.values())
 
 
+def current(conn: Any, found: list[Touch], archive_before: float) -> list[Touch]:
+    """Without near-duplicates of other rows (their group's head stands for them) and archived routine work."""
+    if not found:
+        return found
+    keep: set[int] = set()
+    ids = [t.id for t in found]
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        for oid, layer, dup, created in conn.execute(
+                "SELECT id, layer, duplicate_of, created_at FROM observations "
+                f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)):
+            if dup is None and not (layer == "log" and created < archive_before):
+                keep.add(int(oid))
+    return [t for t in found if t.id in keep]
+
+
+class Rule:
+    """A standing rule of the project that names the file being read."""
+
+    __slots__ = ("id", "title", "type")
+
+    def __init__(self, id: int, type: str, title: str) -> None:
+        self.id = id
+        self.type = type
+        self.title = title
+
+
+def rules_for(conn: Any, project: str, rel_path: str) -> list[Rule]:
+    """Active standing rules whose subjects name ``rel_path``: the file, a folder it is in, a glob it matches."""
+    rules = conn.execute("SELECT id, type, title FROM observations WHERE project = ? AND layer = 'rule' "
+                         "AND status = 'active' AND duplicate_of IS NULL ORDER BY created_at DESC LIMIT 300",
+                         (project,)).fetchall()
+    if not rules or not rel_path:
+        return []
+    by_id = {int(r[0]): Rule(int(r[0]), str(r[1]), str(r[2] or "")) for r in rules}
+    marks = ",".join("?" * len(by_id))
+    out: list[Rule] = []
+    for oid, subject in conn.execute(
+            f"SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN ({marks}) "
+            "AND subject >= 'file:' AND subject < 'file;'", tuple(by_id)):
+        rule = by_id.get(int(oid))
+        if rule is not None and rule not in out and names_file(str(subject)[5:], rel_path):
+            out.append(rule)
+    return out
+
+
+def names_file(named: str, rel_path: str) -> bool:
+    """Whether a path a rule names (``src/gen/``, ``*.pb.go``, ``api.pb.go``) covers ``rel_path``."""
+    named = named.strip().lstrip("./")
+    if not named:
+        return False
+    base = rel_path.rsplit("/", 1)[-1]
+    if any(c in named for c in "*?["):
+        from fnmatch import fnmatchcase  # re: only when a rule names a glob
+
+        return fnmatchcase(rel_path, named) or fnmatchcase(base, named) or fnmatchcase(rel_path, "*/" + named)
+    if named.endswith("/"):
+        return rel_path.startswith(named) or ("/" + named) in ("/" + rel_path)
+    return rel_path == named or rel_path.endswith("/" + named) or (rel_path + "/").startswith(named + "/")
+
+
 def with_titles(conn: Any, picked: Sequence[Touch]) -> None:
     """Fill in the titles of the rows to show (a primary-key read each)."""
     if not picked:
@@ -176,23 +240,33 @@ def pick(found: Sequence[Touch], limit: int) -> list[Touch]:
 
 # ----------------------------------------------------------------------------- render
 
-def render(shown_path: str, picked: Sequence[Touch], sessions: int, icons: dict[str, str]) -> str:
-    """Compact rows, oldest first, inside the marker that keeps them from being captured again."""
+def render(shown_path: str, picked: Sequence[Touch], sessions: int, icons: dict[str, str],
+           rules: Sequence[Rule] = ()) -> str:
+    """The rules about the file, then compact rows oldest first, inside the marker that keeps them
+    from being captured again."""
     rows = sorted(picked, key=lambda t: (t.created_at, t.id))
-    lines = [OPEN, f"Kenning: earlier sessions' notes on {shown_path} (oldest first; {MODIFIED_MARK} = "
-                   f"that session changed the file)."]
+    lines = [OPEN]
+    if rules:
+        lines.append(f"Kenning: standing rules of this project about {shown_path} (follow them):")
+        lines += [f"#{r.id} {icons.get(r.type, FALLBACK_ICON)} {_one_line(r.title)}" for r in rules]
+    if not rows:
+        lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
+        return wrap("\n".join(lines[1:]))  # rule titles are stored text: neutralised
+    lines.append(f"Kenning: earlier sessions' notes on {shown_path} (oldest first; {MODIFIED_MARK} = "
+                 f"that session changed the file).")
     for t in rows:
         day = time.strftime("%Y-%m-%d", time.localtime(t.created_at))
-        title = " ".join(t.title.split())
-        if len(title) > TITLE_CHARS:
-            title = title[:TITLE_CHARS - 1] + "…"
         mark = f" {MODIFIED_MARK}" if t.modified else ""
-        lines.append(f"#{t.id} {day} {icons.get(t.type, FALLBACK_ICON)} {title}{mark}")
+        lines.append(f"#{t.id} {day} {icons.get(t.type, FALLBACK_ICON)} {_one_line(t.title)}{mark}")
     if sessions > len(rows):
         lines.append(f"These are the {len(rows)} most specific of {sessions} sessions that touched it.")
     lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
-    lines.append(CLOSE)
-    return "\n".join(lines)
+    return wrap("\n".join(lines[1:]))  # titles and the path are stored text: neutralised
+
+
+def _one_line(title: str) -> str:
+    s = " ".join(title.split())
+    return s if len(s) <= TITLE_CHARS else s[:TITLE_CHARS - 1] + "…"
 
 
 def icons_for(settings: Settings, modes_dir: str | None) -> dict[str, str]:
@@ -209,29 +283,40 @@ def icons_for(settings: Settings, modes_dir: str | None) -> dict[str, str]:
 class History:
     """What the lookup found for one file."""
 
-    __slots__ = ("found", "mark", "newest", "picked", "sessions", "shown_path")
+    __slots__ = ("found", "mark", "newest", "picked", "rules", "sessions", "shown_path")
 
-    def __init__(self, shown_path: str, found: list[Touch], limit: int) -> None:
+    def __init__(self, shown_path: str, found: list[Touch], limit: int, rules: list[Rule] | None = None) -> None:
         self.shown_path = shown_path
         self.found = found
+        self.rules = rules or []
         self.picked = pick(found, limit)
         self.sessions = len({t.session_id for t in found})
         self.newest = max((t.created_at for t in found), default=0.0)
-        self.mark = max((t.id for t in found), default=0)  # ids only grow: a larger one is newer
+        # ids only grow: a larger one is newer
+        self.mark = max([t.id for t in found] + [r.id for r in self.rules], default=0)
 
     def stale(self, mtime: float) -> bool:
         """True when the file changed on disk after the newest note about it."""
         return bool(self.found) and mtime > self.newest + MTIME_SLACK_S
 
+    def without_notes(self) -> None:
+        """Keep only the rules (a small file, or notes older than the file)."""
+        self.found, self.picked, self.sessions = [], [], 0
+
     def text(self, icons: dict[str, str]) -> str:
-        return render(self.shown_path, self.picked, self.sessions, icons) if self.picked else ""
+        if not (self.picked or self.rules):
+            return ""
+        return render(self.shown_path, self.picked, self.sessions, icons, self.rules)
 
 
 def lookup(conn: Any, settings: Settings, abs_path: str, project: str, root: str) -> History:
     """``project`` is the project's key (kenning.project), resolved here through its aliases."""
+    key = resolve_key(conn, project)
     forms = stored_forms(abs_path, root)
-    found = touches(conn, forms, resolve_key(conn, project))
-    history = History(display_path(abs_path, root), found, settings.file_context_limit)
+    archive = time.time() - settings.archive_after_days * 86400 if settings.archive_after_days else 0.0
+    found = current(conn, touches(conn, forms, key), archive)
+    shown = display_path(abs_path, root)
+    history = History(shown, found, settings.file_context_limit, rules_for(conn, key, shown))
     with_titles(conn, history.picked)
     return history
 
@@ -334,20 +419,22 @@ def for_read(paths: Paths, settings: Settings, file_path: str, cwd: str, project
         st = os.stat(abs_path)
     except (OSError, ValueError):
         return None  # missing: the Read itself will say so
-    if (st.st_mode & 0o170000) != 0o100000 or st.st_size < settings.file_context_min_bytes:
-        return None  # directories, devices, small files: not worth the tokens
+    if (st.st_mode & 0o170000) != 0o100000:
+        return None  # directories, devices: nothing to say
     if not os.path.exists(paths.db):
         return None
     conn = connect_readonly(paths.db, deadline)
     try:
         history = lookup(conn, settings, abs_path, project, root)
     except Exception as e:
-        if "no such table" in str(e):
+        if "no such table" in str(e) or "no such column" in str(e):
             return None  # a database the worker has not migrated yet: no history to give
         raise
     finally:
         conn.close()
-    if not history.picked or history.stale(st.st_mtime):
+    if st.st_size < settings.file_context_min_bytes or history.stale(st.st_mtime):
+        history.without_notes()  # small files are not worth the tokens; stale notes may mislead
+    if not (history.picked or history.rules):
         return None
     seen = Seen(paths.root, session_key) if session_key else None
     file_key = _real(abs_path)

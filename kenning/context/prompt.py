@@ -29,14 +29,14 @@ from __future__ import annotations
 import math
 import time
 
+from kenning.context.fence import CLOSE, OPEN, wrap  # noqa: F401 - CLOSE: part of this module's face
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-OPEN = "<kenning-context>"
-CLOSE = "</kenning-context>"
 NOTIFICATION_PREFIX = "<task-notification>"
 TITLE_CHARS = 160
 CANDIDATES_PER_RESULT = 4  # hits searched per hit wanted: room for the threshold and exclusions
@@ -163,11 +163,16 @@ def session_row(conn: sqlite3.Connection, agent_session_id: str,
     return (int(r[0]), float(r[1])) if r else None
 
 
-def shown_at_start(conn: sqlite3.Connection, project: str, started_at: float, count: int) -> set[int]:
-    """The observations the session-start index listed: the newest ``count`` active ones then."""
-    return {int(r[0]) for r in conn.execute(
-        "SELECT id FROM observations WHERE project = ? AND status = 'active' AND recorded_at <= ? "
-        "ORDER BY created_at DESC, id DESC LIMIT ?", (project, started_at + 1.0, count))}
+def shown_at_start(conn: sqlite3.Connection, project: str, started_at: float, count: int,
+                   settings: Any = None) -> set[int]:
+    """The observations the session-start index listed (what it selected from the rows stored by then)."""
+    if settings is None:  # the newest ``count`` active ones
+        return {int(r[0]) for r in conn.execute(
+            "SELECT id FROM observations WHERE project = ? AND status = 'active' AND recorded_at <= ? "
+            "ORDER BY created_at DESC, id DESC LIMIT ?", (project, started_at + 1.0, count))}
+    from kenning.context.index import Selection
+
+    return Selection(conn, settings, project, started_at, recorded_before=started_at + 1.0).shown_ids()
 
 
 class Given:
@@ -198,10 +203,10 @@ class Given:
 class Candidate:
     """An observation of the project found by keywords, by meaning, or both."""
 
-    __slots__ = ("created_at", "id", "project", "rank", "session_id", "similarity", "title", "type")
+    __slots__ = ("created_at", "id", "layer", "project", "rank", "session_id", "similarity", "title", "type")
 
     def __init__(self, id: int, session_id: int, project: str, type: str, title: str, created_at: float,
-                 similarity: float | None = None, rank: float = 0.0) -> None:
+                 similarity: float | None = None, rank: float = 0.0, layer: str = "log") -> None:
         self.id = id
         self.session_id = session_id
         self.project = project
@@ -210,6 +215,7 @@ class Candidate:
         self.created_at = created_at
         self.similarity = similarity
         self.rank = rank  # fused reciprocal-rank score: higher first
+        self.layer = layer
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "session_id": self.session_id, "project": self.project, "type": self.type,
@@ -217,9 +223,17 @@ class Candidate:
                 "rank": round(self.rank, 6)}
 
 
+LAYER_WEIGHT = {"rule": 1.5, "key": 1.5}  # a decision or root cause outranks routine work on equal terms
+
+
 def candidates(conn: sqlite3.Connection, project: str, keyword_ids: Sequence[int], similar: dict[int, float],
-               *, fts_weight: float = 1.0, vector_weight: float = 1.0, rrf_k: int = 60) -> list[Candidate]:
-    """Active observations of ``project`` from both lists, best fused rank first."""
+               *, fts_weight: float = 1.0, vector_weight: float = 1.0, rrf_k: int = 60,
+               archive_before: float = 0.0) -> list[Candidate]:
+    """Active observations of ``project`` from both lists, best fused rank first.
+
+    Only heads of near-duplicate groups; routine work older than ``archive_before`` is the archive.
+    Rules and key memories weigh more than routine work of the same rank.
+    """
     from kenning.search.rank import rrf
 
     by_meaning = sorted(similar, key=lambda i: -similar[i])
@@ -229,10 +243,12 @@ def candidates(conn: sqlite3.Connection, project: str, keyword_ids: Sequence[int
     ids = [int(i) for i in fused]  # type: ignore[call-overload]
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        "SELECT id, session_id, project, type, title, created_at FROM observations "
-        f"WHERE id IN ({marks}) AND project = ? AND status = 'active'", (*ids, project)).fetchall()
+        "SELECT id, session_id, project, type, title, created_at, layer FROM observations "
+        f"WHERE id IN ({marks}) AND project = ? AND status = 'active' AND duplicate_of IS NULL "
+        "AND NOT (layer = 'log' AND created_at < ?)", (*ids, project, archive_before)).fetchall()
     out = [Candidate(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4] or ""), float(r[5]),
-                     similar.get(int(r[0])), fused[int(r[0])]) for r in rows]
+                     similar.get(int(r[0])), fused[int(r[0])] * LAYER_WEIGHT.get(str(r[6]), 1.0), str(r[6] or "log"))
+           for r in rows]
     out.sort(key=lambda c: (-c.rank, -c.created_at))
     return out
 
@@ -283,8 +299,7 @@ def render(picks: Sequence[Pick], icons: dict[str, str]) -> str:
             title = title[:TITLE_CHARS - 1] + "…"
         lines.append(f"#{h.id} {day} {icons.get(h.type, '•')} {title}")
     lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
-    lines.append(CLOSE)
-    return "\n".join(lines)
+    return wrap("\n".join(lines[1:]))
 
 
 class Meaning:
@@ -389,14 +404,15 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
           limit: int, min_relevance: float, min_similarity: float, agent_session_id: str = "",
           start_count: int = 50, given: Given | None = None, icons: dict[str, str] | None = None,
           weights: tuple[float, float, int] = (1.0, 0.5, 60), semantic_budget_s: float | None = None,
-          meaning: Meaning | None = None, agent: str = "claude-code") -> tuple[str, list[Pick]]:
+          meaning: Meaning | None = None, agent: str = "claude-code", settings: Any = None) -> tuple[str, list[Pick]]:
     """Text for additionalContext ('' when nothing is relevant) and the picks.
 
     ``keyword_search(query, project=, kinds=, limit=)`` is the search service without vectors;
     ``vectors`` a :class:`~kenning.search.vectors.VectorIndex` (or None: keywords alone), asked
     in parallel with the keyword side and awaited at most ``semantic_budget_s`` (None: no limit);
     ``weights`` = (keyword weight, vector weight, RRF k), the search settings' fusion;
-    ``meaning``, when given, is used for the lookup (its ``state`` then tells what happened).
+    ``meaning``, when given, is used for the lookup (its ``state`` then tells what happened);
+    ``settings``, when given, says what the session-start index listed and what is archived.
     """
     exclude: set[int] = set()
     this_session = None
@@ -404,7 +420,7 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
         row = session_row(conn, agent_session_id, agent)
         if row is not None:
             this_session = row[0]
-            exclude |= shown_at_start(conn, project, row[1], start_count)
+            exclude |= shown_at_start(conn, project, row[1], start_count, settings)
         if given is not None:
             exclude |= given.get(agent_session_id)
     need = min(200, limit * CANDIDATES_PER_RESULT + len(exclude))
@@ -419,8 +435,14 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
     for kind, rid, sim in (meaning.result() if prompt.strip() else []):
         if kind == "observation" and sim >= min_similarity:
             similar[int(rid)] = float(sim)
+    archive = time.time() - settings.archive_after_days * 86400 if settings and settings.archive_after_days else 0.0
     found = candidates(conn, project, keyword_ids, similar, fts_weight=weights[0], vector_weight=weights[1],
-                       rrf_k=weights[2])
+                       rrf_k=weights[2], archive_before=archive)
+    if found:
+        from kenning.context.index import Stale
+
+        stale = Stale(conn, project)
+        found = [c for c in found if not (c.layer == "log" and stale.echoed(c.title, c.created_at))]
     picks = select(conn, rel, found, limit=limit, min_relevance=min_relevance, min_similarity=min_similarity,
                    exclude=exclude, exclude_session=this_session)
     if not picks:

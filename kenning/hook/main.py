@@ -14,6 +14,7 @@ import sys
 import time
 
 from kenning import fastjson, spool
+from kenning.context.fence import neutralise_value
 from kenning.hook import client
 from kenning.integrations import hook_adapter
 from kenning.paths import Paths
@@ -282,6 +283,7 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     """Strip private/echo blocks, cap sizes, redact secrets: nothing else reaches the disk."""
     session_id = payload["session_id"]  # an id the agent made up, not content: it must stay usable
     payload = strip_value(payload)
+    payload = neutralise_value(payload)  # a lone fence or system tag left over can never close a fence later
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
         from kenning.privacy.ingress import redactor
@@ -313,11 +315,20 @@ def _capture(paths: Paths, settings: Settings, log: HookLog, event: str, payload
             paths.ensure()
             path = spool.write(paths, record)
         except OSError:
-            log.write(event, f"spool write failed: {e}; event dropped")
+            _lost(paths, log, event, str(payload["session_id"]), e)
             return None
     if poke:
         _poke(paths, settings)
     return path
+
+
+def _lost(paths: Paths, log: HookLog, event: str, session_id: str, err: OSError) -> None:
+    """An event that could not be spooled is gone: count it where doctor, status and the next
+    session's context will find it (the count survives a full disk), and log it if we can."""
+    from kenning import losses
+
+    kept = losses.record(paths, session_id, event, err)
+    log.write(event, f"spool write failed: {err}; event dropped" + ("" if kept else " (and not counted)"))
 
 
 def _poke(paths: Paths, settings: Settings) -> None:
@@ -371,7 +382,7 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
 
 
 def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
-                   name: str, root: str, truncated: bool, at: float, agent: str = "claude-code") -> None:
+                   name: str, root: str, truncated: bool, at: float, agent: str = "claude-code") -> OSError | None:
     payload, cut = _clean(settings, payload)
     record = {"v": 1, "agent": agent, "event": "SessionStart", "at": at,
               "project": name, "project_key": project_key(root, name), "project_root": root,
@@ -383,7 +394,9 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
             paths.ensure()  # first event in a fresh (or deleted) data dir
             spool.write(paths, record)
         except OSError as e:
-            log.write("SessionStart", f"spool write failed: {e}")
+            _lost(paths, log, "SessionStart", str(payload["session_id"]), e)
+            return e
+    return None
 
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],

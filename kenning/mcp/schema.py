@@ -39,6 +39,12 @@ SAVE_DESCRIPTION = (
     "searchable at once with search_memory and listed at the start of the next session. Secrets and "
     "<private> content are removed before storing. Saving the same text twice keeps one copy."
 )
+SUPERSEDE_DESCRIPTION = (
+    "Mark Kenning memories as no longer true because a newer memory replaces them (a rule corrected, a "
+    "decision reversed, a status changed): give their ids and `by`, the id of the memory that replaces them "
+    "(save_memory it first if needed). They stop being given to future sessions but stay searchable, flagged. "
+    "Same project only; the user can undo it with `kenning restore`."
+)
 GUIDE_DESCRIPTION = (
     "How to use Kenning's memory tools: search past sessions (search_memory) → context (memory_timeline) → "
     "full records (get_observations), save_memory and forget_memory; their filters and token costs. "
@@ -55,6 +61,7 @@ _KINDS: dict[str, dict[str, Any]] = {
     "str": {"type": "string"},
     "str?": {"anyOf": [{"type": "string"}, {"type": "null"}]},
     "int": {"type": "integer"},
+    "id": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
     "id?": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
     "ids": {"items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "type": "array"},
 }
@@ -151,7 +158,7 @@ def _convert(p: Param, value: Any) -> Any:
         if n is None:
             raise ArgumentError(f"{p.name} must be a whole number (got {str(value)[:40]!r})")
         return n
-    if kind == "id?":
+    if kind in ("id", "id?"):
         v = _id(value)
         if v is None:
             raise ArgumentError(f"{p.name} must be an id like 12 or '#12'")
@@ -205,6 +212,10 @@ TOOLS: tuple[Tool, ...] = (
     ]),
     Tool("forget_memory", "Forget memories by id", FORGET_DESCRIPTION, _hints(False, destructive=True), [
         Param("ids", "ids", "Observation ids to delete, e.g. [12]; at most 100."),
+    ]),
+    Tool("supersede_memory", "Mark memories as replaced by a newer one", SUPERSEDE_DESCRIPTION, _hints(False), [
+        Param("ids", "ids", "Ids of the memories no longer true, e.g. [12]; at most 100."),
+        Param("by", "id", "Id of the memory that replaces them, e.g. 31."),
     ]),
     Tool("memory_guide", "How to use the memory tools", GUIDE_DESCRIPTION, _hints(True), []),
 )

@@ -186,6 +186,8 @@ class KenningServer:
             return t.get(a["ids"], cwd=cwd)
         if name == "save_memory":
             return t.save(a["text"], cwd=cwd, title=a["title"], type=a["type"], project=a["project"])
+        if name == "supersede_memory":
+            return t.supersede(a["ids"], a["by"], cwd=cwd)
         raise AssertionError(name)
 
     # ------------------------------------------------------------------------ the cwd

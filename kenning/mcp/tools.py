@@ -70,7 +70,9 @@ Work in three steps, cheapest first:
 save_memory(text, title?, type?) stores a fact, decision or gotcha worth knowing in later
 sessions (default type: discovery). It is searchable at once and listed at the start of
 the next session in this project. Secrets and <private> blocks are removed before storing.
-forget_memory(ids) deletes observations by id for good: only when the user asks for it.
+supersede_memory(ids, by) marks memories as no longer true, replaced by a newer one (by its id):
+they stop being injected and stay searchable. forget_memory(ids) deletes observations by id
+for good: only when the user asks for it.
 
 Search words are matched as words (any punctuation is safe); rows holding every word come
 first. Prefer 2-4 distinctive words (a function, file or error name) over sentences.
@@ -344,6 +346,31 @@ class MemoryTools:
             out += f" Not found: {', '.join(missing)}."
         if result.get("warning"):
             out += f" Note: {result['warning']}."
+        return out
+
+    def supersede(self, ids: list[int | str] | int | str | None, by: int | str | None, *, cwd: str) -> str:
+        """Mark memories as no longer true, replaced by a newer one of the same project (undone with restore)."""
+        from kenning.store import supersede
+
+        old = [n for _k, n in inputs.parse_ids(ids, most=inputs.MAX_FORGET_IDS, allow_summaries=False)]
+        if by is None:
+            raise ToolInputError("give by: the id of the observation that replaces them (save_memory the new "
+                                 "fact first if it is not in memory yet)")
+        new = inputs.parse_ids([by], most=1, allow_summaries=False)[0][1]
+        if not os.path.exists(self.paths.db):
+            raise ToolInputError("there is no memory yet")
+        with self.writing() as conn:
+            try:
+                res = supersede.by_hand(conn, old, new)
+            except supersede.SupersedeError as e:
+                raise ToolInputError(str(e)) from None
+        if not res.superseded:
+            why = "; ".join(f"#{k}: {v}" for k, v in res.skipped.items())
+            raise ToolInputError(f"nothing superseded ({why})")
+        out = (f"Marked {', '.join(f'#{i}' for i in res.superseded)} as superseded by #{new}: no longer injected, "
+               "still searchable (flagged).")
+        if res.skipped:
+            out += " Not changed: " + "; ".join(f"#{k} ({v})" for k, v in res.skipped.items()) + "."
         return out
 
     def guide(self) -> str:

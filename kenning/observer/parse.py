@@ -60,6 +60,7 @@ class ParsedObservation:
     files_read: list[str] = field(default_factory=list)
     files_modified: list[str] = field(default_factory=list)
     original_type: str | None = None  # set when the model's type was mapped to one of ours
+    supersedes: list[int] = field(default_factory=list)  # ids the model says this one replaces (unchecked)
 
 
 @dataclass
@@ -187,4 +188,17 @@ def _observation(block: str, valid_types: list[str]) -> ParsedObservation | None
                              narrative=values["narrative"], facts=lists["facts"],
                              concepts=normalize_concepts(lists["concepts"], type_id),
                              files_read=lists["files_read"], files_modified=lists["files_modified"],
-                             original_type=original)
+                             original_type=original, supersedes=_ids(block))
+
+
+def _ids(block: str) -> list[int]:
+    """Ids in ``<supersedes>``: ``<id>12</id>``, ``#12`` or a bare list ("12, 15")."""
+    m = re.search(r"<supersedes(?:\s[^>]*)?>(.*?)</supersedes\s*>", block, re.DOTALL | re.IGNORECASE)
+    if not m:
+        return []
+    out: list[int] = []
+    for raw in re.findall(r"#?\b(\d{1,18})\b", m.group(1)):
+        n = int(raw)
+        if 0 < n < 2**63 and n not in out:
+            out.append(n)
+    return out[:MAX_ITEMS]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kenning.observer.modes import concept_ids
+from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event, SessionInfo
 
 FIELD_LIMIT = 16_000
@@ -98,8 +99,13 @@ def render_event(ev: Event) -> str:
     if ev.kind == "Stop":
         raw = p.get("last_assistant_message")
         last = raw if isinstance(raw, str) else ""
-        body = f"\n<agent_last_message>\n{elide(last)}\n</agent_last_message>\n" if last else ""
-        return f'<turn_end at="{at}">{body}</turn_end>'
+        said = [t for t in p.get(PAYLOAD_KEY) or [] if isinstance(t, str) and t.strip()]
+        body = ""
+        if said:  # what the agent explained along the way (from the transcript)
+            body += "\n<agent_messages>\n" + elide("\n---\n".join(said)) + "\n</agent_messages>"
+        if last:
+            body += f"\n<agent_last_message>\n{elide(last)}\n</agent_last_message>"
+        return f'<turn_end at="{at}">{body + chr(10) if body else ""}</turn_end>'
     if ev.kind == "SessionEnd":
         return f'<session_end at="{at}" reason="{_attr(p.get("reason"))}"/>'
     if ev.kind not in ("PostToolUse", "PostToolUseFailure"):
@@ -148,6 +154,8 @@ def observation_skeleton(mode: dict[str, Any]) -> str:
             "  <concepts>\n    <concept>concept id</concept>\n  </concepts>\n"
             "  <files_read>\n    <file>path relative to the project root</file>\n  </files_read>\n"
             "  <files_modified>\n    <file>path relative to the project root</file>\n  </files_modified>\n"
+            "  <supersedes>\n    <id>id of a listed memory this observation makes no longer true (optional)</id>\n"
+            "  </supersedes>\n"
             "</observation>\n\n"
             f"Types:\n{types}\n\nConcepts (choose 1-4): {concepts}")
 
@@ -165,7 +173,7 @@ def system_prompt(mode: dict[str, Any], session: SessionInfo) -> str:
     misses the context nor records the same thing twice.
     """
     parts = [_section(mode, "role"), _section(mode, "record"), _section(mode, "skip"), _section(mode, "style"),
-             observation_skeleton(mode), _section(mode, "reply")]
+             observation_skeleton(mode), _section(mode, "supersede"), _section(mode, "reply")]
     parts.append(f"Observed project: {session.project} (root {session.project_root or 'unknown'}).")
     recap = recap_lines(session)
     if recap:
@@ -187,11 +195,21 @@ def recap_lines(session: SessionInfo) -> list[str]:
     return lines
 
 
-def batch_turn(mode: dict[str, Any], events: Sequence[Event], *, summary: bool) -> str:
-    """One user turn: the rendered events, then what to do with them."""
+def memories_block(mode: dict[str, Any], memories: Sequence[dict[str, Any]]) -> str:
+    """The project's memories a new observation may replace, each as ``[#id] (layer type) title``."""
+    if not memories:
+        return ""
+    rows = [f"[#{int(m['id'])}] ({_attr(m.get('layer') or '')} {_attr(m.get('type') or '')}) "
+            f"{elide(' '.join(str(m.get('title') or '').split()), 300)}" for m in memories]
+    return f"{_section(mode, 'memories_intro')}\n<current_memories>\n" + "\n".join(rows) + "\n</current_memories>"
+
+
+def batch_turn(mode: dict[str, Any], events: Sequence[Event], *, summary: bool,
+               memories: Sequence[dict[str, Any]] = ()) -> str:
+    """One user turn: memories not shown before in this conversation, the rendered events, what to do."""
     body = "\n".join(render_event(e) for e in events)
-    parts = [_section(mode, "turn_intro"), f"<observed_events>\n{body}\n</observed_events>",
-             _section(mode, "turn_outro")]
+    parts = [memories_block(mode, memories), _section(mode, "turn_intro"),
+             f"<observed_events>\n{body}\n</observed_events>", _section(mode, "turn_outro")]
     if summary:
         parts.append(_section(mode, "summary_request") + "\n" + summary_skeleton(mode))
     return "\n\n".join(p for p in parts if p)

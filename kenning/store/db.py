@@ -2,8 +2,10 @@
 
 Migrations are the ``NNNN_name.sql`` files beside this module, applied in order, each in
 its own transaction together with its row in ``schema_migrations``; a fresh database and
-an upgraded one end identical. Connections use WAL, ``synchronous=NORMAL`` and a busy
-timeout so the hook's readers, the CLI and the worker's writer never trip over each other.
+an upgraded one end identical. A ``NNNN_name.py`` migration defines ``upgrade(conn)`` for what
+SQL alone cannot compute (classifying existing rows); it runs the same way. Connections use
+WAL, ``synchronous=NORMAL`` and a busy timeout so the hook's readers, the CLI and the worker's
+writer never trip over each other.
 """
 
 from __future__ import annotations
@@ -74,17 +76,18 @@ def readonly_uri_path(path: str) -> str:
 
 
 def migration_files() -> list[tuple[int, str, str]]:
-    """(version, name, sql) of every bundled migration, in order."""
+    """(version, name, source) of every bundled migration (SQL, or Python for ``.py``), in order."""
     # Files beside the package, read directly (importlib.resources pulls in pathlib, tempfile and
     # urllib: ~7 ms for the MCP server, which checks the schema with this).
     folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
     out = []
     for name in os.listdir(folder):
-        if not name.endswith(".sql"):
+        if not name.endswith((".sql", ".py")) or not name[:1].isdigit():
             continue
         version = int(name.split("_", 1)[0])
+        stem = name.rsplit(".", 1)[0] + ("" if name.endswith(".sql") else ".py")
         with open(os.path.join(folder, name), encoding="utf-8") as fh:
-            out.append((version, name[:-4], fh.read()))
+            out.append((version, stem, fh.read()))
     out.sort()
     return out
 
@@ -119,8 +122,11 @@ def migrate(conn: sqlite3.Connection, *, target: int | None = None) -> list[int]
             if _is_applied(conn, version):
                 conn.execute("ROLLBACK")
                 continue
-            for statement in _statements(sql):
-                conn.execute(statement)
+            if name.endswith(".py"):
+                _run_python(conn, name, sql)
+            else:
+                for statement in _statements(sql):
+                    conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                          (version, name, time.time()))
             conn.execute("COMMIT")
@@ -129,6 +135,16 @@ def migrate(conn: sqlite3.Connection, *, target: int | None = None) -> list[int]
             raise
         applied.append(version)
     return applied
+
+
+def _run_python(conn: sqlite3.Connection, name: str, source: str) -> None:
+    """Run a Python migration's ``upgrade(conn)`` (inside the migration's transaction)."""
+    namespace: dict[str, object] = {"__name__": f"kenning.store.migrations.m{name}"}
+    exec(compile(source, name, "exec"), namespace)  # our own bundled file, never user input
+    upgrade = namespace.get("upgrade")
+    if not callable(upgrade):
+        raise RuntimeError(f"migration {name} defines no upgrade(conn)")
+    upgrade(conn)
 
 
 def _is_applied(conn: sqlite3.Connection, version: int) -> bool:

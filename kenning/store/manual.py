@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from kenning.records import ObservationDraft, tokens_of
-from kenning.store import repo
+from kenning.store import memory_index, repo, supersede
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,10 +119,12 @@ def save(conn: sqlite3.Connection, draft: ObservationDraft, *, project: str, pro
         project = str(conn.execute("SELECT project FROM sessions WHERE id = ?", (sid,)).fetchone()[0])
         # Nothing will ever end this session: mark it completed so nothing waits for it.
         conn.execute("UPDATE sessions SET status = 'completed', ended_at = ? WHERE id = ?", (draft.created_at, sid))
-        oid = repo.insert_observation(conn, sid, project, draft, OBSERVER)
+        oid = repo.insert_observation(conn, sid, project, draft, OBSERVER, group=False)
         if oid is None:  # same content in the same session, but retracted/superseded: reuse that row
             row = conn.execute("SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
                                (sid, digest)).fetchone()
             conn.execute("UPDATE observations SET status = 'active', superseded_by = NULL WHERE id = ?", (row[0],))
             return Saved(int(row[0]), False, shown, draft.type, draft.title)
+        supersede.automatic(conn, [oid])  # "from now on …" saved by hand replaces the old rule too
+        memory_index.assign_all(conn, [oid])
     return Saved(oid, True, shown, draft.type, draft.title)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
+from kenning.store import memory_index, supersede
 from kenning.store.projects import attach as attach_project
 from kenning.store.projects import names as project_names
 
@@ -26,7 +27,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite already rolled back on some errors (full disk, I/O): keep the cause
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 
@@ -143,6 +145,17 @@ def pending_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
 
 
+def prune_events(conn: sqlite3.Connection, older_than: float) -> int:
+    """Forget the ledger rows of long-processed events (their payloads went days before).
+
+    A row only serves to recognise a spool file replayed after a crash, which happens within
+    minutes; kept forever, a million events would be a hundred megabytes that say nothing.
+    """
+    cur = conn.execute("DELETE FROM events WHERE status != 'pending' AND payload IS NULL AND processed_at < ?",
+                       (older_than,))
+    return cur.rowcount
+
+
 def prune_payloads(conn: sqlite3.Connection, older_than: float) -> int:
     """Drop the raw payload of long-processed events (the key stays, for idempotent ingest)."""
     cur = conn.execute("UPDATE events SET payload = NULL WHERE status != 'pending' AND payload IS NOT NULL "
@@ -162,7 +175,17 @@ def session_info(conn: sqlite3.Connection, session_id: int) -> SessionInfo:
     return SessionInfo(id=session_id, agent_session_id=s["agent_session_id"], project=s["project"],
                        project_root=s["project_root"], prompts=prompts, prior_observations=prior,
                        prior_summary=_summary_dict(summary) if summary else None,
-                       ended=s["status"] == "completed")
+                       ended=s["status"] == "completed", memories=current_memories(conn, s["project"]))
+
+
+def current_memories(conn: sqlite3.Connection, project: str, limit: int = 40) -> list[dict[str, Any]]:
+    """The project's active standing rules (newest first) and key memories (most important first)."""
+    out: list[dict[str, Any]] = []
+    for layer, order in (("rule", "created_at DESC"), ("key", "importance DESC, created_at DESC")):
+        out += [dict(r) for r in conn.execute(
+            "SELECT id, type, layer, title FROM observations WHERE project = ? AND layer = ? AND status = 'active' "
+            f"AND duplicate_of IS NULL ORDER BY {order} LIMIT ?", (project, layer, limit))]
+    return out
 
 
 def store_outcome(conn: sqlite3.Connection, session_id: int, project: str, outcome: Outcome,
@@ -171,9 +194,14 @@ def store_outcome(conn: sqlite3.Connection, session_id: int, project: str, outco
     now = time.time()
     ids: list[int] = []
     for d in outcome.observations:
-        oid = insert_observation(conn, session_id, project, d, observer, now)
+        oid = insert_observation(conn, session_id, project, d, observer, now, group=False)
         if oid:
             ids.append(oid)
+            if d.supersedes:
+                supersede.named(conn, oid, d.supersedes, at=now)
+    # What the new rows make no longer true goes first; then they join their near-duplicates.
+    supersede.automatic(conn, ids, at=now)
+    memory_index.assign_all(conn, ids)
     if outcome.summary is not None:
         upsert_summary(conn, session_id, project, outcome.summary, observer, now)
     if outcome.done:
@@ -188,8 +216,9 @@ def store_outcome(conn: sqlite3.Connection, session_id: int, project: str, outco
 
 
 def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, d: ObservationDraft,
-                       observer: str, recorded_at: float | None = None) -> int | None:
-    """Insert one observation; None when the same content is already stored for the session."""
+                       observer: str, recorded_at: float | None = None, *, group: bool = True) -> int | None:
+    """Insert one observation (and its memory index); None when the same content is already stored
+    for the session. ``group=False`` leaves grouping with near-duplicates to the caller."""
     cur = conn.execute(
         "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
@@ -199,7 +228,11 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
         (session_id, project, d.type, d.title, d.subtitle, _j(d.facts), d.narrative, _j(d.concepts),
          _j(d.files_read), _j(d.files_modified), d.prompt_number, d.tokens_spent, d.source_tokens,
          d.created_at, recorded_at or time.time(), d.content_hash(), d.agent_id, d.agent_type, observer))
-    return int(cur.lastrowid) if cur.rowcount and cur.lastrowid else None
+    if not (cur.rowcount and cur.lastrowid):
+        return None
+    oid = int(cur.lastrowid)
+    memory_index.index(conn, [oid], group=group)
+    return oid
 
 
 def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,

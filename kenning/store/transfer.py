@@ -105,6 +105,27 @@ def _loads_list(raw: Any) -> list[Any]:
 
 # ----------------------------------------------------------------------------------- import
 
+MAX_LINE_BYTES = 16 * 1024 * 1024   # one record; an export line is a few KB
+MAX_IMPORT_BYTES = 4 * 1024 ** 3     # a whole file: far above any real memory, finite for /dev/zero or `yes`
+
+
+def bounded_lines(fh: Any, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_IMPORT_BYTES) -> Iterator[bytes]:
+    """The lines of a binary stream, refusing (BadRecord) a line or a total beyond the bounds."""
+    total = 0
+    n = 0
+    while True:
+        line = fh.readline(max_line + 1)
+        if not line:
+            return
+        n += 1
+        total += len(line)
+        if len(line) > max_line:
+            raise BadRecord(f"line {n}: longer than {max_line // (1024 * 1024)} MiB; not an export file")
+        if total > max_total:
+            raise BadRecord(f"more than {max_total // 1024 ** 3} GiB; import it in parts")
+        yield line
+
+
 def read_jsonl(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) for each non-blank line; BadRecord names the first unusable line."""
     for n, line in enumerate(lines, 1):

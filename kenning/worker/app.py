@@ -64,6 +64,10 @@ def create_app(state: WorkerState) -> Any:
             "uptime_s": round(time.time() - state.started_at, 1), "ready": state.ready,
             "observer": observer_status(state),
         }
+        if stats.db_replaced:
+            body["db_replaced"] = stats.db_replaced
+        if stats.db_error:
+            body["status"], body["db_error"] = "degraded", stats.db_error
         challenge = request.query_params.get("challenge", "")
         if challenge:
             if not 16 <= len(challenge) <= 128 or not all(c in "0123456789abcdef" for c in challenge):
@@ -92,6 +96,13 @@ def create_app(state: WorkerState) -> Any:
         if spool.depth(state.paths) or not state.thread.cycles_done:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
+        damaged = state.thread.pipeline.stats.db_error
+        if damaged and body.get("context") and "unavailable" not in body["context"]:
+            from kenning.context.session_start import with_notes
+
+            body["context"] = with_notes(body["context"], [
+                f"Kenning's database is damaged: {damaged}. What is listed may be incomplete, and nothing new is "
+                "saved until it is repaired (the spool keeps every event)."])
         return JSONResponse(body)
 
     async def status(request: Request) -> JSONResponse:
@@ -100,7 +111,8 @@ def create_app(state: WorkerState) -> Any:
         body["worker"] = {"pid": os.getpid(), "port": state.port, "uptime_s": round(time.time() - state.started_at, 1),
                           "ingested": s.ingested, "duplicates": s.duplicates, "quarantined": s.quarantined,
                           "observations_stored": s.observations, "cycles": s.cycles, "last_error": s.last_error,
-                          "observer": state.thread.pipeline.observer.name, "observer_note": state.observer_note}
+                          "observer": state.thread.pipeline.observer.name, "observer_note": state.observer_note,
+                          "db_replaced": s.db_replaced, "unsettled": state.thread.pipeline.unsettled()}
         body["settings_problems"] = state.settings_problems
         return JSONResponse(body)
 

@@ -5,7 +5,12 @@ Exactly once, even when killed at any instant:
 1. *Ingest*: a batch of spool files becomes session / prompt / event rows in one
    transaction; each event has a unique key (``tool_use_id`` or the spool id), so a file
    replayed after a crash between COMMIT and unlink is recognised and only deleted.
-   Files are unlinked only after COMMIT.
+   Files are unlinked only once their rows are *durable in the database file*: a COMMIT in
+   WAL mode with ``synchronous=NORMAL`` lives in the ``-wal`` until a checkpoint (a crash can
+   cut that file short), so the batch is checkpointed first (SQLite fsyncs the WAL before and
+   the database after a complete checkpoint), and the file at the database path must still
+   be the one this connection writes (deleted or replaced under the worker: the connection is
+   dropped, the spool files stay and go into the file now at the path).
 2. *Observe*: per session, the pending events go to the provider; its observations, the
    summary and the ``done`` marks of the events are committed together. An event is
    either pending (it will be fed again) or done with its rows stored, never in between.
@@ -31,13 +36,20 @@ from typing import Any
 
 from kenning import spool
 from kenning.observer.base import Observer
+from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
 from kenning.store import projects, repo, usage
+from kenning.store.db import open_db
 
 log = logging.getLogger("kenning.worker")
 
 INGEST_BATCH = 500
+SETTLE_PATIENCE_S = 5.0  # after this, a checkpoint waits for readers instead of giving up
+SETTLE_RETRIES_S = (0.005, 0.01, 0.02, 0.04, 0.08)
+UNSETTLED_RETRY_S = 0.2
+POKE_GAP_S = 0.25  # pokes start at most 4 cycles a second
 PAYLOAD_RETENTION_S = 3 * 24 * 3600
+EVENT_RETENTION_S = 30 * 24 * 3600  # the ledger row of a processed event (its payload is long gone)
 KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 
 
@@ -52,19 +64,30 @@ class Stats:
     last_cycle_at: float = 0.0
     cycles: int = 0
     observer_busy: bool = False
+    checkpoints: int = 0
+    db_replaced: str = ""  # when and how the database file was deleted or replaced under the worker
+    db_error: str = ""     # the database is damaged: nothing is written (the spool keeps every event)
     listeners: list[Any] = field(default_factory=list)
 
 
 class Pipeline:
     """Owns the writer connection; call :meth:`cycle` from a single thread."""
 
-    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer) -> None:
+    def __init__(self, paths: Paths, conn: sqlite3.Connection, observer: Observer,
+                 turns: TurnReader | None = None) -> None:
         self.paths = paths
         self.conn = conn
         self.observer = observer
+        # What the agent said during a turn (transcript), added to its Stop event for the observer.
+        self._cleaner: tuple[int, Any] | None = None
+        self.turns = turns if turns is not None else TurnReader(lambda text: self._settings_cleaner().text(text))
         self.stats = Stats()
         self._last_prune = 0.0
-        self._cleaner: tuple[int, Any] | None = None
+        self._file = file_id(paths.db)  # the database file this connection writes
+        self._checked = False  # integrity of this file checked (first cycle)
+        self._reopen_needed = False  # the file at the path changed and is not open yet
+        # Spool files whose rows are committed but not yet durable in the database file, oldest first.
+        self._unsettled: dict[str, float] = {}
         self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
         bind = getattr(observer, "bind", None)
         if callable(bind):
@@ -73,6 +96,10 @@ class Pipeline:
 
     def _clean(self, outcome: Any) -> None:
         """Redact the observer's drafts with the user's settings (re-read when settings.json changes)."""
+        self._settings_cleaner().outcome(outcome)
+
+    def _settings_cleaner(self) -> Any:
+        """The ingress cleaner for the user's current settings (rebuilt when settings.json changes)."""
         try:
             mtime = os.stat(self.paths.settings).st_mtime_ns
         except OSError:
@@ -82,12 +109,15 @@ class Pipeline:
             from kenning.settings import load
 
             self._cleaner = (mtime, ingress.cleaner(load(self.paths)[0]))
-        self._cleaner[1].outcome(outcome)
+        return self._cleaner[1]
 
     # ------------------------------------------------------------------------- ingest
     def ingest(self, limit: int = INGEST_BATCH) -> int:
         """Move up to ``limit`` spool files into the database; returns how many were handled."""
-        files = spool.pending(self.paths, limit)
+        files = spool.pending(self.paths)
+        if self._unsettled:
+            files = [f for f in files if f not in self._unsettled]  # committed already: waiting to be durable
+        files = files[:limit]
         if not files:
             return 0
         records: list[tuple[str, dict[str, Any]]] = []
@@ -124,18 +154,120 @@ class Pipeline:
                         self.stats.ingested += 1
                     else:
                         self.stats.duplicates += 1
-            # Only now are the rows durable: the files can go.
             bad = {path for path, _err in poison}
             for path, err in poison:
                 dest = spool.quarantine(self.paths, path)
                 self.stats.quarantined += 1
                 log.warning("quarantined spool file %s: %s: %s", dest, type(err).__name__, err)
+            now = time.monotonic()
             for path, _rec in records:
                 if path not in bad:
-                    spool.confirm(path)
+                    self._unsettled[path] = now
             if len(records) > len(bad):
                 self._notify({"type": "ingested", "count": len(records) - len(bad)})  # prompts are new rows too
+            self.settle()  # the files go once their rows are durable in the file at the database path
         return len(files)
+
+    # ------------------------------------------------------------------------ durable
+    def settle(self, force: bool = False) -> bool:
+        """Delete the spool files of committed batches once their rows are in the database file.
+
+        A passive checkpoint never waits; when readers keep it from completing for a while (or
+        ``force``), a full one waits for them. True when nothing is left unsettled.
+        """
+        if not self._unsettled:
+            return True
+        if not self.check_file():
+            return False
+        oldest = min(self._unsettled.values())
+        mode = "FULL" if force or time.monotonic() - oldest > SETTLE_PATIENCE_S else "PASSIVE"
+        for pause in SETTLE_RETRIES_S:  # a reader on an older snapshot (a status poll) holds it up briefly
+            busy, frames, done = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+            self.stats.checkpoints += 1
+            if not busy and (frames < 0 or done >= frames):
+                break
+            time.sleep(pause)
+        else:
+            return False  # not all in the database file yet: the next cycle (soon) tries again
+        if not self.check_file():  # deleted or replaced while we checkpointed into it
+            return False
+        for path in self._unsettled:
+            spool.confirm(path)
+        self._unsettled.clear()
+        return True
+
+    def _check_integrity(self) -> None:
+        """Once per database file, before the first write: is it sound?"""
+        try:
+            row = self.conn.execute("PRAGMA quick_check").fetchone()
+        except sqlite3.OperationalError:
+            return  # busy: writes will tell
+        except sqlite3.DatabaseError as e:
+            self._damaged(e)
+            return
+        if row and row[0] != "ok":
+            self._damaged(sqlite3.DatabaseError(f"integrity check: {row[0]}"))
+
+    def _damaged(self, err: BaseException) -> None:
+        from kenning.store.health import explain
+
+        message = explain(self.paths.db, err)
+        if "corrupt" not in message:
+            message = f"the database {self.paths.db} is corrupt ({err}): run `kenning repair`"
+        if message != self.stats.db_error:
+            log.error("%s; nothing is written until then, and the spool keeps every event", message)
+        self.stats.db_error = message
+        self._unsettled.clear()  # their rows may not be readable: the files stay for the repair
+
+    def unsettled(self) -> int:
+        return len(self._unsettled)
+
+    def check_file(self) -> bool:
+        """True when the file at the database path is the one this connection writes.
+
+        Otherwise (deleted, or replaced by another file) writing on would go into a file nobody
+        will open again: the connection is closed, and the file now at the path is opened (a new
+        one if none); the spool files not yet settled stay, to be ingested into it. Closing first
+        matters: SQLite then checkpoints into the old file and removes *its* ``-wal``, which would
+        otherwise be read as if it belonged to the new file.
+        """
+        if self._reopen_needed:
+            return self._reopen()
+        now_file = file_id(self.paths.db)
+        if now_file is not None and now_file == self._file:
+            return True
+        what = "deleted" if now_file is None else "replaced by another file"
+        when = time.strftime("%Y-%m-%d %H:%M:%S")
+        log.error("the database %s was %s while the worker ran; writing into the file now at that path, and the "
+                  "%d spool file(s) not yet saved there will be ingested again", self.paths.db, what,
+                  len(self._unsettled))
+        self.stats.db_replaced = f"{when}: {self.paths.db} was {what} while the worker ran; a new database was opened"
+        self._unsettled.clear()  # kept on disk: re-read into the new file
+        try:
+            # Empty the -wal (it is still the old file's, under the path the new file will use)
+            # even when a reader elsewhere keeps the old file open and so the close cannot remove it.
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+        self._reopen_needed = True
+        return self._reopen()
+
+    def _reopen(self) -> bool:
+        """Open the file at the path once nothing of the old one is left beside it; False meanwhile."""
+        wal = self.paths.db + "-wal"
+        if os.path.exists(self.paths.db) and os.path.exists(wal) and os.path.getsize(wal) > 0:
+            # Another connection still holds the old file open (its -wal stays until it closes):
+            # opening now would read that log into the new file. Wait for it; the spool keeps all.
+            self.stats.last_error = "cycle: waiting for the old database's other connections to close"
+            raise _Waiting(self.stats.last_error)
+        self.conn = open_db(self.paths.db)  # raises (e.g. a foreign file): the cycle reports it and retries
+        self._file = file_id(self.paths.db)
+        self._reopen_needed = False
+        return False
 
     def _notify(self, event: dict[str, Any]) -> None:
         for listener in list(self.stats.listeners):  # a viewer's stream may (un)subscribe meanwhile
@@ -165,6 +297,9 @@ class Pipeline:
             events = repo.pending_events(self.conn, sid)
             if not events:
                 continue
+            for e in events:
+                if e.kind == "Stop":
+                    e.payload = self.turns.enrich(e.payload)
             info = repo.session_info(self.conn, sid)
             self.stats.observer_busy = True
             try:
@@ -199,7 +334,11 @@ class Pipeline:
         return stored
 
     def close(self) -> None:
-        """Stop the observer's conversations (called when the pipeline thread ends)."""
+        """Settle what was committed and stop the observer's conversations (the pipeline thread ends)."""
+        try:
+            self.settle(force=True)
+        except (sqlite3.Error, _Waiting) as e:  # the files stay and are ingested again (idempotent) next time
+            log.warning("could not settle the last batch: %s", e)
         close = getattr(self.observer, "close", None)
         if close is not None:
             try:
@@ -213,26 +352,53 @@ class Pipeline:
         self._last_prune = now
         with repo.transaction(self.conn):
             repo.prune_payloads(self.conn, now - PAYLOAD_RETENTION_S)
+            repo.prune_events(self.conn, now - EVENT_RETENTION_S)
         spool.clean_tmp(self.paths)
 
     def cycle(self) -> None:
         """Drain the spool completely, then observe."""
         try:
+            if not self.check_file():
+                self.stats.db_error = ""  # a new file at the path (e.g. `kenning repair`): checked afresh
+                self._checked = False
+            if not self._checked:
+                self._checked = True
+                self._check_integrity()
+            if self.stats.db_error:
+                return  # damaged: writing on could make it worse; the spool keeps everything
             while self.ingest() >= INGEST_BATCH:
                 pass
+            self.settle()
             self.observe()
             self.prune(time.time())
             if self.stats.last_error.startswith("cycle"):
                 self.stats.last_error = ""
+        except _Waiting:
+            pass
         except sqlite3.OperationalError as e:
             # e.g. the database is locked by another process beyond the busy timeout: retry later.
             self.stats.last_error = f"cycle: {e}"
             log.warning("cycle deferred: %s", e)
+        except sqlite3.DatabaseError as e:  # malformed, not a database: stop writing, say how to repair
+            self._damaged(e)
         except Exception as e:  # never let one bad cycle kill the pipeline thread for good
             self.stats.last_error = f"cycle: {type(e).__name__}: {e}"
             log.exception("cycle failed; retrying on the next poke")
         self.stats.cycles += 1
         self.stats.last_cycle_at = time.time()
+
+
+class _Waiting(Exception):
+    """The cycle cannot write yet (the old database file is still held open elsewhere)."""
+
+
+def file_id(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
@@ -298,9 +464,13 @@ class PipelineThread(threading.Thread):
         self._cycle_done = threading.Condition()
         self._generation = 0
         self._in_cycle = False
+        self._urgent = threading.Event()  # a flush is waiting: no coalescing delay
+        self._last_end = 0.0
         pipeline.wake = self.poke
 
     def poke(self) -> None:
+        """Ask for a cycle soon. Pokes are coalesced: cycles start at most every ``POKE_GAP_S``, so a
+        flood of wake-up datagrams (anyone on the machine may send them) costs a few cycles a second."""
         self._wake.set()
 
     @property
@@ -313,24 +483,35 @@ class PipelineThread(threading.Thread):
         with self._cycle_done:
             # A cycle already running may have listed the spool before this call: wait for the next.
             target = self._generation + (2 if self._in_cycle else 1)
+            self._urgent.set()
             self._wake.set()
             return self._cycle_done.wait_for(lambda: self._generation >= target, timeout=timeout)
 
     def stop(self) -> None:
         self._stopping.set()
+        self._urgent.set()
         self._wake.set()
 
     def run(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(self.interval)
+            # Files whose rows are not yet in the database file are retried soon, not in 2 s.
+            self._wake.wait(UNSETTLED_RETRY_S if self.pipeline.unsettled() else self.interval)
             self._wake.clear()
             if self._stopping.is_set():
                 break
+            gap = self._last_end + POKE_GAP_S - time.monotonic()
+            if gap > 0 and not self._urgent.is_set():
+                self._urgent.wait(gap)  # coalesce pokes; a flush (or stop) ends the wait at once
+                self._wake.clear()
+            if self._stopping.is_set():
+                break
+            self._urgent.clear()
             self._in_cycle = True
             try:
                 self.pipeline.cycle()
             finally:
                 self._in_cycle = False
+                self._last_end = time.monotonic()
             with self._cycle_done:
                 self._generation += 1
                 self._cycle_done.notify_all()

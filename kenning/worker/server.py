@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from kenning import losses
 from kenning.daemon import release_start_lock
 from kenning.hook.client import EMBED_DATAGRAM, POKE_DATAGRAM
 from kenning.observer.registry import choose
@@ -47,6 +48,7 @@ def run(paths: Paths | None = None) -> int:
     # (a log file re-created at rotation, SQLite's -wal/-shm): not only those we chmod.
     os.umask(0o077)
     paths.ensure()
+    losses.prepare(paths)  # while there is room: the count of lost captures must survive a full disk
     settings, problems = load(paths, create=True)
     setup_logging(paths, settings.log_level, settings.log_max_bytes, settings.log_backups)
     lock_fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
@@ -125,8 +127,11 @@ def run(paths: Paths | None = None) -> int:
 
         signal.signal(signal.SIGTERM, _exit)
         signal.signal(signal.SIGINT, _exit)
+        from kenning.worker.protocol import HEADER_TIMEOUT_S, DeadlineH11Protocol
+
         config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=3)
+                                timeout_graceful_shutdown=3, http=DeadlineH11Protocol,
+                                timeout_keep_alive=int(HEADER_TIMEOUT_S))
         try:
             uvicorn.Server(config).run(sockets=[sock])
         except SystemExit:
@@ -138,6 +143,8 @@ def run(paths: Paths | None = None) -> int:
             thread.stop()
             thread.join(timeout=10)
         _remove_pid_file(paths, start_token)
+        if thread is not None:
+            conn = thread.pipeline.conn  # a new one when the database file was replaced meanwhile
         if conn is not None:
             conn.close()
         fcntl.flock(lock_fd, fcntl.LOCK_UN)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kenning.context.file_history import CLOSE, OPEN
+from kenning.context.fence import CLOSE, OPEN
 from kenning.records import ObservationDraft
 from kenning.store import repo
 from kenning.store.db import open_db

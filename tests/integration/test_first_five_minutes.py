@@ -47,7 +47,7 @@ def sample_rows() -> dict[str, str]:
     sample = section.split("```\n<kenning-context>", 1)[1].split("</kenning-context>", 1)[0]
     rows = {}
     for line in sample.splitlines():
-        m = re.match(r'^(#\d+|S\d+)\s+(?:\d\d:\d\d|")\s+\S+\s+(.*)$', line)
+        m = re.match(r'^(#\d+|S\d+)\s+(?:\d\d:\d\d|\d+[smhdw]|")\s+\S+\s+(.*)$', line)
         if m:
             rows[m.group(1)] = m.group(2).split("…")[0].strip()
     return rows
@@ -140,7 +140,7 @@ def test_see_it_work_as_written(scratch: Scratch, installed: subprocess.Complete
     assert len(rows) >= 6, rows
     for rid, title in rows.items():
         assert re.search(rf"^{re.escape(rid)}\s.*{re.escape(title)}", context, re.M), (rid, title, context)
-    assert re.search(r"^memory +10 observations, 3 summaries, 3 sessions", out["status"], re.M), out["status"]
+    assert re.search(r"^memory +11 observations, 3 summaries, 3 sessions", out["status"], re.M), out["status"]
     shown = next(a for a in words if a[1] == "show")[2]
     assert out["show"].startswith(f"#{shown} [decision] {rows[f'#{shown}']}"), out["show"]
     assert re.search(r"^#\d+ .*VAT rounding.*\(kenning-demo, ~\d+ tokens\)$", out["search"], re.M), out["search"]

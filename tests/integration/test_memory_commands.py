@@ -209,7 +209,7 @@ def test_forget_by_date_range(remembered: Home) -> None:
     (["--since", "yesterday"], "not an ISO date"),
     (["--until", "2024-02-30"], "not an ISO date"),
     (["--since", "2024-03-05", "--until", "2024-03-04"], "before"),
-    (["--id", "0"], "positive integers"),
+    (["--id", "0"], "is not an id"),
     (["--query", "* -- ("], "no words"),
 ])
 def test_forget_rejects_bad_arguments_with_a_message(home: Home, args: list[str], message: str) -> None:
@@ -220,7 +220,7 @@ def test_forget_rejects_bad_arguments_with_a_message(home: Home, args: list[str]
 
 def test_forget_id_must_be_a_number(home: Home) -> None:
     r = home.kenning("forget", "--id", "1; DROP TABLE observations")
-    assert r.returncode == 2 and "invalid int value" in r.stderr
+    assert r.returncode == 2 and "is not a whole number" in r.stderr
 
 
 @pytest.mark.parametrize("query", ['"a" OR 1=1 --', "NEAR(", "*", '"unbalanced', "') OR ('1'='1",
@@ -502,3 +502,37 @@ def test_sqlite_connection_of_the_cli_waits_instead_of_failing(remembered: Home)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, out + err
     assert not any(SECRET_WORD in o["title"] for o in observations(home))
+
+
+# ------------------------------------------------------------------------ supersede, restore
+
+def test_supersede_and_restore_by_hand_from_the_cli_and_over_http(remembered: Home) -> None:
+    home = remembered
+    obs = {o["title"]: o for o in observations(home)}
+    uv, api = obs["We use uv, not pip"]["id"], obs["Never touch the public API in api.py"]["id"]
+    other = obs["Always write the changelog by hand"]["id"]  # project client-b
+    r = home.kenning("supersede", str(uv), str(other), "--by", str(api))
+    assert r.returncode == 0, r.stderr
+    assert f"Superseded by #{api}: #{uv}" in r.stdout
+    assert f"#{other} not changed: belongs to another project" in r.stderr
+    assert scalar(home, f"SELECT status || ':' || superseded_by FROM observations WHERE id = {uv}") == \
+        f"superseded:{api}"
+    assert "We use uv, not pip" not in home.kenning("context", "--cwd", str(home.project)).stdout
+    found = home.kenning("search", "--all", "uv", "pip").stdout
+    assert f"#{uv}" in found and "[superseded]" in found  # still searchable, flagged
+    r = home.kenning("restore", str(uv))
+    assert r.returncode == 0 and f"Restored: #{uv}." in r.stdout
+    assert "We use uv, not pip" in home.kenning("context", "--cwd", str(home.project)).stdout
+    r = home.kenning("supersede", str(uv), "--by", "999999")
+    assert r.returncode == 2 and "no observation #999999" in r.stderr
+
+    status, body = call_json(home, "POST", "/api/observations/supersede", {"ids": [uv], "by": api})
+    assert status == 200 and body["superseded"] == [uv]
+    status, body = call_json(home, "POST", "/api/observations/restore", {"ids": [uv, 424242]})
+    assert status == 200 and body == {"restored": [uv], "unchanged": [424242]}
+    for bad in ({"ids": [uv]}, {"ids": [], "by": api}, {"ids": ["x"], "by": api}, {"ids": [uv], "by": api, "x": 1},
+                [uv]):
+        status, body = call_json(home, "POST", "/api/observations/supersede", bad)
+        assert status == 400 and body["error"], bad
+    status, _ = call(home, "POST", "/api/observations/supersede", b"{}", token=None)
+    assert status == 401

@@ -134,14 +134,14 @@ def test_settings_saved_validated_and_live(live: tuple[Home, httpx.Client]) -> N
     home.flush()
     project = c.get("/api/viewer/meta").json()["projects"][0]["project"]
     rows = c.get("/api/viewer/preview", params={"project": project}).json()["context"].count("⚖️")
-    ok = c.put("/api/viewer/settings", json={"changes": {"context_observations": 1, "provider": "rules"}})
+    ok = c.put("/api/viewer/settings", json={"changes": {"context_rules": 1, "provider": "rules"}})
     assert ok.status_code == 200, ok.text
     assert ok.json()["restart_needed"] == ["provider"]
-    assert saved(home)["context_observations"] == 1
-    # Effective at once: the next preview (and SessionStart) lists one observation, no restart.
+    assert saved(home)["context_rules"] == 1
+    # Effective at once: the next preview (and SessionStart) lists one standing rule, no restart.
     fewer = c.get("/api/viewer/preview", params={"project": project}).json()["context"].count("⚖️")
     assert rows >= 3 and fewer < rows
-    assert {s["name"]: s for s in ok.json()["settings"]}["context_observations"]["value"] == 1
+    assert {s["name"]: s for s in ok.json()["settings"]}["context_rules"]["value"] == 1
 
 
 def test_stats_and_meta(live: tuple[Home, httpx.Client]) -> None:

@@ -26,7 +26,7 @@ from mcp_helpers import SERVER_ARGS, run_client, text_of
 
 from kenning.mcp import schema, server
 
-PY_TYPES: dict[str, Any] = {"str": str, "str?": str | None, "int": int, "id?": int | str | None,
+PY_TYPES: dict[str, Any] = {"str": str, "str?": str | None, "int": int, "id": int | str, "id?": int | str | None,
                             "ids": list[int | str]}
 
 

@@ -14,7 +14,8 @@ from mcp_helpers import Story, run_client, scratch_dir, text_of
 from kenning import daemon
 from kenning.paths import Paths
 
-TOOLS = {"search_memory", "memory_timeline", "get_observations", "save_memory", "forget_memory", "memory_guide"}
+TOOLS = {"search_memory", "memory_timeline", "get_observations", "save_memory", "forget_memory", "memory_guide",
+         "supersede_memory"}
 ROW = re.compile(r"^(#|S|P)\d+ \d{4}-\d{2}-\d{2} \S+ .+ \(~[\d,]+ tokens\)$")
 
 
@@ -55,6 +56,8 @@ def test_tools_are_listed_with_findable_names_descriptions_and_schemas(story: St
     for name in ("search_memory", "memory_timeline", "get_observations", "memory_guide"):
         assert tools[name].annotations.read_only_hint is True, name
     assert tools["forget_memory"].annotations.destructive_hint is True
+    assert tools["supersede_memory"].input_schema["required"] == ["ids", "by"]
+    assert tools["supersede_memory"].annotations.destructive_hint is False
     assert instructions and "search_memory" in instructions
 
 
@@ -171,6 +174,7 @@ def test_bad_input_comes_back_as_a_tool_error_and_the_server_keeps_serving(story
         last = await c.call_tool("search_memory", {"query": "VAT"})
         return errors, hostile, text_of(last)
 
+    stored = db_rows(story, "SELECT COUNT(*) FROM observations")[0][0]
     errors, hostile, last = run_client(go, env=story.env(), cwd=story.project)
     for (tool, args, want), (_t, text, is_error) in zip(bad, errors, strict=True):
         assert is_error, (tool, args, text)
@@ -179,7 +183,7 @@ def test_bad_input_comes_back_as_a_tool_error_and_the_server_keeps_serving(story
     for q, is_error, text in hostile:
         assert not is_error, (q, text)
     assert rows_of(last), last  # still serving after all that
-    assert db_rows(story, "SELECT COUNT(*) FROM observations")[0][0] == 10  # nothing was written by mistake
+    assert db_rows(story, "SELECT COUNT(*) FROM observations")[0][0] == stored  # nothing was written by mistake
 
 
 def test_default_project_comes_from_roots_then_claude_project_dir_then_cwd(story: Story, tmp_path: Path) -> None:
@@ -249,3 +253,28 @@ def test_save_memory_is_searchable_shown_at_session_start_and_forgettable(story:
     assert gone.startswith(f"Forgot #{oid}")
     assert f"#{oid} " not in after
     assert not db_rows(story, "SELECT 1 FROM observations WHERE id = ?", oid)
+
+
+def test_supersede_memory_takes_an_old_memory_out_of_the_next_sessions_context(story: Story) -> None:
+    from kenning.context.session_start import build_for_cwd
+    from kenning.settings import load
+
+    async def go(c: Any) -> tuple[str, str, str, str]:
+        old = text_of(await c.call_tool("save_memory", {"text": "Invoices are archived after 7 years.",
+                                                        "type": "discovery"}))
+        new = text_of(await c.call_tool("save_memory", {"text": "Invoices are archived after 10 years (new law).",
+                                                        "type": "discovery"}))
+        old_id, new_id = (int(re.match(r"Saved as #(\d+)", t).group(1)) for t in (old, new))  # type: ignore[union-attr]
+        done = await c.call_tool("supersede_memory", {"ids": [old_id], "by": new_id})
+        bad = await c.call_tool("supersede_memory", {"ids": [old_id], "by": 987654})
+        assert not done.is_error and bad.is_error
+        return str(old_id), str(new_id), text_of(done), text_of(bad)
+
+    old_id, new_id, done, bad = run_client(go, env=story.env(), cwd=story.project)
+    assert done.startswith(f"Marked #{old_id} as superseded by #{new_id}")
+    assert "no observation #987654" in bad
+    row = db_rows(story, "SELECT status, superseded_by FROM observations WHERE id = ?", int(old_id))[0]
+    assert (row["status"], row["superseded_by"]) == ("superseded", int(new_id))
+    paths = Paths(story.data)
+    context = build_for_cwd(paths, load(paths)[0], story.project)
+    assert f"#{new_id} " in context and f"#{old_id} " not in context and "7 years" not in context

@@ -1,9 +1,10 @@
 """The SessionStart index, rendered from a real SQLite database built by the migrations.
 
-Rows are stored with the repository functions the worker uses; the text is checked the way
-the agent will read it: one note when nothing is known, otherwise a header, a legend, the
-economics, per-day rows oldest first with summaries among them, where the last session left
-off, and a footer, within the count and character budgets, always inside the tags.
+Rows are stored with the repository functions the worker uses (so layers, supersession and
+near-duplicate groups are computed as in production); the text is checked the way the agent
+will read it: one note when nothing is known, otherwise a header, a legend, the economics, the
+standing rules, the key memories, the recent work by day, where the latest work stands, and a
+footer counting what was left out, within the budgets, always inside the tags.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from kenning.context.index import age
 from kenning.context.session_start import CLOSE, OPEN, build, build_for_cwd, empty_note
 from kenning.paths import Paths
 from kenning.project import canonical
-from kenning.records import ObservationDraft, SummaryDraft
+from kenning.records import ObservationDraft, Outcome, SummaryDraft
 from kenning.settings import Settings
 from kenning.store import repo
 from kenning.store.db import open_db
@@ -30,12 +32,19 @@ PROJECT = "invoice-api"
 BASE = time.mktime((2024, 3, 4, 9, 15, 0, 0, 0, -1))
 NOW = BASE + 3 * 86_400
 DAY = 86_400
-ROW = re.compile(r"^#(\d+) (\d\d:\d\d|  \"  ) (\S+) (.+)$")
-SUMMARY_ROW = re.compile(r"^S(\d+) (\d\d:\d\d|  \"  ) 📋 (.+)$")
-
-
-def hm(t: float) -> str:
-    return time.strftime("%H:%M", time.localtime(t))
+ROW = re.compile(r"^#(\d+) (\d+(?:m|h|d|w|mo|y)) (\S+) (.+?)(?: \(×(\d+)\))?$")
+SUMMARY_ROW = re.compile(r"^S(\d+) (\d+(?:m|h|d|w|mo|y)) 📋 (.+)$")
+RULES = "## Standing rules and preferences (follow them; newest version only)"
+KEYS = "## Key decisions, gotchas and root causes"
+RECENT = "## Recent work (oldest first)"
+# Distinct words, so that titles built from them are not near-duplicates of each other.
+_WORD_LIST = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+              "quebec "
+         "romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dahlia elm fern ginger hazel "
+         "iris jasmine kale laurel maple nutmeg olive pepper quince rose sage thyme umber violet willow yarrow zinnia "
+         "acorn birch cobalt dune ember flint granite harbor island jungle kettle lantern meadow nectar orchid "
+         "prairie quartz ripple")
+WORDS = _WORD_LIST.split()
 
 
 def day(t: float) -> str:
@@ -56,22 +65,25 @@ def session(conn: sqlite3.Connection, name: str, at: float, project: str = PROJE
 
 
 def observe(conn: sqlite3.Connection, sid: int, title: str, at: float, kind: str = "change", *,
-            project: str = PROJECT, source_tokens: int = 0, status: str = "active") -> int:
+            project: str = PROJECT, source_tokens: int = 0, status: str = "active", facts: list[str] | None = None,
+            concepts: list[str] | None = None) -> int:
+    """Store one observation the way the worker stores an observer's outcome."""
     with repo.transaction(conn):
-        oid = repo.insert_observation(conn, sid, project, ObservationDraft(
-            type=kind, title=title, created_at=at, narrative=title, source_tokens=source_tokens), "rules")
-        assert oid is not None
+        [oid] = repo.store_outcome(conn, sid, project, Outcome(observations=[ObservationDraft(
+            type=kind, title=title, created_at=at, narrative=title, source_tokens=source_tokens,
+            facts=facts or [], concepts=concepts or [])]), "rules")
         if status != "active":
             conn.execute("UPDATE observations SET status = ? WHERE id = ?", (status, oid))
     return oid
 
 
 def summarize(conn: sqlite3.Connection, sid: int, at: float, *, project: str = PROJECT, request: str = "",
-              learned: str = "", completed: str = "", next_steps: str = "", source_tokens: int = 0) -> int:
+              learned: str = "", completed: str = "", next_steps: str = "", source_tokens: int = 0,
+              files_modified: list[str] | None = None) -> int:
     with repo.transaction(conn):
         repo.upsert_summary(conn, sid, project, SummaryDraft(
             created_at=at, request=request, learned=learned, completed=completed, next_steps=next_steps,
-            source_tokens=source_tokens), "rules", at)
+            source_tokens=source_tokens, files_modified=files_modified or []), "rules", at)
     return int(conn.execute("SELECT id FROM session_summaries WHERE session_id = ?", (sid,)).fetchone()[0])
 
 
@@ -86,8 +98,18 @@ def assert_well_formed(text: str) -> None:
     assert text.count(OPEN) == 1 and text.count(CLOSE) == 1
 
 
-def obs_rows(text: str) -> list[tuple[int, str, str, str]]:
-    return [(int(m[1]), m[2], m[3], m[4]) for m in (ROW.match(ln) for ln in text.splitlines()) if m]
+def obs_rows(text: str, section: str | None = None) -> list[tuple[int, str, str, str]]:
+    lines = section_lines(text, section) if section else text.splitlines()
+    return [(int(m[1]), m[2], m[3], m[4]) for m in (ROW.match(ln) for ln in lines) if m]
+
+
+def section_lines(text: str, heading: str) -> list[str]:
+    lines = text.splitlines()
+    if heading not in lines:
+        return []
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ") or not lines[i]), len(lines))
+    return lines[start:end]
 
 
 def summary_rows(text: str) -> list[int]:
@@ -111,44 +133,81 @@ def test_other_projects_memory_does_not_fill_an_empty_project(conn: sqlite3.Conn
     assert render(conn) == empty_note(PROJECT)
 
 
-# ---------------------------------------------------------------------------------- rows
+# -------------------------------------------------------------------------------- layers
 
 
-def test_rows_oldest_first_grouped_by_day_with_id_time_icon_title(conn: sqlite3.Connection) -> None:
+def test_rules_first_then_key_memories_then_recent_work_by_day(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
-    a = observe(conn, sid, "Fixed the VAT rounding", BASE + DAY, "bugfix")
-    b = observe(conn, sid, "Round per line", BASE + DAY + 20, "decision")  # same minute as a
-    c = observe(conn, sid, "Explored totals.py", BASE, "discovery")  # older, inserted later
+    c = observe(conn, sid, "Explored totals.py: how VAT is rounded", BASE, "discovery")
+    a = observe(conn, sid, "Fixed the VAT rounding: totals rounded the sum instead of each line", BASE + DAY,
+                "bugfix")
+    b = observe(conn, sid, "We always round VAT per line, never on the total", BASE + DAY + 20, "decision")
     d = observe(conn, sid, "Added export.py", BASE + DAY + 3600, "feature")
     text = render(conn)
-
-    rows = obs_rows(text)
-    assert [r[0] for r in rows] == [c, a, b, d]
-    assert rows[0] == (c, hm(BASE), "🔵", "Explored totals.py")
-    assert rows[1] == (a, hm(BASE + DAY), "🔴", "Fixed the VAT rounding")
-    assert rows[2] == (b, '  "  ', "⚖️", "Round per line")  # a repeated time is shown as "
-    assert rows[3] == (d, hm(BASE + DAY + 3600), "🟣", "Added export.py")
-
     lines = text.splitlines()
-    day1, day2 = lines.index(f"## {day(BASE)}"), lines.index(f"## {day(BASE + DAY)}")
-    assert day1 < lines.index(f"#{c} {hm(BASE)} 🔵 Explored totals.py") < day2
-    assert day2 < lines.index(f"#{a} {hm(BASE + DAY)} 🔴 Fixed the VAT rounding")
-    # A time repeated across a day boundary is printed again.
-    assert lines[day2 + 1].startswith(f"#{a} {hm(BASE + DAY)} ")
+    assert lines.index(RULES) < lines.index(KEYS) < lines.index(RECENT)
+    assert [r[0] for r in obs_rows(text, RULES)] == [b]
+    assert [r[0] for r in obs_rows(text, KEYS)] == [a]
+    assert [r[0] for r in obs_rows(text, RECENT)] == [c, d]  # routine work, oldest first
+    # Every row shows its age; recent work is grouped by day.
+    assert obs_rows(text, RULES)[0] == (b, age(NOW - BASE - DAY - 20), "⚖️",
+                                        "We always round VAT per line, never on the total")
+    assert obs_rows(text, RECENT)[0] == (c, "3d", "🔵", "Explored totals.py: how VAT is rounded")
+    recent = section_lines(text, RECENT)
+    assert recent.index(f"### {day(BASE)}") < recent.index(f"### {day(BASE + DAY)}")
 
 
-def test_header_legend_and_footer(conn: sqlite3.Connection) -> None:
+def test_routine_work_never_displaces_rules_and_key_memories(conn: sqlite3.Connection) -> None:
+    old = session(conn, "old", BASE - 20 * DAY)
+    rule = observe(conn, old, "Never edit generated files, run make proto", BASE - 20 * DAY, "decision")
+    cause = observe(conn, old, "Fixed upload crash: nginx client_max_body_size was 1m; raised to 50m",
+                    BASE - 19 * DAY, "bugfix")
+    for s in range(15):
+        sid = session(conn, f"routine{s}", BASE + s * 3600)
+        for i in range(8):
+            observe(conn, sid, f"Changed handler{s}_{i}.py: tidy logging in module {s} part {i}",
+                    BASE + s * 3600 + i * 60)
+        summarize(conn, sid, BASE + s * 3600 + 900, request=f"Tidy logging in module {s}",
+                  files_modified=[f"handler{s}.py"])
+    text = render(conn)
+    assert [r[0] for r in obs_rows(text, RULES)] == [rule]
+    assert [r[0] for r in obs_rows(text, KEYS)] == [cause]
+    assert len(text) <= Settings().context_max_chars
+    assert re.search(r"^\d[\d,]* older or less important memories are not listed: search them", text, re.M)
+
+
+def test_key_memories_rank_by_importance_then_recency(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
-    observe(conn, sid, "Something", BASE)
-    lines = render(conn).splitlines()
-    assert lines[0] == OPEN
-    assert lines[1].startswith(f"# Memory of {PROJECT} · {time.strftime('%a %Y-%m-%d', time.localtime(NOW))}")
-    legend = lines[2]
-    for part in ("📋 session", "🔴 bugfix", "🟣 feature", "✅ change", "🔵 discovery", "⚖️ decision"):
-        assert part in legend
-    assert lines[3].startswith("Economics: ")
-    assert any("kenning show <ID>" in ln and "kenning search" in ln for ln in lines[-3:])
-    assert not any("not listed" in ln for ln in lines)  # everything is listed
+    plain = observe(conn, sid, "Totals are computed in totals.py by invoice_total", BASE + DAY, "discovery")
+    cause = observe(conn, sid, "Fixed the crash: parse_date ignored the timezone because of a naive datetime",
+                    BASE, "bugfix")
+    alert = observe(conn, sid, "API keys were logged in plain text by the request logger", BASE - DAY,
+                    "security_alert")
+    assert [r[0] for r in obs_rows(render(conn), KEYS)] == [alert, cause, plain]
+
+
+def test_rules_have_their_own_budget_newest_first(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    ids = [observe(conn, sid, f"Always follow house rule number {i} about module m{i} carefully", BASE + i * 60,
+                   "decision") for i in range(40)]
+    text = render(conn, context_rules_chars=800)
+    shown = [r[0] for r in obs_rows(text, RULES)]
+    assert 0 < len(shown) < 40 and shown == ids[::-1][:len(shown)]  # newest first
+    assert len("\n".join(section_lines(text, RULES))) <= 800 + 5
+    assert f"{40 - len(shown)} older or less important memories are not listed" in text
+
+
+def test_near_duplicates_are_one_row_with_their_count(conn: sqlite3.Connection) -> None:
+    ids = []
+    for i in range(11):
+        sid = session(conn, f"q{i}", BASE + i * 600)
+        ids.append(observe(conn, sid, "Explored cache.py: how does the cache key work", BASE + i * 600, "discovery"))
+        summarize(conn, sid, BASE + i * 600 + 60, request="How does the cache key work?")
+    text = render(conn)
+    rows = obs_rows(text, RECENT)
+    assert [r[0] for r in rows] == [ids[-1]]  # the newest stands for the group
+    assert f"#{ids[-1]} " in text and "(×11)" in text
+    assert len(summary_rows(text)) == 1  # the same question asked eleven times: one summary row
 
 
 def test_titles_are_one_line_and_bounded(conn: sqlite3.Connection) -> None:
@@ -167,50 +226,76 @@ def test_braces_in_titles_are_printed_verbatim(conn: sqlite3.Connection) -> None
     assert text.count("Economics: ") == 1
 
 
+def test_header_legend_and_footer(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    observe(conn, sid, "Something happened here", BASE)
+    lines = render(conn).splitlines()
+    assert lines[0] == OPEN
+    assert lines[1].startswith(f"# Memory of {PROJECT} · {time.strftime('%a %Y-%m-%d', time.localtime(NOW))}")
+    legend = lines[2]
+    for part in ("📋 session", "🔴 bugfix", "🟣 feature", "✅ change", "🔵 discovery", "⚖️ decision"):
+        assert part in legend
+    assert lines[3].startswith("Economics: ")
+    assert any("kenning show <ID>" in ln and "kenning search" in ln for ln in lines[-3:])
+    assert not any("not listed" in ln for ln in lines)  # everything is listed
+
+
 # ----------------------------------------------------------------------------- summaries
 
 
 def test_summaries_are_rows_interleaved_with_their_sessions(conn: sqlite3.Connection) -> None:
     s1 = session(conn, "s1", BASE)
     o1 = observe(conn, s1, "First session work", BASE + 60)
-    sum1 = summarize(conn, s1, BASE + 600, request="Round VAT per line", learned="Banker's rounding bites")
+    sum1 = summarize(conn, s1, BASE + 600, request="Round VAT per line", learned="Banker's rounding bites",
+                     files_modified=["totals.py"])
     s2 = session(conn, "s2", BASE + 7200)
     o2 = observe(conn, s2, "Second session work", BASE + 7260)
     sum2 = summarize(conn, s2, BASE + 7800, request="Add the CSV export", learned="Export reuses totals",
-                     completed="Export module added", next_steps="Wire an endpoint later")
+                     completed="Export module added", next_steps="Wire an endpoint later",
+                     files_modified=["export.py"])
     text = render(conn)
     lines = text.splitlines()
-
     assert summary_rows(text) == [sum1, sum2]
     pos = {name: next(i for i, ln in enumerate(lines) if ln.startswith(name))
            for name in (f"S{sum1} ", f"#{o1} ", f"S{sum2} ", f"#{o2} ")}
     # Each summary row heads its session (at the session's start), oldest first.
     assert pos[f"S{sum1} "] < pos[f"#{o1} "] < pos[f"S{sum2} "] < pos[f"#{o2} "]
-    assert f"S{sum2} {hm(BASE + 7200)} 📋 Add the CSV export" in lines
-
-    # Where the last session left off: the latest summary only.
-    start = lines.index(next(ln for ln in lines if ln.startswith("## Where the last session left off")))
-    tail = lines[start:]
-    assert "Asked: Add the CSV export" in tail
+    assert f"S{sum2} {age(NOW - BASE - 7800)} 📋 Add the CSV export" in lines
+    tail = lines[lines.index(next(ln for ln in lines if ln.startswith("## Where we left off"))):]
+    assert "Working on: Add the CSV export" in tail
     assert "Learned: Export reuses totals" in tail
     assert "Completed: Export module added" in tail
     assert "Next steps: Wire an endpoint later" in tail
     assert not any("Banker's rounding" in ln for ln in tail)
 
 
+def test_where_we_left_off_is_the_latest_work_not_the_latest_question(conn: sqlite3.Connection) -> None:
+    work = session(conn, "work", BASE)
+    summarize(conn, work, BASE + 600, request="Migrate invoices to the v2 schema", completed="Schema v2 migrated",
+              next_steps="Backfill the archive table", files_modified=["migrations/0002_v2.sql"])
+    for i in range(3):
+        q = session(conn, f"question{i}", BASE + DAY + i * 600)
+        summarize(conn, q, BASE + DAY + i * 600 + 60, request="What does the v2 schema look like?",
+                  completed="Explained the schema")
+    text = render(conn)
+    tail = text[text.index("## Where we left off"):]
+    assert "Working on: Migrate invoices to the v2 schema" in tail and "Backfill the archive table" in tail
+    assert "What does the v2 schema look like" not in tail
+
+
 def test_summary_without_request_is_still_a_row(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
     sm = summarize(conn, sid, BASE + 60, completed="Something got done")
     text = render(conn)
-    assert f"S{sm} {hm(BASE)} 📋 Session" in text.splitlines()
-    assert "Where the last session left off" not in text  # nothing learned, no next steps
+    assert f"S{sm} {age(NOW - BASE - 60)} 📋 Session" in text.splitlines()
 
 
 def test_context_sessions_budget_keeps_the_newest_summaries(conn: sqlite3.Connection) -> None:
     ids = []
     for i in range(12):
         sid = session(conn, f"s{i}", BASE + i * 3600)
-        ids.append(summarize(conn, sid, BASE + i * 3600 + 60, request=f"Request {i}", learned=f"L{i}"))
+        ids.append(summarize(conn, sid, BASE + i * 3600 + 60, request=f"Request number {i} about module m{i}",
+                             learned=f"L{i}", files_modified=[f"m{i}.py"]))
     text = render(conn, context_sessions=10)
     assert summary_rows(text) == ids[2:]
     assert "Learned: L11" in text
@@ -239,44 +324,74 @@ def test_retracted_and_superseded_observations_are_not_shown(conn: sqlite3.Conne
     text = render(conn)
     assert [r[0] for r in obs_rows(text)] == [live]
     assert "RETRACTED" not in text and "SUPERSEDED" not in text
-    assert "not listed" not in text  # hidden rows are not counted as "older"
+    assert "not listed" not in text  # hidden rows are not counted as left out
+
+
+def test_a_corrected_rule_shows_only_its_new_version_and_no_echo_of_the_old(conn: sqlite3.Connection) -> None:
+    s1 = session(conn, "s1", BASE)
+    old = observe(conn, s1, "We use npm for package installs", BASE, "decision")
+    summarize(conn, s1, BASE + 60, request="We use npm for package installs", files_modified=["package.json"])
+    s2 = session(conn, "s2", BASE + DAY)
+    new = observe(conn, s2, "From now on use pnpm instead of npm for installs", BASE + DAY, "decision")
+    text = render(conn)
+    assert [r[0] for r in obs_rows(text, RULES)] == [new]
+    assert f"#{old} " not in text and "We use npm" not in text
+    status = conn.execute("SELECT status, superseded_by FROM observations WHERE id = ?", (old,)).fetchone()
+    assert tuple(status) == ("superseded", new)
+
+
+def test_archived_routine_work_is_not_listed_but_rules_and_decisions_never_age_out(
+        conn: sqlite3.Connection) -> None:
+    old = session(conn, "old", BASE - 90 * DAY)
+    rule = observe(conn, old, "Always use Decimal for money, never float", BASE - 90 * DAY, "decision")
+    routine = observe(conn, old, "Changed the README wording of the install section", BASE - 89 * DAY)
+    summarize(conn, old, BASE - 89 * DAY, request="Reword the README", files_modified=["README.md"])
+    new = session(conn, "new", BASE)
+    fresh = observe(conn, new, "Changed the export column order", BASE)
+    text = render(conn, archive_after_days=30)
+    assert [r[0] for r in obs_rows(text, RULES)] == [rule]
+    assert [r[0] for r in obs_rows(text, RECENT)] == [fresh]
+    assert f"#{routine} " not in text and "Reword the README" not in text.split("## Where we left off")[0]
+    assert "1 older or less important memories are not listed" in text
+    assert f"#{routine} " in render(conn, archive_after_days=0)  # 0: nothing is archived
 
 
 # ---------------------------------------------------------------------------- budgets
 
 
-def test_count_budget_lists_the_newest_and_says_how_many_are_older(conn: sqlite3.Connection) -> None:
+def test_count_budget_lists_the_newest_and_says_how_many_are_left_out(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
-    ids = [observe(conn, sid, f"Observation number {i}", BASE + i * 600) for i in range(60)]
+    ids = [observe(conn, sid, f"Changed {WORDS[i]} handling", BASE + i * 600) for i in range(60)]
     text = render(conn, context_observations=50)
     rows = obs_rows(text)
-    assert len(rows) == 50
     assert [r[0] for r in rows] == ids[10:]
-    assert "10 older observation(s) are not listed; search finds them." in text.splitlines()
+    assert "10 older or less important memories are not listed: search them" in text
 
 
 def test_character_cap_keeps_newest_rows_and_stays_well_formed(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
-    ids = [observe(conn, sid, f"Observation {i:03d} " + "with a rather long and descriptive title " * 4,
+    ids = [observe(conn, sid, f"Observation of {WORDS[i % 60]}_{WORDS[i // 60]} " + "with a longer title " * 3,
                    BASE + i * 300) for i in range(200)]
-    summarize(conn, sid, BASE + 200 * 300, request="Long session", learned="Lots", next_steps="More")
+    summarize(conn, sid, BASE + 200 * 300, request="Long session", learned="Lots", next_steps="More",
+              files_modified=["a.py"])
     text = render(conn, context_observations=200, context_max_chars=3000)
     assert len(text) <= 3000
     rows = obs_rows(text)
     assert 0 < len(rows) < 200
-    assert rows[-1][0] == ids[-1]  # the newest survive, the oldest are dropped
-    assert [r[0] for r in rows] == ids[200 - len(rows):]
-    assert f"{200 - len(rows)} older observation(s) are not listed; search finds them." in text
-    assert "Where the last session left off" in text
+    assert [r[0] for r in rows] == ids[200 - len(rows):]  # the newest survive, the oldest are dropped
+    assert f"{200 - len(rows)} older or less important memories are not listed" in text
+    assert "## Where we left off" in text
     assert text.splitlines()[1].startswith(f"# Memory of {PROJECT}")
 
 
-@pytest.mark.parametrize("cap", [200, 600, 1200])
+@pytest.mark.parametrize("cap", [500, 600, 1200])
 def test_tiny_character_caps_still_end_with_the_closing_tag(conn: sqlite3.Connection, cap: int) -> None:
     sid = session(conn, "s1", BASE)
     for i in range(30):
         observe(conn, sid, f"Observation {i} " + "padding " * 20, BASE + i * 60)
-    summarize(conn, sid, BASE + 4000, request="r" * 300, learned="l" * 600, next_steps="n" * 500)
+    observe(conn, sid, "Always write the changelog entry by hand " + "really " * 30, BASE, "decision")
+    summarize(conn, sid, BASE + 4000, request="r" * 300, learned="l" * 600, next_steps="n" * 500,
+              files_modified=["a.py"])
     text = render(conn, context_max_chars=cap)
     assert len(text) <= cap
 
@@ -285,9 +400,10 @@ def test_default_budget_fits_claude_codes_10000_character_hook_limit(conn: sqlit
     for s in range(12):
         sid = session(conn, f"s{s}", BASE + s * 3600)
         for i in range(10):
-            observe(conn, sid, f"S{s} observation {i} " + "words " * 30, BASE + s * 3600 + i * 60)
+            observe(conn, sid, f"S{s} observation {i} " + "words " * 30, BASE + s * 3600 + i * 60,
+                    "decision" if i == 0 else "bugfix" if i == 1 else "change")
         summarize(conn, sid, BASE + s * 3600 + 900, request="req " * 40, learned="learned " * 100,
-                  completed="done " * 100, next_steps="next " * 100)
+                  completed="done " * 100, next_steps="next " * 100, files_modified=["x.py"])
     text = build(conn, Settings(), PROJECT, now=NOW)
     assert_well_formed(text)
     assert len(text) <= Settings().context_max_chars < 10_000
@@ -298,8 +414,8 @@ def test_default_budget_fits_claude_codes_10000_character_hook_limit(conn: sqlit
 
 def test_economics_line_shows_reading_cost_and_work_condensed(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
-    observe(conn, sid, "A", BASE, source_tokens=12_000)
-    observe(conn, sid, "B", BASE + 60, source_tokens=30_000)
+    observe(conn, sid, "Changed the invoice numbering", BASE, source_tokens=12_000)
+    observe(conn, sid, "Added the CSV export", BASE + 60, source_tokens=30_000)
     summarize(conn, sid, BASE + 120, request="R", learned="L", source_tokens=8_000)
     text = render(conn)
     m = re.search(r"^Economics: reading this index costs ~([\d,]+) tokens; it condenses ~([\d,]+) tokens "
@@ -313,7 +429,7 @@ def test_economics_line_shows_reading_cost_and_work_condensed(conn: sqlite3.Conn
 
 def test_economics_without_source_tokens_only_states_the_reading_cost(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
-    observe(conn, sid, "A", BASE)
+    observe(conn, sid, "A change of module a", BASE)
     line = next(ln for ln in render(conn).splitlines() if ln.startswith("Economics: "))
     assert re.fullmatch(r"Economics: reading this index costs ~\d+ tokens\.", line)
 
@@ -341,6 +457,19 @@ def test_build_for_cwd_on_an_empty_file_returns_the_note(tmp_path: Path, project
     os.makedirs(paths.root)
     Path(paths.db).write_bytes(b"")  # created, never written: a database that does not exist yet
     assert build_for_cwd(paths, Settings(), str(project_dir)) == empty_note(PROJECT)
+
+
+def test_build_for_cwd_on_a_damaged_file_says_memory_is_unavailable(tmp_path: Path, project_dir: Path) -> None:
+    """Unreadable is not empty: never "no memory yet" for a file that holds memory it cannot read."""
+    paths = Paths(str(tmp_path / "data"))
+    os.makedirs(paths.root)
+    open_db(paths.db).close()  # ours (its header says so), then damaged past the header
+    with open(paths.db, "r+b") as fh:
+        fh.seek(100)
+        fh.write(b"\xa5" * (os.path.getsize(paths.db) - 100))
+    text = build_for_cwd(paths, Settings(), str(project_dir))
+    assert "no memory" not in text and "unavailable" in text and "corrupt" in text and "kenning repair" in text
+    assert text.startswith(OPEN) and text.endswith(CLOSE)
 
 
 def test_build_for_cwd_on_a_sqlite_file_without_our_schema_yet_returns_the_note(tmp_path: Path,

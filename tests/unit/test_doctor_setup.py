@@ -127,4 +127,4 @@ def test_free_disk_space_in_the_data_dir(tmp_path: Path, monkeypatch: pytest.Mon
     paths.ensure()
     monkeypatch.setattr(doctor.shutil, "disk_usage", lambda p: Usage(100 * 2**30, 0, free))
     got, name, detail = doctor._disk(paths)
-    assert (got, name) == (level, "disk") and paths.root in detail
+    assert (got, name) == (level, "disk space") and paths.root in detail

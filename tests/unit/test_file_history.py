@@ -39,7 +39,7 @@ class World:
         self.conn = open_db(self.paths.db)
         self.root = os.path.realpath(tmp / PROJECT)
         os.makedirs(os.path.join(self.root, "src"), exist_ok=True)
-        self.settings = Settings()
+        self.settings = Settings().replace(archive_after_days=0)  # the notes date from 2024
         self._sessions: dict[tuple[str, str], int] = {}
 
     def session(self, name: str, project: str = PROJECT, root: str | None = None) -> int:
@@ -343,3 +343,33 @@ def test_a_database_without_the_index_table_says_nothing(w: World) -> None:
     w.observe("s1", "n", T0, read=["src/totals.py"])
     w.conn.execute("DROP TABLE observation_files")  # as before migration 0004
     assert w.read(path) is None
+
+
+# ------------------------------------------------------------------ rules about the file
+
+def test_a_rule_that_names_the_file_is_given_on_every_read(w: World) -> None:
+    gen = w.file("src/gen/api.pb.go", size=200, mtime=time.time())  # small, and newer than any note
+    other = w.file("src/app.go", size=4000, mtime=T0)
+    rule = w.observe("s1", "Never edit src/gen/*.pb.go by hand, run make proto", T0, kind="decision")
+    w.observe("s2", "Always run gofmt before committing", T0 + 1, kind="decision")
+    text = w.read(gen)
+    assert text is not None and f"#{rule} " in text and "run make proto" in text
+    assert "standing rules of this project about src/gen/api.pb.go" in text
+    assert w.read(other) is None  # the rule names another file; the other rule names none
+    assert w.read(gen) is None  # told once per session
+    assert f"#{rule} " in str(w.read(gen, session="another-session"))
+
+
+@pytest.mark.parametrize(("named", "path", "match"), [
+    ("src/gen/", "src/gen/x/api.go", True), ("gen/", "src/gen/api.go", True), ("*.pb.go", "src/api.pb.go", True),
+    ("api.pb.go", "src/gen/api.pb.go", True), ("src/gen", "src/gen/api.go", True),
+    ("src/gen/", "src/general.go", False), ("*.pb.go", "src/api.go", False), ("api.go", "src/xapi.go", False),
+])
+def test_which_paths_a_rule_names(named: str, path: str, match: bool) -> None:
+    assert fh.names_file(named, path) is match
+
+
+def test_a_superseded_rule_is_not_given(w: World) -> None:
+    gen = w.file("src/gen/api.pb.go", size=200, mtime=T0)
+    w.observe("s1", "Never edit src/gen/*.pb.go by hand, run make proto", T0, kind="decision", status="superseded")
+    assert w.read(gen) is None

@@ -249,7 +249,7 @@ def test_not_given_twice_in_one_session(mem: Memory) -> None:
     _t, picks = mem.build("How do invoice totals round VAT?", agent_session_id="s", given=given)
     assert ids(picks) == [a]
     assert mem.build("How do invoice totals round VAT?", agent_session_id="s", given=given) == ("", [])
-    b = mem.observe("Invoice totals VAT rounding: half up, per line", at=T0 + 20)
+    b = mem.observe("Invoice totals round VAT of refunds half up as well", at=T0 + 20)
     _t, picks = mem.build("How do invoice totals round VAT?", agent_session_id="s", given=given)
     assert ids(picks) == [b]
     _t, picks = mem.build("How do invoice totals round VAT?", agent_session_id="other", given=given)

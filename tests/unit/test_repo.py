@@ -259,3 +259,18 @@ def test_prompt_is_private_only_for_a_stored_empty_prompt(conn: sqlite3.Connecti
     assert repo.prompt_is_private(conn, s, 3) is False  # never seen
     assert repo.prompt_is_private(conn, s, 0) is False  # events before any prompt
     assert repo.prompt_is_private(conn, new_session(conn, "agent-2"), 2) is False
+
+
+def test_old_processed_event_rows_are_pruned_but_pending_and_recent_ones_stay(conn: sqlite3.Connection) -> None:
+    sid = new_session(conn)
+    with transaction(conn):
+        for key in ("old-done", "old-pending", "recent-done", "old-with-payload"):
+            add_event(conn, sid, key)
+        conn.execute("UPDATE events SET status = 'done', processed_at = 100, payload = NULL "
+                     "WHERE event_key IN ('old-done')")
+        conn.execute("UPDATE events SET status = 'done', processed_at = 5000, payload = NULL "
+                     "WHERE event_key = 'recent-done'")
+        conn.execute("UPDATE events SET status = 'done', processed_at = 100 WHERE event_key = 'old-with-payload'")
+        assert repo.prune_events(conn, older_than=1000) == 1
+    left = {r[0] for r in conn.execute("SELECT event_key FROM events")}
+    assert left == {"old-pending", "recent-done", "old-with-payload"}  # a payload goes first (prune_payloads)

@@ -257,7 +257,7 @@ def test_session2_todowrite_contributes_nothing(batch: list[Outcome]) -> None:
 
 
 def test_session3_discovery_for_the_failing_cli(batch: list[Outcome]) -> None:
-    discoveries = of_type(batch[2], "discovery")
+    discoveries = [d for d in of_type(batch[2], "discovery") if "fails" in d.title]
     # Both attempts (plain python and `uv run python`) are the same command: one discovery.
     assert len(discoveries) == 1
     d = discoveries[0]
@@ -270,6 +270,14 @@ def test_session3_discovery_for_the_failing_cli(batch: list[Outcome]) -> None:
     assert {o.type for o in batch[2].observations} == {"discovery", "decision"}
     assert [o.title for o in of_type(batch[2], "decision")] == [
         "Don't add a CLI — the HTTP API is the supported interface"]
+
+
+def test_session3_the_question_is_remembered_by_its_answer_and_reason(batch: list[Outcome]) -> None:
+    [answer] = [d for d in of_type(batch[2], "discovery") if d.subtitle.startswith("answer to: ")]
+    assert answer.title.startswith("`line_vat()` in `src/invoice_api/totals.py` rounds each line's VAT")
+    assert "Why do we compute VAT per line" in answer.subtitle
+    assert any("every line on the PDF shows its own VAT" in f for f in answer.facts)  # the reason is kept
+    assert "src/invoice_api/totals.py" in answer.files_read
 
 
 def test_summaries_say_what_was_asked_changed_and_left(batch: list[Outcome]) -> None:

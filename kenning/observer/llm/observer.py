@@ -45,6 +45,7 @@ FATAL_LIMIT = 3  # consecutive unusable calls after which a session is left to t
 
 FILE_TOOLS = evidence.WRITE_TOOLS | evidence.READ_TOOLS
 SEEN_CAP = 300
+MEMORIES_PER_TURN = 40  # current memories listed in one turn (each once per conversation)
 
 
 @dataclass
@@ -79,6 +80,7 @@ class Job:
     ends_session: bool
     system: str | None  # set: open a fresh conversation first
     retire: Conversation | None = None  # a conversation past its size bound, closed first
+    memory_ids: set[int] = field(default_factory=set)  # memories listed in this turn
 
 
 @dataclass
@@ -102,6 +104,7 @@ class SessionState:
     unusable: int = 0
     rules_only: bool = False
     seen: list[Event] = field(default_factory=list)  # file-touching events already sent, for evidence
+    shown: set[int] = field(default_factory=set)  # memories this conversation was shown (may be superseded)
 
 
 @dataclass
@@ -255,9 +258,13 @@ class LLMObserver:
             if st.conversation is None and not st.holds_slot and not self._reserve(st, now):
                 return
             system = prompts.system_prompt(self.mode, session) if st.conversation is None else None
+            if system is not None:
+                st.shown = set()  # a fresh conversation has been shown nothing yet
             model = self.config.cheap_model if p.read_only and self.config.cheap_model else self.config.model
-            job = Job(events=p.send, text=prompts.batch_turn(self.mode, p.send, summary=summary), model=model,
-                      summary=summary, ends_session=p.ends_session, system=system, retire=retire)
+            listed = [m for m in session.memories if int(m["id"]) not in st.shown][:MEMORIES_PER_TURN]
+            job = Job(events=p.send, text=prompts.batch_turn(self.mode, p.send, summary=summary, memories=listed),
+                      model=model, summary=summary, ends_session=p.ends_session, system=system, retire=retire,
+                      memory_ids={int(m["id"]) for m in listed})
             st.in_flight = job
             st.waiting_since = 0.0
             st.chars_since_summary += sum(e.size_chars for e in p.send)
@@ -351,6 +358,7 @@ class LLMObserver:
             return
         self.backoff.succeed()
         st.unusable = 0
+        st.shown |= job.memory_ids  # the turn is in the conversation now
         out.done.extend(e.id for e in job.events)
         if reply.kind == "prose":
             self.counters.prose += 1
@@ -365,7 +373,7 @@ class LLMObserver:
         turns = {e.prompt_number for e in job.events}
         earlier = [e for e in st.seen if e.prompt_number in turns]
         out.observations = observation_drafts(reply, job.events, session, tokens=per * len(reply.observations),
-                                              earlier=earlier)
+                                              earlier=earlier, shown=st.shown)
         st.seen = [*st.seen, *(e for e in job.events if e.tool_name in FILE_TOOLS)][-SEEN_CAP:]
         self.counters.observations += len(out.observations)
         if reply.summary is not None and job.summary:

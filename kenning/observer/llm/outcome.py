@@ -56,8 +56,12 @@ def _unique(items: list[str]) -> list[str]:
 
 
 def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, *,
-                       tokens: int, earlier: list[Event] | None = None) -> list[ObservationDraft]:
+                       tokens: int, earlier: list[Event] | None = None,
+                       shown: set[int] | None = None) -> list[ObservationDraft]:
     """Drafts for the reply's observations; ``tokens`` is this call's share for observations.
+
+    ``shown``: ids of the memories this conversation was shown; what an observation says it
+    supersedes is kept only among them (the store then checks the project and the status).
 
     ``earlier``: events of the same prompt turn sent in previous calls. A model often writes
     up a fix when it sees the passing run, one batch after the edit: files it names from those
@@ -82,7 +86,9 @@ def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, 
         modified = _unique([t.path for t in my_mods])
         files_read = _unique([t.path for t in my_reads] + [rel(f, root) for f in obs.files_read])
         files_read = [f for f in files_read if f not in modified] or files_read
-        out.append(_draft(obs, related, modified, files_read, tokens // max(1, n), tokens_of(batch_chars // n)))
+        d = _draft(obs, related, modified, files_read, tokens // max(1, n), tokens_of(batch_chars // n))
+        d.supersedes = [i for i in obs.supersedes if i in (shown or set())]
+        out.append(d)
     return out
 
 

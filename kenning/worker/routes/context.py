@@ -151,7 +151,7 @@ def routes(state: Any) -> list[Route]:
                                       limit=limit, min_relevance=min_rel / 100, min_similarity=min_sim / 100,
                                       agent_session_id=session, start_count=settings.context_observations,
                                       given=given if session else None, icons=icons(), weights=weights,
-                                      meaning=meaning, agent=agent)
+                                      meaning=meaning, agent=agent, settings=settings)
         return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False,
                 "semantic": meaning.state}
 

@@ -4,6 +4,8 @@
                       ``dry_run`` defaults to true: deleting takes an explicit ``"dry_run": false``.
 ``GET /api/export``   ?project=&since=&until=&include_sensitive=1 → JSON Lines, streamed.
 ``POST /api/import``  a JSON Lines body (size-limited) → counts; one bad line and nothing is written.
+``POST /api/observations/supersede``  JSON {ids, by} → which ids are now superseded by ``by`` (same project).
+``POST /api/observations/restore``    JSON {ids} → which superseded or retracted ids are current again.
 
 Each request opens its own connection; the pipeline's writer and these wait for each other
 through SQLite's busy timeout (see kenning/commands/memory.py for why that is enough).
@@ -26,7 +28,7 @@ from starlette.routing import Route
 from kenning import settings as settings_mod
 from kenning.privacy import ingress
 from kenning.store import forget as fg
-from kenning.store import projects, transfer
+from kenning.store import projects, supersede, transfer
 from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
@@ -123,11 +125,75 @@ def routes(state: Any) -> list[Route]:
             return _error(BadRequest(f"nothing imported: the database is busy ({e}); try again", 503))
         return JSONResponse({"added": added})
 
+    async def supersede_route(request: Request) -> Response:
+        try:
+            body = json.loads(await read_body(request, MAX_FORGET_BODY) or b"null")
+            ids, by = ids_request(body, ("ids", "by"))
+        except BadRequest as e:
+            return _error(e)
+        except (ValueError, RecursionError) as e:
+            return _error(BadRequest(str(e) if isinstance(e, ValueError) and str(e) else "the body must be JSON"))
+        if isinstance(by, bool) or not isinstance(by, int) or by <= 0:
+            return _error(BadRequest("by must be the id of the observation that replaces them"))
+
+        def run() -> dict[str, Any]:
+            conn = connect(paths.db)
+            try:
+                return supersede.by_hand(conn, ids, by).as_dict()
+            finally:
+                conn.close()
+
+        try:
+            return JSONResponse(await run_in_threadpool(run))
+        except supersede.SupersedeError as e:
+            return _error(BadRequest(str(e)))
+        except sqlite3.OperationalError as e:
+            return _error(BadRequest(f"the database is busy ({e}); nothing changed, try again", 503))
+
+    async def restore_route(request: Request) -> Response:
+        try:
+            body = json.loads(await read_body(request, MAX_FORGET_BODY) or b"null")
+            ids, _ = ids_request(body, ("ids",))
+        except BadRequest as e:
+            return _error(e)
+        except (ValueError, RecursionError) as e:
+            return _error(BadRequest(str(e) if isinstance(e, ValueError) and str(e) else "the body must be JSON"))
+
+        def run() -> dict[str, Any]:
+            conn = connect(paths.db)
+            try:
+                done = supersede.restore(conn, ids)
+            finally:
+                conn.close()
+            return {"restored": done, "unchanged": [i for i in ids if i not in done]}
+
+        try:
+            return JSONResponse(await run_in_threadpool(run))
+        except sqlite3.OperationalError as e:
+            return _error(BadRequest(f"the database is busy ({e}); nothing changed, try again", 503))
+
     return [
+        Route("/api/observations/supersede", supersede_route, methods=["POST"]),
+        Route("/api/observations/restore", restore_route, methods=["POST"]),
         Route("/api/forget", forget, methods=["POST"]),
         Route("/api/export", export, methods=["GET"]),
         Route("/api/import", import_, methods=["POST"]),
     ]
+
+
+def ids_request(body: Any, fields: tuple[str, ...]) -> tuple[list[int], Any]:
+    """``{"ids": [...], "by": n}``-shaped bodies: the ids (1-1000 positive integers) and ``by``."""
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object like {\"ids\": [12]" + (', "by": 31}' if "by" in fields
+                                                                                  else "}"))
+    unknown = sorted(k for k in body if k not in fields)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(fields)}")
+    ids = body.get("ids")
+    if not isinstance(ids, list) or not ids or len(ids) > 1000 or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 < i < 2**63 for i in ids):
+        raise ValueError("ids must be a list of 1 to 1000 observation ids")
+    return ids, body.get("by")
 
 
 def forget_request(body: Any) -> tuple[fg.Filters, bool]:

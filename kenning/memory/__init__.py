@@ -1,0 +1,1 @@
+"""Memory that knows what matters: layers, subjects, supersession, consolidation (pure logic, no SQL)."""

@@ -1,0 +1,132 @@
+"""Whether a new memory replaces an older one (the offline rule; an LLM observer names ids itself).
+
+A newer statement replaces an older one on the same subject when
+
+* both are standing rules (or the new one is a decision about a rule's subject) and the new one
+  turns away from what the old one prescribes ("use pnpm, not npm" after "we use npm"), or says
+  so with a cue ("from now on", "is gone", "instead of", "switched to", …) and shares a subject
+  with it, or fills the same slot with something else ("from now on use pnpm for installs"
+  after "use npm for installs": the same words once the tools are taken out);
+* both say where the same workstream stands ("resumed the billing migration" after "paused
+  the billing migration");
+* both are facts about the same setting, command or file and the new one says it changed
+  ("MAX_WORKERS is now 8", "the staging DB moved to db-9"), or sets the same setting to
+  another value.
+
+Fixes, security notes and explored code are never replaced this way: two fixes of one
+function are both true.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+
+from kenning.memory import subjects as subj
+from kenning.memory.layers import KEY, RULE
+from kenning.memory.text import jaccard, stem
+
+SLOT_SIMILAR = 0.5       # template overlap (with a cue) for "the same slot, another filler"
+SLOT_SAME = 0.75         # template overlap that needs no cue
+NEVER_REPLACED = ("bugfix", "security_alert", "security_note", "sensitive")
+_ASSIGNMENT = re.compile(r"`?([A-Za-z_][\w.-]*)`?\s*(?:=|:=|\bto\b|\bis\b|\bat\b)\s*`?([\w./:-]+)`?")
+
+
+@dataclass
+class Memory:
+    """What the rule needs of one observation."""
+
+    id: int
+    type: str
+    layer: str
+    text: str           # title, subtitle and facts
+    created_at: float
+    subjects: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of(cls, id: int, type: str, layer: str, text: str, created_at: float) -> Memory:
+        return cls(id, type, layer or "", text, created_at, subj.subjects(text))
+
+
+def replaces(new: Memory, old: Memory) -> bool:
+    """Whether ``new`` makes ``old`` no longer true."""
+    if new.id == old.id or old.created_at >= new.created_at or old.type in NEVER_REPLACED:
+        return False
+    if new.type in NEVER_REPLACED and old.layer != RULE:
+        return False
+    shared = _specific(subj.overlap(new.subjects, old.subjects), new.subjects, old.subjects)
+    cue = subj.supersedes_something(new.text)
+    strong = cue and subj.strong_cue(new.text)
+    if subj.is_status(new.text) and subj.is_status(old.text):
+        return any(s.startswith("work:") for s in shared)
+    if (old.layer == RULE or old.type == "decision") and (new.layer == RULE or new.type == "decision"):
+        return _replaces_rule(new, old, shared, cue, strong)
+    if new.layer == KEY and old.layer == KEY:
+        things = shared - {s for s in shared if s.startswith(("work:", "id:"))}
+        if things and (cue or _reassigned(new.text, old.text)):
+            return True
+        return strong and _slot(new, old) >= SLOT_SIMILAR and len(_template_overlap(new, old)) >= 2
+    return False
+
+
+def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:
+    turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
+    if turned_away and not (subj.negated(old.text) & turned_away):
+        return True  # the old rule prescribed what the new one turns away from
+    tools = {s for s in shared if s.startswith(("cmd:", "set:", "file:"))}
+    if strong and tools:
+        return True
+    slot = _slot(new, old)
+    if strong and slot >= SLOT_SIMILAR:
+        return True
+    # The same slot filled with another tool or value replaces the old one only where one filler
+    # excludes the other ("use yarn for installs" after "use npm for installs"; "deploys happen only
+    # on Thursdays"), not where fillers add up ("run `make lint` before pushing" after `make test`).
+    if not _exclusive(new, old):
+        return False
+    if cue and (tools or slot >= SLOT_SIMILAR):
+        return True
+    sized = min(len(subj.template(new.text, new.subjects)), len(subj.template(old.text, old.subjects))) >= 2
+    fillers = {s for s in new.subjects if s.startswith("cmd:")}, {s for s in old.subjects if s.startswith("cmd:")}
+    return sized and slot >= SLOT_SAME and fillers[0] != fillers[1] and bool(fillers[0])
+
+
+_CHOICE_VERBS = "use prefer deploy host store install lint format build manage bundle package serve schedule target pin"
+EXCLUSIVE = frozenset(stem(w) for w in _CHOICE_VERBS.split())
+_ONLY = re.compile(r"\b(?:only|always|exclusively|single|one)\b", re.IGNORECASE)
+
+
+def _exclusive(new: Memory, old: Memory) -> bool:
+    """Whether the rules' slot takes one filler at a time: a choice verb, or "only"."""
+    shared = _template_overlap(new, old)
+    return bool(shared & EXCLUSIVE) or bool(_ONLY.search(new.text) and _ONLY.search(old.text))
+
+
+def _slot(new: Memory, old: Memory) -> float:
+    return jaccard(subj.template(new.text, new.subjects), subj.template(old.text, old.subjects))
+
+
+def _template_overlap(new: Memory, old: Memory) -> frozenset[str]:
+    return subj.template(new.text, new.subjects) & subj.template(old.text, old.subjects)
+
+
+def _specific(shared: set[str], a: AbstractSet[str], b: AbstractSet[str]) -> set[str]:
+    """Shared subjects, without a command's first word when each side names it more precisely
+    and differently (``make test`` and ``make lint`` share ``make``: not the same command)."""
+    out = set(shared)
+    for s in shared:
+        if s.startswith("cmd:") and " " not in s:
+            longer_a = {x for x in a if x.startswith(s + " ")}
+            longer_b = {x for x in b if x.startswith(s + " ")}
+            if longer_a and longer_b and not longer_a & longer_b:
+                out.discard(s)
+    return out
+
+
+def _reassigned(new: str, old: str) -> bool:
+    """The same setting given another value ("MAX_WORKERS=8" after "MAX_WORKERS=4")."""
+    a = {k.lower(): (k, v) for k, v in _ASSIGNMENT.findall(new)}
+    b = {k.lower(): v for k, v in _ASSIGNMENT.findall(old)}
+    return any(k in b and b[k] != v and ("_" in name or "." in name or name.isupper())
+               for k, (name, v) in a.items())

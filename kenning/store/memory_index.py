@@ -1,0 +1,229 @@
+"""The memory index of each observation: its layer, importance, subjects and near-duplicate group.
+
+All of it derives from the canonical columns (type, title, subtitle, facts, concepts, project,
+created_at, status), through :mod:`kenning.memory`: :func:`index` fills it for new rows as they
+are stored, :func:`rebuild` recomputes it for every row (``kenning reindex``, migration 0012).
+
+Groups (consolidation): the newest row of a group of near-duplicates is its *head*
+(``duplicate_of IS NULL``, ``occurrences`` = how many rows the group holds); the others point
+at it. Rows are assigned in time order, so assigning them one by one as they arrive and
+rebuilding them all at once give the same groups; assigning a row twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
+from kenning.memory.layers import classify
+from kenning.memory.subjects import subjects
+
+SUBJECT_TEXT_FIELDS = ("title", "subtitle", "facts")
+
+
+def memory_text(title: str, subtitle: str, facts: Sequence[str] | str) -> str:
+    """The text a memory's layer and subjects are read from: its title, subtitle and the facts that
+    add to the title (the narrative is left out: it wanders). Parts are joined as sentences."""
+    if isinstance(facts, str):
+        try:
+            facts = json.loads(facts or "[]")
+        except ValueError:
+            facts = []
+    title = title or ""
+    extra = [str(f) for f in facts if isinstance(f, str) and str(f).removeprefix("User: ").strip() != title.strip()]
+    return ". ".join(p.rstrip(". ") for p in (title, subtitle or "", *extra) if p.strip())
+
+
+def _list(raw: object) -> list[str]:
+    if isinstance(raw, list):
+        return [str(x) for x in raw]
+    try:
+        v = json.loads(str(raw or "[]"))
+    except ValueError:
+        return []
+    return [str(x) for x in v] if isinstance(v, list) else []
+
+
+def index(conn: sqlite3.Connection, ids: Iterable[int], *, group: bool = True) -> None:
+    """Classify and list the subjects of the given (new) observations, and (``group``) put them in
+    their groups. Inside a transaction. Supersession must run between the two steps, so that a
+    correction never joins the group of what it corrects: see :func:`kenning.store.repo.store_outcome`."""
+    rows = _rows(conn, sorted(set(ids)))
+    for r in rows:
+        _classify_one(conn, r)
+    if group:
+        assign_all(conn, [int(r["id"]) for r in rows])
+
+
+def assign_all(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    """Put observations in their groups, oldest first (the order a rebuild takes them in)."""
+    rows = _rows(conn, sorted(set(ids)))
+    for r in sorted(rows, key=lambda r: (r["created_at"], r["id"])):
+        assign(conn, int(r["id"]))
+
+
+def rows(conn: sqlite3.Connection, sql: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
+    """Rows by column name whatever the connection's row factory."""
+    cur = conn.cursor()
+    cur.row_factory = sqlite3.Row
+    return cur.execute(sql, tuple(args)).fetchall()
+
+
+def _rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
+    out: list[sqlite3.Row] = []
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        out += rows(conn, "SELECT id, project, type, title, subtitle, facts, concepts, created_at FROM observations "
+                          f"WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+    return out
+
+
+def _classify_one(conn: sqlite3.Connection, r: sqlite3.Row) -> None:
+    _write_classified(conn, [_classified(r)], fresh=False)
+
+
+def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str, int]]]:
+    """(the row's layer, importance, signature and id; its subject rows)."""
+    facts = _list(r["facts"])
+    layer, importance = classify(r["type"], r["title"] or "", facts=facts, concepts=_list(r["concepts"]),
+                                 subtitle=r["subtitle"] or "")
+    found = subjects(memory_text(r["title"], r["subtitle"], facts))
+    return ((layer, importance, signature_of(r["type"], words_of(r["title"] or "")), r["id"]),
+            [(r["project"], s[:300], r["id"]) for s in sorted(found)])
+
+
+def _write_classified(conn: sqlite3.Connection, done: list[tuple[tuple[object, ...], list[tuple[str, str, int]]]],
+                      *, fresh: bool) -> None:
+    conn.executemany("UPDATE observations SET layer = ?, importance = ?, signature = ? WHERE id = ?",
+                     [d[0] for d in done])
+    if not fresh:  # rows indexed before: their subjects go first
+        conn.executemany("DELETE FROM observation_subjects WHERE observation_id = ?", [(d[0][3],) for d in done])
+    conn.executemany("INSERT OR IGNORE INTO observation_subjects (project, subject, observation_id) VALUES (?, ?, ?)",
+                     [s for d in done for s in d[1]])
+
+
+# --------------------------------------------------------------------------- groups
+
+@dataclass
+class _Head:
+    id: int
+    created_at: float
+    words: frozenset[str]
+    ids: frozenset[str] = frozenset()
+
+
+def assign(conn: sqlite3.Connection, oid: int) -> int:
+    """Put one observation in its group (a new group when it duplicates nothing); returns its head."""
+    found = rows(conn, "SELECT id, project, type, title, signature, status, created_at, duplicate_of FROM observations "
+                       "WHERE id = ?", (oid,))
+    r = found[0] if found else None
+    if r is None or r["status"] != "active":
+        return oid
+    if r["duplicate_of"] is not None:
+        return int(r["duplicate_of"])  # already grouped
+    head = _matching_head(conn, r)
+    if head is None:
+        return oid
+    members = 1 + int(conn.execute("SELECT occurrences FROM observations WHERE id = ?", (head.id,)).fetchone()[0])
+    if (r["created_at"], oid) > (head.created_at, head.id):
+        # The newer row says it last: it heads the group.
+        conn.execute("UPDATE observations SET duplicate_of = ? WHERE duplicate_of = ? OR id = ?",
+                     (oid, head.id, head.id))
+        conn.execute("UPDATE observations SET occurrences = 1 WHERE id = ?", (head.id,))
+        conn.execute("UPDATE observations SET occurrences = ? WHERE id = ?", (members, oid))
+        return oid
+    conn.execute("UPDATE observations SET duplicate_of = ? WHERE id = ?", (head.id, oid))
+    conn.execute("UPDATE observations SET occurrences = ? WHERE id = ?", (members, head.id))
+    return head.id
+
+
+def _matching_head(conn: sqlite3.Connection, r: sqlite3.Row) -> _Head | None:
+    if r["signature"] is None:
+        return None  # too short a title to be anyone's duplicate
+    row = conn.execute(
+        "SELECT id, created_at, title FROM observations WHERE project = ? AND signature = ? AND duplicate_of IS NULL "
+        "AND status = 'active' AND id != ? AND type = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        (r["project"], r["signature"], r["id"], r["type"])).fetchone()
+    if row is not None:
+        return _Head(int(row[0]), float(row[1]), words_of(row[2]))
+    mine = words_of(r["title"])
+    ids = idents(mine)
+    for h in conn.execute(
+            "SELECT id, created_at, title FROM observations INDEXED BY observations_project_type_created "
+            "WHERE project = ? AND type = ? AND duplicate_of IS NULL AND status = 'active' AND id != ? "
+            "ORDER BY created_at DESC, id DESC LIMIT ?", (r["project"], r["type"], r["id"], WINDOW)):
+        theirs = words_of(h[2])
+        if idents(theirs) == ids and similar(mine, theirs):
+            return _Head(int(h[0]), float(h[1]), frozenset())
+    return None
+
+
+def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
+    """Recompute every group from the rows (in time order); returns how many rows are duplicates."""
+    where, args = ("WHERE project = ?", [project]) if project else ("", [])
+    conn.execute(f"UPDATE observations SET duplicate_of = NULL, occurrences = 1 {where}", args)
+    heads: dict[tuple[str, str], int] = {}          # (project, signature) -> head id
+    keys_of: dict[int, list[tuple[str, str]]] = {}  # head id -> its signatures
+    recent: dict[tuple[str, str], deque[_Head]] = {}  # (project, type) -> recent heads, newest last
+    head_of: dict[int, int] = {}
+    size: dict[int, int] = {}
+    rows = conn.execute(
+        "SELECT id, project, type, title, signature, created_at FROM observations "
+        f"{where + (' AND' if where else 'WHERE')} status = 'active' ORDER BY created_at, id", args)
+    for r in rows:
+        oid, project_, type_, created = int(r[0]), str(r[1]), str(r[2]), float(r[5])
+        words = words_of(r[3])
+        ids = idents(words)
+        key = (project_, str(r[4]))
+        found = heads.get(key) if r[4] is not None else None
+        window = recent.setdefault((project_, type_), deque(maxlen=WINDOW))
+        if found is None and r[4] is not None:
+            for h in reversed(window):
+                if h.ids == ids and similar(words, h.words):
+                    found = h.id
+                    break
+        if found is None:
+            head_of[oid] = oid
+            size[oid] = 1
+        else:
+            # the new row heads the group from now on: earlier members follow it
+            size[oid] = size.pop(found) + 1
+            head_of[found] = oid
+            head_of[oid] = oid
+            for i, h in enumerate(window):
+                if h.id == found:
+                    del window[i]
+                    break
+            for k in keys_of.pop(found, []):
+                heads[k] = oid
+                keys_of.setdefault(oid, []).append(k)
+        if r[4] is not None:
+            heads[key] = oid
+            keys_of.setdefault(oid, []).append(key)
+        window.append(_Head(oid, created, words, ids))
+    # Resolve chains (a -> b -> c) to the final head, compressing the paths walked.
+    for oid in head_of:
+        top, path = oid, []
+        while head_of[top] != top:
+            path.append(top)
+            top = head_of[top]
+        for p in path:
+            head_of[p] = top
+    dup = [(top, oid) for oid, top in head_of.items() if top != oid]
+    conn.executemany("UPDATE observations SET duplicate_of = ? WHERE id = ?", dup)
+    conn.executemany("UPDATE observations SET occurrences = ? WHERE id = ?", [(n, h) for h, n in size.items() if n > 1])
+    return len(dup)
+
+
+def rebuild(conn: sqlite3.Connection, *, batch: int = 2000) -> dict[str, int]:
+    """Recompute layers, subjects and groups of every observation. Inside a transaction."""
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM observations ORDER BY id")]
+    conn.execute("DELETE FROM observation_subjects")
+    for i in range(0, len(ids), batch):
+        _write_classified(conn, [_classified(r) for r in _rows(conn, ids[i:i + batch])], fresh=True)
+    duplicates = rebuild_groups(conn)
+    return {"observations": len(ids), "duplicates": duplicates}

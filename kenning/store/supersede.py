@@ -1,0 +1,156 @@
+"""Marking memories that are no longer true: superseded by a newer one, or put back.
+
+Three ways in, one place that writes: the offline rule (:func:`automatic`, run after every
+stored batch: a new rule, decision or status replaces older ones on the same subject, see
+:mod:`kenning.memory.supersession`), an LLM observer naming the ids it replaces (validated
+before they get here), and a user (CLI, MCP, viewer API: :func:`by_hand`). A superseded row
+stays searchable (``--all``), flagged, and is never injected; its near-duplicates go with it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+from kenning.memory.layers import KEY, RULE
+from kenning.memory.supersession import Memory, replaces
+from kenning.store.memory_index import memory_text, rows
+
+CANDIDATE_RULES = 300  # a project's standing rules are few; each new rule is compared with all of them
+
+
+class SupersedeError(ValueError):
+    """A request to supersede that cannot be done as given (the message says why)."""
+
+
+@dataclass
+class Result:
+    superseded: list[int] = field(default_factory=list)
+    by: int = 0
+    skipped: dict[int, str] = field(default_factory=dict)  # id -> why not
+
+    def as_dict(self) -> dict[str, object]:
+        return {"superseded": self.superseded, "by": self.by, "skipped": {str(k): v for k, v in self.skipped.items()}}
+
+
+def mark(conn: sqlite3.Connection, old_ids: Iterable[int], new_id: int, *, at: float | None = None) -> list[int]:
+    """Supersede ``old_ids`` (and their near-duplicates) by ``new_id``. Inside a transaction; no checks."""
+    at = time.time() if at is None else at
+    done: list[int] = []
+    for oid in dict.fromkeys(old_ids):
+        cur = conn.execute(
+            "UPDATE observations SET status = 'superseded', superseded_by = ?, superseded_at = ? "
+            "WHERE (id = ? OR duplicate_of = ?) AND status = 'active' AND id != ?", (new_id, at, oid, oid, new_id))
+        if cur.rowcount:
+            done.append(oid)
+    return done
+
+
+def _memory(r: sqlite3.Row) -> Memory:
+    return Memory.of(int(r["id"]), str(r["type"]), str(r["layer"] or ""),
+                     memory_text(r["title"], r["subtitle"], r["facts"]), float(r["created_at"]))
+
+
+_COLS = "o.id, o.type, o.layer, o.title, o.subtitle, o.facts, o.created_at, o.project"
+
+
+def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | None = None) -> list[tuple[int, int]]:
+    """Apply the offline rule to newly stored observations; returns (old, new) pairs. Inside a transaction."""
+    out: list[tuple[int, int]] = []
+    for nid in sorted(new_ids):
+        found = rows(conn, f"SELECT {_COLS} FROM observations o WHERE o.id = ? AND o.status = 'active'", (nid,))
+        row = found[0] if found else None
+        if row is None or row["layer"] not in (RULE, KEY):
+            continue
+        new = _memory(row)
+        candidates: dict[int, sqlite3.Row] = {}
+        subs = sorted(new.subjects)
+        for i in range(0, len(subs), 200):
+            chunk = subs[i:i + 200]
+            for r in rows(
+                    conn, f"SELECT DISTINCT {_COLS} FROM observation_subjects s "
+                    "JOIN observations o ON o.id = s.observation_id "
+                    f"WHERE s.project = ? AND s.subject IN ({','.join('?' * len(chunk))}) AND o.status = 'active' "
+                    "AND o.duplicate_of IS NULL AND o.id != ?", (row["project"], *chunk, nid)):
+                candidates[int(r["id"])] = r
+        if new.layer == RULE or new.type == "decision":
+            for r in rows(
+                    conn, f"SELECT {_COLS} FROM observations o WHERE o.project = ? AND o.layer = 'rule' "
+                    "AND o.status = 'active' AND o.duplicate_of IS NULL AND o.id != ? "
+                    "ORDER BY o.created_at DESC LIMIT ?", (row["project"], nid, CANDIDATE_RULES)):
+                candidates[int(r["id"])] = r
+        if any(s.startswith("work:") for s in new.subjects):
+            # workstreams are matched by most of their words, not the exact subject string
+            for r in rows(
+                    conn, f"SELECT DISTINCT {_COLS} FROM observation_subjects s "
+                    "JOIN observations o ON o.id = s.observation_id "
+                    "WHERE s.project = ? AND s.subject >= 'work:' AND s.subject < 'work;' AND o.status = 'active' "
+                    "AND o.duplicate_of IS NULL AND o.id != ?", (row["project"], nid)):
+                candidates[int(r["id"])] = r
+        gone = [oid for oid, r in candidates.items() if replaces(new, _memory(r))]
+        for oid in mark(conn, gone, nid, at=at):
+            out.append((oid, nid))
+    return out
+
+
+def named(conn: sqlite3.Connection, new_id: int, old_ids: Iterable[int], *, at: float | None = None) -> list[int]:
+    """What an observer named: only active rows of the same project, older than the new one."""
+    row = conn.execute("SELECT project, created_at FROM observations WHERE id = ?", (new_id,)).fetchone()
+    if row is None:
+        return []
+    ok = []
+    for oid in dict.fromkeys(int(i) for i in old_ids):
+        r = conn.execute("SELECT project, status, created_at FROM observations WHERE id = ?", (oid,)).fetchone()
+        if r is not None and r[0] == row[0] and r[1] == "active" and oid != new_id:
+            ok.append(oid)
+    return mark(conn, ok, new_id, at=at)
+
+
+def by_hand(conn: sqlite3.Connection, old_ids: Sequence[int], new_id: int) -> Result:
+    """A user's request: validated (the rows exist, one project, the new one active), in one transaction."""
+    if not old_ids:
+        raise SupersedeError("name the observation(s) that are no longer true")
+    if new_id in old_ids:
+        raise SupersedeError(f"#{new_id} cannot supersede itself")
+    res = Result(by=new_id)
+    with _transaction(conn):
+        new = conn.execute("SELECT project, status FROM observations WHERE id = ?", (new_id,)).fetchone()
+        if new is None:
+            raise SupersedeError(f"no observation #{new_id} (the one that replaces them)")
+        if new[1] != "active":
+            raise SupersedeError(f"#{new_id} is {new[1]} itself: it cannot replace anything")
+        ok: list[int] = []
+        for oid in dict.fromkeys(old_ids):
+            r = conn.execute("SELECT project, status FROM observations WHERE id = ?", (oid,)).fetchone()
+            if r is None:
+                res.skipped[oid] = "no such observation"
+            elif r[0] != new[0]:
+                res.skipped[oid] = "belongs to another project"
+            elif r[1] != "active":
+                res.skipped[oid] = f"already {r[1]}"
+            else:
+                ok.append(oid)
+        res.superseded = mark(conn, ok, new_id)
+    return res
+
+
+def restore(conn: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
+    """Make superseded or retracted rows active again (undo); returns the ids restored."""
+    done: list[int] = []
+    with _transaction(conn):
+        for oid in dict.fromkeys(ids):
+            cur = conn.execute("UPDATE observations SET status = 'active', superseded_by = NULL, superseded_at = NULL "
+                               "WHERE (id = ? OR (duplicate_of = ? AND superseded_by = (SELECT superseded_by FROM "
+                               "observations WHERE id = ?))) AND status != 'active'", (oid, oid, oid))
+            if cur.rowcount:
+                done.append(oid)
+    return done
+
+
+def _transaction(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]:
+    from kenning.store.repo import transaction  # repo stores outcomes through this module: import late
+
+    return transaction(conn)
