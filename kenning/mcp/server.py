@@ -10,7 +10,9 @@ Claude Code defers MCP tool schemas behind a tool search, so the model finds the
 their names and descriptions alone: both say "memory", "search", "past sessions" plainly.
 Nothing but JSON-RPC goes to stdout (fd 1 is pointed at stderr; logs go to
 ``<data dir>/logs/mcp.log``). A tool never takes the server down: a bad argument comes back as
-a tool error the model can act on, anything unexpected as a logged, generic tool error.
+a tool error the model can act on, anything unexpected as a logged, generic tool error. Every
+answer goes through the fence's neutraliser (kenning/context/fence.py): stored text that poses as
+a ``</kenning-context>`` or ``<system-reminder>`` tag reaches the model as inert bracketed words.
 """
 
 from __future__ import annotations
@@ -223,7 +225,11 @@ class KenningServer:
 
 
 def _result(text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": error}
+    # Every answer holds stored text (titles, facts, narratives, summaries, project names) or echoes
+    # the call's own: a fence or system tag in it reaches the model as plain bracketed words.
+    from kenning.context.fence import neutralise
+
+    return {"content": [{"type": "text", "text": neutralise(text)}], "isError": error}
 
 
 def run(paths: Paths | None = None) -> int:
