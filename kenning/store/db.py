@@ -174,6 +174,9 @@ def open_db(path: str) -> sqlite3.Connection:
     return conn
 
 
+READ_CACHE_KIB = 8 * 1024
+
+
 class ReadPool:
     """Read-only connections to one database, kept open between requests (the worker's).
 
@@ -210,7 +213,13 @@ class ReadPool:
             conn = self._idle.pop() if self._idle else None
         for c in stale:
             c.close()
-        return conn if conn is not None else connect(self.path, readonly=True)
+        if conn is None:
+            conn = connect(self.path, readonly=True)
+            # A page cache that holds a search's working set at 10k rows (FTS doclists, the rows
+            # joined, the lengths bm25() reads): with SQLite's default 2 MB, pages are evicted
+            # and read again within one query (~20% of a search's SQL). Bounded: 8 MB a connection.
+            conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
+        return conn
 
     def give(self, conn: sqlite3.Connection, reusable: bool = True) -> None:
         if reusable and not conn.in_transaction:

@@ -33,6 +33,8 @@ def test_a_connection_is_reused_and_sees_every_new_commit(tmp_path: Path) -> Non
         pass
     with pool.connection() as second:
         assert second is first
+        # a page cache that holds a search's working set, not SQLite's default 2 MB
+        assert second.execute("PRAGMA cache_size").fetchone()[0] == -8192
     make(db, 2)  # another connection commits: the kept one reads it (WAL, autocommit)
     assert count(pool) == 5
     with pytest.raises(sqlite3.OperationalError), pool.connection() as conn:
