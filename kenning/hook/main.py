@@ -348,6 +348,9 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
     at = time.time()
     budget = settings.context_timeout_ms / 1000
     text = None
+    # Spooled first: a capture that cannot be saved (a full disk) is told in this very context.
+    # The worker is told its own event is in the spool, so it still answers without a cycle.
+    spooled = _capture_quiet(paths, settings, log, payload, name, root, truncated, at, agent) is None
     info = client.read_pid_file(paths)
     health = client.worker_health(paths, info["port"], timeout=min(0.3, budget)) if info else None
     try:
@@ -356,7 +359,7 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
             from kenning.store.identity import ForeignDatabase
 
             # Start it in the background; wait only if the spool holds events it should see first.
-            wait = budget - (time.monotonic() - started) if spool.depth(paths) else 0.0
+            wait = budget - (time.monotonic() - started) if spool.depth(paths) > int(spooled) else 0.0
             try:
                 health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
             except OSError as e:
@@ -367,15 +370,14 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
                 return {"systemMessage": f"Kenning: {e}",
                         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
         if health:
-            text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent)
+            text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent,
+                                        spooled)
         if text is None:
             from kenning.context.session_start import build_for_cwd
 
             text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
     finally:
-        # Spooled after the context was asked for: the worker then sees an empty spool unless other
-        # events are still on their way in, and answers without waiting for a cycle (worker/app.py).
-        _capture_quiet(paths, settings, log, payload, name, root, truncated, at, agent)
+        # Poked only now: the cycle that stores the event does not compete with the answer.
         if health and isinstance(health.get("port"), int):
             client.poke_udp(health["port"])
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
@@ -400,14 +402,15 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
 
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
-                         left: float, agent: str = "claude-code") -> str | None:
+                         left: float, agent: str = "claude-code", spooled: bool = False) -> str | None:
     if left <= 0.05:
         return None
     port = health.get("port")
     if not isinstance(port, int):
         return None
     cwd = str(payload.get("cwd") or "")
-    query = f"cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code" else "")
+    query = f"cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code" else "") \
+        + ("&spooled=1" if spooled else "")
     res = client.request(port, "GET", f"/api/context?{query}", token=client.token(paths),
                          timeout=left)
     if not res or res[0] != 200:

@@ -91,9 +91,10 @@ def create_app(state: WorkerState) -> Any:
         if not cwd and not project:
             return JSONResponse({"error": "give cwd or project"}, status_code=400)
         # Answer from what is committed. Only while events are still on their way in (the spool
-        # holds some: the SessionStart hook spools its own event after asking) or before the first
+        # holds more than the asking SessionStart's own event, ``spooled=1``) or before the first
         # cycle of a new worker is a cycle awaited, so a new session sees the last one.
-        if spool.depth(state.paths) or not state.thread.cycles_done:
+        own = 1 if request.query_params.get("spooled") == "1" else 0
+        if spool.depth(state.paths) > own or not state.thread.cycles_done:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         damaged = state.thread.pipeline.stats.db_error
