@@ -217,13 +217,14 @@ def api_calls(inst: Install, n: int, rng: random.Random) -> list[tuple[str, dict
     shallow_typed = cursors(client, 10, type="bugfix")
     n_obs = sqlite3.connect(inst.paths.db).execute("SELECT COUNT(*) FROM observations").fetchone()[0]
     deep = [deep_cursor(inst.paths.db, int(n_obs * f)) for f in (0.25, 0.5, 0.75, 0.95)]
+    key = project_key(inst)  # the feed filters by a project's key (its checkout's path), not its name
     shapes: list[tuple[str, Any]] = [
         ("GET /api/health (baseline)", lambda: "/api/health"),
         ("meta", lambda: "/api/viewer/meta"),
         ("feed, first page", lambda: feed_path(limit=50)),
         ("feed, `before` pages 2-11", lambda: feed_path(limit=50, before=rng.choice(shallow))),
         ("feed, `before` 25-95% deep", lambda: feed_path(limit=50, before=rng.choice(deep))),
-        (f"feed, project={PROJECT}", lambda: feed_path(limit=50, project=PROJECT)),
+        (f"feed, project={PROJECT}", lambda: feed_path(limit=50, project=key)),
         ("feed, type=bugfix", lambda: feed_path(limit=50, type="bugfix")),
         ("feed, type=bugfix, `before` pages 2-11", lambda: feed_path(limit=50, type="bugfix",
                                                                        before=rng.choice(shallow_typed))),
@@ -234,9 +235,19 @@ def api_calls(inst: Install, n: int, rng: random.Random) -> list[tuple[str, dict
         # session's count under the same filters (`tz` = the browser's time zone).
         ("feed + counts, first page", lambda: feed_path(limit=50, tz=TZ)),
         ("feed + counts, `before` 25-95% deep", lambda: feed_path(limit=50, before=rng.choice(deep), tz=TZ)),
-        (f"feed + counts, project={PROJECT}", lambda: feed_path(limit=50, project=PROJECT, tz=TZ)),
+        (f"feed + counts, project={PROJECT}", lambda: feed_path(limit=50, project=key, tz=TZ)),
         ("feed + counts, type=bugfix", lambda: feed_path(limit=50, type="bugfix", tz=TZ)),
         ("feed + counts, concept=gotcha", lambda: feed_path(limit=50, concept="gotcha", tz=TZ)),
+        # The memory views (standing rules, key memories, the archive, superseded ones).
+        ("feed + counts, memory=rule", lambda: feed_path(limit=50, memory="rule", tz=TZ)),
+        (f"feed + counts, project={PROJECT} + memory=rule", lambda: feed_path(limit=50, project=key,
+                                                                               memory="rule", tz=TZ)),
+        (f"feed + counts, project={PROJECT} + memory=key", lambda: feed_path(limit=50, project=key,
+                                                                              memory="key", tz=TZ)),
+        ("feed + counts, memory=archived", lambda: feed_path(limit=50, memory="archived", tz=TZ)),
+        ("feed + counts, memory=superseded", lambda: feed_path(limit=50, memory="superseded", tz=TZ)),
+        (f"feed + counts, project={PROJECT} + memory=superseded", lambda: feed_path(limit=50, project=key,
+                                                                                     memory="superseded", tz=TZ)),
     ]
     kept: dict[str, list[int]] = {name: [] for name, _ in shapes}
     new: dict[str, list[int]] = {name: [] for name, _ in shapes}

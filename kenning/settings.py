@@ -143,7 +143,7 @@ SPECS: dict[str, Spec] = {
                                                         "KENNING_EMBEDDING_API_KEY or OPENAI_API_KEY)"),
     "search_fts_weight": Spec(1.0, "hybrid search: weight of the keyword (BM25) score, relative to the best "
                                    "match's", min=0, max=10),
-    "search_vector_weight": Spec(2.3, "hybrid search: weight of the cosine similarity (0: keywords only)",
+    "search_vector_weight": Spec(0.5, "hybrid search: weight of the cosine similarity (0: keywords only)",
                                  min=0, max=10),
     "search_vector_depth": Spec(50, "hybrid search: nearest memories added to the keyword matches", min=1,
                                 max=1000),

@@ -41,7 +41,7 @@ for p in (str(REPO), str(REPO / "bench")):
 
 from common import command_line, free_port, md_table, run_header, write_section  # noqa: E402
 
-VECTOR_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.3, 4.0)   # a = w / (1 + w): 0, 0.33, 0.5, 0.6, 0.7, 0.8
+VECTOR_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.3, 4.0)  # a = w / (1 + w): 0, 0.2, 0.33, 0.5, 0.7, 0.8
 VECTOR_DEPTHS = (20, 50, 200)
 KEYWORD_DEPTHS = (30, 100, 1000)
 
@@ -186,9 +186,10 @@ def main() -> int:
         ]
         if grid:
             grid.sort(key=lambda g: (-g[1]["r10"], -g[1]["mrr"]))
-            parts.append("Fusion sweep on the same memories (in-process `search()`; a = w_vec / (w_fts + w_vec) "
-                         "with w_fts 1.0; vector depth = nearest rows added; keyword depth = best keyword rows "
-                         "fused), best first, then every vector weight at the default depths:")
+            parts.append("Fusion sweep on the same memories (in-process `search()`; score = (1 - a) · BM25 / best "
+                         "BM25 · coverage² + a · cosine, a = w_vec / (w_fts + w_vec) with w_fts 1.0, coverage = the "
+                         "share of the query's IDF a row holds; vector depth = nearest rows added; keyword depth = "
+                         "best keyword rows fused), best first, then every vector weight at the default depths:")
             parts.append(md_table(["w_vec", "vector depth", "keyword depth", "recall@10", "MRR", "hit@10"],
                                   [[f"{c.vector_weight}", str(c.vector_depth), str(c.keyword_depth),
                                     f"{r['r10']:.3f}", f"{r['mrr']:.3f}", f"{r['hit10']:.3f}"]

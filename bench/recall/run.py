@@ -38,7 +38,7 @@ from kenning.search.vectors import VectorIndex  # noqa: E402
 from kenning.store.db import connect  # noqa: E402
 
 K = 10
-VECTOR_WEIGHTS = (0.5, 1.0, 1.5, 2.3, 4.0)   # a = w / (1 + w): 0.33, 0.5, 0.6, 0.7, 0.8
+VECTOR_WEIGHTS = (0.25, 0.5, 1.0, 2.3, 4.0)  # a = w / (1 + w): 0.2, 0.33, 0.5, 0.7, 0.8
 VECTOR_DEPTHS = (20, 50, 200)
 KEYWORD_DEPTHS = (30, 100, 1000)
 MIN_SIMILARITIES = (0.0, 0.2)
@@ -47,8 +47,10 @@ MIN_SIMILARITIES = (0.0, 0.2)
 def relevant(conn: Any, title_any: list[str]) -> set[int]:
     out: set[int] = set()
     for needle in title_any:
-        out |= {r[0] for r in conn.execute("SELECT id FROM observations WHERE instr(lower(title), lower(?)) > 0",
-                                           (needle,))}
+        # Active rows only: search never returns a superseded or retracted one (consolidation
+        # supersedes a rule said again), so counting them would cap recall below 1 for everyone.
+        out |= {r[0] for r in conn.execute("SELECT id FROM observations WHERE instr(lower(title), lower(?)) > 0 "
+                                           "AND status = 'active'", (needle,))}
     return out
 
 
@@ -194,7 +196,8 @@ def main() -> int:
             + (f"\n\nWarnings: {'; '.join(problems)}" if problems else ""),
             md_table(headers, main_rows),
             "Fusion sweep (vector weight × vector depth × keyword depth × similarity floor; the score is "
-            "(1 - a) · BM25 / best BM25 + a · cosine with a = w_vec / (1 + w_vec)), best first:",
+            "(1 - a) · BM25 / best BM25 · coverage² + a · cosine with a = w_vec / (1 + w_vec), coverage = the "
+            "share of the query's IDF a row holds), best first:",
             md_table(["w_vec", "vector depth", "keyword depth", "floor", "recall@10", "keyword", "paraphrase",
                       "MRR@10"], sweep_rows[:15]),
             f"{len(sweep_rows)} settings tried; {len(ok)} keep keyword recall ≥ FTS-only. "

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from importlib import import_module
 
-MODULES: list[str] = ["extras", "memory", "mcp", "repair", "search", "stats", "supersede", "viewer", "history"]
+MODULES: list[str] = ["extras", "memory", "mcp", "repair", "search", "stats", "supersede", "pin", "viewer",
+                     "history"]
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:

@@ -4,14 +4,17 @@ Most strings a hook sees (``echo hi``, ``git status``, a test run's output, a sh
 nothing a detector could take. This module proves that with a few C passes and the name
 classifier, so that the detectors themselves (their vendor table, the assignment parser, the
 command-line rules: a few milliseconds of module loading on the hook path) are only imported
-for a text that could need them. It is conservative by construction: every detector of
-:mod:`kenning.privacy.redact` starts from one of the signals below, and a test checks that the
-word lists here are the detectors' own.
+for a text that could need them, and each family only for its own signal: ordinary code that
+names a ``key`` loads the name scanner, not the vendor table or the tool rules. It is
+conservative by construction: every detector of :mod:`kenning.privacy.redact` starts from one
+of the signals below (a name only counts where a value could follow it, a tool only where it
+stands as a command, a URL only with an ``@`` where its user goes); tests check that the word
+lists here are the detectors' own and that the spans are always those of every detector.
 """
 
 from __future__ import annotations
 
-from kenning.privacy.names import NONE, classify
+from kenning.privacy.names import NONE, PASSWORD, STRONG, WEAK, classify
 
 # Lower-case fragments every secret name contains (names.classify): where a name can stand.
 ANCHORS = (b"pass", b"pw", b"secret", b"token", b"cred", b"key", b"auth", b"cookie", b"mnemonic", b"psk", b"otp",
@@ -45,16 +48,36 @@ TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"c
 HEADS = frozenset(["A3T", "ABI", "ACC", "AIz", "AKC", "AKI", "ASI", "ATA", "ATB", "ATC", "EAA", "EZA", "EZT", "GR1",
                    "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0"])
 SEPARATORS = "_-.~ "
-_lead_seps = {w.rstrip(SEPARATORS).encode(): w[len(w.rstrip(SEPARATORS)):] for w in LEAD_WORDS.split()}
-LEADS: dict[bytes, tuple[bytes, ...]] = {}
-for _lead, _seps in _lead_seps.items():
-    _tails = tuple(_lead + s.encode() for s in (_seps or " "))
-    LEADS[_lead] = _tails
-    for _c in (b"n", b"t", b"r"):  # a JSON-escaped text reads ``\nghp_…``: the word is ``nghp``
-        LEADS.setdefault(_c + _lead, _tails)
+_split = [(w.rstrip(SEPARATORS), w) for w in LEAD_WORDS.split()]
+# Each lead with the separators that follow it in a prefix (the tails are made on a hit: this
+# module loads on every hook).
+LEADS: dict[bytes, bytes] = {lead.encode(): (w[len(lead):] or " ").encode() for lead, w in _split}
+# A JSON-escaped text reads ``\nghp_…``: the word is ``nghp`` (its tails are those of ``ghp``).
+ESCAPED = frozenset(c + lead for lead in LEADS for c in (b"n", b"t", b"r")) - LEADS.keys()
+
+
+def tails(word: bytes) -> tuple[bytes, ...]:
+    """The starts of a prefix ``word`` (a lead, or an escaped one) can begin: ``npm_``, ``sk-``, ``sk_`` …"""
+    lead = word if word in LEADS else word[1:] if word in ESCAPED else b""
+    seps = LEADS.get(lead, b"")
+    return tuple(lead + seps[i:i + 1] for i in range(len(seps)))
+
+
 TOOLS = frozenset(w.encode() for w in TOOL_WORDS.split())
-WORDS = frozenset(LEADS) | TOOLS
+WORDS = frozenset(LEADS) | ESCAPED | TOOLS
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
+# Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
+# --password-stdin``, ``| base64``): commands.piped_stdin needs a pipe from echo or printf.
+PIPED = frozenset(b"S base64 stdin passwd chpasswd kinit cryptsetup".split())
+# What may follow a tool's word where it stands as a command (``mysql -p``, ``redis-cli``,
+# ``--from-literal=``, a quoted ``"login"``, a JSON escape): ``zip(`` or ``http://`` is code or a URL.
+AFTER_TOOL = frozenset(b" \t\r\n\\\"'|;&=-")
+# What may follow a secret's name in an assignment (structure._assignment): ``=``, ``:``, ``?=``,
+# ``+=``, ``<-``, ``>`` (XML), ``,`` (``define('DB_PASSWORD', …)``), ``value=`` (a quoted key).
+OPERATORS = frozenset("=:?+<>,v")
+QUOTES = frozenset("\"'`")
+DIRECTIVES = frozenset(("requirepass", "masterauth", "auth"))  # structure.DIRECTIVES
+URL_USER_STOP = b" \t\r\n\"'`<>()[]{}\\,;"  # structure.URL_USER_STOP
 
 _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _OTHER = bytes(range(256)).translate(None, _ALNUM)  # (tables built in C: this module loads on every hook)
@@ -63,47 +86,96 @@ _NOT_RUN = _OTHER.translate(None, b"_.-")
 _RUN_MAP = bytes.maketrans(_ALNUM + b"_.-" + _NOT_RUN, b"a" * (len(_ALNUM) + 3) + b" " * len(_NOT_RUN))
 B64_HEADS = (b"eyJrIjoi", b"LS0tLS1CRUdJTi", b"cmVmdGtuOjAxOj")  # bodies that may hold + / = early
 _LONG = b"a" * 20
+_URL_MAP = bytes.maketrans(URL_USER_STOP, b" " * len(URL_USER_STOP))
 IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 class Look:
-    """What the first look computed, handed on to the detectors so they do not compute it again."""
+    """What the first look computed, handed on to the detectors so they do not compute it again,
+    and which families of detectors it found a reason to run: ``vendors`` (a vendor's prefix or
+    shape, a long token, an armoured block), ``commands`` (a known tool standing as a command)."""
 
-    __slots__ = ("data", "low", "words")
+    __slots__ = ("commands", "data", "low", "vendors", "words")
 
     def __init__(self, data: bytes, low: bytes, words: frozenset[bytes]) -> None:
         self.data, self.low, self.words = data, low, words
+        self.vendors = self.commands = False
 
 
-def first_look(text: str) -> Look | None:
-    """A Look when ``text`` may hold a secret; None when no detector can find anything in it."""
+def look(text: str) -> Look:
+    """The look at ``text`` every detector starts from, whatever it holds."""
     data = text.encode("ascii", "replace")  # one byte per character: positions map back
     low = data.lower()
     cut = data.translate(_WORD_MAP).split()
     words = WORDS.intersection(cut)
     starts = PHRASE_WORDS.intersection(cut)
-    if starts:
-        words = words | starts
-    look = Look(data, low, words)
-    if words & TOOLS or (starts and any(p in low for p in TOOL_PHRASES)):
-        return look
-    for w in words:
-        tails = LEADS.get(w)
-        if tails and any(t in data for t in tails):
-            return look  # the lead with its separator: npm_…, sk-…
-    for m in MARKS:
-        if m in data:
-            return look
-    for m in B64_HEADS:
-        if m in data:
-            return look
+    return Look(data, low, words | starts if starts else words)
+
+
+def first_look(text: str) -> Look | None:
+    """A Look when ``text`` may hold a secret; None when no detector can find anything in it."""
+    lk = look(text)
+    data, low, words = lk.data, lk.low, lk.words
+    lk.commands = _tools(data, low, words)
+    lk.vendors = _vendor_marks(text, data, words)
+    if lk.commands or lk.vendors:
+        return lk
     for m in LOW_MARKS:
         if m in low:
-            return look
-    if b"://" in low and b"@" in data:
-        return look
+            return lk
+    if b"://" in low and b"@" in data and _url_userinfo(data):
+        return lk
+    if b"Secret" in data and b"kind" in data and b"data" in low:
+        return lk  # a Kubernetes Secret (structure.kubernetes_secrets)
     if _named(text, low):
-        return look
+        return lk
+    return None
+
+
+def _tools(data: bytes, low: bytes, words: frozenset[bytes]) -> bool:
+    """A tool whose password flag is known stands as a command, or a phrase of one (``secrets set``)."""
+    if b"<<<" in data:
+        return True
+    hits = words & TOOLS
+    if hits:
+        if hits & PIPED and b"|" in data and _piped(data):
+            return True
+        for w in hits - PIPED:
+            n = len(w)
+            i = data.find(w)
+            while i != -1:
+                if i + n == len(data) or data[i + n] in AFTER_TOOL:
+                    return True
+                i = data.find(w, i + n)
+    return bool(words & PHRASE_WORDS) and any(p in low for p in TOOL_PHRASES)
+
+
+def _piped(data: bytes) -> bool:
+    """``echo``/``printf`` then a pipe on the same command line (backslash-newline continues it)."""
+    for word in (b"echo", b"printf"):
+        i = data.find(word)
+        while i != -1:
+            end = data.find(b"\n", i)
+            while end > 0 and data[end - 1] == 92:  # a backslash: the line goes on
+                end = data.find(b"\n", end + 1)
+            if b"|" in data[i:end if end != -1 else len(data)]:
+                return True
+            i = data.find(word, i + len(word))
+    return False
+
+
+def _vendor_marks(text: str, data: bytes, words: frozenset[bytes]) -> bool:
+    """A vendor's prefix with its separator (``npm_…``, ``sk-…``), a shape's mark, a long token
+    starting as a prefix-less credential does."""
+    for w in words:
+        if (w in LEADS or w in ESCAPED) and any(t in data for t in tails(w)):
+            return True  # the lead with its separator: npm_…, sk-…
+    for m in MARKS:
+        if m in data:
+            return True
+    for m in B64_HEADS:
+        if m in data:
+            return True
     mapped = data.translate(_RUN_MAP)
     i = mapped.find(_LONG)
     while i != -1:
@@ -111,15 +183,26 @@ def first_look(text: str) -> Look | None:
         e = mapped.find(b" ", i)
         head = text[s:s + 3]
         if head in HEADS or (text[s:s + 1] in ("n", "t", "r") and text[s + 1:s + 4] in HEADS):
-            return look
+            return True
         if e == -1:
             break
         i = mapped.find(_LONG, e)
-    return None
+    return False
+
+
+def _url_userinfo(data: bytes) -> bool:
+    """``scheme://…@``: an ``@`` in the part of a URL that can hold a user (structure.urls)."""
+    i = data.find(b"://")
+    while i != -1:
+        if b"@" in data[i + 3:i + 515].translate(_URL_MAP).split(b" ", 1)[0]:
+            return True
+        i = data.find(b"://", i + 3)
+    return False
 
 
 def _named(text: str, low: bytes) -> bool:
-    """A word that names a secret stands somewhere (``DB_PASSWORD``, ``apiKey``; not ``passed``)."""
+    """A word that names a secret stands somewhere as a value could follow it (``DB_PASSWORD=``,
+    ``apiKey:``, ``the password is``; not ``passed``, ``for key in``, Python's ``pass``)."""
     n = len(text)
     for a in ANCHORS:
         i = low.find(a)
@@ -130,7 +213,58 @@ def _named(text: str, low: bytes) -> bool:
             e = i + len(a)
             while e < n and text[e] in IDENT:
                 e += 1
-            if classify(text[s:e].strip(".-")) != NONE:
+            ident = text[s:e].strip(".-")
+            cls = classify(ident)
+            if cls != NONE and _may_assign(text, s, e, cls, ident):
                 return True
             i = low.find(a, e)
     return False
+
+
+def _may_assign(text: str, s: int, e: int, cls: int, ident: str) -> bool:
+    """False where structure._assignment provably finds no value for the name at ``text[s:e]``.
+
+    Its first steps, loosened where they depend on more than a few characters: the name is the
+    value of a ``name:``/``key=`` field (the value then stands beside it), or what follows the name
+    (its closing quote, a subscript's ``]``, blanks) is an operator, or, after blanks, a word: a
+    ``--flag``'s value, a directive's (``requirepass …``, ``AUTH …``) or prose for a password or a
+    credential. A name at the end of its line (``pass``) or followed by ``(``, ``)``, ``.``, ``[``
+    (code) assigns nothing.
+    """
+    d = s
+    while d < e and text[d] == "-":
+        d += 1
+    flag = d > s
+    if cls == WEAK and d >= 2 and text[d - 1] == " " and text[d - 2].isalnum():
+        p = d - 2
+        while p > 0 and text[p - 1].isalnum():
+            p -= 1
+        if classify(text[p:d - 1] + "_" + ident) in (STRONG, PASSWORD):
+            cls = STRONG  # "API key", "access key"
+    if not flag:
+        p = d - 1
+        if p >= 0 and text[p] in QUOTES:
+            p -= 1
+        while p >= 0 and text[p] in " \t":
+            p -= 1
+        if p >= 0 and text[p] in ":=":
+            return True  # - name: DB_PASSWORD / value: …
+    n = len(text)
+    j = e
+    if text[j:j + 1] == "\\" and text[j + 1:j + 2] in QUOTES:
+        j += 2
+    elif text[j:j + 1] in QUOTES:
+        j += 1
+    if text[j:j + 1] == "]":
+        j += 1
+    k = j
+    while k < n and text[k] in " \t":
+        k += 1
+    c = text[k:k + 1]
+    if c in ("", "\n", "\r"):
+        return False
+    if c in OPERATORS:
+        return True
+    if k == j:
+        return False
+    return flag or cls in (PASSWORD, STRONG) or ident.lower() in DIRECTIVES

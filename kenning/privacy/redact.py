@@ -164,19 +164,24 @@ class Redactor:
         return _merge(spans)
 
     def _detect(self, text: str, look: quick.Look, profile: Profile) -> list[Span]:
-        from kenning.privacy import commands, structure, vendors
+        # Each family of detectors is loaded only when the first look saw a reason for it: ordinary
+        # code that names a ``key`` costs the name scanner, not the vendor table or the tool rules.
+        from kenning.privacy import structure
 
         on = self.enabled
         found = structure.Found()
         spans = found.spans
         data, low, words = look.data, look.low, look.words
-        vendor_spans, seen = vendors.find(text, data, words, on)
-        spans += vendor_spans
-        for name, infix, finder in vendors.SHAPES:
-            if infix in data and on(name):
-                spans += finder(text)
+        if look.vendors:
+            from kenning.privacy import vendors
+
+            vendor_spans, _seen = vendors.find(text, data, words, on)
+            spans += vendor_spans
+            for name, infix, finder in vendors.SHAPES:
+                if infix in data and on(name):
+                    spans += finder(text)
         if on("pem_private_key"):
-            structure.private_keys(text, found, "putty" in seen, "minisign" in seen)
+            structure.private_keys(text, found, b"PuTTY" in words, b"untrusted" in words)
             structure.jwks(text, found)
         structure.assignments(text, low, found, "literal" in profile, on)
         if on("database_url_password"):
@@ -187,7 +192,9 @@ class Redactor:
             structure.bearer(text, low, found)
         if on("kubernetes_secret") and b"secret" in found.anchors:
             structure.kubernetes_secrets(text, found)
-        if on("cli_password_flag"):
+        if on("cli_password_flag") and look.commands:
+            from kenning.privacy import commands
+
             tools = commands.tools_in(words, low)
             if tools:
                 spans += commands.find(text, tools)

@@ -23,7 +23,10 @@ rows apart. We score the way a BM25 over the scope alone would:
   its weight is low; a term in half of a large scope or more (FTS5's IDF is 0 there) is not
   scored at all. Rows holding only such terms are not candidates: ``complete`` says whether
   that can change the top (a max-score bound), and when no read term tells rows apart the
-  caller falls back to a bounded FTS5 listing (newest matches first).
+  caller falls back to a bounded FTS5 listing (newest matches first);
+* words the query writes side by side and a row holds as that phrase add the phrase's own
+  BM25 at a small weight (``_phrases``), and ``coverage`` says how much of the query's IDF a
+  row holds (the fusion weighs a partial match by it).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ K1 = 1.2               # FTS5's BM25 constants (a row's term part T is below K1 
 IDF_FLOOR = 1e-6       # FTS5's IDF for a term in half the rows or more: it orders nothing
 SMALL_SCOPE = 1000     # below this many rows, a row holds "all the words" only with every one of them
 CACHE_TTL_S = 120.0
+PHRASE_WEIGHT = 0.1 / 0.85  # an adjacent pair of query words found as a phrase: SDM's λ_O / λ_T
 _GROWTH = 0.05
 
 
@@ -97,6 +101,7 @@ class Ranking:
     unmatched: int = 0      # query terms no row of this kind holds
     complete: bool = True   # no row outside ``scores`` can score higher than the ``need``-th one
     read_any: bool = False  # some term was read in full (else: every term is too common to read)
+    query_idf: float = 0.0  # the IDF of every query term in the scope, summed (absent terms at their rarest)
     _want: int | None = None
 
     def informative(self) -> int:
@@ -116,6 +121,12 @@ class Ranking:
         if self._want is None:
             self._want = self.informative()
         return not self.unmatched and self.held.get(rid, 0) & self._want == self._want
+
+    def coverage(self, rid: int) -> float:
+        """The share of the query's IDF held by the row: 1 when it holds every word."""
+        bits = self.held.get(rid, 0)
+        have = sum(s.idf for i, s in enumerate(self.terms) if bits >> i & 1)
+        return have / self.query_idf if self.query_idf > 0 else 0.0
 
     def top(self, n: int) -> list[tuple[int, float]]:
         return heapq.nlargest(n, self.scores.items(), key=lambda kv: (kv[1], kv[0]))
@@ -286,8 +297,42 @@ def _in_scope(conn: sqlite3.Connection, kind: str, t: Term, project: str | None,
     return round(n_all * share_pm / 1_000_000)
 
 
+def _phrases(conn: sqlite3.Connection, out: Ranking, q: FtsQuery, sql: str, params: list[object], f: Filters,
+             n_rows: int, n_scope_rows: int, budget: int) -> int:
+    """Words the query writes side by side ("ice cream", "dairy-free") found side by side in a row:
+    the phrase is scored like one more term, at ``PHRASE_WEIGHT`` (the sequential dependence
+    model's ordered-window feature, Metzler & Croft 2005). Only pairs with a word read in full
+    (so the phrase's rows are among rows already scored, and its cost is bounded by theirs).
+    Returns the postings read."""
+    read = {s.term: s for s in out.terms if s.read}
+    spent = 0
+    for a, b in q.pairs:
+        sa, sb = read.get(a), read.get(b)
+        if sa is None and sb is None:
+            continue
+        cap = min(s.n_all for s in (sa, sb) if s is not None)
+        if not cap or spent + 2 * cap > budget:
+            continue
+        phrase = Term(f"{a.text} {b.text}", b.prefix).phrase()
+        n_all = _count(conn, out_fts(out.kind), phrase, cap + 1)
+        spent += cap
+        if not n_all:
+            continue
+        rows = conn.execute(sql, [*params, phrase, *([f.project] if f.project else [])]).fetchall()
+        spent += len(rows)
+        w = PHRASE_WEIGHT * scope_idf(n_scope_rows, len(rows)) / idf(n_rows, n_all)
+        for rid, b25 in rows:
+            if b25 is not None and rid in out.scores:
+                out.scores[rid] -= b25 * w
+    return spent
+
+
+def out_fts(kind: str) -> str:
+    return SOURCES[kind].fts
+
+
 def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int, *,
-         budget: int = BUDGET, max_common: int = MAX_COMMON) -> Ranking:
+         budget: int = BUDGET, max_common: int = MAX_COMMON, phrases: bool = True) -> Ranking:
     """Per-scope BM25 of every row of ``kind`` that holds a query term and passes ``f``."""
     src = SOURCES[kind]
     out = Ranking(kind)
@@ -375,7 +420,14 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
             if rid in scores:
                 scores[rid] += stat.idf
                 held[rid] |= bit
+    if phrases:
+        spent += _phrases(conn, out, q, sql, params, f, n_rows, n_scope_rows, budget - spent)
     out.spent = spent
+    # The query's weight in the scope, for coverage(): words no row of the scope holds count at
+    # their rarest (they are the most telling part of the query, and nothing matched them), so a
+    # row holding only the commonest word of a question explains little of it.
+    absent = len(q.terms) - len(out.terms)
+    out.query_idf = sum(s.idf for s in out.terms) + absent * scope_idf(n_scope_rows, 0)
     if bound > 0:
         best = out.top(need)
         out.complete = len(best) >= need and best[-1][1] > bound

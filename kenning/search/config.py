@@ -14,7 +14,7 @@ from typing import Any
 @dataclass(frozen=True)
 class SearchConfig:
     fts_weight: float = 1.0        # hybrid: weight of the BM25 score (relative to the best candidate's)
-    vector_weight: float = 2.3     # hybrid: weight of the cosine similarity (0: keywords only)
+    vector_weight: float = 0.5     # hybrid: weight of the cosine similarity (0: keywords only)
     vector_depth: int = 50         # hybrid: the nearest rows added to the keyword candidates
     keyword_depth: int = 100       # hybrid: the best-scored keyword rows fused (every row is scored)
     recency_weight: float = 0.1    # a row from today scores up to this much more than an old one

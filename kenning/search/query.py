@@ -14,6 +14,7 @@ from dataclasses import dataclass
 MAX_INPUT_CHARS = 2000   # 10 KB pasted into the search box: the head says what it is about
 MAX_TERMS = 24           # more terms only slow the OR fallback down
 MAX_TERM_CHARS = 64
+MAX_PAIRS = 6            # adjacent-word phrases scored per query
 
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being below between
@@ -22,6 +23,8 @@ here hers him his how i if in into is it its itself just me more most my no nor 
 only or other our ours out over own same she should so some such than that the their theirs them then
 there these they this those through to too under until up very was we were what when where which while
 who whom why will with would you your yours yourself please find show tell me anything something
+us myself yourselves himself herself ourselves themselves whose whether whatever within without upon
+else ever yet might must shall ought much many also either etc
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -48,6 +51,9 @@ class Term:
 @dataclass(frozen=True)
 class FtsQuery:
     terms: tuple[Term, ...]
+    # Terms written next to each other ("ice cream", "dairy-free"): a row holding them as a
+    # phrase scores a little more (see kenning.search.bm25).
+    pairs: tuple[tuple[Term, Term], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -83,25 +89,65 @@ def _wants_prefix(word: str) -> bool:
     return is_identifier(word) and bool(runs) and len(runs[-1]) >= MIN_PREFIX_CHARS
 
 
-def terms(text: str) -> list[Term]:
-    """The searchable terms of ``text``, in order, without duplicates or stopwords."""
-    out: list[Term] = []
-    seen: set[str] = set()
-    words = [_EDGE.sub("", w) for w in _SPLIT.split(clean(text))]
-    words = [w[:MAX_TERM_CHARS] for w in words if w and _WORD.search(w)]
-    # Single letters are mostly split contractions ("don't" → don, t): noise in an AND query.
-    kept = [w for w in words if w.lower() not in STOPWORDS and not (len(w) == 1 and w.isascii() and w.isalpha())]
-    # A query made only of stopwords ("how does this work") still means something: keep it.
-    for w in kept or words:
-        key = w.lower()
-        if key in seen:
+# "what kind of art": the noun before "of" only says a category follows.
+_FILLERS = frozenset({"kind", "kinds", "sort", "sorts"})
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` as the index sees them: a hyphenated compound of plain words
+    ("dairy-free", "dry-run") is its words, as unicode61 indexes it (a memory saying "free of
+    dairy" holds them too); identifiers, paths and words with digits stay whole (``utf-8``)."""
+    out: list[str] = []
+    for w in _SPLIT.split(clean(text)):
+        w = _EDGE.sub("", w)
+        if not w or not _WORD.search(w):
             continue
-        seen.add(key)
-        out.append(Term(w, prefix=_wants_prefix(w)))
-        if len(out) >= MAX_TERMS:
-            break
+        parts = w.split("-")
+        if len(parts) > 1 and all(p.isalpha() for p in parts):
+            out.extend(parts)
+        else:
+            out.append(w[:MAX_TERM_CHARS])
     return out
 
 
+def _dropped(words: list[str], i: int) -> bool:
+    w = words[i].lower()
+    if w in STOPWORDS or (len(w) == 1 and w.isascii() and w.isalpha()):
+        return True  # single letters are mostly split contractions ("don't" → don, t)
+    return w in _FILLERS and i + 1 < len(words) and words[i + 1].lower() == "of"
+
+
+def _split_terms(text: str) -> tuple[list[Term], list[tuple[Term, Term]]]:
+    words = _words(text)
+    keep = [not _dropped(words, i) for i in range(len(words))]
+    if not any(keep):  # a query made only of stopwords ("how does this work") still means something
+        keep = [True] * len(words)
+    out: list[Term] = []
+    by_key: dict[str, Term] = {}
+    pairs: list[tuple[Term, Term]] = []
+    prev: Term | None = None
+    for w, k in zip(words, keep, strict=True):
+        if not k:
+            prev = None
+            continue
+        key = w.lower()
+        t = by_key.get(key)
+        if t is None:
+            if len(out) >= MAX_TERMS:
+                break
+            t = by_key[key] = Term(w, prefix=_wants_prefix(w))
+            out.append(t)
+        if prev is not None and prev != t and (prev, t) not in pairs and len(pairs) < MAX_PAIRS:
+            pairs.append((prev, t))
+        prev = t
+    return out, pairs
+
+
+def terms(text: str) -> list[Term]:
+    """The searchable terms of ``text``, in order, without duplicates or stopwords."""
+    return _split_terms(text)[0]
+
+
 def parse(text: str) -> FtsQuery:
-    return FtsQuery(tuple(terms(text or "")))
+    found, pairs = _split_terms(text or "")
+    return FtsQuery(tuple(found), tuple(pairs))

@@ -171,6 +171,7 @@ class _Cand:
     tail: bool = False               # listed after every scored row (matches of unread terms only)
     similarity: float | None = None  # cosine with the query, when it has a vector
     row: fts.Row | None = None
+    cover: float = 1.0               # the share of the query's IDF the row holds
 
 
 _executor: ThreadPoolExecutor | None = None
@@ -197,12 +198,14 @@ def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str],
         main = kind == "observation"
         share = budget if main else min(budget, bm25.BUDGET // 4)
         r = bm25.rank(conn, kind, q, f, need, budget=max(share, 0),
-                      max_common=bm25.MAX_COMMON if main else bm25.MAX_COMMON // 2)
+                      max_common=bm25.MAX_COMMON if main else bm25.MAX_COMMON // 2,
+                      phrases=main)  # two statements a phrase: the memory proper only
         budget -= r.spent
         if (r.read_any and r.distinguishes()) or not r.terms:
             # The best ``depth`` of them: further down, fusion cannot lift a row into the top.
             for rid, score in r.top(depth):
-                out[(kind, rid)] = _Cand(kind, rid, score, "all" if r.holds_all(rid) else "some")
+                out[(kind, rid)] = _Cand(kind, rid, score, "all" if r.holds_all(rid) else "some",
+                                         cover=r.coverage(rid))
             info.complete = info.complete and r.complete
             continue
         # Every term is too common to read, or in half the rows (no term tells them apart): the
@@ -299,26 +302,27 @@ def _add_meaning(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], 
         cands[key].similarity = sim
 
 
-def _final(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], need: int, cfg: SearchConfig,
-           now: float, *, hybrid: bool) -> list[Hit]:
+def _final(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], need: int,
+           cfg: SearchConfig, now: float, *, hybrid: bool) -> list[Hit]:
     """The best ``need`` candidates as hits: keyword score (or the fusion of both signals) times
     the kind weight and the recency boost; unscored tail rows last, newest first."""
     scored = [c for c in cands.values() if not c.tail]
     base: dict[tuple[str, int], float] = {}
     if hybrid:
-        # Convex combination of the BM25 score (relative to the best candidate's; squared for a row
-        # holding only some of the words) and the cosine: every candidate has both (the BM25 of a
-        # row found by meaning alone is 0; a row not yet embedded counts as average among the
-        # keyword candidates).
+        # Convex combination of the keyword evidence and the cosine: every candidate has both (the
+        # BM25 of a row found by meaning alone is 0; a row not yet embedded counts as average among
+        # the keyword candidates).
         a = cfg.vector_weight / max(cfg.fts_weight + cfg.vector_weight, 1e-9)
         top_b = max((c.bm25 for c in scored), default=0.0)
         sims = [c.similarity for c in scored if c.similarity is not None and c.bm25 > 0]
         fill = sum(sims) / len(sims) if sims else 0.0
         for c in scored:
             sim = c.similarity if c.similarity is not None else fill
-            kw = c.bm25 / top_b if top_b > 0 else 0.0
-            if c.match != "all":  # holding some of the words only: weaker evidence (a paraphrase's noise)
-                kw *= kw
+            # How strongly it matches (relative to the best keyword row) times, squared, how much of
+            # the query it explains: a row holding only the commonest of a paraphrase's words is
+            # the best keyword match and still weak evidence; one holding most of a question's
+            # words is strong even when no row holds them all.
+            kw = (c.bm25 / top_b if top_b > 0 else 0.0) * c.cover * c.cover
             base[(c.kind, c.id)] = KIND_WEIGHT[c.kind] * ((1 - a) * kw + a * max(sim, 0.0))
     else:
         for c in scored:

@@ -3,7 +3,9 @@
 At a personal memory's scale (≤100k rows × 384 floats) a float32 ``X @ q`` is ~5 ms, needs no
 extension and no index to keep consistent (DESIGN.md §4). The cache follows the table cheaply:
 rows appended since the last look are read incrementally (``id`` > the last id seen); any
-delete (a trigger bumps ``embedding_state.deletes``) makes it reload everything.
+delete (a trigger bumps ``embedding_state.deletes``) makes it reload everything. Each project's
+vectors are one contiguous block: the scan is memory-bound (100k × 384 floats is 150 MB read per
+query), and a search scoped to a project reads only its own rows.
 """
 
 from __future__ import annotations
@@ -38,6 +40,44 @@ class VectorMatches:
         return self.index.similarities(self.query, keys)
 
 
+class _Block:
+    """The vectors of one project, contiguous: a scoped search reads only its project's rows."""
+
+    def __init__(self, dim: int) -> None:
+        import numpy as np
+
+        self.n = 0
+        self.matrix = np.zeros((64, dim), dtype=np.float32)  # rows [0, n) are live
+        self.kind = np.zeros(64, dtype=np.int8)              # index into KINDS
+        self.row = np.zeros(64, dtype=np.int64)              # row ids
+        self.lookup: tuple[int, Any, Any] | None = None      # (n, sorted keys, their rows): built on demand
+
+    def append(self, block: Any, kinds: Any, ids: Any) -> None:
+        import numpy as np
+
+        need = self.n + len(block)
+        if need > self.matrix.shape[0]:
+            cap = max(need, 2 * self.matrix.shape[0])
+            grown = np.zeros((cap, self.matrix.shape[1]), dtype=np.float32)
+            grown[: self.n] = self.matrix[: self.n]
+            self.matrix = grown
+            self.kind = np.resize(self.kind, cap)
+            self.row = np.resize(self.row, cap)
+        self.matrix[self.n:need] = block
+        self.kind[self.n:need] = kinds
+        self.row[self.n:need] = ids
+        self.n = need
+
+    def keys(self) -> tuple[Any, Any]:
+        import numpy as np
+
+        if self.lookup is None or self.lookup[0] != self.n:
+            codes = self.kind[: self.n].astype(np.int64) * _KIND_SHIFT + self.row[: self.n]
+            order = np.argsort(codes, kind="stable")
+            self.lookup = (self.n, codes[order], order)
+        return self.lookup[1], self.lookup[2]
+
+
 class VectorIndex:
     """Vectors of one model. ``embed_query`` turns a query into a normalised vector (or None when
     the model cannot answer right now: the search then runs on keywords alone)."""
@@ -48,15 +88,11 @@ class VectorIndex:
         self.embed_query = embed_query
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Any] = OrderedDict()
-        self._matrix: Any = None   # (capacity, dim) float32; rows [0, n) are live
+        self._blocks: dict[str, _Block] = {}  # per project
+        self._dim = 0
         self._n = 0
-        self._kind: Any = None     # int8 index into KINDS
-        self._row: Any = None      # int64 row ids
-        self._proj: Any = None     # int32 project codes
-        self._projects: dict[str, int] = {}
         self._last_id = 0
         self._deletes = -1
-        self._lookup: tuple[int, Any, Any] | None = None  # (n, sorted keys, their rows): built on demand
         self._own: sqlite3.Connection | None = None
         self._version = -1
 
@@ -77,7 +113,7 @@ class VectorIndex:
                     self._own = connect(self.db_path, readonly=True)
                 c = self._own
                 version = int(c.execute("PRAGMA data_version").fetchone()[0])
-                if version == self._version and self._matrix is not None:
+                if version == self._version and self._n:
                     return self._n
                 self._version = version
             last, deletes = self._state(c)
@@ -95,11 +131,10 @@ class VectorIndex:
                 self._own = None
 
     def _reset(self) -> None:
-        self._matrix = None
-        self._lookup = None
+        self._blocks = {}
+        self._dim = 0
         self._n = 0
         self._last_id = 0
-        self._projects = {}
 
     def _append(self, conn: sqlite3.Connection, last: int) -> None:
         import numpy as np
@@ -111,31 +146,19 @@ class VectorIndex:
         if not rows:
             return
         dim = int(rows[0][4])
-        if self._matrix is not None and self._matrix.shape[1] != dim:
+        if self._dim and self._dim != dim:
             self._reset()
-        rows = [r for r in rows if int(r[4]) == dim and len(r[5]) == 4 * dim]
-        block = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f4").reshape(len(rows), dim)
-        kinds = np.array([KINDS.index(r[1]) for r in rows], dtype=np.int8)
-        ids = np.array([r[2] for r in rows], dtype=np.int64)
-        projs = np.array([self._projects.setdefault(r[3], len(self._projects)) for r in rows], dtype=np.int32)
-        need = self._n + len(rows)
-        if self._matrix is None or need > self._matrix.shape[0]:
-            cap = max(need, 2 * (self._matrix.shape[0] if self._matrix is not None else 0), 1024)
-            grown = np.zeros((cap, dim), dtype=np.float32)
-            kind_a = np.zeros(cap, dtype=np.int8)
-            row_a = np.zeros(cap, dtype=np.int64)
-            proj_a = np.zeros(cap, dtype=np.int32)
-            if self._matrix is not None and self._n:
-                grown[: self._n] = self._matrix[: self._n]
-                kind_a[: self._n] = self._kind[: self._n]
-                row_a[: self._n] = self._row[: self._n]
-                proj_a[: self._n] = self._proj[: self._n]
-            self._matrix, self._kind, self._row, self._proj = grown, kind_a, row_a, proj_a
-        self._matrix[self._n:need] = block
-        self._kind[self._n:need] = kinds
-        self._row[self._n:need] = ids
-        self._proj[self._n:need] = projs
-        self._n = need
+        self._dim = dim
+        by_project: dict[str, list[Any]] = {}
+        for r in rows:
+            if int(r[4]) == dim and len(r[5]) == 4 * dim:
+                by_project.setdefault(r[3], []).append(r)
+        for project, part in by_project.items():
+            block = np.frombuffer(b"".join(r[5] for r in part), dtype="<f4").reshape(len(part), dim)
+            kinds = np.array([KINDS.index(r[1]) for r in part], dtype=np.int8)
+            ids = np.array([r[2] for r in part], dtype=np.int64)
+            self._blocks.setdefault(project, _Block(dim)).append(block, kinds, ids)
+            self._n += len(part)
 
     def __len__(self) -> int:
         return self._n
@@ -177,44 +200,44 @@ class VectorIndex:
         import numpy as np
 
         with self._lock:
-            n, m, kind_a, row_a = self._n, self._matrix, self._kind, self._row
-            if n == 0 or m is None:
-                return {}
-            if self._lookup is None or self._lookup[0] != n:
-                codes = kind_a[:n].astype(np.int64) * _KIND_SHIFT + row_a[:n]
-                order = np.argsort(codes, kind="stable")
-                self._lookup = (n, codes[order], order)
-            _n, sorted_codes, order = self._lookup
+            blocks = [(b, b.n, b.matrix, *b.keys()) for b in self._blocks.values() if b.n]
+        if not blocks or not keys:
+            return {}
         want = np.array([KINDS.index(kind) * _KIND_SHIFT + rid for kind, rid in keys], dtype=np.int64)
-        pos = np.minimum(np.searchsorted(sorted_codes, want), n - 1)
-        found = sorted_codes[pos] == want
-        rows = order[pos[found]]
-        sims = m[rows] @ q.astype(np.float32).reshape(-1)
-        hit = [key for key, f in zip(keys, found.tolist(), strict=True) if f]
-        return {key: float(v) for key, v in zip(hit, sims.tolist(), strict=True)}
+        qv = q.astype(np.float32).reshape(-1)
+        out: dict[tuple[str, int], float] = {}
+        for _b, n, m, sorted_codes, order in blocks:
+            pos = np.minimum(np.searchsorted(sorted_codes, want), n - 1)
+            found = sorted_codes[pos] == want
+            if not found.any():
+                continue
+            sims = m[order[pos[found]]] @ qv
+            hit = [key for key, f in zip(keys, found.tolist(), strict=True) if f]
+            out.update((key, float(v)) for key, v in zip(hit, sims.tolist(), strict=True))
+        return out
 
     def nearest_vector(self, q: Any, *, k: int, kinds: Sequence[str] = KINDS,
                        project: str | None = None) -> list[tuple[str, int, float]]:
         import numpy as np
 
         with self._lock:
-            n = self._n
-            if n == 0 or self._matrix is None or q.shape[-1] != self._matrix.shape[1]:
+            if not self._n or q.shape[-1] != self._dim:
                 return []
-            m, kind_a, row_a, proj_a = self._matrix, self._kind, self._row, self._proj
-            code = self._projects.get(project) if project else None
-        if project and code is None:
-            return []
-        scores = m[:n] @ q.astype(np.float32).reshape(-1)
-        mask = None
-        if set(kinds) != set(KINDS):
-            mask = np.isin(kind_a[:n], [KINDS.index(x) for x in kinds])
-        if code is not None:
-            pm = proj_a[:n] == code
-            mask = pm if mask is None else mask & pm
-        if mask is not None:
-            scores = np.where(mask, scores, -np.inf)
-        k = min(k, n)
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.argsort(-scores[top])]
-        return [(KINDS[int(kind_a[i])], int(row_a[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+            if project:
+                b = self._blocks.get(project)
+                blocks = [(b.n, b.matrix, b.kind, b.row)] if b is not None and b.n else []
+            else:
+                blocks = [(b.n, b.matrix, b.kind, b.row) for b in self._blocks.values() if b.n]
+        qv = q.astype(np.float32).reshape(-1)
+        some_kinds = set(kinds) != set(KINDS)
+        wanted = [KINDS.index(x) for x in kinds]
+        best: list[tuple[float, int, int]] = []  # (score, kind, row id)
+        for n, m, kind_a, row_a in blocks:
+            scores = m[:n] @ qv  # only this project's rows are read
+            if some_kinds:
+                scores = np.where(np.isin(kind_a[:n], wanted), scores, -np.inf)
+            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+            best.extend((float(scores[i]), int(kind_a[i]), int(row_a[i])) for i in top.tolist()
+                        if np.isfinite(scores[i]))
+        best.sort(key=lambda t: -t[0])
+        return [(KINDS[kind], rid, score) for score, kind, rid in best[:k]]

@@ -86,6 +86,12 @@ def _classify_one(conn: sqlite3.Connection, r: sqlite3.Row) -> None:
     _write_classified(conn, [_classified(r)], fresh=False)
 
 
+def derived_layer(conn: sqlite3.Connection, oid: int) -> str | None:
+    """The layer an observation has by what it says (before any user decision); None if it does not exist."""
+    found = _rows(conn, [oid])
+    return str(_classified(found[0])[0][0]) if found else None
+
+
 def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str, int]]]:
     """(the row's layer, importance, signature and id; its subject rows)."""
     facts = _list(r["facts"])
@@ -96,9 +102,16 @@ def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str
             [(r["project"], s[:300], r["id"]) for s in sorted(found)])
 
 
+def decisions_column(conn: sqlite3.Connection) -> bool:
+    """Whether the schema has the user's layer decisions yet (migration 0019; 0012 runs before it)."""
+    return any(r[1] == "user_layer" for r in conn.execute("PRAGMA table_info(observations)"))
+
+
 def _write_classified(conn: sqlite3.Connection, done: list[tuple[tuple[object, ...], list[tuple[str, str, int]]]],
                       *, fresh: bool) -> None:
-    conn.executemany("UPDATE observations SET layer = ?, importance = ?, signature = ? WHERE id = ?",
+    # A user's pin or demotion (user_layer) stands over the derived layer: a rebuild keeps it.
+    layer = "COALESCE(user_layer, ?)" if decisions_column(conn) else "?"
+    conn.executemany(f"UPDATE observations SET layer = {layer}, importance = ?, signature = ? WHERE id = ?",
                      [d[0] for d in done])
     if not fresh:  # rows indexed before: their subjects go first
         conn.executemany("DELETE FROM observation_subjects WHERE observation_id = ?", [(d[0][3],) for d in done])
@@ -129,6 +142,7 @@ def assign(conn: sqlite3.Connection, oid: int) -> int:
     if head is None:
         return oid
     members = 1 + int(conn.execute("SELECT occurrences FROM observations WHERE id = ?", (head.id,)).fetchone()[0])
+    inherit(conn, oid, head.id)
     if (r["created_at"], oid) > (head.created_at, head.id):
         # The newer row says it last: it heads the group.
         conn.execute("UPDATE observations SET duplicate_of = ? WHERE duplicate_of = ? OR id = ?",
@@ -139,6 +153,36 @@ def assign(conn: sqlite3.Connection, oid: int) -> int:
     conn.execute("UPDATE observations SET duplicate_of = ? WHERE id = ?", (head.id, oid))
     conn.execute("UPDATE observations SET occurrences = ? WHERE id = ?", (members, head.id))
     return head.id
+
+
+def inherit(conn: sqlite3.Connection, oid: int, head: int) -> None:
+    """A row joining a group takes the user's decision the group carries (a restated pinned rule
+    stays pinned), unless it carries one of its own."""
+    if not decisions_column(conn):
+        return
+    conn.execute("UPDATE observations SET (user_layer, user_layer_at, layer) = "
+                 "(SELECT h.user_layer, h.user_layer_at, h.user_layer FROM observations h WHERE h.id = ?) "
+                 "WHERE id = ? AND user_layer IS NULL AND "
+                 "(SELECT h.user_layer FROM observations h WHERE h.id = ?) IS NOT NULL", (head, oid, head))
+
+
+def spread_decisions(conn: sqlite3.Connection) -> int:
+    """After groups are rebuilt: each group carries its newest user decision on every member.
+    Returns how many rows changed. Decisions are few (one per thing a user pinned), so this is cheap."""
+    if not decisions_column(conn):
+        return 0
+    found = conn.execute("SELECT COALESCE(duplicate_of, id), user_layer, user_layer_at FROM observations "
+                         "INDEXED BY observations_decided WHERE user_layer IS NOT NULL").fetchall()
+    newest: dict[int, tuple[str, float]] = {}
+    for g, layer, at in found:
+        if int(g) not in newest or float(at or 0) > newest[int(g)][1]:
+            newest[int(g)] = (str(layer), float(at or 0))
+    changed = 0
+    for g, (layer, at) in newest.items():
+        changed += conn.execute(
+            "UPDATE observations SET user_layer = ?, user_layer_at = ?, layer = ? WHERE (id = ? OR duplicate_of = ?) "
+            "AND (user_layer IS NOT ? OR layer IS NOT ?)", (layer, at, layer, g, g, layer, layer)).rowcount
+    return changed
 
 
 def _matching_head(conn: sqlite3.Connection, r: sqlite3.Row) -> _Head | None:
@@ -216,6 +260,7 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
     dup = [(top, oid) for oid, top in head_of.items() if top != oid]
     conn.executemany("UPDATE observations SET duplicate_of = ? WHERE id = ?", dup)
     conn.executemany("UPDATE observations SET occurrences = ? WHERE id = ?", [(n, h) for h, n in size.items() if n > 1])
+    spread_decisions(conn)  # new groups, the user's decisions as they were
     return len(dup)
 
 

@@ -27,12 +27,13 @@ FORMAT_VERSION = 1
 SENSITIVE = "sensitive"
 OBS_FIELDS = ("type", "title", "subtitle", "facts", "narrative", "concepts", "files_read", "files_modified",
               "prompt_number", "tokens_spent", "source_tokens", "created_at", "agent_id", "agent_type",
-              "observer", "status")
+              "observer", "status", "user_layer")  # user_layer: a pin or demotion (kenning/store/decisions.py)
 SUMMARY_TEXT = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 SUMMARY_FIELDS = (*SUMMARY_TEXT, "files_read", "files_modified", "prompt_number", "tokens_spent", "source_tokens",
                   "created_at", "observer")
 SESSION_STATUSES = ("active", "completed", "abandoned")
 OBS_STATUSES = ("active", "superseded", "retracted")
+USER_LAYERS = ("rule", "key")
 MAX_TEXT = 1_000_000  # characters in one field of an imported record
 MAX_LIST = 10_000  # items in one list field
 
@@ -234,6 +235,9 @@ def _import_observation(conn: sqlite3.Connection, rec: dict[str, Any], known: di
     status = _text(rec, "status") or "active"
     if status not in OBS_STATUSES:
         raise ValueError(f"status must be one of {', '.join(OBS_STATUSES)}")
+    user_layer = _text(rec, "user_layer", optional=True, limit=16)
+    if user_layer is not None and user_layer not in USER_LAYERS:
+        raise ValueError(f"user_layer must be one of {', '.join(USER_LAYERS)} or null")
     d = ObservationDraft(
         type=_text(rec, "type", required=True, limit=64),
         title=clean(_text(rec, "title", required=True, limit=10_000)),
@@ -248,6 +252,9 @@ def _import_observation(conn: sqlite3.Connection, rec: dict[str, Any], known: di
     oid = repo.insert_observation(conn, sid, project, d, _text(rec, "observer", limit=64) or "import")
     if oid and status != "active":
         conn.execute("UPDATE observations SET status = ? WHERE id = ?", (status, oid))
+    if oid and user_layer:  # the user's decision outlives the trip, as it outlives a rebuild
+        conn.execute("UPDATE observations SET user_layer = ?, user_layer_at = ?, layer = ? WHERE id = ?",
+                     (user_layer, time.time(), user_layer, oid))
     added["observations" if oid else "skipped"] += 1
 
 

@@ -6,6 +6,7 @@ import sqlite3
 from typing import Any
 
 from kenning.store import repo
+from kenning.store.decisions import is_archived
 from kenning.viewer.items import hydrate, json_list, one_line
 
 EDITABLE_STATUS = ("active", "retracted")
@@ -23,10 +24,12 @@ def _session(conn: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
     return dict(r) if r else None
 
 
-def observation(conn: sqlite3.Connection, oid: int) -> dict[str, Any]:
+def observation(conn: sqlite3.Connection, oid: int, archive_before: float = 0.0) -> dict[str, Any]:
     obs = repo.get_observation(conn, oid)
     if obs is None:
         raise NotFound(f"no observation {oid}")
+    obs["archived"] = is_archived(obs.get("layer"), obs.get("status"), float(obs["created_at"]), archive_before)
+    obs["pinned"] = obs.get("user_layer") == "rule"
     obs["tokens"] = tokens(conn, oid)
     prompt = None
     if obs.get("prompt_number") is not None:
@@ -36,7 +39,41 @@ def observation(conn: sqlite3.Connection, oid: int) -> dict[str, Any]:
         if r is not None and r[1] not in ("", "[forgotten]"):
             prompt = {"number": r[0], "text": r[1], "at": r[2]}
     return {"observation": obs, "session": _session(conn, obs["session_id"]), "prompt": prompt,
-            "related": related(conn, oid, obs["project"])}
+            "related": related(conn, oid, obs["project"], archive_before=archive_before),
+            "memory": lineage(conn, obs, archive_before)}
+
+
+def lineage(conn: sqlite3.Connection, obs: dict[str, Any], archive_before: float = 0.0) -> dict[str, Any]:
+    """What replaced this memory and what it replaced (with the subjects they share: the cue the
+    offline rule matched them on), its group, and its layer as derived and as decided."""
+    oid = int(obs["id"])
+    by = None
+    if obs.get("superseded_by"):
+        found = hydrate(conn, [("observation", int(obs["superseded_by"]))], archive_before)
+        if found:
+            by = {**found[0], "shared": shared_subjects(conn, oid, int(obs["superseded_by"]))}
+    replaced_ids = [int(r[0]) for r in conn.execute(
+        "SELECT id FROM observations WHERE superseded_by = ? AND duplicate_of IS NOT ? "
+        "ORDER BY superseded_at DESC, id DESC LIMIT ?", (oid, oid, RELATED_LIMIT))]
+    replaced = hydrate(conn, [("observation", i) for i in replaced_ids], archive_before)
+    for it in replaced:
+        it["shared"] = shared_subjects(conn, int(it["id"]), oid)
+    head = obs.get("duplicate_of")
+    group = int(head) if head else oid
+    members = int(conn.execute("SELECT COUNT(*) FROM observations WHERE id = ? OR duplicate_of = ?",
+                               (group, group)).fetchone()[0])
+    return {"layer": obs.get("layer") or "log", "decided": obs.get("user_layer"),
+            "decided_at": obs.get("user_layer_at"), "archived": obs["archived"],
+            "superseded_by": by, "superseded_at": obs.get("superseded_at"), "replaced": replaced,
+            "head": group, "occurrences": members}
+
+
+def shared_subjects(conn: sqlite3.Connection, a: int, b: int) -> list[str]:
+    """The subjects (cmd:pnpm, file:src/gen/, work:billing) two memories are both about."""
+    return [str(r[0]) for r in conn.execute(
+        "SELECT x.subject FROM observation_subjects x JOIN observation_subjects y "
+        "ON y.subject = x.subject AND y.project = x.project AND y.observation_id = ? "
+        "WHERE x.observation_id = ? ORDER BY x.subject LIMIT 8", (b, a))]
 
 
 def tokens(conn: sqlite3.Connection, oid: int) -> int:
@@ -46,7 +83,8 @@ def tokens(conn: sqlite3.Connection, oid: int) -> int:
     return int(r[0]) if r else 0
 
 
-def related(conn: sqlite3.Connection, oid: int, project: str, limit: int = RELATED_LIMIT) -> list[dict[str, Any]]:
+def related(conn: sqlite3.Connection, oid: int, project: str, limit: int = RELATED_LIMIT, *,
+            archive_before: float = 0.0) -> list[dict[str, Any]]:
     """Other observations on the files this one touched, newest first, each with the shared file."""
     rows = conn.execute(
         "SELECT other.observation_id, MIN(other.path) FROM observation_files mine "
@@ -54,14 +92,14 @@ def related(conn: sqlite3.Connection, oid: int, project: str, limit: int = RELAT
         "WHERE mine.observation_id = ? AND mine.project = ? AND other.observation_id != ? "
         "GROUP BY other.observation_id ORDER BY MAX(other.created_at) DESC, other.observation_id DESC LIMIT ?",
         (oid, project, oid, limit)).fetchall()
-    items = hydrate(conn, [("observation", r[0]) for r in rows])
+    items = hydrate(conn, [("observation", r[0]) for r in rows], archive_before)
     via = {r[0]: r[1] for r in rows}
     for it in items:
         it["via"] = via.get(it["id"], "")
     return items
 
 
-def session(conn: sqlite3.Connection, sid: int) -> dict[str, Any]:
+def session(conn: sqlite3.Connection, sid: int, archive_before: float = 0.0) -> dict[str, Any]:
     """A session as it happened: each prompt with the observations of its turn, then the summary."""
     s = _session(conn, sid)
     if s is None:
@@ -74,7 +112,8 @@ def session(conn: sqlite3.Connection, sid: int) -> dict[str, Any]:
                        "observations": []}
     obs = conn.execute("SELECT id, COALESCE(prompt_number, 0) FROM observations WHERE session_id = ? "
                        "ORDER BY created_at, id", (sid,)).fetchall()
-    for item, (_oid, number) in zip(hydrate(conn, [("observation", r[0]) for r in obs]), obs, strict=False):
+    found = hydrate(conn, [("observation", r[0]) for r in obs], archive_before)
+    for item, (_oid, number) in zip(found, obs, strict=False):
         turn = turns.setdefault(number, {"number": number, "prompt": "", "private": False, "at": item["at"],
                                          "observations": []})
         turn["observations"].append(item)

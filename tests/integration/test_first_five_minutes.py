@@ -47,7 +47,7 @@ def sample_rows() -> dict[str, str]:
     sample = section.split("```\n<kenning-context>", 1)[1].split("</kenning-context>", 1)[0]
     rows = {}
     for line in sample.splitlines():
-        m = re.match(r'^(#\d+|S\d+)\s+(?:\d\d:\d\d|\d+[smhdw]|")\s+\S+\s+(.*)$', line)
+        m = re.match(r'^(#\d+|S\d+)\s+\d+(?:m|h|d|w|mo|y)\s+\S+\s+(.*)$', line)  # id, age, icon, title
         if m:
             rows[m.group(1)] = m.group(2).split("…")[0].strip()
     return rows

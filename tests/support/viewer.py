@@ -112,6 +112,14 @@ class ProjectRows(Rows):
         return super().session(project, name, root or f"/src/{project}")
 
 
+class RepoRows(Rows):
+    """``Rows`` whose project keys are their checkouts' paths (as kenning.project makes them), so two
+    repositories of one folder name are told apart by their path."""
+
+    def session(self, project: str = "alpha", name: str = "s1", root: str = "") -> int:
+        return super().session(project, name, root or project)
+
+
 def fill_rows(home: Home, n: int, *, projects: tuple[str, ...] = ("alpha",), per_session: int = 20,
               spacing_s: float = 3600, start: float | None = None) -> list[dict[str, Any]]:
     """``n`` observations written before the worker starts, newest first in the returned list."""

@@ -274,7 +274,7 @@ def test_the_first_look_knows_every_detectors_words() -> None:
 
     assert set(quick.WORDS) | set(quick.PHRASE_WORDS) >= set(vendors.LEADS) | set(commands.GATE_WORDS)
     for lead, rows in vendors.BY_LEAD.items():
-        assert {lead + r[1][len(lead)].encode() for r in rows} <= set(quick.LEADS[lead]), lead
+        assert {lead + r[1][len(lead)].encode() for r in rows} <= set(quick.tails(lead)), lead
     phrases = {g for sets in commands.GATES.values() for (g,) in sets if " " in g or ":" in g}
     assert {p.decode() for p in quick.TOOL_PHRASES} == phrases
     singles = {g for sets in commands.GATES.values() for (g,) in sets if " " not in g and ":" not in g}

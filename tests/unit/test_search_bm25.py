@@ -92,3 +92,24 @@ def test_common_terms_past_the_budget_are_still_scored_on_the_rows_found(rows: R
     assert by_term["backoff"].read and not by_term["upload"].read and by_term["upload"].scored
     assert r.scores[both] > r.scores[only]  # "upload" counted where it is
     assert ids(search(rows.conn, "upload backoff"))[:2] == [both, only]
+
+
+def test_words_found_side_by_side_as_written_score_more(rows: Rows) -> None:
+    apart = rows.obs("Rink notes", narrative="cream for the ice rink")
+    together = rows.obs("Rink notes", narrative="ice cream for the rink")
+    rows.obs("Other notes", narrative="nothing sweet")
+    r = bm25.rank(rows.conn, "observation", parse("ice cream"), make(), 5)
+    plain = bm25.rank(rows.conn, "observation", parse("cream, ice"), make(), 5)  # not written side by side
+    assert math.isclose(plain.scores[apart], plain.scores[together])
+    assert r.scores[together] > r.scores[apart] and math.isclose(r.scores[apart], plain.scores[apart])
+
+
+def test_coverage_is_the_share_of_the_query_held(rows: Rows) -> None:
+    for i in range(30):
+        rows.obs(f"Routine note {i}", narrative="deploy")
+    both = rows.obs("Deploy rollback", narrative="rollback after deploy")
+    r = bm25.rank(rows.conn, "observation", parse("deploy rollback zyzzyvaqqq"), make(), 5)
+    common = next(rid for rid in r.scores if rid != both)
+    # The word no row holds counts at its rarest: even the row holding the other two explains
+    # under two thirds of the query, and one holding only the common word very little.
+    assert 0.3 < r.coverage(both) < 0.67 and r.coverage(common) < 0.1

@@ -26,7 +26,7 @@ def test_search_json_and_text(home: Home) -> None:
     assert [h["id"] for h in body["results"]] == [made["a"]] and body["semantic"] is False
     r = home.kenning("search", "dates", "--all")
     assert f"#{made['c']}" in r.stdout and "[superseded]" in r.stdout
-    r = home.kenning("search", "nothing-like-this")
+    r = home.kenning("search", "zebra-quokka")  # no word of it is in memory
     assert r.returncode == 0 and "No memory matches" in r.stdout
     r = home.kenning("search", "x", "--since", "not a date")
     assert r.returncode != 0 and "ISO date" in r.stderr

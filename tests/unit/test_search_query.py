@@ -61,3 +61,20 @@ def test_duplicates_and_size_are_bounded() -> None:
 def test_identifier_shapes() -> None:
     assert is_identifier("getUserById") and is_identifier("user_repo") and is_identifier("x.py")
     assert not is_identifier("Timezone") and not is_identifier("bug")
+
+
+def test_hyphenated_words_are_their_words_and_stay_a_phrase() -> None:
+    # unicode61 indexes "dairy-free" as two tokens: the query asks for each, and the pair as a phrase.
+    q = parse("dessert recipes that are dairy-free")
+    assert [t.text for t in q.terms] == ["dessert", "recipes", "dairy", "free"]
+    assert [(a.text, b.text) for a, b in q.pairs] == [("dessert", "recipes"), ("dairy", "free")]
+    # Identifiers, paths and words with digits stay whole.
+    assert [t.text for t in terms("utf-8 src/my-app.py")] == ["utf-8", "src/my-app.py"]
+
+
+def test_function_words_and_category_fillers_are_dropped() -> None:
+    assert [t.text for t in terms("What kind of art does she make?")] == ["art", "make"]
+    assert [t.text for t in terms("which cities did he show us")] == ["cities"]
+    assert [t.text for t in terms("the kind reviewer")] == ["kind", "reviewer"]  # not before "of": a word
+    # A word dropped between two breaks the phrase: only words written side by side pair up.
+    assert parse("art of painting").pairs == ()

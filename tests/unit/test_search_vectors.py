@@ -150,3 +150,41 @@ def test_query_vectors_are_cached(rows: Rows) -> None:
     n = len(emb.calls)
     vi.nearest("vehicle", k=3)
     assert len(emb.calls) == n
+
+
+def test_a_paraphrase_is_not_buried_by_the_best_weak_keyword_match(rows: Rows) -> None:
+    # "notes" is the only query word any row holds: the best keyword match is still weak evidence,
+    # and the row that means the same (by the embedding) comes first.
+    emb = FakeEmbedder()
+    for i in range(10):
+        rows.obs(f"Release notes {i}", narrative="what shipped to the customers this week and why")
+    meant = rows.obs("Automobile engine quits when cold")
+    embed_all(rows, emb)
+    vi = index(rows, emb)
+    hits = search(rows.conn, "vehicle breakdown notes", vectors=vi)
+    assert ids(hits)[0] == meant and hits[0].match == ""
+
+
+def test_nearest_is_exact_over_projects_appended_in_turns(rows: Rows) -> None:
+    # Each project's vectors are kept apart (a scoped search reads only its own); across projects
+    # the answer is still the exact top k of every row, also after rows arrive in several rounds.
+    emb = FakeEmbedder()
+    words = ["car", "engine", "cash", "invoice", "slow", "crash", "queue", "cache", "retry", "schema"]
+    vi = index(rows, emb)
+    made = []
+    for round_ in range(3):
+        for i in range(12):
+            project = ("alpha", "beta", "gamma")[(i + round_) % 3]
+            text = " ".join(words[(i * 7 + j * 3 + round_) % len(words)] for j in range(3))
+            made.append(rows.obs(f"{text} {round_}-{i}", project=project, session=project))
+        embed_all(rows, emb)
+        vi.refresh()
+    q = emb.embed(["car cash retry"])[0]
+    vecs = emb.embed([r[0] for r in rows.conn.execute("SELECT title FROM observations ORDER BY id")])
+    ids_all = [r[0] for r in rows.conn.execute("SELECT id FROM observations ORDER BY id")]
+    got = vi.nearest_vector(q, k=7)
+    # The 7 best similarities of all rows, best first (which of tied rows is picked may differ).
+    assert [round(s, 5) for _k, _r, s in got] == [round(float(v), 5) for v in np.sort(vecs @ q)[::-1][:7]]
+    assert all(abs(s - float(vecs[ids_all.index(r)] @ q)) < 1e-5 for _k, r, s in got)
+    sims = vi.similarities(q, [("observation", r) for r in made])
+    assert all(abs(sims[("observation", r)] - float(vecs[ids_all.index(r)] @ q)) < 1e-5 for r in made)

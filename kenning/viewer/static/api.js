@@ -89,7 +89,8 @@ export async function api(path, {method = 'GET', params, body, signal} = {}) {
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let res;
   try {
-    res = await fetch(BASE + path + query(params), {
+    // 'feed' is under /api/viewer/; '/api/observations/pin' (the worker's own routes) as given.
+    res = await fetch((path.startsWith('/api/') ? path : BASE + path) + query(params), {
       method, headers, signal, cache: 'no-store', credentials: 'omit',
       body: body === undefined ? undefined : JSON.stringify(body),
     });

@@ -111,7 +111,7 @@ $('.tabs').addEventListener('keydown', (e) => {
 
 /** The view as the controls show it now. */
 function currentView() {
-  return {tab: tabName(currentTab()), project: $('#project').value, type: $('#f-type').value,
+  return {tab: tabName(currentTab()), project: $('#project').value, memory: $('#f-memory').value, type: $('#f-type').value,
     concept: $('#f-concept').value, from: $('#f-from').value, to: $('#f-to').value, q: $('#search').value.trim(),
     item: detail.ref};
 }
@@ -135,6 +135,7 @@ function restore(view) {
   restoring = true;
   try {
     setSelect($('#project'), view.project);
+    $('#f-memory').value = view.memory;
     setSelect($('#f-type'), view.type);
     setSelect($('#f-concept'), view.concept);
     $('#f-from').value = view.from;
@@ -350,7 +351,8 @@ async function start() {
 // ------------------------------------------------------------------ feed controls
 
 function filterValues() {
-  return {project: $('#project').value, type: $('#f-type').value, concept: $('#f-concept').value,
+  return {project: $('#project').value, memory: $('#f-memory').value, type: $('#f-type').value,
+    concept: $('#f-concept').value,
     from: $('#f-from').value, to: $('#f-to').value};
 }
 
@@ -384,7 +386,7 @@ $('#project').addEventListener('change', () => {
 $('#filters').addEventListener('change', applyFilters);
 $('#filters').addEventListener('submit', (e) => e.preventDefault());
 $('#f-clear').addEventListener('click', () => {
-  for (const id of ['#f-type', '#f-concept', '#f-from', '#f-to']) $(id).value = '';
+  for (const id of ['#f-memory', '#f-type', '#f-concept', '#f-from', '#f-to']) $(id).value = '';
   applyFilters();
 });
 

@@ -3,6 +3,22 @@
 
 import {api, ApiError, AuthError, link, retryable} from './api.js';
 import {h, clear, fullTime, num, toast, plain, rich} from './dom.js';
+import {memoryTags} from './feed.js';
+
+// What each layer decision says when it is done, and what it says when it is refused.
+const DECISIONS = {
+  pin: {done: 'Pinned: a standing rule now, given first to every session of its project.', failed: 'Not pinned'},
+  unpin: {done: 'Unpinned: an ordinary memory now, no longer given to every session.', failed: 'Not unpinned'},
+  unarchive: {done: 'Restored from the archive: given to sessions again, and never archived.',
+    failed: 'Not restored from the archive'},
+  restore: {done: 'Restored: it is current again and given to sessions.', failed: 'Not restored'},
+};
+const LAYER_TEXT = {
+  rule: ['Standing rule', 'given first to every session of its project (the newest version only)'],
+  key: ['Key memory', 'a decision, fact, gotcha or root cause: given to sessions by importance, never pushed out by '
+    + 'routine work'],
+  log: ['Session log', 'routine work: given to sessions by recency, archived when it gets old'],
+};
 
 export class Detail {
   constructor({panel, title, body, back, close, dialog, meta, feed, typeInfo, conceptLabel, projectName, onChange}) {
@@ -129,8 +145,58 @@ export class Detail {
     const retracted = status === 'retracted';
 
     const editBtn = h('button', {type: 'button', id: 'act-edit'}, 'Edit title/type');
-    const retractBtn = h('button', {type: 'button', id: 'act-retract', 'aria-pressed': retracted ? 'true' : 'false'},
-      retracted ? 'Restore (it is true again)' : 'Mark as no longer true');
+    const superseded = status === 'superseded';
+    const m = data.memory || {layer: o.layer || 'log', replaced: [], occurrences: 1};
+    const active = status === 'active';
+    const isRule = active && m.layer === 'rule';
+    const retractBtn = superseded ? null : h('button', {type: 'button', id: 'act-retract',
+      'aria-pressed': retracted ? 'true' : 'false'}, retracted ? 'Restore (it is true again)' : 'Mark as no longer true');
+    const pinBtn = active && !m.archived ? h('button', {type: 'button', id: 'act-pin', 'aria-pressed': isRule ? 'true' : 'false',
+      title: isRule ? 'Make it an ordinary memory: no longer given to every session'
+        : 'Make it a standing rule: given first to every session of this project'},
+    isRule ? 'Unpin (ordinary memory)' : 'Pin as a standing rule') : null;
+    const unarchiveBtn = m.archived ? h('button', {type: 'button', id: 'act-unarchive',
+      title: 'Make it a key memory: given to sessions again, never archived'}, 'Restore from the archive') : null;
+    const restoreBtn = superseded ? h('button', {type: 'button', id: 'act-restore',
+      title: 'Make it current again (the newer memory stays too)'}, 'Restore (it is true again)') : null;
+    const actError = h('p', {class: 'error act-error', id: 'act-error', role: 'alert'});
+    const decide = async (btn, action, path, body) => {
+      btn.disabled = true;
+      btn.setAttribute('aria-busy', 'true');
+      actError.textContent = '';
+      try {
+        await api(path, {method: 'POST', body});
+        const fresh = await api(`observations/${o.id}`);
+        toast(DECISIONS[action].done);
+        const f = fresh.observation;
+        const gone = this.feed.update(key, {layer: f.layer, pinned: f.pinned, decided: f.user_layer, archived: f.archived,
+          status: f.status, superseded_by: f.superseded_by});
+        if (gone) this.opener = gone; // the row left this view (e.g. unpinned in Standing rules)
+        this.renderObservation({...fresh});
+        const again = document.getElementById(btn.id) || document.getElementById('act-pin');
+        (again || this.title).focus();
+      } catch (err) {
+        btn.disabled = false;
+        btn.removeAttribute('aria-busy');
+        if (err instanceof AuthError) return;
+        const why = retryable(err) ? `${err.message}; nothing changed, try again when it answers` : err.message;
+        actError.textContent = `${DECISIONS[action].failed}: ${why}.`;
+        toast(`${DECISIONS[action].failed}: ${why}.`, 'error');
+        btn.focus();
+      }
+    };
+    if (pinBtn) {
+      pinBtn.addEventListener('click', () => decide(pinBtn, isRule ? 'unpin' : 'pin',
+        `/api/observations/${isRule ? 'unpin' : 'pin'}`, {id: o.id, project: o.project}));
+    }
+    if (unarchiveBtn) {
+      unarchiveBtn.addEventListener('click', () => decide(unarchiveBtn, 'unarchive', '/api/observations/unarchive',
+        {id: o.id, project: o.project}));
+    }
+    if (restoreBtn) {
+      restoreBtn.addEventListener('click', () => decide(restoreBtn, 'restore', '/api/observations/restore',
+        {ids: [o.id]}));
+    }
     const deleteBtn = h('button', {type: 'button', id: 'act-delete', class: 'danger'}, 'Delete…');
     const editSlot = h('div', {class: 'edit-slot'});
 
@@ -148,7 +214,7 @@ export class Detail {
       }));
       editSlot.querySelector('input').focus();
     });
-    retractBtn.addEventListener('click', async () => {
+    retractBtn?.addEventListener('click', async () => {
       retractBtn.disabled = true;
       try {
         const updated = await this.patch(o.id, {status: retracted ? 'active' : 'retracted'});
@@ -175,10 +241,15 @@ export class Detail {
           h('span', {class: ['dot', `fill-${o.type}`], 'aria-hidden': 'true'}), info.label || o.type),
         retracted ? h('span', {class: 'flag flag-retracted'}, 'no longer true') : null,
         status === 'superseded' ? h('span', {class: 'flag flag-superseded'}, 'superseded') : null,
+        memoryTags({kind: 'observation', layer: m.layer, archived: m.archived, pinned: m.decided === 'rule',
+          occurrences: m.occurrences, status}),
         h('span', {class: 'muted', title: o.project || ''}, `#${o.id} · ${this.projectName(o.project || '')} · ${fullTime(o.created_at)}`)),
       o.subtitle ? h('p', {class: 'detail-sub'}, rich(o.subtitle, rx)) : null,
-      h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, editBtn, retractBtn, deleteBtn),
+      h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, pinBtn, unarchiveBtn, restoreBtn, editBtn,
+        retractBtn, deleteBtn),
+      actError,
       editSlot,
+      section('Memory', this.lineage(o, m)),
       section('Facts', facts.length ? h('ul', {class: 'facts'}, facts.map((f) => h('li', null, rich(f, rx))))
         : h('p', {class: 'muted'}, 'none')),
       section('Narrative', o.narrative ? h('p', {class: 'narrative'}, rich(o.narrative, rx)) : h('p', {class: 'muted'}, 'none')),
@@ -205,6 +276,53 @@ export class Detail {
         this.itemList(data.related || [], 'No other observation touched these files.')),
     ];
     clear(this.body).append(...sections.filter(Boolean));
+  }
+
+  /** Where the memory stands: its layer (and who decided it), what replaced it, what it replaced. */
+  lineage(o, m) {
+    const status = o.status || 'active';
+    const [name, what] = LAYER_TEXT[m.layer] || [m.layer, ''];
+    const parts = [];
+    if (status === 'superseded') {
+      parts.push(h('p', {class: 'layer-line'}, h('strong', null, 'Superseded'),
+        ': replaced by a newer memory, never given to a session; kept and searchable.'));
+    } else if (status === 'retracted') {
+      parts.push(h('p', {class: 'layer-line'}, h('strong', null, 'No longer true'), ': never given to a session.'));
+    } else if (m.archived) {
+      parts.push(h('p', {class: 'layer-line'}, h('strong', null, 'Archived'),
+        ': routine work too old to be given to a session (the archive_after_days setting); searchable. Restore it from the '
+        + 'archive to give it to sessions again.'));
+    } else {
+      let who = '';
+      if (m.decided === 'rule') who = ` Pinned by you${m.decided_at ? ` on ${fullTime(m.decided_at)}` : ''}.`;
+      else if (m.decided === 'key') who = ` Kept as a key memory by you${m.decided_at ? ` on ${fullTime(m.decided_at)}` : ''}.`;
+      parts.push(h('p', {class: 'layer-line'}, h('strong', null, name), `: ${what}.${who}`));
+    }
+    if (m.occurrences > 1) {
+      parts.push(h('p', null, `Recorded ${m.occurrences} times: near-duplicates are merged into one memory`,
+        m.head && m.head !== o.id ? [', whose newest statement is ', this.link(m.head, `#${m.head}`, 'group-head')] : '',
+        '.'));
+    }
+    const by = m.superseded_by;
+    if (by) {
+      parts.push(h('p', {class: 'superseded-line'}, 'Superseded by ', this.link(by.id, `#${by.id} “${by.title}”`, 'superseded-by'),
+        m.superseded_at ? ` on ${fullTime(m.superseded_at)}` : '', '.',
+        by.shared && by.shared.length ? h('span', {class: 'shared muted'}, ` Same subject: ${by.shared.map(subject).join(', ')}.`) : ''));
+    } else if (status === 'superseded') {
+      parts.push(h('p', {class: 'muted'}, 'What replaced it is no longer in memory (deleted).'));
+    }
+    if (m.replaced && m.replaced.length) {
+      parts.push(h('div', {class: 'replaced'}, h('p', null, `It replaced ${m.replaced.length === 1 ? 'an older memory' : `${m.replaced.length} older memories`}:`),
+        h('ul', {class: 'mini-items', id: 'replaced'}, m.replaced.map((it) => h('li', null,
+          this.link(it.id, `#${it.id} “${it.title}”`, null), h('span', {class: 'flag flag-superseded'}, 'superseded'),
+          it.shared && it.shared.length ? h('span', {class: 'shared muted'}, ` · same subject: ${it.shared.map(subject).join(', ')}`) : '')))));
+    }
+    return h('div', {class: 'lineage'}, parts);
+  }
+
+  link(id, text, elId) {
+    return h('button', {type: 'button', class: 'link', id: elId || null, dataset: {oid: String(id)},
+      onclick: () => this.show({kind: 'observation', id}, true)}, text);
   }
 
   editForm(o, done) {
@@ -338,4 +456,13 @@ function section(title, content) {
 function fileList(files) {
   if (!files.length) return h('span', {class: 'muted'}, 'none');
   return h('ul', {class: 'files'}, files.map((f) => h('li', null, h('code', null, f))));
+}
+
+/** A subject as people read it: "cmd:pnpm" → "the command pnpm". */
+function subject(s) {
+  const [kind, ...rest] = String(s).split(':');
+  const name = rest.join(':');
+  const what = {cmd: 'the command', file: 'the file', set: 'the setting', id: 'the identifier', work: 'the work on',
+    ticket: 'the ticket'}[kind];
+  return what ? `${what} ${name}` : s;
 }

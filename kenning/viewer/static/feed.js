@@ -20,9 +20,52 @@ const TZ = (() => {
   }
 })();
 
+// The memory views (kenning/viewer/items.py MEMORY_VIEWS) in words.
+export const MEMORY_NOUN = {rule: 'standing rules', key: 'key memories', log: 'session log entries',
+  archived: 'archived memories', superseded: 'superseded memories'};
+const MEMORY_HEADING = {rule: 'Standing rules, newest first: what every session of the project is given first',
+  key: 'Key memories, newest first', log: 'Session log, newest first', archived: 'Archive, newest first: routine '
+    + 'work too old to be given to a session (searchable; restore what still matters)',
+  superseded: 'Superseded memories, newest first: replaced by newer ones, never given to a session'};
+const LAYER_TAG = {rule: ['Rule', 'Standing rule: given first to every session of its project'],
+  key: ['Key', 'Key memory: a decision, fact, gotcha or root cause, ranked by importance'],
+  log: ['Log', 'Session log: routine work, given by recency']};
+
+/** The small tags of an observation's place in memory: its layer (or the archive), pinned, ×N. */
+export function memoryTags(item) {
+  if (item.kind !== 'observation' || !item.layer) return [];
+  const out = [];
+  // A superseded or retracted memory is given to no session whatever its layer: its flag says all.
+  const current = !item.status || item.status === 'active';
+  if (current && item.archived) {
+    out.push(h('span', {class: 'flag flag-archived', title: 'Archived: routine work too old to be given to a session; '
+      + 'searchable, and restorable from its detail'}, 'archived'));
+  } else if (current) {
+    const [label, title] = LAYER_TAG[item.layer] || [item.layer, ''];
+    out.push(h('span', {class: ['layer', `layer-${item.layer}`], title: item.pinned ? `${title} (pinned by you)` : title},
+      item.pinned ? `${label} · pinned` : label));
+  }
+  if (item.occurrences > 1) {
+    out.push(h('span', {class: 'occurrences', title: `recorded ${item.occurrences} times (near-duplicates merged)`},
+      `×${item.occurrences}`));
+  }
+  return out;
+}
+
 function dayStart(isoDate) {
   const [y, m, d] = isoDate.split('-').map(Number);
   return new Date(y, m - 1, d).getTime() / 1000;
+}
+
+/** Whether an item belongs to a memory view (the rules of kenning/viewer/items.py in_view). */
+export function inMemoryView(item, memory) {
+  if (item.kind !== 'observation') return !memory;
+  if (memory === 'superseded') return item.status === 'superseded';
+  if (!memory) return item.status !== 'superseded';
+  const head = item.duplicate_of === null || item.duplicate_of === undefined;
+  if (item.status !== 'active' || !head) return false;
+  if (memory === 'archived') return Boolean(item.archived);
+  return item.layer === memory && !item.archived;
 }
 
 export class Feed {
@@ -31,7 +74,7 @@ export class Feed {
     this.projectName = projectName || ((p) => p);
     this.conceptLabel = conceptLabel || ((c) => c);
     this.ready = ready || Promise.resolve();
-    this.filters = {project: '', type: '', concept: '', from: '', to: ''};
+    this.filters = {project: '', memory: '', type: '', concept: '', from: '', to: ''};
     this.mode = 'feed';
     this.q = '';
     this.terms = [];
@@ -76,13 +119,13 @@ export class Feed {
 
   get filtered() {
     const f = this.filters;
-    return Boolean(f.project || f.type || f.concept || f.from || f.to);
+    return Boolean(f.project || f.memory || f.type || f.concept || f.from || f.to);
   }
 
   /** Query parameters of the current filters (dates as epoch seconds, `until` exclusive). */
   params() {
     const f = this.filters;
-    const p = {project: f.project, type: f.type, concept: f.concept, include_inactive: 1};
+    const p = {project: f.project, memory: f.memory, type: f.type, concept: f.concept, include_inactive: 1};
     if (f.from) p.since = dayStart(f.from);
     if (f.to) p.until = dayStart(f.to) + 86400;
     return p;
@@ -91,7 +134,8 @@ export class Feed {
   matches(item) {
     const f = this.filters;
     if (f.project && item.project !== f.project) return false;
-    if ((f.type || f.concept) && item.kind !== 'observation') return false;
+    if ((f.type || f.concept || f.memory) && item.kind !== 'observation') return false;
+    if (!inMemoryView(item, f.memory)) return false;
     if (f.type && item.type !== f.type) return false;
     if (f.concept && !(item.concepts || []).includes(f.concept)) return false;
     if (f.from && item.at < dayStart(f.from)) return false;
@@ -151,6 +195,7 @@ export class Feed {
     const f = this.filters;
     const type = f.type ? ((this.typeInfo(f.type) || {}).label || f.type) : '';
     let what = type ? `${type.toLowerCase()} observations` : (f.concept ? 'observations' : 'items');
+    if (f.memory) what = MEMORY_NOUN[f.memory] + (type ? ` of type ${type.toLowerCase()}` : '');
     if (f.concept) what += ` about “${this.conceptLabel(f.concept)}”`;
     let where = f.project ? ` in ${this.projectName(f.project)}` : '';
     if (f.from && f.to) where += f.from === f.to ? ` on ${dateText(f.from)}` : ` between ${dateText(f.from)} and ${dateText(f.to)}`;
@@ -163,6 +208,7 @@ export class Feed {
     const f = this.filters;
     const parts = [];
     if (f.project) parts.push(`project ${this.projectName(f.project)}`);
+    if (f.memory && this.mode === 'search') parts.push(MEMORY_NOUN[f.memory]);
     if (f.type) parts.push(`type ${(this.typeInfo(f.type) || {}).label || f.type}`);
     if (f.concept) parts.push(`concept ${this.conceptLabel(f.concept)}`);
     if (f.from) parts.push(`from ${f.from}`);
@@ -170,7 +216,7 @@ export class Feed {
     const scope = parts.length ? ` · ${parts.join(', ')}` : '';
     this.heading.title = '';
     if (this.mode !== 'search') {
-      this.heading.textContent = `Newest first${scope}`;
+      this.heading.textContent = `${f.memory ? MEMORY_HEADING[f.memory] : 'Newest first'}${scope}`;
       return;
     }
     const q = `“${shorten(this.q, 60)}”`;
@@ -376,6 +422,17 @@ export class Feed {
     if (focused) el.focus();
   }
 
+  /** An item changed in memory (pinned, restored…): shown anew, or taken out if this view no longer holds it.
+   * Returns the element that should get the focus when the item left (its neighbour), else null. */
+  update(key, fields) {
+    const row = this.rows.get(key);
+    if (!row) return null;
+    const item = {...row.item, ...fields};
+    if (this.mode === 'feed' && !this.matches(item)) return this.remove(key);
+    this.patch(key, fields);
+    return null;
+  }
+
   /** Take an item out (deleted): the focus goes to its neighbour, empty groups go too. */
   remove(key) {
     const row = this.rows.get(key);
@@ -442,7 +499,7 @@ export class Feed {
       h('span', {class: ['badge', `badge-${badgeKind}`], title: info.description || kindLabel},
         h('span', {class: ['dot', `fill-${badgeKind}`], 'aria-hidden': 'true'}), kindLabel),
       h('h3', {class: 'item-title', id: `${id}-t`}, rich(item.title || '(untitled)', this.rx)),
-      flags),
+      flags, memoryTags(item)),
     item.subtitle ? h('p', {class: 'item-sub'}, rich(item.subtitle, this.rx)) : null,
     h('p', {class: 'item-meta', id: `${id}-m`}, meta.flatMap((m, i) => (i ? [h('span', {class: 'sep', 'aria-hidden': 'true'}, '·'), m] : [m]))));
   }

@@ -3,7 +3,8 @@
 // used (the fragment carries `kenning open`'s one-time code, removed at once).
 
 export const TABS = ['feed', 'preview', 'stats', 'settings'];
-const KEYS = ['tab', 'project', 'type', 'concept', 'from', 'to', 'q', 'item'];
+const KEYS = ['tab', 'project', 'memory', 'type', 'concept', 'from', 'to', 'q', 'item'];
+export const MEMORY_VIEWS = ['', 'rule', 'key', 'log', 'archived', 'superseded'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** The view in the current address; anything malformed is dropped, never trusted. */
@@ -15,6 +16,7 @@ export function readView() {
   if (!TABS.includes(view.tab)) view.tab = 'feed';
   for (const d of ['from', 'to']) if (view[d] && !DAY.test(view[d])) view[d] = '';
   if (view.item && !/^[os]\d{1,18}$/.test(view.item)) view.item = '';
+  if (!MEMORY_VIEWS.includes(view.memory)) view.memory = '';
   return view;
 }
 

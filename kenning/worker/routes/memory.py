@@ -6,6 +6,11 @@
 ``POST /api/import``  a JSON Lines body (size-limited) → counts; one bad line and nothing is written.
 ``POST /api/observations/supersede``  JSON {ids, by} → which ids are now superseded by ``by`` (same project).
 ``POST /api/observations/restore``    JSON {ids} → which superseded or retracted ids are current again.
+``POST /api/observations/pin``        JSON {id, project?} → the memory is a standing rule (its group too).
+``POST /api/observations/unpin``      JSON {id, project?} → the rule is an ordinary memory again.
+``POST /api/observations/unarchive``  JSON {id, project?} → archived routine work is a key memory again.
+                                      These three answer 404 (no such id), 400 (another project, bad
+                                      body) or 409 (already so: pinned, not a rule, not archived, inactive).
 
 Each request opens its own connection; the pipeline's writer and these wait for each other
 through SQLite's busy timeout (see kenning/commands/memory.py for why that is enough).
@@ -27,8 +32,8 @@ from starlette.routing import Route
 
 from kenning import settings as settings_mod
 from kenning.privacy import ingress
+from kenning.store import decisions, projects, supersede, transfer
 from kenning.store import forget as fg
-from kenning.store import projects, supersede, transfer
 from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
@@ -172,7 +177,38 @@ def routes(state: Any) -> list[Route]:
         except sqlite3.OperationalError as e:
             return _error(BadRequest(f"the database is busy ({e}); nothing changed, try again", 503))
 
+    def decision_route(action: str) -> Any:
+        async def route(request: Request) -> Response:
+            try:
+                body = json.loads(await read_body(request, MAX_FORGET_BODY) or b"null")
+                oid, project = decision_request(body)
+            except BadRequest as e:
+                return _error(e)
+            except (ValueError, RecursionError) as e:
+                return _error(BadRequest(str(e) if isinstance(e, ValueError) and str(e) else "the body must be JSON"))
+
+            def run() -> dict[str, Any]:
+                conn = connect(paths.db)
+                try:
+                    if action == "unarchive":
+                        days = int(getattr(state.memory.settings, "archive_after_days", 0) or 0)
+                        return decisions.unarchive(conn, oid, archive_after_days=days, project=project)
+                    return (decisions.pin if action == "pin" else decisions.unpin)(conn, oid, project=project)
+                finally:
+                    conn.close()
+
+            try:
+                return JSONResponse(await run_in_threadpool(run))
+            except decisions.DecisionError as e:
+                return _error(BadRequest(str(e), DECISION_STATUS[e.kind]))
+            except sqlite3.OperationalError as e:
+                return _error(BadRequest(f"the database is busy ({e}); nothing changed, try again", 503))
+        return route
+
     return [
+        Route("/api/observations/pin", decision_route("pin"), methods=["POST"]),
+        Route("/api/observations/unpin", decision_route("unpin"), methods=["POST"]),
+        Route("/api/observations/unarchive", decision_route("unarchive"), methods=["POST"]),
         Route("/api/observations/supersede", supersede_route, methods=["POST"]),
         Route("/api/observations/restore", restore_route, methods=["POST"]),
         Route("/api/forget", forget, methods=["POST"]),
@@ -194,6 +230,25 @@ def ids_request(body: Any, fields: tuple[str, ...]) -> tuple[list[int], Any]:
             isinstance(i, bool) or not isinstance(i, int) or not 0 < i < 2**63 for i in ids):
         raise ValueError("ids must be a list of 1 to 1000 observation ids")
     return ids, body.get("by")
+
+
+DECISION_STATUS = {"not_found": 404, "wrong_project": 400, "conflict": 409}
+
+
+def decision_request(body: Any) -> tuple[int, str | None]:
+    """``{"id": 12, "project": "..."}`` (project optional: when given, the memory must be of it)."""
+    if not isinstance(body, dict):
+        raise ValueError('the body must be a JSON object like {"id": 12}')
+    unknown = sorted(k for k in body if k not in ("id", "project"))
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: id, project")
+    oid = body.get("id")
+    if isinstance(oid, bool) or not isinstance(oid, int) or not 0 < oid < 2**63:
+        raise ValueError("id must be the id of an observation (a positive integer)")
+    project = body.get("project")
+    if project is not None and (not isinstance(project, str) or not project.strip() or len(project) > 512):
+        raise ValueError("project must be a project's key or name (at most 512 characters)")
+    return oid, project
 
 
 def forget_request(body: Any) -> tuple[fg.Filters, bool]:

@@ -8,6 +8,7 @@ Content-Security-Policy without inline script, so text from memory can never run
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -36,6 +37,7 @@ from kenning.store import forget as fg
 from kenning.store import repo
 from kenning.store.compaction import Compactor
 from kenning.store.db import connect
+from kenning.store.decisions import archive_cutoff
 from kenning.viewer import detail, items, settings_form, stats
 from kenning.worker.routes import BadRequest
 from kenning.worker.routes.memory import read_body
@@ -60,7 +62,8 @@ MAX_QUERY = 16_000  # a pasted log is searched by its head (search.query.MAX_INP
 # Parameters as a user knows them: an error names what they typed into, never the wire name.
 LABELS = {"q": "the search text", "query": "the search text", "since": "the From date", "until": "the To date",
           "project": "the project", "type": "the type", "concept": "the concept", "before": "the page cursor",
-          "kinds": "kinds", "tz": "the time zone", "limit": "limit", "offset": "offset", "days": "days"}
+          "kinds": "kinds", "memory": "the memory view", "tz": "the time zone", "limit": "limit", "offset": "offset",
+          "days": "days"}
 STATUS_EVERY_S = 5.0
 HEARTBEAT_S = 15.0
 POLL_S = 1.0
@@ -110,7 +113,7 @@ def _path_id(request: Request, name: str) -> int:
     return int(raw)
 
 
-def feed_filter(request: Request) -> items.FeedFilter:
+def feed_filter(request: Request, archive_after_days: int = 0) -> items.FeedFilter:
     """The feed's and search's filters from query parameters; BadRequest on bad values."""
     types: list[str] = []
     for v in request.query_params.getlist("type") + request.query_params.getlist("types"):
@@ -126,13 +129,17 @@ def feed_filter(request: Request) -> items.FeedFilter:
     inactive = (_param(request, "include_inactive") or "1").lower()
     if inactive not in ("0", "1", "true", "false", "yes", "no"):
         raise BadRequest("include_inactive must be 1 or 0")
+    memory = _param(request, "memory") or ""
+    if memory not in items.MEMORY_VIEWS:
+        raise BadRequest("the memory view must be one of: rule, key, log, archived, superseded (or none)")
     since_at = parse_time(since, _label("since")) if since else None
     until_at = parse_time(until, _label("until")) if until else None
     if since_at is not None and until_at is not None and since_at >= until_at:
         raise BadRequest("the From date is after the To date: swap them, or clear one")
     return items.FeedFilter(
         project=_param(request, "project"), types=tuple(dict.fromkeys(types)), concept=_param(request, "concept"),
-        since=since_at, until=until_at, kinds=kinds, include_inactive=inactive in ("1", "true", "yes"))
+        since=since_at, until=until_at, kinds=kinds, include_inactive=inactive in ("1", "true", "yes"),
+        memory=memory, archive_before=archive_cutoff(archive_after_days))
 
 
 def time_zone(request: Request) -> tzinfo | None:
@@ -144,6 +151,11 @@ def time_zone(request: Request) -> tzinfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise BadRequest(f"unknown time zone {name!r}") from None
+
+
+def archive_days(state: Any) -> int:
+    """archive_after_days as the worker's settings say now (the viewer saves them live)."""
+    return int(getattr(state.memory.settings, "archive_after_days", 0) or 0)
 
 
 def _mode(state: Any) -> dict[str, Any]:
@@ -256,7 +268,7 @@ def routes(state: Any) -> list[Route]:
 
     async def feed(request: Request) -> Response:
         async def go() -> Response:
-            f = feed_filter(request)
+            f = feed_filter(request, archive_days(state))
             limit = _int(request, "limit", 50, 1, items.MAX_LIMIT)
             before = _param(request, "before")
             if before is not None:
@@ -274,7 +286,7 @@ def routes(state: Any) -> list[Route]:
             q = _param(request, "q", MAX_QUERY) or _param(request, "query", MAX_QUERY)
             if not q:
                 raise BadRequest("type something to search for")
-            f = feed_filter(request)
+            f = feed_filter(request, archive_days(state))
             terms = [t.text for t in parse_query(q).terms]
             if not terms:
                 # An emoji, "*" or "-" alone: no word to look up. Saying so beats listing the newest
@@ -298,22 +310,46 @@ def routes(state: Any) -> list[Route]:
             from kenning.search.service import SearchInfo
 
             info = SearchInfo()
-            hits = await run_in_threadpool(lambda: runtime.search(q, info=info, **kw))
-            more = len(hits) > limit
-            hits = hits[:limit]
-            found = await with_read(lambda c: items.hydrate(c, [(h.kind, h.id) for h in hits]), [])
-            scores = {(h.kind, h.id): h.score for h in hits}
+            # The memory view (superseded ones hidden unless asked for) is a property of the rows
+            # the search engine does not rank by: hits are read in windows and kept when they fit.
+            found: list[dict[str, Any]] = []
+            scores: dict[tuple[str, int], float] = {}
+            at, window, rounds, next_offset = offset, limit + 1, 0, None
+            while True:
+                kw.update(offset=at, limit=window)
+                hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, **kw))
+                keys = [(h.kind, h.id) for h in hits]
+                rows = await with_read(functools.partial(items.hydrate, keys=keys, archive_before=f.archive_before),
+                                       [])
+                scores.update({(h.kind, h.id): h.score for h in hits})
+                by_key = {(it["kind"], it["id"]): it for it in rows}
+                for n, h in enumerate(hits):
+                    it = by_key.get((h.kind, h.id))
+                    if it is None or not items.in_view(it, f):
+                        continue
+                    if len(found) == limit:  # one more fits: the next page starts at it
+                        next_offset = at + n
+                        break
+                    found.append(it)
+                rounds += 1
+                if next_offset is not None or len(hits) < window or rounds >= 4:
+                    if next_offset is None and len(hits) == window:
+                        next_offset = at + window  # more hits follow, none of this view in reach yet
+                    break
+                at += window
+                window = min(500, window * 4)
             for it in found:
                 it["score"] = round(scores.get((it["kind"], it["id"]), 0.0), 4)
             return _json({"items": found, "terms": terms, "no_words": False, "semantic": info.meaning,
-                          "note": info.note, "next_offset": offset + limit if more else None})
+                          "note": info.note, "next_offset": next_offset})
         return await guarded(go)
 
     async def observation(request: Request) -> Response:
         async def go() -> Response:
             oid = _path_id(request, "oid")
             if request.method == "GET":
-                body = await with_read(lambda c: detail.observation(c, oid), None)
+                cutoff = archive_cutoff(archive_days(state))
+                body = await with_read(lambda c: detail.observation(c, oid, cutoff), None)
                 if body is None:  # no database yet
                     raise detail.NotFound(f"no observation {oid}")
                 return _json(body)
@@ -364,7 +400,8 @@ def routes(state: Any) -> list[Route]:
     async def session(request: Request) -> Response:
         async def go() -> Response:
             sid = _path_id(request, "sid")
-            body = await with_read(lambda c: detail.session(c, sid), None)
+            cutoff = archive_cutoff(archive_days(state))
+            body = await with_read(lambda c: detail.session(c, sid, cutoff), None)
             if body is None:
                 raise detail.NotFound(f"no session {sid}")
             return _json(body)

@@ -1,0 +1,113 @@
+"""The fence's pre-check (``may_hold_tag``) decides without ``re`` and never misses a tag the pattern finds.
+
+``neutralise`` must give exactly what the pattern alone gives (on the text, or on its NFKC form when
+that form holds a tag); the pre-check only spares the pattern's compilation (~20 ms) where it
+provably finds nothing. Its tables are checked against ``re`` and ``unicodedata`` themselves.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.context import fence
+from tests.security.test_fence import HOSTILE
+
+EVERY = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+# Where compatibility forms of letters and brackets live (full-width, small forms, mathematical,
+# enclosed, tags) besides the whole BMP: each code point is tried in the templates below.
+PLANES = [*range(0x80, 0x10000), *range(0x1D400, 0x1D800), *range(0x1F100, 0x1F200), *range(0xE0000, 0xE0080)]
+
+
+def reference(text: str) -> str:
+    """``neutralise`` as it was before the pre-check: the pattern on every text."""
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKC", text)
+        if folded != text and fence._has_tag(folded):
+            text = folded
+    return fence._compiled().sub(fence._replace, text)
+
+
+def found_by_pattern(text: str) -> bool:
+    return fence._has_tag(text) or fence._has_tag(unicodedata.normalize("NFKC", text))
+
+
+def seen_by_precheck(text: str) -> bool:
+    return fence.may_hold_tag(text) or fence.may_hold_tag(unicodedata.normalize("NFKC", text))
+
+
+def test_tables_are_what_re_and_unicodedata_say() -> None:
+    assert set(fence.WHITESPACE) == set(re.findall(r"\s", EVERY)) == {c for c in EVERY if c.isspace()}
+    assert set(fence.FORMAT_CHARS) == set(re.findall(f"[{fence._FORMAT}]", EVERY))
+    letters = sorted({c for n in fence.NAMES for w in n for c in w})
+    folds = {c: m for m in letters for c in re.findall(re.escape(m), EVERY, re.IGNORECASE) if not c.isascii()}
+    assert folds == fence.CASE_FOLDS
+    assert tuple(sorted({n[0] for n in fence.NAMES})) == fence.FIRST_WORDS
+
+
+def test_every_code_point_in_a_tag_is_seen() -> None:
+    """A character anywhere a tag can hold one (opener, gap, slash, inside a name): whenever the pattern
+    then finds a tag, on the text or its NFKC form, so does the pre-check."""
+    missed = []
+    for cp in PLANES:
+        c = chr(cp)
+        for text in (f"{c}system>", f"{c}/kenning-context>", f"<{c}system>", f"<{c}/{c}function_calls>",
+                     f"<s{c}ystem>", f"<{c}ystem>", f"&#6{c};system", f"<{c}{c}persisted-output>"):
+            if found_by_pattern(text) and not seen_by_precheck(text):
+                missed.append(text)
+    assert not missed, missed[:20]
+
+
+def test_hostile_spellings_are_seen() -> None:
+    extra = ["&#0060;system", "&#x003C;/system", "\\u003c system", "<\u200b\u200bs\u200by\u200bstem>",
+             "< \n /  function_calls", "<system_\u0130nstruction", "<\u017fystem", "<\u212aenning-context>",
+             "\uff1csystem", "\ufe64system", "&#x3c;&#47;system", "%3c%2fsystem", "<\\/system", "&LT;SYSTEM",
+             "&lt;&sol;kenning-context&gt;", "<" + " " * 600 + "system>", "<" + "\u200b" * 600 + "system>",
+             "<s" + "\u200b" * 600 + "ystem>", "\\U003C/KENNING-CONTEXT"]
+    for text in HOSTILE + extra:
+        assert found_by_pattern(text), text
+        assert seen_by_precheck(text), text
+        assert fence.neutralise(text) == reference(text) != text
+
+
+def test_ordinary_text_is_decided_without_the_pattern() -> None:
+    for text in ("if a < size and b <= count: return List<String>()", "x = {'system': 1}  # see <context>",
+                 "for (i = 0; i < n; i++) { function(i); }", "a &lt; b, 3 < 4 -> <span>", "— “quoted” … ok",
+                 "<div class='systemic'>", "the <sys> tag and <fun>", "\\u003cb\\u003e"):
+        assert not fence.may_hold_tag(text), text
+        assert fence.neutralise(text) is text
+
+
+PIECES = ["<", "</", "< /", "&lt;", "&lt", "&#60;", "&#060", "&#x3c;", "&#X003C", "%3c", "%3C", "\\u003c", "\\x3c",
+          "＜", "﹤", "/", "／", "&sol;", "%2f", "&#47;", "\\/", " ", "\n", "\t", "\u200b", "\u00ad", "\u3000",
+          "system", "SYSTEM", "Sys", "tem", "ſystem", "ｓｙｓｔｅｍ", "kenning", "\u212aenning", "-", "_", ".", ":",
+          "context", "reminder", "claude", "mem", "function", "calls", "results", "persisted", "output", ">",
+          "＞", "&gt;", "a", "b = 1", "x < y", "…", "é", "\u0301", "prompt", "message", "instruction", "İ", ";"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14), st.text(max_size=12))
+def test_neutralise_equals_the_pattern_alone(pieces: list[str], noise: str) -> None:
+    text = "".join(pieces) + noise
+    assert fence.neutralise(text) == reference(text)
+    if found_by_pattern(text):
+        assert seen_by_precheck(text)
+
+
+def test_ordinary_code_is_neutralised_without_re() -> None:
+    """A 20 KB module of ordinary code (ASCII and not) through ``neutralise``: no ``re``, no change."""
+    code = ("import sys; sys.path.insert(0, '.'); from kenning.context import fence; "
+            "src = open('kenning/context/prompt.py', encoding='utf-8').read() * 2; "
+            "assert len(src) > 20000 and not src.isascii(); "
+            "same = fence.neutralise(src) is src and fence.neutralise(src.encode('ascii', 'ignore').decode()) "
+            "== src.encode('ascii', 'ignore').decode(); "
+            "loaded = 're' in sys.modules; print(int(same), int(loaded))")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "0"]

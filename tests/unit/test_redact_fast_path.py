@@ -1,0 +1,180 @@
+"""The redactor's first look decides ordinary code without the detectors, and never costs a secret.
+
+``quick.first_look`` says which families of detectors a text needs (the name scanner, the vendor
+table, the tool rules) and None when it needs none. Whatever it decides, the spans must be
+exactly those of every detector run on the text: checked on the secrets corpus and its
+look-alikes, every line and every file of this repository and a sample of the standard library,
+and on texts assembled from the pieces secrets and ordinary code are made of. Through real hook
+processes: a Read of ordinary source code loads neither ``re`` nor the vendor table nor the tool
+rules, and a secret written into that same code is still redacted before it reaches the spool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.privacy import quick
+from kenning.privacy.redact import EMPTY, MARKER, Redactor, _merge, _outside_markers
+from tests.conftest import REPO, Home
+from tests.security.corpus import LOOKALIKES, SECRETS, password, payload, rnd
+
+R = Redactor()
+ORDINARY = REPO / "kenning" / "context" / "prompt.py"  # ~20 KB of ordinary Python
+
+
+def full_spans(text: str) -> list[tuple[int, int, str]]:
+    """Every built-in detector on ``text``, whatever the first look would say."""
+    if len(text) < 8:
+        return []
+    lk = quick.look(text)
+    lk.vendors = lk.commands = True
+    spans = R._detect(text, lk, EMPTY)
+    if not spans:
+        return []
+    if MARKER in text:
+        spans = _outside_markers(text, spans)
+    return _merge(spans)
+
+
+def strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [*strings(k), *strings(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def assert_same(texts: list[str]) -> None:
+    wrong = [t for t in texts if R.spans(t) != full_spans(t)]
+    assert not wrong, "the first look lost what the detectors find in:\n" + "\n---\n".join(w[:300] for w in wrong[:5])
+
+
+def test_the_corpus_gets_the_spans_of_every_detector() -> None:
+    texts = [t for s in SECRETS + LOOKALIKES for t in strings(payload(s))]
+    texts += [line for t in texts for line in t.splitlines()]
+    assert_same(texts)
+
+
+def source_files() -> list[Path]:
+    ours = sorted(p for d in ("kenning", "tests", "bench", "docs") for p in (REPO / d).rglob("*")
+                  if p.suffix in (".py", ".md", ".json", ".toml", ".js", ".html", ".css", ".sh"))
+    stdlib = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[::15]
+    return [*ours, REPO / "README.md", REPO / "SECURITY.md", REPO / "BENCHMARKS.md", *stdlib]
+
+
+def test_every_file_and_line_of_real_code_gets_the_spans_of_every_detector() -> None:
+    texts: list[str] = []
+    for path in source_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = text.splitlines()
+        texts += [text, *lines, *("\n".join(lines[i:i + 3]) for i in range(0, len(lines), 3))]
+    assert len(texts) > 30_000
+    assert_same(texts)
+
+
+NAMES = ["password", "DB_PASSWORD", "passwd", "pass", "pwd", "apiKey", "api_key", "API key", "key", "auth", "AUTH",
+         "token", "secret", "client_secret", "Authorization", "cookie", "requirepass", "credentials", "--password",
+         "-password", "PASSWORD-", "password.", "x-api-key", "AccountKey", "mnemonic", "otp_secret", "hmac"]
+GLUE = ["=", " = ", ":", ": ", "?=", "+=", " <- ", ">", "<", ",", " ", "\t", "\n", "\r\n", "]", "[", '"', "'", "`",
+        '\\"', "value=", "(", ")", ".", "-", "/", "@", "://", "|", ";", "&", " is ", " was now ", "=>", "==", "::",
+        "</", "{", "}", "#", "export ", "set -x ", "ENV ", "machine h login u ", "- name: ", "value: ", "kind: ",
+        "Secret", "data:\n  ", "stringData:", "<<< ", "echo ", "printf ", " | ", "-S", "-p", "-P", "-a", "-u"]
+WORDS = ["mysql", "zip", "docker", "login", "sudo", "redis-cli", "curl", "http", "sshpass", "literal",
+         "--from-literal=", "kubectl", "base64", "--password-stdin", "stdin", "fly secrets set", "npm config set",
+         "https", "redis", "postgres", "host", "user", "admin", "x", "self.key", "os.environ", "None", "for", "in",
+         "return", "def", "Bearer", "sig=", "ghp_", "sk-", "AKIA", "eyJ", "xoxb-", "-----BEGIN ", "PuTTY", "kty",
+         "\\n", "ntoken", "tpassword"]
+VALUES = [rnd("v1", 24), rnd("v2", 40), password("p1"), password("p2", 9), "hunter2", "Tr0ub4dor&3", "changeme",
+          "${DB_PASSWORD}", "self.token", "get_key(name)", rnd("v3", 16).upper(), "0123456789abcdef0123",
+          "user:" + password("p3"), ":" + password("p4") + "@db.example.com", rnd("v4", 36, "abcdef0123456789")]
+
+
+@settings(max_examples=1200, deadline=None)
+@given(st.lists(st.sampled_from(NAMES + GLUE + WORDS + VALUES), min_size=1, max_size=12))
+def test_texts_made_of_the_pieces_of_secrets_get_the_spans_of_every_detector(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert R.spans(text) == full_spans(text)
+
+
+def test_the_first_looks_tables_are_the_detectors_own() -> None:
+    from kenning.privacy import commands, structure
+
+    piped_tools = {*commands.STDIN_CONSUMERS, "sudo", "base64"}
+    for word in quick.PIPED:
+        assert {t for t, _g in commands._BY_WORD[word.decode()]} <= piped_tools, word
+    assert {g.encode() for t in piped_tools for (g,) in commands.GATES[t]} <= quick.PIPED
+    assert quick.DIRECTIVES == structure.DIRECTIVES
+    assert set(quick.URL_USER_STOP.decode()) == structure.URL_USER_STOP
+    assert quick.QUOTES == structure.QUOTES
+
+
+def test_ordinary_code_is_decided_by_the_first_look() -> None:
+    """The code of this module, and code like it, needs no detector at all."""
+    for text in ("for key in sorted(d):\n    pass\n", "zip(a, b)", "import http.client", "sys.stdin.read()",
+                 "def login(self, user):\n    return self._auth(user)\n", "# see https://example.com/x @decorator",
+                 "if token.kind == 'name':\n    pass\n", "return [key for key in keys if key]"):
+        assert quick.first_look(text) is None, text
+    lk = quick.first_look(ORDINARY.read_text(encoding="utf-8"))
+    assert lk is None or not (lk.vendors or lk.commands)
+
+
+# ------------------------------------------------------------------ through real hook processes
+
+def read_payload(home: Home, path: str, content: str, sid: str) -> dict[str, Any]:
+    lines = content.count("\n") + 1
+    return {"session_id": sid, "transcript_path": f"/tmp/{sid}.jsonl", "cwd": str(home.project),
+            "permission_mode": "bypassPermissions", "hook_event_name": "PostToolUse", "tool_name": "Read",
+            "tool_input": {"file_path": path}, "tool_use_id": f"toolu_{sid}",
+            "tool_response": {"type": "text", "file": {"filePath": path, "content": content, "numLines": lines,
+                                                       "startLine": 1, "totalLines": lines}}, "duration_ms": 3}
+
+
+def run_hook(home: Home, body: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    """One PostToolUse hook as installed (``-I``, the entry function), timed imports on; the modules it
+    loaded and the record it spooled."""
+    before = set(os.listdir(home.paths.spool)) if os.path.isdir(home.paths.spool) else set()
+    proc = subprocess.run([sys.executable, "-I", "-X", "importtime", "-c", "from kenning.hook.main import cli; cli()",
+                           "claude-code", "PostToolUse"], input=json.dumps(body).encode(), env=home.env,
+                          capture_output=True, timeout=60, cwd=str(home.project))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() in (b"", b"{}") or isinstance(json.loads(proc.stdout), dict)
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+    new = sorted(set(os.listdir(home.paths.spool)) - before - {"tmp", "corrupt"})
+    assert len(new) == 1, new
+    record = json.loads((Path(home.paths.spool) / new[0]).read_text())
+    return modules, record
+
+
+@pytest.mark.parametrize("source", [ORDINARY, Path(sysconfig.get_paths()["stdlib"]) / "argparse.py"],
+                         ids=["kenning-module", "stdlib-module"])
+def test_a_read_of_ordinary_code_loads_no_detector_and_a_secret_in_it_is_caught(home: Home, source: Path) -> None:
+    code = source.read_text(encoding="utf-8")[:20_000]
+    path = str(home.project / "src" / source.name)
+    modules, record = run_hook(home, read_payload(home, path, code, "fast-1"))
+    assert record["payload"]["tool_response"]["file"]["content"] == code  # nothing of ordinary code redacted
+    assert not {"re", "enum", "kenning.privacy.vendors", "kenning.privacy.commands"} & modules, sorted(modules)
+
+    secret, token = password("in-code", 16), "ghp_" + rnd("in-code", 36)
+    cut = code.find("\n\n", len(code) // 2)
+    planted = (f"{code[:cut]}\n\nDB_PASSWORD = \"{secret}\"\nclient = Client(token=\"{token}\")\n"
+               f"# mysql -u app -p{secret[::-1]} prod\n{code[cut:]}")
+    _modules, record = run_hook(home, read_payload(home, path, planted, "fast-2"))
+    stored = json.dumps(record)
+    for s in (secret, token, secret[::-1]):
+        assert s not in stored
+    assert stored.count("[REDACTED:") >= 3
