@@ -21,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,49 @@ class Install:
             return res[0], json.loads(res[1] or b"null")
         except ValueError:
             return res[0], None
+
+
+# ------------------------------------------------------------------ interleaved process runs
+
+@dataclass
+class Cmd:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    stdin: Callable[[int], bytes]
+    check: Callable[[subprocess.CompletedProcess[bytes]], bool] | None = None
+    before: Callable[[], None] | None = None  # untimed set-up before each run
+    samples: list[int] = field(default_factory=list)
+    failures: int = 0
+
+
+def run_interleaved(cmds: list[Cmd], rounds: int, warmup: int,
+                    between: Callable[[int], None] | None = None) -> None:
+    """One run of each command per round, the order rotated every round; warm-up rounds are not kept."""
+    for r in range(warmup + rounds):
+        k = r % len(cmds)
+        for c in cmds[k:] + cmds[:k]:
+            data = c.stdin(r)
+            if c.before:
+                c.before()
+            t0 = time.perf_counter_ns()
+            proc = subprocess.run(c.argv, input=data, capture_output=True, env=c.env, cwd=c.cwd, check=False)
+            dt = time.perf_counter_ns() - t0
+            ok = proc.returncode == 0 and (c.check is None or c.check(proc))
+            if r >= warmup:
+                c.samples.append(dt)
+                c.failures += 0 if ok else 1
+        if between:
+            between(r)
+
+
+def registered_hook() -> list[str]:
+    """The hook command exactly as ``kenning install`` registers it for this interpreter, up to the
+    event name (exec form: ``python -I -S -c <entry> claude-code``; the data dir comes from the env)."""
+    from kenning.integrations import launch
+
+    return launch.hook_argv("claude-code", "", PYTHON)[:-1]
 
 
 def temp_root(prefix: str) -> Path:

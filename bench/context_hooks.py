@@ -51,6 +51,7 @@ from common import (
     md_table,
     populate,
     project_key,
+    registered_hook,
     run_header,
     summary_ms,
     temp_root,
@@ -59,13 +60,12 @@ from common import (
 )
 
 from kenning.context import file_history as fh
-from kenning.integrations.claude_code import HOOK_ENTRY
 from kenning.settings import load
 
 PROJECT, OTHER = "bench-project", "other-project"
 FILE_TARGET_P95_MS = 20.0
 PROMPT_TARGET_P95_MS = 150.0
-HOOK = [PYTHON, "-I", "-c", HOOK_ENTRY, "claude-code"]
+HOOK = registered_hook()  # exactly what `kenning install` writes
 BASE = [PYTHON, "-I", "-S", "-c", "pass"]
 MODEL = "all-MiniLM-L6-v2"
 # A larger vocabulary for notes about specific code: real memories name functions and files that

@@ -30,7 +30,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (
     PYTHON,
     REPO,
+    Cmd,
     Install,
     command_line,
     fmt,
@@ -46,14 +46,15 @@ from common import (
     md_table,
     populate,
     project_key,
+    registered_hook,
     run_header,
+    run_interleaved,
     summary_ms,
     temp_root,
     verdict,
     write_section,
 )
 
-from kenning.integrations.claude_code import HOOK_ENTRY
 from tests.support.synthetic import synthetic_sessions
 
 REFERENCE_BASELINE_MS = 6.6  # `python -I -S -c pass` where the targets were set (python-stack.md §1)
@@ -62,7 +63,7 @@ TARGET_P99_MS = 60.0
 WRITE_PAYLOAD_BYTES = 5 * 1024
 TURN_EVERY = 25  # rounds per prompt turn on the worker-up session (Stop + next prompt, untimed)
 # Exactly what `kenning install` writes into Claude Code's settings (the -c entry, isolated mode).
-HOOK = ["-I", "-c", HOOK_ENTRY, "claude-code"]
+HOOK = registered_hook()[1:]
 HOOK_M = ["-m", "kenning", "hook", "claude-code"]
 
 # The capture path of kenning.hook.main, step by step, timed twice in one fresh process.
@@ -160,39 +161,6 @@ def with_id(payload: dict[str, Any], sid: str, tool_use_id: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------- the runner
-
-@dataclass
-class Cmd:
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-    cwd: str
-    stdin: Callable[[int], bytes]
-    check: Callable[[subprocess.CompletedProcess[bytes]], bool] | None = None
-    before: Callable[[], None] | None = None  # untimed set-up before each run
-    samples: list[int] = field(default_factory=list)
-    failures: int = 0
-
-
-def run_interleaved(cmds: list[Cmd], rounds: int, warmup: int,
-                    between: Callable[[int], None] | None = None) -> None:
-    """One run of each command per round, the order rotated every round; warm-up rounds are not kept."""
-    for r in range(warmup + rounds):
-        k = r % len(cmds)
-        for c in cmds[k:] + cmds[:k]:
-            data = c.stdin(r)
-            if c.before:
-                c.before()
-            t0 = time.perf_counter_ns()
-            proc = subprocess.run(c.argv, input=data, capture_output=True, env=c.env, cwd=c.cwd, check=False)
-            dt = time.perf_counter_ns() - t0
-            ok = proc.returncode == 0 and (c.check is None or c.check(proc))
-            if r >= warmup:
-                c.samples.append(dt)
-                c.failures += 0 if ok else 1
-        if between:
-            between(r)
-
 
 def latency_table(cmds: list[Cmd], base: Cmd, floor: Cmd | None = None) -> str:
     """p50/p90/p99/mean per command, with the overhead over (and ratio to) the baseline's p50.
@@ -367,7 +335,7 @@ class Bench:
         base, _js = self.baselines(stdin, inst.env)
         call = "import sys; from kenning.hook.main import main; sys.exit(main(['claude-code', 'PostToolUse']))"
         cmds = [
-            Cmd("installed: `python -I -c \"…cli()\" claude-code PostToolUse`", [PYTHON, *HOOK, "PostToolUse"],
+            Cmd("installed: `python -I -S -c \"…cli()\" claude-code PostToolUse`", [PYTHON, *HOOK, "PostToolUse"],
                 inst.env, str(inst.project), stdin),
             Cmd("`python -m kenning hook claude-code PostToolUse`", [PYTHON, *HOOK_M, "PostToolUse"], inst.env,
                 str(inst.project), stdin),

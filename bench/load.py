@@ -52,17 +52,17 @@ from common import (
     load_avg,
     md_table,
     percentile,
+    registered_hook,
     run_header,
     temp_root,
     verdict,
 )
 
 from kenning.hook.main import _skipped_tool
-from kenning.integrations.claude_code import HOOK_ENTRY
 from kenning.settings import Settings
 from tests.support.synthetic import synthetic_sessions
 
-HOOK = ["-I", "-c", HOOK_ENTRY, "claude-code"]  # exactly what `kenning install` writes
+HOOK = registered_hook()[1:]  # exactly what `kenning install` writes
 CAPTURE = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 TARGET_P50_MS = 30.0
 TARGET_P99_MS = 60.0
@@ -333,7 +333,7 @@ def report(phases: list[Phase], extra: dict[str, Any], wall_total: float, header
     stress = next(p for p in phases if p.name == "stress")
     lines.append(
         f"{stress.sessions} sessions × {stress.events} events, one thread per session running its hooks one after "
-        f"another as real processes (`python -I -c \"{HOOK_ENTRY}\" claude-code <Event>`, what `kenning install` "
+        f"another as real processes (`python -I -S -c \"…cli()\" claude-code <Event>`, what `kenning install` "
         f"writes), worker up (offline rules observer). Payloads: synthetic Claude Code sessions "
         f"(`tests/support/synthetic.py`). Before the concurrent phases one session runs alone (idle) in the same "
         f"installation, so both latencies come from the same run. {cpu_model()}, {os.cpu_count()} cores.")

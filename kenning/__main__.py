@@ -1,7 +1,7 @@
 """``python -m kenning`` / the ``kenning`` command.
 
-``hook`` is dispatched first, before argparse or anything heavy is imported: it runs on
-every tool call of the agent and must start in a few milliseconds.
+``hook`` and ``mcp`` are dispatched first, before argparse or anything heavy is imported: a
+hook runs on every tool call of the agent, and the agent waits for the MCP server's handshake.
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ def main(argv: list[str] | None = None) -> int:
         if argv is None:
             cli(args[1:])  # a real hook process: exits without interpreter teardown
         return hook_main(args[1:])
+    if args == ["mcp"]:
+        # The MCP server: the agent waits for its handshake, so no argparse or CLI imports first.
+        from kenning.mcp.server import run
+
+        return run()
     from kenning.cli import main as cli_main
 
     return cli_main(args)

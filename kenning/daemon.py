@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 import sys
 import time
 
@@ -228,6 +227,8 @@ def stop(paths: Paths, timeout: float = 10.0) -> bool:
         time.sleep(0.05)
     if not isinstance(pid, int) or not pid_alive(pid):
         return not lock_held(paths)
+    import signal  # here, not at the top: it pulls in enum (~10 ms for SessionStart, which imports this module)
+
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

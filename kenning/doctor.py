@@ -8,7 +8,7 @@ import stat
 import subprocess
 
 from kenning import daemon, spool
-from kenning.integrations import claude_code, command_link
+from kenning.integrations import claude_code, command_link, launch
 from kenning.paths import Paths, read_token
 from kenning.service import Memory
 from kenning.settings import load
@@ -64,18 +64,26 @@ def run_checks(paths: Paths) -> list[Check]:
         out.append(("warn", "former install", f"{len(legacy)} entr{'y' if len(legacy) == 1 else 'ies'} of this project "
                     f"under its former name: {'; '.join(legacy)}; `kenning install` removes them"))
     commands = [c for cmds in handlers.values() for c in cmds] + agents.installed_commands()
-    for py in sorted({claude_code.interpreter_of(c) for c in commands}):
+    checked: set[tuple[str, ...]] = set()
+    for command in sorted(set(commands)):
+        py = claude_code.interpreter_of(command)
         if not py or not os.access(py, os.X_OK):
             out.append(("FAIL", "hook interpreter", f"{py or '?'} does not exist or is not executable: "
                                                     "reinstall with `kenning install`"))
             continue
-        try:
-            r = subprocess.run([py, "-c", "import kenning.hook.main"], capture_output=True, timeout=20)
-            ok = r.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        out.append(("ok" if ok else "FAIL", "hook interpreter",
-                    f"{py}" + ("" if ok else ": cannot import kenning; reinstall the package")))
+        # The registered command itself, its flags and path set-up included, stopped before the hook runs.
+        argv = claude_code.handler_argv({"command": command})
+        check = launch.import_check(argv, fallback=False) or [py, "-c", "import kenning.hook.main"]
+        if tuple(check) in checked:
+            continue
+        checked.add(tuple(check))
+        if _runs(check):
+            out.append(("ok", "hook interpreter", py))
+        elif (slow := launch.import_check(argv)) is not None and _runs(slow):
+            out.append(("warn", "hook interpreter", f"{py}: the package moved since `kenning install`, so every "
+                                                    "hook falls back to a slower start-up; run `kenning install`"))
+        else:
+            out.append(("FAIL", "hook interpreter", f"{py}: cannot import kenning; reinstall the package"))
 
     out.append(_mcp_check())
     out.append(_claude_cli())
@@ -122,7 +130,8 @@ def _mcp_check() -> Check:
     if not isinstance(py, str) or not os.access(py, os.X_OK):
         return ("FAIL", "MCP server", f"mcpServers.{claude_code.MCP_SERVER_NAME} in {path} runs {py!r}, which does "
                                       "not exist or is not executable: run `kenning install`")
-    probe = "import importlib.util as u, sys; sys.exit(not (u.find_spec('kenning.mcp.server') and u.find_spec('mcp')))"
+    # The server speaks MCP itself (standard library only): importing it is all it needs.
+    probe = "import importlib.util as u, sys; sys.exit(not u.find_spec('kenning.mcp.server'))"
     try:
         ok = subprocess.run([py, "-I", "-c", probe], capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
@@ -183,3 +192,10 @@ def saving_checks(paths: Paths) -> list[Check]:
         out.append(("warn", "loss counter", f"{losses.path_of(paths)} does not exist yet (the worker creates it): "
                                             "a capture lost now could not be counted"))
     return out
+
+
+def _runs(argv: list[str]) -> bool:
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False

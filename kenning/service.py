@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kenning import spool
@@ -17,18 +19,33 @@ from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings
 from kenning.store import projects, repo
-from kenning.store.db import connect, current_version, migration_files
+from kenning.store.db import ReadPool, connect, current_version, migration_files
 
 
 class Memory:
-    """Read side of Kenning over one data directory."""
+    """Read side of Kenning over one data directory.
 
-    def __init__(self, paths: Paths, settings: Settings) -> None:
+    ``pooled`` (the worker): read connections are kept and reused (:class:`ReadPool`); otherwise
+    each read opens and closes its own, as a one-off CLI command wants.
+    """
+
+    def __init__(self, paths: Paths, settings: Settings, *, pooled: bool = False) -> None:
         self.paths = paths
         self.settings = settings
+        self.pool = ReadPool(paths.db) if pooled else None
 
-    def _read(self) -> sqlite3.Connection:
-        return connect(self.paths.db, readonly=True)
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection for one request (the database file must exist)."""
+        if self.pool is not None:
+            with self.pool.connection() as conn:
+                yield conn
+            return
+        conn = connect(self.paths.db, readonly=True)
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     def context(self, cwd: str = "", project: str = "", now: float | None = None,
                 agent: str = "claude-code") -> dict[str, Any]:
@@ -46,18 +63,16 @@ class Memory:
         else:
             def key_of(conn: sqlite3.Connection) -> str:
                 return resolve_key(conn, key)
-        text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent)
+        text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent,
+                                      pool=self.pool)
         return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": (len(text) + 3) // 4}
 
     def observation(self, oid: int) -> dict[str, Any] | None:
         if not os.path.exists(self.paths.db):
             return None
-        conn = self._read()
-        try:
+        with self.reading() as conn:
             return repo.get_observation(conn, oid)
-        finally:
-            conn.close()
 
     def status(self) -> dict[str, Any]:
         """Counts, queue depths and database health."""
@@ -67,8 +82,7 @@ class Memory:
             out.update(db_ok=False, db_error="database not created yet (the worker creates it)")
             return out
         try:
-            conn = self._read()
-            try:
+            with self.reading() as conn:
                 out["counts"] = repo.counts(conn)
                 out["schema_version"] = current_version(conn)
                 out["schema_latest"] = migration_files()[-1][0]
@@ -77,8 +91,6 @@ class Memory:
                 out["db_ok"] = check == "ok"
                 if check != "ok":
                     out["db_error"] = check
-            finally:
-                conn.close()
             out["db_bytes"] = sum(os.path.getsize(p) for p in (self.paths.db, self.paths.db + "-wal")
                                   if os.path.exists(p))
         except sqlite3.Error as e:

@@ -1,6 +1,7 @@
 """``kenning mcp``: run the MCP server on stdin/stdout (Claude Code starts it; see ``kenning install``).
 
-The MCP SDK is imported only when this command runs (~0.5 s): no other command pays for it.
+``python -m kenning mcp`` reaches the server before argparse (kenning/__main__.py); this is the
+``kenning mcp --help`` entry.
 """
 
 from __future__ import annotations

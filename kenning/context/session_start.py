@@ -27,6 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from kenning.store.db import ReadPool
+
 LOW_DISK_BYTES = 50_000_000    # below this the context warns that captures may be lost
 LOSS_NOTE_S = 7 * 24 * 3600    # losses are told at session start for a week (doctor tells them until cleared)
 NOTES_MAX_CHARS = 800
@@ -43,10 +45,12 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
 
 
 def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[sqlite3.Connection], str], *,
-                 now: float | None = None, agent: str = "claude-code") -> tuple[str, str]:
+                 now: float | None = None, agent: str = "claude-code", pool: ReadPool | None = None) -> tuple[str, str]:
     """(the index for the project ``key_of`` resolves, its key) - or one line saying why memory is
     unavailable (never "no memory" when there is memory that cannot be read) - followed by what the
-    user must know: captures that could not be saved, a read-only data dir, a nearly full disk."""
+    user must know: captures that could not be saved, a read-only data dir, a nearly full disk.
+
+    ``pool`` (the worker's): the read comes from a kept connection instead of a new one."""
     from kenning.store import health
     from kenning.store.identity import ForeignDatabase, not_a_database, verify
 
@@ -55,24 +59,30 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
         text = empty_note(name, saving=health.writable_dir(paths.root) if os.path.isdir(paths.root) else True)
     else:
         try:
-            conn = health.open_readonly(paths.db, timeout=1.0)
+            conn = pool.take() if pool is not None else health.open_readonly(paths.db, timeout=1.0)
         except sqlite3.Error as e:
             if not_a_database(e):  # no SQLite header: not a file of ours to call damaged
                 raise ForeignDatabase(paths.db, "not an SQLite file") from None
             text = _unreadable(paths, name, e)
         else:
+            ok = False
             try:
-                conn.execute("PRAGMA busy_timeout = 1000")
+                if pool is None:  # a pooled connection keeps the worker's own busy timeout
+                    conn.execute("PRAGMA busy_timeout = 1000")
                 verify(conn, paths.db)
                 key = key_of(conn)
                 text = build(conn, settings, key, now=now, modes_dir=paths.modes, name=name,
                              agent=agent)
+                ok = True
             except ForeignDatabase:
                 raise  # the caller tells the user: "no memory of this project yet" would be untrue
             except sqlite3.Error as e:
                 text = _unreadable(paths, name, e)
             finally:
-                conn.close()
+                if pool is not None:
+                    pool.give(conn, ok)
+                else:
+                    conn.close()
     return with_notes(text, status_notes(paths, now)), key
 
 

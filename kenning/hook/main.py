@@ -345,38 +345,48 @@ def _poke(paths: Paths, settings: Settings) -> None:
 def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
                    name: str, root: str, truncated: bool, agent: str = "claude-code") -> dict[str, Any]:
     started = time.monotonic()
+    at = time.time()
     budget = settings.context_timeout_ms / 1000
-    _capture_quiet(paths, settings, log, payload, name, root, truncated, agent)
     text = None
-    from kenning import daemon
-    from kenning.store.identity import ForeignDatabase
+    # Spooled first: a capture that cannot be saved (a full disk) is told in this very context.
+    # The worker is told its own event is in the spool, so it still answers without a cycle.
+    spooled = _capture_quiet(paths, settings, log, payload, name, root, truncated, at, agent) is None
+    info = client.read_pid_file(paths)
+    health = client.worker_health(paths, info["port"], timeout=min(0.3, budget)) if info else None
+    try:
+        if not health:
+            from kenning import daemon  # only when a worker must be started (fcntl, subprocess)
+            from kenning.store.identity import ForeignDatabase
 
-    health = daemon.running(paths, timeout=min(0.3, budget))
-    if not health:
-        # Start it in the background; wait only if the spool holds events it should see first.
-        wait = budget - (time.monotonic() - started) if spool.depth(paths) > 1 else 0.0
-        try:
-            health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
-        except OSError as e:
-            log.write("SessionStart", f"cannot start worker: {e}")
-        except ForeignDatabase as e:
-            # Shown to the user, not the model. The events stay in the spool until the file is moved.
-            log.write("SessionStart", str(e))
-            return {"systemMessage": f"Kenning: {e}",
-                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
-    if health:
-        text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent)
-    if text is None:
-        from kenning.context.session_start import build_for_cwd
+            # Start it in the background; wait only if the spool holds events it should see first.
+            wait = budget - (time.monotonic() - started) if spool.depth(paths) > int(spooled) else 0.0
+            try:
+                health = daemon.ensure(paths, wait=max(0.0, wait), blocking_lock=False)
+            except OSError as e:
+                log.write("SessionStart", f"cannot start worker: {e}")
+            except ForeignDatabase as e:
+                # Shown to the user, not the model. The events stay in the spool until the file is moved.
+                log.write("SessionStart", str(e))
+                return {"systemMessage": f"Kenning: {e}",
+                        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
+        if health:
+            text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent,
+                                        spooled)
+        if text is None:
+            from kenning.context.session_start import build_for_cwd
 
-        text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
+            text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
+    finally:
+        # Poked only now: the cycle that stores the event does not compete with the answer.
+        if health and isinstance(health.get("port"), int):
+            client.poke_udp(health["port"])
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
-                   name: str, root: str, truncated: bool, agent: str = "claude-code") -> OSError | None:
+                   name: str, root: str, truncated: bool, at: float, agent: str = "claude-code") -> OSError | None:
     payload, cut = _clean(settings, payload)
-    record = {"v": 1, "agent": agent, "event": "SessionStart", "at": time.time(),
+    record = {"v": 1, "agent": agent, "event": "SessionStart", "at": at,
               "project": name, "project_key": project_key(root, name), "project_root": root,
               "truncated": truncated or cut, "payload": payload}
     try:
@@ -392,16 +402,15 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
 
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
-                         left: float, agent: str = "claude-code") -> str | None:
+                         left: float, agent: str = "claude-code", spooled: bool = False) -> str | None:
     if left <= 0.05:
         return None
-    from urllib.parse import quote
-
     port = health.get("port")
     if not isinstance(port, int):
         return None
     cwd = str(payload.get("cwd") or "")
-    query = f"cwd={quote(cwd)}" + (f"&agent={quote(agent)}" if agent != "claude-code" else "")
+    query = f"cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code" else "") \
+        + ("&spooled=1" if spooled else "")
     res = client.request(port, "GET", f"/api/context?{query}", token=client.token(paths),
                          timeout=left)
     if not res or res[0] != 200:

@@ -20,13 +20,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.integrations import launch
 from kenning.paths import Paths, data_dir, write_private
 from kenning.settings import DEFAULT_SKIP_TOOLS
 
-# The hook runs the entry function through -c rather than -m: runpy and importlib.util cost every
-# hook ~6 ms of imports (measured in bench/hook_latency.py). `-m kenning hook …` works the same.
-HOOK_ENTRY = "from kenning.hook.main import cli; cli()"
-MARKERS = (" -m kenning hook claude-code ", HOOK_ENTRY)
+# Handlers are recognised by the entry they call (kenning/integrations/launch.py), in exec form
+# (args) or as a shell string, and by the `-m kenning hook` form of earlier installs.
+HOOK_ENTRY = launch.SITE_ENTRY
+MARKERS = (" -m kenning hook claude-code ", launch.ENTRY)
 # event -> (matcher or None, timeout seconds)
 EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": ("startup|resume|clear|compact", 10),
@@ -64,21 +65,49 @@ def tool_matcher(skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS) -> str:
     return "^" + "".join(parts) + ".*"
 
 
+def hook_argv(event: str, python: str | None = None) -> list[str]:
+    """The hook process Claude Code starts for ``event`` (see kenning/integrations/launch.py)."""
+    # A non-default data dir must reach every hook, whatever environment Claude Code has.
+    return launch.hook_argv("claude-code", event, python,
+                            data_dir() if os.environ.get("KENNING_DATA_DIR") else None)
+
+
+def hook_handler(event: str, timeout: int, python: str | None = None) -> dict[str, Any]:
+    """The handler entry: exec form (``command`` + ``args``, no shell: ~1-3 ms less per call), or
+    a shell string when the interpreter's path holds whitespace (exec form refuses that)."""
+    argv = hook_argv(event, python)
+    if any(c.isspace() for c in argv[0]):
+        return {"type": "command", "command": launch.shell_command(argv), "timeout": timeout}
+    return {"type": "command", "command": argv[0], "args": argv[1:], "timeout": timeout}
+
+
 def hook_command(event: str, python: str | None = None) -> str:
-    """The shell command Claude Code runs for ``event`` (absolute interpreter path)."""
-    py = python or sys.executable
-    # -I: the hook runs in the user's project directory; isolated mode keeps a stray json.py
-    # there, PYTHONPATH or PYTHONSTARTUP from shadowing or slowing our imports.
-    cmd = f"{shlex.quote(py)} -I -c {shlex.quote(HOOK_ENTRY)} claude-code {event}"
-    if os.environ.get("KENNING_DATA_DIR"):
-        # A non-default data dir must reach every hook, whatever environment Claude Code has.
-        cmd = f"KENNING_DATA_DIR={shlex.quote(data_dir())} {cmd}"
-    return cmd
+    """The hook for ``event`` as one shell command line."""
+    return launch.shell_command(hook_argv(event, python))
+
+
+def handler_argv(handler: Any) -> list[str]:
+    """The argv a handler runs (exec form as is; a shell string split, variable assignments dropped)."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return []
+    args = handler.get("args")
+    if isinstance(args, list):
+        return [handler["command"], *(str(a) for a in args)]
+    try:
+        parts = shlex.split(handler["command"])
+    except ValueError:
+        return []
+    while parts and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", parts[0]):
+        parts.pop(0)
+    return parts
 
 
 def is_ours(handler: Any) -> bool:
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
+    args = handler.get("args")
+    if isinstance(args, list):
+        return "claude-code" in args and any(isinstance(a, str) and launch.ENTRY in a for a in args)
     return any(m in handler["command"] for m in MARKERS)
 
 
@@ -182,8 +211,7 @@ def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, .
     for event, (matcher, timeout) in EVENTS.items():
         if matcher == "*":
             matcher = tool_matcher(skip_tools)
-        group: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(event, python),
-                                            "timeout": timeout}]}
+        group: dict[str, Any] = {"hooks": [hook_handler(event, timeout, python)]}
         if matcher is not None:
             group = {"matcher": matcher, **group}
         groups = hooks.setdefault(event, [])
@@ -336,7 +364,7 @@ def installed_handlers() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for event, h in _hook_handlers(current):
         if is_ours(h):
-            out.setdefault(event, []).append(h["command"])
+            out.setdefault(event, []).append(launch.shell_command(handler_argv(h)))
     return out
 
 

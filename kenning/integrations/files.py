@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,20 +36,21 @@ class Report:
 
 
 def hook_command(agent: str, event: str, python: str | None = None) -> str:
-    """The shell command an agent runs for ``event``: absolute interpreter, isolated mode (-I)."""
-    py = python or sys.executable
-    cmd = f"{shlex.quote(py)} -I -c {shlex.quote(HOOK_ENTRY)} {agent} {event}"
-    if os.environ.get("KENNING_DATA_DIR"):
-        # A non-default data dir must reach every hook, whatever environment the agent passes on.
-        cmd = f"KENNING_DATA_DIR={shlex.quote(data_dir())} {cmd}"
-    return cmd
+    """The shell command an agent runs for ``event``: absolute interpreter, isolated mode, no ``site``
+    (kenning/integrations/launch.py); a non-default data dir is set by the command itself."""
+    from kenning.integrations import launch
+
+    # A non-default data dir must reach every hook, whatever environment the agent passes on.
+    return launch.shell_command(launch.hook_argv(agent, event, python,
+                                                 data_dir() if os.environ.get("KENNING_DATA_DIR") else None))
 
 
 def is_our_command(command: Any, agent: str) -> bool:
-    """A hook command this project installed for ``agent`` (either entry form)."""
+    """A hook command this project installed for ``agent`` (any of its entry forms, earlier ones too)."""
     if not isinstance(command, str):
         return False
-    return f"{HOOK_ENTRY}' {agent} " in command or f" -m kenning hook {agent} " in command
+    return any(f"{entry}' {agent} " in command for entry in (HOOK_ENTRY, "import cli;cli()")) \
+        or f" -m kenning hook {agent} " in command
 
 
 def interpreter_of(command: str) -> str:

@@ -12,13 +12,11 @@ server logs and reports as a generic failure.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlencode
 
 from kenning.mcp import inputs, render
 from kenning.mcp.inputs import ToolInputError
@@ -27,10 +25,23 @@ from kenning.paths import Paths, read_token
 from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings, load
-from kenning.store import forget, manual, projects
+from kenning.store import projects
 from kenning.store.db import connect, current_version, migration_files, open_db
 
-log = logging.getLogger("kenning.mcp")
+# The write side (store.forget, store.manual), the local search core and logging are imported
+# where they are used: the MCP server loads this module while the client's first call may wait.
+
+
+def _log() -> Any:
+    import logging
+
+    return logging.getLogger("kenning.mcp")
+
+
+def _query_string(params: dict[str, Any]) -> str:
+    from kenning.hook.client import quote  # urllib.parse costs ~3 ms to import
+
+    return "&".join(f"{k}={quote(str(v))}" for k, v in params.items() if v is not None)
 
 SEARCH_DEFAULT_LIMIT = 20
 WORKER_TIMEOUT = 3.0  # the worker's hybrid search answers in ms; past this, keywords here are as good
@@ -147,7 +158,7 @@ class MemoryTools:
             if behind:
                 open_db(self.paths.db).close()
         except sqlite3.Error as e:
-            log.warning("schema check failed: %s", e)
+            _log().warning("schema check failed: %s", e)
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection | None]:
@@ -191,8 +202,6 @@ class MemoryTools:
     def search(self, query: str | None = None, *, cwd: str, project: str | None = None,
                type: str | list[str] | None = None, since: str | None = None, until: str | None = None,
                file: str | None = None, limit: int | None = None, offset: int | None = None) -> str:
-        from kenning.search import service
-
         types = inputs.types_list(type, [*self.types, *EXTRA_TYPES])
         lo, hi = inputs.time_range(since, until)
         files = [file.strip()] if file and file.strip() else None
@@ -207,7 +216,7 @@ class MemoryTools:
         order = "relevance" if q else "date"
         params = {"query": q, "project": name, "types": ",".join(types) if types else None, "since": lo,
                   "until": hi, "files": files[0] if files else None, "order": order, "limit": n, "offset": skip}
-        res = self.ask_worker("/api/search?" + urlencode({k: v for k, v in params.items() if v is not None}))
+        res = self.ask_worker("/api/search?" + _query_string(params))
         if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
             body = res[1]
             paths = body.get("paths")
@@ -216,6 +225,8 @@ class MemoryTools:
                                         note=str(body.get("note") or ""))
         if res is not None and res[0] == 400 and isinstance(res[1], dict):
             raise ToolInputError(str(res[1].get("error") or "bad search"))
+        from kenning.search import service  # the worker did not answer: keywords here
+
         with self.reading() as conn:
             if conn is None:
                 return f"No memory yet: Kenning has not recorded any session (data dir {self.paths.root})."
@@ -249,7 +260,7 @@ class MemoryTools:
             raise ToolInputError("there is no memory yet, so no timeline")
         if anchor is None:  # the best match for a query: the worker's search is hybrid
             params = {"query": q, "before": b, "after": a, "project": name}
-            res = self.ask_worker("/api/timeline?" + urlencode({k: v for k, v in params.items() if v is not None}))
+            res = self.ask_worker("/api/timeline?" + _query_string(params))
             if res is not None and res[0] == 200 and isinstance(res[1], dict) and res[1].get("anchor"):
                 return render.timeline(self.named_timeline(res[1]))
             if res is not None and res[0] in (400, 404) and isinstance(res[1], dict):
@@ -297,6 +308,8 @@ class MemoryTools:
 
     def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
              project: str | None = None) -> str:
+        from kenning.store import manual
+
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
                                clean=ingress.cleaner(self.current_settings()).text)
         root, key, name = self.project(project, cwd, allow_all=False)
@@ -315,6 +328,8 @@ class MemoryTools:
                 "It is searchable now and will be listed at the start of the next session in this project.")
 
     def forget(self, ids: list[int | str] | int | str | None) -> str:
+        from kenning.store import forget
+
         wanted = [n for _k, n in inputs.parse_ids(ids, most=inputs.MAX_FORGET_IDS, allow_summaries=False)]
         if not os.path.exists(self.paths.db):
             raise ToolInputError("there is no memory yet")

@@ -11,13 +11,14 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kenning.paths import Paths
 from kenning.search import service
 from kenning.search.config import SearchConfig
-from kenning.store.db import connect
+from kenning.store.db import ReadPool, connect
 
 log = logging.getLogger("kenning.search")
 
@@ -30,11 +31,13 @@ def current() -> SearchRuntime | None:
 
 
 class SearchRuntime:
-    """Search for the worker. Thread-safe: every call opens its own read-only connection."""
+    """Search for the worker. Thread-safe: every call has a read-only connection of its own, from
+    ``pool`` (the worker's: kept open, statements stay prepared) or opened for the call."""
 
-    def __init__(self, paths: Paths, settings: Any, *, background: bool = True) -> None:
+    def __init__(self, paths: Paths, settings: Any, *, background: bool = True, pool: ReadPool | None = None) -> None:
         self.paths = paths
         self.settings = settings
+        self.pool = pool
         self.config = SearchConfig.from_settings(settings)
         self.semantic: Any = None  # kenning.search.semantic.Semantic once embeddings are configured
         if background and getattr(settings, "embedding_backend", "none") != "none":
@@ -60,10 +63,20 @@ class SearchRuntime:
         if self.semantic is not None:
             self.semantic.poke()
 
-    def connect(self) -> sqlite3.Connection | None:
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection for one call, or None when there is no database yet."""
         if not os.path.exists(self.paths.db):
-            return None
-        return connect(self.paths.db, readonly=True)
+            yield None
+        elif self.pool is not None:
+            with self.pool.connection() as conn:
+                yield conn
+        else:
+            conn = connect(self.paths.db, readonly=True)
+            try:
+                yield conn
+            finally:
+                conn.close()
 
     def vectors(self) -> Any:
         """The vector index when it can answer now (model loaded), else None (FTS only)."""
@@ -72,10 +85,9 @@ class SearchRuntime:
     def search(self, query: str = "", **kw: Any) -> list[service.Hit]:
         """Search with this worker's vectors and settings; ``info`` (a SearchInfo) also says why
         meaning did not answer (model loading, rows not embedded yet)."""
-        conn = self.connect()
-        if conn is None:
-            return []
-        try:
+        with self.reading() as conn:
+            if conn is None:
+                return []
             kw.setdefault("vectors", self.vectors())
             kw.setdefault("config", self.config)
             info = kw.setdefault("info", service.SearchInfo())
@@ -86,8 +98,6 @@ class SearchRuntime:
             elif info.meaning and self.semantic is not None and self.semantic.state == "indexing":
                 info.note = f"{max(self.semantic.missing, 0):,} memories are still being embedded"
             return hits
-        finally:
-            conn.close()
 
     def busy(self) -> Any:
         """A context for a search: the embedding backlog waits while it runs."""
@@ -105,23 +115,17 @@ class SearchRuntime:
         return "the embedding model is still loading"
 
     def timeline(self, **kw: Any) -> dict[str, Any]:
-        conn = self.connect()
-        if conn is None:
-            raise ValueError("no memory yet")
-        try:
+        with self.reading() as conn:
+            if conn is None:
+                raise ValueError("no memory yet")
             kw.setdefault("vectors", self.vectors())
             return service.timeline(conn, **kw)
-        finally:
-            conn.close()
 
     def get_observations(self, ids: Sequence[int], project: str | None = None) -> list[dict[str, Any]]:
-        conn = self.connect()
-        if conn is None:
-            return []
-        try:
+        with self.reading() as conn:
+            if conn is None:
+                return []
             return service.get_observations(conn, ids, project=project)
-        finally:
-            conn.close()
 
     def reindex_vectors(self, force: bool = False) -> dict[str, Any]:
         """Prune vectors of deleted rows (all of the model's with ``force``) and wake the embedder,

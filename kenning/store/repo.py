@@ -106,6 +106,24 @@ def sessions_with_pending(conn: sqlite3.Connection) -> list[int]:
         "SELECT DISTINCT session_id FROM events WHERE status = 'pending' ORDER BY session_id")]
 
 
+def sessions_with_closed_turns(conn: sqlite3.Connection, idle_before: float) -> list[int]:
+    """Sessions whose pending events hold something a turn-by-turn observer can act on, decided
+    in SQL without decoding a payload: a session start (consumed at once), a Stop or SessionEnd,
+    a prompt that follows other pending events (it closes the turn before it), an ended session,
+    or a last event older than ``idle_before``. A session with an open turn is left out: its
+    events would be decoded every cycle only to wait for the next one.
+    """
+    return [int(r[0]) for r in conn.execute(
+        "SELECT e.session_id FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.status = 'pending' "
+        "GROUP BY e.session_id HAVING MAX(s.status = 'completed') "
+        "OR MAX(e.kind IN ('SessionStart', 'Stop', 'SessionEnd')) "
+        "OR MAX(CASE WHEN e.kind != 'SessionStart' THEN e.occurred_at END) <= ? "
+        "OR EXISTS (SELECT 1 FROM events p WHERE p.session_id = e.session_id AND p.status = 'pending' "
+        "AND p.kind = 'UserPromptSubmit' AND p.id != (SELECT f.id FROM events f WHERE f.session_id = e.session_id "
+        "AND f.status = 'pending' AND f.kind != 'SessionStart' ORDER BY f.occurred_at, f.id LIMIT 1)) "
+        "ORDER BY e.session_id", (idle_before,))]
+
+
 def pending_events(conn: sqlite3.Connection, session_id: int, limit: int = 2000) -> list[Event]:
     out = []
     for r in conn.execute(

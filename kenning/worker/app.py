@@ -90,8 +90,12 @@ def create_app(state: WorkerState) -> Any:
             return JSONResponse({"error": "cwd or project too long or invalid"}, status_code=400)
         if not cwd and not project:
             return JSONResponse({"error": "give cwd or project"}, status_code=400)
-        # Let events still in the spool land first, so a new session sees the last one.
-        await run_in_threadpool(state.thread.flush, 0.8)
+        # Answer from what is committed. Only while events are still on their way in (the spool
+        # holds more than the asking SessionStart's own event, ``spooled=1``) or before the first
+        # cycle of a new worker is a cycle awaited, so a new session sees the last one.
+        own = 1 if request.query_params.get("spooled") == "1" else 0
+        if spool.depth(state.paths) > own or not state.thread.cycles_done:
+            await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         damaged = state.thread.pipeline.stats.db_error
         if damaged and body.get("context") and "unavailable" not in body["context"]:

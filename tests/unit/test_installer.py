@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import stat
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from kenning.integrations import claude_code as cc
+from kenning.integrations import launch
 from kenning.paths import Paths
 
 USER_HOOK = {"type": "command", "command": "/usr/local/bin/audit-log --tool", "timeout": 3}
@@ -73,10 +73,12 @@ def assert_installed_once(settings: dict[str, Any]) -> None:
         h = hs[0]
         assert h["type"] == "command"
         assert h["timeout"] == cc.EVENTS[event][1]
-        argv = [a for a in shlex.split(h["command"]) if not re.match(r"^[A-Z_]+=", a)]
-        assert argv[0] == sys.executable
-        assert argv[1:] == ["-I", "-c", cc.HOOK_ENTRY, "claude-code", event]
-        assert os.path.isabs(argv[0])
+        # Exec form: the interpreter, no shell, no site; the package's directory on the path.
+        assert h["command"] == sys.executable and os.path.isabs(h["command"])
+        args = h["args"]
+        assert args[:3] == ["-I", "-S", "-c"] and args[4:] == ["claude-code", event]
+        assert f"sys.path.append({json.dumps(launch.package_parent())})" in args[3]
+        assert args[3].endswith(";cli()") and launch.ENTRY in args[3] and "\n" not in args[3]
         assert cc.interpreter_of(h["command"]) == sys.executable
 
 
@@ -98,8 +100,8 @@ def test_commands_carry_a_non_default_data_dir(env: tuple[Path, Paths]) -> None:
     claude, paths = env
     cc.install(paths)
     for hs in ours(read(claude)).values():
-        assigns = [a for a in shlex.split(hs[0]["command"]) if a.startswith("KENNING_DATA_DIR=")]
-        assert assigns == [f"KENNING_DATA_DIR={paths.root}"]
+        # No shell to set a variable in exec form: the -c program sets it first.
+        assert hs[0]["args"][3].startswith(f'import os,sys;os.environ["KENNING_DATA_DIR"]={json.dumps(paths.root)};')
 
 
 def test_install_keeps_other_keys_and_hooks(env: tuple[Path, Paths]) -> None:
@@ -144,7 +146,10 @@ def test_install_twice_leaves_other_hooks_and_ours_once(env: tuple[Path, Paths])
 def test_reinstall_with_another_interpreter_replaces_ours(env: tuple[Path, Paths]) -> None:
     claude, paths = env
     cc.install(paths, python="/old/venv/bin/python")
-    assert all(cc.interpreter_of(h[0]["command"]) == "/old/venv/bin/python" for h in ours(read(claude)).values())
+    handlers = ours(read(claude)).values()
+    assert all(cc.interpreter_of(h[0]["command"]) == "/old/venv/bin/python" for h in handlers)
+    # Where the package sits is only known for this interpreter: another one keeps site.
+    assert all(h[0]["args"][:2] == ["-I", "-c"] and h[0]["args"][2].endswith(cc.HOOK_ENTRY) for h in handlers)
     report = cc.install(paths)
     assert report.changed
     assert_installed_once(read(claude))

@@ -140,3 +140,15 @@ def test_mild_recency(rows: Rows) -> None:
 def test_no_words_and_no_rows(rows: Rows) -> None:
     assert search(rows.conn, "anything at all") == []
     assert search(rows.conn, "***") == []
+
+
+def test_a_hit_as_a_dict_is_what_dataclasses_asdict_gives(rows: Rows) -> None:
+    from dataclasses import asdict
+
+    rows.obs("Webhook retries", narrative="the retry policy")
+    hits = search(rows.conn, "webhook retries")
+    assert hits and all(h.as_dict() == asdict(h) for h in [*hits, Hit("prompt", 1, "prompt", "t", "p", 1, 0.0, 0.0, 1,
+                                                                        similarity=0.5)])
+    d = hits[0].as_dict()
+    d["title"] = "changed"
+    assert hits[0].title == "Webhook retries"  # a copy, not the hit's own dict

@@ -61,6 +61,12 @@ class RulesObserver:
     def __init__(self, turn_idle_seconds: float = 600.0) -> None:
         self.turn_idle_seconds = turn_idle_seconds
 
+    @property
+    def closed_turns_after(self) -> float:
+        """It acts on closed turns only (an open one counts as closed after this many idle seconds):
+        the pipeline need not hand it a session whose turn is still open (repo.sessions_with_closed_turns)."""
+        return self.turn_idle_seconds
+
     def observe(self, session: SessionInfo, events: list[Event], *, now: float) -> Outcome:
         out = Outcome()
         # SessionStart carries nothing to observe (the session row already exists): consume it.

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -27,7 +29,6 @@ from starlette.routing import Route
 from kenning.context import file_history, prompt
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.store import projects
-from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
@@ -99,8 +100,13 @@ def routes(state: Any) -> list[Route]:
             icons_cache["v"] = file_history.icons_for(state.memory.settings, paths.modes)
         return icons_cache["v"]
 
-    def read() -> sqlite3.Connection | None:
-        return connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+    @contextmanager
+    def read() -> Iterator[sqlite3.Connection | None]:
+        if not os.path.exists(paths.db):
+            yield None
+            return
+        with state.memory.reading() as conn:  # the worker's pool of read connections
+            yield conn
 
     def searchers() -> tuple[Any, Any, tuple[float, float, int]]:
         """(keyword search without vectors, the vector index or None, fusion weights)."""
@@ -115,13 +121,8 @@ def routes(state: Any) -> list[Route]:
             return keywords, runtime.vectors(), PROMPT_FUSION
 
         def fts_only(query: str, **kw: Any) -> list[Any]:  # no search runtime (tests): keywords alone
-            conn = read()
-            if conn is None:
-                return []
-            try:
-                return search(conn, query, **kw)
-            finally:
-                conn.close()
+            with read() as conn:
+                return search(conn, query, **kw) if conn is not None else []
 
         return fts_only, None, PROMPT_FUSION
 
@@ -141,10 +142,9 @@ def routes(state: Any) -> list[Route]:
         name, _root, key, excluded = _project(cwd, project_name, settings.excluded_projects)
         if excluded or not text.strip():
             return {"project": name, "context": "", "results": [], "excluded": excluded}
-        conn = read()
-        if conn is None:
-            return {"project": name, "context": "", "results": [], "excluded": False}
-        try:
+        with read() as conn:
+            if conn is None:
+                return {"project": name, "context": "", "results": [], "excluded": False}
             keywords, vectors, weights = searchers()
             meaning = prompt.Meaning(vectors if semantic_ms else None, semantic_ms / 1000)
             out, picks = prompt.build(conn, text, _key(conn, key, bool(project_name)), keyword_search=keywords,
@@ -152,8 +152,6 @@ def routes(state: Any) -> list[Route]:
                                       agent_session_id=session, start_count=settings.context_observations,
                                       given=given if session else None, icons=icons(), weights=weights,
                                       meaning=meaning, agent=agent, settings=settings)
-        finally:
-            conn.close()
         return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False,
                 "semantic": meaning.state}
 
@@ -170,14 +168,11 @@ def routes(state: Any) -> list[Route]:
         abs_path = file_history.resolve(path, cwd or root or "/")
         if excluded:
             return {"project": name, "path": abs_path, "context": "", "results": [], "excluded": True}
-        conn = read()
-        if conn is None:
-            return {"project": name, "path": abs_path, "context": "", "results": [], "excluded": False}
-        try:
+        with read() as conn:
+            if conn is None:
+                return {"project": name, "path": abs_path, "context": "", "results": [], "excluded": False}
             history = file_history.lookup(conn, settings.replace(file_context_limit=limit), abs_path,
                                           _key(conn, key, bool(named)), root)
-        finally:
-            conn.close()
         try:
             mtime: float | None = os.stat(abs_path).st_mtime
         except OSError:

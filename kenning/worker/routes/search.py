@@ -19,7 +19,6 @@ a database busy beyond the timeout 503.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -28,13 +27,12 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from kenning.search.runtime import SearchRuntime
 from kenning.search.service import SearchInfo
 from kenning.store import projects
-from kenning.store.db import connect
 from kenning.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
@@ -129,44 +127,54 @@ async def _call(fn: Callable[[], Any]) -> Any:
     return await run_in_threadpool(fn)
 
 
-def project_key(db: str, text: str | None) -> str | None:
+def project_key(runtime: SearchRuntime, text: str | None) -> str | None:
     """The key of the project a request names (a key, a path or a display name); BadRequest when
-    several projects share the name given."""
-    if not text or not os.path.exists(db):
-        return text or None
-    conn = connect(db, readonly=True)
-    try:
-        return projects.one(conn, text)
-    except projects.AmbiguousProject as e:
-        raise BadRequest(str(e)) from None
-    finally:
-        conn.close()
+    several projects share the name given. Read on one of the worker's pooled connections."""
+    if not text:
+        return None
+    with runtime.reading() as conn:
+        if conn is None:
+            return text
+        try:
+            return projects.one(conn, text)
+        except projects.AmbiguousProject as e:
+            raise BadRequest(str(e)) from None
+
+
+def json_bytes(content: Any) -> bytes:
+    """``content`` encoded exactly as Starlette's JSONResponse encodes it."""
+    return json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
 
 
 def routes(state: Any) -> list[Route]:
-    runtime = SearchRuntime(state.paths, state.memory.settings).install()
+    runtime = SearchRuntime(state.paths, state.memory.settings, pool=getattr(state.memory, "pool", None)).install()
     try:
         state.thread.pipeline.stats.listeners.append(runtime.notify)  # embed new rows in the background
     except AttributeError:
         pass
 
-    async def search(request: Request) -> JSONResponse:
+    def search_body(qp: QueryParams) -> bytes:
+        """The whole answer, built and encoded on one worker thread (one hop from the event loop)."""
+        query = _text(qp, "query", "q") or ""
+        kw = search_params(qp)
+        kw["project"] = project_key(runtime, kw["project"])
+        info = SearchInfo()
+        hits = runtime.search(query, info=info, **kw)
+        # Which paths answered, truthfully: meaning only when the query was embedded and compared.
+        return json_bytes({"query": query, "count": len(hits), "semantic": info.meaning, "paths": info.paths(),
+                           "note": info.note, "complete": info.complete, "results": [h.as_dict() for h in hits]})
+
+    async def search(request: Request) -> Response:
         qp = request.query_params
         try:
-            query = _text(qp, "query", "q") or ""
-            kw = search_params(qp)
-            kw["project"] = await _call(lambda: project_key(state.paths.db, kw["project"]))
-            info = SearchInfo()
-            hits = await _call(lambda: runtime.search(query, info=info, **kw))
+            body = await _call(lambda: search_body(qp))
         except BadRequest as e:
             return _error(str(e))
         except ValueError as e:  # unknown order or kind
             return _error(str(e))
         except sqlite3.Error as e:
             return _error(f"the database is busy ({e}); try again", 503)
-        # Which paths answered, truthfully: meaning only when the query was embedded and compared.
-        return JSONResponse({"query": query, "count": len(hits), "semantic": info.meaning, "paths": info.paths(),
-                             "note": info.note, "complete": info.complete, "results": [h.as_dict() for h in hits]})
+        return Response(body, media_type="application/json")
 
     async def status(request: Request) -> JSONResponse:
         fresh = request.query_params.get("fresh", "") in ("1", "true", "yes")
@@ -199,7 +207,7 @@ def routes(state: Any) -> list[Route]:
             if anchor is None and not kw["query"]:
                 return _error("give anchor (an observation id) or query")
             named = kw["project"]
-            kw["project"] = await _call(lambda: project_key(state.paths.db, str(named) if named else None))
+            kw["project"] = await _call(lambda: project_key(runtime, str(named) if named else None))
         except BadRequest as e:
             return _error(str(e))
         try:
@@ -229,7 +237,7 @@ def routes(state: Any) -> list[Route]:
         if project is not None and not isinstance(project, str):
             return _error("project must be a string")
         try:
-            key = await _call(lambda: project_key(state.paths.db, project))
+            key = await _call(lambda: project_key(runtime, project))
             records = await _call(lambda: runtime.get_observations(ids, key))
         except BadRequest as e:
             return _error(str(e))
