@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -99,12 +100,16 @@ def _npm_install(npm: str) -> bool:
     if not pkg_json.exists():
         # A private manifest keeps npm from walking up into the repo looking for one.
         pkg_json.write_text(json.dumps({"name": "kenning-claude-code-cache", "private": True}) + "\n")
+    # A throw-away npm cache: the tarball (~180 MB) would otherwise stay in ~/.npm beside the install.
+    npm_cache = tempfile.mkdtemp(prefix="kenning-npm-claude-code-")
     cmd = [
         npm,
         "install",
         "--no-fund",
         "--no-audit",
         "--no-save",
+        "--cache",
+        npm_cache,
         f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
     ]
     try:
@@ -113,6 +118,8 @@ def _npm_install(npm: str) -> bool:
         )
     except (OSError, subprocess.TimeoutExpired):
         return False
+    finally:
+        shutil.rmtree(npm_cache, ignore_errors=True)
     if proc.returncode != 0:
         (CACHE_DIR / "npm-install.log").write_text(proc.stdout + proc.stderr)
         return False
