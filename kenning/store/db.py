@@ -174,7 +174,6 @@ def open_db(path: str) -> sqlite3.Connection:
     return conn
 
 
-READ_CACHE_KIB = 8 * 1024
 READ_MMAP_BYTES = 64 * 1024 * 1024
 
 
@@ -216,14 +215,13 @@ class ReadPool:
             c.close()
         if conn is None:
             conn = connect(self.path, readonly=True)
-            # A page cache that holds a search's working set at 10k rows (FTS doclists, the rows
-            # joined, the lengths bm25() reads): with SQLite's default 2 MB, pages are evicted
-            # and read again within one query (~20% of a search's SQL). Bounded: 8 MB a connection.
-            conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
-            # And the file's first 64 MiB read through a memory map: a page the OS has cached costs
+            # No larger page cache here (PRAGMA cache_size): with it, a file restored from a copy
+            # while the worker ran stayed locked against the writer's switch to WAL
+            # (tests/security/test_fault_matrix.py), which the memory map below does not do.
+            # The file's first 64 MiB read through a memory map: a page the OS has cached costs
             # no read() and no copy (another 5-10% of a search). Its pages are the OS page cache's,
             # shared by every connection (they count as the worker's RSS only while mapped).
-            conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
+            conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}").fetchall()  # stepped to its end
         return conn
 
     def give(self, conn: sqlite3.Connection, reusable: bool = True) -> None:

@@ -100,12 +100,7 @@ def run(paths: Paths | None = None) -> int:
         observer, note = choose(settings)
         pipeline = Pipeline(paths, conn, observer)
         thread = PipelineThread(pipeline)
-        # Read connections are opened per request (pooled=False): with kept ones (ReadPool), a database
-        # file replaced by a restored copy while the worker ran stayed locked against the writer's
-        # switch to WAL (tests/security/test_fault_matrix.py), and losing captures costs more than
-        # the ~1-4 ms a kept connection saves a request.
-        state = WorkerState(paths=paths, memory=Memory(paths, settings, pooled=False), thread=thread,
-                            port=settings.port,
+        state = WorkerState(paths=paths, memory=Memory(paths, settings, pooled=True), thread=thread, port=settings.port,
                             start_token=start_token, started_at=time.time(), observer_note=note,
                             settings_problems=problems)
         write_private(paths.pid_file, json.dumps({
