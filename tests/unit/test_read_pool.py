@@ -33,7 +33,7 @@ def test_a_connection_is_reused_and_sees_every_new_commit(tmp_path: Path) -> Non
         pass
     with pool.connection() as second:
         assert second is first
-        # a page cache that holds a search's working set, not SQLite's default 2 MB
+        # the file read through a memory map (its first 64 MiB)
         assert second.execute("PRAGMA mmap_size").fetchone()[0] == 64 * 1024 * 1024
     make(db, 2)  # another connection commits: the kept one reads it (WAL, autocommit)
     assert count(pool) == 5
