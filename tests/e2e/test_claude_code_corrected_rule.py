@@ -8,14 +8,11 @@ rule (from SessionStart) and nothing of the old one.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.support.claude_cli import kenning_cli, run_claude
+from tests.support.claude_cli import kenning_cli, run_claude, scratch_env
 from tests.support.fake_anthropic import FakeAnthropic, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -26,14 +23,7 @@ QUESTION = "What do I have to run before I commit?"
 
 
 def test_the_third_session_is_told_the_corrected_rule_only(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "shop", tmp_path / "kenning-data"
-    home.mkdir()
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("KENNING_INTERNAL", None)
+    home, project, data, port, env = scratch_env(tmp_path, "shop")
     assert kenning_cli(env, "install", "--no-start").returncode == 0
     script = script_by_prompt({"make test` before": [[text("Noted: `make test` before every commit.")]],
                                "is gone": [[text("Understood: `just test` from now on.")]],

@@ -8,14 +8,11 @@ first request to the model must carry Kenning's context listing what session 1 d
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.support.claude_cli import kenning_cli, run_claude
+from tests.support.claude_cli import kenning_cli, run_claude, scratch_env
 from tests.support.fake_anthropic import FakeAnthropic, script_by_prompt, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -25,14 +22,7 @@ CHECK = "python3 -B -c \"import calc; assert calc.add(2, 2) == 4, 'add is broken
 
 
 def test_second_session_is_told_what_the_first_did(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
-    home.mkdir()
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("KENNING_INTERNAL", None)
+    home, project, data, port, env = scratch_env(tmp_path, "calc-project")
     installed = kenning_cli(env, "install", "--no-start")
     assert installed.returncode == 0, installed.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())

@@ -11,17 +11,14 @@ Codex's. Uninstall gives config.toml back byte for byte.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
 from tests.support import fake_anthropic, fake_responses
 from tests.support.agent_clis import ensure_codex, run_codex, write_codex_config
-from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude
+from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude, scratch_env
 from tests.support.fake_responses import FakeResponses, call, custom, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -41,14 +38,7 @@ def codex_bin() -> str:
 
 
 def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
-    home.mkdir()
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
-    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "CODEX_HOME"):
-        env.pop(var, None)
+    home, project, data, port, env = scratch_env(tmp_path, "calc-project", unset=("CODEX_HOME",))
     hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules"}
 
     session1 = [[text("Creating the module."), custom("apply_patch", CREATE)],

@@ -9,14 +9,11 @@ to the user's text, the file's history next to the Read result; and the Read its
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.support.claude_cli import kenning_cli, run_claude
+from tests.support.claude_cli import kenning_cli, run_claude, scratch_env
 from tests.support.fake_anthropic import FakeAnthropic, all_text, script_by_prompt, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -25,14 +22,7 @@ BODY = "".join(f"# rounding rule {i}: VAT is computed per invoice line, then sum
 
 
 def test_read_and_prompt_get_kenning_context(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "vat-project", tmp_path / "kenning-data"
-    home.mkdir()
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("KENNING_INTERNAL", None)
+    home, project, data, port, env = scratch_env(tmp_path, "vat-project")
     assert kenning_cli(env, "install", "--no-start").returncode == 0
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert [g.get("matcher") for g in settings["hooks"]["PreToolUse"]] == ["Read"]

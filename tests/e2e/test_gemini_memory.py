@@ -10,17 +10,14 @@ Gemini's. Uninstall removes exactly our entries.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
 from tests.support import fake_anthropic, fake_gemini
 from tests.support.agent_clis import ensure_gemini, run_gemini, write_gemini_settings
-from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude
+from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude, scratch_env
 from tests.support.fake_gemini import FakeGemini, call, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -37,14 +34,7 @@ def gemini_bin() -> str:
 
 
 def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
-    home.mkdir()
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
-    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "GEMINI_CLI_HOME"):
-        env.pop(var, None)
+    home, project, data, port, env = scratch_env(tmp_path, "calc-project", unset=("GEMINI_CLI_HOME",))
     hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules"}
     calc = project / "calc.py"
     settings = write_gemini_settings(home)

@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import free_port
-from tests.support.claude_cli import claude_env, kenning_cli, run_claude
+from tests.support.claude_cli import claude_env, kenning_cli, run_claude, scratch_env
 from tests.support.fake_anthropic import (
     FakeAnthropic,
     first_prompt_text,
@@ -89,15 +88,8 @@ def wait_for_bugfix(db: Path, timeout: float = 60) -> tuple[int, str]:
 
 
 def test_the_model_finds_past_work_through_the_mcp_search_tool(claude_bin: str, tmp_path: Path) -> None:
-    home, project, data = tmp_path / "home", tmp_path / "calc-project", tmp_path / "kenning-data"
-    home.mkdir()
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    port = str(free_port())
-    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port,
-           "KENNING_PROVIDER": "rules"}
-    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", "CLAUDE_PROJECT_DIR"):
-        env.pop(var, None)
+    home, project, data, port, env = scratch_env(tmp_path, "calc-project", unset=("CLAUDE_PROJECT_DIR",),
+                                                 KENNING_PROVIDER="rules")
     installed = kenning_cli(env, "install", "--no-start")
     assert installed.returncode == 0, installed.stderr
     entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["kenning"]

@@ -37,6 +37,24 @@ _PKG_DIR = CACHE_DIR / "node_modules" / "@anthropic-ai"
 _MIN_NATIVE_SIZE = 1_000_000
 
 
+def scratch_env(tmp_path: Path, project_name: str, *, unset: Sequence[str] = (),
+                **extra: str) -> tuple[Path, Path, Path, str, dict[str, str]]:
+    """(home, project, data dir, port, env) of a scratch user: an empty HOME, a git project named
+    ``project_name``, Kenning's data dir and a free port, and none of the caller's agent or Kenning
+    settings (``CLAUDE_CONFIG_DIR``, ``KENNING_INTERNAL`` and ``unset``) leaking in."""
+    from tests.conftest import free_port
+
+    home, project, data = tmp_path / "home", tmp_path / project_name, tmp_path / "kenning-data"
+    home.mkdir()
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    port = str(free_port())
+    env = {**os.environ, "HOME": str(home), "KENNING_DATA_DIR": str(data), "KENNING_PORT": port, **extra}
+    for var in ("CLAUDE_CONFIG_DIR", "KENNING_INTERNAL", *unset):
+        env.pop(var, None)
+    return home, project, data, port, env
+
+
 def kenning_cli(env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``kenning <args>`` from this checkout's interpreter, in a scratch environment (HOME, data dir)."""
     return subprocess.run([sys.executable, "-m", "kenning", *args], env=dict(env), capture_output=True, text=True,
