@@ -374,7 +374,7 @@ def install(paths: Paths, *, python: str | None = None) -> Report:
 
 
 def uninstall(paths: Paths) -> Report:
-    from kenning.integrations.files import Original, Report, backup, write_bytes
+    from kenning.integrations.files import Original, Report, backup
 
     path = config_path()
     report = Report(agent=NAME, path=path)
@@ -390,14 +390,9 @@ def uninstall(paths: Paths) -> Report:
         return report
     old = original.original_bytes()
     report.backup = backup(path, raw)
-    if old is not None and _same(old, rest):
-        write_bytes(path, old)  # nothing else changed since install: the very bytes of before
-    elif not rest.strip() and not original.had_file():
-        os.unlink(path)
-    else:
-        write_bytes(path, rest.encode("utf-8"))
+    # Nothing else changed since install: the very bytes of before.
+    original.write_back(old, old is not None and _same(old, rest), not rest.strip(), rest.encode("utf-8"))
     report.changed = True
-    original.forget()
     try:
         os.unlink(_block_state(paths))
     except OSError:

@@ -171,7 +171,7 @@ def install(paths: Paths, *, python: str | None = None) -> Report:
 def uninstall(paths: Paths) -> Report:
     import json
 
-    from kenning.integrations.files import Original, Report, backup, write_bytes
+    from kenning.integrations.files import Original, Report, backup
 
     path = hooks_path()
     report = Report(agent=NAME, path=path)
@@ -187,14 +187,10 @@ def uninstall(paths: Paths) -> Report:
         return report
     old = original.original_bytes()
     report.backup = backup(path, raw)
-    if old is not None and _same(old, new):
-        write_bytes(path, old)
-    elif not original.had_file() and set(new) <= {"version", "hooks"} and not new.get("hooks"):
-        os.unlink(path)
-    else:
-        write_bytes(path, (json.dumps(new, indent=2) + "\n").encode())
+    original.write_back(old, old is not None and _same(old, new),
+                        set(new) <= {"version", "hooks"} and not new.get("hooks"),
+                        (json.dumps(new, indent=2) + "\n").encode())
     report.changed = True
-    original.forget()
     return report
 
 

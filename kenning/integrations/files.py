@@ -139,3 +139,15 @@ class Original:
             os.unlink(self.file)
         except OSError:
             pass
+
+    def write_back(self, old: bytes | None, same: bool, empty: bool, rest: bytes) -> None:
+        """Uninstall's last step, then forgotten: the original bytes ``old`` when what remains means
+        the same (``same``); no file when nothing remains (``empty``) of one that did not exist before;
+        otherwise what remains, ``rest`` (the agent rewrote the file since: its version minus ours)."""
+        if same and old is not None:
+            write_bytes(self.path, old)
+        elif empty and not self.had_file():
+            os.unlink(self.path)
+        else:
+            write_bytes(self.path, rest)
+        self.forget()

@@ -259,7 +259,7 @@ def install(paths: Paths, *, python: str | None = None) -> Report:
 def uninstall(paths: Paths) -> Report:
     import json
 
-    from kenning.integrations.files import Original, Report, backup, write_bytes
+    from kenning.integrations.files import Original, Report, backup
 
     path = settings_path()
     report = Report(agent=NAME, path=path)
@@ -284,14 +284,8 @@ def uninstall(paths: Paths) -> Report:
         if isinstance(before, dict) and before.get("hooks") == {} and "hooks" not in new:
             new["hooks"] = {}  # the user had an empty hooks object: it stays
         same = before == new
-    if same and old is not None:
-        write_bytes(path, old)
-    elif not new and not original.had_file():
-        os.unlink(path)
-    else:
-        write_bytes(path, _dump(new))  # Gemini rewrote the file since: keep its version, minus ours
+    original.write_back(old, same, not new, _dump(new))
     report.changed = True
-    original.forget()
     return report
 
 
