@@ -19,6 +19,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -437,3 +438,22 @@ def project_key(inst: Install) -> str:
     from kenning.project import canonical
 
     return canonical(str(inst.project))
+
+
+def merge_base() -> str:
+    """The commit this checkout's branch shares with main (the "before" of a branch's benches)."""
+    return subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=REPO, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def extract(ref: str, into: Path) -> Path:
+    """The ``kenning`` package of revision ``ref`` (``git archive``), unpacked under ``into``."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", "--format=tar", ref, "kenning"], cwd=REPO, capture_output=True,
+                             check=True).stdout
+    tar = into / "tree.tar"
+    tar.write_bytes(archive)
+    with tarfile.open(tar) as t:
+        t.extractall(into, filter="data")
+    tar.unlink()
+    return into

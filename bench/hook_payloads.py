@@ -31,7 +31,6 @@ import os
 import subprocess
 import sys
 import sysconfig
-import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,9 +42,11 @@ from common import (
     REPO,
     Install,
     command_line,
+    extract,
     fmt,
     load_avg,
     md_table,
+    merge_base,
     run_header,
     summary_ms,
     temp_root,
@@ -129,22 +130,6 @@ def payloads(cwd: str) -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def merge_base() -> str:
-    return subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=REPO, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
-def extract(ref: str, into: Path) -> Path:
-    """The ``kenning`` package of revision ``ref`` (``git archive``), unpacked under ``into``."""
-    into.mkdir(parents=True, exist_ok=True)
-    data = subprocess.run(["git", "archive", "--format=tar", ref, "kenning"], cwd=REPO, capture_output=True,
-                          check=True).stdout
-    tar = into / "tree.tar"
-    tar.write_bytes(data)
-    with tarfile.open(tar) as t:
-        t.extractall(into, filter="data")
-    tar.unlink()
-    return into
 
 
 def forms(code_dir: Path | None) -> dict[str, list[str]]:

@@ -26,7 +26,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -39,9 +38,11 @@ from common import (
     Cmd,
     Install,
     command_line,
+    extract,
     fmt,
     load_avg,
     md_table,
+    merge_base,
     populate,
     registered_hook,
     run_header,
@@ -71,22 +72,6 @@ def fixture(name: str) -> dict[str, Any]:
     return dict(json.loads((FIXTURES / name).read_text())["stdin"])
 
 
-def extract(ref: str, into: Path) -> Path:
-    """The ``kenning`` package of revision ``ref`` (``git archive``), unpacked under ``into``."""
-    into.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "archive", "--format=tar", ref, "kenning"], cwd=REPO, capture_output=True,
-                             check=True).stdout
-    tar = into / "tree.tar"
-    tar.write_bytes(archive)
-    with tarfile.open(tar) as t:
-        t.extractall(into, filter="data")
-    tar.unlink()
-    return into
-
-
-def merge_base() -> str:
-    return subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=REPO, capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 class Variant:
