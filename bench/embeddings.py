@@ -32,16 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "recall"))
 from common import (
     Install,
     command_line,
+    extract,
     fmt,
     load_avg,
     md_table,
+    merge_base,
     populate,
     run_header,
     temp_root,
     verdict,
     write_section,
 )
-from startup import Variant, extract, merge_base
+from startup import Variant
 
 from kenning.search import indexer, minilm, semantic
 from kenning.store.db import connect

@@ -32,9 +32,11 @@ from common import (
     PYTHON,
     Install,
     command_line,
+    extract,
     fmt,
     load_avg,
     md_table,
+    merge_base,
     populate,
     project_key,
     run_header,
@@ -43,7 +45,7 @@ from common import (
     verdict,
     write_section,
 )
-from startup import FLOOR, extract, merge_base
+from startup import FLOOR
 
 from kenning.integrations.claude_code import mcp_entry
 

@@ -34,16 +34,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (
     Install,
     command_line,
+    extract,
     fmt,
     load_avg,
     md_table,
+    merge_base,
     run_header,
     summary_ms,
     temp_root,
     verdict,
     write_section,
 )
-from startup import Variant, extract, merge_base
+from startup import Variant
 
 from kenning.paths import read_token
 from kenning.project import project_key
