@@ -47,15 +47,14 @@ once and recover.
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
+
+from tests.support import fake_http
 
 Block = dict[str, Any]
 Step = list[Block] | dict[str, Any]
@@ -228,17 +227,8 @@ def in_order(*steps: Step, kinds: Sequence[str] | None = None) -> ScriptFn:
 
     ``kinds`` limits which request kinds consume steps (default: all).
     """
-    lock = threading.Lock()
-    counter = itertools.count()
-
-    def pick(body: dict[str, Any]) -> Step | None:
-        if kinds is not None and request_kind(body) not in kinds:
-            return None
-        with lock:
-            i = next(counter)
-        return steps[min(i, len(steps) - 1)]
-
-    return pick
+    wanted = None if kinds is None else set(kinds)
+    return fake_http.in_order(*steps, when=None if wanted is None else lambda body: request_kind(body) in wanted)
 
 
 # ---- server -------------------------------------------------------------------------------
@@ -260,62 +250,19 @@ def _normalize(step: Step) -> dict[str, Any]:
     raise ValueError(f"not a step: {step!r}")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeAnthropic
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"  # keep-alive for JSON; SSE responses close the connection
+class _Handler(fake_http.FakeHandler):
     server_version = "fake-anthropic/1"
-    disable_nagle_algorithm = True  # SSE events must not sit in the kernel waiting for more
+    recorded_headers = _RECORDED_HEADER_PREFIXES
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # pytest output stays clean; everything is in fake.requests
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            data = b""
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return data
-                data += self.rfile.read(size)
-                self.rfile.readline()
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def _record(self, kind: str, body: Any, **extra: Any) -> dict[str, Any]:
-        headers = {
-            k.lower(): v for k, v in self.headers.items() if k.lower().startswith(_RECORDED_HEADER_PREFIXES)
-        }
-        rec = {
-            "time": time.time(),
-            "method": self.command,
-            "path": self.path,
-            "kind": kind,
-            "headers": headers,
-            "body": body,
-            **extra,
-        }
-        self.server.fake._add_request(rec)
-        return rec
+    @property
+    def fake(self) -> FakeAnthropic:
+        return cast(FakeAnthropic, self.server.fake)
 
     def _send_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("request-id", _new_id("req_"))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(status, obj, {"request-id": _new_id("req_"), **(headers or {})})
 
     def _not_found(self, body: Any = None) -> None:
-        self._record("not_found", body, status=404)
+        self.record(body, kind="not_found", status=404)
         self._send_json(404, _error_body("not_found_error", f"fake: no route for {self.path}"))
 
     def do_GET(self) -> None:
@@ -325,14 +272,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._not_found()
 
     def do_POST(self) -> None:
-        raw = self._read_body()
+        raw = self.read_body()
         try:
             body = json.loads(raw or b"null")
         except ValueError:
             body = {"_raw": raw.decode("utf-8", "replace")}
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/messages/count_tokens":
-            self._record("count_tokens", body, status=200)
+            self.record(body, kind="count_tokens", status=200)
             self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
         elif path == "/v1/messages" and isinstance(body, dict):
             self._messages(body)
@@ -340,7 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found(body)
 
     def _messages(self, body: dict[str, Any]) -> None:
-        fake = self.server.fake
+        fake = self.fake
         kind = request_kind(body)
         step_no = step_index(body) if kind == "main" else None
         try:
@@ -348,7 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # surface script bugs in the test, not as CLI retries
             fake.script_errors.append(exc)
             msg = "fake: script raised\n" + traceback.format_exc()
-            self._record(kind, body, step=step_no, status=400, script_error=repr(exc))
+            self.record(body, kind=kind, step=step_no, status=400, script_error=repr(exc))
             self._send_json(400, _error_body("invalid_request_error", msg))
             return
         if step.get("delay"):
@@ -359,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers = dict(err.get("headers") or {})
             if status == 429:
                 headers.setdefault("retry-after", str(err.get("retry_after", 1)))
-            self._record(kind, body, step=step_no, status=status)
+            self.record(body, kind=kind, step=step_no, status=status)
             self._send_json(
                 status,
                 _error_body(
@@ -369,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
                 headers,
             )
             return
-        self._record(kind, body, step=step_no, status=200)
+        self.record(body, kind=kind, step=step_no, status=200)
         content = [_materialize(b) for b in step["content"]]
         stop_reason = step.get("stop_reason") or (
             "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
@@ -397,19 +344,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, message)
 
     def _stream(self, message: dict[str, Any]) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("request-id", _new_id("req_"))
-        # No content-length and no chunking: the end of the stream is the end of the
-        # connection, so this response must close it.
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_stream({"request-id": _new_id("req_")}, content_type="text/event-stream; charset=utf-8")
 
         def event(name: str, data: dict[str, Any]) -> None:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+            self.send_event(data, event=name)
 
         usage = message["usage"]
         start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
@@ -428,12 +366,6 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
         event("message_stop", {"type": "message_stop"})
-
-    def handle_one_request(self) -> None:
-        try:
-            super().handle_one_request()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # client gave up (timeout/abort); nothing to answer
 
 
 def _block_events(index: int, block: Block) -> list[dict[str, Any]]:
@@ -479,7 +411,7 @@ def _error_body(err_type: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": err_type, "message": message}, "request_id": _new_id("req_")}
 
 
-class FakeAnthropic:
+class FakeAnthropic(fake_http.FakeServer):
     """The fake API server; a context manager that serves on a background thread.
 
     Attributes: ``base_url`` (``http://127.0.0.1:<port>``, no trailing slash), ``port``,
@@ -488,64 +420,26 @@ class FakeAnthropic:
     ``script_errors`` (exceptions raised by a callable script; re-raised on exit).
     """
 
+    handler = _Handler
+    name = "fake-anthropic"
+
     def __init__(self, script: Script | None = None) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
         self.script_errors: list[Exception] = []
-        self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # lifecycle
-    def start(self) -> FakeAnthropic:
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.stop()
         if exc_type is None and self.script_errors:
             raise self.script_errors[0]
 
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("FakeAnthropic is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
     # inspection
     def requests_of(self, kind: str) -> list[dict[str, Any]]:
         with self._lock:
             return [r for r in self.requests if r["kind"] == kind]
 
-    def _add_request(self, rec: dict[str, Any]) -> None:
-        with self._lock:
-            self.requests.append(rec)
-
     def _pick(self, body: dict[str, Any], kind: str, step_no: int | None) -> dict[str, Any]:
-        script = self.script
-        step: Step | None = None
-        if callable(script):
-            step = cast(ScriptFn, script)(body)
-        elif script and kind == "main" and step_no is not None:
-            steps = list(script)
-            step = steps[min(step_no, len(steps) - 1)]
+        # A list scripts main-loop requests only; a callable sees every request.
+        script = self.script if callable(self.script) or (kind == "main" and step_no is not None) else None
+        step = fake_http.scripted(script, body, lambda: step_no or 0)
         return _normalize(step if step is not None else _default_answer(kind))

@@ -20,11 +20,11 @@ Scripting: a *step* is one model reply, a list of parts built with ``text(...)``
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
+
+from tests.support import fake_http
 
 Part = dict[str, Any]
 Step = list[Part]
@@ -99,56 +99,34 @@ def offered_tools(body: Mapping[str, Any]) -> list[str]:
 
 def script_by_prompt(scripts: Mapping[str, Sequence[Step]]) -> ScriptFn:
     """Answer with the step list whose key occurs in the session's first user text."""
-
-    def pick(body: dict[str, Any]) -> Step | None:
-        prompts = user_prompts(body)
-        first = prompts[0] if prompts else ""
-        for key, steps in scripts.items():
-            if key in first:
-                return steps[min(step_index(body), len(steps) - 1)]
-        return None
-
-    return pick
+    return fake_http.script_by_first_prompt(scripts, user_prompts, step_index)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeGemini
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class _Handler(fake_http.FakeHandler):
     server_version = "fake-gemini/1"
-    disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    @property
+    def fake(self) -> FakeGemini:
+        return cast(FakeGemini, self.server.fake)
 
     def _body(self) -> Any:
-        n = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        raw = self.read_body()
         try:
             return json.loads(raw or b"null")
         except ValueError:
             return raw.decode("utf-8", "replace")
 
     def _json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json; charset=UTF-8")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(status, obj, content_type="application/json; charset=UTF-8")
 
     def do_GET(self) -> None:
-        self.server.fake._add({"method": "GET", "path": self.path, "body": None})
+        self.record(None)
         self._json(404, _error(404, f"fake: no route {self.path}"))
 
     def do_POST(self) -> None:
         body = self._body()
         path = self.path.split("?")[0]
-        rec = self.server.fake._add({"method": "POST", "path": self.path, "body": body})
+        rec = self.record(body)
         if not isinstance(body, dict):
             self._json(400, _error(400, "fake: body is not JSON"))
             return
@@ -156,30 +134,24 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith(":countTokens"):
             self._json(200, {"totalTokens": len(json.dumps(body)) // 4})
         elif path.endswith(":streamGenerateContent"):
-            parts = self.server.fake._pick(body)
+            parts = self.fake._pick(body)
             rec["reply"] = parts
             self._stream(model, parts)
         elif path.endswith(":generateContent"):
             # Side calls (model routing, next-speaker and loop checks) ask for JSON by schema.
-            answer = self.server.fake.side_answer(body)
+            answer = self.fake.side_answer(body)
             rec["reply"] = answer
             self._json(200, _response(model, [text(answer)]))
         else:
             self._json(404, _error(404, f"fake: no route {self.path}"))
 
     def _stream(self, model: str, parts: Step) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_stream()
         # One chunk per part, the finish reason and usage on the last, as the API streams them.
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             chunk = _response(model, [part], finished=last)
-            self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
-            self.wfile.flush()
+            self.send_event(chunk, end="\r\n\r\n")
 
 
 def _response(model: str, parts: Step, finished: bool = True) -> dict[str, Any]:
@@ -206,59 +178,21 @@ def _default_side_answer(body: Mapping[str, Any]) -> str:
     return json.dumps({"reasoning": "ok"}) if schema != "{}" else "ok"
 
 
-class FakeGemini:
+class FakeGemini(fake_http.FakeServer):
     """The fake server; ``base_url`` is the API root (no path)."""
 
+    handler = _Handler
+    name = "fake-gemini"
+
     def __init__(self, script: Script | None = None) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
         self.side_answer: Callable[[Mapping[str, Any]], str] = _default_side_answer
-        self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeGemini:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-gemini", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeGemini:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def model_requests(self) -> list[dict[str, Any]]:
         """The main-loop requests (streamed, with tools offered)."""
         return [r for r in self.requests if r["path"].split("?")[0].endswith(":streamGenerateContent")]
 
-    def _add(self, rec: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.requests.append(rec)
-        return rec
-
     def _pick(self, body: dict[str, Any]) -> Step:
-        script = self.script
-        step: Step | None = None
-        if callable(script):
-            step = script(body)
-        elif script:
-            step = list(script)[min(step_index(body), len(script) - 1)]
+        step = fake_http.scripted(self.script, body, lambda: step_index(body))
         return step if step else [text("ok")]

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
+
+from tests.support import fake_http
 
 Step = str | dict[str, Any]
 ScriptFn = Callable[[dict[str, Any]], Step | None]
@@ -57,54 +57,15 @@ def user_text(body: Mapping[str, Any]) -> str:
 
 
 def in_order(*steps: Step) -> ScriptFn:
-    lock = threading.Lock()
-    counter = itertools.count()
-
-    def pick(body: dict[str, Any]) -> Step:
-        with lock:
-            i = next(counter)
-        return steps[min(i, len(steps) - 1)]
-
-    return pick
+    """Answer with ``steps`` in arrival order; the last one repeats."""
+    return fake_http.in_order(*steps)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeOpenAI
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class _Handler(fake_http.FakeHandler):
     server_version = "fake-openai/1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            data = b""
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return data
-                data += self.rfile.read(size)
-                self.rfile.readline()
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
 
     def _send_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("x-request-id", "req_" + uuid.uuid4().hex[:20])
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(status, obj, {"x-request-id": "req_" + uuid.uuid4().hex[:20], **(headers or {})})
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0].rstrip("/") in ("/v1/models", "/models"):
@@ -114,7 +75,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, _error_body("invalid_request_error", f"fake: no route for {self.path}", None))
 
     def do_POST(self) -> None:
-        raw = self._read_body()
+        raw = self.read_body()
         try:
             body = json.loads(raw or b"null")
         except ValueError:
@@ -123,9 +84,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in ("/v1/chat/completions", "/chat/completions") or not isinstance(body, dict):
             self._send_json(404, _error_body("invalid_request_error", f"fake: no route for {self.path}", None))
             return
-        fake = self.server.fake
-        rec = fake._add({"time": time.time(), "method": "POST", "path": self.path, "status": None, "body": body,
-                         "bytes": len(raw), "headers": {k.lower(): v for k, v in self.headers.items()}})
+        fake = cast(FakeOpenAI, self.server.fake)
+        rec = self.record(body, status=None, bytes=len(raw))
         step = fake._pick(body)
         if isinstance(step, dict) and step.get("delay"):
             time.sleep(float(step["delay"]))
@@ -140,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         content = step if isinstance(step, str) else str(step.get("content") or "")
         finish = "stop" if isinstance(step, str) else str(step.get("finish_reason") or "stop")
-        usage = {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(content) // 4),
+        usage: dict[str, Any] = {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(content) // 4),
                  "prompt_tokens_details": {"cached_tokens": 0}}
         if isinstance(step, dict) and step.get("usage"):
             usage.update(step["usage"])
@@ -159,19 +119,13 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": usage})
 
     def _stream(self, model: str, content: str, finish: str, usage: dict[str, Any] | None) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_stream(content_type="text/event-stream; charset=utf-8")
         cid = "chatcmpl-" + uuid.uuid4().hex[:24]
 
         def chunk(choices: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
             data = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
                     "system_fingerprint": "fp_fake", "choices": choices, **(extra or {})}
-            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+            self.send_event(data)
 
         chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}])
         for i in range(0, len(content), 64):
@@ -179,76 +133,29 @@ class _Handler(BaseHTTPRequestHandler):
         chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish}])
         if usage is not None:
             chunk([], {"usage": usage})
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-
-    def handle_one_request(self) -> None:
-        try:
-            super().handle_one_request()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        self.send_event("[DONE]")
 
 
 def _error_body(err_type: str, message: str, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
 
 
-class FakeOpenAI:
+class FakeOpenAI(fake_http.FakeServer):
     """The fake server; a context manager serving on a background thread.
 
     ``base_url`` is ``http://127.0.0.1:<port>/v1`` (what the SDK and most servers expect).
     """
 
+    handler = _Handler
+    name = "fake-openai"
+    api_root = "/v1"
+
     def __init__(self, script: Sequence[Step] | ScriptFn | None = None) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
         self._count = itertools.count()
-        self._server: _Server | None = None
-
-    def start(self) -> FakeOpenAI:
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai",
-                         daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("FakeOpenAI is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def _add(self, rec: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.requests.append(rec)
-        return rec
 
     def _pick(self, body: dict[str, Any]) -> Step:
-        script = self.script
-        step: Step | None
-        if callable(script):
-            step = script(body)
-        elif script:
-            steps = list(script)
-            step = steps[min(next(self._count), len(steps) - 1)]
-        else:
-            step = None
+        # A list answers in arrival order.
+        step = fake_http.scripted(self.script, body, lambda: next(self._count))
         return "" if step is None else step

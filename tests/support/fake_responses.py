@@ -21,12 +21,12 @@ or a callable ``script(body) -> step | None``; ``script_by_prompt`` picks a list
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
+
+from tests.support import fake_http
 
 Item = dict[str, Any]
 Step = list[Item]
@@ -104,35 +104,14 @@ def all_text(body: Mapping[str, Any]) -> str:
 
 def script_by_prompt(scripts: Mapping[str, Sequence[Step]]) -> ScriptFn:
     """Answer with the step list whose key occurs in the session's first prompt."""
-
-    def pick(body: dict[str, Any]) -> Step | None:
-        prompts = user_prompts(body)
-        first = prompts[0] if prompts else ""
-        for key, steps in scripts.items():
-            if key in first:
-                return steps[min(step_index(body), len(steps) - 1)]
-        return None
-
-    return pick
+    return fake_http.script_by_first_prompt(scripts, user_prompts, step_index)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeResponses
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class _Handler(fake_http.FakeHandler):
     server_version = "fake-responses/1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def _body(self) -> Any:
-        n = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        raw = self.read_body()
         if self.headers.get("content-encoding") == "zstd":
             raise ValueError("zstd request bodies are not supported by the fake")
         try:
@@ -140,45 +119,34 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return raw.decode("utf-8", "replace")
 
-    def _json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self) -> None:
-        self.server.fake._add({"method": "GET", "path": self.path, "body": None})
+        self.record(None)
         if self.path.split("?")[0].endswith("/models"):
-            self._json(200, {"object": "list", "data": [], "models": []})
+            self.send_json(200, {"object": "list", "data": [], "models": []})
             return
-        self._json(404, {"error": {"message": f"fake: no route {self.path}", "type": "invalid_request_error"}})
+        self._not_found()
 
     def do_POST(self) -> None:
         body = self._body()
-        rec = self.server.fake._add({"method": "POST", "path": self.path, "body": body})
+        rec = self.record(body)
         if not self.path.split("?")[0].endswith("/responses") or not isinstance(body, dict):
-            self._json(404, {"error": {"message": f"fake: no route {self.path}", "type": "invalid_request_error"}})
+            self._not_found()
             return
-        items = self.server.fake._pick(body)
+        items = cast(FakeResponses, self.server.fake)._pick(body)
         rec["reply"] = items
         self._stream(str(body.get("model") or "fake-model"), items)
 
+    def _not_found(self) -> None:
+        self.send_json(404, {"error": {"message": f"fake: no route {self.path}", "type": "invalid_request_error"}})
+
     def _stream(self, model: str, items: Step) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.start_stream()
         seq = iter(range(1_000_000))
         rid = "resp_" + uuid.uuid4().hex[:24]
 
         def send(kind: str, data: dict[str, Any]) -> None:
             data = {"type": kind, "sequence_number": next(seq), **data}
-            self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+            self.send_event(data, event=kind)
 
         base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model}
         send("response.created", {"response": {**base, "status": "in_progress", "output": []}})
@@ -228,57 +196,20 @@ def _materialize(raw: Item) -> Item:
     return item
 
 
-class FakeResponses:
+class FakeResponses(fake_http.FakeServer):
     """The fake server; ``base_url`` ends in ``/v1``."""
 
+    handler = _Handler
+    name = "fake-responses"
+    api_root = "/v1"
+
     def __init__(self, script: Script | None = None) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeResponses:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-responses", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeResponses:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def model_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["method"] == "POST" and r["path"].split("?")[0].endswith("/responses")]
 
-    def _add(self, rec: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.requests.append(rec)
-        return rec
-
     def _pick(self, body: dict[str, Any]) -> Step:
-        script = self.script
-        step: Step | None = None
-        if callable(script):
-            step = script(body)
-        elif script:
-            step = list(script)[min(step_index(body), len(script) - 1)]
+        step = fake_http.scripted(self.script, body, lambda: step_index(body))
         return step if step else [text("ok")]
