@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.integrations import launch
+from kenning.integrations.files import Original, write_bytes
 from kenning.paths import Paths, data_dir, write_private
 from kenning.settings import DEFAULT_SKIP_TOOLS
 
@@ -149,12 +150,15 @@ def _load(path: str) -> tuple[dict[str, Any], bytes | None]:
             raw = fh.read()
     except FileNotFoundError:
         return {}, None
-    if not raw.strip():
-        return {}, raw
-    data = json.loads(raw.decode("utf-8"))
+    data = _parse(raw)
     if not isinstance(data, dict):
         raise ValueError(f"{path} does not hold a JSON object")
     return data, raw
+
+
+def _parse(raw: bytes) -> Any:
+    """What the file's bytes mean: a blank file is an empty object."""
+    return json.loads(raw.decode("utf-8")) if raw.strip() else {}
 
 
 def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
@@ -183,8 +187,9 @@ def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _state_file(paths: Paths) -> str:
-    return os.path.join(paths.root, "claude-code-install.json")
+def _original(paths: Paths, path: str) -> Original:
+    # The state file keeps the name the first installs gave it.
+    return Original(paths, "claude-code", path, file=os.path.join(paths.root, "claude-code-install.json"))
 
 
 def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, ...] = DEFAULT_SKIP_TOOLS,
@@ -195,15 +200,8 @@ def install(paths: Paths, *, python: str | None = None, skip_tools: tuple[str, .
     base = _without_ours(current)
     legacy = [(event, legacy_package(h)) for event, h in _hook_handlers(current) if legacy_package(h)]
     report.legacy_removed = [f"hooks.{event} ({name})" for event, name in legacy]
-    state_path = _state_file(paths)
-    if raw is not None and not os.path.exists(state_path):
-        # First install: remember the original text so uninstall can restore it exactly.
-        paths.ensure()
-        write_private(state_path, json.dumps({"original": raw.decode("utf-8"), "had_file": True,
-                                              "had_hooks_key": "hooks" in current}).encode())
-    elif raw is None and not os.path.exists(state_path):
-        paths.ensure()
-        write_private(state_path, json.dumps({"original": None, "had_file": False, "had_hooks_key": False}).encode())
+    # First install: remember the original text so uninstall can restore it exactly.
+    _original(paths, path).remember(raw, had_hooks_key="hooks" in current)
     new = json.loads(json.dumps(base))
     hooks = new.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -241,41 +239,20 @@ def uninstall(paths: Paths) -> Report:
     if raw is None:
         return report
     new = _without_ours(current)
-    state: dict[str, Any] = {}
-    try:
-        with open(_state_file(paths), encoding="utf-8") as fh:
-            state = json.load(fh)
-    except (OSError, ValueError):
-        pass
-    if isinstance(new.get("hooks"), dict) and not new["hooks"] and not state.get("had_hooks_key", True):
+    original = _original(paths, path)
+    if isinstance(new.get("hooks"), dict) and not new["hooks"] and not original.load().get("had_hooks_key", True):
         del new["hooks"]
     if new == current:
         return report
     report.backup = backup(path, raw)
-    original = state.get("original")
-    if isinstance(original, str):
-        try:
-            if json.loads(original) == new:
-                _write_bytes(path, original.encode("utf-8"))
-                report.changed = True
-                _forget_state(paths)
-                return report
-        except ValueError:
-            pass
-    if not new and state.get("had_file") is False:
-        os.unlink(path)
-    else:
-        _write(path, new)
-    report.changed = True
-    _forget_state(paths)
-    return report
-
-
-def _forget_state(paths: Paths) -> None:
+    old = original.original_bytes()
     try:
-        os.unlink(_state_file(paths))
-    except OSError:
-        pass
+        same = old is not None and _parse(old) == new
+    except (ValueError, UnicodeDecodeError):
+        same = False
+    original.write_back(old, same, not new, _dump(new))
+    report.changed = True
+    return report
 
 
 BACKUPS_KEPT = 3
@@ -335,24 +312,12 @@ def _prune_backups(path: str) -> None:
             pass
 
 
+def _dump(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def _write(path: str, data: dict[str, Any]) -> None:
-    _write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-
-
-def _write_bytes(path: str, data: bytes) -> None:
-    mode = 0o600
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except OSError:
-        pass
-    tmp = f"{path}.kenning-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_bytes(path, _dump(data))
 
 
 def installed_handlers() -> dict[str, list[str]]:

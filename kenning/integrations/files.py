@@ -105,19 +105,21 @@ class Original:
     as they do; otherwise it writes what remains.
     """
 
-    def __init__(self, paths: Paths, agent: str, path: str) -> None:
+    def __init__(self, paths: Paths, agent: str, path: str, file: str | None = None) -> None:
         self.paths = paths
         self.path = path
         safe = "".join(c if c.isalnum() else "-" for c in os.path.basename(path)).strip("-")
-        self.file = os.path.join(paths.root, f"{agent}-install-{safe}.json")
+        # ``file``: a name earlier installs used, so their originals are still found.
+        self.file = file or os.path.join(paths.root, f"{agent}-install-{safe}.json")
 
-    def remember(self, raw: bytes | None) -> None:
+    def remember(self, raw: bytes | None, **facts: Any) -> None:
+        """Keep ``raw`` (None: there was no file), and ``facts`` an uninstall needs (``load()`` has them)."""
         if os.path.exists(self.file):
             return  # reinstalling: the first original stays the one to restore
         self.paths.ensure()
         text = None if raw is None else raw.decode("utf-8", "surrogateescape")
-        write_private(self.file, json.dumps({"path": self.path, "original": text, "had_file": raw is not None},
-                                            ensure_ascii=True).encode())
+        write_private(self.file, json.dumps({"path": self.path, "original": text, "had_file": raw is not None,
+                                             **facts}, ensure_ascii=True).encode())
 
     def load(self) -> dict[str, Any]:
         try:

@@ -184,6 +184,33 @@ def test_uninstall_restores_original_bytes(env: tuple[Path, Paths], indent: int 
     assert settings_file(claude).read_bytes() == original
 
 
+@pytest.mark.parametrize("original", [b"", b"\n", b"{}", b'{"hooks": {}}\n'])
+def test_uninstall_restores_an_empty_original_bytes(env: tuple[Path, Paths], original: bytes) -> None:
+    claude, paths = env
+    claude.mkdir()
+    settings_file(claude).write_bytes(original)
+    cc.install(paths)
+    assert settings_file(claude).read_bytes() != original
+    assert cc.uninstall(paths).changed
+    assert settings_file(claude).read_bytes() == original
+
+
+def test_uninstall_restores_the_original_an_earlier_install_remembered(env: tuple[Path, Paths]) -> None:
+    # The state file of a release before Original was shared: no "path" key, same name.
+    claude, paths = env
+    claude.mkdir()
+    original = json.dumps(ORIGINAL, indent=4).encode()
+    settings_file(claude).write_bytes(original)
+    paths.ensure()
+    state = Path(paths.root) / "claude-code-install.json"
+    state.write_text(json.dumps({"original": original.decode(), "had_file": True, "had_hooks_key": True}))
+    cc.install(paths)
+    assert json.loads(state.read_text())["original"] == original.decode()  # not overwritten
+    assert cc.uninstall(paths).changed
+    assert settings_file(claude).read_bytes() == original
+    assert not state.exists()
+
+
 def test_uninstall_after_install_into_missing_file_removes_the_file(env: tuple[Path, Paths]) -> None:
     claude, paths = env
     cc.install(paths)
