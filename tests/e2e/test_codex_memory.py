@@ -11,14 +11,13 @@ Codex's. Uninstall gives config.toml back byte for byte.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.support import fake_anthropic, fake_responses
-from tests.support.agent_clis import ensure_codex, run_codex, write_codex_config
-from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude, scratch_env
+from tests.support import fake_responses
+from tests.support.agent_clis import claude_code_is_told, ensure_codex, run_codex, stored_bugfix, write_codex_config
+from tests.support.claude_cli import kenning_cli, scratch_env
 from tests.support.fake_responses import FakeResponses, call, custom, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -66,16 +65,7 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
             assert second["rc"] == 0, second["stderr"][-3000:]
             first_of_session2 = fake.model_requests()[n_first]["body"]
 
-            conn = sqlite3.connect(data / "kenning.db")
-            rows = conn.execute("SELECT o.type, o.title, o.files_modified, s.platform FROM observations o "
-                                "JOIN sessions s ON s.id = o.session_id ORDER BY o.id").fetchall()
-            events = conn.execute("SELECT kind, tool_name, status FROM events ORDER BY id").fetchall()
-            assert {r[3] for r in rows} == {"codex"}, rows
-            assert "bugfix" in {r[0] for r in rows}, "\n".join(map(str, [*rows, *events]))
-            bugfix = next(r for r in rows if r[0] == "bugfix")
-            assert "add is broken" in bugfix[1] or "AssertionError" in bugfix[1]
-            assert json.loads(bugfix[2]) == ["calc.py"]
-            assert ("PostToolUseFailure", "Bash", "done") in events
+            rows, bugfix = stored_bugfix(data, "codex")
 
             # Session 2: Codex's first request carries the context as a developer message.
             developer = [i for i in first_of_session2["input"] if i.get("role") == "developer"]
@@ -84,19 +74,8 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
             for _type, title, _files, _agent in rows:
                 assert json.dumps(title)[1:-1] in context, f"{title!r} missing from Codex session 2's context"
 
-            # Session 3: Claude Code on the same project is told what Codex did.
-            claude = ensure_claude_cli()
-            if claude is None:
-                pytest.skip("Claude Code CLI unavailable for the cross-agent session")
-            with fake_anthropic.FakeAnthropic(script=[[fake_anthropic.text("Noted.")]]) as anthropic:
-                third = run_claude("What did we do last time?", cwd=project, home=home,
-                                   base_url=anthropic.base_url, extra_env=hook_env, timeout=120, claude_bin=claude)
-                assert third["rc"] == 0, third["stderr"] or third["stdout"]
-                message = json.dumps(anthropic.requests_of("main")[0]["body"]["messages"][0])
-            assert "Memory of calc-project" in message
-            assert json.dumps(bugfix[1])[1:-1] in message
-            fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
-            assert json.dumps(f"{bugfix[1]} \u00b7 in Codex CLI")[1:-1] in fenced  # attributed to the agent
+            # Session 3: Claude Code on the same project is told what Codex did, attributed to Codex.
+            claude_code_is_told(project, home, hook_env, "Codex CLI", bugfix)
             assert "in Codex CLI" not in context  # Codex's own rows are not marked in Codex's context
         finally:
             kenning_cli(env, "worker", "stop")

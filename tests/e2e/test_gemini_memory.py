@@ -15,9 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import fake_anthropic, fake_gemini
-from tests.support.agent_clis import ensure_gemini, run_gemini, write_gemini_settings
-from tests.support.claude_cli import ensure_claude_cli, kenning_cli, run_claude, scratch_env
+from tests.support import fake_gemini
+from tests.support.agent_clis import (
+    claude_code_is_told,
+    ensure_gemini,
+    run_gemini,
+    stored_bugfix,
+    write_gemini_settings,
+)
+from tests.support.claude_cli import kenning_cli, scratch_env
 from tests.support.fake_gemini import FakeGemini, call, script_by_prompt, text
 
 pytestmark = pytest.mark.e2e
@@ -63,17 +69,10 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
             assert second["rc"] == 0, second["stderr"][-3000:]
             first_of_session2 = fake.model_requests()[n_first]["body"]
 
+        rows, bugfix = stored_bugfix(data, "gemini")
         conn = sqlite3.connect(data / "kenning.db")
-        rows = conn.execute("SELECT o.type, o.title, o.files_modified, s.platform FROM observations o "
-                            "JOIN sessions s ON s.id = o.session_id ORDER BY o.id").fetchall()
-        events = conn.execute("SELECT kind, tool_name, status FROM events ORDER BY id").fetchall()
         prompts = [r[0] for r in conn.execute("SELECT prompt_text FROM user_prompts ORDER BY id")]
-        assert {r[3] for r in rows} == {"gemini"}, rows
-        assert "bugfix" in {r[0] for r in rows}, "\n".join(map(str, [*rows, *events]))
-        bugfix = next(r for r in rows if r[0] == "bugfix")
-        assert "add is broken" in bugfix[1] or "AssertionError" in bugfix[1]
-        assert json.loads(bugfix[2]) == ["calc.py"]
-        assert ("PostToolUseFailure", "Bash", "done") in events
+        conn.close()
         # Gemini put our SessionStart context in front of the prompt: it is not stored as the prompt.
         assert prompts == ["Create calc.py with an add function and make sure it works.", "What did we do last time?"]
 
@@ -84,16 +83,8 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
         for _type, title, _files, _agent in rows:
             assert json.dumps(title)[1:-1] in user_text, f"{title!r} missing from Gemini session 2's context"
 
-        claude = ensure_claude_cli()
-        if claude is None:
-            pytest.skip("Claude Code CLI unavailable for the cross-agent session")
-        with fake_anthropic.FakeAnthropic(script=[[fake_anthropic.text("Noted.")]]) as anthropic:
-            third = run_claude("What did we do last time?", cwd=project, home=home, base_url=anthropic.base_url,
-                               extra_env=hook_env, timeout=120, claude_bin=claude)
-            assert third["rc"] == 0, third["stderr"] or third["stdout"]
-            message = json.dumps(anthropic.requests_of("main")[0]["body"]["messages"][0])
-        fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
-        assert json.dumps(f"{bugfix[1]} \u00b7 in Gemini CLI")[1:-1] in fenced
+        # Session 3: Claude Code on the same project is told what Gemini did, attributed to Gemini.
+        claude_code_is_told(project, home, hook_env, "Gemini CLI", bugfix)
     finally:
         kenning_cli(env, "worker", "stop")
         removed = kenning_cli(env, "uninstall", "--keep-worker")

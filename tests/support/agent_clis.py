@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -25,7 +26,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.support.claude_cli import _file_lock
+import pytest
+
+from tests.support import fake_anthropic
+from tests.support.claude_cli import _file_lock, ensure_claude_cli, run_claude
 
 CODEX_VERSION = "0.171.0"
 GEMINI_VERSION = "0.61.0"
@@ -170,3 +174,44 @@ def run_gemini(prompt: str, *, gemini_bin: str, cwd: str | os.PathLike[str], hom
                            "GEMINI_CLI_TRUST_WORKSPACE": "true", **(extra_env or {})})
     return _run([gemini_bin, "-p", prompt, "--yolo", "-m", GEMINI_MODEL, "--output-format", "json"], cwd, env,
                 timeout)
+
+
+# ---- the calc scenario both agents' e2e tests play (tests/e2e/test_codex_memory.py, test_gemini_memory.py)
+
+Row = tuple[Any, ...]
+
+
+def stored_bugfix(data: Path, platform: str) -> tuple[list[Row], Row]:
+    """The observations (type, title, files_modified, platform) session 1 left, all from ``platform``,
+    and the bugfix among them: named for the failing check, on calc.py, its failure captured."""
+    conn = sqlite3.connect(data / "kenning.db")
+    try:
+        rows = conn.execute("SELECT o.type, o.title, o.files_modified, s.platform FROM observations o "
+                            "JOIN sessions s ON s.id = o.session_id ORDER BY o.id").fetchall()
+        events = conn.execute("SELECT kind, tool_name, status FROM events ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    assert {r[3] for r in rows} == {platform}, rows
+    assert "bugfix" in {r[0] for r in rows}, "\n".join(map(str, [*rows, *events]))
+    bugfix = next(r for r in rows if r[0] == "bugfix")
+    assert "add is broken" in bugfix[1] or "AssertionError" in bugfix[1]
+    assert json.loads(bugfix[2]) == ["calc.py"]
+    assert ("PostToolUseFailure", "Bash", "done") in events
+    return rows, bugfix
+
+
+def claude_code_is_told(project: Path, home: Path, hook_env: Mapping[str, str], agent: str, bugfix: Row) -> str:
+    """Session 3: Claude Code on the same project gets the other agent's bugfix, marked as that agent's
+    (``agent``: its display name). Returns the first user message, as JSON; skips without the CLI."""
+    claude = ensure_claude_cli()
+    if claude is None:
+        pytest.skip("Claude Code CLI unavailable for the cross-agent session")
+    with fake_anthropic.FakeAnthropic(script=[[fake_anthropic.text("Noted.")]]) as anthropic:
+        third = run_claude("What did we do last time?", cwd=project, home=home, base_url=anthropic.base_url,
+                           extra_env=hook_env, timeout=120, claude_bin=claude)
+        assert third["rc"] == 0, third["stderr"] or third["stdout"]
+        message = json.dumps(anthropic.requests_of("main")[0]["body"]["messages"][0])
+    assert "Memory of calc-project" in message
+    fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
+    assert json.dumps(f"{bugfix[1]} \u00b7 in {agent}")[1:-1] in fenced
+    return message
