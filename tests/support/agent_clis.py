@@ -13,23 +13,20 @@ Gemini CLI is a ~100 MB JS bundle run by node.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import tempfile
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support import fake_anthropic
-from tests.support.claude_cli import _file_lock, ensure_claude_cli, run_claude
+from tests.support.claude_cli import _file_lock, ensure_claude_cli, run_claude, run_cli
 
 CODEX_VERSION = "0.171.0"
 GEMINI_VERSION = "0.61.0"
@@ -145,34 +142,18 @@ def write_gemini_settings(home: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
-    t0 = time.monotonic()
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    timed_out = False
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-    return {"rc": None if timed_out else proc.returncode, "stdout": stdout, "stderr": stderr,
-            "seconds": round(time.monotonic() - t0, 2), "cmd": list(cmd)}
-
-
 def run_codex(prompt: str, *, codex_bin: str, cwd: str | os.PathLike[str], home: str | os.PathLike[str],
               extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> dict[str, Any]:
     """``codex exec`` once, hooks trusted as a user's are (no --dangerously-bypass-hook-trust)."""
     env = _base_env(home, {"FAKE_API_KEY": "fake-key", **(extra_env or {})})
-    return _run([codex_bin, "exec", "--skip-git-repo-check", "--json", prompt], cwd, env, timeout)
+    return run_cli([codex_bin, "exec", "--skip-git-repo-check", "--json", prompt], cwd, env, timeout)
 
 
 def run_gemini(prompt: str, *, gemini_bin: str, cwd: str | os.PathLike[str], home: str | os.PathLike[str],
                base_url: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> dict[str, Any]:
     env = _base_env(home, {"GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": base_url,
                            "GEMINI_CLI_TRUST_WORKSPACE": "true", **(extra_env or {})})
-    return _run([gemini_bin, "-p", prompt, "--yolo", "-m", GEMINI_MODEL, "--output-format", "json"], cwd, env,
+    return run_cli([gemini_bin, "-p", prompt, "--yolo", "-m", GEMINI_MODEL, "--output-format", "json"], cwd, env,
                 timeout)
 
 

@@ -220,18 +220,19 @@ def run_claude(
         DEFAULT_MODEL,
         *extra_args,
     ]
+    res = run_cli(cmd, cwd, claude_env(home, base_url, extra_env), timeout)
+    return {**res, "json": _parse_result(res["stdout"])}
+
+
+def run_cli(cmd: Sequence[str], cwd: str | os.PathLike[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """Run an agent CLI once: ``{"rc", "stdout", "stderr", "seconds", "timed_out", "cmd"}``.
+
+    The CLI gets its own session (process group), so a timeout kills it with its hook and tool
+    children; ``rc`` is None then.
+    """
     t0 = time.monotonic()
-    # Own session/process group so a timeout can take down hook and tool children too.
-    proc = subprocess.Popen(
-        cmd,
-        cwd=cwd,
-        env=claude_env(home, base_url, extra_env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     timed_out = False
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -240,15 +241,8 @@ def run_claude(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
-    return {
-        "rc": None if timed_out else proc.returncode,
-        "stdout": stdout,
-        "stderr": stderr,
-        "json": _parse_result(stdout),
-        "seconds": round(time.monotonic() - t0, 2),
-        "timed_out": timed_out,
-        "cmd": cmd,
-    }
+    return {"rc": None if timed_out else proc.returncode, "stdout": stdout, "stderr": stderr,
+            "seconds": round(time.monotonic() - t0, 2), "timed_out": timed_out, "cmd": list(cmd)}
 
 
 def _parse_result(stdout: str) -> dict[str, Any] | None:
