@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kenning import spool
+from kenning.context.cache import SelectionCache
 from kenning.context.session_start import context_text
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
@@ -33,6 +34,7 @@ class Memory:
         self.paths = paths
         self.settings = settings
         self.pool = ReadPool(paths.db) if pooled else None
+        self.selections = SelectionCache(paths.db) if pooled else None  # the worker's: see kenning/context/cache.py
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -64,7 +66,7 @@ class Memory:
             def key_of(conn: sqlite3.Connection) -> str:
                 return resolve_key(conn, key)
         text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent,
-                                      pool=self.pool)
+                                      pool=self.pool, cache=self.selections)
         return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": (len(text) + 3) // 4}
 

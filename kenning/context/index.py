@@ -92,12 +92,17 @@ def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[
 
 
 class Selection:
-    """What the index may list for one project, before the character budget."""
+    """What the index may list for one project, before the character budget.
+
+    What the queries return does not depend on the time (the archive's cut is applied in
+    Python): :meth:`at` re-times a selection to a later ``now`` exactly, so the worker may keep
+    one while nothing it read has changed (kenning/context/cache.py).
+    """
 
     def __init__(self, conn: sqlite3.Connection, settings: Settings, project: str, now: float,
                  recorded_before: float | None = None) -> None:
-        self.now = now
-        since = recorded_before if recorded_before is not None else now + 1e9
+        self.settings = settings
+        since = recorded_before if recorded_before is not None else math.inf
         head = "FROM observations WHERE project = ? AND layer = ? AND status = 'active' AND duplicate_of IS NULL " \
                "AND recorded_at <= ?"
         self.rules = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
@@ -106,26 +111,48 @@ class Selection:
                         (project, "key", since, KEY_CANDIDATES))
         newest = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
                        (project, "key", since, KEY_CANDIDATES))
-        keys = {r.id: r for r in by_rank + newest}
-        self.keys = sorted(keys.values(), key=lambda r: -self.score(r))
-        archive = now - settings.archive_after_days * 86400 if settings.archive_after_days else 0.0
-        self.archive_before = archive
-        self.log = _rows(conn, f"SELECT {_OBS_COLS} {head} AND created_at >= ? ORDER BY created_at DESC, id DESC "
-                               "LIMIT ?", (project, "log", since, archive, settings.context_observations))
-        sums = [Summary(r) for r in conn.execute(
+        self._key_candidates = list({r.id: r for r in by_rank + newest}.values())
+        # The newest log rows since the archive's cut at ``now``: at a later time the cut only moves
+        # forward, and the rows after it are a prefix of these (the same order), so re-timing filters.
+        self._log = _rows(conn, f"SELECT {_OBS_COLS} {head} AND created_at >= ? ORDER BY created_at DESC, id DESC "
+                                "LIMIT ?", (project, "log", since, self._archive(now), settings.context_observations))
+        self._sums = [Summary(r) for r in conn.execute(
             "SELECT s.id, s.request, s.learned, s.completed, s.next_steps, s.created_at, ses.started_at, "
             "s.files_modified, s.source_tokens + s.tokens_spent, ses.platform FROM session_summaries s "
             "JOIN sessions ses ON ses.id = s.session_id "
             "WHERE s.project = ? AND s.recorded_at <= ? ORDER BY s.created_at DESC, s.id DESC LIMIT ?",
             (project, since, max(settings.context_sessions, LEFT_OFF_LOOKBACK))).fetchall()]
-        self.left_off = next((s for s in sums if s.did_work), sums[0] if sums else None)
-        self.summaries = _dedupe([s for s in sums if s.created_at >= archive][:settings.context_sessions])
+        self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.stale = Stale(conn, project)
         # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
         self.total = int(conn.execute(  # the partial index holds exactly the group heads: no row lookups
             "SELECT COUNT(*) FROM (SELECT 1 FROM observations INDEXED BY observations_layer_time WHERE project = ? "
             "AND status = 'active' AND duplicate_of IS NULL LIMIT ?)", (project, COUNT_CAP + 1)).fetchone()[0])
-        self.log = [r for r in self.log if not self.restates_stale(r.title, r.created_at)]
+        self._log = [r for r in self._log if not self.restates_stale(r.title, r.created_at)]
+        self.fetched_at = now
+        self._time(now)
+
+    def _archive(self, now: float) -> float:
+        days = self.settings.archive_after_days
+        return now - days * 86400 if days else 0.0
+
+    def _time(self, now: float) -> None:
+        """What depends on the time: the archive's cut, and the key memories' ranking."""
+        self.now = now
+        self.archive_before = archive = self._archive(now)
+        self.keys = sorted(self._key_candidates, key=lambda r: -self.score(r))
+        self.log = [r for r in self._log if r.created_at >= archive] if archive > self._archive(self.fetched_at) \
+            else self._log
+        self.summaries = _dedupe([s for s in self._sums if s.created_at >= archive][:self.settings.context_sessions])
+
+    def at(self, now: float) -> Selection:
+        """This selection as it stands at ``now`` (not before the queries ran: that needs new ones)."""
+        if now < self.fetched_at:
+            raise ValueError("a selection cannot be re-timed to before it was read")
+        other = object.__new__(Selection)  # a shallow copy (``copy`` costs the hook's fallback ~1 ms to import)
+        other.__dict__.update(self.__dict__)
+        other._time(now)
+        return other
 
     def score(self, r: Row) -> float:
         """Importance first; a recurring or recent memory weighs a little more."""

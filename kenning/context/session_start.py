@@ -27,6 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from kenning.context.cache import SelectionCache
     from kenning.store.db import ReadPool
 
 LOW_DISK_BYTES = 50_000_000    # below this the context warns that captures may be lost
@@ -45,12 +46,14 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
 
 
 def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[sqlite3.Connection], str], *,
-                 now: float | None = None, agent: str = "claude-code", pool: ReadPool | None = None) -> tuple[str, str]:
+                 now: float | None = None, agent: str = "claude-code", pool: ReadPool | None = None,
+                 cache: SelectionCache | None = None) -> tuple[str, str]:
     """(the index for the project ``key_of`` resolves, its key) - or one line saying why memory is
     unavailable (never "no memory" when there is memory that cannot be read) - followed by what the
     user must know: captures that could not be saved, a read-only data dir, a nearly full disk.
 
-    ``pool`` (the worker's): the read comes from a kept connection instead of a new one."""
+    ``pool`` (the worker's): the read comes from a kept connection instead of a new one; ``cache``
+    (the worker's): a selection kept while nothing it read has changed."""
     from kenning.store import health
     from kenning.store.identity import ForeignDatabase, not_a_database, verify
 
@@ -72,7 +75,7 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
                 verify(conn, paths.db)
                 key = key_of(conn)
                 text = build(conn, settings, key, now=now, modes_dir=paths.modes, name=name,
-                             agent=agent)
+                             agent=agent, cache=cache)
                 ok = True
             except ForeignDatabase:
                 raise  # the caller tells the user: "no memory of this project yet" would be untrue
@@ -144,7 +147,8 @@ def free_bytes(path: str) -> int | None:
 
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
-          modes_dir: str | None = None, name: str = "", agent: str = "claude-code") -> str:
+          modes_dir: str | None = None, name: str = "", agent: str = "claude-code",
+          cache: SelectionCache | None = None) -> str:
     """Render the index for the project keyed ``project`` from an open connection.
 
     ``name`` is what to call it when the database does not know it (yet). Rows recorded by another
@@ -152,7 +156,7 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     """
     now = time.time() if now is None else now
     title = display(conn, project, name)
-    sel = Selection(conn, settings, project, now)
+    sel = Selection(conn, settings, project, now) if cache is None else cache.selection(conn, settings, project, now)
     if sel.empty:
         return empty_note(title)
     icons = type_icons(load_mode(settings.mode, modes_dir))

@@ -20,13 +20,13 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
 
 
 def request(port: int, method: str, path: str, *, body: bytes = b"", token: str = "",
-            timeout: float = 0.25) -> tuple[int, bytes] | None:
+            timeout: float = 0.25, owner_checked: bool = False) -> tuple[int, bytes] | None:
     """Send one request to 127.0.0.1:port; return (status, body) or None on failure/timeout.
 
     The token goes only to a listener owned by this user: after a crash or a reboot the pid file
     can name a port that another local user now listens on, and would be handed the token.
     """
-    if token and not listener_is_ours(port):
+    if token and not owner_checked and not listener_is_ours(port):
         return None
     deadline = time.monotonic() + timeout
     sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
@@ -252,6 +252,37 @@ def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, An
     if health.get("proof") != health_proof(start_token, nonce):
         return None
     return health
+
+
+def proven_get(paths: Paths, info: dict[str, Any], path: str, timeout: float) -> dict[str, Any] | None:
+    """GET ``path`` (an authenticated route that answers ``challenge``) from our worker in one round trip.
+
+    The answer counts only with the proof a health check would ask for (``worker_health``), for
+    a nonce fresh in this request. The token goes only to a listener the kernel says is this
+    user's (who can read the token file anyway): when it cannot say, or the port has no
+    listener, None at once, and the caller proves identity first with ``worker_health``.
+    """
+    start_token = info.get("start_token")
+    port = info.get("port")
+    if not isinstance(start_token, str) or not start_token or not isinstance(port, int):
+        return None
+    found = listeners(port)
+    uid = os.getuid()
+    if not found or any(owner != uid for owner, _inode in found):
+        return None
+    nonce = os.urandom(16).hex()
+    sep = "&" if "?" in path else "?"
+    res = request(port, "GET", f"{path}{sep}challenge={nonce}", token=token(paths), timeout=timeout,
+                  owner_checked=True)
+    if not res or res[0] != 200:
+        return None
+    try:
+        body = fastjson.loads(res[1].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or body.get("proof") != health_proof(start_token, nonce):
+        return None
+    return body
 
 
 def health_proof(start_token: str, nonce: str) -> str:

@@ -349,12 +349,23 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
     budget = settings.context_timeout_ms / 1000
     text = None
     # Spooled first: a capture that cannot be saved (a full disk) is told in this very context.
-    # The worker is told its own event is in the spool, so it still answers without a cycle.
+    # ``spooled=1`` tells a worker of an earlier version that this event is in the spool, so it
+    # does not wait for a cycle (today's never waits for the spool).
     spooled = _capture_quiet(paths, settings, log, payload, name, root, truncated, at, agent) is None
     info = client.read_pid_file(paths)
-    health = client.worker_health(paths, info["port"], timeout=min(0.3, budget)) if info else None
+    health = None
+    if info:  # one round trip: the context's answer carries the proof a health check would ask for
+        answer = client.proven_get(paths, info, _context_path(payload, agent, spooled), budget)
+        text = answer.get("context") if answer else None
+        if isinstance(text, str):
+            health = answer
+        else:
+            text = None
+    left = budget - (time.monotonic() - started)
+    if text is None and info and left > 0.05:
+        health = client.worker_health(paths, info["port"], timeout=min(0.3, left))
     try:
-        if not health:
+        if text is None and not health:
             from kenning import daemon  # only when a worker must be started (fcntl, subprocess)
             from kenning.store.identity import ForeignDatabase
 
@@ -369,7 +380,7 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
                 log.write("SessionStart", str(e))
                 return {"systemMessage": f"Kenning: {e}",
                         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}
-        if health:
+        if text is None and health:
             text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent,
                                         spooled)
         if text is None:
@@ -408,10 +419,7 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
     port = health.get("port")
     if not isinstance(port, int):
         return None
-    cwd = str(payload.get("cwd") or "")
-    query = f"cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code" else "") \
-        + ("&spooled=1" if spooled else "")
-    res = client.request(port, "GET", f"/api/context?{query}", token=client.token(paths),
+    res = client.request(port, "GET", _context_path(payload, agent, spooled), token=client.token(paths),
                          timeout=left)
     if not res or res[0] != 200:
         return None
@@ -421,6 +429,12 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
         return None
     text = body.get("context") if isinstance(body, dict) else None
     return text if isinstance(text, str) else None
+
+
+def _context_path(payload: dict[str, Any], agent: str, spooled: bool) -> str:
+    cwd = str(payload.get("cwd") or "")
+    return f"/api/context?cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code"
+                                                      else "") + ("&spooled=1" if spooled else "")
 
 
 def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any], cwd: str,

@@ -50,6 +50,10 @@ def observer_status(state: WorkerState) -> dict[str, Any]:
     return out
 
 
+def _nonce_ok(challenge: str) -> bool:
+    return 16 <= len(challenge) <= 128 and all(c in "0123456789abcdef" for c in challenge)
+
+
 def create_app(state: WorkerState) -> Any:
     """The ASGI app, wrapped in the security guard."""
 
@@ -70,7 +74,7 @@ def create_app(state: WorkerState) -> Any:
             body["status"], body["db_error"] = "degraded", stats.db_error
         challenge = request.query_params.get("challenge", "")
         if challenge:
-            if not 16 <= len(challenge) <= 128 or not all(c in "0123456789abcdef" for c in challenge):
+            if not _nonce_ok(challenge):
                 return JSONResponse({"error": "challenge must be 16-128 lower-case hex digits"}, status_code=400)
             body["proof"] = health_proof(state.start_token, challenge)
         return JSONResponse(body)
@@ -90,11 +94,14 @@ def create_app(state: WorkerState) -> Any:
             return JSONResponse({"error": "cwd or project too long or invalid"}, status_code=400)
         if not cwd and not project:
             return JSONResponse({"error": "give cwd or project"}, status_code=400)
-        # Answer from what is committed. Only while events are still on their way in (the spool
-        # holds more than the asking SessionStart's own event, ``spooled=1``) or before the first
-        # cycle of a new worker is a cycle awaited, so a new session sees the last one.
-        own = 1 if request.query_params.get("spooled") == "1" else 0
-        if spool.depth(state.paths) > own or not state.thread.cycles_done:
+        challenge = request.query_params.get("challenge", "")
+        if challenge and not _nonce_ok(challenge):
+            return JSONResponse({"error": "challenge must be 16-128 lower-case hex digits"}, status_code=400)
+        # Answer from what is committed: events still in the spool are not waited for (a cycle
+        # costs the hook tens of milliseconds, and what it adds is at most the last ~0.25 s of
+        # capture, never a correction of what is listed). Only a new worker's first cycle is
+        # awaited: the spool may then hold everything captured while no worker ran.
+        if not state.thread.cycles_done:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         damaged = state.thread.pipeline.stats.db_error
@@ -104,6 +111,8 @@ def create_app(state: WorkerState) -> Any:
             body["context"] = with_notes(body["context"], [
                 f"Kenning's database is damaged: {damaged}. What is listed may be incomplete, and nothing new is "
                 "saved until it is repaired (the spool keeps every event)."])
+        if challenge:  # one round trip for the hook: this answer also proves it is the worker of the pid file
+            body["proof"], body["port"] = health_proof(state.start_token, challenge), state.port
         return JSONResponse(body)
 
     async def status(request: Request) -> JSONResponse:
