@@ -122,3 +122,64 @@ def test_doctor_and_status_never_crash_on_a_stranger(home: Home, body: bytes) ->
     finally:
         squatter.kill()
         squatter.communicate(timeout=10)
+
+
+def _context_path(home: Home) -> str:
+    return "/api/context?cwd=" + client.quote(str(home.project))
+
+
+def test_one_round_trip_proves_the_worker_in_the_answer_itself(home: Home) -> None:
+    """SessionStart's single request: the context answer carries the proof for a nonce of this request."""
+    home.start_worker()
+    seed_session(home, "ident-3")
+    home.flush()
+    info = client.read_pid_file(home.paths)
+    assert info
+    answer = client.proven_get(home.paths, info, _context_path(home), timeout=5)
+    assert answer is not None and "parser" in answer["context"] and answer["port"] == home.port
+    assert start_token(home) not in json.dumps(answer)
+    bad = http(home.port, "GET", _context_path(home) + "&challenge=zz", token=client.token(home.paths))
+    assert bad.status == 400
+    # A pid file whose start token is not the worker's: the same answer does not count.
+    assert client.proven_get(home.paths, {**info, "start_token": "f" * 32}, _context_path(home), timeout=5) is None
+
+
+def test_one_round_trip_never_sends_the_token_where_the_kernel_cannot_vouch(
+        home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No listener, a listener of another user, or a kernel that cannot say: no connection at all
+    (the hook then proves the worker with a health check before any token leaves it)."""
+    import socket
+    import threading
+
+    home.paths.ensure()
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    accepted: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.settimeout(2)
+            try:
+                accepted.append(c.recv(65536))
+            except OSError:
+                pass
+            c.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    info = {"pid": os.getpid(), "port": port, "start_token": "a" * 32}
+    try:
+        for answer in (None, [], [(os.getuid() + 1, 1)], [(os.getuid(), 1), (os.getuid() + 1, 2)]):
+            monkeypatch.setattr(client, "listeners", lambda _port, a=answer: a)
+            assert client.proven_get(home.paths, info, "/api/context?cwd=%2F", timeout=1) is None
+        assert accepted == []
+        monkeypatch.setattr(client, "listeners", lambda _port: [(os.getuid(), 1)])
+        assert client.proven_get(home.paths, info, "/api/context?cwd=%2F", timeout=1) is None  # no proof
+        assert len(accepted) == 1 and b"challenge=" in accepted[0]
+    finally:
+        srv.close()
