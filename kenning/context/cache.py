@@ -16,10 +16,12 @@ import os
 import sqlite3
 import threading
 
-from kenning.context.index import Selection
+from kenning.context.index import Selection, moment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kenning.settings import Settings
 
 KEPT = 16  # projects kept (the least recently asked go first)
@@ -30,8 +32,9 @@ class SelectionCache:
         self.db_path = db_path
         self.size = size
         self._kept: dict[str, tuple[tuple[object, ...], Settings, Selection]] = {}
+        self._texts: dict[str, tuple[Selection, tuple[object, ...], str]] = {}
         self._lock = threading.Lock()
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.texts_reused = 0
 
     def selection(self, conn: sqlite3.Connection, settings: Settings, project: str, now: float) -> Selection:
         """The selection of ``project`` at ``now``, read through ``conn`` unless a kept one still holds."""
@@ -53,6 +56,25 @@ class SelectionCache:
                 while len(self._kept) > self.size:
                     self._kept.pop(next(iter(self._kept)))
         return sel
+
+    def text(self, project: str, sel: Selection, rest: tuple[object, ...], render: Callable[[], str]) -> str:
+        """``render()``, or the text rendered last for this very selection (the one read, re-timed
+        or not) when everything else it shows (``rest``: title, icons, footer, agent) and all it
+        shows of the time (:func:`kenning.context.index.moment`) are equal."""
+        base = sel.base
+        key = (rest, moment(sel))
+        with self._lock:
+            last = self._texts.get(project)
+        if last is not None and last[0] is base and last[1] == key:
+            self.texts_reused += 1
+            return last[2]
+        text = render()
+        with self._lock:
+            self._texts.pop(project, None)
+            self._texts[project] = (base, key, text)
+            while len(self._texts) > self.size:
+                self._texts.pop(next(iter(self._texts)))
+        return text
 
     def _tag(self, conn: sqlite3.Connection, project: str) -> tuple[object, ...] | None:
         """(the file's identity, the global and the project's change counters); None: cannot tell."""

@@ -130,6 +130,7 @@ class Selection:
             "AND status = 'active' AND duplicate_of IS NULL LIMIT ?)", (project, COUNT_CAP + 1)).fetchone()[0])
         self._log = [r for r in self._log if not self.restates_stale(r.title, r.created_at)]
         self.fetched_at = now
+        self.base = self  # what was read; a re-timed copy (``at``) shares its rows
         self._time(now)
 
     def _archive(self, now: float) -> float:
@@ -280,6 +281,20 @@ def clean_field(text: object, limit: int) -> str:
 
 
 BY = " · in "
+HEADER_TIME = "%a %Y-%m-%d %H:%M %Z"
+
+
+def moment(sel: Selection) -> tuple[object, ...]:
+    """All that the index of ``sel`` shows of the time: the header's minute, every age it could
+    print, and which rows the time lets in, in their order. Everything else :class:`Layout` writes
+    comes from the rows themselves, so one selection at two moments that are equal here gives the
+    same text (the worker reuses it: kenning/context/cache.py)."""
+    now = sel.now
+    shown = [*sel.rules, *sel.keys, *sel.log]
+    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys),
+            tuple(r.id for r in sel.log), tuple(x.id for x in sel.summaries),
+            tuple(age(now - r.created_at) for r in shown), tuple(age(now - x.created_at) for x in sel.summaries),
+            age(now - sel.left_off.created_at) if sel.left_off is not None else "")
 
 
 def by(platform: str, asking: str) -> str:
@@ -335,7 +350,7 @@ class Layout:
 
     def render(self, keep_recent: int) -> str:
         sel = self.sel
-        lines = [OPEN, f"# Memory of {self.title} · {time.strftime('%a %Y-%m-%d %H:%M %Z', time.localtime(sel.now))}",
+        lines = [OPEN, f"# Memory of {self.title} · {time.strftime(HEADER_TIME, time.localtime(sel.now))}",
                  "Legend: " + " · ".join([f"{SUMMARY_ICON} session", *(f"{v} {k}" for k, v in self.icons.items())]),
                  "{economics}",
                  "Rows: #ID AGE ICON TITLE (×N: recorded N times); S<ID> a session summary. Only what is still "

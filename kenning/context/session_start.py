@@ -160,8 +160,12 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     if sel.empty:
         return empty_note(title)
     icons = type_icons(load_mode(settings.mode, modes_dir))
-    return Layout(sel, settings, title, icons, footer=budget_note(conn, settings, now),
-                  work_tokens=sel.work_tokens(), agent=agent).text()
+    footer = budget_note(conn, settings, now)
+
+    def render() -> str:
+        return Layout(sel, settings, title, icons, footer=footer, work_tokens=sel.work_tokens(), agent=agent).text()
+
+    return render() if cache is None else cache.text(project, sel, (title, tuple(icons.items()), footer, agent), render)
 
 
 def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str:

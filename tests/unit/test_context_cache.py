@@ -256,10 +256,10 @@ def test_random_writes_never_leave_a_stale_answer(w: Worker) -> None:
     now = NOW
     for _ in range(150):
         rng.choice(ops)()
-        now += rng.choice([0, 30, 3600, 5 * DAY])
+        now += rng.choice([0, 0.5, 1, 30, 59, 61, 3599, 3600, 86_399, 5 * DAY])
         for project in (PROJECT, OTHER):
             w.context(now, project)  # equal to a fresh build, asserted inside
-    assert w.cache.hits > 30 and w.cache.misses > 30
+    assert w.cache.hits > 30 and w.cache.misses > 30 and w.cache.texts_reused > 10
 
 
 def test_the_counters_move_in_the_writing_transaction(w: Worker) -> None:
@@ -277,3 +277,14 @@ def test_the_counters_move_in_the_writing_transaction(w: Worker) -> None:
     with pytest.raises(sqlite3.IntegrityError), w.writer:
         w.writer.execute("UPDATE observations SET status = 'bogus'")
     assert counters() == before
+
+
+def test_a_text_is_reused_only_while_every_age_and_the_minute_stand_still(w: Worker) -> None:
+    sid = session(w.writer, "s1", BASE)
+    observe(w.writer, sid, "Changed the export column order", NOW - 59 * 60 - 30)  # 59m old, 1h in 30 s
+    first = w.miss()
+    reused = w.cache.texts_reused
+    assert w.hit(NOW + 10) == first and w.cache.texts_reused == reused + 1  # 10 s later: the same minute, ages
+    later = w.hit(NOW + 31)
+    assert " 1h " in later and " 59m " in first and w.cache.texts_reused == reused + 1
+    assert w.hit(NOW + 61) != later  # the header's minute
