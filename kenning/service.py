@@ -70,6 +70,13 @@ class Memory:
         return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": (len(text) + 3) // 4}
 
+    def warm_contexts(self) -> int:
+        """Read again the kept session-start selections that writes have changed (the worker's)."""
+        if self.selections is None or not os.path.exists(self.paths.db):
+            return 0
+        with self.reading() as conn:
+            return self.selections.refresh(conn, time.time())
+
     def observation(self, oid: int) -> dict[str, Any] | None:
         if not os.path.exists(self.paths.db):
             return None

@@ -7,11 +7,16 @@ counters of migration 0021 as they stood *before* its queries ran (triggers move
 transaction of every write it could see), and with the identity of the database file. It is
 used again only while both counters and the file are the same, and only re-timed forward
 (:meth:`kenning.context.index.Selection.at`): the ages, the archive's cut and the ranking of
-key memories are those of the asking moment, and the text is rendered afresh each time.
+key memories are those of the asking moment, and the text is rendered afresh each time (or
+given again when nothing it shows of the time changed: :func:`kenning.context.index.moment`).
+
+When the worker's pipeline stores rows, the kept selections they changed are read again in
+the background (:class:`Warmer`), so the next session start does not pay for the reading.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -25,6 +30,9 @@ if TYPE_CHECKING:
     from kenning.settings import Settings
 
 KEPT = 16  # projects kept (the least recently asked go first)
+WARM_AFTER_S = 0.3  # after the last rows stored: a burst of cycles reads each selection again once
+
+log = logging.getLogger("kenning.worker")
 
 
 class SelectionCache:
@@ -34,7 +42,7 @@ class SelectionCache:
         self._kept: dict[str, tuple[tuple[object, ...], Settings, Selection]] = {}
         self._texts: dict[str, tuple[Selection, tuple[object, ...], str]] = {}
         self._lock = threading.Lock()
-        self.hits = self.misses = self.texts_reused = 0
+        self.hits = self.misses = self.texts_reused = self.warmed = 0
 
     def selection(self, conn: sqlite3.Connection, settings: Settings, project: str, now: float) -> Selection:
         """The selection of ``project`` at ``now``, read through ``conn`` unless a kept one still holds."""
@@ -56,6 +64,23 @@ class SelectionCache:
                 while len(self._kept) > self.size:
                     self._kept.pop(next(iter(self._kept)))
         return sel
+
+    def refresh(self, conn: sqlite3.Connection, now: float) -> int:
+        """Read again every kept selection whose counters moved; returns how many were read."""
+        with self._lock:
+            kept = [(project, entry[0], entry[1]) for project, entry in self._kept.items()]
+        done = 0
+        for project, tag, settings in kept:
+            new = self._tag(conn, project)
+            if new is None or new == tag:
+                continue
+            sel = Selection(conn, settings, project, now)  # counters read first: a later write moves them again
+            with self._lock:
+                if project in self._kept:  # not dropped meanwhile; an answer may have read it too: both hold
+                    self._kept[project] = (new, settings, sel)
+            done += 1
+        self.warmed += done
+        return done
 
     def text(self, project: str, sel: Selection, rest: tuple[object, ...], render: Callable[[], str]) -> str:
         """``render()``, or the text rendered last for this very selection (the one read, re-timed
@@ -87,3 +112,40 @@ class SelectionCache:
         if row is None or row[0] is None:
             return None
         return st.st_dev, st.st_ino, row[0], row[1]
+
+
+class Warmer:
+    """Calls ``fn`` on its own thread ``delay`` seconds after the last :meth:`poke` (pokes coalesce)."""
+
+    def __init__(self, fn: Callable[[], object], delay: float = WARM_AFTER_S) -> None:
+        self.fn = fn
+        self.delay = delay
+        self._poked = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def poke(self) -> None:
+        self._poked.set()
+        if self._thread is None:  # started by the first rows stored, not by every app made
+            with self._start:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="kenning-context-warmer", daemon=True)
+                    self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._poked.set()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._poked.wait()
+            while self._poked.is_set() and not self._stopping.is_set():
+                self._poked.clear()
+                self._stopping.wait(self.delay)  # a poke meanwhile: wait again
+            if self._stopping.is_set():
+                return
+            try:
+                self.fn()
+            except Exception:  # sqlite3.Error, a file replaced: the next answer reads for itself
+                log.exception("context warm-up failed")

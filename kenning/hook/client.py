@@ -292,12 +292,10 @@ def health_proof(start_token: str, nonce: str) -> str:
 
 def _hmac_sha256(key: bytes, msg: bytes) -> bytes:
     """RFC 2104 over the bare C sha256 (``hmac``/``hashlib`` load OpenSSL: ~2-4 ms per hook)."""
-    import importlib
-
     sha256: Any = None
     for module in ("_sha2", "_sha256"):  # 3.12+, 3.11: the builtin C hashes, no OpenSSL
-        try:
-            sha256 = importlib.import_module(module).sha256
+        try:  # __import__, not importlib (~0.5 ms more at import, with warnings)
+            sha256 = __import__(module).sha256
             break
         except (ImportError, AttributeError):
             continue

@@ -123,6 +123,10 @@ def create_app(state: WorkerState) -> Any:
                           "observations_stored": s.observations, "cycles": s.cycles, "last_error": s.last_error,
                           "observer": state.thread.pipeline.observer.name, "observer_note": state.observer_note,
                           "db_replaced": s.db_replaced, "unsettled": state.thread.pipeline.unsettled()}
+        kept = getattr(state.memory, "selections", None)
+        if kept is not None:  # the session-start selections kept (kenning/context/cache.py)
+            body["worker"]["context_cache"] = {"hits": kept.hits, "misses": kept.misses,
+                                               "texts_reused": kept.texts_reused, "warmed": kept.warmed}
         body["settings_problems"] = state.settings_problems
         return JSONResponse(body)
 
@@ -151,5 +155,15 @@ def create_app(state: WorkerState) -> Any:
     from kenning.worker.routes import feature_routes
 
     routes += feature_routes(state)
+    # Rows stored: the session-start selections they changed are read again off the answer path.
+    from kenning.context.cache import Warmer
+
+    warmer = Warmer(state.memory.warm_contexts)
+
+    def stored(event: dict[str, Any]) -> None:
+        if event.get("type") == "stored":
+            warmer.poke()
+
+    state.thread.pipeline.stats.listeners.append(stored)
     app = Starlette(routes=routes)
     return Guard(app, state.port, lambda: read_token(state.paths))

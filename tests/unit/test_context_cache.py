@@ -288,3 +288,35 @@ def test_a_text_is_reused_only_while_every_age_and_the_minute_stand_still(w: Wor
     later = w.hit(NOW + 31)
     assert " 1h " in later and " 59m " in first and w.cache.texts_reused == reused + 1
     assert w.hit(NOW + 61) != later  # the header's minute
+
+
+def test_refresh_reads_again_only_what_writes_changed_and_the_next_answer_is_ready(w: Worker) -> None:
+    _sid, rule = seeded(w)
+    w.miss()
+    w.miss(project=OTHER)
+    assert w.cache.refresh(w.reader, NOW) == 0  # nothing written
+    w.write("UPDATE observations SET status = 'retracted' WHERE id = ?", (rule,))
+    assert w.cache.refresh(w.reader, NOW) == 1  # only the project written to
+    assert "Always run the linter" not in w.hit()  # read in the background: the answer is a hit, and true
+
+
+def test_the_warmer_coalesces_pokes_and_runs_off_the_caller(w: Worker) -> None:
+    import threading
+    import time
+
+    from kenning.context.cache import Warmer
+
+    calls: list[str] = []
+    done = threading.Event()
+
+    def fn() -> None:
+        calls.append(threading.current_thread().name)
+        done.set()
+
+    warmer = Warmer(fn, delay=0.05)
+    for _ in range(20):
+        warmer.poke()
+    assert done.wait(5)
+    time.sleep(0.2)
+    warmer.stop()
+    assert calls == ["kenning-context-warmer"]
