@@ -365,7 +365,8 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
     if text is None and info and left > 0.05:
         health = client.worker_health(paths, info["port"], timeout=min(0.3, left))
     try:
-        if text is None and not health:
+        # A worker our kernel vouched for that used up the budget is slow, not missing: no start.
+        if text is None and not health and (not info or left > 0.05):
             from kenning import daemon  # only when a worker must be started (fcntl, subprocess)
             from kenning.store.identity import ForeignDatabase
 

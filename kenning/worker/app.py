@@ -97,10 +97,11 @@ def create_app(state: WorkerState) -> Any:
         challenge = request.query_params.get("challenge", "")
         if challenge and not _nonce_ok(challenge):
             return JSONResponse({"error": "challenge must be 16-128 lower-case hex digits"}, status_code=400)
-        # Answer from what is committed: events still in the spool are not waited for (a cycle
-        # costs the hook tens of milliseconds, and what it adds is at most the last ~0.25 s of
-        # capture, never a correction of what is listed). Only a new worker's first cycle is
-        # awaited: the spool may then hold everything captured while no worker ran.
+        # Answer from what is committed: events still in the spool are not waited for. A cycle
+        # cost the hook tens of milliseconds; what it adds is what was captured since the last
+        # cycle (a poke starts one within POKE_GAP_S), the lag a model observer has anyway.
+        # Only a new worker's first cycle is awaited: the spool may then hold everything
+        # captured while no worker ran.
         if not state.thread.cycles_done:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)

@@ -183,3 +183,48 @@ def test_one_round_trip_never_sends_the_token_where_the_kernel_cannot_vouch(
         assert len(accepted) == 1 and b"challenge=" in accepted[0]
     finally:
         srv.close()
+
+
+def test_a_worker_that_accepts_and_never_answers_costs_the_budget_once_and_starts_nothing(home: Home) -> None:
+    """Ours by the kernel's word, but hung: SessionStart builds from the file itself once its budget is
+    spent, and does not try to start a second worker beside the first (it would wait again)."""
+    import socket
+    import threading
+
+    home.start_worker()
+    seed_session(home, "hung-1")
+    home.flush()
+    home.kenning("worker", "stop")
+    home.paths.ensure()
+    with open(home.paths.settings, "w") as fh:
+        json.dump({"context_timeout_ms": 600}, fh)
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", home.port))
+    srv.listen(16)
+    held: list[socket.socket] = []
+
+    def hold() -> None:
+        while True:
+            try:
+                held.append(srv.accept()[0])  # and never answer
+            except OSError:
+                return
+
+    threading.Thread(target=hold, daemon=True).start()
+    pid_file = {"pid": os.getpid(), "port": home.port, "start_token": "d" * 32, "version": "0.1.0"}
+    with open(home.paths.pid_file, "w") as fh:
+        json.dump(pid_file, fh)
+    try:
+        started = time.monotonic()
+        ctx = context_of(home.hook("SessionStart", session_start(str(home.project), "hung-2")))
+        took = time.monotonic() - started
+        assert "zq-canary-memory-7d1f" in ctx or "parser" in ctx, ctx  # from the file itself
+        assert took < 0.6 + 1.5, took
+        assert len(held) == 1  # one request, no health check after it, no second worker's
+        with open(home.paths.pid_file) as fh:
+            assert json.load(fh) == pid_file  # nothing was started
+    finally:
+        srv.close()
+        for c in held:
+            c.close()
