@@ -240,7 +240,8 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
         c = summary_ms(res["cli"][0])
         rows.append([f"`kenning context --cwd`, {label}", c["n"], fmt(c["p50"]), fmt(c["p95"]), fmt(b["p50"]),
                      f"{c['p50'] / b['p50']:.1f}×", res["cli"][1] or ""])
-    rows.append(["`GET /api/context` (HTTP with token, from a warm client), worker up", http["n"],
+    rows.append(["`GET /api/context` (HTTP with token, from a warm client), worker up; nothing written between "
+                 "requests: the kept selection answers (kenning/context/cache.py)", http["n"],
                  fmt(http["p50"]), fmt(http["p95"]), "", "", http_fail or ""])
     p("")
     p(md_table(["end to end", "n", "p50 ms", "p95 ms", "baseline p50 ms", "p50 ÷ baseline", "failed"], rows))

@@ -38,6 +38,7 @@ RULE_CHARS, KEY_CHARS, LOG_CHARS = 200, 220, 160   # longest title of a row in e
 KEY_CANDIDATES = 80    # most important and newest key memories considered (each)
 STALE_CHECKED = 200    # superseded and as many retracted memories whose restatements are kept out
 LEFT_OFF_LOOKBACK = 30  # summaries searched for the latest one that did work
+NO_BOUND = 1e18  # "recorded at any time": a constant, so a selection read now holds later too
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-][A-Za-z0-9_]+)*")
 _SHORT = "a an the to of in on for with and or is are was be it this that we i you use uses using from now by at as"
 _SHORT_WORDS = frozenset(_SHORT.split())
@@ -102,7 +103,7 @@ class Selection:
     def __init__(self, conn: sqlite3.Connection, settings: Settings, project: str, now: float,
                  recorded_before: float | None = None) -> None:
         self.settings = settings
-        since = recorded_before if recorded_before is not None else math.inf
+        since = recorded_before if recorded_before is not None else NO_BOUND
         head = "FROM observations WHERE project = ? AND layer = ? AND status = 'active' AND duplicate_of IS NULL " \
                "AND recorded_at <= ?"
         self.rules = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
