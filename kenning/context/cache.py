@@ -26,6 +26,7 @@ from kenning.context.index import Selection, moment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from kenning.settings import Settings
 
@@ -58,11 +59,7 @@ class SelectionCache:
         self.misses += 1
         sel = Selection(conn, settings, project, now)
         if tag is not None:
-            with self._lock:
-                self._kept.pop(project, None)
-                self._kept[project] = (tag, settings, sel)
-                while len(self._kept) > self.size:
-                    self._kept.pop(next(iter(self._kept)))
+            self._put(self._kept, project, (tag, settings, sel))
         return sel
 
     def refresh(self, conn: sqlite3.Connection, now: float) -> int:
@@ -94,12 +91,16 @@ class SelectionCache:
             self.texts_reused += 1
             return last[2]
         text = render()
-        with self._lock:
-            self._texts.pop(project, None)
-            self._texts[project] = (base, key, text)
-            while len(self._texts) > self.size:
-                self._texts.pop(next(iter(self._texts)))
+        self._put(self._texts, project, (base, key, text))
         return text
+
+    def _put(self, kept: dict[str, Any], project: str, entry: Any) -> None:
+        """Keep ``entry`` as the most recently asked; the least recently asked beyond ``size`` go."""
+        with self._lock:
+            kept.pop(project, None)
+            kept[project] = entry
+            while len(kept) > self.size:
+                kept.pop(next(iter(kept)))
 
     def _tag(self, conn: sqlite3.Connection, project: str) -> tuple[object, ...] | None:
         """(the file's identity, the global and the project's change counters); None: cannot tell."""

@@ -240,14 +240,8 @@ def worker_health(paths: Paths, port: int, timeout: float = 0.3) -> dict[str, An
     if not isinstance(start_token, str) or not start_token:
         return None
     nonce = os.urandom(16).hex()
-    res = request(port, "GET", f"/api/health?challenge={nonce}", timeout=timeout)
-    if not res or res[0] != 200:
-        return None
-    try:
-        health = fastjson.loads(res[1].decode("utf-8", "replace"))
-    except ValueError:
-        return None
-    if not isinstance(health, dict) or health.get("service") != "kenning":
+    health = json_answer(request(port, "GET", f"/api/health?challenge={nonce}", timeout=timeout))
+    if health is None or health.get("service") != "kenning":
         return None
     if health.get("proof") != health_proof(start_token, nonce):
         return None
@@ -272,17 +266,22 @@ def proven_get(paths: Paths, info: dict[str, Any], path: str, timeout: float) ->
         return None
     nonce = os.urandom(16).hex()
     sep = "&" if "?" in path else "?"
-    res = request(port, "GET", f"{path}{sep}challenge={nonce}", token=token(paths), timeout=timeout,
-                  owner_checked=True)
+    body = json_answer(request(port, "GET", f"{path}{sep}challenge={nonce}", token=token(paths), timeout=timeout,
+                               owner_checked=True))
+    if body is None or body.get("proof") != health_proof(start_token, nonce):
+        return None
+    return body
+
+
+def json_answer(res: tuple[int, bytes] | None) -> dict[str, Any] | None:
+    """The JSON object of a 200 answer; None for anything else."""
     if not res or res[0] != 200:
         return None
     try:
         body = fastjson.loads(res[1].decode("utf-8", "replace"))
     except ValueError:
         return None
-    if not isinstance(body, dict) or body.get("proof") != health_proof(start_token, nonce):
-        return None
-    return body
+    return body if isinstance(body, dict) else None
 
 
 def health_proof(start_token: str, nonce: str) -> str:

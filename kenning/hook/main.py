@@ -420,15 +420,9 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
     port = health.get("port")
     if not isinstance(port, int):
         return None
-    res = client.request(port, "GET", _context_path(payload, agent, spooled), token=client.token(paths),
-                         timeout=left)
-    if not res or res[0] != 200:
-        return None
-    try:
-        body = fastjson.loads(res[1].decode("utf-8", "replace"))
-    except ValueError:
-        return None
-    text = body.get("context") if isinstance(body, dict) else None
+    body = client.json_answer(client.request(port, "GET", _context_path(payload, agent, spooled),
+                                             token=client.token(paths), timeout=left))
+    text = body.get("context") if body else None
     return text if isinstance(text, str) else None
 
 
