@@ -2,7 +2,8 @@
 
 FTS5 ('rebuild'), ``observation_files`` (which observation touched which file: the same rows
 its triggers in migration 0004 derive from ``files_read`` / ``files_modified``),
-``observation_concepts`` (the viewer's concept filter, migration 0006), the optional
+``observation_concepts`` (the viewer's concept filter, migration 0006), ``search_scope_rows`` (the
+per-project row counts of the keyword ranking, migration 0020), the optional
 trigram tables (created, refilled or dropped to match
 ``search_trigram``) and the embeddings (vectors of deleted rows pruned, missing ones computed;
 ``force`` recomputes all of the current model). The database rows are never touched.
@@ -47,8 +48,17 @@ SELECT DISTINCT j.value, o.created_at, o.id
 FROM observations o, json_each(CASE WHEN json_valid(o.concepts) THEN o.concepts ELSE '[]' END) j
 WHERE j.type = 'text' AND j.value != ''
 """
-# Tables derived from `observations` by triggers, and how to refill each from scratch.
-DERIVED = {"observation_files": OBSERVATION_FILES_SQL, "observation_concepts": OBSERVATION_CONCEPTS_SQL}
+# The per-project row counts of the per-scope BM25 (migration 0020), as its triggers keep them.
+SEARCH_SCOPE_ROWS_SQL = """
+INSERT INTO search_scope_rows (kind, project, n)
+SELECT 'observation', project, COUNT(*) FROM observations GROUP BY project
+UNION ALL SELECT 'summary', project, COUNT(*) FROM session_summaries GROUP BY project
+UNION ALL SELECT 'prompt', s.project, COUNT(*) FROM user_prompts u JOIN sessions s ON s.id = u.session_id
+GROUP BY s.project
+"""
+# Tables derived from the canonical rows by triggers, and how to refill each from scratch.
+DERIVED = {"observation_files": OBSERVATION_FILES_SQL, "observation_concepts": OBSERVATION_CONCEPTS_SQL,
+           "search_scope_rows": SEARCH_SCOPE_ROWS_SQL}
 
 
 def rebuild_derived(conn: sqlite3.Connection, table: str) -> int | None:
