@@ -103,6 +103,7 @@ class Ranking:
     read_any: bool = False  # some term was read in full (else: every term is too common to read)
     query_idf: float = 0.0  # the IDF of every query term in the scope, summed (absent terms at their rarest)
     _want: int | None = None
+    _cover: dict[int, float] = field(default_factory=dict)  # coverage() by the bits a row holds
 
     def informative(self) -> int:
         """Bits of the terms a row must hold to hold "all the words": those found in the scope, less
@@ -125,8 +126,11 @@ class Ranking:
     def coverage(self, rid: int) -> float:
         """The share of the query's IDF held by the row: 1 when it holds every word."""
         bits = self.held.get(rid, 0)
-        have = sum(s.idf for i, s in enumerate(self.terms) if bits >> i & 1)
-        return have / self.query_idf if self.query_idf > 0 else 0.0
+        hit = self._cover.get(bits)
+        if hit is None:
+            have = sum(s.idf for i, s in enumerate(self.terms) if bits >> i & 1)
+            hit = self._cover[bits] = have / self.query_idf if self.query_idf > 0 else 0.0
+        return hit
 
     def top(self, n: int) -> list[tuple[int, float]]:
         return heapq.nlargest(n, self.scores.items(), key=lambda kv: (kv[1], kv[0]))
@@ -304,14 +308,15 @@ def _in_scope(conn: sqlite3.Connection, kind: str, t: Term, project: str | None,
     return round(n_all * share_pm / 1_000_000)
 
 
-def _phrases(conn: sqlite3.Connection, out: Ranking, q: FtsQuery, sql: str, params: list[object], f: Filters,
+def _phrases(conn: sqlite3.Connection, out: Ranking, q: FtsQuery, sql: str, params: list[object],
              n_rows: int, n_scope_rows: int, budget: int) -> int:
     """Words the query writes side by side ("ice cream", "dairy-free") found side by side in a row:
     the phrase is scored like one more term, at ``PHRASE_WEIGHT`` (the sequential dependence
     model's ordered-window feature, Metzler & Croft 2005). Only pairs with a word read in full
     (so the phrase's rows are among rows already scored, and its cost is bounded by theirs).
-    Returns the postings read."""
+    Returns the postings read. ``params`` are the statement's, the phrase as ``"?phrase"``."""
     read = {s.term: s for s in out.terms if s.read}
+    at = params.index("?phrase")
     spent = 0
     for a, b in q.pairs:
         sa, sb = read.get(a), read.get(b)
@@ -325,7 +330,7 @@ def _phrases(conn: sqlite3.Connection, out: Ranking, q: FtsQuery, sql: str, para
         spent += cap
         if not n_all:
             continue
-        rows = conn.execute(sql, [*params, phrase, *([f.project] if f.project else [])]).fetchall()
+        rows = conn.execute(sql, [*params[:at], phrase, *params[at + 1:]]).fetchall()
         spent += len(rows)
         w = PHRASE_WEIGHT * scope_idf(n_scope_rows, len(rows)) / idf(n_rows, n_all)
         for rid, b25 in rows:
@@ -338,9 +343,52 @@ def out_fts(kind: str) -> str:
     return SOURCES[kind].fts
 
 
+def _passing_ids(conn: sqlite3.Connection, kind: str, f: Filters, ids: list[int]) -> set[int]:
+    src = fts.SOURCES[kind]
+    out: set[int] = set()
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        params: list[object] = []
+        cond = where(kind, f, params)
+        out.update(r[0] for r in conn.execute(
+            f"SELECT {src.alias}.id FROM {src.table} {src.alias} NOT INDEXED {src.joins} "
+            f"WHERE {cond} AND {src.alias}.id IN ({','.join('?' * len(part))})", [*params, *part]))
+    return out
+
+
+def _drop_failing(conn: sqlite3.Connection, out: Ranking, f: Filters) -> None:
+    """Drop the rows not passing ``f`` from ``out.scores`` (all of them checked)."""
+    ok = _passing_ids(conn, out.kind, f, list(out.scores))
+    for rid in [r for r in out.scores if r not in ok]:
+        del out.scores[rid]
+
+
+def _keep_passing(conn: sqlite3.Connection, out: Ranking, f: Filters, keep: int) -> None:
+    """Leave in ``out.scores`` the best ``keep`` rows passing ``f`` (best first, checked a chunk at
+    a time); rows below them are dropped unchecked."""
+    ranked = sorted(out.scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    passing: dict[int, float] = {}
+    chunk = keep + keep // 4 + 8  # most rows pass the default filters
+    for i in range(0, len(ranked), chunk):
+        part = ranked[i:i + chunk]
+        ok = _passing_ids(conn, out.kind, f, [rid for rid, _s in part])
+        for rid, score in part:
+            if rid in ok:
+                passing[rid] = score
+                if len(passing) >= keep:
+                    break
+        if len(passing) >= keep:
+            break
+    out.scores = passing
+
+
 def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int, *,
-         budget: int = BUDGET, max_common: int = MAX_COMMON, phrases: bool = True) -> Ranking:
-    """Per-scope BM25 of every row of ``kind`` that holds a query term and passes ``f``."""
+         budget: int = BUDGET, max_common: int = MAX_COMMON, phrases: bool = True, keep: int = 0) -> Ranking:
+    """Per-scope BM25 of every row of ``kind`` that holds a query term and passes ``f``.
+
+    Unscoped, every row is in the scope: the postings are read from FTS5 alone (no lookup of each
+    row: ~40% of a posting's cost) and the filters are checked on the best rows only, until the
+    best ``max(need, keep)`` of them pass (``top()`` beyond that is not asked for)."""
     src = SOURCES[kind]
     out = Ranking(kind)
     if q.empty:
@@ -353,34 +401,46 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     out.unmatched = len(q.terms) - len(order)
     weights = ", ".join(str(w) for w in src.weights)
     params: list[object] = []
-    ok = where(kind, f, params)
-    # Rows of the scope only (they make its statistics); the score only for those passing the filters.
-    scope = f"{src.project} = ?" if f.project else "1"
-    sql = (f"SELECT {src.alias}.id, CASE WHEN {ok} THEN bm25({src.fts}, {weights}) END "
-           f"FROM {src.fts} CROSS JOIN {src.table} {src.alias} ON {src.alias}.id = {src.fts}.rowid {src.joins} "
-           f"WHERE {src.fts} MATCH ? AND {scope}")
+    lazy = not f.project
+    if lazy:
+        sql = f"SELECT rowid, bm25({src.fts}, {weights}) FROM {src.fts} WHERE {src.fts} MATCH ?"
+        tail: list[object] = []
+    else:
+        ok = where(kind, f, params)
+        # Rows of the scope only (they make its statistics); the score only for those passing the filters.
+        sql = (f"SELECT {src.alias}.id, CASE WHEN {ok} THEN bm25({src.fts}, {weights}) END "
+               f"FROM {src.fts} CROSS JOIN {src.table} {src.alias} ON {src.alias}.id = {src.fts}.rowid {src.joins} "
+               f"WHERE {src.fts} MATCH ? AND {src.project} = ?")
+        tail = [f.project]
     cur = conn.cursor()
     cur.row_factory = None
     spent = 0
     common: list[Term] = []
     scores, held = out.scores, out.held
-    raw: dict[int, float] = {}  # per row: the read terms' sum of FTS5's own scores (IDF_all * T)
+    read_rows: list[list[tuple[int, float | None]]] = []  # each read term's (row, FTS5 score)
+    get = scores.get
     for t in order:
         n_all = counts[t]  # exact up to the budget
         if spent + n_all > budget:
             common.append(t)
             continue
         spent += n_all
-        rows = cur.execute(sql, [*params, t.phrase(), *([f.project] if f.project else [])]).fetchall()
+        rows = cur.execute(sql, [*params, t.phrase(), *tail]).fetchall()
+        read_rows.append(rows)
         stat = TermStat(t, n_all, len(rows), scope_idf(n_scope_rows, len(rows)), True)
         bit = 1 << len(out.terms)
         out.terms.append(stat)
         scale = -stat.idf / idf(n_rows, n_all)  # bm25 = -IDF_all * T; we want IDF_scope * T
+        hget = held.get
         for rid, b in rows:
             if b is not None:
-                scores[rid] = scores.get(rid, 0.0) + b * scale
-                held[rid] = held.get(rid, 0) | bit
-                raw[rid] = raw.get(rid, 0.0) - b
+                scores[rid] = get(rid, 0.0) + b * scale
+                held[rid] = hget(rid, 0) | bit
+    if lazy and common and scores:
+        # Terms too common to read are scored on the rows found, at a cost judged by their number:
+        # the rows passing the filters, as with the join.
+        _drop_failing(conn, out, f)
+        lazy = False
     out.read_any = bool(scores)
     bound = 0.0
     read = " OR ".join(s.term.phrase() for s in out.terms if s.read and s.n_all)
@@ -399,6 +459,7 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     stats.sort(key=lambda st: st.n_scope)
     big = n_scope_rows >= SMALL_SCOPE
     scored = 0
+    raw: dict[int, float] | None = None
     for stat in stats:
         bit = 1 << len(out.terms)
         out.terms.append(stat)
@@ -409,6 +470,12 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
         scored += 1
         match = f"{stat.term.phrase()} AND ({read})"
         if spent + len(scores) <= budget and stat.n_all <= REFINE_MAX:
+            if raw is None:  # per row: the read terms' sum of FTS5's own scores (IDF_all * T)
+                raw = {}
+                for rows in read_rows:
+                    for rid, b in rows:
+                        if b is not None:
+                            raw[rid] = raw.get(rid, 0.0) - b
             # Its exact part on the rows found: the AND's bm25 is the sum of every phrase's
             # IDF_all * T, and the read terms' share of it is known (FTS5 walks its doclist once).
             n_exact = _count(conn, src.fts, stat.term.phrase(), 1 << 40)
@@ -428,7 +495,10 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
                 scores[rid] += stat.idf
                 held[rid] |= bit
     if phrases:
-        spent += _phrases(conn, out, q, sql, params, f, n_rows, n_scope_rows, budget - spent)
+        spent += _phrases(conn, out, q, sql, [*params, "?phrase", *tail], n_rows, n_scope_rows, budget - spent)
+    if lazy and scores:
+        _keep_passing(conn, out, f, max(need, keep))
+        out.read_any = bool(out.scores)
     out.spent = spent
     # The query's weight in the scope, for coverage(): words no row of the scope holds count at
     # their rarest (they are the most telling part of the query, and nothing matched them), so a

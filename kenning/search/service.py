@@ -199,7 +199,7 @@ def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str],
         share = budget if main else min(budget, bm25.BUDGET // 4)
         r = bm25.rank(conn, kind, q, f, need, budget=max(share, 0),
                       max_common=bm25.MAX_COMMON if main else bm25.MAX_COMMON // 2,
-                      phrases=main)  # two statements a phrase: the memory proper only
+                      phrases=main, keep=depth)  # two statements a phrase: the memory proper only
         budget -= r.spent
         if (r.read_any and r.distinguishes()) or not r.terms:
             # The best ``depth`` of them: further down, fusion cannot lift a row into the top.
