@@ -262,10 +262,28 @@ def _capped_all(conn: sqlite3.Connection, fts: str, terms: tuple[Term, ...], bud
     return out
 
 
-def _frequency(conn: sqlite3.Connection, kind: str, t: Term, n_all_rows: int, db: str, floor: int) -> int:
+def _recent_all(conn: sqlite3.Connection, kind: str, terms: list[Term]) -> dict[Term, int]:
+    """Each term's postings among the newest ``RECENT_ROWS`` rows, in one statement (what
+    :func:`_frequency` scales past ``EXACT_ROWS``). A term with more of them than the budget is
+    known to be too common to read without counting its postings from the start."""
+    if not terms:
+        return {}
+    src = SOURCES[kind]
+    top = int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {src.table}").fetchone()[0])
+    part = f"(SELECT COUNT(*) FROM {src.fts} WHERE {src.fts} MATCH ? AND rowid > {int(top - RECENT_ROWS)})"
+    try:
+        row = conn.execute("SELECT " + ", ".join([part] * len(terms)), [t.phrase() for t in terms]).fetchone()
+        return dict(zip(terms, (int(v) for v in row), strict=True))
+    except sqlite3.OperationalError:  # one term FTS5 cannot read: leave them all to the usual path
+        return {}
+
+
+def _frequency(conn: sqlite3.Connection, kind: str, t: Term, n_all_rows: int, db: str, floor: int,
+               recent: int | None = None) -> int:
     """Rows holding ``t``, a term known to be in more than ``floor`` rows: counted up to
     ``EXACT_ROWS`` indexed rows; past that its share of the newest ``RECENT_ROWS`` rows, scaled
-    (a full walk of a doclist of 100k rows costs milliseconds; recent use weighs more). Cached."""
+    (a full walk of a doclist of 100k rows costs milliseconds; recent use weighs more; ``recent``
+    when :func:`_recent_all` counted it already). Cached."""
     src = SOURCES[kind]
     key = ("freq", db, kind, t.text.lower(), t.prefix)
     hit = _cached(key, n_all_rows)
@@ -273,6 +291,8 @@ def _frequency(conn: sqlite3.Connection, kind: str, t: Term, n_all_rows: int, db
         return hit
     if n_all_rows <= EXACT_ROWS:
         n = _count(conn, src.fts, t.phrase(), 1 << 40)
+    elif recent is not None:
+        n = max(floor + 1, round(recent * n_all_rows / RECENT_ROWS))
     else:
         top = int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {src.table}").fetchone()[0])
         recent = int(conn.execute(f"SELECT COUNT(*) FROM {src.fts} WHERE {src.fts} MATCH ? AND rowid > ?",
@@ -356,13 +376,6 @@ def _passing_ids(conn: sqlite3.Connection, kind: str, f: Filters, ids: list[int]
     return out
 
 
-def _drop_failing(conn: sqlite3.Connection, out: Ranking, f: Filters) -> None:
-    """Drop the rows not passing ``f`` from ``out.scores`` (all of them checked)."""
-    ok = _passing_ids(conn, out.kind, f, list(out.scores))
-    for rid in [r for r in out.scores if r not in ok]:
-        del out.scores[rid]
-
-
 def _keep_passing(conn: sqlite3.Connection, out: Ranking, f: Filters, keep: int) -> None:
     """Leave in ``out.scores`` the best ``keep`` rows passing ``f`` (best first, checked a chunk at
     a time); rows below them are dropped unchecked."""
@@ -396,12 +409,27 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     db = _db(conn)
     n_rows = index_rows(conn, src.fts)
     n_scope_rows = out.scope_rows = scope_rows(conn, kind, f.project, n_rows, db)
-    counts = _capped_all(conn, src.fts, q.terms, budget, n_rows, db)
+    recent: dict[Term, int] = {}
+    if n_rows > EXACT_ROWS:  # cold terms: one statement tells the common ones (and their frequency)
+        recent = _recent_all(conn, kind, [t for t in q.terms if _cached(
+            ("capped", db, src.fts, t.text.lower(), t.prefix), n_rows) is None])
+    known = {t: budget + 1 for t, n in recent.items() if n > budget}  # as the capped count would say
+    for t in known:
+        _store(("capped", db, src.fts, t.text.lower(), t.prefix), budget + 1, n_rows)
+    counts = {**_capped_all(conn, src.fts, tuple(t for t in q.terms if t not in known), budget, n_rows, db),
+              **known}
     order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], q.terms.index(t)))
     out.unmatched = len(q.terms) - len(order)
     weights = ", ".join(str(w) for w in src.weights)
     params: list[object] = []
-    lazy = not f.project
+    # Lazy only when every term is read in full: a term too common to read is refined on the rows
+    # found, judged by how many pass the filters, and checking them all costs more than the join.
+    fits, lazy = 0, not f.project
+    for t in order:
+        if fits + counts[t] > budget:
+            lazy = False
+        else:
+            fits += counts[t]
     if lazy:
         sql = f"SELECT rowid, bm25({src.fts}, {weights}) FROM {src.fts} WHERE {src.fts} MATCH ?"
         tail: list[object] = []
@@ -410,8 +438,8 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
         # Rows of the scope only (they make its statistics); the score only for those passing the filters.
         sql = (f"SELECT {src.alias}.id, CASE WHEN {ok} THEN bm25({src.fts}, {weights}) END "
                f"FROM {src.fts} CROSS JOIN {src.table} {src.alias} ON {src.alias}.id = {src.fts}.rowid {src.joins} "
-               f"WHERE {src.fts} MATCH ? AND {src.project} = ?")
-        tail = [f.project]
+               f"WHERE {src.fts} MATCH ?" + (f" AND {src.project} = ?" if f.project else ""))
+        tail = [f.project] if f.project else []
     cur = conn.cursor()
     cur.row_factory = None
     spent = 0
@@ -436,18 +464,13 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
             if b is not None:
                 scores[rid] = get(rid, 0.0) + b * scale
                 held[rid] = hget(rid, 0) | bit
-    if lazy and common and scores:
-        # Terms too common to read are scored on the rows found, at a cost judged by their number:
-        # the rows passing the filters, as with the join.
-        _drop_failing(conn, out, f)
-        lazy = False
     out.read_any = bool(scores)
     bound = 0.0
     read = " OR ".join(s.term.phrase() for s in out.terms if s.read and s.n_all)
     # The cost bound for the terms too common to read: the MAX_COMMON rarest of them in the scope
     # that tell rows apart (in under half of a large scope) are scored on the rows found; the
     # others only widen ``bound`` (each is in more than the budget's rows, and in more than these).
-    freq = {t: _frequency(conn, kind, t, n_rows, db, budget) for t in common}
+    freq = {t: _frequency(conn, kind, t, n_rows, db, budget, recent.get(t)) for t in common}
     common.sort(key=lambda t: (freq[t], q.terms.index(t)))
     stats = []
     for i, t in enumerate(common):
