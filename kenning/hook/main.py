@@ -15,7 +15,6 @@ import time
 
 from kenning import fastjson, spool
 from kenning.context.fence import neutralise_value
-from kenning.hook import client
 from kenning.integrations import hook_adapter
 from kenning.paths import Paths
 from kenning.privacy.tags import is_entirely_private, strip_value
@@ -332,18 +331,37 @@ def _lost(paths: Paths, log: HookLog, event: str, session_id: str, err: OSError)
 
 
 def _poke(paths: Paths, settings: Settings) -> None:
-    """Tell the worker there is work: one UDP datagram, so the hook never waits for an answer.
+    """Tell the worker there is work, never waiting for an answer: a byte into its pipe, or where it
+    has none (an older worker, no worker, no FIFOs here) one UDP datagram to the port of its pid file.
 
-    A lost datagram costs nothing but latency: the worker also drains the spool every 2 s.
+    A lost poke costs nothing but latency: the worker also drains the spool every 2 s.
     """
+    try:
+        # O_NONBLOCK: no reader (no worker) fails at once with ENXIO; a full pipe (a stalled worker
+        # with 64 KiB of pokes unread) fails with EAGAIN. Neither ever waits.
+        fd = os.open(paths.poke_fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        try:
+            if os.fstat(fd).st_mode & 0o170000 == 0o010000:  # S_IFIFO: never write into a file put there
+                os.write(fd, b"p")
+                return
+        except OSError:
+            return  # the pipe is full: the worker has pokes waiting already
+        finally:
+            os.close(fd)
+    from kenning.hook import client  # (_socket: ~0.5 ms, only where the pipe cannot be used)
+
     info = client.read_pid_file(paths)
-    if not info:
-        return
-    client.poke_udp(info["port"])
+    if info:
+        client.poke_udp(info["port"])
 
 
 def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
                    name: str, root: str, truncated: bool, agent: str = "claude-code") -> dict[str, Any]:
+    from kenning.hook import client  # (not on the capture path: _socket costs a hook ~0.5 ms)
+
     started = time.monotonic()
     at = time.time()
     budget = settings.context_timeout_ms / 1000
@@ -403,6 +421,8 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
                          left: float, agent: str = "claude-code", spooled: bool = False) -> str | None:
+    from kenning.hook import client
+
     if left <= 0.05:
         return None
     port = health.get("port")
@@ -460,6 +480,7 @@ def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dic
     if not isinstance(prompt, str) or is_entirely_private(prompt):
         return None
     from kenning.context.prompt import OPEN, worth_asking
+    from kenning.hook import client
 
     if not worth_asking(prompt, settings.prompt_context_min_chars):
         return None
