@@ -285,11 +285,15 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     payload = neutralise_value(payload)  # a lone fence or system tag left over can never close a fence later
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
-        from kenning.privacy.ingress import redactor
+        from kenning.privacy import quick
 
-        redact = redactor(settings)
-        if redact is not None:  # only the fields that can hold the user's content (privacy.fields)
-            payload = redact.payload(payload, "claude-code")
+        # Most payloads hold nothing a detector could take: proven without loading them (~0.5 ms).
+        if settings.redact_custom or not quick.plain_payload(payload, "claude-code"):
+            from kenning.privacy.ingress import redactor
+
+            redact = redactor(settings)
+            if redact is not None:  # only the fields that can hold the user's content (privacy.fields)
+                payload = redact.payload(payload, "claude-code")
     payload["session_id"] = _truncate(session_id, settings.max_field_chars)[0]
     return payload, truncated
 
