@@ -62,6 +62,11 @@ class Paths:
         return os.path.join(self.root, "worker.pid")
 
     @property
+    def poke_fifo(self) -> str:
+        """The worker's wake-up pipe: a capture hook writes a byte, no socket, no pid file to read."""
+        return os.path.join(self.root, "worker.poke")
+
+    @property
     def worker_failed(self) -> str:
         """Why the last worker could not start (one line, removed by a worker that starts)."""
         return os.path.join(self.root, "worker.failed")

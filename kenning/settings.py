@@ -383,20 +383,24 @@ def load(paths: Paths | None = None, *, create: bool = False,
         problems.append(f"{paths.settings}: unreadable ({type(e).__name__}: {e}); using defaults")
 
     values: dict[str, Any] = {}
+    # One pass over the environment, not a lookup per setting (a miss in os.environ raises inside).
+    ours = {k: v for k, v in env.items() if k.startswith(ENV_PREFIX)}
     for name in SPECS:
         default = _default(name)
         value = default
         if name in file_values:
-            try:
-                value = _coerce(name, file_values[name], default, from_env=False)
-            except ValueError as e:
-                problems.append(f"settings.json {name}={file_values[name]!r}: {e}; using default")
+            raw = file_values[name]
+            if type(raw) is not type(default) or raw != default:  # a default written out needs no check
+                try:
+                    value = _coerce(name, raw, default, from_env=False)
+                except ValueError as e:
+                    problems.append(f"settings.json {name}={raw!r}: {e}; using default")
         env_key = ENV_PREFIX + name.upper()
-        if env_key in env:
+        if env_key in ours:
             try:
-                value = _coerce(name, env[env_key], default, from_env=True)
+                value = _coerce(name, ours[env_key], default, from_env=True)
             except ValueError as e:
-                problems.append(f"{env_key}={env[env_key]!r}: {e}; ignored")
+                problems.append(f"{env_key}={ours[env_key]!r}: {e}; ignored")
         value, bad = _check_items(name, value)
         problems.extend(bad)
         values[name] = value

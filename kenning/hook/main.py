@@ -15,7 +15,6 @@ import time
 
 from kenning import fastjson, spool
 from kenning.context.fence import neutralise_value
-from kenning.hook import client
 from kenning.integrations import hook_adapter
 from kenning.paths import Paths
 from kenning.privacy.tags import is_entirely_private, strip_value
@@ -286,11 +285,15 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     payload = neutralise_value(payload)  # a lone fence or system tag left over can never close a fence later
     payload, truncated = _truncate(payload, settings.max_field_chars)
     if settings.redact_secrets:
-        from kenning.privacy.ingress import redactor
+        from kenning.privacy import quick
 
-        redact = redactor(settings)
-        if redact is not None:  # only the fields that can hold the user's content (privacy.fields)
-            payload = redact.payload(payload, "claude-code")
+        # Most payloads hold nothing a detector could take: proven without loading them (~0.5 ms).
+        if settings.redact_custom or not quick.plain_payload(payload, "claude-code"):
+            from kenning.privacy.ingress import redactor
+
+            redact = redactor(settings)
+            if redact is not None:  # only the fields that can hold the user's content (privacy.fields)
+                payload = redact.payload(payload, "claude-code")
     payload["session_id"] = _truncate(session_id, settings.max_field_chars)[0]
     return payload, truncated
 
@@ -332,18 +335,37 @@ def _lost(paths: Paths, log: HookLog, event: str, session_id: str, err: OSError)
 
 
 def _poke(paths: Paths, settings: Settings) -> None:
-    """Tell the worker there is work: one UDP datagram, so the hook never waits for an answer.
+    """Tell the worker there is work, never waiting for an answer: a byte into its pipe, or where it
+    has none (an older worker, no worker, no FIFOs here) one UDP datagram to the port of its pid file.
 
-    A lost datagram costs nothing but latency: the worker also drains the spool every 2 s.
+    A lost poke costs nothing but latency: the worker also drains the spool every 2 s.
     """
+    try:
+        # O_NONBLOCK: no reader (no worker) fails at once with ENXIO; a full pipe (a stalled worker
+        # with 64 KiB of pokes unread) fails with EAGAIN. Neither ever waits.
+        fd = os.open(paths.poke_fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        try:
+            if os.fstat(fd).st_mode & 0o170000 == 0o010000:  # S_IFIFO: never write into a file put there
+                os.write(fd, b"p")
+                return
+        except OSError:
+            return  # the pipe is full: the worker has pokes waiting already
+        finally:
+            os.close(fd)
+    from kenning.hook import client  # (_socket: ~0.5 ms, only where the pipe cannot be used)
+
     info = client.read_pid_file(paths)
-    if not info:
-        return
-    client.poke_udp(info["port"])
+    if info:
+        client.poke_udp(info["port"])
 
 
 def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],
                    name: str, root: str, truncated: bool, agent: str = "claude-code") -> dict[str, Any]:
+    from kenning.hook import client  # (not on the capture path: _socket costs a hook ~0.5 ms)
+
     started = time.monotonic()
     at = time.time()
     budget = settings.context_timeout_ms / 1000
@@ -415,6 +437,8 @@ def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict
 
 def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str, Any],
                          left: float, agent: str = "claude-code", spooled: bool = False) -> str | None:
+    from kenning.hook import client
+
     if left <= 0.05:
         return None
     port = health.get("port")
@@ -469,6 +493,7 @@ def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dic
     if not isinstance(prompt, str) or is_entirely_private(prompt):
         return None
     from kenning.context.prompt import OPEN, worth_asking
+    from kenning.hook import client
 
     if not worth_asking(prompt, settings.prompt_context_min_chars):
         return None

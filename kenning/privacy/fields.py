@@ -13,6 +13,10 @@ value is a file path or a shell command: they decide the profile (see
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # Fields every agent that speaks Claude Code's hook protocol (Claude Code, Codex) writes itself.
 COMMON_METADATA = frozenset((
     "session_id", "transcript_path", "cwd", "hook_event_name", "permission_mode", "tool_name", "tool_use_id",
@@ -37,3 +41,25 @@ def metadata(agent: str | None) -> frozenset[str]:
     if agent is None:
         return frozenset()
     return METADATA.get(agent, COMMON_METADATA)
+
+
+def profile(payload: Any) -> frozenset[str]:
+    """The union of the profiles (:mod:`kenning.privacy.files`) of the files and commands a payload
+    names in its path and command fields, at any depth."""
+    found: set[str] = set()
+    stack: list[tuple[Any, int]] = [(payload, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > 6:
+            continue
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(x, str) and (k in PATH_FIELDS or k in COMMAND_FIELDS):
+                    from kenning.privacy import files  # (loaded once, for payloads that name a file)
+
+                    found |= files.for_path(x) if k in PATH_FIELDS else files.for_command(x)
+                elif isinstance(x, dict | list):
+                    stack.append((x, depth + 1))
+        elif isinstance(v, list):
+            stack += [(x, depth + 1) for x in v[:200] if isinstance(x, dict | list)]
+    return frozenset(found)

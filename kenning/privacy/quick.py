@@ -14,7 +14,12 @@ lists here are the detectors' own and that the spans are always those of every d
 
 from __future__ import annotations
 
-from kenning.privacy.names import NONE, PASSWORD, STRONG, WEAK, classify
+from kenning.privacy import fields
+from kenning.privacy.names import NONE, PAIR_NAMES, PASSWORD, STRONG, WEAK, classify
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Lower-case fragments every secret name contains (names.classify): where a name can stand.
 ANCHORS = (b"pass", b"pw", b"secret", b"token", b"cred", b"key", b"auth", b"cookie", b"mnemonic", b"psk", b"otp",
@@ -112,8 +117,22 @@ def look(text: str) -> Look:
     return Look(data, low, words | starts if starts else words)
 
 
+_recent: tuple[tuple[str, Look | None], ...] = ()  # the last long texts looked at, by identity
+
+
 def first_look(text: str) -> Look | None:
     """A Look when ``text`` may hold a secret; None when no detector can find anything in it."""
+    global _recent
+    for seen, lk in _recent:
+        if seen is text:  # the hook's plain_payload looked first, the redactor looks again (~1 ms for 20 KB)
+            return lk
+    found = _first_look(text)
+    if len(text) >= 1024:
+        _recent = ((text, found), *_recent[:3])  # (one tuple rebound: safe across threads)
+    return found
+
+
+def _first_look(text: str) -> Look | None:
     lk = look(text)
     data, low, words = lk.data, lk.low, lk.words
     lk.commands = _tools(data, low, words)
@@ -130,6 +149,42 @@ def first_look(text: str) -> Look | None:
     if _named(text, low):
         return lk
     return None
+
+
+def plain_payload(payload: dict[str, Any], agent: str | None) -> bool:
+    """True when :meth:`Redactor.payload <kenning.privacy.redact.Redactor.payload>` provably returns
+    ``payload`` unchanged (with no ``redact_custom`` patterns), decided without loading it or any
+    detector: no file or command it names has a profile, no key names a secret, no nested object is
+    a ``Secret``, a JWK or a name/value pair naming a secret, and no string gives the first look a
+    reason. False whenever in doubt (the redactor then runs in full): only a cost, never a leak.
+    """
+    try:
+        if fields.profile(payload):
+            return False
+        exempt = fields.metadata(agent)
+        return all(k in exempt or (classify(k) == NONE and _plain(v)) for k, v in payload.items())
+    except Exception:  # (RecursionError, a bug): the redactor decides, with its own error handling
+        return False
+
+
+def _plain(value: Any) -> bool:
+    """What Redactor.value would leave as it is, for a value under a key that names no secret."""
+    if isinstance(value, str):
+        return len(value) < 8 or first_look(value) is None
+    if isinstance(value, dict):
+        if value.get("kind") == "Secret" or isinstance(value.get("kty"), str):
+            return False  # Redactor._special: a Kubernetes Secret, a JSON Web Key
+        for k, v in value.items():
+            if not isinstance(k, str) or classify(k) != NONE:
+                return False
+            if isinstance(v, str) and k.lower().replace("_", "") in PAIR_NAMES and classify(v) != NONE:
+                return False  # {"name": "API_TOKEN", "value": …}
+            if not _plain(v):
+                return False
+        return True
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return True  # a number is redacted only under a password's name, None and booleans never
 
 
 def _tools(data: bytes, low: bytes, words: frozenset[bytes]) -> bool:

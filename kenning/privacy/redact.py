@@ -244,23 +244,7 @@ class Redactor:
 
     def profile(self, payload: Any) -> Profile:
         """The union of the profiles of the files and commands a payload names (any depth)."""
-        found: set[str] = set()
-        stack: list[tuple[Any, int]] = [(payload, 0)]
-        while stack:
-            v, depth = stack.pop()
-            if depth > 6:
-                continue
-            if isinstance(v, dict):
-                for k, x in v.items():
-                    if isinstance(x, str) and (k in fields.PATH_FIELDS or k in fields.COMMAND_FIELDS):
-                        from kenning.privacy import files  # (loaded once, for payloads that name a file)
-
-                        found |= files.for_path(x) if k in fields.PATH_FIELDS else files.for_command(x)
-                    elif isinstance(x, dict | list):
-                        stack.append((x, depth + 1))
-            elif isinstance(v, list):
-                stack += [(x, depth + 1) for x in v[:200] if isinstance(x, dict | list)]
-        return frozenset(found)
+        return fields.profile(payload)
 
     def _field(self, s: str, key: str, profile: Profile) -> str:
         if key and self.enabled("secret_field"):

@@ -68,6 +68,8 @@ def data_dir_bytes(home: Home) -> bytes:
     for dirpath, _dirs, files in os.walk(home.data):
         for f in files:
             try:
+                if Path(dirpath, f).is_fifo():
+                    continue  # the worker's poke pipe holds no data (and reading it would wait for a writer)
                 out += Path(dirpath, f).read_bytes()
             except OSError:
                 pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,8 @@ def tree_bytes(root: str | os.PathLike[str], *, skip: tuple[str, ...] = ()) -> d
             if any(rel.startswith(s) for s in skip):
                 continue
             try:
+                if not stat.S_ISREG(os.lstat(p).st_mode):
+                    continue  # the worker's poke pipe holds no data (and reading it would wait for a writer)
                 out[rel] = p.read_bytes()
             except OSError:
                 pass

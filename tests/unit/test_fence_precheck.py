@@ -106,8 +106,49 @@ def test_ordinary_code_is_neutralised_without_re() -> None:
             "assert len(src) > 20000 and not src.isascii(); "
             "same = fence.neutralise(src) is src and fence.neutralise(src.encode('ascii', 'ignore').decode()) "
             "== src.encode('ascii', 'ignore').decode(); "
-            "loaded = 're' in sys.modules; print(int(same), int(loaded))")
+            "loaded = 're' in sys.modules or 'unicodedata' in sys.modules; print(int(same), int(loaded))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "0"]
+
+
+def composition_seconds() -> set[int]:
+    """Every code point that is the second of a canonical composition pair (Hangul jamo included)."""
+    out = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
+    for cp in range(0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<") and len(d.split()) == 2:
+            out.add(int(d.split()[1], 16))
+    return out
+
+
+def test_the_known_folds_are_what_unicodedata_says() -> None:
+    seconds = composition_seconds()
+    assert fence.known_fold("\u2022") == "\u2022"  # (builds the ranges)
+    inert = [cp for a, b in fence._inert for cp in range(a, b + 1)]
+    assert len(inert) > 3000
+    for cp in inert:
+        c = chr(cp)
+        assert unicodedata.category(c) not in ("Cn", "Cs", "Co"), hex(cp)
+        assert unicodedata.normalize("NFKD", c) == c and unicodedata.combining(c) == 0, hex(cp)
+        assert cp not in seconds, hex(cp)
+    for c, to in fence.NFKC_ASCII.items():
+        assert not c.isascii() and to.isascii() and unicodedata.normalize("NFKD", c) == to, hex(ord(c))
+    # A text outside the tables is left to unicodedata.
+    for text in ("caf\u00e9", "e\u0301", "\uff53ystem", "\u4e2d\u6587", "\udcff", "\u00bd", "\u2260"):
+        assert fence.known_fold("ok " + text) is None, text
+
+
+KNOWN = [*fence.NFKC_ASCII, "\u2022", "\u2014", "\u2192", "\u2264", "\u2713", "\U0001f600", "\u00a9", "\u201c"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from([*KNOWN, *PIECES]), max_size=14), st.text(max_size=6))
+def test_a_known_fold_is_the_nfkc_form(pieces: list[str], noise: str) -> None:
+    text = "".join(pieces) + noise
+    folded = fence.known_fold(text)
+    assert folded is None or folded == unicodedata.normalize("NFKC", text)
+    if folded is not None and unicodedata.is_normalized("NFKC", text):
+        assert folded is text
+    assert fence.neutralise(text) == reference(text)

@@ -180,3 +180,32 @@ def test_few_false_positives_on_kennings_own_source() -> None:
         print("  ", h)
     # Source code holds no secrets; what is flagged are the examples in the redactor's own docstrings.
     assert len(hits) <= 4
+
+
+class _PastPrecheck(Exception):
+    pass
+
+
+def test_the_tag_precheck_on_non_ascii_text_is_the_lower_case_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """strip_text's pre-check lowers only ASCII bytes of a non-ASCII text: it must pass exactly the texts
+    whose ``str.lower()`` holds an opener, for every code point next to or inside one."""
+    from kenning.privacy import tags
+
+    def past(*_a: object) -> None:
+        raise _PastPrecheck
+
+    monkeypatch.setattr(tags, "_patterns", past)
+
+    def passes(text: str) -> bool:
+        try:
+            tags.strip_text(text)
+        except _PastPrecheck:
+            return True
+        return False
+
+    for cp in [*range(0x80, 0xD800), *range(0xE000, 0x10000), 0x1F600]:
+        c = chr(cp)
+        for text in (f"{c}<private>x", f"<{c}private>", f"<PR{c}IVATE>", f"<pr{c}vate>", f"{c}<KENNING-CONTEXT",
+                     f"<{c}", f"<\u212aenning-context {c}", f"<PR\u0130VATE{c}"):
+            lower = text.lower()
+            assert passes(text) == any(o in lower for o in tags._LOWER_OPENERS), repr(text)

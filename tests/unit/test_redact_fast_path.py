@@ -178,3 +178,80 @@ def test_a_read_of_ordinary_code_loads_no_detector_and_a_secret_in_it_is_caught(
     for s in (secret, token, secret[::-1]):
         assert s not in stored
     assert stored.count("[REDACTED:") >= 3
+
+
+# ------------------------------------------------------------------ the whole payload, before any detector loads
+
+PAYLOAD_AGENTS = ("claude-code", "codex", None)
+FIXTURE_EVENTS = REPO / "tests" / "fixtures" / "claude-code"
+
+
+def assert_plain_is_unchanged(body: dict[str, Any]) -> bool:
+    """``plain_payload`` may say True only where the full redactor changes nothing."""
+    plain = False
+    for agent in PAYLOAD_AGENTS:
+        if quick.plain_payload(body, agent):
+            plain = True
+            assert R.payload(body, agent) == body, (agent, json.dumps(body)[:400])
+    return plain
+
+
+def fixture_payloads() -> list[dict[str, Any]]:
+    return [json.loads(p.read_text())["stdin"] for p in sorted(FIXTURE_EVENTS.rglob("*.json"))
+            if isinstance(json.loads(p.read_text()).get("stdin"), dict)]
+
+
+def test_a_payload_is_called_plain_only_when_the_redactor_leaves_it_as_it_is() -> None:
+    corpus = [payload(s) for s in SECRETS]
+    assert not any(quick.plain_payload(p, a) for p in corpus for a in PAYLOAD_AGENTS)  # every secret is seen
+    for p in corpus + [payload(s) for s in LOOKALIKES]:
+        assert_plain_is_unchanged(p)
+    # Structures the redactor takes whole, whatever their strings look like.
+    structured = [{"kind": "Secret", "data": {"x": "hi"}}, {"kty": "oct", "k": "0123456789abcdef0123"},
+                  {"name": "DB_PASSWORD", "value": password("pair")}, [{"kind": "Secret", "stringData": {"a": "b"}}]]
+    for inner in structured:
+        body = {"session_id": "s", "tool_name": "mcp__k8s__get", "tool_response": {"result": inner}}
+        assert R.payload(body, "claude-code") != body
+        assert not quick.plain_payload(body, "claude-code")
+    real = fixture_payloads()
+    assert len(real) > 20
+    # Claude Code's own payloads are mostly plain: the gate is worth its cost, not a formality.
+    assert sum(assert_plain_is_unchanged(p) for p in real) >= len(real) // 2
+
+
+def test_every_file_of_real_code_read_or_written_is_judged_as_the_redactor_judges_it() -> None:
+    base = {"session_id": "s", "cwd": "/repo", "permission_mode": "bypassPermissions", "tool_use_id": "t"}
+    plain = 0
+    files = source_files()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        name = f"/repo/{path.name}"
+        for body in ({**base, "tool_name": "Read", "tool_input": {"file_path": name},
+                      "tool_response": {"type": "text", "file": {"filePath": name, "content": text}}},
+                     {**base, "tool_name": "Bash", "tool_input": {"command": f"cat {name}", "description": "Show"},
+                      "tool_response": {"stdout": text[:4000], "stderr": ""}}):
+            plain += assert_plain_is_unchanged(body)
+    assert plain > len(files) // 4
+
+
+KEYS = ["command", "description", "stdout", "file_path", "content", "name", "value", "key", "password", "token",
+        "kind", "kty", "data", "stringData", "Authorization", "level", "items", "env", "id", "d", "pw", "secret_name",
+        "prompt", "path", "cmd", "x"]
+SCALARS = st.one_of(st.sampled_from(NAMES + WORDS + VALUES + ["Secret", "RSA", "echo hi", "hi", "", ".env",
+                                                                "/run/secrets/db", "cat ~/.pgpass", "a:bcde",
+                                                                "kubectl get secret x", "pwgen"]),
+                    st.lists(st.sampled_from(NAMES + GLUE + WORDS + VALUES), min_size=1, max_size=6).map("".join),
+                    st.integers(), st.booleans(), st.none())
+JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                     st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)),
+                    max_leaves=12)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.dictionaries(st.sampled_from([*KEYS, "tool_input", "tool_response", "permission_mode", "session_id",
+                                        "cwd", "tool_name"]), JSON, min_size=1, max_size=6))
+def test_payloads_made_of_the_pieces_of_secrets_are_plain_only_when_nothing_is_redacted(body: dict[str, Any]) -> None:
+    assert_plain_is_unchanged(body)

@@ -263,3 +263,15 @@ def test_save_over_a_corrupt_file_starts_from_defaults(paths: Paths, content: by
     saved, errors = save(paths, {"provider": "rules"})
     assert errors == []
     assert json.loads(Path(paths.settings).read_text()) == saved == {**defaults(), "provider": "rules"}
+
+
+def test_every_default_is_valid_as_written_out() -> None:
+    """load() takes a value equal to its default (same type) without checking it: that is sound only
+    because every default, as settings.json holds it, passes its own check and comes back unchanged."""
+    from kenning import settings as s
+
+    for name in s.SPECS:
+        default = s._default(name)
+        raw = list(default) if isinstance(default, tuple) else default
+        assert s._coerce(name, raw, default, from_env=False) == default, name
+        assert s._check_items(name, default) == (default, []), name
