@@ -451,6 +451,8 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
 
 
 def _context_path(payload: dict[str, Any], agent: str, spooled: bool) -> str:
+    from kenning.hook import client
+
     cwd = str(payload.get("cwd") or "")
     return f"/api/context?cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code"
                                                       else "") + ("&spooled=1" if spooled else "")
