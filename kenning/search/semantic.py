@@ -5,7 +5,10 @@ lack a vector in small slices, newest first: a writer's poke (the pipeline, an M
 wakes it at once, so a new memory has its vector within a second. Searches come first: a query
 is embedded on the searching thread itself (never queued behind the backlog), and the backlog
 waits while a search runs and for a moment after, so a long backlog (a first start, a reindex)
-slows searches by one slice at most. If the model cannot load (not installed, offline without a
+barely slows searches. A back-end that scales over threads (minilm) embeds a backlog on one
+thread per core (``embedding_threads``), every one at the lowest CPU priority, pausing between
+two layers of the model while a search runs: the agent, the hooks and the searches get the cores
+first, the backlog the rest. If the model cannot load (not installed, offline without a
 cached copy, endpoint down) the state says why, ``kenning doctor`` shows it, and search keeps
 running on keywords alone.
 """
@@ -17,6 +20,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +31,10 @@ from kenning.store.db import connect
 
 log = logging.getLogger("kenning.search")
 
-BATCH = 2                 # rows per backlog slice (MiniLM on one core: ~20-60 ms)
+BATCH = 4                 # rows per pass of a backlog thread (MiniLM: ~0.15 s, pausing between its layers)
+PASSES = 2                # passes per thread in a slice: the threads take them as they free up
+SERIAL_BATCH = 2          # rows per slice of a back-end that cannot pause mid-pass (~20-60 ms)
+MAX_THREADS = 4           # the default thread count's cap (each adds ~10-20 MB of activations)
 QUIET_S = 0.25            # the backlog resumes this long after the last search ended
 MAX_DEFER_S = 2.0         # ...or after this long, however busy search is (the backlog must end)
 IDLE_RECHECK_S = 5.0      # a writer that could not poke (another process, worker restarting) waits this long
@@ -49,6 +56,9 @@ class Semantic:
         self._searching = 0
         self._last_search = 0.0
         self._cursor = indexer.Cursor()  # rows already seen with a vector: no full scan per batch
+        self.threads = backlog_threads(getattr(settings, "embedding_threads", 0)) if self.embedder.parallel else 1
+        self.slice_rows = BATCH * PASSES * self.threads if self.embedder.parallel else SERIAL_BATCH
+        self._pool: ThreadPoolExecutor | None = None  # the threads beyond this one, while the backlog runs
         self._thread = threading.Thread(target=self._run, name="kenning-embed", daemon=True)
 
     # ----------------------------------------------------------------------- control
@@ -85,7 +95,7 @@ class Semantic:
                 conn.close()
         return {"backend": self.embedder.backend, "model": self.embedder.model, "state": self.state,
                 "detail": self.detail, "vectors": len(self.index) if self.index is not None else 0,
-                "missing": self.missing, "embedded_since_start": self.embedded_total}
+                "missing": self.missing, "embedded_since_start": self.embedded_total, "threads": self.threads}
 
     def wait_ready(self, timeout: float) -> bool:
         """For tests and reindex: wait until loaded and nothing is left to embed (or failure)."""
@@ -120,6 +130,11 @@ class Semantic:
                 if (self._searching == 0 and quiet <= 0) or now >= deadline:
                     return
                 self._busy.wait(min(max(quiet, 0.01), deadline - now) if self._searching == 0 else deadline - now)
+
+    def _pause(self) -> None:
+        """Between two layers of a backlog pass: the same wait, the common case decided without the lock."""
+        if self._searching or time.monotonic() < self._last_search + QUIET_S:
+            self._yield_to_searches()
 
     def embed_query(self, text: str) -> Any:
         """The query's vector, computed on the calling thread (the back-ends are thread-safe for
@@ -161,6 +176,9 @@ class Semantic:
             if self._stopping.wait(RETRY_FAILED_S):
                 return
         conn = None
+        if self.threads > 1:
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="kenning-embed",
+                                            initializer=_lower_priority)
         try:
             conn = connect(self.paths.db)
             # How big the backlog is: the one full count on this thread, before it answers queries.
@@ -183,13 +201,15 @@ class Semantic:
         finally:
             if conn is not None:
                 conn.close()
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
             if self.state != "failed":
                 self.state = "stopped"
 
     def _step(self, conn: Any) -> int:
         model = self.embedder.model
         try:
-            n = indexer.step(conn, model, self.embedder.embed, batch=BATCH, cursor=self._cursor,
+            n = indexer.step(conn, model, self._embed_slice, batch=self.slice_rows, cursor=self._cursor,
                              between=self._yield_to_searches)
         except Exception as e:  # e.g. the database is busy: try again on the next wake-up
             log.warning("embedding batch deferred: %s", e)
@@ -200,6 +220,55 @@ class Semantic:
         if n == 0 and self.index is not None:
             self.index.refresh()  # incremental: the rows appended since the last look
         return n
+
+
+    def _embed_slice(self, texts: list[str]) -> Any:
+        """The vectors of a backlog slice: its texts in passes of BATCH (similar lengths together,
+        longest first), taken by the backlog threads as each frees up, this one included."""
+        if not self.embedder.parallel:
+            return self.embedder.embed(texts)
+        import numpy as np
+
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        passes = [order[i:i + BATCH] for i in range(0, len(order), BATCH)]
+        results: list[Any] = [None] * len(passes)
+        todo = list(range(len(passes) - 1, -1, -1))  # list.pop() is atomic: each pass is taken once
+
+        def drain() -> None:
+            while True:
+                try:
+                    k = todo.pop()
+                except IndexError:
+                    return
+                results[k] = self.embedder.embed_backlog([texts[i] for i in passes[k]], self._pause)
+
+        helpers = [self._pool.submit(drain) for _ in range(min(self.threads, len(passes)) - 1)] if self._pool else []
+        try:
+            drain()
+        finally:
+            wait(helpers)
+        for f in helpers:
+            f.result()  # a helper's exception, raised here
+        out = np.empty((len(texts), results[0].shape[1]), dtype=np.float32)
+        for k, idx in enumerate(passes):
+            out[idx] = results[k]
+        return out
+
+
+def backlog_threads(setting: Any = 0) -> int:
+    """Threads that embed a backlog: ``embedding_threads`` when set (> 0), else one per core this
+    process may run on (its CPU affinity, e.g. a container's share), at most MAX_THREADS."""
+    try:
+        n = int(setting or 0)
+    except (TypeError, ValueError):
+        n = 0
+    if n > 0:
+        return n
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_THREADS))
 
 
 def _lower_priority() -> None:
