@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
@@ -35,6 +35,8 @@ BATCH = 4                 # rows per pass of a backlog thread (MiniLM: ~0.15 s, 
 PASSES = 2                # passes per thread in a slice: the threads take them as they free up
 SERIAL_BATCH = 2          # rows per slice of a back-end that cannot pause mid-pass (~20-60 ms)
 MAX_THREADS = 4           # the default thread count's cap (each adds ~10-20 MB of activations)
+PARK_MAX_S = 2.0          # longest a helper thread's pass sleeps for a busy machine
+PARK_STEP_S = 0.005       # ...looking again this often
 QUIET_S = 0.25            # the backlog resumes this long after the last search ended
 MAX_DEFER_S = 2.0         # ...or after this long, however busy search is (the backlog must end)
 IDLE_RECHECK_S = 5.0      # a writer that could not poke (another process, worker restarting) waits this long
@@ -55,6 +57,8 @@ class Semantic:
         self._busy = threading.Condition()
         self._searching = 0
         self._last_search = 0.0
+        self._slice_deadline = 0.0
+        self._first_waits = False  # the first backlog thread waits for the helpers' passes of its slice
         self._cursor = indexer.Cursor()  # rows already seen with a vector: no full scan per batch
         self.threads = backlog_threads(getattr(settings, "embedding_threads", 0)) if self.embedder.parallel else 1
         self.slice_rows = BATCH * PASSES * self.threads if self.embedder.parallel else SERIAL_BATCH
@@ -120,9 +124,10 @@ class Semantic:
                 self._last_search = time.monotonic()
                 self._busy.notify_all()
 
-    def _yield_to_searches(self) -> None:
-        """Before a backlog slice: wait while searches run, and QUIET_S after the last one."""
-        deadline = time.monotonic() + MAX_DEFER_S
+    def _yield_to_searches(self, deadline: float = 0.0) -> None:
+        """Before a backlog slice: wait while searches run, and QUIET_S after the last one (at most
+        until ``deadline``, else MAX_DEFER_S)."""
+        deadline = deadline or time.monotonic() + MAX_DEFER_S
         with self._busy:
             while not self._stopping.is_set():
                 now = time.monotonic()
@@ -131,10 +136,28 @@ class Semantic:
                     return
                 self._busy.wait(min(max(quiet, 0.01), deadline - now) if self._searching == 0 else deadline - now)
 
+    def _parking(self) -> Callable[[], None]:
+        """The pause of a helper thread's pass: as :meth:`_pause`, and while more tasks are runnable
+        than the machine has cores (a hook, the agent, a build), it sleeps, so they get the core at
+        once and not a share of it: the backlog then runs on the first thread alone. It goes on
+        once the first thread has finished its share and waits (it just takes that one's place),
+        and after PARK_MAX_S in any case."""
+        left = PARK_MAX_S
+
+        def pause() -> None:
+            nonlocal left
+            self._pause()
+            while left > 0 and not self._stopping.is_set() and not self._first_waits and _cores_wanted():
+                time.sleep(PARK_STEP_S)
+                left -= PARK_STEP_S
+
+        return pause
+
     def _pause(self) -> None:
-        """Between two layers of a backlog pass: the same wait, the common case decided without the lock."""
+        """Between two layers of a backlog pass: the same wait, the common case decided without the
+        lock; all the pauses of one slice together last at most MAX_DEFER_S."""
         if self._searching or time.monotonic() < self._last_search + QUIET_S:
-            self._yield_to_searches()
+            self._yield_to_searches(self._slice_deadline)
 
     def embed_query(self, text: str) -> Any:
         """The query's vector, computed on the calling thread (the back-ends are thread-safe for
@@ -210,7 +233,7 @@ class Semantic:
         model = self.embedder.model
         try:
             n = indexer.step(conn, model, self._embed_slice, batch=self.slice_rows, cursor=self._cursor,
-                             between=self._yield_to_searches)
+                             between=self._yield_to_searches, embed_fresh=self.embedder.embed)
         except Exception as e:  # e.g. the database is busy: try again on the next wake-up
             log.warning("embedding batch deferred: %s", e)
             return 0
@@ -229,30 +252,48 @@ class Semantic:
             return self.embedder.embed(texts)
         import numpy as np
 
+        self._slice_deadline = time.monotonic() + MAX_DEFER_S
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         passes = [order[i:i + BATCH] for i in range(0, len(order), BATCH)]
         results: list[Any] = [None] * len(passes)
         todo = list(range(len(passes) - 1, -1, -1))  # list.pop() is atomic: each pass is taken once
 
-        def drain() -> None:
+        def drain(helper: bool) -> None:
             while True:
+                if helper and _cores_wanted():
+                    return  # the first thread does the rest of the slice
                 try:
                     k = todo.pop()
                 except IndexError:
                     return
-                results[k] = self.embedder.embed_backlog([texts[i] for i in passes[k]], self._pause)
+                results[k] = self.embedder.embed_backlog([texts[i] for i in passes[k]],
+                                                         self._parking() if helper else self._pause)
 
-        helpers = [self._pool.submit(drain) for _ in range(min(self.threads, len(passes)) - 1)] if self._pool else []
+        helpers = [self._pool.submit(drain, True) for _ in range(min(self.threads, len(passes)) - 1)] \
+            if self._pool else []
         try:
-            drain()
+            drain(False)
         finally:
+            self._first_waits = True  # its core is free now: a parked helper takes it
             wait(helpers)
+            self._first_waits = False
         for f in helpers:
             f.result()  # a helper's exception, raised here
         out = np.empty((len(texts), results[0].shape[1]), dtype=np.float32)
         for k, idx in enumerate(passes):
             out[idx] = results[k]
         return out
+
+
+def _cores_wanted() -> bool:
+    """Whether more tasks are runnable right now, on the whole machine, than it has cores (Linux:
+    /proc/loadavg; elsewhere unknown, and backlog_threads() keeps to one thread)."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            runnable = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return True
+    return runnable > (os.cpu_count() or 1)
 
 
 def backlog_threads(setting: Any = 0) -> int:
@@ -264,9 +305,11 @@ def backlog_threads(setting: Any = 0) -> int:
         n = 0
     if n > 0:
         return n
+    if not os.path.exists("/proc/loadavg"):  # no way to see that the cores are wanted: one thread
+        return 1
     try:
         cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
+    except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return max(1, min(cores, MAX_THREADS))
 
