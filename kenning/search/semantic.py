@@ -6,11 +6,13 @@ wakes it at once, so a new memory has its vector within a second. Searches come 
 is embedded on the searching thread itself (never queued behind the backlog), and the backlog
 waits while a search runs and for a moment after, so a long backlog (a first start, a reindex)
 barely slows searches. A back-end that scales over threads (minilm) embeds a backlog on one
-thread per core (``embedding_threads``), every one at the lowest CPU priority, pausing between
-two layers of the model while a search runs: the agent, the hooks and the searches get the cores
-first, the backlog the rest. If the model cannot load (not installed, offline without a
-cached copy, endpoint down) the state says why, ``kenning doctor`` shows it, and search keeps
-running on keywords alone.
+thread per core (``embedding_threads``), every one at the lowest CPU priority, pausing inside its
+passes while a search runs; and every thread but the first sleeps while the machine has more
+runnable tasks than cores. Thread priorities do not reach across processes where the kernel
+groups them by session (autogroup: the worker's own session against the agent's), so without
+that a hook would share a core with the backlog instead of taking it. If the model cannot load
+(not installed, offline without a cached copy, endpoint down) the state says why, ``kenning
+doctor`` shows it, and search keeps running on keywords alone.
 """
 
 from __future__ import annotations
@@ -161,11 +163,13 @@ class Semantic:
 
     def embed_query(self, text: str) -> Any:
         """The query's vector, computed on the calling thread (the back-ends are thread-safe for
-        inference); None when the model is not loaded or fails."""
+        inference); None when the model is not loaded or fails. The backlog pauses meanwhile
+        (a prompt's meaning side embeds on a thread of its own, outside the search's own mark)."""
         if self.state not in ("indexing", "ready"):
             return None
         try:
-            return self.embedder.embed([text])[0]
+            with self.searching():
+                return self.embedder.embed([text])[0]
         except Exception as e:
             log.warning("query embedding failed: %s", e)
             return None
@@ -244,7 +248,6 @@ class Semantic:
             self.index.refresh()  # incremental: the rows appended since the last look
         return n
 
-
     def _embed_slice(self, texts: list[str]) -> Any:
         """The vectors of a backlog slice: its texts in passes of BATCH (similar lengths together,
         longest first), taken by the backlog threads as each frees up, this one included."""
@@ -287,12 +290,12 @@ class Semantic:
 
 def _cores_wanted() -> bool:
     """Whether more tasks are runnable right now, on the whole machine, than it has cores (Linux:
-    /proc/loadavg; elsewhere unknown, and backlog_threads() keeps to one thread)."""
+    /proc/loadavg, ~15 µs; elsewhere unknown: False, and backlog_threads() defaults to one thread)."""
     try:
         with open("/proc/loadavg", "rb") as f:
             runnable = int(f.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
-        return True
+        return False
     return runnable > (os.cpu_count() or 1)
 
 
