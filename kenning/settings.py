@@ -141,6 +141,8 @@ SPECS: dict[str, Spec] = {
                                 "BAAI/bge-small-en-v1.5, all-MiniLM-L6-v2, text-embedding-3-small)"),
     "embedding_url": Spec("http://127.0.0.1:11434/v1", "base URL of the openai back-end (key: "
                                                         "KENNING_EMBEDDING_API_KEY or OPENAI_API_KEY)"),
+    "embedding_threads": Spec(0, "threads that embed a backlog (minilm), each at the lowest CPU priority "
+                                 "(0: one per core the worker may use, at most 4)", min=0, max=64),
     "search_fts_weight": Spec(1.0, "hybrid search: weight of the keyword (BM25) score, relative to the best "
                                    "match's", min=0, max=10),
     "search_vector_weight": Spec(0.5, "hybrid search: weight of the cosine similarity (0: keywords only)",
@@ -211,6 +213,7 @@ class Settings:
     embedding_backend: str
     embedding_model: str
     embedding_url: str
+    embedding_threads: int
     search_fts_weight: float
     search_vector_weight: float
     search_vector_depth: int

@@ -20,6 +20,7 @@ import socket
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 BACKENDS = ("auto", "minilm", "fastembed", "sentence-transformers", "openai", "none")
@@ -84,6 +85,9 @@ class Embedder:
     """Base class: ``backend`` and ``model`` name what produced a vector (stored with it)."""
 
     backend = "none"
+    # Whether a backlog may run embed_backlog() on several threads at once to use several cores:
+    # only a back-end whose heavy work releases the GIL and that keeps to one BLAS thread per call.
+    parallel = False
 
     def __init__(self, model: str = "") -> None:
         self.model = model or DEFAULT_MODELS.get(self.backend, "")
@@ -94,6 +98,11 @@ class Embedder:
 
     def embed(self, texts: list[str]) -> Any:
         raise NotImplementedError
+
+    def embed_backlog(self, texts: list[str], between: Callable[[], None]) -> Any:
+        """As :meth:`embed`, for the backlog: ``between()`` is called wherever the work can pause
+        (a search waiting); back-ends that cannot pause mid-way just embed."""
+        return self.embed(texts)
 
     def describe(self) -> str:
         return f"{self.backend} {self.model}"
@@ -153,6 +162,7 @@ class NumpyMiniLM(Embedder):
     match sentence-transformers' (same model name: vectors stored by either serve both)."""
 
     backend = "minilm"
+    parallel = True  # numpy's products release the GIL: two threads embed ~1.8x one (BENCHMARKS.md)
 
     def __init__(self, model: str = "") -> None:
         super().__init__(model)
@@ -181,6 +191,9 @@ class NumpyMiniLM(Embedder):
 
     def embed(self, texts: list[str]) -> Any:
         return self._model.embed(texts)
+
+    def embed_backlog(self, texts: list[str], between: Callable[[], None]) -> Any:
+        return self._model.embed(texts, between=between)  # between() after every layer
 
 
 class SentenceTransformers(Embedder):

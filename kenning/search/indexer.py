@@ -27,6 +27,7 @@ class Item:
     row_id: int
     project: str
     text: str
+    fresh: bool = False  # stored since the embedder's last look (a new memory), not backlog
 
     @property
     def content_hash(self) -> str:
@@ -72,25 +73,33 @@ def missing(conn: sqlite3.Connection, model: str, limit: int, cursor: Cursor | N
 
     Without ``cursor`` every call is an anti-join over whole tables (~250 ms at 200k rows when
     nothing is missing). With one, only rows not yet seen with a vector are read: the new rows
-    above its high-water mark, then the backlog below its low mark in ranges of ``SCAN_CHUNK``
-    ids, calling ``between()`` after each range (the embedding thread answers queries there).
+    above its high-water mark (``fresh``; a call that finds some returns no backlog with them),
+    then the backlog below its low mark in ranges of ``SCAN_CHUNK`` ids, calling ``between()``
+    after each range (the embedding thread answers queries there).
     """
     if cursor is None:
         return _missing_full(conn, model, limit)
     cursor.sync(conn, model)
+    tops = {kind: int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {_TABLE[kind]}").fetchone()[0])
+            for kind in _MISSING}
+    for kind, top in tops.items():
+        if cursor.lo.get(kind) is None or cursor.hi.get(kind) is None:
+            cursor.lo[kind] = cursor.hi[kind] = top  # nothing checked yet: all of it is backlog
     out: list[Item] = []
-    for kind, (sql, text_of) in _MISSING.items():
+    for kind, (sql, text_of) in _MISSING.items():  # rows stored since the last look, alone
         if len(out) >= limit:
             break
-        top = int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {_TABLE[kind]}").fetchone()[0])
-        lo, hi = cursor.lo.get(kind), cursor.hi.get(kind)
-        if lo is None or hi is None:
-            lo = hi = top  # nothing checked yet: all of it is backlog
-        if top > hi:  # rows stored since the last look
-            found = _range(conn, sql, text_of, kind, model, hi, top, limit - len(out))
+        if tops[kind] > cursor.hi[kind]:
+            found = _range(conn, sql, text_of, kind, model, cursor.hi[kind], tops[kind], limit - len(out))
+            for item in found:
+                item.fresh = True
             out += found
             if not found:
-                hi = top
+                cursor.hi[kind] = tops[kind]
+    if out:
+        return out
+    for kind, (sql, text_of) in _MISSING.items():
+        lo = cursor.lo[kind]
         while lo > 0 and len(out) < limit:
             floor = max(0, lo - SCAN_CHUNK)
             found = _range(conn, sql, text_of, kind, model, floor, lo, limit - len(out))
@@ -100,7 +109,9 @@ def missing(conn: sqlite3.Connection, model: str, limit: int, cursor: Cursor | N
                 break  # what is below was not read yet
             if between is not None:
                 between()
-        cursor.lo[kind], cursor.hi[kind] = lo, hi
+        cursor.lo[kind] = lo
+        if len(out) >= limit:
+            break
     return out
 
 
@@ -194,8 +205,10 @@ def reuse(conn: sqlite3.Connection, model: str, items: list[Item]) -> tuple[list
 
 
 def step(conn: sqlite3.Connection, model: str, embed: Callable[[list[str]], Any], batch: int = 16,
-         cursor: Cursor | None = None, between: Callable[[], None] | None = None) -> int:
-    """Embed one batch of rows lacking a vector; returns how many rows got one (0: all done)."""
+         cursor: Cursor | None = None, between: Callable[[], None] | None = None,
+         embed_fresh: Callable[[list[str]], Any] | None = None) -> int:
+    """Embed one batch of rows lacking a vector; returns how many rows got one (0: all done).
+    New memories (``fresh`` rows) go to ``embed_fresh`` when given, the backlog to ``embed``."""
     import numpy as np
 
     items = missing(conn, model, batch, cursor, between)
@@ -203,6 +216,8 @@ def step(conn: sqlite3.Connection, model: str, embed: Callable[[list[str]], Any]
         return 0
     _items, known = reuse(conn, model, items)
     todo = [i for i, v in enumerate(known) if v is None]
+    if embed_fresh is not None and any(i.fresh for i in items):
+        embed = embed_fresh
     computed = embed([items[i].text for i in todo]) if todo else np.zeros((0, 0), dtype=np.float32)
     vectors: list[Any] = []
     it = iter(computed)

@@ -15,9 +15,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import mmap
 import os
 import struct
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +166,12 @@ def tokenizer(d: Path, prefer_fast: bool = True) -> Any:
 _DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "BF16": None}
 
 
-def read_safetensors(path: str | Path, mapped: tuple[str, ...] = ()) -> dict[str, Any]:
+def read_safetensors(path: str | Path, lazy: tuple[str, ...] = ()) -> dict[str, Any]:
     """The tensors of a .safetensors file as numpy arrays (float32 for float weights).
 
     Each tensor is read on its own (never the whole file at once: ~90 MB that would double the
-    peak while loading). Float32 tensors named in ``mapped`` stay in the file, memory-mapped:
-    only the rows actually used are paged in (the 30,522-row word embeddings: a few MB of 47).
+    peak while loading). Float32 matrices named in ``lazy`` stay in the file as a :class:`RowTable`:
+    only the rows actually looked up are read (the 30,522-row word embeddings: a few MB of 47).
     """
     import numpy as np
 
@@ -186,13 +188,54 @@ def read_safetensors(path: str | Path, mapped: tuple[str, ...] = ()) -> dict[str
                 raise ValueError(f"unsupported dtype {meta['dtype']} for {name}")
             lo, hi = meta["data_offsets"]
             shape = tuple(meta["shape"])
-            if name in mapped and dt == "<f4":
-                out[name] = np.memmap(path, dtype=dt, mode="r", offset=base + lo, shape=shape)
+            if name in lazy and dt == "<f4" and len(shape) == 2:
+                out[name] = RowTable(path, base + lo, shape)
                 continue
             f.seek(base + lo)
             a = np.fromfile(f, dtype=dt, count=(hi - lo) // np.dtype(dt).itemsize).reshape(shape)
             out[name] = a.astype(np.float32) if a.dtype.kind == "f" and dt != "<f4" else a
     return out
+
+
+class RowTable:
+    """A (rows, dim) float32 matrix of a file, each row read the first time it is looked up.
+
+    ``table[ids]`` as numpy's ``take``. The rows live in an anonymous mapping whose untouched
+    pages cost nothing, so memory grows with the vocabulary actually seen. A memory map of the
+    file would not: the kernel maps whole page-cache folios (up to ~0.5 MB) around every fault,
+    and a few hundred texts made most of the 47 MB resident. Threads may race to read a row:
+    both write the same bytes.
+    """
+
+    def __init__(self, path: str | Path, offset: int, shape: tuple[int, int]) -> None:
+        import numpy as np
+
+        self.shape = shape
+        self._path, self._offset = str(path), offset
+        self._row_bytes = shape[1] * 4
+        self._buf = mmap.mmap(-1, shape[0] * self._row_bytes)  # zero pages until written
+        if hasattr(mmap, "MADV_NOHUGEPAGE"):  # a 2 MB huge page per first row would undo the point
+            self._buf.madvise(mmap.MADV_NOHUGEPAGE)
+        self.rows = np.frombuffer(self._buf, dtype="<f4").reshape(shape)
+        self.loaded = np.zeros(shape[0], dtype=bool)
+
+    def __getitem__(self, ids: Any) -> Any:
+        import numpy as np
+
+        ids = np.asarray(ids, dtype=np.int64)
+        new = np.unique(ids[~self.loaded[ids]])
+        if new.size:
+            fd = os.open(self._path, os.O_RDONLY)
+            try:
+                for i in new.tolist():
+                    row = os.pread(fd, self._row_bytes, self._offset + i * self._row_bytes)
+                    if len(row) != self._row_bytes:
+                        raise ValueError(f"{self._path} ends inside row {i} of a tensor")
+                    self._buf[i * self._row_bytes:(i + 1) * self._row_bytes] = row
+            finally:
+                os.close(fd)
+            self.loaded[new] = True
+        return self.rows[ids]
 
 
 # sqrt(2/pi) and the cubic coefficient of GELU's tanh form: within ~3e-4 of the exact (erf) GELU
@@ -224,7 +267,7 @@ class MiniLM:
         if cfg.get("hidden_act", "gelu") != "gelu":
             raise ValueError(f"unsupported activation {cfg.get('hidden_act')}")
         word = "embeddings.word_embeddings.weight"
-        w = read_safetensors(d / "model.safetensors", mapped=(word, "bert." + word))
+        w = read_safetensors(d / "model.safetensors", lazy=(word, "bert." + word))
         w = {k.removeprefix("bert."): v for k, v in w.items()}
         self.word = w[word]
         self.pos = np.ascontiguousarray(w["embeddings.position_embeddings.weight"])
@@ -322,8 +365,10 @@ class MiniLM:
             start += k * n
             i = j
 
-    def encode_packed(self, seqs: list[list[int]]) -> Any:
-        """Token id lists → mean-pooled, normalised (len(seqs), dim) float32 vectors, in one pass."""
+    def encode_packed(self, seqs: list[list[int]], between: Callable[[], None] | None = None) -> Any:
+        """Token id lists → mean-pooled, normalised (len(seqs), dim) float32 vectors, in one pass;
+        ``between()`` is called three times a layer (every ~7 ms of a pass of four ~120-token texts
+        on one core): a backlog pass waits there while a search runs or the cores are wanted."""
         import numpy as np
 
         lengths = [len(s) for s in seqs]
@@ -340,10 +385,12 @@ class MiniLM:
         qkv = np.empty((t, 3 * self.dim), dtype=np.float32)
         up = np.empty((t, self.blocks[0]["up"][0].shape[1]), dtype=np.float32)
         scratch = np.empty_like(up)
+        pause = between or _nothing
         for blk in self.blocks:
             np.matmul(x, blk["qkv"][0], out=qkv)
             qkv += blk["qkv"][1]
             self._attention(qkv, lengths, ctx)
+            pause()
             np.matmul(ctx, blk["out"][0], out=y)
             y += blk["out"][1]
             y += x
@@ -351,10 +398,12 @@ class MiniLM:
             np.matmul(x, blk["up"][0], out=up)
             up += blk["up"][1]
             self._gelu(up, scratch)
+            pause()
             np.matmul(up, blk["down"][0], out=y)
             y += blk["down"][1]
             y += x
             x, y = self._ln(y, blk["ln2"]), x
+            pause()
         starts = np.cumsum([0, *lengths[:-1]])
         pooled = np.add.reduceat(x, starts, axis=0)
         pooled /= np.asarray(lengths, dtype=np.float32)[:, None]
@@ -363,7 +412,7 @@ class MiniLM:
         pooled /= norms
         return pooled.astype(np.float32, copy=False)
 
-    def embed(self, texts: list[str], packed: int = MAX_PACKED) -> Any:
+    def embed(self, texts: list[str], packed: int = MAX_PACKED, between: Callable[[], None] | None = None) -> Any:
         import numpy as np
 
         encoded = [self.tok.encode(t, self.max_tokens)[: self.max_tokens] for t in texts]
@@ -376,9 +425,13 @@ class MiniLM:
                 budget += len(encoded[order[e]])
                 e += 1
             idx = order[s:e]
-            out[idx] = self.encode_packed([encoded[i] for i in idx])
+            out[idx] = self.encode_packed([encoded[i] for i in idx], between)
             s = e
         return out
+
+
+def _nothing() -> None:
+    pass
 
 
 def load(d: Path | None = None, *, fast_tokenizer: bool = True) -> MiniLM:

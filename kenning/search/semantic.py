@@ -5,9 +5,14 @@ lack a vector in small slices, newest first: a writer's poke (the pipeline, an M
 wakes it at once, so a new memory has its vector within a second. Searches come first: a query
 is embedded on the searching thread itself (never queued behind the backlog), and the backlog
 waits while a search runs and for a moment after, so a long backlog (a first start, a reindex)
-slows searches by one slice at most. If the model cannot load (not installed, offline without a
-cached copy, endpoint down) the state says why, ``kenning doctor`` shows it, and search keeps
-running on keywords alone.
+barely slows searches. A back-end that scales over threads (minilm) embeds a backlog on one
+thread per core (``embedding_threads``), every one at the lowest CPU priority, pausing inside its
+passes while a search runs; and every thread but the first sleeps while the machine has more
+runnable tasks than cores. Thread priorities do not reach across processes where the kernel
+groups them by session (autogroup: the worker's own session against the agent's), so without
+that a hook would share a core with the backlog instead of taking it. If the model cannot load
+(not installed, offline without a cached copy, endpoint down) the state says why, ``kenning
+doctor`` shows it, and search keeps running on keywords alone.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +33,12 @@ from kenning.store.db import connect
 
 log = logging.getLogger("kenning.search")
 
-BATCH = 2                 # rows per backlog slice (MiniLM on one core: ~20-60 ms)
+BATCH = 4                 # rows per pass of a backlog thread (MiniLM: ~0.15 s, pausing between its layers)
+PASSES = 2                # passes per thread in a slice: the threads take them as they free up
+SERIAL_BATCH = 2          # rows per slice of a back-end that cannot pause mid-pass (~20-60 ms)
+MAX_THREADS = 4           # the default thread count's cap (each adds ~10-20 MB of activations)
+PARK_MAX_S = 2.0          # longest a helper thread's pass sleeps for a busy machine
+PARK_STEP_S = 0.005       # ...looking again this often
 QUIET_S = 0.25            # the backlog resumes this long after the last search ended
 MAX_DEFER_S = 2.0         # ...or after this long, however busy search is (the backlog must end)
 IDLE_RECHECK_S = 5.0      # a writer that could not poke (another process, worker restarting) waits this long
@@ -48,7 +59,12 @@ class Semantic:
         self._busy = threading.Condition()
         self._searching = 0
         self._last_search = 0.0
+        self._slice_deadline = 0.0
+        self._first_waits = False  # the first backlog thread waits for the helpers' passes of its slice
         self._cursor = indexer.Cursor()  # rows already seen with a vector: no full scan per batch
+        self.threads = backlog_threads(getattr(settings, "embedding_threads", 0)) if self.embedder.parallel else 1
+        self.slice_rows = BATCH * PASSES * self.threads if self.embedder.parallel else SERIAL_BATCH
+        self._pool: ThreadPoolExecutor | None = None  # the threads beyond this one, while the backlog runs
         self._thread = threading.Thread(target=self._run, name="kenning-embed", daemon=True)
 
     # ----------------------------------------------------------------------- control
@@ -85,7 +101,7 @@ class Semantic:
                 conn.close()
         return {"backend": self.embedder.backend, "model": self.embedder.model, "state": self.state,
                 "detail": self.detail, "vectors": len(self.index) if self.index is not None else 0,
-                "missing": self.missing, "embedded_since_start": self.embedded_total}
+                "missing": self.missing, "embedded_since_start": self.embedded_total, "threads": self.threads}
 
     def wait_ready(self, timeout: float) -> bool:
         """For tests and reindex: wait until loaded and nothing is left to embed (or failure)."""
@@ -110,9 +126,10 @@ class Semantic:
                 self._last_search = time.monotonic()
                 self._busy.notify_all()
 
-    def _yield_to_searches(self) -> None:
-        """Before a backlog slice: wait while searches run, and QUIET_S after the last one."""
-        deadline = time.monotonic() + MAX_DEFER_S
+    def _yield_to_searches(self, deadline: float = 0.0) -> None:
+        """Before a backlog slice: wait while searches run, and QUIET_S after the last one (at most
+        until ``deadline``, else MAX_DEFER_S)."""
+        deadline = deadline or time.monotonic() + MAX_DEFER_S
         with self._busy:
             while not self._stopping.is_set():
                 now = time.monotonic()
@@ -121,13 +138,38 @@ class Semantic:
                     return
                 self._busy.wait(min(max(quiet, 0.01), deadline - now) if self._searching == 0 else deadline - now)
 
+    def _parking(self) -> Callable[[], None]:
+        """The pause of a helper thread's pass: as :meth:`_pause`, and while more tasks are runnable
+        than the machine has cores (a hook, the agent, a build), it sleeps, so they get the core at
+        once and not a share of it: the backlog then runs on the first thread alone. It goes on
+        once the first thread has finished its share and waits (it just takes that one's place),
+        and after PARK_MAX_S in any case."""
+        left = PARK_MAX_S
+
+        def pause() -> None:
+            nonlocal left
+            self._pause()
+            while left > 0 and not self._stopping.is_set() and not self._first_waits and _cores_wanted():
+                time.sleep(PARK_STEP_S)
+                left -= PARK_STEP_S
+
+        return pause
+
+    def _pause(self) -> None:
+        """Between two layers of a backlog pass: the same wait, the common case decided without the
+        lock; all the pauses of one slice together last at most MAX_DEFER_S."""
+        if self._searching or time.monotonic() < self._last_search + QUIET_S:
+            self._yield_to_searches(self._slice_deadline)
+
     def embed_query(self, text: str) -> Any:
         """The query's vector, computed on the calling thread (the back-ends are thread-safe for
-        inference); None when the model is not loaded or fails."""
+        inference); None when the model is not loaded or fails. The backlog pauses meanwhile
+        (a prompt's meaning side embeds on a thread of its own, outside the search's own mark)."""
         if self.state not in ("indexing", "ready"):
             return None
         try:
-            return self.embedder.embed([text])[0]
+            with self.searching():
+                return self.embedder.embed([text])[0]
         except Exception as e:
             log.warning("query embedding failed: %s", e)
             return None
@@ -161,6 +203,9 @@ class Semantic:
             if self._stopping.wait(RETRY_FAILED_S):
                 return
         conn = None
+        if self.threads > 1:
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="kenning-embed",
+                                            initializer=_lower_priority)
         try:
             conn = connect(self.paths.db)
             # How big the backlog is: the one full count on this thread, before it answers queries.
@@ -183,14 +228,16 @@ class Semantic:
         finally:
             if conn is not None:
                 conn.close()
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
             if self.state != "failed":
                 self.state = "stopped"
 
     def _step(self, conn: Any) -> int:
         model = self.embedder.model
         try:
-            n = indexer.step(conn, model, self.embedder.embed, batch=BATCH, cursor=self._cursor,
-                             between=self._yield_to_searches)
+            n = indexer.step(conn, model, self._embed_slice, batch=self.slice_rows, cursor=self._cursor,
+                             between=self._yield_to_searches, embed_fresh=self.embedder.embed)
         except Exception as e:  # e.g. the database is busy: try again on the next wake-up
             log.warning("embedding batch deferred: %s", e)
             return 0
@@ -200,6 +247,74 @@ class Semantic:
         if n == 0 and self.index is not None:
             self.index.refresh()  # incremental: the rows appended since the last look
         return n
+
+    def _embed_slice(self, texts: list[str]) -> Any:
+        """The vectors of a backlog slice: its texts in passes of BATCH (similar lengths together,
+        longest first), taken by the backlog threads as each frees up, this one included."""
+        if not self.embedder.parallel:
+            return self.embedder.embed(texts)
+        import numpy as np
+
+        self._slice_deadline = time.monotonic() + MAX_DEFER_S
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        passes = [order[i:i + BATCH] for i in range(0, len(order), BATCH)]
+        results: list[Any] = [None] * len(passes)
+        todo = list(range(len(passes) - 1, -1, -1))  # list.pop() is atomic: each pass is taken once
+
+        def drain(helper: bool) -> None:
+            while True:
+                if helper and _cores_wanted():
+                    return  # the first thread does the rest of the slice
+                try:
+                    k = todo.pop()
+                except IndexError:
+                    return
+                results[k] = self.embedder.embed_backlog([texts[i] for i in passes[k]],
+                                                         self._parking() if helper else self._pause)
+
+        helpers = [self._pool.submit(drain, True) for _ in range(min(self.threads, len(passes)) - 1)] \
+            if self._pool else []
+        try:
+            drain(False)
+        finally:
+            self._first_waits = True  # its core is free now: a parked helper takes it
+            wait(helpers)
+            self._first_waits = False
+        for f in helpers:
+            f.result()  # a helper's exception, raised here
+        out = np.empty((len(texts), results[0].shape[1]), dtype=np.float32)
+        for k, idx in enumerate(passes):
+            out[idx] = results[k]
+        return out
+
+
+def _cores_wanted() -> bool:
+    """Whether more tasks are runnable right now, on the whole machine, than it has cores (Linux:
+    /proc/loadavg, ~15 µs; elsewhere unknown: False, and backlog_threads() defaults to one thread)."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            runnable = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return runnable > (os.cpu_count() or 1)
+
+
+def backlog_threads(setting: Any = 0) -> int:
+    """Threads that embed a backlog: ``embedding_threads`` when set (> 0), else one per core this
+    process may run on (its CPU affinity, e.g. a container's share), at most MAX_THREADS."""
+    try:
+        n = int(setting or 0)
+    except (TypeError, ValueError):
+        n = 0
+    if n > 0:
+        return n
+    if not os.path.exists("/proc/loadavg"):  # no way to see that the cores are wanted: one thread
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_THREADS))
 
 
 def _lower_priority() -> None:

@@ -50,7 +50,8 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("poke_timeout_ms", "Capture hook waits for the worker at most (ms)"))),
     ("search", "Search", (
         ("embedding_backend", "Search by meaning with"), ("embedding_model", "Embedding model"),
-        ("embedding_url", "Embedding server address"), ("search_trigram", "Also match parts of words"),
+        ("embedding_url", "Embedding server address"), ("embedding_threads", "Threads embedding a backlog"),
+        ("search_trigram", "Also match parts of words"),
         ("search_fts_weight", "Weight of keyword matches"), ("search_vector_weight", "Weight of meaning matches"),
         ("search_some_terms_weight", "Weight of partial keyword matches"),
         ("search_rrf_k", "Fusion constant (k)"), ("search_recency_weight", "Boost for recent memories"),
@@ -72,7 +73,8 @@ COMMON = ("provider", "mode", "model", "cheap_model", "daily_token_budget", "max
 RESTART = frozenset({"port", "provider", "mode", "model", "cheap_model", "base_url", "api_key_env",
                      "max_concurrent_conversations", "idle_timeout_s", "max_conversation_chars", "max_output_tokens",
                      "daily_token_budget", "log_level", "log_max_bytes", "log_backups", "turn_idle_seconds",
-                     "embedding_backend", "embedding_model", "embedding_url", "search_trigram"})
+                     "embedding_backend", "embedding_model", "embedding_url", "embedding_threads",
+                     "search_trigram"})
 
 
 def kind(name: str) -> str:

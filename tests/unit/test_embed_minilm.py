@@ -125,10 +125,36 @@ def test_a_softmax_past_float32_range_takes_the_stable_path(model: Any) -> None:
 
 
 @needs_model
-def test_the_word_table_stays_in_the_file(model: Any) -> None:
-    # 47 MB of the 90: memory-mapped, so only the rows of tokens actually seen become resident.
-    assert isinstance(model.word, np.memmap)
+def test_the_word_table_reads_only_the_rows_it_looks_up() -> None:
+    # 47 MB of the 90: a row is read from the file the first time its token is seen, so memory
+    # grows with the vocabulary in use, and the rows are the file's own bytes.
+    model = minilm.load()
+    assert isinstance(model.word, minilm.RowTable) and not model.word.loaded.any()
+    ids = model.tok.encode("parse_config_file reads settings")
+    vectors = model.embed(["parse_config_file reads settings"])
+    assert set(np.flatnonzero(model.word.loaded)) == set(ids)
+    d = minilm.model_dir()
+    assert d is not None
+    full = minilm.read_safetensors(d / "model.safetensors")
+    name = next(k for k in full if k.endswith("embeddings.word_embeddings.weight"))
+    assert np.array_equal(model.word[np.array(ids)], full[name][ids])
+    assert np.array_equal(model.word[np.array([ids[0]])], full[name][[ids[0]]])  # again: from memory
+    del full
+    fresh = minilm.load()
+    assert np.abs(fresh.embed(["parse_config_file reads settings"]) - vectors).max() == 0
     assert all(b["qkv"][0].flags.c_contiguous and b["up"][0].flags.c_contiguous for b in model.blocks)
+
+
+def test_row_table_reads_rows_on_demand_and_refuses_a_short_file(tmp_path: Path) -> None:
+    rows = np.arange(12, dtype="<f4").reshape(4, 3)
+    p = tmp_path / "rows.bin"
+    p.write_bytes(b"head" + rows.tobytes())
+    table = minilm.RowTable(p, 4, (4, 3))
+    assert np.array_equal(table[np.array([2, 0, 2])], rows[[2, 0, 2]])
+    assert table.loaded.tolist() == [True, False, True, False]
+    p.write_bytes(b"head" + rows.tobytes()[:-4])  # the last row cut short
+    with pytest.raises(ValueError, match="row 3"):
+        minilm.RowTable(p, 4, (4, 3))[np.array([3])]
 
 
 @needs_model
