@@ -169,19 +169,24 @@ def test_hostile_search_strings(live: tuple[Home, httpx.Client], q: str) -> None
 
 def read_events(c: httpx.Client, out: queue.Queue[tuple[str, str, Any]], stop: threading.Event,
                 headers: dict[str, str] | None = None) -> None:
-    with c.stream("GET", "/api/viewer/stream", headers=headers or {}, timeout=None) as r:
-        assert r.headers["content-type"].startswith("text/event-stream")
-        ev: dict[str, str] = {}
-        for line in r.iter_lines():
-            if stop.is_set():
-                return
-            if not line:
-                if "event" in ev:
-                    out.put((ev["event"], ev.get("id", ""), json.loads(ev.get("data") or "null")))
-                ev = {}
-            elif not line.startswith(":"):
-                k, _sep, v = line.partition(":")
-                ev[k] = v[1:] if v.startswith(" ") else v
+    try:
+        with c.stream("GET", "/api/viewer/stream", headers=headers or {}, timeout=None) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            ev: dict[str, str] = {}
+            for line in r.iter_lines():
+                if stop.is_set():
+                    return
+                if not line:
+                    if "event" in ev:
+                        out.put((ev["event"], ev.get("id", ""), json.loads(ev.get("data") or "null")))
+                    ev = {}
+                elif not line.startswith(":"):
+                    k, _sep, v = line.partition(":")
+                    ev[k] = v[1:] if v.startswith(" ") else v
+    except httpx.HTTPError:
+        if not stop.is_set():
+            raise  # the stream broke while the test still reads it
+        # told to stop, then the worker went away mid-stream (the fixture's teardown): not an error
 
 
 def wait_for(out: queue.Queue[tuple[str, str, Any]], pred: Any, timeout: float = 20) -> list[tuple[str, str, Any]]:
