@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from kenning.memory.text import content_words
 
@@ -38,6 +39,7 @@ def _is_ident(token: str) -> bool:
     return _IDENT_SHAPE.search(token) is not None and _NUMBER.fullmatch(token) is None
 
 
+@lru_cache(maxsize=8192)  # a pure function of the title: consolidation compares each new row with many heads
 def words_of(title: str) -> frozenset[str]:
     """What a title says, for comparison: stemmed content words without numbers or hashes, and
     its identifiers (marked with ``ID_MARK``)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kenning.memory import subjects as subj
 from kenning.memory.layers import KEY, RULE
@@ -126,7 +127,12 @@ def _specific(shared: set[str], a: AbstractSet[str], b: AbstractSet[str]) -> set
 
 def _reassigned(new: str, old: str) -> bool:
     """The same setting given another value ("MAX_WORKERS=8" after "MAX_WORKERS=4")."""
-    a = {k.lower(): (k, v) for k, v in _ASSIGNMENT.findall(new)}
-    b = {k.lower(): v for k, v in _ASSIGNMENT.findall(old)}
+    a = {k.lower(): (k, v) for k, v in _assignments(new)}
+    b = {k.lower(): v for k, v in _assignments(old)}
     return any(k in b and b[k] != v and ("_" in name or "." in name or name.isupper())
                for k, (name, v) in a.items())
+
+
+@lru_cache(maxsize=8192)  # a pure function of the text: asked again for every candidate of every new memory
+def _assignments(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_ASSIGNMENT.findall(text))
