@@ -87,7 +87,9 @@ def test_outage_mid_search_and_filter_change_then_the_view_asked_for(filled: Hom
         expect(page.locator("#banner")).to_be_hidden(timeout=BACK_MS)
     # The view that was asked for, complete: the search in beta finds its one note.
     expect(page.locator("#feed-heading")).to_contain_text("1 result for “016”")
-    assert page.locator("#feed article.item .item-title").all_inner_texts() == ["Note 016 about the ledger"]
+    # Retried like the heading: one immediate read once saw the new article with an empty title (a
+    # fresh-clone run under load; likely content-visibility skipping it until its first layout).
+    expect(page.locator("#feed article.item .item-title")).to_have_text(["Note 016 about the ledger"])
     # Clearing the search while down, too: after the restart the whole of beta's feed is there.
     with page.errors.allow(OUTAGE):
         home.stop_worker()
