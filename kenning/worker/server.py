@@ -53,9 +53,7 @@ def run(paths: Paths | None = None) -> int:
     settings, problems = load(paths, create=True)
     setup_logging(paths, settings.log_level, settings.log_max_bytes, settings.log_backups)
     lock_fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    if not _take_worker_lock(lock_fd):
         release_start_lock()
         log.info("another worker holds %s; exiting", paths.worker_lock)
         os.close(lock_fd)
@@ -208,6 +206,27 @@ def _poke_listener(udp: socket.socket, thread: PipelineThread) -> None:
             runtime = current()
             if runtime is not None:
                 runtime.notify()
+
+
+LOCK_PROBE_GRACE_S = 0.25  # a starter's probe (daemon.lock_held) holds worker.lock for microseconds
+
+
+def _take_worker_lock(fd: int) -> bool:
+    """The exclusive flock on worker.lock; False when another worker holds it.
+
+    Starters and hooks test whether a worker runs by taking that lock for an instant
+    (kenning.daemon.lock_held): a new worker that tried at that very instant would take the
+    probe for a running worker and exit, leaving none. So it tries again for a moment; a worker
+    that really runs holds the lock for good, and the spare then exits as before."""
+    deadline = time.monotonic() + LOCK_PROBE_GRACE_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
 
 def _open_poke_fifo(paths: Paths) -> int | None:
