@@ -39,7 +39,7 @@ def _is_ident(token: str) -> bool:
     return _IDENT_SHAPE.search(token) is not None and _NUMBER.fullmatch(token) is None
 
 
-@lru_cache(maxsize=8192)  # a pure function of the title: consolidation compares each new row with many heads
+@lru_cache(maxsize=2048)  # a pure function of the title: consolidation compares each new row with many heads
 def words_of(title: str) -> frozenset[str]:
     """What a title says, for comparison: stemmed content words without numbers or hashes, and
     its identifiers (marked with ``ID_MARK``)."""

@@ -45,7 +45,7 @@ WEAK_CUES = re.compile(r"^(?:from now on|going forward|now (?:we|use|uses|run|ru
                        re.IGNORECASE)
 
 
-@lru_cache(maxsize=8192)  # pure functions of the text, asked again for every candidate of every new memory
+@lru_cache(maxsize=2048)  # pure functions of the text, asked again for every candidate of every new memory
 def strong_cue(text: str) -> bool:
     """A cue that says something older stops being true ("instead of", "is gone", "switched to", …)."""
     return any(not WEAK_CUES.match(m.group(0)) for m in SUPERSEDE_CUES.finditer(text or ""))
@@ -231,7 +231,7 @@ _NEGATED = re.compile(r"\b(?:not|never|no longer|don'?t use|do not use|stop usin
                       re.IGNORECASE)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def negated(text: str) -> frozenset[str]:
     """``cmd:`` subjects a statement turns away from ("use pnpm, not npm", "npm is gone" → {cmd:npm})."""
     out = set()
@@ -263,13 +263,13 @@ def workstreams(text: str) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def supersedes_something(text: str) -> bool:
     """Whether ``text`` says it replaces what held before."""
     return bool(SUPERSEDE_CUES.search(text or ""))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def is_status(text: str) -> bool:
     """Whether ``text`` says where a piece of work stands."""
     return bool(STATUS_WORDS.search(text or "")) and bool(workstreams(text or ""))

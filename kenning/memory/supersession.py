@@ -133,6 +133,6 @@ def _reassigned(new: str, old: str) -> bool:
                for k, (name, v) in a.items())
 
 
-@lru_cache(maxsize=8192)  # a pure function of the text: asked again for every candidate of every new memory
+@lru_cache(maxsize=2048)  # a pure function of the text: asked again for every candidate of every new memory
 def _assignments(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(_ASSIGNMENT.findall(text))
