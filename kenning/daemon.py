@@ -103,7 +103,7 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
     handed_over = False
     proc = None
     try:
-        got = _lock(fd, deadline if blocking_lock else time.monotonic())
+        got = lock_until(fd, deadline if blocking_lock else time.monotonic())
         if got:
             health = running(paths)
             if health:
@@ -191,7 +191,8 @@ def release_start_lock() -> None:
             pass
 
 
-def _lock(fd: int, deadline: float) -> bool:
+def lock_until(fd: int, deadline: float) -> bool:
+    """The exclusive flock on ``fd``, tried until ``deadline`` (monotonic); False if it stays taken."""
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

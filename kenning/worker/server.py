@@ -15,7 +15,7 @@ import threading
 import time
 
 from kenning import losses
-from kenning.daemon import release_start_lock
+from kenning.daemon import lock_until, release_start_lock
 from kenning.hook.client import EMBED_DATAGRAM, POKE_DATAGRAM
 from kenning.observer.registry import choose
 from kenning.paths import FILE_MODE, Paths, ensure_token, write_private
@@ -218,15 +218,7 @@ def _take_worker_lock(fd: int) -> bool:
     (kenning.daemon.lock_held): a new worker that tried at that very instant would take the
     probe for a running worker and exit, leaving none. So it tries again for a moment; a worker
     that really runs holds the lock for good, and the spare then exits as before."""
-    deadline = time.monotonic() + LOCK_PROBE_GRACE_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
+    return lock_until(fd, time.monotonic() + LOCK_PROBE_GRACE_S)
 
 
 def _open_poke_fifo(paths: Paths) -> int | None:
