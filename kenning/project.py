@@ -15,7 +15,9 @@ known remote onto that project's key (``project_aliases``); readers resolve a ke
 
 from __future__ import annotations
 
-import os
+import posix  # os costs a hook ~1 ms at import (see kenning.paths)
+
+from kenning.paths import SEP, basename, dirname, expanduser, isdir, isfile, join, normpath, realpath
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
@@ -26,18 +28,18 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
 def find_root(cwd: str) -> tuple[str, str]:
     """Return ``(project_name, project_root)`` for ``cwd`` without running git."""
     try:
-        start = os.path.realpath(cwd or os.getcwd())
+        start = realpath(cwd or posix.getcwd())
     except (OSError, ValueError):
         return "unknown", ""
     d = start
     while True:
-        git = os.path.join(d, ".git")
-        if os.path.isdir(git):
+        git = join(d, ".git")
+        if isdir(git):
             return _name(d), d
-        if os.path.isfile(git):
+        if isfile(git):
             main = _worktree_main(d, git)
             return _name(main), main
-        parent = os.path.dirname(d)
+        parent = dirname(d)
         if parent == d:
             return _name(start), start
         d = parent
@@ -53,19 +55,19 @@ def _worktree_main(worktree: str, git_file: str) -> str:
     if not line.startswith("gitdir:"):
         return worktree
     gitdir = line[len("gitdir:"):].strip()
-    if not os.path.isabs(gitdir):
-        gitdir = os.path.normpath(os.path.join(worktree, gitdir))
+    if not gitdir.startswith(SEP):
+        gitdir = normpath(join(worktree, gitdir))
     common = gitdir
     try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+        with open(join(gitdir, "commondir"), encoding="utf-8") as fh:
             rel = fh.read().strip()
-        common = os.path.normpath(os.path.join(gitdir, rel))
+        common = normpath(join(gitdir, rel))
     except OSError:
         # <repo>/.git/worktrees/<name> without a commondir file
-        if os.path.basename(os.path.dirname(gitdir)) == "worktrees":
-            common = os.path.dirname(os.path.dirname(gitdir))
-    if os.path.basename(common) == ".git":
-        return os.path.dirname(common)
+        if basename(dirname(gitdir)) == "worktrees":
+            common = dirname(dirname(gitdir))
+    if basename(common) == ".git":
+        return dirname(common)
     return worktree  # submodules and bare layouts: keep the checkout itself
 
 
@@ -101,14 +103,14 @@ def canonical(path: str) -> str:
     the probe is one ``stat`` of the case-swapped path, which fails at once where case matters.
     """
     try:
-        real = os.path.realpath(path)
+        real = realpath(path)
     except (OSError, ValueError):
         return path
     swapped = real.swapcase()
     if swapped == real:
         return real
     try:
-        a, b = os.stat(real), os.stat(swapped)
+        a, b = posix.stat(real), posix.stat(swapped)
     except (OSError, ValueError):
         return real
     return real.lower() if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) else real
@@ -137,7 +139,7 @@ def git_remote(root: str) -> str:
     if not gitdir:
         return ""
     try:
-        with open(os.path.join(gitdir, "config"), encoding="utf-8", errors="replace") as fh:
+        with open(join(gitdir, "config"), encoding="utf-8", errors="replace") as fh:
             text = fh.read(262_144)
     except OSError:
         return ""
@@ -179,9 +181,9 @@ def normalize_remote(url: str, root: str = "") -> str:
     elif ":" in u and "/" not in u.split(":", 1)[0] and not u.startswith("/"):
         host, _, path = u.partition(":")  # scp-like user@host:path
         return _strip_git(f"{host.rpartition('@')[2]}/{path.lstrip('/')}").lower()
-    if not os.path.isabs(u):
-        u = os.path.join(root or os.getcwd(), u)
-    return _strip_git(canonical(os.path.normpath(u)))
+    if not u.startswith(SEP):
+        u = join(root or posix.getcwd(), u)
+    return _strip_git(canonical(normpath(u)))
 
 
 def _strip_git(s: str) -> str:
@@ -193,10 +195,10 @@ def _git_dir(root: str) -> str:
     """The git directory holding the checkout's ``config`` ('' outside git)."""
     if not root:
         return ""
-    dot = os.path.join(root, ".git")
-    if os.path.isdir(dot):
+    dot = join(root, ".git")
+    if isdir(dot):
         return dot
-    if not os.path.isfile(dot):
+    if not isfile(dot):
         return ""
     try:
         with open(dot, encoding="utf-8", errors="replace") as fh:
@@ -206,24 +208,24 @@ def _git_dir(root: str) -> str:
     if not line.startswith("gitdir:"):
         return ""
     gitdir = line[len("gitdir:"):].strip()
-    if not os.path.isabs(gitdir):
-        gitdir = os.path.normpath(os.path.join(root, gitdir))
+    if not gitdir.startswith(SEP):
+        gitdir = normpath(join(root, gitdir))
     try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-            gitdir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+        with open(join(gitdir, "commondir"), encoding="utf-8") as fh:
+            gitdir = normpath(join(gitdir, fh.read().strip()))
     except OSError:
         pass
     return gitdir
 
 
 def _name(root: str) -> str:
-    return os.path.basename(root.rstrip(os.sep)) or root or "unknown"
+    return basename(root.rstrip(SEP)) or root or "unknown"
 
 
 def is_excluded(name: str, root: str, cwd: str, globs: Iterable[str]) -> bool:
     """True when any glob matches the project name, its root or the cwd (``~`` expanded)."""
     for pattern in globs:
-        p = os.path.expanduser(pattern.strip())
+        p = expanduser(pattern.strip())
         if not p:
             continue
         if glob_match(name, p):

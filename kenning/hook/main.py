@@ -9,14 +9,14 @@ cannot answer in time.
 
 from __future__ import annotations
 
-import os
+import posix  # not os: ~1 ms of this process's start (kenning.paths has the path operations)
 import sys
 import time
 
 from kenning import fastjson, spool
 from kenning.context.fence import neutralise_value
 from kenning.integrations import hook_adapter
-from kenning.paths import Paths
+from kenning.paths import Paths, env, exists, join
 from kenning.privacy.tags import is_entirely_private, strip_value
 from kenning.project import find_root, glob_match, is_excluded, project_key
 from kenning.settings import Settings, load
@@ -44,23 +44,23 @@ class HookLog:
 
     def write(self, event: str, message: str) -> None:
         try:
-            line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {event}: {message}\n"
+            line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={posix.getpid()} {event}: {message}\n"
             try:
-                if os.stat(self.path).st_size > self.max_bytes:
-                    os.replace(self.path, self.path + ".1")
+                if posix.stat(self.path).st_size > self.max_bytes:
+                    posix.replace(self.path, self.path + ".1")
             except OSError:
                 pass
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                fd = posix.open(self.path, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600)
             except FileNotFoundError:  # no data dir yet (never installed, or deleted): make it
                 self.paths.ensure()
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                fd = posix.open(self.path, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600)
             try:
                 data = line.encode("utf-8", "replace")
                 # Cut long lines but keep their newline, so the next line does not run on.
-                os.write(fd, data if len(data) <= 4000 else data[:3999] + b"\n")
+                posix.write(fd, data if len(data) <= 4000 else data[:3999] + b"\n")
             finally:
-                os.close(fd)
+                posix.close(fd)
         except Exception:
             pass
 
@@ -94,12 +94,12 @@ def cli(argv: list[str] | None = None) -> None:
         sys.stdout.flush()
     finally:
         # Skip interpreter teardown (~5 ms): everything the hook wrote is fsynced and closed.
-        os._exit(code)
+        posix._exit(code)
 
 
 def run(argv: list[str], stdin: Any) -> dict[str, Any] | None:
     """The hook's logic; returns the JSON to print or None."""
-    if os.environ.get("KENNING_INTERNAL") == "1":
+    if env("KENNING_INTERNAL") == "1":
         return None  # our own observer's agent must never be captured
     agent = argv[0] if argv else ""
     host_event = argv[1] if len(argv) > 1 else ""
@@ -138,7 +138,7 @@ def _run(paths: Paths, settings: Settings, log: HookLog, event: str, payload: di
          agent: str) -> dict[str, Any] | None:
     """One event in the event model, whichever agent sent it."""
     raw_cwd = payload.get("cwd")
-    cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else os.getcwd()
+    cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else posix.getcwd()
     if cwd is not raw_cwd:
         # A missing or mistyped cwd: the hook runs in the session's directory, so use that
         # (else SessionStart would build the context of a project named "123").
@@ -178,7 +178,7 @@ def _run(paths: Paths, settings: Settings, log: HookLog, event: str, payload: di
 
 def _read_stdin(stdin: Any) -> bytes:
     try:
-        if os.isatty(stdin.fileno()):
+        if posix.isatty(stdin.fileno()):
             return b""
     except (AttributeError, OSError, ValueError):
         pass
@@ -237,18 +237,20 @@ def _safe_id(session_id: str) -> str:
 
 
 def _optout_path(paths: Paths, session_id: str) -> str:
-    return os.path.join(paths.optout, _safe_id(session_id))
+    return join(paths.optout, _safe_id(session_id))
 
 
 def _opted_out(paths: Paths, session_id: str) -> bool:
-    return os.path.exists(_optout_path(paths, session_id))
+    return exists(_optout_path(paths, session_id))
 
 
 def _opt_out(paths: Paths, log: HookLog, session_id: str) -> None:
     """Remember that this session asked not to be remembered (a marker file per session)."""
     try:
+        import os  # (once a session, when its user opts out)
+
         os.makedirs(paths.optout, mode=0o700, exist_ok=True)
-        os.close(os.open(_optout_path(paths, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
+        posix.close(posix.open(_optout_path(paths, session_id), posix.O_WRONLY | posix.O_CREAT, 0o600))
     except OSError as e:
         log.write("UserPromptSubmit", f"cannot record the opt-out: {e}")
 
@@ -343,18 +345,18 @@ def _poke(paths: Paths, settings: Settings) -> None:
     try:
         # O_NONBLOCK: no reader (no worker) fails at once with ENXIO; a full pipe (a stalled worker
         # with 64 KiB of pokes unread) fails with EAGAIN. Neither ever waits.
-        fd = os.open(paths.poke_fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = posix.open(paths.poke_fifo, posix.O_WRONLY | posix.O_NONBLOCK | posix.O_CLOEXEC)
     except OSError:
         fd = -1
     if fd >= 0:
         try:
-            if os.fstat(fd).st_mode & 0o170000 == 0o010000:  # S_IFIFO: never write into a file put there
-                os.write(fd, b"p")
+            if posix.fstat(fd).st_mode & 0o170000 == 0o010000:  # S_IFIFO: never write into a file put there
+                posix.write(fd, b"p")
                 return
         except OSError:
             return  # the pipe is full: the worker has pokes waiting already
         finally:
-            os.close(fd)
+            posix.close(fd)
     from kenning.hook import client  # (_socket: ~0.5 ms, only where the pipe cannot be used)
 
     info = client.read_pid_file(paths)

@@ -9,7 +9,9 @@ The hook runs on every tool call, so its command is the cheapest start-up Python
   distutils shim). The hook imports the standard library only, so it needs one extra path:
   the directory that holds the ``kenning`` package, found at install time (site-packages for
   a wheel, the checkout for an editable install) and appended after the standard library;
-* ``-c`` calling the entry function directly (``-m`` costs ``runpy`` and importlib.util, ~6 ms).
+* ``-c`` calling the entry function directly (``-m`` costs ``runpy`` and importlib.util, ~6 ms);
+* ``posix`` (built in) rather than ``os`` for its own few calls: the hook's capture path never
+  imports ``os`` (~1 ms with ``_collections_abc``; see kenning/paths.py).
 
 If that directory no longer holds ``kenning`` (the package moved), the command falls back to
 ``site`` rather than failing: slower, never broken. An agent that supports it runs this argv
@@ -30,6 +32,7 @@ CALL = "cli()"
 SITE_ENTRY = f"{ENTRY}; {CALL}"
 # The package is no longer where it was at install time: find it through site after all.
 FALLBACK = ' or __import__("site").main()'
+DATA_DIR_VAR = "KENNING_DATA_DIR"
 
 
 def package_parent() -> str:
@@ -44,14 +47,17 @@ def hook_code(package_dir: str | None, data_dir: str | None = None) -> str:
     entry. One line, so it fits any agent's config format (JSON, TOML, a shell string)."""
     if package_dir is None and not data_dir:
         return SITE_ENTRY
-    parts = ["import os,sys"]
+    parts = ["import posix,sys"]
     if data_dir:
-        # In exec form there is no shell to set a variable: a non-default data dir is set here.
-        parts.append(f"os.environ[\"KENNING_DATA_DIR\"]={_literal(data_dir)}")
+        # In exec form there is no shell to set a variable: a non-default data dir is set here, in
+        # posix.environ (what os.environ is made of, and what the hook reads) and in the process's
+        # own environment (what a worker it starts inherits).
+        parts += [f"d={_literal(data_dir)}.encode(sys.getfilesystemencoding(),\"surrogateescape\")",
+                  f"posix.putenv(b\"{DATA_DIR_VAR}\",d)", f"posix.environ[b\"{DATA_DIR_VAR}\"]=d"]
     if package_dir is None:
         return ";".join([*parts, SITE_ENTRY])
     marker = os.path.join(package_dir, "kenning", "hook", "main.py")
-    parts += [f"sys.path.append({_literal(package_dir)})", f"os.path.isfile({_literal(marker)}){FALLBACK}",
+    parts += [f"sys.path.append({_literal(package_dir)})", f"posix.access({_literal(marker)},0){FALLBACK}",
               f"{ENTRY};{CALL}"]
     return ";".join(parts)
 

@@ -101,7 +101,7 @@ def test_commands_carry_a_non_default_data_dir(env: tuple[Path, Paths]) -> None:
     cc.install(paths)
     for hs in ours(read(claude)).values():
         # No shell to set a variable in exec form: the -c program sets it first.
-        assert hs[0]["args"][3].startswith(f'import os,sys;os.environ["KENNING_DATA_DIR"]={json.dumps(paths.root)};')
+        assert hs[0]["args"][3].startswith(f'import posix,sys;d={json.dumps(paths.root)}.encode(')
 
 
 def test_install_keeps_other_keys_and_hooks(env: tuple[Path, Paths]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posix
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -222,7 +223,7 @@ def test_case_variants_of_one_path_share_a_key_on_a_case_insensitive_file_system
     """Where a case-swapped path is the same inode (macOS, Windows), the key is folded."""
     repo = tmp_path / "Src" / "API"
     repo.mkdir(parents=True)
-    real_stat = os.stat
+    real_stat = posix.stat
 
     def insensitive(path: Any, *a: Any, **kw: Any) -> os.stat_result:
         p = str(path)
@@ -230,10 +231,10 @@ def test_case_variants_of_one_path_share_a_key_on_a_case_insensitive_file_system
             p = str(repo)
         return real_stat(p, *a, **kw)
 
-    monkeypatch.setattr(os, "stat", insensitive)
+    monkeypatch.setattr(posix, "stat", insensitive)  # (the hook's modules call posix, not os)
     folded = canonical(str(repo))
     assert folded == str(repo).lower()
-    monkeypatch.setattr(os, "stat", real_stat)
+    monkeypatch.setattr(posix, "stat", real_stat)
     assert canonical(str(repo)) == str(repo)  # here case matters: the path stays as it is
 
 
