@@ -57,7 +57,7 @@ SEPARATORS = "_-.~ "
 # loads on every hook: the tables are built with C loops (map, split, join), ~0.1 ms less than comprehensions.
 _items = LEAD_WORDS.encode().split()
 _leads = list(map(bytes.rstrip, _items, [SEPARATORS.encode()] * len(_items)))
-LEADS: dict[bytes, bytes] = dict(zip(_leads, map(bytes.removeprefix, _items, _leads)))
+LEADS: dict[bytes, bytes] = dict(zip(_leads, map(bytes.removeprefix, _items, _leads), strict=True))
 LEADS.update(dict.fromkeys([lead for lead, seps in LEADS.items() if not seps], b" "))  # "untrusted comment:"
 # A JSON-escaped text reads ``\nghp_…``: the word is ``nghp`` (its tails are those of ``ghp``).
 _spaced = b" " + b" ".join(LEADS)
