@@ -11,12 +11,15 @@ flags for the text detectors:
   ``/run/secrets/db_password``, ``kubectl get secret … -o jsonpath=…``, ``echo $API_KEY``);
 - ``pgpass`` / ``htpasswd``: the password field of each line.
 
-Standard library only, no ``re``.
+Standard library only, no ``re``. The profiles are asked for every payload that names a file or a
+command (quick.plain_payload): names are classified through :func:`quick.classify`, so the name
+tables load only where a name could be a secret's; the per-profile finders run in the redactor,
+which has them loaded.
 """
 
 from __future__ import annotations
 
-from kenning.privacy import names
+from kenning.privacy import quick
 
 Profile = frozenset[str]
 EMPTY: Profile = frozenset()
@@ -99,7 +102,7 @@ def _for_path(path: str) -> Profile:
     if any(d in "/" + low for d in DIRS):
         prof |= SECRET_FILE if "/secrets/" in "/" + low else CONFIG
     stem = base.split(".", 1)[0] if not base.startswith(".") else base[1:].split(".", 1)[0]
-    if stem and base not in EXACT and names.classify(stem) in (names.PASSWORD, names.STRONG):
+    if stem and base not in EXACT and quick.classify(stem) in (quick.PASSWORD, quick.STRONG):
         prof |= SECRET_FILE  # db_password.txt, github_token, .vault-token, api-key
     return frozenset(prof)
 
@@ -122,7 +125,7 @@ def for_command(command: str) -> Profile:
         # echo $API_KEY, printenv GITHUB_TOKEN, cat /run/secrets/db_password
         if w in ("echo", "printf", "printenv") and i + 1 < len(plain):
             var = plain[i + 1].lstrip("$").strip("{}")
-            if var and names.classify(var) in (names.PASSWORD, names.STRONG, names.WEAK):
+            if var and quick.classify(var) in (quick.PASSWORD, quick.STRONG, quick.WEAK):
                 prof.add("whole")
     return frozenset(prof)
 
@@ -137,6 +140,8 @@ def _in_order(wanted: tuple[str, ...], words: list[str]) -> bool:
 
 def whole_token(text: str) -> tuple[int, int] | None:
     """The span of a text that is one token (a secret file's content, a fetched secret)."""
+    from kenning.privacy import names  # (the redactor's: loaded already)
+
     value = text.strip()
     if len(value) < 8 or len(value) > 8192 or any(c.isspace() for c in value):
         return None
@@ -193,6 +198,8 @@ _public: dict[str, bool] = {}
 def _public_or_id(name: str) -> bool:
     found = _public.get(name)
     if found is None:
+        from kenning.privacy import names
+
         ws = names.words(name)
         found = bool(ws) and (ws[-1] in ("id", "ids", "arn", "uuid", "sha", "digest", "hash", "checksum")
                               or any(w in names.PUBLIC for w in ws))
@@ -204,6 +211,8 @@ def _public_or_id(name: str) -> bool:
 
 def random_values(text: str) -> list[tuple[int, int, str]]:
     """In a configuration file: every ``name = value`` / ``name: value`` whose value looks random."""
+    from kenning.privacy import names
+
     out: list[tuple[int, int, str]] = []
     pos = 0
     for line in text.split("\n"):

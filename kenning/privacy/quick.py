@@ -15,7 +15,6 @@ lists here are the detectors' own and that the spans are always those of every d
 from __future__ import annotations
 
 from kenning.privacy import fields
-from kenning.privacy.names import NONE, PAIR_NAMES, PASSWORD, STRONG, WEAK, classify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +23,10 @@ if TYPE_CHECKING:
 # Lower-case fragments every secret name contains (names.classify): where a name can stand.
 ANCHORS = (b"pass", b"pw", b"secret", b"token", b"cred", b"key", b"auth", b"cookie", b"mnemonic", b"psk", b"otp",
            b"hmac", b"salt")
+# The same for a key or a bare name: ANCHORS and the two weak words a text's first look finds by their mark
+# (LOW_MARKS: ``bearer``, ``sig=``). A name holding none of them is NONE without loading names' tables.
+NAME_ANCHORS = (*ANCHORS, b"bearer", b"sig")
+NONE, WEAK, STRONG, PASSWORD = 0, 1, 2, 3  # names' classes (a test checks)
 # Case-sensitive starts of blocks and shapes; lower-case marks of URLs, signatures, bearers, here-strings.
 MARKS = (b"-----BEGIN ", b"PuTTY-User-Key-File-", b"untrusted comment:", b'"kty"', b"Q~", b".atlasv1.", b":AA",
          b"T3BlbkFJ")
@@ -181,7 +184,7 @@ def _plain(value: Any) -> bool:
         for k, v in value.items():
             if not isinstance(k, str) or classify(k) != NONE:
                 return False
-            if isinstance(v, str) and k.lower().replace("_", "") in PAIR_NAMES and classify(v) != NONE:
+            if isinstance(v, str) and classify(v) != NONE and _pair_name(k):
                 return False  # {"name": "API_TOKEN", "value": …}
             if not _plain(v):
                 return False
@@ -189,6 +192,28 @@ def _plain(value: Any) -> bool:
     if isinstance(value, list):
         return all(_plain(v) for v in value)
     return True  # a number is redacted only under a password's name, None and booleans never
+
+
+def classify(name: str) -> int:
+    """:func:`names.classify <kenning.privacy.names.classify>`, its tables (~0.25 ms of loading) read only
+    for a name that holds one of NAME_ANCHORS: every name they take for a secret's does (a test checks),
+    so ``command``, ``stdout`` or ``hi`` is NONE without them."""
+    if len(name) > 120:
+        return NONE  # (names.classify's own limit)
+    low = name.lower().encode("ascii", "replace")  # (lower first: the Kelvin sign lowers to "k")
+    for a in NAME_ANCHORS:
+        if a in low:
+            from kenning.privacy import names
+
+            return names.classify(name)
+    return NONE
+
+
+def _pair_name(key: str) -> bool:
+    """``key`` labels a secret's name in a name/value pair (asked once its value named a secret)."""
+    from kenning.privacy import names
+
+    return key.lower().replace("_", "") in names.PAIR_NAMES
 
 
 def _tools(data: bytes, low: bytes, words: frozenset[bytes]) -> bool:

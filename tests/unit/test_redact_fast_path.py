@@ -255,3 +255,57 @@ JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4)
                                         "cwd", "tool_name"]), JSON, min_size=1, max_size=6))
 def test_payloads_made_of_the_pieces_of_secrets_are_plain_only_when_nothing_is_redacted(body: dict[str, Any]) -> None:
     assert_plain_is_unchanged(body)
+
+
+# ------------------------------------------------------------------ names classified without the name tables
+
+def _vocabulary() -> list[str]:
+    from kenning.privacy import names
+
+    words = set()
+    for table in (names.META, names.PUBLIC, names.PASSWORD_WORDS, names.SECRET_WORDS, names.KEY_STRONG, names.KEY_NONE,
+                  names.TOKEN_NONE, names.WEAK_WORDS, names.PASS_NOT, names.AUTHZ_NAMES, names.PAIR_NAMES):
+        words |= set(table)
+    return sorted(words | {"token", "tokens", "key", "keys", "secretsmanager", "secretary", "tokenizer", "sig",
+                           "bearer", "signal", "design", "hi", "echo", "x", "9", "\u212aey", "PASS", "Pass",
+                           "ＰＡＳＳ"})
+
+
+VOCABULARY = _vocabulary()
+NAME_GLUE = ["_", "-", ".", "", " ", "/", "$", ":", "__"]
+
+
+def test_quick_classify_uses_names_classes() -> None:
+    from kenning.privacy import names
+
+    assert (quick.NONE, quick.WEAK, quick.STRONG, quick.PASSWORD) == (names.NONE, names.WEAK, names.STRONG,
+                                                                      names.PASSWORD)
+    # Every secret's word alone, as a compound and in every case: the anchors are in each.
+    for w in VOCABULARY:
+        for name in (w, w.upper(), w.capitalize(), "my" + w, w + "s", "db_" + w, w + "_2", "x" + w.capitalize()):
+            assert quick.classify(name) == names.classify(name), name
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(VOCABULARY), st.sampled_from(["lower", "upper", "title"]),
+                          st.sampled_from(NAME_GLUE)), min_size=1, max_size=4))
+def test_a_name_is_classified_as_names_classifies_it(parts: list[tuple[str, str, str]]) -> None:
+    from kenning.privacy import names
+
+    name = "".join(getattr(w, case)() + glue for w, case, glue in parts)
+    for n in (name, name.strip("_-. /$:")):
+        assert quick.classify(n) == names.classify(n), n
+
+
+def test_a_bash_call_is_judged_without_the_name_tables() -> None:
+    """The real Bash payload is plain with names never loaded; a payload with a secret's name loads them."""
+    bash = json.loads((FIXTURE_EVENTS / "interactive" / "events" / "PostToolUse.Bash.json").read_text())["stdin"]
+    code = ("import json,sys;sys.path.append(sys.argv[1]);from kenning.privacy import quick;"
+            "p=json.loads(sys.stdin.read());print(json.dumps([quick.plain_payload(p,'claude-code'),"
+            "'kenning.privacy.names' in sys.modules]))")
+    for body, want in ((bash, [True, False]),
+                       ({**bash, "tool_input": {"command": "echo $API_TOKEN", "description": "Print it"}},
+                        [False, True])):
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO)], input=json.dumps(body), text=True,
+                             capture_output=True, check=True, timeout=60)
+        assert json.loads(out.stdout) == want, body
