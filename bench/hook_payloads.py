@@ -87,8 +87,9 @@ clean, _cut = step("clean (tags, fence, truncate, redact)", lambda: hook._clean(
 rec = {"v": 1, "agent": "claude-code", "event": "PostToolUse", "at": time.time(), "project": "p",
        "project_root": payload["cwd"], "truncated": False, "payload": clean}
 step("spool write (fsync)", lambda: spool.write(paths, rec))
-mods = sorted(m for m in ("re", "enum", "unicodedata", "kenning.privacy.redact", "kenning.privacy.structure",
-                          "kenning.privacy.vendors", "kenning.privacy.commands", "kenning.privacy.files")
+mods = sorted(m for m in ("os", "re", "enum", "unicodedata", "kenning.privacy.redact", "kenning.privacy.structure",
+                          "kenning.privacy.vendors", "kenning.privacy.commands", "kenning.privacy.files",
+                          "kenning.privacy.names")
               if m in sys.modules)
 sys.stdout.write(repr({k: v / 1e6 for k, v in ph.items()}) + "\n" + repr(mods) + "\n")
 """
@@ -167,7 +168,8 @@ def anatomy(inst: Install) -> str:
         phases = list(runs[0])
         rows.append([what, *(fmt(statistics.median(r[ph] for r in runs), 2) for ph in phases),
                      ", ".join(f"`{m}`" for m in mods) or "none of them"])
-    return md_table(["payload", *phases, "loaded (of re, enum, unicodedata, the redactor and detector modules)"], rows)
+    return md_table(["payload", *phases, "loaded (of os, re, enum, unicodedata, the redactor and detector modules)"],
+                    rows)
 
 
 def main() -> int:
