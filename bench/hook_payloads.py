@@ -13,11 +13,11 @@ for real source files:
   library's ``textwrap.py`` (~20 KB, code that is not ours);
 * Edit of that stdlib module (``old_string``/``new_string`` a function, ``originalFile`` the whole file).
 
-Each payload goes through two command forms: the one ``kenning install`` on main registers
-(a shell string: ``'<python>' -I -c 'from kenning.hook.main import cli; cli()' claude-code
-PostToolUse``, run by ``/bin/sh -c`` as Claude Code runs a string command), and the exec form
-without ``site`` (``<python> -I -S -c "import sys;sys.path.append(<checkout>);…cli()"``, no shell),
-and through two revisions: this checkout and ``--before`` (default: the merge base with ``main``),
+Each payload goes through two command forms, both the argv that revision's ``kenning install``
+registers (``launch.hook_argv``: ``<python> -I -S -c "<path set-up>;…cli()" claude-code PostToolUse``):
+as Claude Code runs it (exec form, no shell), and as one shell-quoted string run by ``/bin/sh -c``
+(Codex, Gemini CLI and other agents that only take a string), and through two revisions: this
+checkout and ``--before`` (default: the merge base with ``main``),
 its ``kenning`` package unpacked from git. Every hook runs with a worker up (one per revision, its
 own data dir); a Stop and a next prompt close the turn every 25 rounds, as real sessions do. The
 order of the commands rotates every round; the floor runs in the same rounds.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -134,19 +135,27 @@ def payloads(cwd: str) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 
+EXEC = "exec, as registered"
+SHELL = "shell string"
+
+
+def registered_argv(code_dir: Path | None) -> list[str]:
+    """The PostToolUse argv that revision's own ``kenning install`` registers (its ``launch.hook_argv``,
+    run with its package first on the path, so the ``-c`` program is that revision's too)."""
+    root = str(code_dir) if code_dir is not None else str(REPO)
+    prog = (f"import json,sys; sys.path.insert(0, {root!r}); from kenning.integrations import launch; "
+            "print(json.dumps(launch.hook_argv('claude-code', 'PostToolUse')))")
+    done = subprocess.run([PYTHON, "-I", "-c", prog], capture_output=True, text=True, check=True)
+    argv: list[str] = json.loads(done.stdout)
+    return argv
+
+
 def forms(code_dir: Path | None) -> dict[str, list[str]]:
-    """The two command forms of one revision (``code_dir`` None: this checkout, as installed)."""
-    py = PYTHON
-    if code_dir is None:
-        registered = f"'{py}' -I -c '{ENTRY}' claude-code PostToolUse"
-        path = str(REPO)
-    else:  # its own package first on the path, else the command main registers
-        first = f"import sys; sys.path.insert(0, {json.dumps(str(code_dir))}); "
-        registered = f"'{py}' -I -c '{first}{ENTRY}' claude-code PostToolUse"
-        path = str(code_dir)
-    return {"registered": ["/bin/sh", "-c", registered],
-            "exec -I -S": [py, "-I", "-S", "-c", f"import sys;sys.path.append({path!r});{ENTRY}", "claude-code",
-                           "PostToolUse"]}
+    """The two command forms of one revision (``code_dir`` None: this checkout, as installed):
+    the exec form Claude Code runs (``command`` + ``args``, no shell), and the same argv as one
+    shell-quoted string run by ``/bin/sh -c``, as agents that only take a string run it."""
+    argv = registered_argv(code_dir)
+    return {EXEC: argv, SHELL: ["/bin/sh", "-c", shlex.join(argv)]}
 
 
 def anatomy(inst: Install) -> str:
@@ -221,7 +230,7 @@ def main() -> int:
                 return
             for label, code_dir in revisions:
                 inst = installs[label]
-                argv = forms(code_dir)["exec -I -S"][:-1]
+                argv = forms(code_dir)[EXEC][:-1]
                 for event, extra in (("Stop", {"stop_hook_active": False, "last_assistant_message": "Done."}),
                                      ("UserPromptSubmit", {"prompt": f"next step {r}"})):
                     body = {"session_id": f"bench-{label[:3]}", "cwd": str(inst.project), "hook_event_name": event,
