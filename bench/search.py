@@ -39,7 +39,7 @@ for p in (str(REPO), str(REPO / "bench")):
 
 from common import command_line, fmt, md_table, run_header, summary_ms, temp_root, verdict, write_section  # noqa: E402
 
-from kenning.search import bm25, plan, trigram  # noqa: E402
+from kenning.search import bm25, plan, terms, trigram  # noqa: E402
 from kenning.search.config import SearchConfig  # noqa: E402
 from kenning.search.embedders import single_thread  # noqa: E402
 from kenning.search.service import search  # noqa: E402
@@ -127,7 +127,8 @@ def build(db: str, n: int, seed: int = 1) -> dict[str, Any]:
                           vocab.text(rng, 12), vocab.text(rng, 20), vocab.text(rng, 12), vocab.text(rng, 8), "",
                           json.dumps(touched[:5]), json.dumps(touched[:2]), 0, 5000, start + 3600, start + 3600,
                           "rules"))
-    drop = ["observations_ai", "session_summaries_ai", "user_prompts_ai"]
+    drop = ["observations_ai", "session_summaries_ai", "user_prompts_ai", "search_terms_observation_ai",
+            "search_terms_summary_ai", "search_terms_prompt_ai"]
     triggers = {name: conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
                                    (name,)).fetchone()[0] for name in drop}
     conn.execute("PRAGMA cache_size = -262144")
@@ -148,6 +149,7 @@ def build(db: str, n: int, seed: int = 1) -> dict[str, Any]:
                      "VALUES (?, ?, ?, ?)", prompts)
     for table in ("observations_fts", "session_summaries_fts", "user_prompts_fts"):
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    terms.refill(conn)  # the term statistics the dropped triggers would have kept
     for sql in triggers.values():
         conn.execute(sql)
     conn.execute("COMMIT")

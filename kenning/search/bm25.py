@@ -38,7 +38,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from kenning.search import fts
+from kenning.search import fts, terms
 from kenning.search.filters import Filters, where
 from kenning.search.query import FtsQuery, Term
 
@@ -409,13 +409,17 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     db = _db(conn)
     n_rows = index_rows(conn, src.fts)
     n_scope_rows = out.scope_rows = scope_rows(conn, kind, f.project, n_rows, db)
+    # Terms of one token: (rows of the index, rows of the scope) holding them, kept exactly as rows
+    # are written (kenning/search/terms.py). The others (prefixes, phrases) are counted.
+    exact = terms.lookup(conn, kind, q.terms, f.project)
     recent: dict[Term, int] = {}
     if n_rows > EXACT_ROWS:  # cold terms: one statement tells the common ones (and their frequency)
-        recent = _recent_all(conn, kind, [t for t in q.terms if _cached(
+        recent = _recent_all(conn, kind, [t for t in q.terms if t not in exact and _cached(
             ("capped", db, src.fts, t.text.lower(), t.prefix), n_rows) is None])
     known = {t: budget + 1 for t, n in recent.items() if n > budget}  # as the capped count would say
     for t in known:
         _store(("capped", db, src.fts, t.text.lower(), t.prefix), budget + 1, n_rows)
+    known.update((t, min(n, budget + 1)) for t, (n, _s) in exact.items())
     counts = {**_capped_all(conn, src.fts, tuple(t for t in q.terms if t not in known), budget, n_rows, db),
               **known}
     order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], q.terms.index(t)))
@@ -470,13 +474,15 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     # The cost bound for the terms too common to read: the MAX_COMMON rarest of them in the scope
     # that tell rows apart (in under half of a large scope) are scored on the rows found; the
     # others only widen ``bound`` (each is in more than the budget's rows, and in more than these).
-    freq = {t: _frequency(conn, kind, t, n_rows, db, budget, recent.get(t)) for t in common}
+    freq = {t: exact[t][0] if t in exact else _frequency(conn, kind, t, n_rows, db, budget, recent.get(t))
+            for t in common}
     common.sort(key=lambda t: (freq[t], q.terms.index(t)))
     stats = []
     for i, t in enumerate(common):
         # Only those that may be scored get their (costlier) share in the scope; the others are
         # taken as spread evenly (they only widen the bound).
-        n_scope = (_in_scope(conn, kind, t, f.project, freq[t], n_rows, db) if i < max_common
+        n_scope = (exact[t][1] if t in exact
+                   else _in_scope(conn, kind, t, f.project, freq[t], n_rows, db) if i < max_common
                    else round(freq[t] * n_scope_rows / max(n_rows, 1)))
         stats.append(TermStat(t, freq[t], n_scope, scope_idf(n_scope_rows, n_scope), False))
     stats.sort(key=lambda st: st.n_scope)
@@ -501,7 +507,7 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
                             raw[rid] = raw.get(rid, 0.0) - b
             # Its exact part on the rows found: the AND's bm25 is the sum of every phrase's
             # IDF_all * T, and the read terms' share of it is known (FTS5 walks its doclist once).
-            n_exact = _count(conn, src.fts, stat.term.phrase(), 1 << 40)
+            n_exact = exact[stat.term][0] if stat.term in exact else _count(conn, src.fts, stat.term.phrase(), 1 << 40)
             idf_all = idf(n_rows, n_exact)
             stat.n_all = n_exact
             found = cur.execute(f"SELECT rowid, bm25({src.fts}, {weights}) FROM {src.fts} WHERE {src.fts} "

@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from kenning.search import terms
 from kenning.search.query import _RUN, FtsQuery, Term
 
 MAX_OR_TERMS = 4      # the probe and the any-term fallback use this many of the most selective terms
@@ -124,15 +125,18 @@ def _measure(conn: sqlite3.Connection, fts: str, t: Term, n_rows: int) -> Estima
     return Estimate(df, n_rows >= MIN_ROWS and share >= UNIVERSAL_SHARE)
 
 
-def make(conn: sqlite3.Connection, fts: str, content: str, q: FtsQuery) -> Plan:
-    """The plan of ``q`` over the FTS table ``fts`` (indexing the rows of ``content``)."""
+def make(conn: sqlite3.Connection, fts: str, content: str, q: FtsQuery, kind: str = "observation") -> Plan:
+    """The plan of ``q`` over the FTS table ``fts`` (indexing the rows of ``content``, of ``kind``)."""
     if not q.terms:
         return Plan(q, True, q)
     n_rows = table_rows(conn, content)
     if n_rows < MIN_ROWS and len(q.terms) <= MAX_OR_TERMS:
         return Plan(q, True, q)  # small table, short query: exact, nothing to choose
     db = _db_name(conn)
-    est = {t: estimate(conn, fts, t, n_rows, db) for t in q.terms}
+    # Terms of one token have exact frequencies (kenning/search/terms.py); the others are estimated.
+    exact = terms.lookup(conn, kind, q.terms, None)
+    est = {t: Estimate(exact[t][0], n_rows >= MIN_ROWS and exact[t][0] >= UNIVERSAL_SHARE * n_rows) if t in exact
+           else estimate(conn, fts, t, n_rows, db) for t in q.terms}
     selective = tuple(t for t in q.terms if not est[t].universal)
     if not selective:
         return Plan(q, False, FtsQuery(()), ())

@@ -3,7 +3,8 @@
 FTS5 ('rebuild'), ``observation_files`` (which observation touched which file: the same rows
 its triggers in migration 0004 derive from ``files_read`` / ``files_modified``),
 ``observation_concepts`` (the viewer's concept filter, migration 0006), ``search_scope_rows`` (the
-per-project row counts of the keyword ranking, migration 0020), the optional
+per-project row counts of the keyword ranking, migration 0020), ``search_terms`` (its per-project
+term frequencies, migration 0022), the optional
 trigram tables (created, refilled or dropped to match
 ``search_trigram``) and the embeddings (vectors of deleted rows pruned, missing ones computed;
 ``force`` recomputes all of the current model). The database rows are never touched.
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kenning.search import indexer, trigram
+from kenning.search import indexer, terms, trigram
 from kenning.store.repo import transaction
 
 FTS_TABLES = ("observations_fts", "session_summaries_fts", "user_prompts_fts")
@@ -56,19 +57,24 @@ UNION ALL SELECT 'summary', project, COUNT(*) FROM session_summaries GROUP BY pr
 UNION ALL SELECT 'prompt', s.project, COUNT(*) FROM user_prompts u JOIN sessions s ON s.id = u.session_id
 GROUP BY s.project
 """
-# Tables derived from the canonical rows by triggers, and how to refill each from scratch.
-DERIVED = {"observation_files": OBSERVATION_FILES_SQL, "observation_concepts": OBSERVATION_CONCEPTS_SQL,
-           "search_scope_rows": SEARCH_SCOPE_ROWS_SQL}
+# Tables derived from the canonical rows by triggers, and how to refill each from scratch (an
+# INSERT after emptying it, or a function doing both: the term statistics of migration 0022).
+DERIVED: dict[str, str | Callable[[sqlite3.Connection], int]] = {
+    "observation_files": OBSERVATION_FILES_SQL, "observation_concepts": OBSERVATION_CONCEPTS_SQL,
+    "search_scope_rows": SEARCH_SCOPE_ROWS_SQL, "search_terms": terms.refill}
 
 
 def rebuild_derived(conn: sqlite3.Connection, table: str) -> int | None:
-    """Refill a table of ``DERIVED`` from ``observations``; its row count (None: no such table yet)."""
+    """Refill a table of ``DERIVED`` from the canonical rows; its row count (None: no such table yet)."""
     exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
     if conn.execute(exists, (table,)).fetchone() is None:
         return None
+    fill = DERIVED[table]
     with transaction(conn):
+        if callable(fill):
+            return fill(conn)
         conn.execute(f"DELETE FROM {table}")
-        conn.execute(DERIVED[table])
+        conn.execute(fill)
     return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 

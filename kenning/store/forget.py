@@ -326,10 +326,11 @@ def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0,
 
 
 def fts_tables(conn: sqlite3.Connection) -> list[str]:
-    """Every FTS5 table, the optional ones (trigram) included: each keeps deleted terms until merged."""
+    """Every FTS5 table, the optional ones (trigram) included: each keeps deleted terms until merged
+    (not the fts5vocab views of migration 0022: they hold nothing)."""
     return [r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%' "
-        "ORDER BY name")]
+        "AND sql NOT LIKE '%USING fts5vocab%' ORDER BY name")]
 
 
 def file_bytes(db_path: str) -> int:

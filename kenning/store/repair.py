@@ -126,7 +126,8 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
     not derived by triggers, not the migration log."""
     rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
     virtual = [r[0] for r in rows if (r[1] or "").upper().startswith("CREATE VIRTUAL TABLE")]
-    derived = {"observation_files", "observation_concepts", "search_scope_rows", "schema_migrations"}
+    derived = {"observation_files", "observation_concepts", "search_scope_rows", "search_terms",
+               "schema_migrations"}
     names = [r[0] for r in rows if r[0] not in virtual and r[0] not in derived and not r[0].startswith("sqlite_")
              and not any(r[0].startswith(v + "_") for v in virtual)]
     parents = {n: {str(fk[2]) for fk in conn.execute(f'PRAGMA foreign_key_list("{n}")')} & set(names) - {n}
