@@ -16,10 +16,12 @@ from kenning.search.filters import make
 from kenning.search.query import Term, parse
 from kenning.store.db import migrate, open_db
 from kenning.store.projects import merge
+from kenning.store.repair import recover
 
 FTS = {"observation": ("observations_fts", "SELECT id, project FROM observations"),
        "summary": ("session_summaries_fts", "SELECT id, project FROM session_summaries"),
-       "prompt": ("user_prompts_fts", "SELECT u.id, s.project FROM user_prompts u JOIN sessions s ON s.id = u.session_id")}
+       "prompt": ("user_prompts_fts",
+                  "SELECT u.id, s.project FROM user_prompts u JOIN sessions s ON s.id = u.session_id")}
 
 
 def truth(conn: sqlite3.Connection) -> dict[tuple[str, str, str], int]:
@@ -173,3 +175,11 @@ def test_the_ranking_on_kept_statistics_equals_the_ranking_on_counted_ones(conn:
     assert {k: _ranking(counted, *k) for k in kept_rank} == kept_rank
     conn.execute("UPDATE search_terms SET n = n + 20 WHERE term = 'vat' AND project = 'shop'")  # were they used?
     assert {k: _ranking(conn, *k) for k in kept_rank} != kept_rank
+
+
+def test_a_repaired_database_counts_its_salvaged_rows(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    conn.execute("UPDATE search_terms SET n = n + 5")  # whatever the damaged file held is not copied
+    conn.close()
+    recover(str(tmp_path / "k.db"), str(tmp_path / "repaired.db"), use_cli=False)
+    repaired = sqlite3.connect(str(tmp_path / "repaired.db"))
+    assert kept(repaired) == truth(repaired) and kept(repaired)
