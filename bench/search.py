@@ -11,9 +11,10 @@ unscoped. Hybrid search runs over **random unit vectors** (384-d) for every row:
 100k texts with a real model takes ~25 min on one core here, and the ranking cost does not
 depend on what the vectors mean; the query-embedding cost of all-MiniLM-L6-v2 (the numpy
 ``minilm`` back-end, one thread) is measured apart and end to end with every query embedded anew.
-Keyword search caches the statistics of terms too common to read in full (kenning/search/bm25.py,
-kenning/search/plan.py): it is measured with the caches kept (a running worker) and cleared before
-every query (cold). Trigram: index size,
+Keyword search keeps the document frequency of every one-token term per project as rows are written
+(kenning/search/terms.py, migration 0022; the bulk load refills it once) and caches the estimates of
+common prefixes and phrases (kenning/search/bm25.py, kenning/search/plan.py): it is measured with
+the caches kept (a running worker) and cleared before every query (cold). Trigram: index size,
 build time, insert cost and a substring query at 10k.
 """
 

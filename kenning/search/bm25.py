@@ -6,8 +6,9 @@ rows apart. We score the way a BM25 over the scope alone would:
 
 * each term is its own FTS5 statement; ``bm25()`` of a one-phrase query is ``-IDF_all · T`` where
   ``T`` is the term-frequency and length part (column weights included) and ``IDF_all`` comes
-  from the row counts FTS5 uses, which we know exactly (the term's postings are counted and the
-  table's averages record holds the row total), so ``T`` is exact;
+  from the row counts FTS5 uses, which we know exactly (the table's averages record holds the row
+  total; a term's rows are kept per project as rows are written, :mod:`kenning.search.terms`,
+  for a term of one token, and counted for a prefix or a phrase), so ``T`` is exact;
 * the row's score is the sum over terms of ``IDF_scope · T``, with BM25's smooth IDF
   ``log(1 + (N - n + 0.5) / (n + 0.5))`` over the rows of the project searched (the column the
   observations' project is stored in; all rows when unscoped): a word in most of the project's
@@ -19,7 +20,9 @@ rows apart. We score the way a BM25 over the scope alone would:
   length lookup); a term too common to fit is scored only on the rows the rarer terms found
   (one FTS5 AND; exactly, from the AND's ``bm25()`` less the read terms' known part, when its
   doclist is short enough to walk, else as one occurrence in a row of average length), for the
-  ``MAX_COMMON`` of them rarest in the scope. Such a term is in more than ``BUDGET`` rows, so
+  ``MAX_COMMON`` of them rarest in the scope (a one-token term's rows in the scope are kept
+  exactly; a prefix's or a phrase's are estimated from ``SAMPLE`` of its postings and, past
+  ``EXACT_ROWS`` rows, the newest ``RECENT_ROWS``). Such a term is in more than ``BUDGET`` rows, so
   its weight is low; a term in half of a large scope or more (FTS5's IDF is 0 there) is not
   scored at all. Rows holding only such terms are not candidates: ``complete`` says whether
   that can change the top (a max-score bound), and when no read term tells rows apart the
@@ -45,6 +48,7 @@ from kenning.search.query import FtsQuery, Term
 BUDGET = 800          # postings read in full per query, all kinds together (~3-6 µs each at 100k rows)
 REFINE_MAX = 10_000  # a common term is scored exactly when in at most this many rows (its doclist is walked)
 MAX_COMMON = 4         # terms too common to read that are still scored on the rows found
+# Prefixes and phrases only (one-token terms have kept statistics, kenning/search/terms.py):
 SAMPLE = 100           # a common term's share in the scope is judged on this many of its postings
 EXACT_ROWS = 20_000    # up to this many indexed rows, a common term's statistics are exact-ish (walked)
 RECENT_ROWS = 5000     # past it, its frequency is taken from the newest this-many rows

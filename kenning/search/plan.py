@@ -5,8 +5,10 @@ walk of each phrase's doclist (~4 ms for a word in every row of 100k, ~8 ms for 
 common words), whatever ``LIMIT`` says. And for a term in at least half the rows FTS5 clamps
 the IDF to 1e-6: such a term costs the most and changes no score. So, per kind of row:
 
-* every term's document frequency is estimated cheaply (a count capped at ``DF_CAP``; past
-  the cap, the share of the newest ``SAMPLE_ROWS`` rows holding it) and cached for a while;
+* a term of one token has its document frequency kept exactly as rows are written
+  (:mod:`kenning.search.terms`); a prefix's or a phrase's is estimated cheaply (a count capped at
+  ``DF_CAP``; past the cap, the share of the newest ``SAMPLE_ROWS`` rows holding it) and cached
+  for a while;
 * *universal* terms (in at least half the rows) are dropped from the query when a more
   selective term remains: BM25 gives them no weight, so the ranking is the same, and a row
   need not hold them to count as holding "all" the words (like a stopword of this memory);
