@@ -184,6 +184,7 @@ _cache_lock = threading.Lock()
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
+    terms.clear_cache()
 
 
 def _cached(key: tuple[object, ...], size: int) -> int | None:

@@ -78,6 +78,13 @@ def refill(conn: sqlite3.Connection) -> int:
 
 
 _lock = threading.Lock()  # a connection may be shared by threads: one tokenizing at a time
+_tokens: dict[str, list[str]] = {}  # text -> its tokens (the same for every kind of one query)
+TOKENS_MAX = 4096
+
+
+def clear_cache() -> None:
+    with _lock:
+        _tokens.clear()
 
 
 def _tokenize(conn: sqlite3.Connection, texts: Sequence[str]) -> list[list[str]]:
@@ -109,8 +116,12 @@ def lookup(conn: sqlite3.Connection, kind: str, terms: Sequence[Term], project: 
         return {}
     try:
         with _lock:
-            toks = _tokenize(conn, [t.text for t in single])
-        token = {t: tk[0] for t, tk in zip(single, toks, strict=True) if len(tk) == 1}
+            todo = [t.text for t in single if t.text not in _tokens]
+            if todo:
+                if len(_tokens) > TOKENS_MAX:
+                    _tokens.clear()
+                _tokens.update(zip(todo, _tokenize(conn, todo), strict=True))
+            token = {t: _tokens[t.text][0] for t in single if len(_tokens[t.text]) == 1}
         if not token:
             return {}
         wanted = sorted(set(token.values()))
