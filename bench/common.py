@@ -350,6 +350,7 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
     memory index (layers, subjects, near-duplicate groups) is rebuilt from the rows, as
     migration 0012 and `kenning reindex` do. Returns row counts and ``index_seconds``.
     """
+    from kenning.search import terms
     from kenning.store import memory_index
     from kenning.store.db import open_db
 
@@ -400,10 +401,13 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
                 json.dumps(touched[:2]), 0, 1000 + int(rng.random() * 19000), end, end + 5, "rules"))
     trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'observations_ai'"
                            ).fetchone()[0]
+    terms_trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = "
+                                 "'search_terms_observation_ai'").fetchone()[0]
     conn.execute("PRAGMA cache_size = -262144")  # 256 MiB: index upkeep stays in memory
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("DROP TRIGGER observations_ai")
+        conn.execute("DROP TRIGGER search_terms_observation_ai")  # refilled once below, as its trigger would
         conn.executemany(
             "INSERT INTO sessions (id, platform, agent_session_id, project, project_root, cwd, started_at, "
             "ended_at, end_reason, status, prompt_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sessions)
@@ -414,6 +418,8 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
             observations)
         conn.execute("INSERT INTO observations_fts (observations_fts) VALUES ('rebuild')")
         conn.execute(trigger)
+        terms.refill(conn)
+        conn.execute(terms_trigger)
         conn.executemany(
             "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
             "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
