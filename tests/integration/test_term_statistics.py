@@ -4,8 +4,6 @@ database from before the migration opened by a new worker, and `kenning reindex`
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import Home
@@ -68,4 +66,3 @@ def test_statistics_stay_exact_through_forget_an_old_database_and_reindex(home: 
     r = home.kenning("reindex", "--no-vectors")
     assert r.returncode == 0, r.stderr
     assert exact(home)
-    assert json.dumps(body)  # the search above answered over the migrated statistics
