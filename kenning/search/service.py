@@ -330,27 +330,58 @@ def _final(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], need: 
     top_r = 1.0 + max(cfg.recency_weight, 0.0)
     # Keywords alone: rows holding all the words first (they were, in every set we measured, at
     # least as relevant), then by score. Fused: the combined score alone.
-    tier = {k: 0 if hybrid or cands[k].match == "all" else 1 for k in base}
-    ranked = sorted(base, key=lambda k: (tier[k], -base[k], KINDS.index(k[0]), -k[1]))
+    order = KINDS.index
+    ranked = sorted((0 if hybrid or cands[k].match == "all" else 1, -b, order(k[0]), -k[1], k) for k, b in base.items())
     keep = ranked[: 2 * need + 10]  # recency (at most x top_r) reorders near-ties only
     tail = [c for c in cands.values() if c.tail] if len(keep) < need else []
-    _fetch_rows(conn, [cands[k] for k in keep] + tail)
+    # The rows' times first (recency needs them); whole rows only for the hits returned.
+    when = _created(conn, [cands[e[4]] for e in keep])
     scale = max(base.values(), default=0.0) * top_r or 1.0
-    out: list[tuple[int, Hit]] = []
-    for k in keep:
-        c = cands[k]
-        if c.row is None:  # gone meanwhile
+    out: list[tuple[int, float, int, int, tuple[str, int], float]] = []
+    for tier, _b, ko, nid, k in keep:
+        at = when.get(k)
+        if at is None:  # gone meanwhile
             continue
-        v = base[k] * rank.recency(c.row.created_at, now, cfg.recency_weight, cfg.half_life_days)
+        v = base[k] * rank.recency(at, now, cfg.recency_weight, cfg.half_life_days)
         # One scale for the list: tier 0 in [2, 3), tier 1 in [1, 2); fused scores as they are.
-        score = v if hybrid else (2.0 - tier[k]) + 0.999 * v / scale
-        out.append((tier[k], _hit(c.row, score, c.match, c.similarity)))
-    out.sort(key=lambda th: (th[0], -th[1].score, KINDS.index(th[1].kind), -th[1].id))  # ties: as cut
-    hits = [h for _t, h in out]
-    rest = sorted((c for c in tail if c.row is not None), key=lambda c: (c.row.created_at, c.row.id),  # type: ignore[union-attr]
-                  reverse=True)
-    hits += [_hit(c.row, 0.0, c.match, c.similarity) for c in rest if c.row is not None]
+        score = v if hybrid else (2.0 - tier) + 0.999 * v / scale
+        out.append((tier, -round(score, 6), ko, nid, k, score))  # ties: as cut (the hit's rounded score)
+    out.sort()
+    hits: list[Hit] = []
+    at = 0
+    while len(hits) < need and at < len(out):
+        part = out[at:at + need - len(hits)]
+        at += len(part)
+        _fetch_rows(conn, [cands[e[4]] for e in part])
+        for e in part:
+            c = cands[e[4]]
+            if c.row is not None:  # else gone meanwhile
+                hits.append(_hit(c.row, e[5], c.match, c.similarity))
+    if tail and len(hits) < need:
+        _fetch_rows(conn, tail)
+        rest = sorted((c for c in tail if c.row is not None), key=lambda c: (c.row.created_at, c.row.id),  # type: ignore[union-attr]
+                      reverse=True)
+        hits += [_hit(c.row, 0.0, c.match, c.similarity) for c in rest[:need - len(hits)] if c.row is not None]
     return hits[:need]
+
+
+def _created(conn: sqlite3.Connection, cands: list[_Cand]) -> dict[tuple[str, int], float]:
+    """(kind, id) -> created_at of the candidates still stored (a row read already gives its own)."""
+    out: dict[tuple[str, int], float] = {}
+    by_kind: dict[str, list[int]] = {}
+    for c in cands:
+        if c.row is not None:
+            out[(c.kind, c.id)] = c.row.created_at
+        else:
+            by_kind.setdefault(c.kind, []).append(c.id)
+    for kind, ids in by_kind.items():
+        src = fts.SOURCES[kind]
+        cur = conn.cursor()
+        cur.row_factory = None
+        for rid, at in cur.execute(f"SELECT id, created_at FROM {src.table} NOT INDEXED WHERE id IN "
+                                   f"({','.join('?' * len(ids))})", ids):
+            out[(kind, rid)] = float(at)
+    return out
 
 
 def _fetch_rows(conn: sqlite3.Connection, cands: list[_Cand]) -> None:
