@@ -381,13 +381,20 @@ def _passing_ids(conn: sqlite3.Connection, kind: str, f: Filters, ids: list[int]
     return out
 
 
+def _best_first(kv: tuple[int, float]) -> tuple[float, int]:
+    return kv[1], kv[0]
+
+
 def _keep_passing(conn: sqlite3.Connection, out: Ranking, f: Filters, keep: int) -> None:
     """Leave in ``out.scores`` the best ``keep`` rows passing ``f`` (best first, checked a chunk at
     a time); rows below them are dropped unchecked."""
-    ranked = sorted(out.scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
     passing: dict[int, float] = {}
     chunk = keep + keep // 4 + 8  # most rows pass the default filters
-    for i in range(0, len(ranked), chunk):
+    key = _best_first
+    ranked = heapq.nlargest(chunk, out.scores.items(), key=key)  # the whole sort only when too few pass
+    for i in range(0, len(out.scores), chunk):
+        if i == chunk:
+            ranked = sorted(out.scores.items(), key=key, reverse=True)
         part = ranked[i:i + chunk]
         ok = _passing_ids(conn, out.kind, f, [rid for rid, _s in part])
         for rid, score in part:

@@ -38,7 +38,7 @@ from kenning import spool
 from kenning.observer.base import Observer
 from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
-from kenning.store import projects, repo, usage
+from kenning.store import projects, repo, segments, usage
 from kenning.store.db import open_db
 
 log = logging.getLogger("kenning.worker")
@@ -346,6 +346,14 @@ class Pipeline:
             except Exception:
                 log.exception("closing the observer failed")
 
+    def tidy(self) -> None:
+        """Merge the search indexes' segments a bounded step (kenning.store.segments): the rows
+        just stored left new ones. Optional work: a busy database defers it to a later cycle."""
+        try:
+            segments.tidy(self.conn)
+        except sqlite3.OperationalError as e:
+            log.debug("index merge deferred: %s", e)
+
     def prune(self, now: float) -> None:
         if now - self._last_prune < 3600:
             return
@@ -371,6 +379,7 @@ class Pipeline:
             self.settle()
             self.observe()
             self.prune(time.time())
+            self.tidy()
             if self.stats.last_error.startswith("cycle"):
                 self.stats.last_error = ""
         except _Waiting:
