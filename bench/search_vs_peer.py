@@ -209,15 +209,16 @@ def main() -> int:
         inst.paths.ensure()
         Path(inst.paths.settings).write_text(json.dumps({"embedding_backend": "none"}))
         load_dump(inst, dump)
-        inst.start_worker()
-        systems: dict[str, Client] = {"claude-mem 13.25.3": Client(args.peer_port),
-                                      "Kenning": Client(inst.port, read_token(inst.paths))}
-        if before is not None:
+        if before is not None:  # copied before either worker runs: a worker writes to its file (index merges)
             b = before.main
             b.paths.ensure()
             Path(b.paths.settings).write_text(json.dumps({"embedding_backend": "none"}))
             shutil.copy(inst.paths.db, b.paths.db)
-            before.start(b)
+        inst.start_worker()
+        systems: dict[str, Client] = {"claude-mem 13.25.3": Client(args.peer_port),
+                                      "Kenning": Client(inst.port, read_token(inst.paths))}
+        if before is not None:
+            before.start(before.main)
             systems[before.label] = Client(b.port, read_token(b.paths))
         queries = peer.queries()
 

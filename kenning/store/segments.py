@@ -85,22 +85,25 @@ def _usermerge(conn: sqlite3.Connection, table: str) -> None:
         conn.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'usermerge\', {USERMERGE})')
 
 
-def tidy(conn: sqlite3.Connection, budget_s: float = BUDGET_S, step_pages: int = STEP_PAGES) -> int:
+def tidy(conn: sqlite3.Connection, budget_s: float = BUDGET_S, step_pages: int = STEP_PAGES) -> tuple[int, bool]:
     """Merge the fragmented levels of every FTS5 index, a step at a time, for at most about
-    ``budget_s``; returns the steps that did work. ``conn`` must be a writer in autocommit mode
-    (each step commits on its own, so readers and other writers wait at most one step)."""
+    ``budget_s``; returns the steps that did work and whether the time ran out first (more to
+    merge). ``conn`` must be a writer in autocommit mode (each step commits on its own, so
+    readers and other writers wait at most one step)."""
     deadline = time.monotonic() + budget_s
     steps = 0
     for table in fts_tables(conn):
         if not fragmented(conn, table):
             continue
+        if time.monotonic() >= deadline:
+            return steps, True
         _usermerge(conn, table)
-        while time.monotonic() < deadline:
+        while True:
             before = conn.total_changes
             conn.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'merge\', {int(step_pages)})')
             if conn.total_changes - before < 2:  # FTS5's sign that there was nothing to merge
                 break
             steps += 1
-        if time.monotonic() >= deadline:
-            break
-    return steps
+            if time.monotonic() >= deadline:
+                return steps, True
+    return steps, False

@@ -350,9 +350,12 @@ class Pipeline:
         """Merge the search indexes' segments a bounded step (kenning.store.segments): the rows
         just stored left new ones. Optional work: a busy database defers it to a later cycle."""
         try:
-            segments.tidy(self.conn)
+            _steps, more = segments.tidy(self.conn)
         except sqlite3.OperationalError as e:
             log.debug("index merge deferred: %s", e)
+            return
+        if more:  # the next step in a moment (a cycle within POKE_GAP_S), not at the next 2 s tick
+            self.wake()
 
     def prune(self, now: float) -> None:
         if now - self._last_prune < 3600:

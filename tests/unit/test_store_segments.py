@@ -54,7 +54,7 @@ def test_a_store_written_row_by_row_is_fragmented_and_tidy_merges_it(rows: Rows)
     before = {t: _segment_count(conn, t) for t in fts_tables(conn)}
     assert before["observations_fts"] > 3  # the state a worker's store is in after ordinary use
     assert any(segments.fragmented(conn, t) for t in before)
-    while segments.tidy(conn, budget_s=10.0):
+    while segments.tidy(conn, budget_s=10.0)[0]:
         pass
     for t in before:
         lv = segments.levels(conn, t)
@@ -75,19 +75,19 @@ def test_merging_changes_no_search_result(rows: Rows) -> None:
         queries.append((" ".join(words), rng.choice([None, "alpha", "beta"])))
     before = _results(rows.conn, queries)
     assert sum(1 for r in before if r) > 60
-    while segments.tidy(rows.conn, budget_s=10.0):
+    while segments.tidy(rows.conn, budget_s=10.0)[0]:
         pass
     assert _results(rows.conn, queries) == before
 
 
 def test_work_per_call_is_bounded_and_a_merged_index_costs_no_write(rows: Rows) -> None:
     conn = rows.conn
-    first = segments.tidy(conn, budget_s=0.0, step_pages=1)  # the deadline passed: at most one step
-    assert first <= 1
-    while segments.tidy(conn, budget_s=10.0, step_pages=8):
+    steps, more = segments.tidy(conn, budget_s=0.0, step_pages=1)  # the deadline passed: at most one step
+    assert steps <= 1 and more
+    while segments.tidy(conn, budget_s=10.0, step_pages=8)[0]:
         pass
     changes = conn.total_changes
-    assert segments.tidy(conn) == 0
+    assert segments.tidy(conn) == (0, False)
     assert conn.total_changes == changes  # nothing to merge: not even a write transaction
 
 
