@@ -470,14 +470,15 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     # Lazy only when every term is read in full: a term too common to read is refined on the rows
     # found, judged by how many pass the filters, and checking them all costs more than the join.
     # Unscoped with the default filters, the few rows they reject are known beforehand instead
-    # (``_failing``): FTS5 alone reads the postings, and those rows are left out as the join would.
+    # (``_failing``): FTS5 alone reads the postings, those rows are left out as the join would,
+    # and the best rows need no check.
     fits, lazy = 0, not f.project
     for t in order:
         if fits + counts[t] > budget:
             lazy = False
         else:
             fits += counts[t]
-    failing = None if lazy or f.project else _failing(conn, kind, f)
+    failing = None if f.project else _failing(conn, kind, f)
     if lazy or failing is not None:
         sql = f"SELECT rowid, bm25({src.fts}, {weights}) FROM {src.fts} WHERE {src.fts} MATCH ?"
         tail: list[object] = []
@@ -508,7 +509,7 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
         out.terms.append(stat)
         scale = -stat.idf / idf(n_rows, n_all)  # bm25 = -IDF_all * T; we want IDF_scope * T
         hget = held.get
-        if failing:  # rows the join would have given no score
+        if failing:  # rows the filters reject (the join gave them no score)
             rows_passing: list[tuple[int, float | None]] = [rb for rb in rows if rb[0] not in failing]
         else:
             rows_passing = rows
@@ -574,7 +575,10 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     if phrases:
         spent += _phrases(conn, out, q, sql, [*params, "?phrase", *tail], n_rows, n_scope_rows, budget - spent)
     if lazy and scores:
-        _keep_passing(conn, out, f, max(need, keep))
+        if failing is None:
+            _keep_passing(conn, out, f, max(need, keep))
+        else:  # every row left passes
+            out.scores = dict(heapq.nlargest(max(need, keep), scores.items(), key=_best_first))
         out.read_any = bool(out.scores)
     out.spent = spent
     # The query's weight in the scope, for coverage(): words no row of the scope holds count at
