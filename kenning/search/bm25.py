@@ -138,7 +138,9 @@ class Ranking:
         return hit
 
     def top(self, n: int) -> list[tuple[int, float]]:
-        return heapq.nlargest(n, self.scores.items(), key=lambda kv: (kv[1], kv[0]))
+        """The best ``n`` rows, best first (ties: the higher id)."""
+        # (score, id) pairs compare in C: no key function called per row.
+        return [(rid, score) for score, rid in heapq.nlargest(n, zip(self.scores.values(), self.scores, strict=True))]
 
     spent: int = 0          # postings read
 
@@ -410,20 +412,15 @@ def _failing(conn: sqlite3.Connection, kind: str, f: Filters) -> set[int] | None
     return ids if len(ids) <= FAILING_MAX else None
 
 
-def _best_first(kv: tuple[int, float]) -> tuple[float, int]:
-    return kv[1], kv[0]
-
-
 def _keep_passing(conn: sqlite3.Connection, out: Ranking, f: Filters, keep: int) -> None:
     """Leave in ``out.scores`` the best ``keep`` rows passing ``f`` (best first, checked a chunk at
     a time); rows below them are dropped unchecked."""
     passing: dict[int, float] = {}
     chunk = keep + keep // 4 + 8  # most rows pass the default filters
-    key = _best_first
-    ranked = heapq.nlargest(chunk, out.scores.items(), key=key)  # the whole sort only when too few pass
+    ranked = out.top(chunk)  # the whole sort only when too few pass
     for i in range(0, len(out.scores), chunk):
         if i == chunk:
-            ranked = sorted(out.scores.items(), key=key, reverse=True)
+            ranked = out.top(len(out.scores))
         part = ranked[i:i + chunk]
         ok = _passing_ids(conn, out.kind, f, [rid for rid, _s in part])
         for rid, score in part:
@@ -578,7 +575,7 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
         if failing is None:
             _keep_passing(conn, out, f, max(need, keep))
         else:  # every row left passes
-            out.scores = dict(heapq.nlargest(max(need, keep), scores.items(), key=_best_first))
+            out.scores = dict(out.top(max(need, keep)))
         out.read_any = bool(out.scores)
     out.spent = spent
     # The query's weight in the scope, for coverage(): words no row of the scope holds count at
