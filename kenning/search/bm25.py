@@ -439,7 +439,10 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
 
     Unscoped, every row is in the scope: the postings are read from FTS5 alone (no lookup of each
     row: ~40% of a posting's cost) and the filters are checked on the best rows only, until the
-    best ``max(need, keep)`` of them pass (``top()`` beyond that is not asked for)."""
+    best ``max(need, keep)`` of them pass (``top()`` beyond that is not asked for). With the
+    default filters the rows they reject are known beforehand (``_failing``, index seeks) and are
+    never scored, whether or not every term is read in full: no check of the best rows, and no
+    join of each posting with its row when a term too common to read is refined."""
     src = SOURCES[kind]
     out = Ranking(kind)
     if q.empty:
