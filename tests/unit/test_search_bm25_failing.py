@@ -96,3 +96,13 @@ def test_search_results_are_the_same_either_way(rows: Rows, monkeypatch: pytest.
     joined = [[h.as_dict() for h in search(rows.conn, q, limit=20, now=NOW)] for q in queries]
     assert fast == joined and all(fast)
     assert not any(h["status"] != "active" or h["type"] == "sensitive" for hits in fast for h in hits)
+
+
+def test_top_is_the_best_rows_by_score_then_id_whatever_the_sizes() -> None:
+    rng = random.Random(4)
+    for size in (0, 1, 5, 60, 400, 3000):
+        r = bm25.Ranking("observation")
+        r.scores = {rng.randint(1, 10**6): float(rng.randint(0, 40)) / 4 for _ in range(size)}  # many ties
+        for n in (1, 20, 100, 5000):
+            want = sorted(r.scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:n]
+            assert r.top(n) == want, (size, n)
