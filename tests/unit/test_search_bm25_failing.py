@@ -63,6 +63,16 @@ def test_the_rejected_rows_are_exactly_those_the_filters_reject(rows: Rows) -> N
 def test_too_many_rejected_rows_fall_back_to_the_join(rows: Rows, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bm25, "FAILING_MAX", 10)
     assert bm25._failing(rows.conn, "observation", make()) is None
+    everything = bm25._failing(rows.conn, "observation", make(), cap=10_000)
+    assert everything is not None
+    # Rows both sensitive and inactive are listed twice: a cap between the distinct count and the
+    # listed count must not return a set the LIMIT cut short.
+    listed = rows.conn.execute("SELECT (SELECT COUNT(*) FROM observations WHERE type = 'sensitive') + "
+                               "(SELECT COUNT(*) FROM observations WHERE status != 'active')").fetchone()[0]
+    assert listed > len(everything)
+    for cap in range(len(everything) - 3, listed + 2):
+        got = bm25._failing(rows.conn, "observation", make(), cap=cap)
+        assert got is None if cap < listed else got == everything, cap
 
 
 def test_scores_bits_and_statistics_are_the_joins_over_random_queries(rows: Rows) -> None:
