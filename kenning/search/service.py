@@ -150,7 +150,7 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
         # ranks the keywords, so hybrid costs about max(keywords, vectors), not their sum.
         near = _pool().submit(vectors.search, text, k=max(cfg.vector_depth, need), kinds=wanted,
                               project=f.project)
-    cands = _keyword_candidates(conn, q, wanted, f, need, cfg, info) if not q.empty else {}
+    cands = _keyword_candidates(conn, q, wanted, f, need, cfg, info, fused=near is not None) if not q.empty else {}
     info.keywords = not q.empty
     info.keyword_hits = len(cands)
     if near is not None:
@@ -187,7 +187,7 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str], f: Filters, need: int,
-                        cfg: SearchConfig, info: SearchInfo) -> dict[tuple[str, int], _Cand]:
+                        cfg: SearchConfig, info: SearchInfo, fused: bool = True) -> dict[tuple[str, int], _Cand]:
     """Every row holding a query term, scored by BM25 over the scope (:mod:`kenning.search.bm25`).
     A kind whose every term is too common to read falls back to the bounded FTS5 listing; rows
     matching only unread terms, and trigram substrings, follow when the scored ones are too few."""
@@ -203,9 +203,10 @@ def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str],
         budget -= r.spent
         if (r.read_any and r.distinguishes()) or not r.terms:
             # The best ``depth`` of them: further down, fusion cannot lift a row into the top.
+            # Coverage weighs a row only in the fusion with meaning (``fused``: vectors were asked).
             for rid, score in r.top(depth):
                 out[(kind, rid)] = _Cand(kind, rid, score, "all" if r.holds_all(rid) else "some",
-                                         cover=r.coverage(rid))
+                                         cover=r.coverage(rid) if fused else 1.0)
             info.complete = info.complete and r.complete
             continue
         # Every term is too common to read, or in half the rows (no term tells them apart): the
