@@ -182,23 +182,57 @@ class Rule:
         self.title = title
 
 
+# A file subject that may be stored unnormalised (a space or ``./`` around it) or is a glob: only
+# names_file can tell whether it covers a path, so SQL hands it over. Every other file subject is
+# the exact name names_file compares (see exact_names).
+_LOOSE_SUBJECT = ("NOT (substr(subject, 6, 1) GLOB '[A-Za-z0-9_]' AND substr(subject, -1, 1) GLOB '[A-Za-z0-9_/]') "
+                  "OR instr(subject, '*') OR instr(subject, '?') OR instr(subject, '[')")
+EXACT_NAMES_CAP = 400  # a path this deep (~28 folders: hundreds of names) has every subject checked, as before
+
+
 def rules_for(conn: Any, project: str, rel_path: str) -> list[Rule]:
-    """Active standing rules whose subjects name ``rel_path``: the file, a folder it is in, a glob it matches."""
-    rules = conn.execute("SELECT id, type, title FROM observations WHERE project = ? AND layer = 'rule' "
-                         "AND status = 'active' AND duplicate_of IS NULL ORDER BY created_at DESC LIMIT 300",
-                         (project,)).fetchall()
-    if not rules or not rel_path:
+    """Active standing rules whose subjects name ``rel_path``: the file, a folder it is in, a glob it matches.
+
+    Of the project's 300 newest rules, in the order of their ids. SQL keeps only the subjects that
+    can name the file (one of its exact names, or a loose one for names_file to judge) and the rows
+    are read for the rules that name it: a Read must not cost a row per file subject of every rule.
+    """
+    if not rel_path:
         return []
-    by_id = {int(r[0]): Rule(int(r[0]), str(r[1]), str(r[2] or "")) for r in rules}
-    marks = ",".join("?" * len(by_id))
-    out: list[Rule] = []
+    names = exact_names(rel_path)
+    params: tuple[str, ...]
+    if len(names) > EXACT_NAMES_CAP:
+        keep, params = "", (project,)
+    else:
+        keep = f" AND (subject IN ({','.join('?' * len(names))}) OR {_LOOSE_SUBJECT})"
+        params = (project, *("file:" + n for n in names))
+    ids: list[int] = []
     for oid, subject in conn.execute(
-            f"SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN ({marks}) "
-            "AND subject >= 'file:' AND subject < 'file;'", tuple(by_id)):
-        rule = by_id.get(int(oid))
-        if rule is not None and rule not in out and names_file(str(subject)[5:], rel_path):
-            out.append(rule)
-    return out
+            "SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN ("
+            "SELECT id FROM observations WHERE project = ? AND layer = 'rule' AND status = 'active' "
+            "AND duplicate_of IS NULL ORDER BY created_at DESC LIMIT 300) "
+            f"AND subject >= 'file:' AND subject < 'file;'{keep} ORDER BY observation_id", params):
+        if (not ids or ids[-1] != int(oid)) and names_file(str(subject)[5:], rel_path):
+            ids.append(int(oid))
+    if not ids:
+        return []
+    rows = {int(r[0]): r for r in conn.execute(
+        f"SELECT id, type, title FROM observations WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))}
+    return [Rule(i, str(rows[i][1]), str(rows[i][2] or "")) for i in ids if i in rows]
+
+
+def exact_names(rel_path: str) -> set[str]:
+    """Every name without a glob, space or leading ``./`` for which names_file(name, rel_path) holds:
+    the path, its tails after a ``/`` (``b/c.py``, ``c.py``), its folders (``a``, ``a/b``) and
+    every run of whole segments ending in ``/`` (``a/``, ``b/``, ``a/b/``)."""
+    starts = [0] + [i + 1 for i, c in enumerate(rel_path) if c == "/"]
+    slashes = [i for i, c in enumerate(rel_path) if c == "/"]
+    names = {rel_path}
+    names.update(rel_path[s:] for s in starts[1:])
+    names.update(rel_path[:k] for k in slashes)
+    names.update(rel_path[s:k + 1] for s in starts for k in slashes if k >= s)
+    names.discard("")
+    return names
 
 
 def names_file(named: str, rel_path: str) -> bool:

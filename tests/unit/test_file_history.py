@@ -369,6 +369,98 @@ def test_which_paths_a_rule_names(named: str, path: str, match: bool) -> None:
     assert fh.names_file(named, path) is match
 
 
+PATHS = ("src/gen/api.pb.go", "api.go", "a/b/c/d.py", "src/a.b/x_y.py", "a//b.py", "dir/", "x/y/z/")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_exact_names_are_every_plain_name_that_names_the_path(path: str) -> None:
+    """rules_for lets SQL drop a plain file subject that is not one of exact_names(path): no other names the path."""
+    names = fh.exact_names(path)
+    plain = re.compile(r"[A-Za-z0-9_](.*[A-Za-z0-9_/])?\Z", re.S)
+    pieces = {path[i:j] for i in range(len(path)) for j in range(i + 1, len(path) + 1)}
+    pieces |= {q + "/" for q in pieces} | {"src", "gen/", "b", "c/d", "api.pb", "z/", "y/z"}
+    tried = 0
+    for named in pieces:
+        if plain.match(named) and not any(c in named for c in "*?["):
+            tried += 1
+            assert fh.names_file(named, path) is (named in names), named
+    assert tried > len(names) > 0
+
+
+def rules_for_every_subject(conn: object, project: str, rel: str) -> list[int]:
+    """The rules naming ``rel`` by asking names_file about every file subject of the 300 newest rules."""
+    ids = [r[0] for r in conn.execute(  # type: ignore[attr-defined]
+        "SELECT id FROM observations WHERE project = ? AND layer = 'rule' AND status = 'active' "
+        "AND duplicate_of IS NULL ORDER BY created_at DESC LIMIT 300", (project,))]
+    subjects = conn.execute(  # type: ignore[attr-defined]
+        f"SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN "
+        f"({','.join('?' * len(ids))}) AND subject >= 'file:' AND subject < 'file;'", ids).fetchall()
+    return sorted({oid for oid, subject in subjects if fh.names_file(subject[5:], rel)})
+
+
+def many_rules(w: World, n: int) -> list[int]:
+    """``n`` rules, each naming files the way subjects get stored: plain names, globs, and loose spellings."""
+    spellings = ("src/gen/", "gen/", "*.pb.go", "src/*/api.pb.go", "api.pb.go", "./src/gen/api.pb.go",
+                 " src/gen ", "src/gen/api.pb.go\n", "src/general.go", "api.go", "src/gen/api.pb.go.bak",
+                 "a/b/", "b/c", "c/d.py", "a//b.py", "d.py", "x/y/", "[ab]pi.go", "src/gen/api.pb.g?", "-x/",
+                 "x_y.py", "dir/")
+    ids = []
+    for i in range(n):
+        oid = w.observe("rules", f"Always mind file {i}", T0 + i, kind="decision")
+        for named in (spellings[i % len(spellings)], spellings[(i * 7 + 3) % len(spellings)], f"src/other_{i}.py"):
+            w.conn.execute("INSERT OR IGNORE INTO observation_subjects (project, subject, observation_id) "
+                           "VALUES (?, ?, ?)", (PROJECT, "file:" + named, oid))
+        ids.append(oid)
+    standing(w, ids)
+    return ids
+
+
+def standing(w: World, ids: list[int]) -> None:
+    """Make every one of ``ids`` an active standing rule (the memory index grouped the similar ones)."""
+    w.conn.execute(f"UPDATE observations SET layer = 'rule', status = 'active', duplicate_of = NULL "
+                   f"WHERE id IN ({','.join('?' * len(ids))})", ids)
+
+
+@pytest.mark.parametrize("path", [*PATHS, "src/gen/x/api.go", "b/c/d.py", "nowhere.txt"])
+def test_the_rules_naming_a_file_are_those_any_of_their_subjects_names(w: World, path: str) -> None:
+    many_rules(w, 60)
+    conn = fh.connect_readonly(w.paths.db, time.monotonic() + 5)
+    try:
+        got = fh.rules_for(conn, PROJECT, path)
+        assert [r.id for r in got] == rules_for_every_subject(conn, PROJECT, path)
+        assert path == "nowhere.txt" or got  # every path here is named by some spelling
+        assert all(r.type == "decision" and r.title.startswith("Always mind file") for r in got)
+    finally:
+        conn.close()
+
+
+def test_a_read_asks_about_the_subjects_that_can_name_the_file_not_every_rules(
+        w: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """300 rules naming other files: a Read costs SQL lookups, not a Python check per rule subject."""
+    ids = []
+    for i in range(300):
+        oid = w.observe("rules", f"Never hand-edit generated module {i}", T0 + i, kind="decision")
+        ids.append(oid)
+        for named in (f"src/gen/mod_{i}.py", f"docs/{i}/", f"*.gen{i}"):
+            w.conn.execute("INSERT OR IGNORE INTO observation_subjects (project, subject, observation_id) "
+                           "VALUES (?, ?, ?)", (PROJECT, "file:" + named, oid))
+    standing(w, ids)
+    asked: list[str] = []
+    names_file = fh.names_file
+    monkeypatch.setattr(fh, "names_file", lambda named, rel: asked.append(named) or names_file(named, rel))
+    conn = fh.connect_readonly(w.paths.db, time.monotonic() + 5)
+    try:
+        assert [r.title for r in fh.rules_for(conn, PROJECT, "src/gen/mod_7.py")] == [
+            "Never hand-edit generated module 7"]
+        assert len(asked) == 300 + 1  # the globs (names_file must judge them) and the one exact name
+        asked.clear()
+        deep = "/".join(f"d{i}" for i in range(40)) + "/mod.py"  # more exact names than the cap: every row
+        assert len(fh.exact_names(deep)) > fh.EXACT_NAMES_CAP
+        assert fh.rules_for(conn, PROJECT, deep) == [] and len(asked) == 900
+    finally:
+        conn.close()
+
+
 def test_a_superseded_rule_is_not_given(w: World) -> None:
     gen = w.file("src/gen/api.pb.go", size=200, mtime=T0)
     w.observe("s1", "Never edit src/gen/*.pb.go by hand, run make proto", T0, kind="decision", status="superseded")
