@@ -187,7 +187,7 @@ class Rule:
 # the exact name names_file compares (see exact_names).
 _LOOSE_SUBJECT = ("NOT (substr(subject, 6, 1) GLOB '[A-Za-z0-9_]' AND substr(subject, -1, 1) GLOB '[A-Za-z0-9_/]') "
                   "OR instr(subject, '*') OR instr(subject, '?') OR instr(subject, '[')")
-EXACT_NAMES_CAP = 400  # a path this deep (~28 folders: hundreds of names) has every subject checked, as before
+EXACT_NAMES_CAP = 400  # a path this deep (26 folders or more: 400 names) has every subject checked, as before
 
 
 def rules_for(conn: Any, project: str, rel_path: str) -> list[Rule]:
