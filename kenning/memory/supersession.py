@@ -50,11 +50,17 @@ class Memory:
         return cls(id, type, layer or "", text, created_at, subj.subjects(text))
 
 
+def could_replace(new: Memory, old_id: int, old_type: str, old_layer: str, old_created_at: float) -> bool:
+    """The tests of :func:`replaces` that read no text: when False, ``new`` never replaces that row
+    (the caller need not build its Memory; :func:`kenning.store.supersede.automatic` asks SQL)."""
+    if new.id == old_id or old_created_at >= new.created_at or old_type in NEVER_REPLACED:
+        return False
+    return not (new.type in NEVER_REPLACED and (old_layer or "") != RULE)
+
+
 def replaces(new: Memory, old: Memory) -> bool:
     """Whether ``new`` makes ``old`` no longer true."""
-    if new.id == old.id or old.created_at >= new.created_at or old.type in NEVER_REPLACED:
-        return False
-    if new.type in NEVER_REPLACED and old.layer != RULE:
+    if not could_replace(new, old.id, old.type, old.layer, old.created_at):
         return False
     shared = _specific(subj.overlap(new.subjects, old.subjects), new.subjects, old.subjects)
     cue = subj.supersedes_something(new.text)

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from kenning.memory.layers import KEY, RULE
-from kenning.memory.supersession import Memory, replaces
+from kenning.memory.supersession import NEVER_REPLACED, Memory, could_replace, replaces
 from kenning.store.memory_index import memory_text, rows
 
 CANDIDATE_RULES = 300  # a project's standing rules are few; each new rule is compared with all of them
@@ -66,6 +66,9 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
         if row is None or row["layer"] not in (RULE, KEY):
             continue
         new = _memory(row)
+        # Only rows replaces() could say yes to, before their text is read (could_replace, in SQL): a
+        # subject like cmd:pytest is shared by most of a project's rows, none of them fix-like.
+        may, may_args = _could_replace_sql(new)
         candidates: dict[int, sqlite3.Row] = {}
         subs = sorted(new.subjects)
         for i in range(0, len(subs), 200):
@@ -74,7 +77,7 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                     conn, f"SELECT DISTINCT {_COLS} FROM observation_subjects s "
                     "JOIN observations o ON o.id = s.observation_id "
                     f"WHERE s.project = ? AND s.subject IN ({','.join('?' * len(chunk))}) AND o.status = 'active' "
-                    "AND o.duplicate_of IS NULL AND o.id != ?", (row["project"], *chunk, nid)):
+                    f"AND o.duplicate_of IS NULL AND o.id != ?{may}", (row["project"], *chunk, nid, *may_args)):
                 candidates[int(r["id"])] = r
         if new.layer == RULE or new.type == "decision":
             for r in rows(
@@ -88,12 +91,23 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                     conn, f"SELECT DISTINCT {_COLS} FROM observation_subjects s "
                     "JOIN observations o ON o.id = s.observation_id "
                     "WHERE s.project = ? AND s.subject >= 'work:' AND s.subject < 'work;' AND o.status = 'active' "
-                    "AND o.duplicate_of IS NULL AND o.id != ?", (row["project"], nid)):
+                    f"AND o.duplicate_of IS NULL AND o.id != ?{may}", (row["project"], nid, *may_args)):
                 candidates[int(r["id"])] = r
-        gone = [oid for oid, r in candidates.items() if replaces(new, _memory(r))]
+        gone = [oid for oid, r in candidates.items()
+                if could_replace(new, oid, str(r["type"]), str(r["layer"] or ""), float(r["created_at"]))
+                and replaces(new, _memory(r))]
         for oid in mark(conn, gone, nid, at=at):
             out.append((oid, nid))
     return out
+
+
+def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:
+    """could_replace(new, …) as a condition on ``o`` (type and created_at are NOT NULL columns)."""
+    sql = f" AND o.created_at < ? AND o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))})"
+    args: tuple[object, ...] = (new.created_at, *NEVER_REPLACED)
+    if new.type in NEVER_REPLACED:
+        sql += f" AND o.layer = '{RULE}'"
+    return sql, args
 
 
 def named(conn: sqlite3.Connection, new_id: int, old_ids: Iterable[int], *, at: float | None = None) -> list[int]:

@@ -108,6 +108,62 @@ def test_superseding_a_group_head_supersedes_its_duplicates(conn: sqlite3.Connec
     assert status(conn, first) == ("superseded", new) and status(conn, second) == ("superseded", new)
 
 
+SUPERSESSION_TITLES = [
+    ("We use npm for package installs", "decision"), ("Use pnpm, not npm", "decision"),
+    ("Always run `pytest -q` before committing", "decision"), ("From now on run `pytest -x` before committing",
+                                                               "decision"),
+    ("MAX_WORKERS is 4 in config/app.yaml", "discovery"), ("MAX_WORKERS is now 8 in config/app.yaml", "discovery"),
+    ("Paused the billing migration", "change"), ("Resumed the billing migration", "change"),
+    ("Fixed `pytest -q` failure: npm lockfile out of date", "bugfix"),
+    ("Fixed `pytest -q` failure: MAX_WORKERS read as a string", "bugfix"),
+    ("Never commit .env files: use pnpm secrets instead of npm config", "security_note"),
+    ("The staging DB moved to db-9", "discovery"), ("The staging DB is db-4", "discovery"),
+]
+
+
+def _store_mixed(conn: sqlite3.Connection, seed: int) -> list[tuple[str, int | None]]:
+    rng = random.Random(seed)
+    p = Project(conn)
+    for i in range(80):
+        title, type_ = rng.choice(SUPERSESSION_TITLES)
+        p.store(f"{title} ({i % 7})" if rng.random() < 0.3 else title, type_,
+                at=T + rng.random() * 5_000 + i * 10)  # out of time order now and then
+    return [tuple(r) for r in conn.execute("SELECT status, superseded_by FROM observations ORDER BY id")]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_offline_rule_decides_as_if_it_read_every_candidate(tmp_path: Path, seed: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQL leaves out the rows could_replace says no to: the same rows are superseded as when every
+    row sharing a subject is built and asked (as before)."""
+    fast = open_db(str(tmp_path / "fast.db"))
+    got = _store_mixed(fast, seed)
+    fast.close()
+    monkeypatch.setattr(supersede, "_could_replace_sql", lambda new: ("", ()))
+    monkeypatch.setattr(supersede, "could_replace", lambda *a: True)
+    every = open_db(str(tmp_path / "every.db"))
+    want = _store_mixed(every, seed)
+    every.close()
+    assert got == want
+    assert sum(1 for st, _by in got if st == "superseded") >= 5
+
+
+def test_a_fix_reads_no_row_that_shares_its_subjects(conn: sqlite3.Connection,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixes never replace a fix, and nothing replaces a fix: storing one must not read every earlier
+    row that names `pytest` (each new memory did: quadratic over an imported history)."""
+    built: list[int] = []
+    memory = supersede._memory
+    monkeypatch.setattr(supersede, "_memory", lambda r: built.append(int(r["id"])) or memory(r))
+    p = Project(conn)
+    rule = p.store("Always run `pytest -q` in src/billing before committing")
+    fixes = [p.store(f"Fixed `pytest -q` failure in src/billing/totals.py: case {i}", "bugfix") for i in range(40)]
+    new_rows = [rule, *fixes]
+    assert set(built) - set(new_rows) <= {rule}  # a standing rule is all a fix may replace
+    assert len(built) <= 2 * len(new_rows)  # was ~20x: every earlier fix, for each new one
+    assert status(conn, rule) == ("active", None)
+
+
 # ---------------------------------------------------------------------------------- groups
 
 
