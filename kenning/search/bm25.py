@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from kenning.search import fts, terms
 from kenning.search.filters import Filters, where
 from kenning.search.query import FtsQuery, Term
+from kenning.store.fts5_format import varint
 
 BUDGET = 800          # postings read in full per query, all kinds together (~3-6 µs each at 100k rows)
 REFINE_MAX = 10_000  # a common term is scored exactly when in at most this many rows (its doclist is walked)
@@ -163,25 +164,12 @@ def idf(n_rows: int, n_hits: int) -> float:
     return v if v > 0 else IDF_FLOOR
 
 
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    """SQLite's varint (big-endian, 7 bits a byte, the 9th byte whole)."""
-    v = 0
-    for k in range(9):
-        b = buf[i + k]
-        if k == 8:
-            return (v << 8) | b, i + 9
-        v = (v << 7) | (b & 0x7F)
-        if b < 0x80:
-            return v, i + k + 1
-    return v, i + 9
-
-
 def index_rows(conn: sqlite3.Connection, fts: str) -> int:
     """The row count FTS5's bm25() uses: the first varint of the table's averages record."""
     row = conn.execute(f"SELECT block FROM {fts}_data WHERE id = 1").fetchone()
     if not row or not row[0]:
         return 0
-    return _varint(bytes(row[0]), 0)[0]
+    return varint(bytes(row[0]), 0)[0]
 
 
 _cache: dict[tuple[object, ...], tuple[int, int, float]] = {}

@@ -20,23 +20,12 @@ import sqlite3
 import time
 
 from kenning.store.forget import fts_tables
+from kenning.store.fts5_format import varint
 
 USERMERGE = 2        # a level with this many segments is merged (FTS5's default usermerge is 4)
 STEP_PAGES = 256     # pages written by one merge step (each step is one short write transaction)
 BUDGET_S = 0.05      # merging stops for this call after this long (the next call goes on)
 _V2 = b"\xff\x00\x00\x01"  # the structure record of SQLite >= 3.43 (contentless-delete tombstones)
-
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    v = 0
-    for k in range(9):
-        b = buf[i + k]
-        if k == 8:
-            return (v << 8) | b, i + 9
-        v = (v << 7) | (b & 0x7F)
-        if b < 0x80:
-            return v, i + k + 1
-    return v, i + 9
 
 
 def levels(conn: sqlite3.Connection, table: str) -> list[tuple[int, int]] | None:
@@ -54,16 +43,16 @@ def levels(conn: sqlite3.Connection, table: str) -> list[tuple[int, int]] | None
         v2 = buf[i:i + 4] == _V2
         if v2:
             i += 4
-        n_levels, i = _varint(buf, i)
-        _n_segments, i = _varint(buf, i)
-        _writes, i = _varint(buf, i)
+        n_levels, i = varint(buf, i)
+        _n_segments, i = varint(buf, i)
+        _writes, i = varint(buf, i)
         out = []
         for _ in range(n_levels):
-            merging, i = _varint(buf, i)
-            n, i = _varint(buf, i)
+            merging, i = varint(buf, i)
+            n, i = varint(buf, i)
             for _s in range(n):
                 for _f in range(8 if v2 else 3):  # segid, first and last page (+ origins, tombstones)
-                    _v, i = _varint(buf, i)
+                    _v, i = varint(buf, i)
             out.append((n, merging))
         return out
     except IndexError:
