@@ -18,10 +18,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +28,7 @@ from kenning.search.config import DEFAULT, SearchConfig
 from kenning.search.filters import KINDS, Filters, make, where
 from kenning.search.plan import Plan
 from kenning.search.query import FtsQuery, clean, parse
+from kenning.threads import LazyPool
 
 if TYPE_CHECKING:
     from kenning.search.vectors import VectorIndex, VectorMatches
@@ -148,8 +147,8 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
         assert vectors is not None
         # Embedding the query and scanning the matrix release the GIL: run them while SQLite
         # ranks the keywords, so hybrid costs about max(keywords, vectors), not their sum.
-        near = _pool().submit(vectors.search, text, k=max(cfg.vector_depth, need), kinds=wanted,
-                              project=f.project)
+        near = _vsearch.get().submit(vectors.search, text, k=max(cfg.vector_depth, need), kinds=wanted,
+                                     project=f.project)
     cands = _keyword_candidates(conn, q, wanted, f, need, cfg, info, fused=near is not None) if not q.empty else {}
     info.keywords = not q.empty
     info.keyword_hits = len(cands)
@@ -174,16 +173,7 @@ class _Cand:
     cover: float = 1.0               # the share of the query's IDF the row holds
 
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-vsearch")
-        return _executor
+_vsearch = LazyPool(2, "kenning-vsearch")
 
 
 def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str], f: Filters, need: int,

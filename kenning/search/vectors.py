@@ -14,27 +14,18 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.search.filters import KINDS
 from kenning.store.db import connect
+from kenning.threads import LazyPool
 
 QUERY_CACHE = 256
 _KIND_SHIFT = 1 << 40  # a row's key in the lookup array: kind index * this + row id
 SPLIT_ROWS = 32_768    # a longer scan is shared with a second thread (BLAS runs on one; matmul frees the GIL)
 
-_scanner: ThreadPoolExecutor | None = None
-_scanner_lock = threading.Lock()
-
-
-def _scan_pool() -> ThreadPoolExecutor:
-    global _scanner
-    with _scanner_lock:
-        if _scanner is None:
-            _scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-vscan")
-        return _scanner
+_scanner = LazyPool(1, "kenning-vscan")
 
 
 def scores(m: Any, n: int, qv: Any) -> Any:
@@ -47,7 +38,7 @@ def scores(m: Any, n: int, qv: Any) -> Any:
         np.matmul(m[:n], qv, out=out)
         return out
     half = n // 2
-    other = _scan_pool().submit(np.matmul, m[half:n], qv, out=out[half:])
+    other = _scanner.get().submit(np.matmul, m[half:n], qv, out=out[half:])
     np.matmul(m[:half], qv, out=out[:half])
     other.result()
     return out

@@ -21,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +34,7 @@ from starlette.routing import Route
 from kenning.search.runtime import SearchRuntime
 from kenning.search.service import SearchInfo
 from kenning.store import projects
+from kenning.threads import LazyPool
 from kenning.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
@@ -130,20 +129,15 @@ async def _call(fn: Callable[[], Any]) -> Any:
     return await run_in_threadpool(fn)
 
 
-_searchers: ThreadPoolExecutor | None = None
-_searchers_lock = threading.Lock()
 SEARCH_THREADS = 4  # more searches at once than cores only contend for them (and the GIL)
+_searchers = LazyPool(SEARCH_THREADS, "kenning-search")
 
 
 async def _search_call(fn: Callable[[], Any]) -> Any:
     """``fn`` on a thread kept for searches: asyncio's executor hop costs the event loop ~0.1 ms
     less than anyio's (no capacity limiter, cancel scope or task lookups), a search request's only
     hop. Threads are started on first use."""
-    global _searchers
-    with _searchers_lock:
-        if _searchers is None:
-            _searchers = ThreadPoolExecutor(max_workers=SEARCH_THREADS, thread_name_prefix="kenning-search")
-    return await asyncio.get_running_loop().run_in_executor(_searchers, fn)
+    return await asyncio.get_running_loop().run_in_executor(_searchers.get(), fn)
 
 
 def project_key(runtime: SearchRuntime, text: str | None) -> str | None:
