@@ -225,8 +225,8 @@ def exact_names(rel_path: str) -> set[str]:
     """Every name without a glob, space or leading ``./`` for which names_file(name, rel_path) holds:
     the path, its tails after a ``/`` (``b/c.py``, ``c.py``), its folders (``a``, ``a/b``) and
     every run of whole segments ending in ``/`` (``a/``, ``b/``, ``a/b/``)."""
-    starts = [0] + [i + 1 for i, c in enumerate(rel_path) if c == "/"]
     slashes = [i for i, c in enumerate(rel_path) if c == "/"]
+    starts = [0] + [i + 1 for i in slashes]
     names = {rel_path}
     names.update(rel_path[s:] for s in starts[1:])
     names.update(rel_path[:k] for k in slashes)

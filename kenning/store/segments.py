@@ -10,8 +10,8 @@ and totals that ``bm25()`` reads are the same, only stored in fewer b-trees.
 
 :func:`tidy` merges, a bounded step at a time, any level of an index holding two segments or
 more (FTS5's ``usermerge`` set to 2: at most one segment per level is left, a log2 merge tree);
-the worker's pipeline calls it after each cycle that stored rows. A merged index costs a read
-of its structure record and nothing else.
+the worker's pipeline calls it after every cycle (one that ran out of time asks for the next
+at once). A merged index costs a read of its structure record and nothing else.
 """
 
 from __future__ import annotations
