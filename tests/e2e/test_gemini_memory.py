@@ -10,7 +10,6 @@ Gemini's. Uninstall removes exactly our entries.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from tests.support.agent_clis import (
     ensure_gemini,
     run_gemini,
     stored_bugfix,
+    stored_prompts,
     write_gemini_settings,
 )
 from tests.support.claude_cli import kenning_cli, scratch_env
@@ -70,9 +70,7 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
             first_of_session2 = fake.model_requests()[n_first]["body"]
 
         rows, bugfix = stored_bugfix(data, "gemini")
-        conn = sqlite3.connect(data / "kenning.db")
-        prompts = [r[0] for r in conn.execute("SELECT prompt_text FROM user_prompts ORDER BY id")]
-        conn.close()
+        prompts = stored_prompts(data, 2)
         # Gemini put our SessionStart context in front of the prompt: it is not stored as the prompt.
         assert prompts == ["Create calc.py with an add function and make sure it works.", "What did we do last time?"]
 

@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,21 @@ def stored_bugfix(data: Path, platform: str) -> tuple[list[Row], Row]:
     assert json.loads(bugfix[2]) == ["calc.py"]
     assert ("PostToolUseFailure", "Bash", "done") in events
     return rows, bugfix
+
+
+def stored_prompts(data: Path, n: int, timeout: float = 30.0) -> list[str]:
+    """The prompts in the database once ``n`` are there (or ``timeout`` s have passed). The agent's
+    exit does not wait for the worker: the last prompt's event may still be in the spool."""
+    deadline = time.monotonic() + timeout
+    while True:
+        conn = sqlite3.connect(data / "kenning.db")
+        try:
+            prompts = [r[0] for r in conn.execute("SELECT prompt_text FROM user_prompts ORDER BY id")]
+        finally:
+            conn.close()
+        if len(prompts) >= n or time.monotonic() > deadline:
+            return prompts
+        time.sleep(0.1)
 
 
 def claude_code_is_told(project: Path, home: Path, hook_env: Mapping[str, str], agent: str, bugfix: Row) -> str:
