@@ -151,7 +151,6 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
                                      project=f.project)
     cands = _keyword_candidates(conn, q, wanted, f, need, cfg, info, fused=near is not None) if not q.empty else {}
     info.keywords = not q.empty
-    info.keyword_hits = len(cands)
     if near is not None:
         found = near.result()
         if found is None:
@@ -182,6 +181,7 @@ def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str],
     A kind whose every term is too common to read falls back to the bounded FTS5 listing; rows
     matching only unread terms, and trigram substrings, follow when the scored ones are too few."""
     out: dict[tuple[str, int], _Cand] = {}
+    dropped = 0  # scored rows no ordering by ``_final`` can reach: counted, not built
     budget = bm25.BUDGET  # shared: observations (the memory proper) first, summaries and prompts a share
     depth = max(cfg.keyword_depth, need)
     for kind in kinds:
@@ -194,9 +194,16 @@ def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str],
         if (r.read_any and r.distinguishes()) or not r.terms:
             # The best ``depth`` of them: further down, fusion cannot lift a row into the top.
             # Coverage weighs a row only in the fusion with meaning (``fused``: vectors were asked).
-            for rid, score in r.top(depth):
-                out[(kind, rid)] = _Cand(kind, rid, score, "all" if r.holds_all(rid) else "some",
-                                         cover=r.coverage(rid) if fused else 1.0)
+            best = r.top(depth)
+            if fused:
+                for rid, score in best:
+                    out[(kind, rid)] = _Cand(kind, rid, score, "all" if r.holds_all(rid) else "some",
+                                             cover=r.coverage(rid))
+            else:
+                kept = _kept_of_kind(r, kind, best, need)
+                dropped += len(best) - len(kept)
+                for rid, score, match in kept:
+                    out[(kind, rid)] = _Cand(kind, rid, score, match)
             info.complete = info.complete and r.complete
             continue
         # Every term is too common to read, or in half the rows (no term tells them apart): the
@@ -217,6 +224,35 @@ def _keyword_candidates(conn: sqlite3.Connection, q: FtsQuery, kinds: list[str],
             if len(out) < need and len(q.terms) > 0:
                 for row in fts.matching(conn, kind, q.any_term(), f, limit=need, window=fts.SMALL_WINDOW):
                     out.setdefault((kind, row.id), _Cand(kind, row.id, 0.0, "some", tail=True, row=row))
+    # Rows are dropped only from a tier holding more than _kept(need) > need of them: the tail
+    # above, asked for when fewer than ``need`` were found, never runs after a drop.
+    info.keyword_hits = len(out) + dropped
+    return out
+
+
+def _kept(need: int) -> int:
+    """How many of the best scored rows ``_final`` orders by recency (a boost of at most
+    x top_r: it reorders near-ties only)."""
+    return 2 * need + 10
+
+
+def _kept_of_kind(r: bm25.Ranking, kind: str, best: list[tuple[int, float]],
+                  need: int) -> list[tuple[int, float, str]]:
+    """Of one kind's best rows (``r.top()``) for keywords alone, those that can be among the
+    ``_kept(need)`` that ``_final`` orders, as (id, score, match): in each match tier, the best
+    that many by ``_final``'s own key (weighted score, then the higher id). A candidate built for
+    every scored row cost a search at 10k rows ~0.5 ms, for rows no ordering could reach."""
+    w, k = KIND_WEIGHT[kind], _kept(need)
+    tiers: dict[str, list[tuple[int, float]]] = {"all": [], "some": []}
+    for rid, score in best:
+        tiers["all" if r.holds_all(rid) else "some"].append((rid, score))
+    out: list[tuple[int, float, str]] = []
+    for match, rows in tiers.items():
+        if len(rows) > k:
+            # r.top() orders by (score, id), _final by (weight x score, id): the same order, but
+            # where the weighting rounds two scores to one value.
+            rows = sorted(rows, key=lambda e: (-w * e[1], -e[0]))[:k]
+        out.extend((rid, score, match) for rid, score in rows)
     return out
 
 
@@ -323,7 +359,7 @@ def _final(conn: sqlite3.Connection, cands: dict[tuple[str, int], _Cand], need: 
     # least as relevant), then by score. Fused: the combined score alone.
     order = KINDS.index
     ranked = sorted((0 if hybrid or cands[k].match == "all" else 1, -b, order(k[0]), -k[1], k) for k, b in base.items())
-    keep = ranked[: 2 * need + 10]  # recency (at most x top_r) reorders near-ties only
+    keep = ranked[:_kept(need)]
     tail = [c for c in cands.values() if c.tail] if len(keep) < need else []
     # The rows' times first (recency needs them); whole rows only for the hits returned.
     when = _created(conn, [cands[e[4]] for e in keep])
