@@ -57,6 +57,19 @@ def _wait_embedded(client: httpx.Client, timeout: float) -> dict[str, Any]:
     raise AssertionError(f"not embedded in {timeout} s: {st}")
 
 
+def _first_slice(client: httpx.Client, embedded: int, timeout: float) -> dict[str, Any]:
+    """The embedder's status once it has embedded more than ``embedded`` rows since its start."""
+    deadline = time.monotonic() + timeout
+    st: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        st = client.get("/api/search/status?fresh=1").json()["embeddings"]
+        assert st["state"] != "failed", st
+        if st["embedded_since_start"] > embedded:
+            return st
+        time.sleep(0.1)
+    raise AssertionError(f"nothing embedded in {timeout} s: {st}")
+
+
 @pytest.fixture
 def home(tmp_path: Any) -> Iterator[Home]:
     h = Home(tmp_path)
@@ -173,9 +186,11 @@ def test_a_search_during_a_20k_row_embedding_backlog_stays_within_1_2x_idle(home
             _wait_embedded(c, timeout=120)
         _alternate([http, quiet], 5, rng, "warm")
         # Every vector gone: the worker re-embeds 20,000 rows in the background (minutes of work).
+        start = http.get("/api/search/status?fresh=1").json()["embeddings"]
         assert http.post("/api/search/reindex", json={"force": True}).status_code == 200
-        time.sleep(1.0)
-        before = http.get("/api/search/status?fresh=1").json()["embeddings"]
+        # Until its first slice is in, no row has a vector and search answers by keywords alone
+        # (which it says): the measured searches start once meaning can answer (~1 s here idle).
+        before = _first_slice(http, start["embedded_since_start"], timeout=60)
         busy, idle = _alternate([http, quiet], 40, rng, "busy")
         after = http.get("/api/search/status?fresh=1").json()["embeddings"]
     assert before["state"] == "indexing" and after["missing"] > 10_000, after  # still a backlog throughout
