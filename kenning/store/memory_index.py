@@ -103,8 +103,17 @@ def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str
 
 
 def decisions_column(conn: sqlite3.Connection) -> bool:
-    """Whether the schema has the user's layer decisions yet (migration 0019; 0012 runs before it)."""
-    return any(r[1] == "user_layer" for r in conn.execute("PRAGMA table_info(observations)"))
+    """Whether the schema has the user's layer decisions yet (migration 0019; 0012 runs before it).
+
+    Asked of every stored observation: a prepared, cached statement naming the column (~8 µs)
+    instead of listing the table's columns (~175 µs a row while observing)."""
+    try:
+        conn.execute("SELECT user_layer FROM observations LIMIT 0")
+    except sqlite3.OperationalError as e:
+        if "no such column" in str(e) or "no such table" in str(e):
+            return False
+        raise
+    return True
 
 
 def _write_classified(conn: sqlite3.Connection, done: list[tuple[tuple[object, ...], list[tuple[str, str, int]]]],

@@ -171,3 +171,16 @@ def test_a_pin_survives_export_and_import(rows: Rows, tmp_path: Path) -> None:
     bad = [ln.replace('"user_layer": "rule"', '"user_layer": "sticky"') for ln in lines]
     with pytest.raises(transfer.BadRecord, match="user_layer must be one of rule, key"):
         transfer.import_records(Rows(str(tmp_path / "third.db")).conn, transfer.read_jsonl(bad))
+
+
+def test_decisions_column_follows_the_schema(tmp_path: Path) -> None:
+    """Migration 0012 indexes before 0019 adds user_layer: the check must say no, then yes, on one connection."""
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "x.db")
+    assert not memory_index.decisions_column(conn)  # no table yet
+    conn.execute("CREATE TABLE observations (id INTEGER PRIMARY KEY, layer TEXT)")
+    assert not memory_index.decisions_column(conn)
+    conn.execute("ALTER TABLE observations ADD COLUMN user_layer TEXT")
+    assert memory_index.decisions_column(conn)
+    conn.close()
