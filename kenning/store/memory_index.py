@@ -218,7 +218,11 @@ def _matching_head(conn: sqlite3.Connection, r: sqlite3.Row) -> _Head | None:
 def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
     """Recompute every group from the rows (in time order); returns how many rows are duplicates."""
     where, args = ("WHERE project = ?", [project]) if project else ("", [])
-    conn.execute(f"UPDATE observations SET duplicate_of = NULL, occurrences = 1 {where}", args)
+    # Every row ends ungrouped (NULL, 1) unless grouped below; only rows whose pair changes are
+    # written (each write touches the partial indexes on duplicate_of and fires the change triggers).
+    before = {int(r[0]): (r[1], int(r[2])) for r in conn.execute(
+        f"SELECT id, duplicate_of, occurrences FROM observations {where}", args)}
+    after: dict[int, tuple[int | None, int]] = dict.fromkeys(before, (None, 1))
     heads: dict[tuple[str, str], int] = {}          # (project, signature) -> head id
     keys_of: dict[int, list[tuple[str, str]]] = {}  # head id -> its signatures
     recent: dict[tuple[str, str], deque[_Head]] = {}  # (project, type) -> recent heads, newest last
@@ -267,8 +271,13 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
         for p in path:
             head_of[p] = top
     dup = [(top, oid) for oid, top in head_of.items() if top != oid]
-    conn.executemany("UPDATE observations SET duplicate_of = ? WHERE id = ?", dup)
-    conn.executemany("UPDATE observations SET occurrences = ? WHERE id = ?", [(n, h) for h, n in size.items() if n > 1])
+    for head_id, member in dup:
+        after[member] = (head_id, 1)
+    for head_id, members in size.items():
+        if members > 1:
+            after[head_id] = (after[head_id][0], members)
+    conn.executemany("UPDATE observations SET duplicate_of = ?, occurrences = ? WHERE id = ?",
+                     [(d, n, oid) for oid, (d, n) in after.items() if before[oid] != (d, n)])
     spread_decisions(conn)  # new groups, the user's decisions as they were
     return len(dup)
 

@@ -194,6 +194,27 @@ def test_incremental_groups_equal_a_rebuild_and_a_rebuild_is_idempotent(conn: sq
     assert groups(conn) == incremental
 
 
+def test_a_rebuild_from_scrambled_groups_writes_what_a_rebuild_from_scratch_does(conn: sqlite3.Connection) -> None:
+    """rebuild_groups writes only the rows whose group changes: whatever the columns held before
+    (wrong heads, counts, grouped inactive rows), the result is the rebuilt one."""
+    _fill(conn, 80, seed=5)
+    with repo.transaction(conn):
+        conn.execute("UPDATE observations SET status = 'superseded' WHERE id % 7 = 0")
+        memory_index.rebuild_groups(conn)
+    rebuilt = groups(conn)
+    assert any(g[1] is not None for g in rebuilt) and any(g[2] > 1 for g in rebuilt)
+    rng = random.Random(9)
+    ids = [g[0] for g in rebuilt]
+    with repo.transaction(conn):
+        for oid in rng.sample(ids, 40):
+            conn.execute("UPDATE observations SET duplicate_of = ?, occurrences = ? WHERE id = ?",
+                         (rng.choice([None, *ids]), rng.randint(1, 5), oid))
+    assert groups(conn) != rebuilt
+    with repo.transaction(conn):
+        memory_index.rebuild_groups(conn)
+    assert groups(conn) == rebuilt
+
+
 def test_groups_survive_deleting_their_head_or_a_member(conn: sqlite3.Connection) -> None:
     p = Project(conn)
     ids = [p.store("Explored cache.py: how the cache key works", "discovery") for _ in range(4)]
