@@ -244,6 +244,11 @@ class RowTable:
 _GELU_A = math.sqrt(2.0 / math.pi)
 _GELU_B = 0.044715
 MAX_PACKED = 1024  # most tokens of several texts packed into one pass (~22 MB of activations)
+# Most bytes of attention scores (texts x heads x n x n float32) computed at once: four 256-token
+# texts together took 12 MB and their q/k/v copies 4.5 MB more, the largest share of a pass's peak
+# (40 MB at 1024 tokens); one at a time, each product is still a 256 x 32 x 256 GEMM per head.
+ATTENTION_BYTES = 4 << 20
+GELU_ROWS = 128  # GELU's scratch covers this many tokens, not the whole pass (6 MB at 1024)
 
 
 class MiniLM:
@@ -312,8 +317,15 @@ class MiniLM:
         return x
 
     @staticmethod
-    def _gelu(x: Any, y: Any) -> Any:
-        """GELU (tanh form) of ``x``, in place; ``y`` is scratch of the same shape."""
+    def _gelu(x: Any, scratch: Any) -> Any:
+        """GELU (tanh form) of ``x`` (T, n), in place, GELU_ROWS rows at a time through ``scratch``
+        (GELU_ROWS, n): element-wise, so the same values as all rows at once."""
+        for s in range(0, x.shape[0], GELU_ROWS):
+            MiniLM._gelu_rows(x[s:s + GELU_ROWS], scratch[:min(GELU_ROWS, x.shape[0] - s)])
+        return x
+
+    @staticmethod
+    def _gelu_rows(x: Any, y: Any) -> Any:
         import numpy as np
 
         np.multiply(x, x, out=y)
@@ -342,8 +354,9 @@ class MiniLM:
         i = 0
         while i < len(lengths):
             n = lengths[i]
-            j = i
-            while j < len(lengths) and lengths[j] == n:  # texts of one length: one batched product
+            j = i + 1
+            most = max(1, ATTENTION_BYTES // (4 * h * n * n))
+            while j < len(lengths) and lengths[j] == n and j - i < most:  # texts of one length: one product
                 j += 1
             k = j - i
             block = qkv[start:start + k * n].reshape(k, n, 3, h, hd)
@@ -384,7 +397,7 @@ class MiniLM:
         y = np.empty_like(x)
         qkv = np.empty((t, 3 * self.dim), dtype=np.float32)
         up = np.empty((t, self.blocks[0]["up"][0].shape[1]), dtype=np.float32)
-        scratch = np.empty_like(up)
+        scratch = np.empty((min(t, GELU_ROWS), up.shape[1]), dtype=np.float32)
         pause = between or _nothing
         for blk in self.blocks:
             np.matmul(x, blk["qkv"][0], out=qkv)

@@ -108,6 +108,32 @@ def test_packed_texts_do_not_see_each_other_and_padding_costs_nothing(model: Any
 
 
 @needs_model
+def test_attention_and_gelu_in_parts_give_the_same_vectors_and_a_smaller_peak(
+        model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    # Four 256-token texts (one length: one group) and short ones: the biggest backlog pass.
+    texts = [f"word{i} " * 400 for i in range(4)] + TEXTS[:6]
+    model.embed(texts)  # rows of the word table read once, outside the measure
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        parts = model.embed(texts)
+        peak_parts = tracemalloc.get_traced_memory()[1] - base
+        monkeypatch.setattr(minilm, "ATTENTION_BYTES", 1 << 40)  # every text of a length at once
+        monkeypatch.setattr(minilm, "GELU_ROWS", 1 << 20)        # GELU's scratch as big as the pass
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        whole = model.embed(texts)
+        peak_whole = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(parts, whole)  # bit for bit: the same products, only fewer at once
+    assert peak_parts < 28 << 20 < peak_whole  # ~23 MB against ~40 MB for these 1,024+ tokens
+
+
+@needs_model
 def test_a_softmax_past_float32_range_takes_the_stable_path(model: Any) -> None:
     rng = np.random.default_rng(1)
     n, dim = 7, model.dim
