@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
+from kenning import allocator
 from kenning.paths import Paths
 from kenning.search import embedders, indexer
 from kenning.search.vectors import VectorIndex
@@ -43,6 +44,7 @@ QUIET_S = 0.25            # the backlog resumes this long after the last search 
 MAX_DEFER_S = 2.0         # ...or after this long, however busy search is (the backlog must end)
 IDLE_RECHECK_S = 5.0      # a writer that could not poke (another process, worker restarting) waits this long
 RETRY_FAILED_S = 600.0    # try loading a failed back-end again this often (the user may fix it)
+TRIM_EVERY_S = 5.0        # a long backlog hands its freed activations back to the OS this often
 
 
 class Semantic:
@@ -211,13 +213,20 @@ class Semantic:
             # How big the backlog is: the one full count on this thread, before it answers queries.
             self.missing = indexer.count_missing(conn, self.embedder.model)
             self.state = "indexing"
+            trimmed = time.monotonic()
             while not self._stopping.is_set():
                 self._wake.clear()
                 self._yield_to_searches()
                 done = self._step(conn)
                 if done:
                     self.state = "indexing"
+                    if time.monotonic() - trimmed > TRIM_EVERY_S:
+                        allocator.trim()
+                        trimmed = time.monotonic()
                     continue
+                if self.state != "ready" or trimmed < self._last_search:
+                    allocator.trim()  # idle now: what the passes (and the searches' queries) freed goes back
+                    trimmed = time.monotonic()
                 self.state = "ready"
                 self._wake.wait(IDLE_RECHECK_S)
                 if self._stopping.is_set():

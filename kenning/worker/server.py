@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-from kenning import losses
+from kenning import allocator, losses
 from kenning.daemon import lock_until, release_start_lock
 from kenning.hook.client import EMBED_DATAGRAM, POKE_DATAGRAM
 from kenning.observer.registry import choose
@@ -45,6 +45,7 @@ def setup_logging(paths: Paths, level: str, max_bytes: int, backups: int) -> Non
 def run(paths: Paths | None = None) -> int:
     """Run the worker in the foreground until SIGTERM/SIGINT. Returns the exit code."""
     paths = paths or Paths()
+    allocator.limit_arenas()  # before any thread: see kenning/allocator.py
     # Every file the worker creates is private, including those made later by libraries
     # (a log file re-created at rotation, SQLite's -wal/-shm): not only those we chmod.
     os.umask(0o077)
