@@ -286,17 +286,21 @@ def run_phase(inst: Install, name: str, n: int, per: int, seed: int, think_ms: f
     return phase
 
 
-def worker_rss_mib(inst: Install) -> float:
+def worker_memory_mib(inst: Install) -> dict[str, float]:
+    """The worker's VmRSS, VmHWM (its peak) and RssFile (mapped files: libraries, the database's
+    memory map: page cache, shared) from /proc, in MiB; NaN when unknown."""
+    out = {"VmRSS": float("nan"), "VmHWM": float("nan"), "RssFile": float("nan")}
     health = inst.health()
     if not health:
-        return float("nan")
+        return out
     try:
         for line in Path(f"/proc/{health['pid']}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+            key, _, value = line.partition(":")
+            if key in out:
+                out[key] = int(value.split()[0]) / 1024
     except (OSError, ValueError):
         pass
-    return float("nan")
+    return out
 
 
 def run(n: int, per: int, think_ms: float, keep: bool) -> tuple[list[Phase], dict[str, Any]]:
@@ -308,7 +312,9 @@ def run(n: int, per: int, think_ms: float, keep: bool) -> tuple[list[Phase], dic
         phases.append(run_phase(inst, "stress", n, per, seed=2))
         if think_ms:
             phases.append(run_phase(inst, "paced", n, per, seed=3, think_ms=think_ms))
-        extra = {"rss_mib": worker_rss_mib(inst), "status": inst.api("GET", "/api/status", timeout=30)}
+        extra: dict[str, Any] = {"memory": worker_memory_mib(inst),
+                                 "status": inst.api("GET", "/api/status", timeout=30),
+                                 "search": inst.api("GET", "/api/search/status", timeout=30)}
         inst.stop_worker()
         extra["logs"] = log_findings(inst)
         conn = sqlite3.connect(inst.paths.db)
@@ -385,6 +391,10 @@ def report(phases: list[Phase], extra: dict[str, Any], wall_total: float, header
         f"one UDP datagram).")
     lines.append("")
     ss = latency(stress.calls, ("SessionStart",))
+    mem = extra["memory"]
+    answer = extra.get("search")
+    emb: dict[str, Any] = (answer[1].get("embeddings") if answer and isinstance(answer[1], dict) else None) or {}
+    embeddings = f"{emb.get('backend', '?')} ({emb.get('state', '?')}, {emb.get('vectors', 0):,} vectors)"
     lines.append(
         f"SessionStart under stress: max {fmt(ss['max'])} ms against the 1.5 s answer budget. The hook's own "
         f"deadline (`context_timeout_ms`, 1.2 s by default) starts when its Python code runs; a bare interpreter "
@@ -394,7 +404,9 @@ def report(phases: list[Phase], extra: dict[str, Any], wall_total: float, header
     lines.append(
         f"Database: {extra['events']:,} events, {extra['observations']:,} observations, {extra['summaries']:,} "
         f"session summaries; spool files quarantined: {extra['quarantined']}. Worker RSS at the end "
-        f"{fmt(extra['rss_mib'])} MiB. Log lines with `database is locked` / `SQLITE_BUSY` / a deferred cycle: "
+        f"{fmt(mem['VmRSS'])} MiB (peak {fmt(mem['VmHWM'])} MiB; {fmt(mem['RssFile'])} MiB of it mapped files: "
+        f"libraries and the database's memory map), embeddings {embeddings}. Log lines with `database is locked` "
+        f"/ `SQLITE_BUSY` / a deferred cycle: "
         f"**{len(locked)}**; other errors or tracebacks: {len(trouble)}.")
     for line in (locked + trouble)[:10]:
         lines.append(f"    {line}")
