@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode
 
@@ -45,29 +45,28 @@ def _client(home: Home) -> httpx.Client:
                         headers={"Authorization": f"Bearer {read_token(home.paths)}"})
 
 
-def _wait_embedded(client: httpx.Client, timeout: float) -> dict[str, Any]:
+def _embedder_once(client: httpx.Client, done: Callable[[dict[str, Any]], bool], timeout: float,
+                   what: str) -> dict[str, Any]:
+    """The embedder's status as soon as ``done`` holds for it (AssertionError after ``timeout`` s)."""
     deadline = time.monotonic() + timeout
     st: dict[str, Any] = {}
     while time.monotonic() < deadline:
         st = client.get("/api/search/status?fresh=1").json()["embeddings"]
         assert st["state"] != "failed", st
-        if st["state"] == "ready" and st["missing"] == 0:
+        if done(st):
             return st
         time.sleep(0.1)
-    raise AssertionError(f"not embedded in {timeout} s: {st}")
+    raise AssertionError(f"{what} in {timeout} s: {st}")
+
+
+def _wait_embedded(client: httpx.Client, timeout: float) -> dict[str, Any]:
+    return _embedder_once(client, lambda st: st["state"] == "ready" and st["missing"] == 0, timeout,
+                          "not embedded")
 
 
 def _first_slice(client: httpx.Client, embedded: int, timeout: float) -> dict[str, Any]:
     """The embedder's status once it has embedded more than ``embedded`` rows since its start."""
-    deadline = time.monotonic() + timeout
-    st: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        st = client.get("/api/search/status?fresh=1").json()["embeddings"]
-        assert st["state"] != "failed", st
-        if st["embedded_since_start"] > embedded:
-            return st
-        time.sleep(0.1)
-    raise AssertionError(f"nothing embedded in {timeout} s: {st}")
+    return _embedder_once(client, lambda st: st["embedded_since_start"] > embedded, timeout, "nothing embedded")
 
 
 @pytest.fixture
