@@ -17,6 +17,7 @@ from kenning import spool
 from kenning.hook.client import health_proof
 from kenning.paths import Paths, read_token
 from kenning.service import Memory
+from kenning.worker.load import InFlight, Requests
 from kenning.worker.pipeline import PipelineThread
 from kenning.worker.security import Guard, OneTimeCodes
 
@@ -36,6 +37,7 @@ class WorkerState:
     ready: bool = False
     codes: OneTimeCodes = field(default_factory=OneTimeCodes)  # `kenning open`'s one-time codes
     compactor: Any = None  # kenning.store.compaction.Compactor, set by the viewer's routes
+    requests: Requests = field(default_factory=Requests)  # in flight now (kenning.worker.load)
 
 
 def observer_status(state: WorkerState) -> dict[str, Any]:
@@ -55,7 +57,7 @@ def _nonce_ok(challenge: str) -> bool:
 
 
 def create_app(state: WorkerState) -> Any:
-    """The ASGI app, wrapped in the security guard."""
+    """The ASGI app, wrapped in the security guard and the in-flight counter."""
 
     async def health(request: Request) -> JSONResponse:
         # Public, so it says nothing that proves identity: a client that wants to know whether this
@@ -167,4 +169,4 @@ def create_app(state: WorkerState) -> Any:
 
     state.thread.pipeline.stats.listeners.append(stored)
     app = Starlette(routes=routes)
-    return Guard(app, state.port, lambda: read_token(state.paths))
+    return InFlight(Guard(app, state.port, lambda: read_token(state.paths)), state.requests)

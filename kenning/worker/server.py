@@ -135,9 +135,12 @@ def run(paths: Paths | None = None) -> int:
         signal.signal(signal.SIGINT, _exit)
         from kenning.worker.protocol import HEADER_TIMEOUT_S, deadline_protocol
 
+        # No proxy sits in front of a loopback worker: X-Forwarded-* are never trusted (and not
+        # parsed on every request), and no Server header names the stack to whoever asks.
         config = uvicorn.Config(create_app(state), log_config=None, access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=3, http=deadline_protocol(),
-                                timeout_keep_alive=int(HEADER_TIMEOUT_S))
+                                timeout_keep_alive=int(HEADER_TIMEOUT_S), proxy_headers=False,
+                                server_header=False)
         try:
             uvicorn.Server(config).run(sockets=[sock])
         except SystemExit:

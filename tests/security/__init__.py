@@ -224,7 +224,9 @@ def routes_of(app: Any) -> list[tuple[str, tuple[str, ...]]]:
 
     from starlette.routing import Mount, Route, WebSocketRoute
 
-    inner = getattr(app, "app", app)
+    inner = app
+    while not hasattr(inner, "routes") and hasattr(inner, "app"):  # the counter, then the guard
+        inner = inner.app
     out: list[tuple[str, tuple[str, ...]]] = []
 
     def walk(routes: list[Any], prefix: str) -> None:
