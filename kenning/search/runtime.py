@@ -18,7 +18,7 @@ from typing import Any
 from kenning.paths import Paths
 from kenning.search import service
 from kenning.search.config import SearchConfig
-from kenning.store.db import ReadPool, connect
+from kenning.store.db import BUSY_TIMEOUT_MS, ReadPool, connect
 
 log = logging.getLogger("kenning.search")
 
@@ -28,6 +28,14 @@ _current: SearchRuntime | None = None
 def current() -> SearchRuntime | None:
     """The runtime of this worker process, if one was started."""
     return _current
+
+
+class WouldWait(Exception):
+    """A call that must not wait (``wait=False``) needed a new connection or a lock."""
+
+
+def _busy(e: sqlite3.OperationalError) -> bool:
+    return getattr(e, "sqlite_errorcode", 0) & 0xFF == 5 or "locked" in str(e) or "busy" in str(e)
 
 
 class SearchRuntime:
@@ -64,8 +72,32 @@ class SearchRuntime:
             self.semantic.poke()
 
     @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection | None]:
-        """A read-only connection for one call, or None when there is no database yet."""
+    def reading(self, wait: bool = True) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection for one call, or None when there is no database yet.
+
+        ``wait=False`` (a caller on the event loop): an idle pooled connection with no busy
+        timeout, else :class:`WouldWait`, also raised when a statement meets a lock; the caller
+        then runs the call again where it may wait."""
+        if not wait:
+            conn = self.pool.take_idle() if self.pool is not None else None
+            if conn is None:
+                raise WouldWait("no idle connection")
+            conn.execute("PRAGMA busy_timeout = 0")
+            ok = False
+            try:
+                yield conn
+                ok = True
+            except sqlite3.OperationalError as e:
+                if _busy(e):
+                    raise WouldWait(str(e)) from e
+                raise
+            finally:
+                try:
+                    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                except sqlite3.Error:
+                    ok = False
+                self.pool.give(conn, ok)  # type: ignore[union-attr]
+            return
         if not os.path.exists(self.paths.db):
             yield None
         elif self.pool is not None:
@@ -82,10 +114,10 @@ class SearchRuntime:
         """The vector index when it can answer now (model loaded), else None (FTS only)."""
         return self.semantic.index_if_ready() if self.semantic is not None else None
 
-    def search(self, query: str = "", **kw: Any) -> list[service.Hit]:
+    def search(self, query: str = "", wait: bool = True, **kw: Any) -> list[service.Hit]:
         """Search with this worker's vectors and settings; ``info`` (a SearchInfo) also says why
-        meaning did not answer (model loading, rows not embedded yet)."""
-        with self.reading() as conn:
+        meaning did not answer (model loading, rows not embedded yet). ``wait``: see :meth:`reading`."""
+        with self.reading(wait) as conn:
             if conn is None:
                 return []
             kw.setdefault("vectors", self.vectors())

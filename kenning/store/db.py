@@ -224,6 +224,15 @@ class ReadPool:
             conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}").fetchall()  # stepped to its end
         return conn
 
+    def take_idle(self) -> sqlite3.Connection | None:
+        """An idle connection to the file now at ``path``, or None: never opens one (an open can
+        wait on the file's locks) and leaves stale ones for :meth:`take` to close."""
+        ident = self._identity()
+        with self._lock:
+            if ident is None or ident != self._file or not self._idle:
+                return None
+            return self._idle.pop()
+
     def give(self, conn: sqlite3.Connection, reusable: bool = True) -> None:
         if reusable and not conn.in_transaction:
             conn.set_progress_handler(None, 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -55,8 +56,10 @@ def test_alone_inline_with_company_on_a_search_thread(app: tuple[Any, Any, list[
     async def main() -> None:
         loop_thread.append(threading.current_thread().name)
         async with client(asgi, state.paths) as c:
+            first = await c.get("/api/search", params={"query": "timezone"})  # opens the pool's connection
             alone = await c.get("/api/search", params={"query": "timezone"})
             assert alone.status_code == 200 and alone.json()["count"] == 5
+            assert alone.json()["results"] == first.json()["results"]
             assert state.requests.active == 0  # every request that ended was counted out
 
             # A batch request whose body has not finished arriving stays in flight meanwhile.
@@ -82,8 +85,37 @@ def test_alone_inline_with_company_on_a_search_thread(app: tuple[Any, Any, list[
             assert state.requests.active == 0
 
     asyncio.run(main())
-    assert threads[0] == loop_thread[0]  # the event loop's own thread: no hop
-    assert threads[1].startswith("kenning-search")  # another request waited for the loop
+    # The first search had no idle connection (an open may wait on the file's locks): on a thread.
+    assert threads[0].startswith("kenning-search")
+    assert threads[1] == loop_thread[0]  # alone, a connection idle: the event loop's own thread, no hop
+    assert threads[2].startswith("kenning-search")  # another request waited for the loop
+
+
+def test_a_lock_met_inline_sends_the_search_to_a_thread(app: tuple[Any, Any, list[str]],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    asgi, state, threads = app
+    loop = threading.current_thread().name  # asyncio.run runs the loop on this thread
+    inner = service.search  # the recording wrapper
+    timeouts: list[int] = []
+
+    def locked_on_the_loop(conn: Any, *args: Any, **kw: Any) -> Any:
+        timeouts.append(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        if threading.current_thread().name == loop:
+            raise sqlite3.OperationalError("database is locked")
+        return inner(conn, *args, **kw)
+
+    monkeypatch.setattr(service, "search", locked_on_the_loop)
+
+    async def main() -> list[httpx.Response]:
+        async with client(asgi, state.paths) as c:
+            return [await c.get("/api/search", params={"query": "timezone"}) for _ in range(3)]
+
+    answers = asyncio.run(main())
+    assert [r.status_code for r in answers] == [200, 200, 200]
+    assert all(r.json()["count"] == 5 for r in answers)
+    # Inline tries never wait on a lock (busy timeout 0); the thread's run waits as always.
+    assert timeouts[0] > 0 and timeouts[1::2] == [0, 0] and all(t > 0 for t in timeouts[2::2])
+    assert all(t.startswith("kenning-search") for t in threads)
 
 
 def test_concurrent_searches_all_answer_alike(app: tuple[Any, Any, list[str]]) -> None:

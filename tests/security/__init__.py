@@ -212,7 +212,7 @@ def build_app(data_dir: str, port: int) -> tuple[Any, Any, Any]:
     conn = open_db(paths.db)
     observer, note = choose(settings)
     thread = PipelineThread(Pipeline(paths, conn, observer))
-    state = WorkerState(paths=paths, memory=Memory(paths, settings), thread=thread, port=port,
+    state = WorkerState(paths=paths, memory=Memory(paths, settings, pooled=True), thread=thread, port=port,
                         start_token="test-start-token", started_at=time.time(), observer_note=note,
                         settings_problems=problems)
     return create_app(state), state, conn

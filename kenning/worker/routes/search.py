@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kenning.search.runtime import SearchRuntime
+from kenning.search.runtime import SearchRuntime, WouldWait
 from kenning.search.service import SearchInfo
 from kenning.store import projects
 from kenning.threads import LazyPool
@@ -140,12 +140,12 @@ async def _search_call(fn: Callable[[], Any]) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_searchers.get(), fn)
 
 
-def project_key(runtime: SearchRuntime, text: str | None) -> str | None:
+def project_key(runtime: SearchRuntime, text: str | None, wait: bool = True) -> str | None:
     """The key of the project a request names (a key, a path or a display name); BadRequest when
     several projects share the name given. Read on one of the worker's pooled connections."""
     if not text:
         return None
-    with runtime.reading() as conn:
+    with runtime.reading(wait) as conn:
         if conn is None:
             return text
         try:
@@ -166,13 +166,14 @@ def routes(state: Any) -> list[Route]:
     except AttributeError:
         pass
 
-    def search_body(qp: QueryParams) -> bytes:
-        """The whole answer, built and encoded in one call (on a search thread, or inline)."""
+    def search_body(qp: QueryParams, wait: bool = True) -> bytes:
+        """The whole answer, built and encoded in one call: on a search thread, or inline with
+        ``wait=False`` (WouldWait rather than block the event loop on a lock or an open)."""
         query = _text(qp, "query", "q") or ""
         kw = search_params(qp)
-        kw["project"] = project_key(runtime, kw["project"])
+        kw["project"] = project_key(runtime, kw["project"], wait)
         info = SearchInfo()
-        hits = runtime.search(query, info=info, **kw)
+        hits = runtime.search(query, wait=wait, info=info, **kw)
         # Which paths answered, truthfully: meaning only when the query was embedded and compared.
         return json_bytes({"query": query, "count": len(hits), "semantic": info.meaning, "paths": info.paths(),
                            "note": info.note, "complete": info.complete, "results": [h.as_dict() for h in hits]})
@@ -183,13 +184,23 @@ def routes(state: Any) -> list[Route]:
         """Answer on the event loop itself: only a keyword search (no query to embed, so a few
         milliseconds) and only when no other request waits for the loop. The hop to a thread and
         back costs ~0.7 ms on a 2-vCPU machine (a wake-up on the other core, the GIL passed
-        twice), an eighth of such a search; with company, the loop stays free and the pool runs it."""
-        return requests is not None and requests.alone() and runtime.vectors() is None
+        twice), an eighth of such a search; with company, the loop stays free and the pool runs it.
+        Inline, nothing waits: a lock or a missing connection sends the search to the pool."""
+        return requests is not None and requests.alone() and runtime.pool is not None \
+            and runtime.vectors() is None
+
+    async def answer(qp: QueryParams) -> bytes:
+        if inline():
+            try:
+                return search_body(qp, wait=False)
+            except WouldWait:
+                pass
+        return await _search_call(lambda: search_body(qp))
 
     async def search(request: Request) -> Response:
         qp = request.query_params
         try:
-            body = search_body(qp) if inline() else await _search_call(lambda: search_body(qp))
+            body = await answer(qp)
         except BadRequest as e:
             return _error(str(e))
         except ValueError as e:  # unknown order or kind
