@@ -188,6 +188,14 @@ class Rule:
 _LOOSE_SUBJECT = ("NOT (substr(subject, 6, 1) GLOB '[A-Za-z0-9_]' AND substr(subject, -1, 1) GLOB '[A-Za-z0-9_/]') "
                   "OR instr(subject, '*') OR instr(subject, '?') OR instr(subject, '[')")
 EXACT_NAMES_CAP = 400  # a path this deep (26 folders or more: 400 names) has every subject checked, as before
+LOOSE_INDEX = "observation_subjects_loose"  # migration 0023: the loose file subjects alone
+
+
+def _has_loose_index(conn: Any) -> bool:
+    """Whether the file has migration 0023's index (a hook may read a file the worker has not
+    migrated yet); the schema is parsed already, so this costs microseconds."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
+                        (LOOSE_INDEX,)).fetchone() is not None
 
 
 def rules_for(conn: Any, project: str, rel_path: str) -> list[Rule]:
@@ -196,22 +204,35 @@ def rules_for(conn: Any, project: str, rel_path: str) -> list[Rule]:
     Of the project's 300 newest rules, in the order of their ids. SQL keeps only the subjects that
     can name the file (one of its exact names, or a loose one for names_file to judge) and the rows
     are read for the rules that name it: a Read must not cost a row per file subject of every rule.
+    The exact names are looked up by the primary key and the loose subjects in their own partial
+    index (migration 0023), so nothing else is read either; an older file is filtered as before.
     """
     if not rel_path:
         return []
     names = exact_names(rel_path)
+    rules = ("SELECT id FROM observations WHERE project = ? AND layer = 'rule' AND status = 'active' "
+             "AND duplicate_of IS NULL ORDER BY created_at DESC LIMIT 300")
+    files = "subject >= 'file:' AND subject < 'file;'"
     params: tuple[str, ...]
     if len(names) > EXACT_NAMES_CAP:
-        keep, params = "", (project,)
+        sql = (f"SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN ({rules}) "
+               f"AND {files} ORDER BY observation_id")
+        params = (project,)
+    elif _has_loose_index(conn):
+        marks = ",".join("?" * len(names))
+        sql = (f"WITH rules (id) AS MATERIALIZED ({rules}) "
+               f"SELECT observation_id, subject FROM observation_subjects WHERE project = ? AND subject IN ({marks}) "
+               "AND +observation_id IN rules UNION "
+               f"SELECT observation_id, subject FROM observation_subjects WHERE project = ? AND {files} "
+               f"AND ({_LOOSE_SUBJECT}) AND +observation_id IN rules ORDER BY 1")
+        params = (project, project, *("file:" + n for n in names), project)
     else:
-        keep = f" AND (subject IN ({','.join('?' * len(names))}) OR {_LOOSE_SUBJECT})"
+        sql = (f"SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN ({rules}) "
+               f"AND {files} AND (subject IN ({','.join('?' * len(names))}) OR {_LOOSE_SUBJECT}) "
+               "ORDER BY observation_id")
         params = (project, *("file:" + n for n in names))
     ids: list[int] = []
-    for oid, subject in conn.execute(
-            "SELECT observation_id, subject FROM observation_subjects WHERE observation_id IN ("
-            "SELECT id FROM observations WHERE project = ? AND layer = 'rule' AND status = 'active' "
-            "AND duplicate_of IS NULL ORDER BY created_at DESC LIMIT 300) "
-            f"AND subject >= 'file:' AND subject < 'file;'{keep} ORDER BY observation_id", params):
+    for oid, subject in conn.execute(sql, params):
         if (not ids or ids[-1] != int(oid)) and names_file(str(subject)[5:], rel_path):
             ids.append(int(oid))
     if not ids:

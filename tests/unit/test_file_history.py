@@ -421,9 +421,12 @@ def standing(w: World, ids: list[int]) -> None:
                    f"WHERE id IN ({','.join('?' * len(ids))})", ids)
 
 
+@pytest.mark.parametrize("indexed", [True, False], ids=["migrated", "before-0023"])
 @pytest.mark.parametrize("path", [*PATHS, "src/gen/x/api.go", "b/c/d.py", "nowhere.txt"])
-def test_the_rules_naming_a_file_are_those_any_of_their_subjects_names(w: World, path: str) -> None:
+def test_the_rules_naming_a_file_are_those_any_of_their_subjects_names(w: World, path: str, indexed: bool) -> None:
     many_rules(w, 60)
+    if not indexed:  # a file the worker has not migrated yet, read by a hook
+        w.conn.execute(f"DROP INDEX {fh.LOOSE_INDEX}")
     conn = fh.connect_readonly(w.paths.db, time.monotonic() + 5)
     try:
         got = fh.rules_for(conn, PROJECT, path)
@@ -465,3 +468,25 @@ def test_a_superseded_rule_is_not_given(w: World) -> None:
     gen = w.file("src/gen/api.pb.go", size=200, mtime=T0)
     w.observe("s1", "Never edit src/gen/*.pb.go by hand, run make proto", T0, kind="decision", status="superseded")
     assert w.read(gen) is None
+
+
+def test_a_read_seeks_its_exact_names_and_the_loose_subjects_index(w: World) -> None:
+    """The rule lookup reads by the primary key and migration 0023's partial index, whose condition
+    is rules_for's own (the planner takes a partial index only for a query repeating it)."""
+    many_rules(w, 30)
+    (index_sql,) = w.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (fh.LOOSE_INDEX,)).fetchone()
+    assert fh._LOOSE_SUBJECT in index_sql
+    loose = w.conn.execute(f"SELECT COUNT(*) FROM observation_subjects INDEXED BY {fh.LOOSE_INDEX} "
+                           f"WHERE subject >= 'file:' AND subject < 'file;' AND ({fh._LOOSE_SUBJECT})").fetchone()[0]
+    assert 0 < loose < w.conn.execute("SELECT COUNT(*) FROM observation_subjects").fetchone()[0]
+    statements: list[str] = []
+    w.conn.set_trace_callback(statements.append)  # the statement with its values bound
+    try:
+        assert fh.rules_for(w.conn, PROJECT, "src/gen/api.pb.go")
+    finally:
+        w.conn.set_trace_callback(None)
+    (lookup,) = [q for q in statements if "FROM observation_subjects" in q]
+    plan = " | ".join(str(r[3]) for r in w.conn.execute("EXPLAIN QUERY PLAN " + lookup))
+    assert "observation_subjects USING PRIMARY KEY (project=? AND subject=?)" in plan, plan
+    assert f"USING COVERING INDEX {fh.LOOSE_INDEX} (project=?)" in plan, plan
+    assert "observation_subjects_observation" not in plan, plan  # no walk over every subject of the rules
