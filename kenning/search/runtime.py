@@ -79,8 +79,8 @@ class SearchRuntime:
         timeout, else :class:`WouldWait`, also raised when a statement meets a lock; the caller
         then runs the call again where it may wait."""
         if not wait:
-            conn = self.pool.take_idle() if self.pool is not None else None
-            if conn is None:
+            pool = self.pool
+            if pool is None or (conn := pool.take_idle()) is None:
                 raise WouldWait("no idle connection")
             conn.execute("PRAGMA busy_timeout = 0")
             ok = False
@@ -96,7 +96,7 @@ class SearchRuntime:
                     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 except sqlite3.Error:
                     ok = False
-                self.pool.give(conn, ok)  # type: ignore[union-attr]
+                pool.give(conn, ok)
             return
         if not os.path.exists(self.paths.db):
             yield None
