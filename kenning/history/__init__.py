@@ -4,6 +4,22 @@ Each reader streams one session file line by line (never the whole file in memor
 ``Event`` tuples in the shape the hooks capture live (Claude Code's event and field names, the
 original timestamp), each with a key that is the same every time the file is read, so a second
 import finds every event already stored and a file that grew adds only what is new.
+
+What the payloads add to the live shapes, for the observer:
+
+* ``UserPromptSubmit``: ``prompt_origin``, where the text came from: ``typed`` (the user submitted
+  it), ``queued`` (typed while the agent worked, read mid-turn), ``plan`` (a plan the agent wrote
+  and the user accepted: the agent's words), ``rejection`` (what the user said when refusing a tool
+  call; ``rejected_tool`` names the call), ``headless`` (the scripted prompt of ``claude -p`` / the
+  SDKs / ``codex exec``). Text nobody typed is no prompt (kenning/history/claude_lines.py).
+* ``Stop``: ``interrupted: True`` when the user stopped the turn (Claude Code's ``[Request
+  interrupted by user...]``, Codex's ``turn_aborted``), with ``rejected_tool`` when a refused call
+  (without words) led to it. A queued or rejection prompt does not close the turn before it.
+* ``PostToolUse`` with ``actor: "user"``: a shell command the user ran themselves (Claude Code's
+  ``!``), as a ``Bash`` call (``tool_use_id`` ``user-shell:<uuid>``); a refused call is no
+  ``PostToolUseFailure``.
+* ``SessionStart``: ``repository`` (the remote the transcript names, normalised as
+  ``kenning.project.normalize_remote`` spells it) and ``git_branch`` when known.
 """
 
 from __future__ import annotations

@@ -2,11 +2,17 @@
 
 A transcript holds one JSON object per line: ``user`` lines (a typed prompt, or the results of
 tool calls with the structured ``toolUseResult``), ``assistant`` lines (text and ``tool_use``
-blocks, one block per line while streaming) and bookkeeping lines (attachments, queue operations,
-request copies) that are skipped without being parsed. Subagents write their own transcripts
-under ``<session>/subagents/agent-<id>.jsonl``: their tool calls belong to the same session,
-marked with the subagent's id, as the hooks mark them live. A turn's Stop is the last assistant
-text before the next prompt (or the end of a file that has been quiet for a while).
+blocks, one block per line while streaming) and bookkeeping lines, skipped without being parsed
+except ``queue-operation`` (messages typed while the agent works) and ``pr-link``. Subagents write
+their own transcripts under ``<session>/subagents/agent-<id>.jsonl``: their tool calls belong to
+the same session, marked with the subagent's id, as the hooks mark them live.
+
+Not everything in a ``user`` line was typed by the user. Every prompt event says where its text
+came from in ``payload["prompt_origin"]`` (see :mod:`kenning.history.claude_lines`); text Claude Code
+wrote itself (compaction summaries, slash-command output, task notifications, agent-team
+messages, sidechains, meta lines) is no prompt at all. A turn's Stop comes at its last line,
+before the next prompt (or at the end of a file that has been quiet for a while); a turn the user
+interrupted ends with a Stop marked ``interrupted``.
 """
 
 from __future__ import annotations
@@ -18,15 +24,24 @@ from collections.abc import Iterator
 from typing import Any
 
 from kenning.history import Event, SessionFile, timestamp
+from kenning.history.claude_lines import (
+    INTERRUPTED,
+    Scan,
+    blocks,
+    prompt_origin,
+    queued_key,
+    queued_text,
+    rejection,
+    scan,
+    shell_output,
+    user_text,
+)
 
 NAME = "claude-code"
-# Texts Claude Code puts in user turns itself: not prompts anyone typed.
-SYNTHETIC_PREFIXES = ("<command-name>", "<command-message>", "<local-command", "<task-notification>",
-                      "<system-reminder>", "[Request interrupted", "Caveat:", "<bash-input>", "<bash-stdout>",
-                      "This session is being continued from a previous")
 QUIET_S = 15 * 60  # a file untouched this long is a finished session: its last turn closes
 # Only these lines are parsed (compact JSON as Claude Code writes it, or re-serialized with spaces).
-_TYPE_MARKS = ('"type":"user"', '"type":"assistant"', '"type": "user"', '"type": "assistant"')
+_TYPE_MARKS = ('"type":"user"', '"type":"assistant"', '"type": "user"', '"type": "assistant"',
+               '"type":"queue-operation"', '"type": "queue-operation"')
 
 
 def projects_dir() -> str:
@@ -58,7 +73,7 @@ def discover(root: str | None = None) -> list[SessionFile]:
 
 
 def _lines(path: str) -> Iterator[dict[str, Any]]:
-    """The user and assistant lines of a transcript, parsed one at a time."""
+    """The user, assistant and queue-operation lines of a transcript, parsed one at a time."""
     try:
         fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 (a missing file yields nothing)
     except OSError:
@@ -72,27 +87,8 @@ def _lines(path: str) -> Iterator[dict[str, Any]]:
                 rec = json.loads(line)
             except ValueError:
                 continue  # a line cut by a crash: the rest of the file still counts
-            if isinstance(rec, dict) and rec.get("type") in ("user", "assistant"):
+            if isinstance(rec, dict) and rec.get("type") in ("user", "assistant", "queue-operation"):
                 yield rec
-
-
-def _blocks(message: Any) -> list[dict[str, Any]]:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _prompt(rec: dict[str, Any]) -> str | None:
-    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isSidechain"):
-        return None
-    blocks = _blocks(rec.get("message"))
-    if any(b.get("type") == "tool_result" for b in blocks):
-        return None
-    text = "\n".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text").strip()
-    if not text or text.startswith(SYNTHETIC_PREFIXES):
-        return None
-    return text
 
 
 def _result_text(block: dict[str, Any]) -> str:
@@ -110,9 +106,12 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     import heapq
     import time
 
+    from kenning.history.identity import checkout, remote_of_pr
+
     now = time.time() if now is None else now
     finished = now - f.mtime >= quiet_s
-    streams = [_session_events(f.path, None, None, close_last=finished)]
+    found = scan(f.path)
+    streams = [_session_events(f.path, None, None, close_last=finished, found=found)]
     for sub in f.extra:
         agent_id = os.path.basename(sub)[len("agent-"):-len(".jsonl")]
         streams.append(e for e in _session_events(sub, agent_id, _agent_type(sub), close_last=False)
@@ -121,15 +120,23 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     first = next(merged, None)
     if first is None:
         return
-    sid = str(first.payload.get("session_id") or os.path.basename(f.path)[:-len(".jsonl")])
+    # One file is one session: Claude Code names it after the session (a resumed session's copy of
+    # earlier lines may still carry the earlier id inside).
+    sid = os.path.basename(f.path)[:-len(".jsonl")] or str(first.payload.get("session_id") or "")
     cwd = first.payload.get("cwd") or ""
     base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
-    yield Event("SessionStart", first.at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
-                                                            "source": "startup"})
+    start = {**base, "hook_event_name": "SessionStart", "source": "startup"}
+    if found.branch:
+        start["git_branch"] = found.branch
+    name = checkout(cwd)[0] if cwd else ""
+    remote = next((r for r in (remote_of_pr(u, repo, name) for u, repo in found.pr_links) if r), "")
+    if remote:
+        start["repository"] = remote
+    yield Event("SessionStart", first.at, f"start:{sid}", start)
     last_at = first.at
     for e in _chain(first, merged):
-        e.payload = {**base, **{k: v for k, v in e.payload.items() if v is not None}}
-        last_at = e.at
+        e.payload = {**base, **{k: v for k, v in e.payload.items() if v is not None and k != "session_id"}}
+        last_at = max(last_at, e.at)
         yield e
     if finished:
         yield Event("SessionEnd", last_at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
@@ -151,40 +158,119 @@ def _agent_type(sub: str) -> str:
     return value if isinstance(value, str) and value else "subagent"
 
 
+class _Turn:
+    """What the open turn of the main transcript has seen so far."""
+
+    __slots__ = ("end", "open", "rejected", "text")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.open = False  # a prompt started it and no Stop closed it yet
+        self.text: tuple[float, str, str] | None = None  # (time, uuid, text) of its last answer
+        self.end = 0.0  # time of its last line
+        self.rejected = ""  # a tool call the user rejected without a word
+
+    def stop(self, common: dict[str, Any], *, at: float | None = None, key: str = "",
+             interrupted: bool = False) -> Event | None:
+        """The Stop that closes this turn (None when nothing is open), and a fresh turn."""
+        if self.text is None and not (interrupted and self.open):
+            self.reset()
+            return None
+        text_at, uuid, text = self.text or (0.0, "", "")
+        payload = {**common, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": text}
+        if interrupted:
+            payload["interrupted"] = True
+            if self.rejected:
+                payload["rejected_tool"] = self.rejected
+        when = at if at is not None else max(text_at, self.end)
+        event = Event("Stop", when, key or f"stop:{uuid}", payload)
+        self.reset()
+        return event
+
+
+def _prompt_event(at: float, key: str, common: dict[str, Any], text: str, origin: str,
+                  **extra: Any) -> Event:
+    return Event("UserPromptSubmit", at, key, {**common, "hook_event_name": "UserPromptSubmit", "prompt": text,
+                                               "prompt_origin": origin, **extra})
+
+
 def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
-                    close_last: bool) -> Iterator[Event]:
+                    close_last: bool, found: Scan | None = None) -> Iterator[Event]:
     """Prompts, tool results and turn ends of one transcript file."""
     tools: dict[str, tuple[str, Any]] = {}  # tool_use id -> (name, input)
-    last_text: tuple[float, str, str] | None = None  # (time, uuid, text) of the turn's last answer
+    turn = _Turn()
+    shell: tuple[float, str, str] | None = None  # a command the user ran with ``!``: (time, uuid, command)
+    main = agent_id is None
     for rec in _lines(path):
         at = timestamp(rec.get("timestamp"))
         if at is None:
             continue
-        common = {"session_id": rec.get("sessionId"), "cwd": rec.get("cwd"), "agent_id": agent_id,
-                  "agent_type": agent_type}
+        if rec["type"] == "queue-operation":
+            text = queued_text(rec) if main and found is not None else None
+            if text is not None and queued_key(rec, text) in found.queued:  # type: ignore[union-attr]
+                # Typed while the agent worked and read by it mid-turn: the turn goes on.
+                yield _prompt_event(at, queued_key(rec, text), {"cwd": rec.get("cwd")}, text, "queued")
+            continue
+        common = {"cwd": rec.get("cwd"), "agent_id": agent_id, "agent_type": agent_type}
         uuid = str(rec.get("uuid") or "")
+        side = main and bool(rec.get("isSidechain"))
+        if side:  # an older Claude Code kept a subagent's conversation in the main file
+            common.update(agent_id=str(rec.get("agentId") or "sidechain"), agent_type="subagent")
         if rec["type"] == "assistant":
-            for b in _blocks(rec.get("message")):
+            for b in blocks(rec.get("message")):
                 if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                     tools[b["id"]] = (str(b.get("name") or ""), b.get("input"))
-                elif b.get("type") == "text" and str(b.get("text") or "").strip():
-                    last_text = (at, uuid, str(b["text"]))
+                elif b.get("type") == "text" and str(b.get("text") or "").strip() and not side:
+                    turn.text = (at, uuid, str(b["text"]))
+            turn.end = max(turn.end, at)
             continue
-        prompt = _prompt(rec) if agent_id is None else None
-        if prompt is not None:
-            if last_text is not None:
-                yield _stop(last_text, common)
-                last_text = None
-            yield Event("UserPromptSubmit", at, f"prompt:{uuid}", {**common, "hook_event_name": "UserPromptSubmit",
-                                                                   "prompt": prompt})
-            continue
+        if main and not side:
+            text = user_text(rec)
+            if shell is not None:
+                out = shell_output(text)
+                yield _shell_event(shell, at if out is not None else shell[0], common, out)
+                shell = None
+                if out is not None:
+                    continue
+            if text.startswith(INTERRUPTED) and not rec.get("isMeta"):
+                stopped = turn.stop(common, at=at, key=f"stop:{uuid}", interrupted=True)
+                if stopped is not None:
+                    yield stopped
+                continue
+            if text.startswith("<bash-input>") and not rec.get("isMeta"):
+                stopped = turn.stop(common)  # the user acts between turns
+                if stopped is not None:
+                    yield stopped
+                shell = (at, uuid, text[len("<bash-input>"):].split("</bash-input>", 1)[0])
+                continue
+            origin = prompt_origin(rec, text)
+            if origin is not None:
+                stopped = turn.stop(common)
+                if stopped is not None:
+                    yield stopped
+                turn.open = True
+                turn.end = at
+                yield _prompt_event(at, f"prompt:{uuid}", common, text, origin)
+                continue
+            if text:
+                continue  # Claude Code's own words (a summary, a command's output, a notification)
         structured = rec.get("toolUseResult")
-        for b in _blocks(rec.get("message")):
+        for b in blocks(rec.get("message")):
             if b.get("type") != "tool_result" or not isinstance(b.get("tool_use_id"), str):
                 continue
             tid = b["tool_use_id"]
             name, tool_input = tools.pop(tid, ("", None))
             if not name:
+                continue
+            if b.get("is_error") and (refused := rejection(_result_text(b))) is not None:
+                # The user refused this call: not a failure of the tool. What they said instead
+                # is theirs, typed, and redirects the work (the turn goes on).
+                if refused and main and not side:
+                    yield _prompt_event(at, f"rejection:{tid}", common, refused, "rejection", rejected_tool=name)
+                elif not side:
+                    turn.rejected = name
                 continue
             payload = {**common, "tool_name": name, "tool_input": tool_input if isinstance(tool_input, dict) else {},
                        "tool_use_id": tid}
@@ -196,11 +282,25 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
                 payload["hook_event_name"] = "PostToolUse"
                 payload["tool_response"] = structured if structured is not None else _result_text(b)
                 yield Event("PostToolUse", at, f"PostToolUse:{tid}", payload)
-    if last_text is not None and agent_id is None and close_last:
-        yield _stop(last_text, {})
+        turn.end = max(turn.end, at)
+    if shell is not None:
+        yield _shell_event(shell, shell[0], {}, None)
+    if main and close_last:
+        stopped = turn.stop({})
+        if stopped is not None:
+            yield stopped
 
 
-def _stop(last: tuple[float, str, str], common: dict[str, Any]) -> Event:
-    at, uuid, text = last
-    return Event("Stop", at, f"stop:{uuid}", {**common, "hook_event_name": "Stop", "stop_hook_active": False,
-                                             "last_assistant_message": text})
+def _shell_event(shell: tuple[float, str, str], at: float, common: dict[str, Any],
+                 out: tuple[str, str] | None) -> Event:
+    """A command the user ran themselves (``!`` in Claude Code): a Bash call of the user's."""
+    import html
+
+    _, uuid, command = shell
+    stdout, stderr = out or ("", "")
+    tid = f"user-shell:{uuid}"
+    return Event("PostToolUse", at, f"PostToolUse:{tid}", {
+        **common, "agent_id": None, "agent_type": None, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": html.unescape(command)}, "tool_use_id": tid, "actor": "user",
+        "tool_response": {"stdout": html.unescape(stdout), "stderr": html.unescape(stderr)}})
+

@@ -3,9 +3,18 @@
 A rollout line is ``{"timestamp", "type", "payload"}``: ``session_meta`` (the session id and
 cwd), ``response_item`` (the conversation as the model saw it: user messages, ``function_call``
 / ``function_call_output`` for shell commands, ``custom_tool_call`` / ``custom_tool_call_output``
-for apply_patch) and ``event_msg`` (``task_complete`` with the turn's last answer). Tool events
-get the names Codex's hooks report live (``Bash``, ``apply_patch``); a command's exit code comes
-from its output (``Process exited with code N`` / ``Exit code: N``).
+for apply_patch) and ``event_msg`` (``task_complete`` with the turn's last answer, ``turn_aborted``
+when the user interrupted the turn: its Stop says ``interrupted``). Tool events get the names
+Codex's hooks report live (``Bash``, ``apply_patch``); a command's exit code comes from its output
+(``Process exited with code N`` / ``Exit code: N``).
+
+A typed prompt is written twice (a ``response_item`` with role ``user`` and an ``event_msg``
+``user_message``): only the first is read, with ``prompt_origin`` ``typed`` (``headless`` in a
+``codex exec`` run). User-role items Codex writes itself, all in tags or
+headed (``<environment_context>``, ``# AGENTS.md instructions``, ``<turn_aborted>``, automation
+heartbeats), are no prompts. The repository of ``session_meta.payload.git`` goes on the
+SessionStart, so that sessions of throw-away worktrees join their repository's project
+(kenning/history/identity.py).
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,7 +74,44 @@ def _output_text(output: Any) -> str:
         return output
     if isinstance(output, dict):
         return str(output.get("content") or output.get("output") or "")
+    if isinstance(output, list):  # content items: [{"type": "input_text", "text": ...}]
+        return "\n".join(str(c.get("text") or "") for c in output if isinstance(c, dict))
     return ""
+
+
+# Code mode (Codex 0.144): one ``exec`` call runs a script that calls the tools, e.g.
+# ``await tools.exec_command({cmd:"git status", ...})`` or ``tools.apply_patch(patch)`` with the
+# patch in a string literal; the script prints what it likes (often ``{"exit_code": N, ...}``).
+_JS_STRING = r'"((?:[^"\\\n]|\\.)*)"'
+_CMD = re.compile(r'["\']?\bcmd["\']?\s*:\s*' + _JS_STRING)
+_PATCH = re.compile(r'"(\*\*\* Begin Patch(?:[^"\\]|\\.)*)"|`(\*\*\* Begin Patch[^`]*)`')
+_SCRIPT_EXIT = re.compile(r'"exit_code"\s*:\s*(-?\d+)|^exit:(-?\d+)$', re.MULTILINE)
+
+
+def _code_mode(script: str) -> tuple[str, str] | None:
+    """(tool, command or patch) of a code-mode script that runs commands or applies a patch."""
+    if "tools.apply_patch" in script:
+        m = _PATCH.search(script)
+        if m:
+            return "apply_patch", _js_string(m.group(1)) if m.group(1) is not None else m.group(2)
+    if "tools.exec_command" in script:
+        cmds = [_js_string(m.group(1)) for m in _CMD.finditer(script)]
+        if cmds:
+            return "Bash", "\n".join(cmds)
+    return None  # polling a running command, listing tools, connectors: no tool call of its own
+
+
+def _js_string(raw: str) -> str:
+    try:
+        return str(json.loads('"' + raw.replace("\\'", "'") + '"'))
+    except ValueError:
+        return raw
+
+
+def _script_exit(output: str) -> int | None:
+    """The first non-zero exit code a code-mode script printed (0 when all succeeded, None: not said)."""
+    codes = [int(a or b) for a, b in _SCRIPT_EXIT.findall(output)]
+    return next((c for c in codes if c), 0) if codes else None
 
 
 def _command(name: str, arguments: Any) -> str:
@@ -96,10 +143,15 @@ def _user_text(payload: dict[str, Any]) -> str | None:
 def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None) -> Iterator[Event]:
     import time
 
+    from kenning.history.identity import remote_of_url
+
     now = time.time() if now is None else now
-    calls: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, command or patch)
+    calls: dict[str, tuple[str, str, bool]] = {}  # call_id -> (tool name, command or patch, code mode)
     sid = ""
     cwd = ""
+    git: dict[str, str] = {}  # repository, git_branch
+    origin = "typed"  # prompt_origin of the session's prompts
+    answer = ""  # the open turn's latest answer (for a turn the user aborted)
     last_at = 0.0
     started = False
     try:
@@ -122,6 +174,13 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
             if kind == "session_meta":
                 sid = str(p.get("id") or p.get("session_id") or sid)
                 cwd = str(p.get("cwd") or cwd)
+                if p.get("originator") == "codex_exec" or p.get("source") == "exec":
+                    origin = "headless"  # `codex exec`: one scripted prompt
+                meta_git = p.get("git") if isinstance(p.get("git"), dict) else {}
+                if not git.get("repository") and remote_of_url(meta_git.get("repository_url")):
+                    git["repository"] = remote_of_url(meta_git.get("repository_url"))
+                if not git.get("git_branch") and isinstance(meta_git.get("branch"), str) and meta_git["branch"]:
+                    git["git_branch"] = meta_git["branch"]
                 continue
             if not sid:
                 continue
@@ -129,42 +188,53 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
             if not started:
                 started = True
                 yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
-                                                                  "source": "startup"})
+                                                                  "source": "startup", **git})
             last_at = at
             if kind == "turn_context" and isinstance(p.get("cwd"), str):
                 cwd = p["cwd"]
-            elif kind == "event_msg" and p.get("type") == "task_complete":
-                text = p.get("last_agent_message")
-                yield Event("Stop", at, f"stop:{p.get('turn_id') or n}",
-                            {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                             "last_assistant_message": text if isinstance(text, str) else ""})
+            elif kind == "event_msg" and p.get("type") == "task_started":
+                answer = ""
+            elif kind == "event_msg" and p.get("type") == "agent_message" and isinstance(p.get("message"), str):
+                answer = p["message"]
+            elif kind == "event_msg" and p.get("type") in ("task_complete", "turn_aborted"):
+                text = p.get("last_agent_message") if p["type"] == "task_complete" else answer
+                stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                        "last_assistant_message": text if isinstance(text, str) else ""}
+                if p["type"] == "turn_aborted":
+                    stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
+                answer = ""
+                yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
-                yield from _item(p, at, n, base, calls)
+                yield from _item(p, at, n, base, calls, origin)
     if started and now - f.mtime >= quiet_s:
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 
 
 def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
-          calls: dict[str, tuple[str, str]]) -> Iterator[Event]:
+          calls: dict[str, tuple[str, str, bool]], origin: str) -> Iterator[Event]:
     t = p.get("type")
     prompt = _user_text(p)
     if prompt is not None:
         yield Event("UserPromptSubmit", at, f"prompt:{p.get('id') or n}",
-                    {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+                    {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "prompt_origin": origin})
     elif t == "function_call" and isinstance(p.get("call_id"), str):
         name = str(p.get("name") or "")
         if name in SHELL_TOOLS:
-            calls[p["call_id"]] = ("Bash", _command(name, p.get("arguments")))
+            calls[p["call_id"]] = ("Bash", _command(name, p.get("arguments")), False)
     elif t == "custom_tool_call" and isinstance(p.get("call_id"), str) and p.get("name") == "apply_patch":
-        calls[p["call_id"]] = ("apply_patch", str(p.get("input") or ""))
+        calls[p["call_id"]] = ("apply_patch", str(p.get("input") or ""), False)
+    elif t == "custom_tool_call" and isinstance(p.get("call_id"), str) and p.get("name") == "exec":
+        ran = _code_mode(str(p.get("input") or ""))
+        if ran is not None:
+            calls[p["call_id"]] = (ran[0], ran[1], True)
     elif t in ("function_call_output", "custom_tool_call_output") and isinstance(p.get("call_id"), str):
         found = calls.pop(p["call_id"], None)
         if found is None:
             return
-        tool, command = found
+        tool, command, script = found
         text = _output_text(p.get("output"))
-        code = _exit_code(text)
+        code = _script_exit(_body(text)) if script else _exit_code(text)
         payload = {**base, "tool_name": tool, "tool_input": {"command": command}, "tool_use_id": p["call_id"]}
         if code:
             payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())

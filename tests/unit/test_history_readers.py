@@ -1,0 +1,183 @@
+"""What the history readers make of the lines real transcripts hold (kenning/history/claude_code.py,
+claude_lines.py, codex.py, identity.py), on synthetic transcripts in the exact shapes Claude Code and
+Codex write (tests/fixtures/history/README.md): who typed a prompt (``prompt_origin``), queued messages,
+plan hand-offs, rejected tool calls, interrupted turns, text nobody typed, the user's own shell commands,
+Codex's duplicated prompts and code-mode tool calls, and the repository a session names.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kenning.history import Event, SessionFile, claude_code, codex
+from kenning.history.claude_lines import queued_text, rejection
+from kenning.history.identity import checkout, remote_of_pr, remote_of_url
+
+HISTORY = Path(__file__).resolve().parent.parent / "fixtures" / "history"
+LEDGER = HISTORY / "claude-code" / "-Users-dev-src-ledger"
+MAIN = LEDGER / "3f0c2d1e-5b6a-4c7d-8e9f-a0b1c2d3e4f5.jsonl"
+PLAN = LEDGER / "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"
+HEADLESS = LEDGER / "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f.jsonl"
+WORKTREE_ROLLOUT = HISTORY / "codex" / "rollout-2026-06-01T08-00-00-019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl"
+CALC_ROLLOUT = HISTORY.parent / "codex" / "rollout-calc-session.jsonl"
+
+
+def read(path: Path, agent: str = "claude-code") -> list[Event]:
+    reader = claude_code if agent == "claude-code" else codex
+    return list(reader.events(SessionFile(agent, str(path), 1, 0.0), now=time.time()))
+
+
+def prompts(events: list[Event]) -> list[tuple[str, str]]:
+    return [(e.payload["prompt"], e.payload["prompt_origin"]) for e in events if e.kind == "UserPromptSubmit"]
+
+
+def at(stamp: str) -> float:
+    from kenning.history import timestamp
+
+    value = timestamp(stamp)
+    assert value is not None
+    return value
+
+
+@pytest.fixture(scope="module")
+def main() -> list[Event]:
+    return read(MAIN)
+
+
+def test_every_prompt_says_who_wrote_it_and_nothing_else_is_a_prompt(main: list[Event]) -> None:
+    assert prompts(main) == [
+        ("The nightly export drops rows whose amount is zero. Find out why.", "typed"),
+        ("Note that zero amounts are valid refunds", "queued"),
+        ("Do not touch the importer, only the export filter.", "rejection"),
+        ("Check the refund path as well", "typed"),
+        ("use the staging bucket, not prod, for the rerun", "typed"),
+        ("thanks, that is all for today", "typed"),
+    ]
+    # Never a prompt: the compaction summary, slash commands and their output, a task notification,
+    # an agent-team message, a sidechain, a meta caveat, the user's shell command, a bare "/compact".
+    said = " ".join(p for p, _ in prompts(main))
+    for text in ("continued from a previous conversation", "/clear", "local-command", "task-notification",
+                 "squash", "Search the repository", "Caveat", "git commit", "/compact", "/model", "task_id"):
+        assert text not in said
+
+
+def test_a_queued_message_is_imported_once_at_its_own_time(main: list[Event]) -> None:
+    queued = [e for e in main if e.payload.get("prompt_origin") == "queued"]
+    assert len(queued) == 1 and queued[0].at == at("2026-05-04T09:00:07.000Z")
+    # Read by the agent mid-turn: it does not close the turn (no Stop between the prompt and it).
+    kinds = [e.kind for e in main]
+    assert kinds[1:4] == ["UserPromptSubmit", "UserPromptSubmit", "PostToolUse"]
+    # Dequeued and submitted, or taken back and sent edited: only the prompt that carries it.
+    assert sum("Check the refund path" in p for p, _ in prompts(main)) == 1
+    assert sum("use the staging bucket" in p for p, _ in prompts(main)) == 1
+
+
+def test_what_the_queue_holds_besides_typed_messages_is_not_a_prompt() -> None:
+    def enqueue(content: object) -> dict[str, object]:
+        return {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-05-04T09:00:00.000Z",
+                "sessionId": "s", "content": content}
+
+    assert queued_text(enqueue("Assume a few thousand rows")) == "Assume a few thousand rows"
+    for content in ('{"task_id":"b1","description":"npm test","task_type":"local_bash"}', {"task_id": "b1"},
+                    "<task-notification>\n<task-id>b1</task-id>\n</task-notification>",
+                    '<agent-message from="reviewer">\nok\n</agent-message>', "/model", "/plan make it faster",
+                    "/plugin:skill", "", None):
+        assert queued_text(enqueue(content)) is None, content
+    assert queued_text({**enqueue("typed"), "operation": "remove"}) is None
+    assert queued_text(enqueue("/Users/dev/notes.md is the spec")) == "/Users/dev/notes.md is the spec"
+
+
+def test_a_plan_hand_off_and_a_headless_run_are_marked() -> None:
+    plan = prompts(read(PLAN))
+    assert len(plan) == 1 and plan[0][1] == "plan" and plan[0][0].startswith("Implement the following plan:")
+    # The scripted prompt was queued, dequeued and then written as a user line: one prompt.
+    assert prompts(read(HEADLESS)) == [("You review a diff and list risky changes. Answer in one paragraph.",
+                                        "headless")]
+
+
+def test_a_rejected_tool_call_is_no_failure_and_what_the_user_said_redirects(main: list[Event]) -> None:
+    failures = [e.payload["tool_use_id"] for e in main if e.kind == "PostToolUseFailure"]
+    assert failures == ["toolu_ledger_test1"]  # the real failure stays; the two refusals are none
+    assert not any(e.payload.get("tool_use_id") in ("toolu_ledger_plan1", "toolu_ledger_edit1") for e in main)
+    said = next(e for e in main if e.payload.get("prompt_origin") == "rejection")
+    assert said.payload["rejected_tool"] == "ExitPlanMode" and said.at == at("2026-05-04T09:01:00.000Z")
+    assert rejection("Error: The user doesn't want to proceed with this tool use. The tool use was rejected. "
+                     "To tell you how to proceed, the user said:\nkeep it small") == "keep it small"
+    assert rejection("The user doesn't want to proceed with this tool use. STOP what you are doing.") == ""
+    assert rejection("Exit code 1") is None
+
+
+def test_an_interrupted_turn_ends_with_a_stop_that_says_so(main: list[Event]) -> None:
+    stops = [(e.payload["last_assistant_message"], e.payload.get("interrupted", False),
+              e.payload.get("rejected_tool")) for e in main if e.kind == "Stop"]
+    assert stops == [
+        ("Fine, only the export filter then.", True, "Edit"),  # refused without a word, then interrupted
+        ("The background test run finished.", False, None),  # the turn a task notification started
+        ("The refund path goes through the same filter.", True, None),  # "[Request interrupted by user]"
+        ("Rerunning the export against the staging bucket.", False, None),
+        ("You're welcome.", False, None),
+    ]
+    interrupted = [e for e in main if e.payload.get("interrupted")]
+    assert [e.at for e in interrupted] == [at("2026-05-04T09:01:30.100Z"), at("2026-05-04T09:02:40.100Z")]
+    # A turn's Stop comes after everything the turn did: events are in time order.
+    assert [e.at for e in main] == sorted(e.at for e in main)
+
+
+def test_a_shell_command_the_user_ran_is_their_own_bash_call(main: list[Event]) -> None:
+    shell = [e for e in main if e.payload.get("actor") == "user"]
+    assert len(shell) == 1
+    p = shell[0].payload
+    assert shell[0].kind == "PostToolUse" and p["tool_name"] == "Bash"
+    assert p["tool_input"] == {"command": 'git commit -am "Keep zero-amount refunds in the nightly export"'}
+    assert p["tool_response"]["stdout"].startswith("[main 1a2b3c4] Keep zero-amount refunds")
+    # Between turns: after the Stop of the turn before it.
+    i = main.index(shell[0])
+    assert main[i - 1].kind == "Stop"
+
+
+def test_session_start_names_branch_and_the_repository_of_its_pull_request(main: list[Event]) -> None:
+    start = main[0].payload
+    assert main[0].kind == "SessionStart" and start["git_branch"] == "main"
+    assert start["repository"] == "github.com/acme/ledger"
+    assert {e.payload["session_id"] for e in main} == {MAIN.stem}
+
+
+def test_codex_prompts_once_harness_items_never_and_an_aborted_turn_says_so() -> None:
+    events = read(WORKTREE_ROLLOUT, "codex")
+    assert prompts(events) == [("why does the export skip refunds", "typed"), ("fix it and make a pr", "typed")]
+    stops = [(e.payload["last_assistant_message"], e.payload.get("interrupted", False))
+             for e in events if e.kind == "Stop"]
+    assert stops == [("The filter drops zero amounts.", True),
+                     ("Opened a pull request that keeps zero amounts.", False)]
+    assert events[0].payload["repository"] == "github.com/acme/ledger"
+
+
+def test_codex_code_mode_scripts_become_the_tool_calls_they_make() -> None:
+    tools = [(e.kind, e.payload["tool_name"], e.payload["tool_input"]["command"].splitlines()[0])
+             for e in read(WORKTREE_ROLLOUT, "codex") if e.kind.startswith("PostToolUse")]
+    assert tools == [
+        ("PostToolUse", "Bash", "rg -n 'amount > 0' src"),
+        ("PostToolUseFailure", "Bash", "npm test -- export"),  # the script printed exit_code 1
+        ("PostToolUse", "apply_patch", "*** Begin Patch"),
+        ("PostToolUse", "Bash", "git push -u origin codex/keep-refunds"),
+    ]
+
+
+def test_a_codex_exec_run_is_headless() -> None:
+    assert {origin for _, origin in prompts(read(CALC_ROLLOUT, "codex"))} == {"headless"}
+
+
+def test_worktree_conventions_and_which_pull_request_names_the_repository() -> None:
+    assert checkout("/Users/dev/.codex/worktrees/4f2a/ledger") == ("ledger", "/Users/dev/.codex/worktrees/4f2a/ledger")
+    assert checkout("/Users/dev/.codex/worktrees/4f2a/ledger/src/export") == \
+        ("ledger", "/Users/dev/.codex/worktrees/4f2a/ledger")
+    assert checkout("/Users/dev/src/ledger/.claude/worktrees/fix-refunds") == ("ledger", "/Users/dev/src/ledger")
+    assert checkout("/Users/dev/src/ledger") == ("ledger", "/Users/dev/src/ledger")
+    assert remote_of_url("git@github.com:Acme/Ledger.git") == remote_of_url("https://github.com/acme/ledger") \
+        == "github.com/acme/ledger"
+    assert remote_of_pr("https://github.com/acme/ledger/pull/4", "acme/ledger", "ledger") == "github.com/acme/ledger"
+    # A pull request opened in another repository says nothing about this checkout.
+    assert remote_of_pr("https://github.com/acme/toolkit/pull/9", "acme/toolkit", "ledger") == ""
