@@ -5,7 +5,12 @@ secrets redacted, fields capped) and the same gates (excluded projects, skipped 
 marker) as the hook, then the same ingest into session / prompt / event rows, with the time it
 happened, and the worker's observer turns them into observations and summaries. Idempotent: each
 event has a stable key, a file is remembered with its size and mtime (unchanged: not read again),
-and a session the hooks captured live is never imported a second time.
+and a session the hooks captured live is never imported a second time. A Claude Code message is
+stored once whatever file holds it (``history_messages``: a resumed session's file repeats the
+earlier one's lines), and files are read oldest first so a message lands in the session it began in.
+
+A session is filed under its repository's project: the checkout its folder belongs to, joined to
+the other checkouts of the same remote (kenning/history/identity.py), as live sessions are.
 
 Memory stays bounded: files are streamed line by line and rows are written in batches.
 """
@@ -25,6 +30,9 @@ from kenning.settings import Settings
 
 BATCH = 500
 READERS = ("claude-code", "codex")
+# Agents whose event keys name a message wherever it is written (Claude Code's uuids); a Codex
+# rollout numbers some of its items by line, so its keys only hold within one file.
+GLOBAL_KEYS = ("claude-code",)
 
 
 @dataclass
@@ -87,7 +95,7 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
 
     started = time.monotonic()
     totals = Totals()
-    files = discover(agents, roots)
+    files = sorted(discover(agents, roots), key=lambda f: (f.mtime, f.path))
     conn: sqlite3.Connection | None = None
     if not dry_run:
         paths.ensure()
@@ -126,18 +134,21 @@ def _seen(conn: sqlite3.Connection | None) -> dict[str, tuple[int, float]]:
 def _records(paths: Paths, settings: Settings, f: SessionFile, events: Iterator[Event], *, since: float | None,
              project: str | None, totals: Totals, conn: sqlite3.Connection | None) -> Iterator[dict[str, Any]]:
     """Spool records for a session's events, gated and cleaned exactly as the hook does it live."""
+    from kenning.history.identity import checkout
     from kenning.hook.main import clean
     from kenning.privacy.tags import is_entirely_private
-    from kenning.project import find_root, glob_match, is_excluded, project_key
+    from kenning.project import git_remote, glob_match, is_excluded, project_key
 
-    name = root = ""
+    name = root = remote = ""
+    stored = _stored_messages(conn) if f.agent in GLOBAL_KEYS else None
+    start: dict[str, Any] | None = None  # a SessionStart held until the session says something new
     for e in events:
         if e.kind == "SessionStart":
             cwd = str(e.payload.get("cwd") or "")
             if not cwd or paths.contains(cwd):
                 totals.excluded += 1
                 return
-            name, root = find_root(cwd)
+            name, root = checkout(cwd)
             if is_excluded(name, root, cwd, settings.excluded_projects):
                 totals.excluded += 1
                 return
@@ -147,12 +158,18 @@ def _records(paths: Paths, settings: Settings, f: SessionFile, events: Iterator[
             if conn is not None and _captured_live(conn, f.agent, str(e.payload.get("session_id") or "")):
                 totals.live += 1
                 return
+            # The checkout's own remote when it is on this machine, else the one the transcript names.
+            local = git_remote(root) if root and os.path.isdir(root) else ""
+            remote = local or str(e.payload.get("repository") or "")
         if since is not None and e.at < since:
+            continue
+        if stored is not None and stored(f.agent, e.key):
+            totals.already += 1  # stored from another file (a resumed session's copy) or an earlier import
             continue
         payload = e.payload
         record: dict[str, Any] = {"v": 1, "id": f"h:{e.key}", "agent": f.agent, "event": e.kind, "at": e.at,
                                   "project": name, "project_key": project_key(root, name), "project_root": root,
-                                  "imported": True}
+                                  "project_remote": remote, "imported": True, "message_key": e.key}
         if e.kind == "UserPromptSubmit":
             prompt = payload.get("prompt")
             if isinstance(prompt, str) and settings.optout_marker and settings.optout_marker in prompt:
@@ -164,7 +181,32 @@ def _records(paths: Paths, settings: Settings, f: SessionFile, events: Iterator[
             if isinstance(tool, str) and any(glob_match(tool, p) for p in settings.skip_tools):
                 continue
         record["payload"], record["truncated"] = clean(settings, payload)
+        if e.kind == "SessionStart" and stored is not None:
+            start = record
+            continue
+        if start is not None:  # the session starts with the first message no other file holds
+            if e.kind == "SessionEnd":
+                continue  # nothing new was said: no session
+            start["at"] = max(float(start["at"]), e.at)
+            yield start
+            start = None
         yield record
+
+
+def _stored_messages(conn: sqlite3.Connection | None) -> Callable[[str, str], bool] | None:
+    """A lookup: is this message key stored already (None: the database cannot tell yet)."""
+    if conn is None:
+        return None
+    try:
+        conn.execute("SELECT 1 FROM history_messages LIMIT 1").fetchall()
+    except sqlite3.OperationalError:  # a read-only dry run on a database from before migration 0024
+        return None
+
+    def stored(agent: str, key: str) -> bool:
+        return conn.execute("SELECT 1 FROM history_messages WHERE agent = ? AND key = ?",
+                            (agent, key)).fetchone() is not None
+
+    return stored
 
 
 def _captured_live(conn: sqlite3.Connection, agent: str, sid: str) -> bool:
@@ -199,8 +241,12 @@ def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settin
                     new += 1
                 else:
                     totals.already += 1
+                if f.agent in GLOBAL_KEYS:
+                    conn.execute("INSERT OR IGNORE INTO history_messages (agent, key, agent_session_id) "
+                                 "VALUES (?, ?, ?)", (f.agent, rec["message_key"], rec["payload"]["session_id"]))
         batch.clear()
 
+    already = totals.already
     for rec in _records(paths, settings, f, events, since=since, project=project, totals=totals, conn=conn):
         sid = sid or str(rec["payload"].get("session_id") or "")
         count += 1
@@ -209,17 +255,25 @@ def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settin
             flush()
     flush()
     if not count:
+        if conn is not None and not dry_run and totals.already > already:  # every message was stored already
+            with repo.transaction(conn):
+                _remember(conn, f, sid, 0)
         return
     totals.sessions += 1
     totals.per_agent[f.agent] = totals.per_agent.get(f.agent, 0) + 1
     totals.events += new if not dry_run else count
     if conn is not None and not dry_run:
         with repo.transaction(conn):
-            conn.execute(
-                "INSERT INTO history_imports (path, agent, agent_session_id, size, mtime, events, imported_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, "
-                "mtime = excluded.mtime, events = history_imports.events + excluded.events, "
-                "imported_at = excluded.imported_at", (f.path, f.agent, sid, f.size, f.mtime, new, time.time()))
+            _remember(conn, f, sid, new)
+
+
+def _remember(conn: sqlite3.Connection, f: SessionFile, sid: str, new: int) -> None:
+    """The file as read now: unchanged, it is not read again."""
+    conn.execute(
+        "INSERT INTO history_imports (path, agent, agent_session_id, size, mtime, events, imported_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, "
+        "mtime = excluded.mtime, events = history_imports.events + excluded.events, "
+        "imported_at = excluded.imported_at", (f.path, f.agent, sid, f.size, f.mtime, new, time.time()))
 
 
 def observe(paths: Paths, *, timeout: float = 600.0, quiet_s: float = 3.0,

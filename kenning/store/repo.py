@@ -36,14 +36,16 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 # ------------------------------------------------------------------------------ sessions
 
 def upsert_session(conn: sqlite3.Connection, *, platform: str, agent_session_id: str, project: str,
-                   project_root: str, cwd: str, at: float, name: str = "") -> int:
+                   project_root: str, cwd: str, at: float, name: str = "", remote: str | None = None) -> int:
     """The session's id, inserting it when new. ``project`` is the project key (kenning.project);
-    a new session is filed under the key the project's aliases resolve it to (see store.projects)."""
+    a new session is filed under the key the project's aliases resolve it to (see store.projects).
+    ``remote``: the checkout's remote when known otherwise than from its git config (an imported
+    session's transcript); None reads the config."""
     row = conn.execute("SELECT id FROM sessions WHERE platform = ? AND agent_session_id = ?",
                        (platform, agent_session_id)).fetchone()
     if row:
         return int(row[0])
-    key = attach_project(conn, project, name=name, root=project_root, at=at)
+    key = attach_project(conn, project, name=name, root=project_root, at=at, remote=remote)
     cur = conn.execute(
         "INSERT INTO sessions (platform, agent_session_id, project, project_root, cwd, started_at) "
         "VALUES (?, ?, ?, ?, ?, ?)", (platform, agent_session_id, key, project_root, cwd, at))

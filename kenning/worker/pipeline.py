@@ -422,7 +422,8 @@ def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
     sid = repo.upsert_session(
         conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
         project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
-        cwd=str(p.get("cwd") or ""), at=at, name=str(rec.get("project") or ""))
+        cwd=str(p.get("cwd") or ""), at=at, name=str(rec.get("project") or ""),
+        remote=rec["project_remote"] if isinstance(rec.get("project_remote"), str) else None)
     tool_use_id = p.get("tool_use_id")
     key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
     if repo.event_exists(conn, sid, key):

@@ -298,3 +298,20 @@ def test_a_migration_numbered_below_an_applied_one_is_still_applied(tmp_path: Pa
     assert db.migrate(conn) == [2]
     assert {r[0] for r in conn.execute("SELECT version FROM schema_migrations")} == {1, 2, 3}
     assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'b'").fetchone()[0] == 1
+
+
+def test_messages_imported_before_migration_0024_are_known_to_the_import(tmp_path: Path) -> None:
+    """A resumed session's file imported after the upgrade must find what earlier imports stored."""
+    conn = connect(str(tmp_path / "k.db"))
+    migrate(conn, target=23)
+    conn.execute("INSERT INTO sessions (id, platform, agent_session_id, project, started_at) "
+                 "VALUES (1, 'claude-code', 'sess-a', '/w/ledger', 1.0), (2, 'codex', 'sess-c', '/w/ledger', 1.0)")
+    for sid, key in ((1, "h:prompt:uuid-1"), (1, "h:stop:uuid-2"), (1, "PostToolUse:toolu_1"), (1, "spool-77"),
+                     (2, "h:prompt:7")):
+        conn.execute("INSERT INTO events (session_id, event_key, kind, occurred_at, payload) VALUES (?, ?, 'x', 2.0, "
+                     "'{}')", (sid, key))
+    conn.commit()
+    assert 24 in migrate(conn)
+    assert sorted(tuple(r) for r in conn.execute("SELECT agent, key, agent_session_id FROM history_messages")) == [
+        ("claude-code", "PostToolUse:toolu_1", "sess-a"), ("claude-code", "prompt:uuid-1", "sess-a"),
+        ("claude-code", "stop:uuid-2", "sess-a")]
