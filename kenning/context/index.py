@@ -104,6 +104,13 @@ class Selection:
                  recorded_before: float | None = None) -> None:
         self.settings = settings
         since = recorded_before if recorded_before is not None else NO_BOUND
+        # The archive's cut counts back from the project's own latest work, not from now: a project
+        # last worked on months ago still lists what was done then (its newest observation or summary).
+        newest = [r for r in conn.execute(
+            "SELECT (SELECT created_at FROM observations WHERE project = ?1 AND recorded_at <= ?2 "
+            "ORDER BY created_at DESC LIMIT 1), (SELECT created_at FROM session_summaries WHERE project = ?1 "
+            "AND recorded_at <= ?2 ORDER BY created_at DESC LIMIT 1)", (project, since)).fetchone() if r is not None]
+        self.active_at = float(max(newest)) if newest else None
         head = "FROM observations WHERE project = ? AND layer = ? AND status = 'active' AND duplicate_of IS NULL " \
                "AND recorded_at <= ?"
         self.rules = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
@@ -135,8 +142,12 @@ class Selection:
         self._time(now)
 
     def _archive(self, now: float) -> float:
+        """Routine work older than ``archive_after_days`` before the project's latest work (or now,
+        if sooner) is the archive. The cut only moves forward with ``now``: re-timing filters."""
         days = self.settings.archive_after_days
-        return now - days * 86400 if days else 0.0
+        if not days:
+            return 0.0
+        return (now if self.active_at is None else min(now, self.active_at)) - days * 86400
 
     def _time(self, now: float) -> None:
         """What depends on the time: the archive's cut, and the key memories' ranking."""

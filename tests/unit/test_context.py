@@ -356,6 +356,21 @@ def test_archived_routine_work_is_not_listed_but_rules_and_decisions_never_age_o
     assert f"#{routine} " in render(conn, archive_after_days=0)  # 0: nothing is archived
 
 
+def test_the_archive_counts_back_from_the_projects_latest_work_not_from_now(conn: sqlite3.Connection) -> None:
+    """A project last worked on four months ago (an imported history, a project picked up again)
+    still lists its recent work and sessions; what came long before that stays archived."""
+    last = NOW - 120 * DAY
+    older = session(conn, "older", last - 50 * DAY)
+    long_before = observe(conn, older, "Changed the README wording of the install section", last - 50 * DAY)
+    sid = session(conn, "latest", last - DAY)
+    recent = observe(conn, sid, "Changed the export column order", last - DAY)
+    summarize(conn, sid, last, request="Reorder the CSV export", files_modified=["export.py"])
+    text = render(conn, archive_after_days=30)
+    assert [r[0] for r in obs_rows(text, RECENT)] == [recent], text
+    assert "Reorder the CSV export" in text.split("## Where we left off")[0]
+    assert f"#{long_before} " not in text
+
+
 # ---------------------------------------------------------------------------- budgets
 
 
