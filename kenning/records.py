@@ -65,6 +65,13 @@ class ObservationDraft:
     agent_type: str | None = None
     # Ids of older memories this one makes no longer true (named by an LLM observer, validated by it).
     supersedes: list[int] = field(default_factory=list)
+    # What the observer judged it to be (DESIGN.md §9): its role ("rule", "decision", "rootcause", "fix",
+    # "change", "gotcha", "todo", "status", "fact", "answer", "explored"; "" = judged by type and text),
+    # for this project or for all of the user's work, said to be provisional, and why it was judged so.
+    kind: str = ""
+    scope: str = "project"
+    tentative: bool = False
+    why: dict[str, Any] = field(default_factory=dict)
 
     def content_hash(self) -> str:
         """Identity of the content, so re-observing the same work never stores it twice."""

@@ -56,9 +56,24 @@ def is_rule_text(text: str) -> bool:
     return bool(_PRESCRIPTIVE.search(text or "")) and not _CHOICE.search(text or "")
 
 
+# The layer and importance of a memory whose role the observer judged (DESIGN.md §9): standing rules
+# always; causes, gotchas, decisions, open to-dos and durable facts by importance; routine work in the log.
+KIND_LAYERS: dict[str, tuple[str, int]] = {
+    "rule": (RULE, 8), "preference": (RULE, 8),
+    "rootcause": (KEY, 8), "gotcha": (KEY, 8), "fix": (KEY, 7), "decision": (KEY, 7), "todo": (KEY, 7),
+    "security": (KEY, 9), "status": (KEY, 5), "fact": (KEY, 5),
+    "change": (LOG, 2), "answer": (LOG, 2), "explored": (LOG, 1),
+}
+
+
 def classify(type_: str, title: str, *, facts: Sequence[str] = (), narrative: str = "", concepts: Sequence[str] = (),
-             subtitle: str = "") -> tuple[str, int]:
+             subtitle: str = "", kind: str = "") -> tuple[str, int]:
     """(layer, importance 0-10) of one observation."""
+    if kind in KIND_LAYERS:
+        layer, importance = KIND_LAYERS[kind]
+        if type_ == "security_alert":
+            return KEY, 9
+        return layer, importance
     text = " ".join([title, subtitle, *facts])
     concepts = [c.lower() for c in concepts]
     explains = bool(REASON.search(text) or ROOT_CAUSE.search(text))

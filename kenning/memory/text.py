@@ -112,9 +112,19 @@ def capitalised(s: str) -> str:
     return s
 
 
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
 def tokens(text: str) -> list[str]:
-    """Lower-cased tokens; paths, versions and identifiers stay one token (``src/app.py``, ``v1.2``)."""
-    return [t.lower() for t in _TOKEN.findall(text or "")]
+    """Lower-cased tokens; paths, versions and identifiers stay one token (``src/app.py``, ``v1.2``).
+    A run of Chinese, Japanese or Korean characters (no spaces between words) gives its character
+    pairs: 数据库迁移 → 数据 据库 库迁 迁移, so two texts about the same thing share words."""
+    t = text or ""
+    out = [w.lower() for w in _TOKEN.findall(t)]
+    if not t.isascii():
+        for run in _CJK_RUN.findall(t):
+            out += [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
+    return out
 
 
 def stem(word: str) -> str:

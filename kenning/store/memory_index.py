@@ -75,11 +75,23 @@ def rows(conn: sqlite3.Connection, sql: str, args: Sequence[object] = ()) -> lis
 
 def _rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
     out: list[sqlite3.Row] = []
+    kind = "kind" if roles_column(conn) else "NULL AS kind"
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        out += rows(conn, "SELECT id, project, type, title, subtitle, facts, concepts, created_at FROM observations "
-                          f"WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+        out += rows(conn, f"SELECT id, project, type, title, subtitle, facts, concepts, created_at, {kind} "
+                          f"FROM observations WHERE id IN ({','.join('?' * len(chunk))})", chunk)
     return out
+
+
+def roles_column(conn: sqlite3.Connection) -> bool:
+    """Whether the schema has the observer's judged roles yet (migration 0024; 0012 runs before it)."""
+    try:
+        conn.execute("SELECT kind FROM observations LIMIT 0")
+    except sqlite3.OperationalError as e:
+        if "no such column" in str(e) or "no such table" in str(e):
+            return False
+        raise
+    return True
 
 
 def _classify_one(conn: sqlite3.Connection, r: sqlite3.Row) -> None:
@@ -96,7 +108,7 @@ def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str
     """(the row's layer, importance, signature and id; its subject rows)."""
     facts = _list(r["facts"])
     layer, importance = classify(r["type"], r["title"] or "", facts=facts, concepts=_list(r["concepts"]),
-                                 subtitle=r["subtitle"] or "")
+                                 subtitle=r["subtitle"] or "", kind=r["kind"] or "")
     found = subjects(memory_text(r["title"], r["subtitle"], facts))
     return ((layer, importance, signature_of(r["type"], words_of(r["title"] or "")), r["id"]),
             [(r["project"], s[:300], r["id"]) for s in sorted(found)])

@@ -224,12 +224,14 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
     cur = conn.execute(
         "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
-        "content_hash, agent_id, agent_type, observer) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "content_hash, agent_id, agent_type, observer, kind, scope, tentative, why) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id, content_hash) DO NOTHING",
         (session_id, project, d.type, d.title, d.subtitle, _j(d.facts), d.narrative, _j(d.concepts),
          _j(d.files_read), _j(d.files_modified), d.prompt_number, d.tokens_spent, d.source_tokens,
-         d.created_at, recorded_at or time.time(), d.content_hash(), d.agent_id, d.agent_type, observer))
+         d.created_at, recorded_at or time.time(), d.content_hash(), d.agent_id, d.agent_type, observer,
+         d.kind or None, d.scope if d.scope in ("project", "user") else "project", int(bool(d.tentative)),
+         json.dumps(d.why, ensure_ascii=False) if d.why else ""))
     if not (cur.rowcount and cur.lastrowid):
         return None
     oid = int(cur.lastrowid)

@@ -1,25 +1,23 @@
-"""The offline observer: deterministic rules over one prompt turn at a time.
+"""The offline observer: no model API, no network; a turn at a time, deterministic.
 
-A turn runs from a user prompt to the agent's Stop. Its events stay pending until the turn
-closes (Stop, the next prompt, SessionEnd, or silence longer than ``turn_idle_seconds``);
-then the whole turn is read at once and turned into observations:
+A turn runs from a user prompt to the agent's Stop. Its events stay pending until the turn closes
+(Stop, the next prompt, SessionEnd, or silence longer than ``turn_idle_seconds``); then the whole
+turn is read (kenning/observer/reading.py: every unit of the user's words and of the agent's texts
+judged by the role model, what the commands did) and turned into memories
+(kenning/observer/compose.py, DESIGN.md §9):
 
-* an error, then an edit, then the same command passing → ``bugfix``, titled by the cause the
-  agent gave when it gave one;
-* an error, then the same command passing run differently (an environment variable, a flag)
-  → ``discovery`` of the gotcha and what it needs;
-* a command that failed and was not fixed in the turn → ``discovery`` with its error;
-* files created / changed → ``feature`` / ``change``, titled by the outcome the agent stated
-  (else the request); a change the agent explained with a root cause is a ``bugfix``;
-* a turn that only read code → ``discovery`` of what was explored (and what the agent answered);
-* what the agent explained in its own words (root causes, fixes, reasons, gotchas; from its
-  messages in the transcript and its last message) → facts of the observation they belong to,
-  or an observation of their own;
-* preferences and rules stated in the prompt ("use pnpm", "don't touch the API"), decisions
-  with their reasons, and where a workstream stands ("pause the billing migration") → ``decision``.
+* the user's rules, decisions, facts and to-dos, each with the sentence and where it was said;
+* the design decisions of a plan the user accepted, as the plan's;
+* the root cause and fix the agent explained (one memory), its gotchas, decisions with reasons,
+  open items and durable facts;
+* routine work (files changed, a commit, a question answered, code explored): the session log;
+* a gotcha the commands prove (the same command failing, then passing with an environment variable
+  or flag added) when the agent says so too; a failure that was fixed by edits, as a routine fix
+  unless the agent explained it.
 
-At Stop the session summary is (re)written from the prompts, the files touched, the
-commands run, what was learned and the agent's last message.
+A change that is reverted (``git revert``, changes discarded) stops being a fix; a fix the user
+said did not work is replaced by the next one. At Stop the session summary is rewritten
+(kenning/observer/summary.py).
 """
 
 from __future__ import annotations
@@ -28,16 +26,23 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kenning.memory.subjects import is_status, supersedes_something
-from kenning.memory.text import capitalised, sentences
+from kenning.memory.text import clip
 from kenning.observer import evidence
-from kenning.observer.explained import Explained, explain, outcome_title
+from kenning.observer.compose import agent_memories, plan_memories, user_memories
+from kenning.observer.reading import Reading, read_turn
+from kenning.observer.stated import _is_notification, _prompt_text, gist_of, statements
+from kenning.observer.summary import Notes, summarize
 from kenning.observer.transcript import PAYLOAD_KEY
-from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft, tokens_of
+from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
 TURN_CLOSERS = ("Stop", "SessionEnd")
-LAST_WORD = "Agent's last word: "
 MAX_FILES_IN_TITLE = 3
+LOG_KINDS = ("change", "answer", "explored")
+_DID_NOT_WORK = re.compile(r"\b(?:still|again|didn'?t (?:work|help|fix)|doesn'?t work|not fixed|same (?:error|issue|"
+                           r"problem)|no change)\b|还是|仍然|依然|没有解决|まだ|直っていない|여전히|아직도",
+                           re.IGNORECASE)
+_REVERT_SAID = re.compile(r"\b(?:revert(?:ed)?|undo|undid|roll(?:ed)? back|rolled back|back out|backed out)\b|"
+                          r"撤销|回滚|还原|元に戻|되돌", re.IGNORECASE)
 
 
 @dataclass
@@ -77,23 +82,24 @@ class RulesObserver:
         if leftover and (session.ended or idle):
             turns.append(_as_turn(leftover))
             leftover = []
-        prior_obs = list(session.prior_observations)
+        notes: list[Notes] = []
+        plans: list[str] = []
+        undoable = _Undoable(session)
         summary_turn: Turn | None = None
-        learned: list[str] = []  # what this call's turns taught, turn by turn
         for turn in turns:
-            drafts = observe_turn(turn, session)
-            learned += [d.title for d in drafts if d.type in ("discovery", "decision", "bugfix")
-                        and not d.title.startswith("Explored ")]
-            learned += explain_turn(turn).facts(3)
+            drafts, note, reading = observe_turn(turn, session)
+            if reading.plan_title:
+                plans.append(reading.plan_title)
+            undoable.apply(drafts, reading, out.observations)
             out.observations.extend(drafts)
+            notes.append(note)
             out.done.extend(e.id for e in turn.all)
-            prior_obs.extend(_as_prior(d) for d in drafts)
             if turn.prompt is not None or turn.events or (turn.stop is not None and turn.stop.kind == "Stop"):
                 summary_turn = turn
         if summary_turn is None and turns and session.prior_summary is None and session.prompts:
             summary_turn = turns[-1]  # the session ended without a Stop: summarise what it did
         if summary_turn is not None and (summary_turn.stop is not None or session.ended or idle):
-            out.summary = summarize(session, prior_obs, summary_turn, turns, learned)
+            out.summary = summarize(session, notes, plans)
         return out
 
 
@@ -124,13 +130,6 @@ def _as_turn(events: list[Event]) -> Turn:
     return turn
 
 
-def _as_prior(d: ObservationDraft) -> dict[str, object]:
-    return {"type": d.type, "title": d.title, "files_read": d.files_read,
-            "files_modified": d.files_modified, "facts": d.facts}
-
-
-# ----------------------------------------------------------------------------- turn rules
-
 def agent_texts(turn: Turn) -> list[str]:
     """What the agent said in the turn: its messages along the way (transcript), then its last one."""
     if turn.stop is None or turn.stop.kind != "Stop":
@@ -143,274 +142,289 @@ def agent_texts(turn: Turn) -> list[str]:
     return texts
 
 
-def explain_turn(turn: Turn) -> Explained:
-    """What the agent explained in the turn; its last message first (its conclusion), then the rest."""
-    texts = agent_texts(turn)
-    if not texts:
-        return Explained()
-    last, before = explain(texts[-1:]), explain(texts[:-1])
-    for name in ("causes", "fixes", "gotchas", "reasons", "outcomes", "statuses"):
-        mine = getattr(last, name)
-        mine.extend(x for x in getattr(before, name) if x not in mine)
-    return last
+# ----------------------------------------------------------------------------- one turn
 
-
-def observe_turn(turn: Turn, session: SessionInfo) -> list[ObservationDraft]:
+def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraft], Notes, Reading]:
     root = session.project_root
+    reading = read_turn(turn.prompt, turn.events, turn.stop, agent_texts(turn))
     prompt_text = _prompt_text(turn.prompt)
-    gist = gist_of(prompt_text)
-    prompt_number = turn.prompt.prompt_number if turn.prompt else (
-        turn.events[0].prompt_number if turn.events else None)
-    agent_id, agent_type = _agent(turn)
-    size = sum(e.size_chars for e in turn.all)
-    said = explain_turn(turn)
-    explained = said.facts()
-    stated = statements(prompt_text) if turn.prompt is not None and not _is_notification(prompt_text) else []
-    attached = False  # the agent's explanation went into an observation already
-    drafts: list[ObservationDraft] = []
-
+    typed = reading.origin in ("typed", "queued", "rejection")
+    gist = gist_of(prompt_text) if typed else (f"Plan: {reading.plan_title}" if reading.plan_title else "")
+    number = turn.prompt.prompt_number if turn.prompt else (turn.events[0].prompt_number if turn.events else None)
+    where = f"prompt {number} of session {session.agent_session_id[:8]}" if number else \
+        f"session {session.agent_session_id[:8]}"
+    start = turn.prompt.occurred_at if turn.prompt else (turn.all[0].occurred_at if turn.all else 0.0)
+    end = (turn.stop or turn.all[-1]).occurred_at if turn.all else start
     tools = [e for e in turn.events if e.kind in ("PostToolUse", "PostToolUseFailure")]
-    commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
     modified: dict[str, float] = {}
     created: set[str] = set()
-    edits_per_file: dict[str, int] = {}
     reads: list[str] = []
-    searches: list[str] = []
     for e in tools:
         for f in evidence.modified_files(e):
-            rel = _rel(f, root)
-            modified[rel] = e.occurred_at
-            edits_per_file[rel] = edits_per_file.get(rel, 0) + 1
+            modified[_rel(f, root)] = e.occurred_at
             if evidence.created(e):
-                created.add(rel)
+                created.add(_rel(f, root))
         reads.extend(_rel(f, root) for f in evidence.read_files(e))
-        s = evidence.searched(e)
-        if s:
-            searches.append(s)
     reads = _unique(reads)
+    files = list(modified)
 
-    # bugfix and unresolved failures
-    fixed_ids: set[int] = set()
-    for i, fail in enumerate(commands):
-        if fail.ok or fail.event_id in fixed_ids:
+    drafts: list[ObservationDraft] = []
+    if typed and not _is_notification(prompt_text):
+        drafts += user_memories(reading, start, where)
+        drafts += _user_statuses(reading, prompt_text, start, where, drafts)
+    drafts += plan_memories(reading, start, where)
+    said, used = agent_memories(reading, end, where, files, reads)
+    drafts += said
+    drafts += _proven_gotchas(reading, used, reads, end, gist)
+    fixed = _fixed_by_edits(reading, tools, root)
+    if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
+        drafts.append(_routine_fix(fixed, reads, gist))
+    if files and not any(d.kind in ("rootcause", "fix") for d in drafts):
+        drafts.append(_change(reading, files, created, reads, gist, max(modified.values())))
+    elif not files and not said and reads and gist:
+        drafts.append(_answer_or_explored(reading, reads, gist, end))
+    for d in drafts:
+        d.source_tokens = tokens_of(sum(e.size_chars for e in turn.all) // max(1, len(drafts)))
+        d.prompt_number = number
+        d.agent_id, d.agent_type = _agent(turn)
+
+    last_commit = max((c.at for c in reading.actions.commits), default=None)
+    note = Notes(
+        learned=[d.title for d in drafts if d.kind not in LOG_KINDS and d.kind != "rule"],
+        done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind == "change"][:1],
+        status=[j.text for j in reading.found("status", final_only=True, min_p=0.5)[:2]],
+        todos=[d.title for d in drafts if d.kind == "todo"] + _still_failing(reading),
+        commands=[f"{_short_cmd(c.command)} ({'ok' if c.ok else 'failed'})" for c in reading.commands
+                  if not evidence.trivial(c)],
+        modified=files, read=reads,
+        uncommitted=[f for f, at in modified.items() if last_commit is None or at > last_commit],
+        commits=[(c.hash[:7] + " " if c.hash else "") + clip(c.subject, 80) for c in reading.actions.commits],
+        pushed=reading.actions.pushed, prs=reading.actions.prs, merged=reading.actions.merged,
+        reverted=bool(reading.actions.reverted or reading.actions.discarded),
+        last_message=(agent_texts(turn) or [""])[-1], at=end, size=sum(e.size_chars for e in turn.all),
+        prompt_number=number)
+    return drafts, note, reading
+
+
+def _user_statuses(r: Reading, prompt: str, at: float, where: str,
+                   taken: list[ObservationDraft]) -> list[ObservationDraft]:
+    """A workstream's status the user states ("pause the billing migration until …"), and a choice with
+    its reason: the grammar reads these precisely in English; the role model may not have kept them."""
+    out = []
+    for kind, sentence in statements(prompt):
+        if kind not in ("status", "choice") or any(_overlaps(sentence, d.title) for d in taken):
             continue
-        key = evidence.command_key(fail.command)
-        later = commands[i + 1:]
-        passing = next((c for c in later if c.ok and _same_command(key, c.command)), None)
+        out.append(ObservationDraft(
+            type="decision", title=clip(sentence, 240), subtitle="stated by the user", facts=[f"User: {sentence}"],
+            narrative=f"The user stated: \"{sentence}\"", concepts=["why-it-exists"], created_at=at,
+            kind="status" if kind == "status" else "decision",
+            why={"said": sentence, "by": "user", "origin": r.origin, "where": where,
+                 "how": f"a {'workstream status' if kind == 'status' else 'choice with its reason'} by its cue words"}))
+    return out
+
+
+def _overlaps(a: str, b: str) -> bool:
+    from kenning.memory.text import content_words, jaccard
+
+    return jaccard(content_words(a), content_words(b)) >= 0.5
+
+
+def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: str) -> list[ObservationDraft]:
+    """The same command failing, then passing with only an environment variable or flag added, when the
+    agent's words name what was added: what it needs is a gotcha (never two different commands)."""
+    out = []
+    cmds = r.commands
+    for i, fail in enumerate(cmds):
+        if fail.ok:
+            continue
+        passing = next((c for c in cmds[i + 1:] if c.ok and _extends(fail.command, c.command)), None)
         if passing is None:
             continue
-        between = [e for e in tools if fail.at <= e.occurred_at <= passing.at and evidence.modified_files(e)]
-        fix_files = _unique(_rel(f, root) for e in between for f in evidence.modified_files(e))
-        headline = evidence.error_headline(fail.output)
-        cmd = _short_cmd(fail.command)
-        if not fix_files:
-            needs = _invocation_change(fail.command, passing.command)
-            if not needs:
-                continue
-            # The same command passed once run differently: what it needs is the gotcha.
-            for c in commands[i:]:
-                if c.at > passing.at:
-                    break
-                if not c.ok and _same_command(key, c.command):
-                    fixed_ids.add(c.event_id)
-            facts = [f"`{cmd}` fails without {needs}" + (f": {headline}" if headline else ""),
-                     f"`{_short_cmd(passing.command)}` passes", *explained]
-            attached = attached or bool(explained)
-            title = f"`{cmd}` needs {needs}" + (f" (else: {headline})" if headline else "")
-            best = (said.gotchas or said.causes or said.fixes or [title])[0]
-            drafts.append(ObservationDraft(
-                type="discovery", title=_cap(best, 180), subtitle=_cap(title, 160),
-                facts=_unique(facts), narrative=(f"While working on: {gist}. " if gist else "")
-                + f"`{cmd}` failed ({headline or 'non-zero exit'}); run as `{_short_cmd(passing.command)}` it passed.",
-                concepts=["gotcha", "problem-solution"], files_read=reads, created_at=passing.at))
+        needs = _invocation_change(fail.command, passing.command)
+        said = [j.text for j in r.agent if any(w.strip("`") in j.text for w in needs)]
+        if not needs or not said or any(d.title == said[0] for d in out):
             continue
-        # every failure of the same command up to the pass belongs to this fix
-        for c in commands[i:]:
-            if c.at > passing.at:
-                break
-            if not c.ok and _same_command(key, c.command):
-                fixed_ids.add(c.event_id)
-        facts = [f"`{cmd}` failed: {headline}" if headline else f"`{cmd}` failed",
-                 f"Fixed by changing {', '.join(fix_files[:6])}",
-                 f"`{_short_cmd(passing.command)}` passes after the change", *explained]
-        attached = attached or bool(explained)
-        cause = said.headline().rstrip(".")
-        narrative = (f"While working on: {gist}. " if gist else "") + (
-            f"Running `{cmd}` failed ({headline or 'non-zero exit'}). After edits to "
-            f"{', '.join(fix_files[:6])}, `{_short_cmd(passing.command)}` ran cleanly.") + (
-            f" {' '.join(explained)}" if explained else "")
-        if cause and re.match(r"^(?:fixed|resolved|solved)\b", cause, re.IGNORECASE):
-            title = cause  # the agent's own outcome says it best: "Fixed cross-tenant cache hits: …"
-        elif cause:
-            title = f"Fixed `{cmd}` failure: {_lower_first(cause)}"
-        else:
-            title = f"Fixed `{cmd}` failure: {headline}" if headline else f"Fixed `{cmd}`"
-        drafts.append(ObservationDraft(
-            type="bugfix", title=_cap(title, 200),
-            subtitle=_cap(f"{len(fix_files)} file(s) changed to make `{_short_cmd(passing.command)}` pass", 120),
-            facts=_unique(facts), narrative=narrative, concepts=["problem-solution", "what-changed"],
-            files_read=reads, files_modified=fix_files, created_at=passing.at))
-
-    unresolved: dict[tuple[str, ...], evidence.Command] = {}
-    for c in commands:
-        if not c.ok and c.event_id not in fixed_ids:
-            unresolved.setdefault(evidence.command_key(c.command), c)
-        elif c.ok:
-            # a later success of the same command without edits still means it works now
-            unresolved.pop(evidence.command_key(c.command), None)
-    for fail in unresolved.values():
         headline = evidence.error_headline(fail.output)
-        cmd = _short_cmd(fail.command)
-        facts = [f"`{fail.command[:300]}` exits with an error"]
-        if headline:
-            facts.append(f"Error: {headline}")
-        tail = _error_excerpt(fail.output)
-        if tail and tail != headline:
-            facts.append(f"Output: {tail}")
-        about = [x for x in explained if _about(x, fail.command, headline)]
-        if about:
-            facts += about
-            attached = attached or len(about) == len(explained)
-        drafts.append(ObservationDraft(
-            type="discovery", title=_cap(f"`{cmd}` fails: {headline}" if headline else f"`{cmd}` fails"),
-            subtitle=_cap(fail.description or "command failed", 120), facts=facts,
-            narrative=(f"While working on: {gist}. " if gist else "")
-            + f"`{cmd}` failed" + (f" with: {headline}." if headline else "."),
-            concepts=["gotcha"], files_read=reads, created_at=fail.at))
-
-    fixed_by_edit = any(d.type == "bugfix" for d in drafts)
-    if modified:
-        files = list(modified)
-        listed = _file_list([f for f in files if f in created] + [f for f in files if f not in created])
-        facts = [f"Created {f}" for f in files if f in created]
-        facts += [f"Modified {f}" + (f" ({edits_per_file[f]} edits)" if edits_per_file[f] > 1 else "")
-                  for f in files if f not in created]
-        ran = [c for c in commands if not evidence.trivial(c)]
-        if ran:
-            last = ran[-1]
-            facts.append(f"Last check: `{_short_cmd(last.command)}` {'passed' if last.ok else 'failed'}")
-        created_at = max(modified[f] for f in files)
-        if said.causes and not fixed_by_edit and not attached:
-            # The agent found and fixed a root cause without a failing command in view: a fix.
-            drafts.append(ObservationDraft(
-                type="bugfix", title=_cap(f"Fixed: {_lower_first(said.causes[0])}", 200),
-                subtitle=_cap(f"{len(files)} file(s) changed: {listed}", 120), facts=_unique([*explained, *facts]),
-                narrative=(f"Asked: {gist}. " if gist else "") + " ".join(explained),
-                concepts=["problem-solution", "what-changed"], files_read=reads, files_modified=files,
-                created_at=created_at))
-            attached = True
-        else:
-            kind = "feature" if created else "change"
-            verb = "Added" if created else "Changed"
-            # The outcome the agent stated, unless a fix of this turn already tells it.
-            outcome = "" if fixed_by_edit else outcome_title(said)
-            title = f"{verb} {listed}" + (f": {outcome}" if outcome else f": {gist}" if gist else "")
-            if explained and not attached:
-                facts += explained
-                attached = True
-            narrative = (f"Asked: {gist}. " if gist else "") + (
-                f"{verb} {len(files)} file(s): {', '.join(files[:8])}" + ("." if len(files) <= 8 else ", …."))
-            drafts.append(ObservationDraft(
-                type=kind, title=_cap(title), subtitle=_cap(f"{len(created)} created, "
-                                                             f"{len(files) - len(created)} modified", 120),
-                facts=facts, narrative=narrative, concepts=["what-changed"], files_read=reads,
-                files_modified=files, created_at=created_at))
-    answer = _answer(agent_texts(turn)) if not modified and gist and _QUESTION.search(gist) else ""
-    if answer:
-        # A question the agent answered: the answer is what was learned, and says it best.
-        facts = [f"Asked: {gist}", *(explained if not attached else []), *(f"Read {f}" for f in reads[:10])]
-        attached = True
-        drafts.append(ObservationDraft(
-            type="discovery", title=_cap(answer, 200), subtitle=_cap(f"answer to: {gist}", 160),
-            facts=_unique(facts), narrative=f"Asked: {gist}. Answer: {answer}",
-            concepts=["how-it-works"], files_read=reads, created_at=(turn.stop or turn.all[-1]).occurred_at))
-    elif not modified and reads and gist and not unresolved and not drafts and not stated:
-        facts = [f"Read {f}" for f in reads[:10]] + [f"Searched: {s}" for s in searches[:5]]
-        if explained and not attached:
-            facts = [*explained, *facts]
-            attached = True
-        drafts.append(ObservationDraft(
-            type="discovery", title=_cap(f"Explored {_file_list(reads)}: {gist}", 200),
-            subtitle=_cap(f"{len(reads)} file(s) read, nothing changed", 120), facts=_unique(facts),
-            narrative=f"Asked: {gist}. Read {', '.join(reads[:8])} without changing anything.",
-            concepts=["how-it-works"], files_read=reads, created_at=turn.events[-1].occurred_at))
-
-    if explained and not attached and not said.empty:
-        # What the agent explained belongs to no observation of the turn: it is one of its own.
-        fix = bool(said.fixes) and bool(said.causes)
-        drafts.append(ObservationDraft(
-            type="bugfix" if fix else "discovery", title=_cap(said.headline(), 200),
-            subtitle="explained by the agent", facts=explained, narrative=" ".join(explained),
-            concepts=["problem-solution"] if said.causes or said.fixes else ["gotcha"],
-            files_read=reads, created_at=(turn.stop or turn.all[-1]).occurred_at))
-
-    for status in ([] if any(kind == "status" for kind, _s in stated) else said.statuses[:2]):
-        # Where a workstream stands, as the agent reported it ("paused the migration at step 3").
-        drafts.append(ObservationDraft(
-            type="decision", title=_cap(status.rstrip("."), 240), subtitle="reported by the agent",
-            facts=[status], narrative=status, concepts=["why-it-exists"],
-            created_at=(turn.stop or turn.all[-1]).occurred_at))
-    if turn.prompt is not None:
-        for kind, sentence in stated:
-            fact = kind == "fact"
-            drafts.append(ObservationDraft(
-                type="discovery" if fact else "decision", title=_cap(sentence, 240),
-                subtitle="stated by the user",
-                facts=[f"User: {sentence}"], narrative=f"The user stated: \"{sentence}\"",
-                concepts=["gotcha"] if fact else ["pattern"] if kind == "rule" else ["why-it-exists"],
-                created_at=turn.prompt.occurred_at))
-
-    # Spread the size of the turn over what it produced (token economics), stamp attribution.
-    for d in drafts:
-        d.source_tokens = tokens_of(size // max(1, len(drafts)))
-        d.prompt_number = prompt_number
-        d.agent_id, d.agent_type = agent_id, agent_type
-    return drafts
+        title = f"`{_short_cmd(fail.command)}` needs {' '.join(needs)}" + (f" (else: {headline})" if headline else "")
+        best = next((j for j in r.agent if j.text == said[0]), None)
+        out.append(ObservationDraft(
+            type="discovery", title=clip(said[0] if best is not None and best.role in ("gotcha", "rootcause") else title,
+                                         240),
+            subtitle=clip(title, 160), facts=_unique([title, f"`{_short_cmd(passing.command)}` passes", *said[:2]]),
+            narrative=(f"While working on: {gist}. " if gist else "") + f"`{_short_cmd(fail.command)}` failed "
+            f"({headline or 'non-zero exit'}); run as `{_short_cmd(passing.command)}` it passed.",
+            concepts=["gotcha", "problem-solution"], files_read=reads, created_at=passing.at, kind="gotcha",
+            why={"said": said[0], "by": "agent", "origin": "final", "where": "", "how":
+                 f"the command failed, then passed with {' '.join(needs)} added, and the agent said why"}))
+        break
+    return out
 
 
-def _lower_first(s: str) -> str:
-    """"The cause was X" → "the cause was X" (only an ordinary first word loses its capital)."""
-    first = s.split(" ", 1)[0]
-    return s[0].lower() + s[1:] if first.isalpha() and first[1:].islower() else s
-
-
-def _answer(texts: list[str]) -> str:
-    """The first sentences of the agent's last message, when it answered a question."""
-    if not texts:
-        return ""
-    said = [x for x in sentences(_MARKUP.sub("", texts[-1]))
-            if not x.endswith("?") and not _PLAN_OR_THANKS.match(x) and len(x.split()) >= 4][:2]
-    return _cap(" ".join(said), 300) if said else ""
-
-
-_MARKUP = re.compile(r"\*\*|__|^#+\s*", re.MULTILINE)
-
-
-def _about(sentence: str, command: str, headline: str) -> bool:
-    """Whether an explanation is about a failed command: it names the command or its error."""
-    names = {w.lower() for w in re.findall(r"[\w.-]{3,}", " ".join(evidence.command_key(command)) + " " + headline)}
-    return bool(names & {w.lower() for w in re.findall(r"[\w.-]{3,}", sentence)})
-
-
-_QUESTION = re.compile(r"\?\s*$|^(?:how|why|what|where|which|who|when|is|are|does|do|can|explain|tell me|"
-                       r"find out|figure out|check whether|check if)\b", re.IGNORECASE)
-_PLAN_OR_THANKS = re.compile(r"^(?:let me|i'll|i will|ok|okay|sure|done|thanks|you're welcome|glad|happy to|"
-                             r"i (?:could not|couldn't|can't|cannot|don't know))\b", re.IGNORECASE)
-
-
-def _invocation_change(failed: str, passed: str) -> str:
-    """What the passing run added to the failing one: env assignments and flags (``TZ=UTC``, ``--no-cache``)."""
+def _extends(failed: str, passed: str) -> bool:
+    """The passing command is the failing one with words added (an env variable, a flag), nothing else."""
     a, b = failed.split(), passed.split()
-    extra = [w for w in b if w not in a and (re.match(r"^[A-Z_][A-Z0-9_]*=", w) or w.startswith("-"))]
-    return " ".join(f"`{w}`" for w in extra[:3])
+    return a != b and len(b) > len(a) and all(w in b for w in a)
 
 
-def _same_command(key: tuple[str, ...], other: str) -> bool:
-    k2 = evidence.command_key(other)
-    if not key or not k2:
-        return False
-    return key[0] == k2[0]
+def _invocation_change(failed: str, passed: str) -> list[str]:
+    a, b = failed.split(), passed.split()
+    return [f"`{w}`" for w in b if w not in a and (re.match(r"^[A-Z_][A-Z0-9_]*=", w) or w.startswith("-"))][:3]
 
+
+@dataclass
+class _Fixed:
+    command: str
+    headline: str
+    files: list[str]
+    at: float
+
+
+def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
+    """A command that failed, then passed after files were edited: the proof of a fix."""
+    for i, fail in enumerate(r.commands):
+        if fail.ok:
+            continue
+        key = evidence.command_key(fail.command)
+        passing = next((c for c in r.commands[i + 1:] if c.ok and key and evidence.command_key(c.command)[:1] ==
+                        key[:1]), None)
+        if passing is None:
+            continue
+        between = _unique(_rel(f, root) for e in tools if fail.at <= e.occurred_at <= passing.at
+                          for f in evidence.modified_files(e))
+        if between:
+            return _Fixed(fail.command, evidence.error_headline(fail.output), between, passing.at)
+    return None
+
+
+def _routine_fix(f: _Fixed, reads: list[str], gist: str) -> ObservationDraft:
+    cmd = _short_cmd(f.command)
+    title = f"Fixed `{cmd}`" + (f": {f.headline}" if f.headline else "") + f" ({_file_list(f.files)})"
+    return ObservationDraft(
+        type="bugfix", title=clip(title, 200), subtitle=f"{len(f.files)} file(s) changed to make `{cmd}` pass",
+        facts=[f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""), f"Fixed by changing {', '.join(f.files[:6])}"],
+        narrative=(f"While working on: {gist}. " if gist else "") + f"`{cmd}` failed; after edits to "
+        f"{', '.join(f.files[:6])} it passed.", concepts=["what-changed"], files_read=reads, files_modified=f.files,
+        created_at=f.at, kind="change")
+
+
+def _change(r: Reading, files: list[str], created: set[str], reads: list[str], gist: str,
+            at: float) -> ObservationDraft:
+    """Routine work: titled by its commit, else by what the agent said it changed, else by the request."""
+    commit = r.actions.commits[-1] if r.actions.commits else None
+    change = r.found("change", final_only=True, min_p=0.4)
+    outcome = commit.subject if commit else change[0].text if change else gist
+    verb = "Added" if created and len(created) == len(files) else "Changed"
+    listed = _file_list([f for f in files if f in created] + [f for f in files if f not in created])
+    facts = [f"Created {f}" for f in files if f in created] + [f"Modified {f}" for f in files if f not in created]
+    if commit:
+        facts.append(f"Committed{' ' + commit.hash[:7] if commit.hash else ''}: {commit.subject}")
+    facts += [j.text for j in change[:3]]
+    return ObservationDraft(
+        type="feature" if created else "change", title=clip(f"{outcome} ({listed})" if outcome else f"{verb} {listed}",
+                                                            200),
+        subtitle=f"{len(created)} created, {len(files) - len(created)} modified", facts=_unique(facts),
+        narrative=(f"Asked: {gist}. " if gist else "") + f"{verb} {len(files)} file(s): {', '.join(files[:8])}.",
+        concepts=["what-changed"], files_read=reads, files_modified=files, created_at=at, kind="change")
+
+
+def _answer_or_explored(r: Reading, reads: list[str], gist: str, at: float) -> ObservationDraft:
+    final = [j for j in r.agent if j.origin == "final" and j.role != "noise"]
+    answer = " ".join(j.text for j in final[:2]) if final else ""
+    if answer:
+        return ObservationDraft(
+            type="discovery", title=clip(answer, 200), subtitle=clip(f"answer to: {gist}", 160),
+            facts=_unique([f"Asked: {gist}", *(f"Read {f}" for f in reads[:10])]),
+            narrative=f"Asked: {gist}. Answer: {answer}", concepts=["how-it-works"], files_read=reads,
+            created_at=at, kind="answer")
+    return ObservationDraft(
+        type="discovery", title=clip(f"Explored {_file_list(reads)}: {gist}", 200),
+        subtitle=f"{len(reads)} file(s) read, nothing changed", facts=[f"Read {f}" for f in reads[:10]],
+        narrative=f"Asked: {gist}. Read {', '.join(reads[:8])} without changing anything.",
+        concepts=["how-it-works"], files_read=reads, created_at=at, kind="explored")
+
+
+def _still_failing(r: Reading) -> list[str]:
+    ran = [c for c in r.commands if not evidence.trivial(c)]
+    if ran and not ran[-1].ok:
+        head = evidence.error_headline(ran[-1].output)
+        return [f"Still failing: `{_short_cmd(ran[-1].command)}`" + (f" ({head})" if head else "")]
+    return []
+
+
+# ----------------------------------------------------------------------------- reverts, redos
+
+@dataclass
+class _Done:
+    """A fix or change of this session that a later turn may take back."""
+
+    item: ObservationDraft | dict[str, object]
+    files: set[str]
+    turn: int
+    committed: bool = False
+
+    def mentions(self, commit: str) -> bool:
+        facts = self.item.facts if isinstance(self.item, ObservationDraft) else _strs(self.item.get("facts"))
+        return any(commit[:7] in f for f in facts) if commit[:1].isalnum() and len(commit) >= 7 else False
+
+
+class _Undoable:
+    def __init__(self, session: SessionInfo) -> None:
+        self.items = [_Done(o, set(_strs(o.get("files_modified"))), -1, committed=True)
+                      for o in session.prior_observations
+                      if o.get("kind") in ("fix", "rootcause", "change") and o.get("status", "active") == "active"]
+        self.turn = 0
+
+    def apply(self, drafts: list[ObservationDraft], r: Reading, earlier: list[ObservationDraft]) -> None:
+        """A revert takes back what it undoes (the commit it names; changes not committed yet; what the user
+        asks to revert: the last turn's); a fix after the user said the last one did not work replaces that
+        one. Drafts of this call are dropped from ``earlier``; stored rows are named as superseded."""
+        self.turn += 1
+        user = r.origin in ("typed", "queued", "rejection") and not r.prompt.rstrip().endswith(("?", "？"))
+        new_fix = next((d for d in drafts if d.kind in ("fix", "rootcause")), None)
+        undone: list[_Done] = []
+        for commit in r.actions.reverted:
+            named = [d for d in self.items if d.mentions(commit)]
+            undone += named or [d for d in self.items if d.committed][-1:]
+        if r.actions.discarded:
+            undone += [d for d in self.items if not d.committed]
+        if user and _REVERT_SAID.search(r.prompt) and not undone:
+            last = max((d.turn for d in self.items), default=None)
+            undone += [d for d in self.items if d.turn == last and last is not None and last >= 0]
+        if user and new_fix is not None and _DID_NOT_WORK.search(r.prompt):
+            undone += [d for d in self.items if d.files & set(new_fix.files_modified)
+                       and (d.item.kind if isinstance(d.item, ObservationDraft) else d.item.get("kind"))
+                       in ("fix", "rootcause")]
+        for d in dict.fromkeys(id(x) for x in undone):
+            done = next(x for x in undone if id(x) == d)
+            if done in self.items:
+                self.items.remove(done)
+            self._take_back(done, drafts, r, new_fix, earlier)
+        if r.actions.commits:
+            for d in self.items:
+                d.committed = True
+        self.items += [_Done(d, set(d.files_modified), self.turn, committed=bool(r.actions.commits))
+                       for d in drafts if d.kind in ("fix", "rootcause", "change")]
+
+    @staticmethod
+    def _take_back(done: _Done, drafts: list[ObservationDraft], r: Reading, new_fix: ObservationDraft | None,
+                   earlier: list[ObservationDraft]) -> None:
+        if isinstance(done.item, ObservationDraft):
+            if done.item in earlier:
+                earlier.remove(done.item)
+            return
+        oid = done.item.get("id")
+        if not isinstance(oid, int):
+            return
+        target = new_fix
+        if target is None:
+            at = max((c.at for c in r.commands), default=0.0)
+            target = ObservationDraft(type="change", title=clip(f"Reverted: {done.item.get('title')}", 200),
+                                      created_at=at, kind="change", facts=[f"Took back #{oid}"])
+            drafts.append(target)
+        target.supersedes.append(oid)
+
+
+# ----------------------------------------------------------------------------- helpers
 
 def _agent(turn: Turn) -> tuple[str | None, str | None]:
     for e in turn.events:
@@ -418,236 +432,6 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
             return e.agent_id, e.agent_type
     return None, None
 
-
-# ------------------------------------------------------------------------------- prompts
-
-_DECISION_CUES = re.compile(
-    r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|don't|do not|only)|prefer|always|never|"
-    r"(?:i|we)(?:'d| would) rather|(?:i|we) (?:like|want|hate|dislike|don't like|do not like) (?!to know|you to)|"
-    r"don't|do not|must(?: not)?|should(?:n't| not)|avoid|stick (?:to|with)|from now on|going forward|instead of|"
-    r"rather than|keep using|no more|no longer|is gone|are gone|"
-    r"(?:switched|moved|migrated|changed) (?:[\w.-]+ ){0,3}(?:to|from)|"
-    r"only (?:on|in|from|with|via|after|before|through)|"
-    r"keep (?:[\w.-]+ ){0,3}(?:small|short|simple|clean|fast|focused|minimal|consistent|sorted|in sync|under|below)|"
-    r"not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
-    re.IGNORECASE)
-# A choice and its reason: "we chose Postgres because …", "let's go with Redis since …".
-_CHOICE_CUES = re.compile(r"\b(?:(?:we|i)(?:'ve| have)?\s+(?:chose|chosen|decided|picked|settled on|went with|"
-                          r"are going with|will go with|agreed)|let's (?:go|stick) with|the decision is|"
-                          r"decision:|we'll use|we will use)\b", re.IGNORECASE)
-_REASON_START = re.compile(r"^(?:because|since|that's because|this is because|the reason|reason:|so that|"
-                           r"otherwise|it's because|as it|as they|due to)\b", re.IGNORECASE)
-# Where a piece of work stands, said by the user: "pause the billing migration until Q3".
-_STATUS_CUES = re.compile(r"\b(?:pause|paused|pausing|put .{1,40} on hold|on hold|resume|resumed|resuming|"
-                          r"unblocked|blocked (?:on|by)|postpone|postponed|shelve|shelved|park|parked|"
-                          r"(?:is|are) (?:done|finished|shipped|cancelled|canceled|dropped|abandoned|live)|"
-                          r"we(?:'re| are) (?:back on|done with|resuming|pausing))\b", re.IGNORECASE)
-# A fact about the environment, said by the user: "the integration tests need Docker running".
-_FACT_CUES = re.compile(r"\b(?:needs?|requires?|only works?|won't work|fails? (?:unless|without|when|if)|"
-                        r"breaks? (?:unless|without|when|if)|must be set|has to be set|heads up|fyi|note that|"
-                        r"gotcha)\b", re.IGNORECASE)
-# An imperative that holds beyond this turn: "run `make test` before every commit".
-_STANDING = re.compile(r"\b(?:every|each time|always|whenever|any ?time|by default|in this (?:repo|repository|project|"
-                       r"codebase)|going forward|from now on|before (?:any|committing|pushing|merging|a commit|a push)|"
-                       r"after (?:any|committing|pulling))\b", re.IGNORECASE)
-# What a fact about the environment is about (else "totals need VAT rounding" would be one).
-_SETUP = re.compile(r"\b(?:running|installed|install|set|env|environment|variable|locale|timezone|version|port|path|"
-                    r"docker|container|service|daemon|server|node|python|java|ruby|go|rust|vpn|network|credentials?|"
-                    r"token|key|permissions?|root|sudo|ci|machine|os|linux|macos|windows|database|db|cache|disk|"
-                    r"memory|cpu|gpu|browser|headless|display)\b|`[^`]+`|\b[A-Z][A-Z0-9_]+=", re.IGNORECASE)
-_USER_CAUSE = re.compile(r"\b(?:was|were|is|are) caused by|\broot cause\b|\bthe (?:cause|culprit|problem|issue|bug) "
-                         r"(?:was|is)\b|\bturned out\b|\bcame from\b", re.IGNORECASE)
-# "I don't know why it fails" has a cue word but states no rule.
-_NOT_A_RULE = re.compile(r"\b(?:i|we)\s+(?:don't|do not|didn't|did not)\s+(?:know|understand|think|see|get|remember)\b",
-                         re.IGNORECASE)
-_LEAD_IN = re.compile(r"^(?:(?:and|also|but|so|oh|plus|btw|please|pls|ok|okay|one more thing|fyi|heads up|"
-                      r"(?:one|two|three|a few|some) things?|note|important|remember|keep in mind)"
-                      r"(?: that)?\b[\s,:\-—]*)+",
-                      re.IGNORECASE)
-_REQUEST = re.compile(r"^(?:can|could|would|will) you\b|^(?:fix|add|implement|write|refactor|rename|explain|"
-                      r"investigate|find|check|look|make|create|update|change|remove|delete|run)\b(?!.*\b(?:always|"
-                      r"never|from now on|instead of|no longer|going forward)\b)", re.IGNORECASE)
-
-
-def statements(prompt: str) -> list[tuple[str, str]]:
-    """(kind, sentence) of what a prompt states: ``rule``, ``choice`` (with its reason), ``status``, ``fact``.
-
-    One sentence each, however it is punctuated inside ("e.g.", ``make proto``); a reason in
-    the next sentence ("Use Redis. Because …") stays with its decision; two rules joined by a
-    semicolon are two, a correction and what replaces it ("`make test` is gone; run …") one.
-    """
-    out: list[tuple[str, str]] = []
-    parts = sentences(prompt)
-    consumed: set[int] = set()
-    for i, raw in enumerate(parts):
-        if i in consumed:
-            continue
-        kinds = [_clause_kind(c) for c in _clauses(raw)]
-        for j, (kind, s) in enumerate(kinds):
-            if kind is None or raw.endswith("?") or len(s) > 300 or len(s.split()) < 3:
-                continue
-            if kind in ("fact", "status") and j + 1 < len(kinds) and kinds[j + 1][0] is None:
-                s = f"{s}; {kinds[j + 1][1]}"  # "… was caused by X; we fixed it with Y": the fix goes along
-            following = parts[i + 1] if i + 1 < len(parts) else ""
-            if kind in ("choice", "rule") and _REASON_START.match(following) and len(s) + len(following) < 300:
-                s = f"{s}: {_lower_first(following.rstrip('.'))}"
-                consumed.add(i + 1)
-            s = capitalised(s)
-            if all(s != x for _k, x in out):
-                out.append((kind, s))
-    return out[:4]
-
-
-def _clause_kind(clause: str) -> tuple[str | None, str]:
-    s = _LEAD_IN.sub("", clause).strip().rstrip(".!; ")
-    probe = _NOT_A_RULE.sub("", s.replace("\u2019", "'"))  # "don’t" typed with a curly apostrophe
-    return (_kind_of(s, probe) if len(s.split()) >= 3 else None), s
-
-
-def _clauses(sentence: str) -> list[str]:
-    """A sentence's ';'-separated clauses; a correction ("`make test` is gone") keeps what replaces it."""
-    parts = [re.sub(r"^and\s+", "", p.strip()) for p in sentence.split(";") if p.strip()]
-    out: list[str] = []
-    for p in parts:
-        if out and supersedes_something(out[-1]) and not _DECISION_CUES.search(_GONE.sub("", out[-1])):
-            out[-1] = f"{out[-1]}; {p}"
-        else:
-            out.append(p)
-    return out
-
-
-_GONE = re.compile(r"\b(?:is|are) gone|no longer \w+|was removed|has been removed\b", re.IGNORECASE)
-
-
-# "Use pnpm for all installs": a tool for a kind of work (plural, -ing, "all/every …"), not for this task.
-_USE_FOR = re.compile(r"^(?:(?:actually|correction|scratch that|instead|so)[\s,:;—-]+)?(?:always |please |we )?"
-                      r"(?:use|prefer|stick to|go with) [\w.@/+-]+(?: [\w.@/+-]+)? (?:for|to|when|in|on) "
-                      r"(?:all |every |any |new |our |the )?(?:[\w-]+ )?[\w-]+(?:s|ing)\b", re.IGNORECASE)
-
-
-def _kind_of(s: str, probe: str) -> str | None:
-    if _CHOICE_CUES.search(probe):
-        return "choice"
-    if _USE_FOR.search(probe):
-        return "rule"
-    if _STATUS_CUES.search(probe) and is_status(probe):
-        return "status"
-    if _REQUEST.match(probe) and not (_STANDING.search(probe) and not probe.lower().startswith(
-            ("can ", "could ", "would ", "will "))):
-        return None  # "fix the bug in parser.py", "can you use pnpm?": asked for, not stated
-    if _DECISION_CUES.search(probe) or _STANDING.search(probe):
-        return "rule"
-    if _FACT_CUES.search(probe) and _SETUP.search(probe) and not probe.lower().startswith(("i ", "we ")):
-        return "fact"
-    if _USER_CAUSE.search(probe):
-        return "fact"  # a root cause the user found: "the flaky test was caused by the shared tmp dir"
-    return None
-
-
-def decisions_in(prompt: str) -> list[str]:
-    """Sentences of a prompt that state a rule or preference, a decision, or a workstream's status."""
-    return [s for kind, s in statements(prompt) if kind != "fact"][:3]
-
-
-def _prompt_text(ev: Event | None) -> str:
-    if ev is None:
-        return ""
-    p = ev.payload.get("prompt")
-    return p if isinstance(p, str) else ""
-
-
-def _is_notification(text: str) -> bool:
-    t = text.strip()
-    return t.startswith("<task-notification>") or t.startswith("<command-")
-
-
-def gist_of(prompt: str, limit: int = 90) -> str:
-    """A one-line gist of a prompt: its first real sentence, without pleasantries."""
-    if _is_notification(prompt):
-        return ""
-    for sentence in sentences(prompt):
-        s = re.sub(r"^(?:(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
-                   r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
-                   flags=re.IGNORECASE)  # repeated: "ok, please could you …"
-        s = _LEAD_IN.sub("", s).strip().rstrip(".!")
-        s = re.sub(r"\s+", " ", s)
-        if len(s.split()) < 2:
-            continue  # "Nice." / "Thanks!" say nothing about the work
-        s = capitalised(s)
-        return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
-    return ""
-
-
-# ------------------------------------------------------------------------------- summary
-
-_NEXT_CUES = re.compile(r"\b(?:next|todo|to do|remaining|follow[- ]up|should|could|consider|still need|"
-                        r"not yet|left to|would need)\b", re.IGNORECASE)
-
-
-def summarize(session: SessionInfo, observations: list[dict[str, object]], last: Turn,
-              turns: list[Turn], learned_now: list[str] | None = None) -> SummaryDraft | None:
-    """The session's summary so far, or None when the session did nothing worth one."""
-    prior = session.prior_summary or {}
-    prompts = [p for p in session.prompts if p and not _is_notification(p)]
-    gists = [g for g in (gist_of(p, 120) for p in prompts) if g]
-    request = gists[0] if gists else ""
-    if len(gists) > 1:
-        request += "; then: " + "; ".join(gists[1:4])
-    files_read: list[str] = _unique(_strs(prior.get("files_read")) + [
-        f for o in observations for f in _strs(o.get("files_read"))])
-    files_modified: list[str] = _unique(_strs(prior.get("files_modified")) + [
-        f for o in observations for f in _strs(o.get("files_modified"))])
-    prior_notes = str(prior.get("notes") or "")
-    commands: list[str] = prior_notes[len("Commands: "):].split(", ") if prior_notes.startswith(
-        "Commands: ") else []
-    for t in turns:
-        for e in t.events:
-            c = evidence.command(e)
-            if c is not None and not evidence.trivial(c):
-                commands.append(f"{_short_cmd(c.command)} ({'ok' if c.ok else 'failed'})")
-    commands = _unique(commands)
-
-    # What earlier calls' turns taught (their summary), then this call's, in the order they came.
-    learned = [x for x in str(prior.get("learned") or "").split("\n") if x]
-    if learned_now is None:
-        learned_now = [str(o["title"]) for o in observations if o.get("type") in ("discovery", "decision", "bugfix")]
-    learned += learned_now
-    done = [str(o["title"]) for o in observations if o.get("type") in ("bugfix", "feature", "change",
-                                                                      "refactor")]
-    last_msg = ""
-    for t in turns:
-        if t.stop is not None and t.stop.kind == "Stop":
-            m = t.stop.payload.get("last_assistant_message")
-            if isinstance(m, str) and m.strip():
-                last_msg = m.strip()
-    if not last_msg and LAST_WORD in str(prior.get("completed") or ""):
-        last_msg = str(prior["completed"]).split(LAST_WORD, 1)[1]
-    completed = "; ".join(_unique(done)[:6])
-    if last_msg:
-        completed = (completed + ". " if completed else "") + LAST_WORD + _cap(
-            re.sub(r"\s+", " ", last_msg), 400)
-    next_steps = [s for s in re.split(r"(?<=[.!?])\s+|\n+", last_msg) if _NEXT_CUES.search(s)]
-    still_failing = [str(o["title"]) for o in observations if o.get("type") == "discovery"
-                     and str(o.get("title", "")).startswith("`") and " fails" in str(o.get("title", ""))]
-    steps = [_cap(s.strip(), 200) for s in next_steps[:3]] + [f"Still failing: {t}" for t in still_failing[-2:]]
-    investigated = ", ".join(f for f in files_read if f not in files_modified)[:600]
-    stop_at = last.stop.occurred_at if last.stop else (last.all[-1].occurred_at if last.all else 0.0)
-    size = sum(e.size_chars for t in turns for e in t.all)
-    if not (request or files_modified or commands or last_msg):
-        return None
-    return SummaryDraft(
-        created_at=stop_at, request=_cap(request, 400),
-        investigated=("Read " + investigated) if investigated else "",
-        learned="\n".join(_unique(learned)[-8:])[-1500:], completed=completed,
-        next_steps="; ".join(steps), notes=("Commands: " + ", ".join(commands[:12])) if commands else "",
-        files_read=files_read[:50], files_modified=files_modified[:50],
-        prompt_number=last.prompt.prompt_number if last.prompt else None,
-        # The summary covers the whole session: add this call's turns to what earlier calls saw.
-        source_tokens=tokens_of(size) + int(prior.get("source_tokens") or 0),
-    )
-
-
-# ------------------------------------------------------------------------------- helpers
 
 def _rel(path: str, root: str) -> str:
     if root and path.startswith(root.rstrip("/") + "/"):
@@ -665,16 +449,6 @@ def _file_list(files: list[str]) -> str:
 def _short_cmd(cmd: str, limit: int = 60) -> str:
     first = cmd.strip().splitlines()[0] if cmd.strip() else cmd
     return first if len(first) <= limit else first[: limit - 1] + "…"
-
-
-def _error_excerpt(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.startswith("Exit code")]
-    return _cap(" | ".join(lines[-3:]), 300) if lines else ""
-
-
-def _cap(text: str, limit: int = 140) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _unique(items: object) -> list[str]:

@@ -1,0 +1,183 @@
+"""The memories one read turn leaves (DESIGN.md §9), as observation drafts.
+
+* The user's own words: each standing rule, decision, durable fact, open to-do or workstream status
+  they state is a memory of its own, recording the sentence and where it was said (``why``).
+* An accepted plan: its design decisions (a few), marked as the plan's, never as the user's rules.
+* The agent's explanation: the root cause and the fix it states (the paragraph that explains, not
+  its heading) make one memory titled by both; each gotcha, decision with its reason, open item and
+  durable fact it states is one of its own. Its last message counts first; what it only said along
+  the way counts when the model is sure of it.
+* Routine work (files changed, a commit, a question answered) is the session log.
+
+What the commands prove (files changed, commits, pushes) comes from the tool events, never from
+what anyone said.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kenning.memory.text import clip, content_words, jaccard
+from kenning.observer.reading import Reading, distinct
+from kenning.observer.roles import cues
+from kenning.observer.roles.roles import Judged
+from kenning.records import ObservationDraft
+
+# How sure the model must be before an agent's sentence becomes a memory of its own.
+SURE = {"rootcause": 0.45, "fix": 0.45, "gotcha": 0.5, "decision": 0.55, "fact": 0.6, "todo": 0.55}
+SURE_ALONG_THE_WAY = 0.7  # for what it said before its last message (hypotheses get refuted)
+USER_SURE = {"rule": 0.5, "decision": 0.5, "fact": 0.55, "todo": 0.5, "rootcause": 0.5, "status": 0.6}
+RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction"})
+MAX_USER = 4        # memories from one prompt
+MAX_PLAN = 3        # decisions from one accepted plan
+MAX_EACH = 2        # gotchas, decisions, facts, to-dos of the agent in one turn
+TITLE = 240
+_HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"
+                         r"files? changed|review|findings?)\b", re.IGNORECASE)
+# "The fix is simple: …", "Fix: …", "The change is done — …": what follows is the statement.
+_LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|cause|problem|issue)"
+                      r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*",
+                      re.IGNORECASE)
+MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
+
+
+@dataclass
+class Turnout:
+    """What a turn leaves: its memories, and what the session summary takes from it."""
+
+    drafts: list[ObservationDraft]
+    key: list[str]        # the titles of its key memories (what was learned)
+    status: list[str]     # where the work stands, as said (committed, pushed, PR …)
+    todos: list[str]      # what is still open
+
+
+def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
+    """The user's rules, decisions, facts, to-dos and statuses, one memory each."""
+    out: list[ObservationDraft] = []
+    for j in distinct([j for j in r.user if _user_keeps(j) and not j.unit.table])[:MAX_USER]:
+        kind = j.role
+        title = clip(j.text, TITLE)
+        who = {"queued": "typed by the user while the agent worked", "rejection":
+               "said by the user when rejecting a tool call"}.get(j.origin, "stated by the user")
+        out.append(ObservationDraft(
+            type="discovery" if kind in ("fact", "rootcause") else "decision", title=title, subtitle=who,
+            facts=[f"User: {j.text}"], narrative=f"The user stated: \"{j.text}\"",
+            concepts=_concepts(kind), created_at=at, kind=kind, scope=j.scope, tentative=j.tentative,
+            why=_why(j, where, "user")))
+    return out
+
+
+def _user_keeps(j: Judged) -> bool:
+    if j.role not in USER_SURE or j.p < USER_SURE[j.role]:
+        return False
+    if j.role == "rule":
+        sig = cues.signals(j.text)
+        # A rule says how to work from now on: a cue of that in some language, or a model that is sure.
+        return bool(sig & RULE_SIGNALS) or j.p >= 0.8
+    return len(j.text) >= 12
+
+
+def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
+    """The design decisions of an accepted plan (the agent's words, accepted by the user)."""
+    picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.p >= 0.6 and worth_saying(j)),
+                             key=lambda j: -j.p))
+    out = []
+    for j in picked[:MAX_PLAN]:
+        out.append(ObservationDraft(
+            type="decision", title=clip(j.text, TITLE), subtitle="from the plan the user accepted"
+            + (f": {clip(r.plan_title, 80)}" if r.plan_title else ""), facts=[j.text], narrative=j.text,
+            concepts=["why-it-exists"], created_at=at, kind="decision", tentative=j.tentative,
+            why=_why(j, where, "plan")))
+    return out
+
+
+def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
+                   files_read: list[str]) -> tuple[list[ObservationDraft], list[Judged]]:
+    """The agent's root cause and fix (one memory), gotchas, decisions, facts and open items.
+    Also returns what it stated and the memories took (the summary's "learned")."""
+    causes = _sure(r, "rootcause")
+    fixes = _sure(r, "fix")
+    out: list[ObservationDraft] = []
+    used: list[Judged] = []
+    if causes or fixes:
+        cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
+        title = _cause_and_fix(cause, fix)
+        facts = [j.text for j in [*causes[:3], *fixes[:4]]]
+        kind = "rootcause" if cause else "fix"
+        out.append(ObservationDraft(
+            type="bugfix" if fix is not None or files_modified else "discovery", title=title,
+            subtitle="root cause and fix, as the agent explained them" if cause and fix else
+            "root cause found by the agent" if cause else "fix explained by the agent",
+            facts=facts, narrative=" ".join(facts), concepts=["problem-solution"], files_read=files_read,
+            files_modified=files_modified if fix is not None else [], created_at=at, kind=kind,
+            why=_why(cause or fix, where, "agent")))  # type: ignore[arg-type]
+        used += [*causes[:3], *fixes[:4]]
+    for role, typ, concepts in (("gotcha", "discovery", ["gotcha"]), ("decision", "decision", ["why-it-exists"]),
+                                ("todo", "decision", ["what-changed"]), ("fact", "discovery", ["how-it-works"])):
+        for j in _sure(r, role)[:MAX_EACH]:
+            if any(same_thing(j.text, u.text) for u in used):
+                continue
+            out.append(ObservationDraft(
+                type=typ, title=clip(statement(j.text), TITLE), subtitle={"gotcha": "gotcha", "decision": "decided",
+                                                                "todo": "open item", "fact": "how it works"}[role],
+                facts=[j.text], narrative=j.text, concepts=concepts, files_read=files_read, created_at=at,
+                kind=role, tentative=j.tentative, why=_why(j, where, "agent")))
+            used.append(j)
+    return out, used
+
+
+def _sure(r: Reading, role: str) -> list[Judged]:
+    """The agent's units of a role it is sure enough of: its last message at SURE, before it at more."""
+    need = SURE[role]
+    pool = [j for j in r.agent if j.role == role and worth_saying(j)
+            and j.p >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))]
+    pool.sort(key=lambda j: (j.origin != "final", -j.p))
+    return distinct(pool)
+
+
+def worth_saying(j: Judged) -> bool:
+    """A sentence that can stand as a memory: not a heading, not a table row, and long enough to say
+    something (a label's leftover "(4 locations)" is not)."""
+    text = statement(j.text)
+    if j.unit.table or _HEADINGISH.match(text) and len(text.split()) < 6:
+        return False
+    cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
+    return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
+
+
+def statement(text: str) -> str:
+    """A unit's text without a lead-in that only announces it ("The fix is simple: …")."""
+    out = _LEAD_IN.sub("", text, count=1)
+    return out[:1].upper() + out[1:] if out and out is not text else text
+
+
+def _cause_and_fix(cause: Judged | None, fix: Judged | None) -> str:
+    if cause and fix:
+        return clip(f"{statement(cause.text).rstrip('.')} — fix: {_lower_first(statement(fix.text))}", TITLE)
+    return clip(statement((cause or fix).text), TITLE)  # type: ignore[union-attr]
+
+
+def same_thing(a: str, b: str, threshold: float = 0.6) -> bool:
+    """Two sentences that say the same thing (most of their content words shared)."""
+    return a == b or jaccard(content_words(a), content_words(b)) >= threshold
+
+
+def _lower_first(s: str) -> str:
+    first = s.split(" ", 1)[0]
+    return s[0].lower() + s[1:] if first.isalpha() and first[1:].islower() else s
+
+
+def _concepts(kind: str) -> list[str]:
+    return {"rule": ["pattern"], "decision": ["why-it-exists"], "fact": ["how-it-works"], "todo": ["what-changed"],
+            "rootcause": ["problem-solution"], "status": ["what-changed"]}.get(kind, [])
+
+
+def _why(j: Judged, where: str, by: str) -> dict[str, object]:
+    sig = sorted(cues.signals(j.text) - {"narrate", "request", "praise"})
+    how = f"judged {j.role} (model p={j.p:.2f})" + (f"; cues: {', '.join(sig)}" if sig else "")
+    if j.scope == "user":
+        how += "; said to hold for all of the user's work"
+    if j.tentative:
+        how += "; said to be provisional"
+    return {"said": j.text, "by": by, "origin": j.origin, "where": where, "how": how}

@@ -1,0 +1,107 @@
+"""What the shell commands of a turn did to the repository: commits (their message and hash),
+pushes, pull requests opened or merged, reverts and discarded changes.
+
+A commit message is the agent's own summary of a change, written when the change was done; a push,
+a PR or a merge says where the work stands. Only commands that ran without error count.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from kenning.observer.evidence import Command
+
+_COMMIT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?commit\b")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
+_COMMITTED = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+_PUSH = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?push\b")
+_PR_CREATE = re.compile(r"\bgh\s+pr\s+create\b")
+_PR_MERGE = re.compile(r"\bgh\s+pr\s+merge\b")
+_PR_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)")
+_REVERT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?revert\s+(?:--no-edit\s+)?([0-9a-f]{7,40}|HEAD\S*)")
+_DISCARD = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?(?:checkout\s+(?:--\s+)?\.|restore\s+\.|"
+                      r"reset\s+--hard|stash\b(?!\s+(?:pop|apply|list|show)))")
+_BRANCH = re.compile(r"(?:-u|--set-upstream)\s+\S+\s+([\w./-]+)|\bHEAD:([\w./-]+)")
+
+
+@dataclass
+class Commit:
+    subject: str
+    body: str = ""
+    hash: str = ""
+    branch: str = ""
+    at: float = 0.0
+
+
+@dataclass
+class Actions:
+    commits: list[Commit] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)      # branches (or "" when not said)
+    prs: list[str] = field(default_factory=list)         # "#1020"
+    merged: list[str] = field(default_factory=list)
+    reverted: list[str] = field(default_factory=list)    # commit hashes (or HEAD…)
+    discarded: bool = False                              # uncommitted changes thrown away
+
+    @property
+    def empty(self) -> bool:
+        return not (self.commits or self.pushed or self.prs or self.merged or self.reverted or self.discarded)
+
+
+def read(commands: list[Command]) -> Actions:
+    out = Actions()
+    for c in commands:
+        if not c.ok:
+            continue
+        cmd = c.command
+        if _COMMIT.search(cmd):
+            msg = commit_message(cmd)
+            m = _COMMITTED.search(c.output or "")
+            if m and not msg:
+                msg = m.group(3)
+            if msg:
+                subject, _, body = msg.strip().partition("\n")
+                out.commits.append(Commit(subject.strip(), body.strip(), m.group(2) if m else "",
+                                          m.group(1) if m else "", c.at))
+        if _PUSH.search(cmd):
+            b = _BRANCH.search(cmd)
+            out.pushed.append((b.group(1) or b.group(2)) if b else "")
+        if _PR_CREATE.search(cmd):
+            m2 = _PR_URL.search(c.output or "")
+            out.prs.append(f"#{m2.group(1)}" if m2 else "")
+        if _PR_MERGE.search(cmd):
+            m3 = re.search(r"\bmerge\s+(\d+)", cmd) or _PR_URL.search(cmd)
+            out.merged.append(f"#{m3.group(1)}" if m3 else "")
+        for m4 in _REVERT.finditer(cmd):
+            out.reverted.append(m4.group(1))
+        if _DISCARD.search(cmd):
+            out.discarded = True
+    return out
+
+
+def commit_message(cmd: str) -> str:
+    """The message a ``git commit`` command gives (``-m`` parts, or a heredoc), '' when none is given."""
+    here = _HEREDOC.search(cmd)
+    if here and _COMMIT.search(cmd[:here.start()] + " "):
+        return here.group(2).strip()
+    head = cmd
+    m = _COMMIT.search(head)
+    if not m:
+        return ""
+    tail = head[m.end():]
+    try:
+        words = shlex.split(tail.split("\n&&", 1)[0], posix=True)
+    except ValueError:
+        return ""
+    parts: list[str] = []
+    for i, w in enumerate(words):
+        if w in ("&&", "||", ";", "|"):
+            break
+        if w in ("-m", "--message") and i + 1 < len(words):
+            parts.append(words[i + 1])
+        elif w.startswith("--message="):
+            parts.append(w.split("=", 1)[1])
+        elif re.fullmatch(r"-[a-zA-Z]*m", w) and i + 1 < len(words):
+            parts.append(words[i + 1])
+    return "\n\n".join(p.strip() for p in parts if p.strip())

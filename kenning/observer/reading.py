@@ -1,0 +1,108 @@
+"""Reading one turn: who said what (each unit judged), and what the commands did.
+
+The user's own words (typed, queued while the agent worked, or said while rejecting a tool call)
+are where rules, decisions and corrections come from; a plan the agent wrote and the user accepted
+("Implement the following plan:") is the agent's words, read like its other texts; a scripted
+(headless) prompt and the notifications the harness sends are nobody's words. The agent's texts
+are read along the way and at the end: its last message is its conclusion.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kenning.memory.text import content_words, jaccard
+from kenning.observer import evidence, git_actions
+from kenning.observer.roles.roles import Judged, judge
+from kenning.observer.units import Unit, units
+from kenning.records import Event
+
+PLAN_PREFIX = re.compile(r"^\s*implement the following plan\s*:?", re.IGNORECASE)
+NOT_TYPED = ("<task-notification>", "<command-", "<local-command", "<bash-", "<system-reminder>",
+             "Another Claude session sent a message", "<agent-message", "This session is being continued")
+USER_ORIGINS = ("typed", "queued", "rejection")
+MAX_UNITS = 400  # of one turn's texts: a turn that says more is mostly pasted output
+_PLAN_TITLE = re.compile(r"^\s*#\s*(?:plan\s*[:：-]\s*)?(.+)$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Reading:
+    """One turn, read."""
+
+    prompt: str = ""
+    origin: str = ""                 # typed | queued | rejection | plan | headless | notification | ""
+    user: list[Judged] = field(default_factory=list)    # the user's own words
+    plan: list[Judged] = field(default_factory=list)    # an accepted plan (the agent's words)
+    agent: list[Judged] = field(default_factory=list)   # the agent's texts, oldest first
+    commands: list[evidence.Command] = field(default_factory=list)
+    actions: git_actions.Actions = field(default_factory=git_actions.Actions)
+    interrupted: bool = False
+    plan_title: str = ""
+
+    def found(self, *roles: str, final_only: bool = False, min_p: float = 0.0) -> list[Judged]:
+        """The agent's units of these roles (its last message first), each said once."""
+        pool = [j for j in self.agent if j.role in roles and j.p >= min_p and (not final_only or j.origin == "final")]
+        pool.sort(key=lambda j: (j.origin != "final", -j.p))
+        return distinct(pool)
+
+
+def origin_of(prompt_event: Event | None) -> str:
+    if prompt_event is None:
+        return ""
+    p = prompt_event.payload
+    text = p.get("prompt") if isinstance(p.get("prompt"), str) else ""
+    declared = p.get("prompt_origin")
+    if isinstance(declared, str) and declared:
+        return declared
+    if text.lstrip().startswith(NOT_TYPED):
+        return "notification"
+    if PLAN_PREFIX.match(text):
+        return "plan"
+    return "typed"
+
+
+def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, texts: list[str]) -> Reading:
+    """Judge every unit of the turn's prompt and of the agent's ``texts`` (its last message last)."""
+    r = Reading()
+    if prompt is not None:
+        raw = prompt.payload.get("prompt")
+        r.prompt = raw if isinstance(raw, str) else ""
+        r.origin = origin_of(prompt)
+        if r.origin in USER_ORIGINS:
+            r.user = [judge(u, speaker="user", origin=r.origin) for u in units(r.prompt)[:MAX_UNITS]]
+        elif r.origin == "plan":
+            body = PLAN_PREFIX.sub("", r.prompt, count=1)
+            m = _PLAN_TITLE.search(body)
+            r.plan_title = m.group(1).strip() if m else ""
+            r.plan = [judge(u, speaker="user", origin="plan") for u in units(body)[:MAX_UNITS]]
+    budget = MAX_UNITS
+    for k, text in enumerate(texts):
+        last = k == len(texts) - 1
+        for u in units(text):
+            if budget <= 0:
+                break
+            budget -= 1
+            r.agent.append(judge(u, speaker="agent", origin="final" if last else "progress", last=last))
+    tools = [e for e in events if e.kind in ("PostToolUse", "PostToolUseFailure")]
+    r.commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
+    r.actions = git_actions.read(r.commands)
+    r.interrupted = bool(stop is not None and stop.payload.get("interrupted"))
+    return r
+
+
+def distinct(items: list[Judged], threshold: float = 0.6) -> list[Judged]:
+    """Items without the ones that say again what an earlier one said (word overlap)."""
+    out: list[Judged] = []
+    seen: list[set[str]] = []
+    for j in items:
+        words = content_words(j.text)
+        if not words or any(jaccard(words, s) >= threshold for s in seen):
+            continue
+        seen.append(words)
+        out.append(j)
+    return out
+
+
+def unit_of(text: str) -> Unit:
+    return Unit(text)

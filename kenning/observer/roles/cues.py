@@ -1,0 +1,139 @@
+"""Cue words in several languages, grouped by what they signal (a cause, a standing instruction, a
+correction, something provisional …).
+
+They serve twice: as features of the role model (one feature per signal, whatever the language:
+what the model learns from English "because" holds for Chinese 因为), and as the explicit signals
+the observer checks before it trusts the model (a rule for every project must say so; a tentative
+decision is marked only when it says it is provisional). Our own lists, kept short and common:
+English, Chinese, Japanese, Korean, French, German, Spanish.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# signal: (patterns matched with word boundaries (Latin scripts), substrings matched as they are (CJK))
+_CUES: dict[str, tuple[str, str]] = {
+    "cause": (
+        r"root cause|the cause|caused by|because|due to|the reason|turned out|comes? from|came from|stems? from|"
+        r"the (?:problem|issue|bug|culprit|crash|failure) (?:is|was)|that'?s why|which is why|"
+        r"cause racine|parce que|à cause de|en raison de|provient de|ursache|weil|wegen|liegt (?:daran|an)|"
+        r"causa raíz|porque|debido a|se debe a",
+        "根因 根本原因 原因是 原因在于 因为 由于 导致 造成 引起 所以才 原因 原因は のせいで せいで ため、 によって 根本 "
+        "원인 때문에 때문 로 인해 탓에"),
+    "fix": (
+        r"fixed|fixes|the fix|fix(?:ed)? by|resolved|solved|now (?:works|passes|returns|uses|handles|calls)|"
+        r"instead of|replaced|corrigé|corrige|correctif|résolu|behoben|korrigiert|gelöst|corregido|solucionado|"
+        r"arreglado",
+        "修复 修正 解决 改为 改成 换成 修好 修改为 改用 修正した 直した 解決 修正しました 直しました 수정 고쳤 해결 바꿨"),
+    "always": (
+        r"always|never|every time|each time|whenever|from now on|going forward|by default|in this (?:repo|repository|"
+        r"project|codebase)|as a rule|désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
+        r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante",
+        "以后 今后 总是 一律 始终 永远 每次 都要 一定要 务必 从现在起 今後 必ず 常に 絶対 いつも 毎回 以降 앞으로 항상 "
+        "반드시 절대 매번 언제나"),
+    "must": (
+        r"must|mustn'?t|should|shouldn'?t|have to|has to|need to|needs to|required|is mandatory|"
+        r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio",
+        "必须 应该 应当 需要 得要 要求 べき 必要 なければ なくては 必須 해야 필요 필수"),
+    "prohibit": (
+        r"don'?t|do not|never|avoid|not allowed|forbidden|no more|stop (?:using|doing)|"
+        r"ne (?:pas|jamais|plus)|n'(?:utilise|utilisez)|interdit|évite[rz]?|nicht|kein|keine|verboten|vermeide|"
+        r"no (?:uses|usar|hagas)|prohibido|evita",
+        "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 말고 금지 피해"),
+    "prefer": (
+        r"prefer|i like|i'?d rather|we'?d rather|i want|we want|i hate|i dislike|préfère|préférons|j'aime|"
+        r"bevorzuge|lieber|ich mag|prefiero|preferimos|me gusta",
+        "我喜欢 更喜欢 偏好 倾向 我希望 我想要 好み 好き 좋아 선호 원해"),
+    "user_scope": (
+        r"in (?:every|each|all|any) (?:of my )?(?:projects?|repos?|repositor(?:y|ies)|codebases?)|"
+        r"whatever the (?:repo|repository|project)|whichever (?:repo|repository|project)|across (?:all )?"
+        r"(?:my )?projects|(?:always )?(?:answer|reply|respond|talk|write|speak) (?:to )?me|for me|about me|"
+        r"my (?:style|preference|habit)s?|dans tous (?:les|mes) projets|quel que soit le (?:projet|dépôt)|"
+        r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos",
+        "所有项目 每个项目 任何项目 不管哪个项目 不管哪个仓库 无论哪个项目 无论哪个仓库 所有仓库 所有的项目 跟我说 回答我 对我 "
+        "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 어떤 프로젝트 저에게 나에게"),
+    "correction": (
+        r"actually|correction|instead|no longer|not any ?more|anymore|switch(?:ed)? to|scratch that|"
+        r"i was wrong|changed my mind|en fait|plutôt|au lieu de|ne plus|correction|stattdessen|nicht mehr|"
+        r"korrektur|en realidad|en lugar de|ya no|corrección",
+        "更正 改用 不再 其实 换成 改为 纠正 订正 更改 訂正 代わりに もう 실은 정정 대신 더 이상 바꿔"),
+    "tentative": (
+        r"for now|tentative(?:ly)?|temporar(?:y|ily)|for the time being|provisional(?:ly)?|until (?:we|further)|"
+        r"pour l'instant|pour le moment|provisoire(?:ment)?|vorerst|vorläufig|fürs erste|por ahora|"
+        r"provisional(?:mente)?|de momento",
+        "暂定 暂时 目前先 先这样 先用 临时 暫定 とりあえず 一旦 当面 ひとまず 일단 임시 당분간 우선"),
+    "todo": (
+        r"todo|to-do|next time|later|follow[- ]?up|still (?:need|open|to do)|remaining|left to|not yet|"
+        r"open items?|pending|plus tard|reste à|pas encore|à faire|später|noch nicht|offen|noch zu|"
+        r"pendiente|todavía no|más tarde|queda",
+        "待办 下次 以后再 还需要 还没 尚未 待定 遗留 后续 回头 後で 次回 残り まだ 未対応 나중에 다음에 아직 남은 후속"),
+    "decided": (
+        r"decided|we chose|i chose|went with|we'?ll use|we will use|decision|settled on|opted|agreed|"
+        r"décidé|choisi|entschieden|gewählt|decidimos|elegimos|decidido",
+        "决定 选择 采用 就用 定了 決定 採用 にする 選んだ 결정 선택 채택 하기로"),
+    "gotcha": (
+        r"note that|careful|watch out|gotcha|beware|heads up|does(?:n'?t| not) (?:exist|work|support)|"
+        r"is(?:n'?t| not) supported|only works|requires?|won'?t work|unless|workaround|attention|piège|"
+        r"n'existe pas|achtung|vorsicht|existiert nicht|cuidado|ojo|no existe",
+        "注意 小心 坑 不支持 不存在 无法 需要先 陷阱 注意点 罠 存在しない 対応していない 주의 함정 지원하지 없습니다"),
+    "done": (
+        r"done|committed|pushed|merged|released|shipped|opened (?:a )?pr|pr (?:is )?open|all tests pass|"
+        r"completed|finished|terminé|commité|poussé|fusionné|fertig|gepusht|gemergt|abgeschlossen|terminado|"
+        r"listo|completado",
+        "完成 已提交 已推送 已合并 已发布 搞定 完了 コミット済み プッシュ 済み マージ 완료 커밋 푸시 머지 끝났"),
+    "blocked": (
+        r"blocked|waiting (?:for|on)|not committed|uncommitted|not pushed|unpushed|on hold|paused|"
+        r"bloqué|en attente|blockiert|wartet|bloqueado|esperando|en pausa",
+        "阻塞 卡住 等待 未提交 未推送 搁置 暂停 ブロック 待ち 未コミット 保留 대기 막힘 보류"),
+    "narrate": (
+        r"let me|let's|i'?ll|i will|i'?m going to|now i|next,? i|first,? i|i need to|i'?m (?:checking|reading|"
+        r"looking)|looking at|je vais|laisse-moi|ich werde|lass mich|voy a|déjame",
+        "让我 我来 我先 接下来 我会 我去 看一下 してみます します 確認します 見てみます 하겠습니다 확인해 볼게"),
+    "request": (
+        r"can you|could you|would you|please|pls|i'?d like you to|go ahead|peux-tu|pouvez-vous|pourrais-tu|"
+        r"s'il te plaît|kannst du|könntest du|bitte|puedes|podrías|por favor",
+        "请 帮我 能不能 可以帮 麻烦 お願い ください してくれ 해줘 해 주세요 부탁"),
+    "praise": (
+        r"thanks|thank you|great|nice|perfect|awesome|well done|good job|merci|parfait|super|danke|"
+        r"gracias|perfecto|genial",
+        "谢谢 好的 很好 太棒 不错 完美 ありがとう 完璧 すごい 고마워 감사 완벽 좋아요"),
+    "hypothesis": (
+        r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
+        r"peut-être|je pense|je suppose|vielleicht|ich glaube|vermutlich|quizás|tal vez|creo que",
+        "我觉得 可能 也许 猜 大概 应该是 かもしれない たぶん 多分 と思う 아마 같아요 것 같"),
+    "reason": (
+        r"so that|in order to|to avoid|to keep|to prevent|otherwise|that'?s why|since|pour que|afin de|sinon|"
+        r"damit|um zu|sonst|para que|para evitar|de lo contrario",
+        "为了 以免 否则 以便 不然 ために ように さもないと 위해 그래야 안 그러면"),
+}
+
+
+def _compile(words: str, cjk: str) -> re.Pattern[str]:
+    parts = [rf"(?<![\w-])(?:{words})(?![\w-])"] if words else []
+    parts += [re.escape(w) for w in cjk.split()]
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+PATTERNS: dict[str, re.Pattern[str]] = {name: _compile(w, c) for name, (w, c) in _CUES.items()}
+SIGNALS = tuple(PATTERNS)
+_QUESTION = re.compile(r"[?？]\s*$|(?:吗|呢|么)[。.]?\s*$|(?:ですか|ますか|でしょうか)[。.]?\s*$|(?:나요|까요|니까)[.]?\s*$|"
+                       r"^(?:how|why|what|where|which|who|when|is|are|does|do|did|can|could|should|would|will)\b",
+                       re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def signals(text: str) -> frozenset[str]:
+    """The signals ``text`` carries ("cause", "always", "tentative", "question" …)."""
+    t = text or ""
+    found = {name for name, rx in PATTERNS.items() if rx.search(t)}
+    if _QUESTION.search(t.strip()):
+        found.add("question")
+    return frozenset(found)
+
+
+def has(text: str, signal: str) -> bool:
+    if signal == "question":
+        return bool(_QUESTION.search((text or "").strip()))
+    return bool(PATTERNS[signal].search(text or ""))

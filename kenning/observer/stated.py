@@ -1,0 +1,178 @@
+"""What a prompt states, read by its grammar: the cue words of rules, choices with their reasons,
+workstream statuses and environment facts, in English ("pause the billing migration", "we chose
+Postgres because …", "`make test` is gone; run `just test`"), and a one-line gist of a prompt.
+
+The role model (kenning/observer/roles) judges every language; this grammar adds what English cue
+words say precisely: which clause of a sentence is the statement, that a reason in the next sentence
+belongs to it, and that a workstream's status changed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kenning.memory.subjects import is_status, supersedes_something
+from kenning.memory.text import capitalised, sentences
+from kenning.records import Event
+
+_DECISION_CUES = re.compile(
+    r"\b(?:(?:we|i)\s+(?:use|prefer|always|never|don't|do not|only)|prefer|always|never|"
+    r"(?:i|we)(?:'d| would) rather|(?:i|we) (?:like|want|hate|dislike|don't like|do not like) (?!to know|you to)|"
+    r"don't|do not|must(?: not)?|should(?:n't| not)|avoid|stick (?:to|with)|from now on|going forward|instead of|"
+    r"rather than|keep using|no more|no longer|is gone|are gone|"
+    r"(?:switched|moved|migrated|changed) (?:[\w.-]+ ){0,3}(?:to|from)|"
+    r"only (?:on|in|from|with|via|after|before|through)|"
+    r"keep (?:[\w.-]+ ){0,3}(?:small|short|simple|clean|fast|focused|minimal|consistent|sorted|in sync|under|below)|"
+    r"not\s+\w+\s*,|use\s+\S+(?:\s+\S+)?\s*(?:,\s*)?(?:not|over|instead))\b",
+    re.IGNORECASE)
+# A choice and its reason: "we chose Postgres because …", "let's go with Redis since …".
+_CHOICE_CUES = re.compile(r"\b(?:(?:we|i)(?:'ve| have)?\s+(?:chose|chosen|decided|picked|settled on|went with|"
+                          r"are going with|will go with|agreed)|let's (?:go|stick) with|the decision is|"
+                          r"decision:|we'll use|we will use)\b", re.IGNORECASE)
+_REASON_START = re.compile(r"^(?:because|since|that's because|this is because|the reason|reason:|so that|"
+                           r"otherwise|it's because|as it|as they|due to)\b", re.IGNORECASE)
+# Where a piece of work stands, said by the user: "pause the billing migration until Q3".
+_STATUS_CUES = re.compile(r"\b(?:pause|paused|pausing|put .{1,40} on hold|on hold|resume|resumed|resuming|"
+                          r"unblocked|blocked (?:on|by)|postpone|postponed|shelve|shelved|park|parked|"
+                          r"(?:is|are) (?:done|finished|shipped|cancelled|canceled|dropped|abandoned|live)|"
+                          r"we(?:'re| are) (?:back on|done with|resuming|pausing))\b", re.IGNORECASE)
+# A fact about the environment, said by the user: "the integration tests need Docker running".
+_FACT_CUES = re.compile(r"\b(?:needs?|requires?|only works?|won't work|fails? (?:unless|without|when|if)|"
+                        r"breaks? (?:unless|without|when|if)|must be set|has to be set|heads up|fyi|note that|"
+                        r"gotcha)\b", re.IGNORECASE)
+# An imperative that holds beyond this turn: "run `make test` before every commit".
+_STANDING = re.compile(r"\b(?:every|each time|always|whenever|any ?time|by default|in this (?:repo|repository|project|"
+                       r"codebase)|going forward|from now on|before (?:any|committing|pushing|merging|a commit|a push)|"
+                       r"after (?:any|committing|pulling))\b", re.IGNORECASE)
+# What a fact about the environment is about (else "totals need VAT rounding" would be one).
+_SETUP = re.compile(r"\b(?:running|installed|install|set|env|environment|variable|locale|timezone|version|port|path|"
+                    r"docker|container|service|daemon|server|node|python|java|ruby|go|rust|vpn|network|credentials?|"
+                    r"token|key|permissions?|root|sudo|ci|machine|os|linux|macos|windows|database|db|cache|disk|"
+                    r"memory|cpu|gpu|browser|headless|display)\b|`[^`]+`|\b[A-Z][A-Z0-9_]+=", re.IGNORECASE)
+_USER_CAUSE = re.compile(r"\b(?:was|were|is|are) caused by|\broot cause\b|\bthe (?:cause|culprit|problem|issue|bug) "
+                         r"(?:was|is)\b|\bturned out\b|\bcame from\b", re.IGNORECASE)
+# "I don't know why it fails" has a cue word but states no rule.
+_NOT_A_RULE = re.compile(r"\b(?:i|we)\s+(?:don't|do not|didn't|did not)\s+(?:know|understand|think|see|get|remember)\b",
+                         re.IGNORECASE)
+_LEAD_IN = re.compile(r"^(?:(?:and|also|but|so|oh|plus|btw|please|pls|ok|okay|one more thing|fyi|heads up|"
+                      r"(?:one|two|three|a few|some) things?|note|important|remember|keep in mind)"
+                      r"(?: that)?\b[\s,:\-—]*)+",
+                      re.IGNORECASE)
+_REQUEST = re.compile(r"^(?:can|could|would|will) you\b|^(?:fix|add|implement|write|refactor|rename|explain|"
+                      r"investigate|find|check|look|make|create|update|change|remove|delete|run)\b(?!.*\b(?:always|"
+                      r"never|from now on|instead of|no longer|going forward)\b)", re.IGNORECASE)
+
+
+def statements(prompt: str) -> list[tuple[str, str]]:
+    """(kind, sentence) of what a prompt states: ``rule``, ``choice`` (with its reason), ``status``, ``fact``.
+
+    One sentence each, however it is punctuated inside ("e.g.", ``make proto``); a reason in
+    the next sentence ("Use Redis. Because …") stays with its decision; two rules joined by a
+    semicolon are two, a correction and what replaces it ("`make test` is gone; run …") one.
+    """
+    out: list[tuple[str, str]] = []
+    parts = sentences(prompt)
+    consumed: set[int] = set()
+    for i, raw in enumerate(parts):
+        if i in consumed:
+            continue
+        kinds = [_clause_kind(c) for c in _clauses(raw)]
+        for j, (kind, s) in enumerate(kinds):
+            if kind is None or raw.endswith("?") or len(s) > 300 or len(s.split()) < 3:
+                continue
+            if kind in ("fact", "status") and j + 1 < len(kinds) and kinds[j + 1][0] is None:
+                s = f"{s}; {kinds[j + 1][1]}"  # "… was caused by X; we fixed it with Y": the fix goes along
+            following = parts[i + 1] if i + 1 < len(parts) else ""
+            if kind in ("choice", "rule") and _REASON_START.match(following) and len(s) + len(following) < 300:
+                s = f"{s}: {_lower_first(following.rstrip('.'))}"
+                consumed.add(i + 1)
+            s = capitalised(s)
+            if all(s != x for _k, x in out):
+                out.append((kind, s))
+    return out[:4]
+
+
+def _clause_kind(clause: str) -> tuple[str | None, str]:
+    s = _LEAD_IN.sub("", clause).strip().rstrip(".!; ")
+    probe = _NOT_A_RULE.sub("", s.replace("\u2019", "'"))  # "don’t" typed with a curly apostrophe
+    return (_kind_of(s, probe) if len(s.split()) >= 3 else None), s
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence's ';'-separated clauses; a correction ("`make test` is gone") keeps what replaces it."""
+    parts = [re.sub(r"^and\s+", "", p.strip()) for p in sentence.split(";") if p.strip()]
+    out: list[str] = []
+    for p in parts:
+        if out and supersedes_something(out[-1]) and not _DECISION_CUES.search(_GONE.sub("", out[-1])):
+            out[-1] = f"{out[-1]}; {p}"
+        else:
+            out.append(p)
+    return out
+
+
+_GONE = re.compile(r"\b(?:is|are) gone|no longer \w+|was removed|has been removed\b", re.IGNORECASE)
+
+
+# "Use pnpm for all installs": a tool for a kind of work (plural, -ing, "all/every …"), not for this task.
+_USE_FOR = re.compile(r"^(?:(?:actually|correction|scratch that|instead|so)[\s,:;—-]+)?(?:always |please |we )?"
+                      r"(?:use|prefer|stick to|go with) [\w.@/+-]+(?: [\w.@/+-]+)? (?:for|to|when|in|on) "
+                      r"(?:all |every |any |new |our |the )?(?:[\w-]+ )?[\w-]+(?:s|ing)\b", re.IGNORECASE)
+
+
+def _kind_of(s: str, probe: str) -> str | None:
+    if _CHOICE_CUES.search(probe):
+        return "choice"
+    if _USE_FOR.search(probe):
+        return "rule"
+    if _STATUS_CUES.search(probe) and is_status(probe):
+        return "status"
+    if _REQUEST.match(probe) and not (_STANDING.search(probe) and not probe.lower().startswith(
+            ("can ", "could ", "would ", "will "))):
+        return None  # "fix the bug in parser.py", "can you use pnpm?": asked for, not stated
+    if _DECISION_CUES.search(probe) or _STANDING.search(probe):
+        return "rule"
+    if _FACT_CUES.search(probe) and _SETUP.search(probe) and not probe.lower().startswith(("i ", "we ")):
+        return "fact"
+    if _USER_CAUSE.search(probe):
+        return "fact"  # a root cause the user found: "the flaky test was caused by the shared tmp dir"
+    return None
+
+
+def decisions_in(prompt: str) -> list[str]:
+    """Sentences of a prompt that state a rule or preference, a decision, or a workstream's status."""
+    return [s for kind, s in statements(prompt) if kind != "fact"][:3]
+
+
+def _prompt_text(ev: Event | None) -> str:
+    if ev is None:
+        return ""
+    p = ev.payload.get("prompt")
+    return p if isinstance(p, str) else ""
+
+
+def _is_notification(text: str) -> bool:
+    t = text.strip()
+    return t.startswith("<task-notification>") or t.startswith("<command-")
+
+
+def gist_of(prompt: str, limit: int = 90) -> str:
+    """A one-line gist of a prompt: its first real sentence, without pleasantries."""
+    if _is_notification(prompt):
+        return ""
+    for sentence in sentences(prompt):
+        s = re.sub(r"^(?:(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
+                   r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
+                   flags=re.IGNORECASE)  # repeated: "ok, please could you …"
+        s = _LEAD_IN.sub("", s).strip().rstrip(".!")
+        s = re.sub(r"\s+", " ", s)
+        if len(s.split()) < 2:
+            continue  # "Nice." / "Thanks!" say nothing about the work
+        s = capitalised(s)
+        return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def _lower_first(s: str) -> str:
+    """"The cause was X" → "the cause was X" (only an ordinary first word loses its capital)."""
+    first = s.split(" ", 1)[0]
+    return s[0].lower() + s[1:] if first.isalpha() and first[1:].islower() else s

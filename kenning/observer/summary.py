@@ -1,0 +1,196 @@
+"""The session summary the offline observer keeps: what the session was about, what it did, what
+it learned, where the work stands and what is still open.
+
+Rewritten at every call from what earlier calls wrote (the stored summary) and this call's turns,
+so a session observed in ten calls ends with the same summary as one observed at once. Where the
+work stands comes from what the commands did (commits, pushes, pull requests, files changed since
+the last commit) and from what the agent said of it; the open items from what was said to be open.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kenning.observer import evidence
+from kenning.observer.stated import gist_of
+from kenning.records import SessionInfo, SummaryDraft, tokens_of
+
+STATE = "State: "
+COMMANDS = "Commands: "
+_NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|do it|approved?|thanks|"
+                        r"thank you|lgtm|ship it|done|next)\W*$", re.IGNORECASE)
+
+
+@dataclass
+class State:
+    """Where the session's work stands, as the commands prove it."""
+
+    commits: list[str] = field(default_factory=list)    # "12a669e subject" (hash when printed)
+    pushed: list[str] = field(default_factory=list)     # branches ("" when not said)
+    prs: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    uncommitted: list[str] = field(default_factory=list)  # files changed since the last commit
+    reverted: bool = False
+
+    def line(self) -> str:
+        parts = []
+        if self.commits:
+            parts.append("committed " + ", ".join(self.commits[-3:]))
+        if self.pushed:
+            names = [b for b in dict.fromkeys(self.pushed) if b]
+            parts.append("pushed" + (f" ({', '.join(names[-2:])})" if names else ""))
+        elif self.commits:
+            parts.append("not pushed")
+        if self.prs:
+            parts.append("PR " + ", ".join(p for p in dict.fromkeys(self.prs) if p) + " opened"
+                         if any(self.prs) else "PR opened")
+        if self.merged:
+            parts.append("merged " + ", ".join(p for p in dict.fromkeys(self.merged) if p))
+        if self.reverted:
+            parts.append("changes reverted")
+        if self.uncommitted:
+            shown = ", ".join(self.uncommitted[:4]) + (f" and {len(self.uncommitted) - 4} more"
+                                                       if len(self.uncommitted) > 4 else "")
+            parts.append(f"not committed: {shown}")
+        return "; ".join(parts)
+
+
+def parse_state(notes: str) -> State:
+    """The state an earlier call wrote (the first line of the summary's notes)."""
+    s = State()
+    line = next((ln[len(STATE):] for ln in notes.splitlines() if ln.startswith(STATE)), "")
+    for part in line.split("; "):
+        if part.startswith("committed "):
+            s.commits = [c.strip() for c in part[len("committed "):].split(", ") if c.strip()]
+        elif part.startswith("pushed"):
+            m = re.search(r"\((.*)\)", part)
+            s.pushed = [b.strip() for b in m.group(1).split(",")] if m else [""]
+        elif part.startswith("PR "):
+            s.prs = re.findall(r"#\d+", part) or [""]
+        elif part.startswith("merged"):
+            s.merged = re.findall(r"#\d+", part) or [""]
+        elif part == "changes reverted":
+            s.reverted = True
+        elif part.startswith("not committed: "):
+            s.uncommitted = [f for f in re.split(r", | and \d+ more", part[len("not committed: "):]) if f]
+    return s
+
+
+@dataclass
+class Notes:
+    """What one turn adds to the summary."""
+
+    request: str = ""
+    learned: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    status: list[str] = field(default_factory=list)
+    todos: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    uncommitted: list[str] = field(default_factory=list)  # changed after the turn's last commit
+    read: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+    prs: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    reverted: bool = False
+    last_message: str = ""
+    at: float = 0.0
+    size: int = 0
+    prompt_number: int | None = None
+
+
+def request_of(prompts: list[str], plan_titles: list[str]) -> str:
+    """What the session was about: its plans' titles and the gists of the prompts that say something."""
+    gists = [f"Plan: {t}" for t in plan_titles]
+    for p in prompts:
+        if p.lstrip().startswith(("<task-notification>", "<command-", "<local-command")):
+            continue
+        if re.match(r"^\s*implement the following plan", p, re.IGNORECASE):
+            continue
+        g = gist_of(p, 120)
+        if g and not _NOT_WORTH.match(g) and g not in gists:
+            gists.append(g)
+    if not gists:
+        return ""
+    return gists[0] + ("; then: " + "; ".join(gists[1:4]) if len(gists) > 1 else "")
+
+
+def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str]) -> SummaryDraft | None:
+    """The session's summary so far, or None when the session did nothing worth one."""
+    prior = session.prior_summary or {}
+    prior_notes = str(prior.get("notes") or "")
+    state = parse_state(prior_notes)
+    for n in notes:
+        if n.commits:  # what was changed before a commit is in it; what changed after is not
+            state.commits += n.commits
+            state.uncommitted = list(n.uncommitted)
+        else:
+            state.uncommitted = _unique([*state.uncommitted, *n.uncommitted])
+        state.pushed += n.pushed
+        state.prs += n.prs
+        state.merged += n.merged
+        if n.reverted:
+            state.reverted = True
+            state.uncommitted = []
+    commands = _prior_list(prior_notes, COMMANDS, ", ") + [c for n in notes for c in n.commands]
+    request = request_of([p for p in session.prompts if p], [*_prior_plans(prior), *plan_titles])
+    learned = _lines(prior.get("learned")) + [x for n in notes for x in n.learned]
+    done = _split(prior.get("completed")) + [x for n in notes for x in (*n.done, *n.status)]
+    todos = _split(prior.get("next_steps")) + [x for n in notes for x in n.todos]
+    files_read = _unique([*_strs(prior.get("files_read")), *(f for n in notes for f in n.read)])
+    files_modified = _unique([*_strs(prior.get("files_modified")), *(f for n in notes for f in n.modified)])
+    last_message = next((n.last_message for n in reversed(notes) if n.last_message), "")
+    if not (request or files_modified or commands or learned or done or last_message):
+        return None
+    line = state.line()
+    note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(_unique(commands)[:12])] if commands else [])
+    if not done and last_message:
+        done = [_clip(last_message, 300)]
+    at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
+    investigated = ", ".join(f for f in files_read if f not in files_modified)[:600]
+    return SummaryDraft(
+        created_at=at, request=_clip(request, 400),
+        investigated=("Read " + investigated) if investigated else "",
+        learned="\n".join(_unique(learned)[-8:])[-1500:],
+        completed="; ".join(_unique(done)[-8:])[-1200:],
+        next_steps="; ".join(_unique(todos)[-6:])[-800:],
+        notes="\n".join(note_lines), files_read=files_read[:50], files_modified=files_modified[:50],
+        prompt_number=next((n.prompt_number for n in reversed(notes) if n.prompt_number), None),
+        source_tokens=tokens_of(sum(n.size for n in notes)) + int(prior.get("source_tokens") or 0))
+
+
+def command_note(c: evidence.Command, short: str) -> str:
+    return f"{short} ({'ok' if c.ok else 'failed'})"
+
+
+def _prior_plans(prior: dict[str, object]) -> list[str]:
+    req = str(prior.get("request") or "")
+    return [m.group(1) for m in re.finditer(r"(?:^|; then: |; )Plan: ([^;]+)", req)]
+
+
+def _prior_list(notes: str, prefix: str, sep: str) -> list[str]:
+    line = next((ln[len(prefix):] for ln in notes.splitlines() if ln.startswith(prefix)), "")
+    return [x for x in line.split(sep) if x]
+
+
+def _lines(v: object) -> list[str]:
+    return [x for x in str(v or "").split("\n") if x]
+
+
+def _split(v: object) -> list[str]:
+    return [x for x in str(v or "").split("; ") if x]
+
+
+def _strs(v: object) -> list[str]:
+    return [str(x) for x in v] if isinstance(v, list) else []
+
+
+def _unique(items: object) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))  # type: ignore[attr-defined]
+
+
+def _clip(text: str, limit: int) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"

@@ -1,0 +1,147 @@
+"""A message cut into the units an observer judges one by one: sentences and list items, each
+with the heading it sits under.
+
+Agents write their conclusions as markdown: ``## Root cause`` followed by a paragraph,
+``**Fix**: …``, bullet lists of changes, a table of files. The heading says what the text under
+it is (a root cause, a fix, the next steps) in the agent's own words and in any language, so
+every unit keeps it. Code blocks, tables of data and pasted logs are not prose: they are left
+out. Nothing here decides what a unit means (kenning/observer/roles does that).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kenning.memory.text import sentences
+
+MAX_UNIT = 600  # characters; a longer "sentence" is a paste, not something said
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+# A line that is only a bold label: "**Root cause**" / "**Root cause:**" / "**Changes made across 3 files:**"
+_LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*[:：]?\s*$")
+# A bold label that opens a line: "**Root cause**: WAL sharding …", "- **Fix:** wrap the call …"
+_LABEL_START = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(?:\*\*|__)([^*_\n]{0,59}[^*_\n.!?。！？])\s*[:：]?\s*(?:\*\*|__)"
+                          r"\s*[:：—–-]?\s+(?=\S)")
+# "Root cause: text" without bold, when the label is short and says what follows
+_PLAIN_LABEL = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)([^\s:：`][^:：`\n]{0,30}?)\s*[:：]\s+(?=\S)")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
+_RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
+_QUOTE = re.compile(r"^\s*>\s?")
+# Log lines and stack frames pasted into a prompt: a timestamp, a level, a path:line, a prompt sign.
+_LOGLIKE = re.compile(r"^\s*(?:\[?\d{1,4}[-/:.]\d{1,2}[-/:.]\d{1,4}|\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|"
+                      r"FATAL)\]?\b|at [\w.$<>]+\(|\$ |> |[\w./-]+\.\w+:\d+)", re.IGNORECASE)
+_MARKS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
+_LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s]{1,500})\)")
+_DIRECTIVE = re.compile(r"^::[\w-]+\{.*\}\s*$")  # Codex app directives: ::git-commit{cwd="…"}
+
+# Labels that are only the words "summary", "changes" …: a heading, not a statement.
+_LABEL_WORDS = 6
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing said: a sentence or list item, under its heading."""
+
+    text: str
+    heading: str = ""     # the nearest heading or bold label above it (or opening it), markdown removed
+    index: int = 0        # its position in the message
+    bullet: bool = False  # a list item
+    label: bool = False   # it opened with a bold "Label:" of its own (the label is in ``heading``)
+    table: bool = False   # a row of a table, its cells joined by "; "
+
+
+def units(text: str) -> list[Unit]:
+    """The units of one message, in order."""
+    out: list[Unit] = []
+    heading = ""
+    para: list[str] = []
+    para_bullet = False
+    para_label = ""
+    in_code = False
+
+    def flush() -> None:
+        nonlocal para, para_bullet, para_label
+        if para:
+            body = " ".join(x.strip() for x in para)
+            for i, s in enumerate(sentences(body)):
+                clean = tidy(s)
+                if clean and len(clean) <= MAX_UNIT and not _noise(clean):
+                    label = para_label if i == 0 else ""
+                    out.append(Unit(clean, label or heading, len(out), para_bullet, bool(label)))
+        para, para_bullet, para_label = [], False, ""
+
+    for raw in (text or "").splitlines():
+        if _FENCE.match(raw):
+            flush()
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        line = _QUOTE.sub("", raw).rstrip()
+        if not line.strip() or _RULE.match(line) or _DIRECTIVE.match(line.strip()):
+            flush()
+            continue
+        m = _HEADING.match(line)
+        if m:
+            flush()
+            heading = tidy(m.group(1))
+            continue
+        m = _LABEL_LINE.match(line)
+        if m and len(m.group(1).split()) <= _LABEL_WORDS + 4:
+            flush()
+            heading = tidy(m.group(1))
+            continue
+        if _TABLE_ROW.match(line):
+            flush()
+            if not _TABLE_RULE.match(line.replace("|", "", 1)):
+                cells = [tidy(c) for c in line.strip().strip("|").split("|")]
+                row = "; ".join(c for c in cells if c)
+                if row and len(row) <= MAX_UNIT and len(cells) >= 2:
+                    out.append(Unit(row, heading, len(out), True, table=True))
+            continue
+        if _BULLET.match(line):
+            flush()
+            para_bullet = True
+            line = _BULLET.sub("", line)
+        elif para and para_bullet and raw[:1] in (" ", "\t"):
+            pass  # a wrapped list item goes on
+        elif para and para_bullet:
+            flush()
+        lm = _LABEL_START.match(line)
+        if lm and not para:
+            para_label = tidy(lm.group(2))
+            line = line[lm.end():]
+        elif not para:
+            pm = _PLAIN_LABEL.match(line)
+            if pm and _is_label(pm.group(2)):
+                para_label = tidy(pm.group(2))
+                line = line[pm.end():]
+        para.append(line)
+    flush()
+    return out
+
+
+def _is_label(word: str) -> bool:
+    """"Root cause", "Fix", "Why", "原因", "Note": a short name, not the start of a sentence."""
+    w = word.strip()
+    if not w or len(w.split()) > 3 or w[-1] in ".!?":
+        return False
+    return w[0].isupper() or not w.isascii()
+
+
+def tidy(text: str) -> str:
+    """Markdown emphasis and links removed, white space made single."""
+    t = _LINK.sub(r"\1", text)
+    t = _MARKS.sub("", t)
+    return " ".join(t.split()).strip(" :：-—–")
+
+
+def _noise(text: str) -> bool:
+    """Pasted output rather than something said: a log line, a bare path or command, a lone symbol."""
+    if len(text) < 3 or not any(c.isalpha() for c in text):
+        return True
+    return bool(_LOGLIKE.match(text)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", text)
