@@ -84,13 +84,13 @@ SPECS: dict[str, Spec] = {
     "log_level": Spec("INFO", "worker log level", choices=LOG_LEVELS),
     "excluded_projects": Spec((), "globs on project path or name that are never captured nor injected"),
     "skip_tools": Spec(DEFAULT_SKIP_TOOLS, "tool names (globs) that are not captured"),
-    "context_observations": Spec(50, "routine-work (session log) observations listed at session start", min=0,
-                                 max=500),
+    "context_observations": Spec(50, "routine-work (session log) observations read at session start (listed for "
+                                     "sessions without a summary)", min=0, max=500),
     "context_rules": Spec(30, "standing rules and preferences listed at session start (newest first)", min=0,
                           max=200),
     "context_rules_chars": Spec(2500, "characters of the session-start context kept for standing rules", min=0,
                                 max=9800),
-    "context_key_chars": Spec(2800, "characters of the session-start context kept for key decisions, gotchas "
+    "context_key_chars": Spec(3800, "characters of the session-start context kept for key decisions, gotchas "
                                     "and root causes", min=0, max=9800),
     "archive_after_days": Spec(30, "routine work older than this many days is archived: searchable, no longer "
                                    "listed at session start or next to prompts (0: never); rules and decisions "

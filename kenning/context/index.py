@@ -1,14 +1,17 @@
-"""What the session-start index lists, layer by layer, and how it is written.
+"""What the session-start index lists, layer by layer (kenning/context/layout.py writes it).
 
 Layers (kenning/memory/layers.py), each within its own budget:
 
-1. *Standing rules and preferences*: every active one, newest first, within ``context_rules_chars``
-   (older ones beyond it are counted, never silently dropped).
+1. *Standing rules and preferences*: the user's own, for every project (``scope = 'user'``, said
+   in any project), then this project's; every active one, newest first, within
+   ``context_rules_chars`` (older ones beyond it are counted, never silently dropped).
 2. *Key decisions, gotchas and root causes*: ranked by importance, how often they recurred and
-   how recent they are, within ``context_key_chars``. Routine work never takes their place.
-3. *Recent work*, by day: the newest session-log observations and session summaries, in what
-   is left of ``context_max_chars``; log rows older than ``archive_after_days`` are the archive
-   (searchable, not listed).
+   how recent they are (counted from the project's latest work), within ``context_key_chars``.
+   Routine work never takes their place. Open to-dos are listed apart, until done.
+3. *Recent sessions*, by day: one line per session saying what it was about and what came of
+   it, in what is left of ``context_max_chars``; sessions and routine work older than
+   ``archive_after_days`` before the project's latest work are the archive (searchable, not
+   listed). The session log's own rows are listed only for sessions without a summary.
 
 Then where the latest *work* stands (not the latest question), how many memories were left out,
 and how to fetch details. Only the heads of near-duplicate groups appear (``×N``: recorded N
@@ -22,9 +25,9 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-import time
 
-from kenning.context.fence import CLOSE, OPEN, wrap
+# How the index is written (kenning/context/layout.py), kept importable from here.
+from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, clean_field, moment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,9 +35,6 @@ if TYPE_CHECKING:
 
     from kenning.settings import Settings
 
-SUMMARY_ICON = "📋"
-COUNT_CAP = 10_000
-RULE_CHARS, KEY_CHARS, LOG_CHARS = 200, 220, 160   # longest title of a row in each section
 KEY_CANDIDATES = 80    # most important and newest key memories considered (each)
 STALE_CHECKED = 200    # superseded and as many retracted memories whose restatements are kept out
 LEFT_OFF_LOOKBACK = 30  # summaries searched for the latest one that did work
@@ -47,7 +47,8 @@ _SHORT_WORDS = frozenset(_SHORT.split())
 class Row:
     """One observation row of the index."""
 
-    __slots__ = ("created_at", "id", "importance", "layer", "occurrences", "platform", "title", "type", "work")
+    __slots__ = ("created_at", "id", "importance", "kind", "layer", "occurrences", "platform", "scope", "session",
+                 "tentative", "title", "type", "work")
 
     def __init__(self, r: Sequence[object]) -> None:
         self.id = int(str(r[0]))
@@ -59,12 +60,15 @@ class Row:
         self.occurrences = int(str(r[6] or 1))
         self.work = int(str(r[7] or 0))  # tokens of captured work it condenses, and spent producing it
         self.platform = str(r[8] or "")  # the agent whose session recorded it
-
+        self.session = int(str(r[9] or 0))
+        self.kind = str(r[10] or "")   # the role the observer judged (migration 0025; '' before it)
+        self.scope = str(r[11] or "project")
+        self.tentative = bool(r[12])
 
 
 class Summary:
-    __slots__ = ("completed", "created_at", "files_modified", "id", "learned", "next_steps", "platform", "request",
-                 "started_at", "work")
+    __slots__ = ("completed", "created_at", "files_modified", "id", "learned", "next_steps", "notes", "platform",
+                 "request", "session", "started_at", "work")
 
     def __init__(self, r: Sequence[object]) -> None:
         self.id = int(str(r[0]))
@@ -77,6 +81,8 @@ class Summary:
         self.files_modified = str(r[7] or "[]")
         self.work = int(str(r[8] or 0))
         self.platform = str(r[9] or "")
+        self.notes = str(r[10] or "")
+        self.session = int(str(r[11] or 0))
 
     @property
     def did_work(self) -> bool:
@@ -85,11 +91,23 @@ class Summary:
 
 # The session's agent by a correlated lookup (a column, not a join: the queries keep their index plans).
 _OBS_COLS = "id, type, title, created_at, layer, importance, occurrences, source_tokens + tokens_spent, " \
-            "(SELECT platform FROM sessions WHERE sessions.id = observations.session_id)"
+            "(SELECT platform FROM sessions WHERE sessions.id = observations.session_id), session_id, " \
+            "kind, scope, tentative"
+_OLD_COLS = _OBS_COLS.replace("kind, scope, tentative", "NULL, 'project', 0")  # a file before migration 0025
 
 
 def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[Row]:
     return [Row(r) for r in conn.execute(sql, args).fetchall()]
+
+
+def has_roles(conn: sqlite3.Connection) -> bool:
+    """Whether the file has migration 0025's columns (a hook may read a file the worker has not
+    migrated yet, during an upgrade)."""
+    try:
+        conn.execute("SELECT kind, scope, tentative FROM observations LIMIT 0")
+    except sqlite3.OperationalError:
+        return False
+    return True
 
 
 class Selection:
@@ -111,26 +129,39 @@ class Selection:
             "ORDER BY created_at DESC LIMIT 1), (SELECT created_at FROM session_summaries WHERE project = ?1 "
             "AND recorded_at <= ?2 ORDER BY created_at DESC LIMIT 1)", (project, since)).fetchone() if r is not None]
         self.active_at = float(max(newest)) if newest else None
+        roles = has_roles(conn)
+        cols = _OBS_COLS if roles else _OLD_COLS
         head = "FROM observations WHERE project = ? AND layer = ? AND status = 'active' AND duplicate_of IS NULL " \
                "AND recorded_at <= ?"
-        self.rules = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
-                           (project, "rule", since, max(1, settings.context_rules) + 1))
-        by_rank = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY importance DESC, created_at DESC LIMIT ?",
+        rules = _rows(conn, f"SELECT {cols} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
+                      (project, "rule", since, max(1, settings.context_rules) + 1))
+        # The user's own preferences, said in any project, hold in every one (newest first).
+        mine = _rows(conn, f"SELECT {cols} FROM observations INDEXED BY observations_user_scope WHERE scope = 'user' "
+                           "AND duplicate_of IS NULL AND layer = 'rule' AND status = 'active' AND recorded_at <= ? "
+                           "ORDER BY created_at DESC, id DESC LIMIT ?",
+                     (since, max(1, settings.context_rules) + 1)) if roles else []
+        self.user_rules = mine
+        self.rules = [r for r in rules if r.scope != "user"]
+        by_rank = _rows(conn, f"SELECT {cols} {head} ORDER BY importance DESC, created_at DESC LIMIT ?",
                         (project, "key", since, KEY_CANDIDATES))
-        newest = _rows(conn, f"SELECT {_OBS_COLS} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
+        newest = _rows(conn, f"SELECT {cols} {head} ORDER BY created_at DESC, id DESC LIMIT ?",
                        (project, "key", since, KEY_CANDIDATES))
-        self._key_candidates = list({r.id: r for r in by_rank + newest}.values())
+        candidates = list({r.id: r for r in by_rank + newest}.values())
+        self._key_candidates = [r for r in candidates if r.kind != "todo"]
+        self.todos = sorted((r for r in candidates if r.kind == "todo"), key=lambda r: -r.created_at)
         # The newest log rows since the archive's cut at ``now``: at a later time the cut only moves
         # forward, and the rows after it are a prefix of these (the same order), so re-timing filters.
-        self._log = _rows(conn, f"SELECT {_OBS_COLS} {head} AND created_at >= ? ORDER BY created_at DESC, id DESC "
+        self._log = _rows(conn, f"SELECT {cols} {head} AND created_at >= ? ORDER BY created_at DESC, id DESC "
                                 "LIMIT ?", (project, "log", since, self._archive(now), settings.context_observations))
         self._sums = [Summary(r) for r in conn.execute(
             "SELECT s.id, s.request, s.learned, s.completed, s.next_steps, s.created_at, ses.started_at, "
-            "s.files_modified, s.source_tokens + s.tokens_spent, ses.platform FROM session_summaries s "
+            "s.files_modified, s.source_tokens + s.tokens_spent, ses.platform, s.notes, s.session_id "
+            "FROM session_summaries s "
             "JOIN sessions ses ON ses.id = s.session_id "
             "WHERE s.project = ? AND s.recorded_at <= ? ORDER BY s.created_at DESC, s.id DESC LIMIT ?",
             (project, since, max(settings.context_sessions, LEFT_OFF_LOOKBACK))).fetchall()]
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
+        self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work
         self.stale = Stale(conn, project)
         # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
         self.total = int(conn.execute(  # the partial index holds exactly the group heads: no row lookups
@@ -168,8 +199,10 @@ class Selection:
         return other
 
     def score(self, r: Row) -> float:
-        """Importance first; a recurring or recent memory weighs a little more."""
-        age_days = max(0.0, self.now - r.created_at) / 86400
+        """Importance first; a recurring or recent memory (counted from the project's latest work)
+        weighs a little more."""
+        ref = self.now if self.active_at is None else min(self.now, self.active_at)
+        age_days = max(0.0, ref - r.created_at) / 86400
         return r.importance + 2.0 * math.exp(-age_days / 30) + math.log2(max(1, r.occurrences))
 
     def restates_stale(self, text: str, written_at: float) -> bool:
@@ -180,13 +213,14 @@ class Selection:
 
     @property
     def empty(self) -> bool:
-        return not (self.rules or self.keys or self.log or self.summaries)
+        return not (self.rules or self.user_rules or self.keys or self.todos or self.log or self.summaries)
 
     def shown_ids(self) -> set[int]:
-        return {r.id for r in self.rules + self.keys + self.log}
+        return {r.id for r in self.user_rules + self.rules + self.keys + self.todos + self.log}
 
     def work_tokens(self) -> int:
-        return sum(r.work for r in self.rules + self.keys + self.log) + sum(s.work for s in self.summaries)
+        return sum(r.work for r in self.user_rules + self.rules + self.keys + self.todos + self.log) + \
+            sum(s.work for s in self.summaries)
 
 
 class Stale:
@@ -263,202 +297,5 @@ def _dedupe(sums: list[Summary]) -> list[Summary]:
     return out
 
 
-# ------------------------------------------------------------------------------ render
-
-def age(seconds: float) -> str:
-    """A short age: 12m, 5h, 3d, 5w, 4mo, 2y."""
-    s = max(0.0, seconds)
-    if s < 3600:
-        return f"{max(1, int(s // 60))}m"
-    if s < 86400:
-        return f"{int(s // 3600)}h"
-    if s < 14 * 86400:
-        return f"{int(s // 86400)}d"
-    if s < 60 * 86400:
-        return f"{int(s // (7 * 86400))}w"
-    if s < 730 * 86400:
-        return f"{int(s // (30 * 86400))}mo"
-    return f"{int(s // (365 * 86400))}y"
-
-
-def clean(text: object, limit: int) -> str:
-    """One line: runs of blanks (newlines too) one space, clipped to ``limit``."""
-    s = " ".join(str(text or "").split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def clean_field(text: object, limit: int) -> str:
-    """A summary field on one line: its lines (items) become "; "-separated."""
-    return clean("; ".join(x for x in (" ".join(ln.split()) for ln in str(text or "").splitlines()) if x), limit)
-
-
-BY = " · in "
-HEADER_TIME = "%a %Y-%m-%d %H:%M %Z"
-
-
-def moment(sel: Selection) -> tuple[object, ...]:
-    """All that the index of ``sel`` shows of the time: the header's minute, every age it could
-    print, and which rows the time lets in, in their order. Everything else :class:`Layout` writes
-    comes from the rows themselves, so one selection at two moments that are equal here gives the
-    same text (the worker reuses it: kenning/context/cache.py)."""
-    now = sel.now
-    shown = [*sel.rules, *sel.keys, *sel.log]
-    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys),
-            tuple(r.id for r in sel.log), tuple(x.id for x in sel.summaries),
-            tuple(age(now - r.created_at) for r in shown), tuple(age(now - x.created_at) for x in sel.summaries),
-            age(now - sel.left_off.created_at) if sel.left_off is not None else "")
-
-
-def by(platform: str, asking: str) -> str:
-    """`` · in Codex CLI`` for a row another coding agent recorded; nothing for the asking agent's own,
-    nor for rows of no agent (saved through MCP, imported from an export)."""
-    from kenning.integrations import LABELS
-
-    label = LABELS.get(platform)
-    return f"{BY}{label}" if label and platform != asking else ""
-
-
-def obs_line(r: Row, now: float, icons: dict[str, str], limit: int, agent: str = "claude-code") -> str:
-    times = f" (×{r.occurrences})" if r.occurrences > 1 else ""
-    return f"#{r.id} {age(now - r.created_at)} {icons.get(r.type, '•')} {clean(r.title, limit)}{times}" \
-           f"{by(r.platform, agent)}"
-
-
-class Layout:
-    """The index text for a selection, with as many rows of each section as its budget allows."""
-
-    def __init__(self, sel: Selection, settings: Settings, title: str, icons: dict[str, str], *,
-                 footer: str = "", work_tokens: int = 0, agent: str = "claude-code") -> None:
-        self.sel = sel
-        self.settings = settings
-        self.title = title
-        self.icons = icons
-        self.footer = footer
-        self.work_tokens = work_tokens
-        self.agent = agent
-        now = sel.now
-        self.rule_lines = _fit([obs_line(r, now, icons, RULE_CHARS, agent) for r in sel.rules[:settings.context_rules]],
-                               settings.context_rules_chars)
-        self.key_lines = _fit([obs_line(r, now, icons, KEY_CHARS, agent) for r in sel.keys],
-                              settings.context_key_chars)
-        self.recent = self._recent_rows()
-        self.left_off = self._left_off()
-
-    def _recent_rows(self) -> list[tuple[float, int, str]]:
-        """(time, order, line) of the log rows and summary rows, oldest first."""
-        now = self.sel.now
-        rows: list[tuple[float, int, str]] = []
-        for r in self.sel.log:
-            rows.append((r.created_at, r.id, obs_line(r, now, self.icons, LOG_CHARS, self.agent)))
-        for s in self.sel.summaries:
-            request = self.sel.fresh_part(s.request, s.created_at)
-            if s.request and not request.strip():
-                continue  # the whole request restated something no longer true
-            rows.append((s.started_at or s.created_at, -s.id,
-                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {clean(request, LOG_CHARS) or 'Session'}"
-                         f"{by(s.platform, self.agent)}"))
-        rows.sort(key=lambda x: (x[0], x[1]))
-        return rows
-
-    def render(self, keep_recent: int) -> str:
-        sel = self.sel
-        lines = [OPEN, f"# Memory of {self.title} · {time.strftime(HEADER_TIME, time.localtime(sel.now))}",
-                 "Legend: " + " · ".join([f"{SUMMARY_ICON} session", *(f"{v} {k}" for k, v in self.icons.items())]),
-                 "{economics}",
-                 "Rows: #ID AGE ICON TITLE (×N: recorded N times); S<ID> a session summary. Only what is still "
-                 "true is listed."]
-        if self.rule_lines:
-            lines.append("\n## Standing rules and preferences (follow them; newest version only)")
-            lines += self.rule_lines
-        if self.key_lines:
-            lines.append("\n## Key decisions, gotchas and root causes")
-            lines += self.key_lines
-        recent = self.recent[len(self.recent) - keep_recent:] if keep_recent else []
-        if recent:
-            lines.append("\n## Recent work (oldest first)")
-            day = None
-            for t, _order, text in recent:
-                d = time.strftime("%Y-%m-%d (%a)", time.localtime(t))
-                if d != day:
-                    lines.append(f"### {d}")
-                    day = d
-                lines.append(text)
-        if any(BY in line for line in lines[5:]):
-            lines[4] += ' "in <agent>" marks work done in another coding agent.'
-        lines += self.left_off
-        dropped = self.dropped(len(recent))
-        lines.append("")
-        if dropped > 0:
-            many = f"More than {dropped:,}" if sel.total > COUNT_CAP else f"{dropped:,}"
-            lines.append(f"{many} older or less important memories are not listed: search them "
-                         "(`kenning search <words>`, or the search_memory tool).")
-        lines.append("Details: `kenning show <ID>` prints a full record; `kenning search <words>` looks further back.")
-        if self.footer:
-            lines.append(self.footer)
-        # Stored text (titles, summaries, the project's name) is neutralised inside the fence.
-        body = wrap("\n".join(lines[1:]))
-        read_tokens = (len(body) + 3) // 4
-        if self.work_tokens > 0:
-            saved = max(0, 100 - round(read_tokens * 100 / self.work_tokens))
-            econ = (f"Economics: reading this index costs ~{read_tokens:,} tokens; it condenses "
-                    f"~{self.work_tokens:,} tokens of past work ({saved}% smaller).")
-        else:
-            econ = f"Economics: reading this index costs ~{read_tokens:,} tokens."
-        return body.replace("{economics}", econ, 1)
-
-    def _left_off(self) -> list[str]:
-        latest = self.sel.left_off
-        if latest is None:
-            return []
-        learned, completed, next_steps, request = (self.sel.fresh_part(x, latest.created_at) for x in (
-            latest.learned, latest.completed, latest.next_steps, latest.request))
-        if not (learned or completed or next_steps):
-            return []
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(latest.created_at))
-        out = [f"\n## Where we left off ({when}, {age(self.sel.now - latest.created_at)} ago)"]
-        if request:
-            out.append(f"Working on: {clean_field(request, 300)}")
-        if completed:
-            out.append(f"Completed: {clean_field(completed, 500)}")
-        if learned:
-            out.append(f"Learned: {clean_field(learned, 500)}")
-        if next_steps:
-            out.append(f"Next steps: {clean_field(next_steps, 400)}")
-        return out
-
-    def dropped(self, shown_recent: int) -> int:
-        """Active memories (group heads) not listed: beyond a budget, archived, or never fetched."""
-        recent = self.recent[len(self.recent) - shown_recent:] if shown_recent else []
-        observations = sum(1 for _t, order, _line in recent if order > 0)  # summary rows have order < 0
-        return max(0, self.sel.total - len(self.rule_lines) - len(self.key_lines) - observations)
-
-    def text(self) -> str:
-        """The longest index within the character cap: as many recent rows as fit (newest kept)."""
-        cap = self.settings.context_max_chars
-        n = len(self.recent)
-        best = self.render(n)
-        if len(best) > cap and n:
-            lo, hi = 0, n - 1
-            best = self.render(0)
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                candidate = self.render(mid)
-                if len(candidate) <= cap:
-                    best, lo = candidate, mid + 1
-                else:
-                    hi = mid - 1
-        if len(best) > cap:  # even without recent work (a tiny cap): cut, and still close the fence
-            best = best[: cap - len(CLOSE) - 2] + "…\n" + CLOSE
-        return best
-
-
-def _fit(lines: list[str], budget: int) -> list[str]:
-    """The first lines (the most important / newest) whose total length fits ``budget``."""
-    out: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > budget and out:
-            break
-        out.append(line)
-        used += len(line) + 1
-    return out
+__all__ = ["COUNT_CAP", "SUMMARY_ICON", "Layout", "Row", "Selection", "Stale", "Summary", "age", "clean",
+           "clean_field", "moment"]

@@ -56,3 +56,23 @@ def timestamp(value: Any) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+TURN_TEXT_CHARS = 12_000  # of a turn's texts kept with its Stop (the end: where conclusions are), as live
+
+
+def turn_texts(said: list[str], last: str) -> list[str]:
+    """What the agent said along the way in a turn, for its Stop (``kenning_turn_text``, as the worker
+    reads it from a live session's transcript): every text but the last message, the newest kept
+    when they run long."""
+    texts = [t for t in said if t.strip()]
+    if texts and last and texts[-1].strip() == last.strip():
+        texts.pop()
+    out: list[str] = []
+    total = 0
+    for t in reversed(texts):
+        if total + len(t) > TURN_TEXT_CHARS and out:
+            break
+        out.append(t[-TURN_TEXT_CHARS:])
+        total += len(t)
+    return list(reversed(out))

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, timestamp
+from kenning.history import Event, SessionFile, timestamp, turn_texts
 from kenning.history.claude_lines import (
     INTERRUPTED,
     Scan,
@@ -36,6 +36,7 @@ from kenning.history.claude_lines import (
     shell_output,
     user_text,
 )
+from kenning.observer.transcript import PAYLOAD_KEY
 
 NAME = "claude-code"
 QUIET_S = 15 * 60  # a file untouched this long is a finished session: its last turn closes
@@ -161,7 +162,7 @@ def _agent_type(sub: str) -> str:
 class _Turn:
     """What the open turn of the main transcript has seen so far."""
 
-    __slots__ = ("end", "open", "rejected", "text")
+    __slots__ = ("end", "open", "rejected", "said", "text")
 
     def __init__(self) -> None:
         self.reset()
@@ -171,6 +172,7 @@ class _Turn:
         self.text: tuple[float, str, str] | None = None  # (time, uuid, text) of its last answer
         self.end = 0.0  # time of its last line
         self.rejected = ""  # a tool call the user rejected without a word
+        self.said: list[str] = []  # every text of the agent in the turn, in order
 
     def stop(self, common: dict[str, Any], *, at: float | None = None, key: str = "",
              interrupted: bool = False) -> Event | None:
@@ -179,7 +181,8 @@ class _Turn:
             self.reset()
             return None
         text_at, uuid, text = self.text or (0.0, "", "")
-        payload = {**common, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": text}
+        payload = {**common, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": text,
+                   PAYLOAD_KEY: turn_texts(self.said, text)}
         if interrupted:
             payload["interrupted"] = True
             if self.rejected:
@@ -224,6 +227,7 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
                     tools[b["id"]] = (str(b.get("name") or ""), b.get("input"))
                 elif b.get("type") == "text" and str(b.get("text") or "").strip() and not side:
                     turn.text = (at, uuid, str(b["text"]))
+                    turn.said.append(str(b["text"]))
             turn.end = max(turn.end, at)
             continue
         if main and not side:

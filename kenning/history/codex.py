@@ -26,7 +26,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, timestamp
+from kenning.history import Event, SessionFile, timestamp, turn_texts
+from kenning.observer.transcript import PAYLOAD_KEY
 
 NAME = "codex"
 SHELL_TOOLS = ("exec_command", "shell", "container.exec", "local_shell", "shell_command")
@@ -152,6 +153,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     git: dict[str, str] = {}  # repository, git_branch
     origin = "typed"  # prompt_origin of the session's prompts
     answer = ""  # the open turn's latest answer (for a turn the user aborted)
+    said: list[str] = []  # what the agent said along the way in the open turn
     last_at = 0.0
     started = False
     try:
@@ -194,15 +196,19 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                 cwd = p["cwd"]
             elif kind == "event_msg" and p.get("type") == "task_started":
                 answer = ""
+                said = []
             elif kind == "event_msg" and p.get("type") == "agent_message" and isinstance(p.get("message"), str):
                 answer = p["message"]
+                said.append(answer)
             elif kind == "event_msg" and p.get("type") in ("task_complete", "turn_aborted"):
                 text = p.get("last_agent_message") if p["type"] == "task_complete" else answer
-                stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                        "last_assistant_message": text if isinstance(text, str) else ""}
+                last = text if isinstance(text, str) else ""
+                stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last,
+                        PAYLOAD_KEY: turn_texts(said, last)}
                 if p["type"] == "turn_aborted":
                     stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
                 answer = ""
+                said = []
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
                 yield from _item(p, at, n, base, calls, origin)

@@ -60,9 +60,9 @@ def is_rule_text(text: str) -> bool:
 # always; causes, gotchas, decisions, open to-dos and durable facts by importance; routine work in the log.
 KIND_LAYERS: dict[str, tuple[str, int]] = {
     "rule": (RULE, 8), "preference": (RULE, 8),
-    "rootcause": (KEY, 8), "gotcha": (KEY, 8), "fix": (KEY, 7), "decision": (KEY, 7), "todo": (KEY, 7),
+    "rootcause": (KEY, 8), "gotcha": (KEY, 8), "fix": (KEY, 7), "decision": (KEY, 6), "todo": (KEY, 7),
     "security": (KEY, 9), "status": (KEY, 5), "fact": (KEY, 5),
-    "change": (LOG, 2), "answer": (LOG, 2), "explored": (LOG, 1),
+    "change": (LOG, 2), "answer": (LOG, 2), "note": (LOG, 3), "explored": (LOG, 1),
 }
 
 

@@ -25,13 +25,17 @@ from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
 
 # How sure the model must be before an agent's sentence becomes a memory of its own.
-SURE = {"rootcause": 0.45, "fix": 0.45, "gotcha": 0.5, "decision": 0.55, "fact": 0.6, "todo": 0.55}
-SURE_ALONG_THE_WAY = 0.7  # for what it said before its last message (hypotheses get refuted)
+SURE = {"rootcause": 0.45, "fix": 0.45, "gotcha": 0.5, "decision": 0.55, "fact": 0.7, "todo": 0.7}
+# What it said before its last message (hypotheses get refuted, plans change) counts only when the model
+# is very sure, and never for decisions, facts or to-dos (its conclusion says which of those stand).
+SURE_ALONG_THE_WAY = 0.85
+FINAL_ONLY = frozenset({"decision", "fact", "todo"})
+MAX_AGENT = 3       # memories of the agent's own from one turn (the root cause with its fix counts one)
 USER_SURE = {"rule": 0.5, "decision": 0.5, "fact": 0.55, "todo": 0.5, "rootcause": 0.5, "status": 0.6}
 RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction"})
 MAX_USER = 4        # memories from one prompt
 MAX_PLAN = 3        # decisions from one accepted plan
-MAX_EACH = 2        # gotchas, decisions, facts, to-dos of the agent in one turn
+MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
 TITLE = 240
 _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"
                          r"files? changed|review|findings?)\b", re.IGNORECASE)
@@ -69,13 +73,19 @@ def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
 
 
 def _user_keeps(j: Judged) -> bool:
-    if j.role not in USER_SURE or j.p < USER_SURE[j.role]:
+    if j.role not in USER_SURE or j.p < USER_SURE[j.role] or not worth_saying(j):
         return False
+    sig = cues.signals(j.text)
     if j.role == "rule":
-        sig = cues.signals(j.text)
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure.
         return bool(sig & RULE_SIGNALS) or j.p >= 0.8
-    return len(j.text) >= 12
+    if j.role == "decision":
+        # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
+        return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
+            "reason" in sig or "cause" in sig or j.p >= 0.75))
+    if j.role == "todo":
+        return "todo" in sig  # "next time we must…", "later", "下次…": said to be for later
+    return True
 
 
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
@@ -98,6 +108,10 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     Also returns what it stated and the memories took (the summary's "learned")."""
     causes = _sure(r, "rootcause")
     fixes = _sure(r, "fix")
+    if files_modified and not causes:
+        # An accepted plan that was then carried out: its root cause is the one the change fixed.
+        causes = distinct(sorted((j for j in r.plan if j.role == "rootcause" and j.p >= 0.6 and worth_saying(j)),
+                                 key=lambda j: -j.p))[:2]
     out: list[ObservationDraft] = []
     used: list[Judged] = []
     if causes or fixes:
@@ -115,7 +129,9 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         used += [*causes[:3], *fixes[:4]]
     for role, typ, concepts in (("gotcha", "discovery", ["gotcha"]), ("decision", "decision", ["why-it-exists"]),
                                 ("todo", "decision", ["what-changed"]), ("fact", "discovery", ["how-it-works"])):
-        for j in _sure(r, role)[:MAX_EACH]:
+        for j in _sure(r, role)[:MAX_EACH[role]]:
+            if len(out) >= MAX_AGENT:
+                break
             if any(same_thing(j.text, u.text) for u in used):
                 continue
             out.append(ObservationDraft(
@@ -124,14 +140,36 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 facts=[j.text], narrative=j.text, concepts=concepts, files_read=files_read, created_at=at,
                 kind=role, tentative=j.tentative, why=_why(j, where, "agent")))
             used.append(j)
+    out += _notes(r, used, at, where, files_read)
     return out, used
+
+
+NOTE_SURE = 0.5      # what the agent stated that the key layer did not take: kept for search, not injected
+MAX_NOTES = 4
+NOTE_ROLES = ("rootcause", "fix", "gotcha", "decision", "fact")
+
+
+def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: list[str]) -> list[ObservationDraft]:
+    """The agent's other findings of the turn, less sure or said along the way: the session log's
+    notes (searchable, and given next to a prompt that asks about them; not listed at session start)."""
+    pool = [j for j in r.agent if j.role in NOTE_ROLES and j.p >= NOTE_SURE and worth_saying(j)
+            and not any(same_thing(j.text, u.text) for u in used)]
+    pool.sort(key=lambda j: (j.origin != "final", -j.p))
+    out = []
+    for j in distinct(pool)[:MAX_NOTES]:
+        out.append(ObservationDraft(
+            type="discovery", title=clip(statement(j.text), TITLE), subtitle=f"noted by the agent ({j.role})",
+            facts=[j.text], narrative=j.text, concepts=_concepts(j.role), files_read=files_read, created_at=at,
+            kind="note", why=_why(j, where, "agent")))
+    return out
 
 
 def _sure(r: Reading, role: str) -> list[Judged]:
     """The agent's units of a role it is sure enough of: its last message at SURE, before it at more."""
     need = SURE[role]
-    pool = [j for j in r.agent if j.role == role and worth_saying(j)
-            and j.p >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))]
+    pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or role not in FINAL_ONLY)
+            and j.p >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
+            and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.p))
     return distinct(pool)
 

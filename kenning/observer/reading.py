@@ -32,6 +32,7 @@ class Reading:
 
     prompt: str = ""
     origin: str = ""                 # typed | queued | rejection | plan | headless | notification | ""
+    words: str = ""                  # all the user's own words in the turn (its prompt, what they typed in it)
     user: list[Judged] = field(default_factory=list)    # the user's own words
     plan: list[Judged] = field(default_factory=list)    # an accepted plan (the agent's words)
     agent: list[Judged] = field(default_factory=list)   # the agent's texts, oldest first
@@ -71,11 +72,16 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
         r.origin = origin_of(prompt)
         if r.origin in USER_ORIGINS:
             r.user = [judge(u, speaker="user", origin=r.origin) for u in units(r.prompt)[:MAX_UNITS]]
+            r.words = r.prompt
         elif r.origin == "plan":
             body = PLAN_PREFIX.sub("", r.prompt, count=1)
             m = _PLAN_TITLE.search(body)
             r.plan_title = m.group(1).strip() if m else ""
             r.plan = [judge(u, speaker="user", origin="plan") for u in units(body)[:MAX_UNITS]]
+    for e in events:  # typed while the agent worked, or said refusing a tool call: the user's words too
+        if e.kind == "UserPromptSubmit" and origin_of(e) in USER_ORIGINS and isinstance(e.payload.get("prompt"), str):
+            r.user += [judge(u, speaker="user", origin=origin_of(e)) for u in units(e.payload["prompt"])[:MAX_UNITS]]
+            r.words = (r.words + "\n" + e.payload["prompt"]).strip()
     budget = MAX_UNITS
     for k, text in enumerate(texts):
         last = k == len(texts) - 1

@@ -86,6 +86,7 @@ class Notes:
     done: list[str] = field(default_factory=list)
     status: list[str] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)
+    failing: list[str] = field(default_factory=list)  # its last command failed: open only if the session ends so
     commands: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     uncommitted: list[str] = field(default_factory=list)  # changed after the turn's last commit
@@ -138,7 +139,8 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str]) 
     request = request_of([p for p in session.prompts if p], [*_prior_plans(prior), *plan_titles])
     learned = _lines(prior.get("learned")) + [x for n in notes for x in n.learned]
     done = _split(prior.get("completed")) + [x for n in notes for x in (*n.done, *n.status)]
-    todos = _split(prior.get("next_steps")) + [x for n in notes for x in n.todos]
+    todos = [t for t in _split(prior.get("next_steps")) if not t.startswith("Still failing: ")]
+    todos += [x for n in notes for x in n.todos] + (notes[-1].failing if notes else [])
     files_read = _unique([*_strs(prior.get("files_read")), *(f for n in notes for f in n.read)])
     files_modified = _unique([*_strs(prior.get("files_modified")), *(f for n in notes for f in n.modified)])
     last_message = next((n.last_message for n in reversed(notes) if n.last_message), "")

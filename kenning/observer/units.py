@@ -140,8 +140,13 @@ def tidy(text: str) -> str:
     return " ".join(t.split()).strip(" :：-—–")
 
 
+_JSONISH = re.compile(r'^[\[{]|"\w+"\s*:\s*["\[{\d]|^\w+\([^)]*\)\s*[{;]?$')
+
+
 def _noise(text: str) -> bool:
-    """Pasted output rather than something said: a log line, a bare path or command, a lone symbol."""
+    """Pasted output rather than something said: a log line, a bare path or command, JSON, a lone symbol."""
     if len(text) < 3 or not any(c.isalpha() for c in text):
+        return True
+    if _JSONISH.search(text):
         return True
     return bool(_LOGLIKE.match(text)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", text)

@@ -60,6 +60,9 @@ class Cleaner:
         """An observer's outcome (observations and summary) before it is stored."""
         for d in getattr(outcome, "observations", ()) or ():
             self.fields(d, OBSERVATION_TEXT, OBSERVATION_LISTS)
+            why = getattr(d, "why", None)
+            if isinstance(why, dict) and why:  # the sentence a memory was judged from is stored too
+                d.why = {k: self.text(v) if isinstance(v, str) else v for k, v in why.items()}
         if getattr(outcome, "summary", None) is not None:
             self.fields(outcome.summary, SUMMARY_TEXT)
         return outcome

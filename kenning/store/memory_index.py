@@ -75,7 +75,7 @@ def rows(conn: sqlite3.Connection, sql: str, args: Sequence[object] = ()) -> lis
 
 def _rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
     out: list[sqlite3.Row] = []
-    kind = "kind" if roles_column(conn) else "NULL AS kind"
+    kind = "kind, why" if roles_column(conn) else "NULL AS kind, '' AS why"
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         out += rows(conn, f"SELECT id, project, type, title, subtitle, facts, concepts, created_at, {kind} "
@@ -84,7 +84,7 @@ def _rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
 
 
 def roles_column(conn: sqlite3.Connection) -> bool:
-    """Whether the schema has the observer's judged roles yet (migration 0024; 0012 runs before it)."""
+    """Whether the schema has the observer's judged roles yet (migration 0025; 0012 runs before it)."""
     try:
         conn.execute("SELECT kind FROM observations LIMIT 0")
     except sqlite3.OperationalError as e:
@@ -109,6 +109,8 @@ def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str
     facts = _list(r["facts"])
     layer, importance = classify(r["type"], r["title"] or "", facts=facts, concepts=_list(r["concepts"]),
                                  subtitle=r["subtitle"] or "", kind=r["kind"] or "")
+    if layer == "key" and r["kind"] and '"by": "user"' in (r["why"] or ""):
+        importance = min(10, importance + 2)  # what the user said outranks what the agent concluded
     found = subjects(memory_text(r["title"], r["subtitle"], facts))
     return ((layer, importance, signature_of(r["type"], words_of(r["title"] or "")), r["id"]),
             [(r["project"], s[:300], r["id"]) for s in sorted(found)])

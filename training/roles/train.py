@@ -190,6 +190,7 @@ def main() -> int:
     ap.add_argument("--power", type=float, default=0.5, help="class weight = (1/frequency)^power")
     ap.add_argument("--no-cv", action="store_true")
     ap.add_argument("--json", help="write the cross-validation numbers here")
+    ap.add_argument("--predictions", help="write every unit's held-out probabilities here (JSONL, no text)")
     a = ap.parse_args()
 
     labels = load_labels()
@@ -208,6 +209,7 @@ def main() -> int:
         gold: list[int] = []
         pred: list[int] = []
         per_group: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        held: list[dict[str, object]] = []
         for g in sorted(set(groups)):
             tr = [i for i, x in enumerate(groups) if x != g]
             te = [i for i, x in enumerate(groups) if x == g]
@@ -218,6 +220,8 @@ def main() -> int:
             for i in te:
                 probs = m.probabilities(feats[i])
                 p = max(range(k), key=lambda c: probs[ROLES[c]])
+                held.append({"group": g, "gold": ROLES[y[i]], "speaker": examples[i].get("speaker"),
+                             "origin": examples[i].get("origin"), "probs": {r: round(v, 4) for r, v in probs.items()}})
                 gold.append(y[i])
                 pred.append(p)
                 per_group[g][0].append(y[i])
@@ -226,6 +230,9 @@ def main() -> int:
         for g, (gg, pp) in sorted(per_group.items()):
             acc = np.mean(np.array(gg) == np.array(pp))
             print(f"  {g}: {len(gg)} units, accuracy {acc:.3f}")
+        if a.predictions:
+            with open(a.predictions, "w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(h) + "\n" for h in held)
     if a.write:
         w, b = train(Data(feats, y), k, l2=a.l2, epochs=a.epochs, class_weight=weights_for(y, k, a.power))
         m = quantise(w, b)

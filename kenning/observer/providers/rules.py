@@ -26,18 +26,18 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kenning.memory.text import clip
+from kenning.memory.text import clip, content_words, jaccard
 from kenning.observer import evidence
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.reading import Reading, read_turn
-from kenning.observer.stated import _is_notification, _prompt_text, gist_of, statements
+from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, summarize
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
 TURN_CLOSERS = ("Stop", "SessionEnd")
 MAX_FILES_IN_TITLE = 3
-LOG_KINDS = ("change", "answer", "explored")
+LOG_KINDS = ("change", "answer", "explored", "note")
 _DID_NOT_WORK = re.compile(r"\b(?:still|again|didn'?t (?:work|help|fix)|doesn'?t work|not fixed|same (?:error|issue|"
                            r"problem)|no change)\b|还是|仍然|依然|没有解决|まだ|直っていない|여전히|아직도",
                            re.IGNORECASE)
@@ -85,12 +85,14 @@ class RulesObserver:
         notes: list[Notes] = []
         plans: list[str] = []
         undoable = _Undoable(session)
+        restated = _Restated(session)
         summary_turn: Turn | None = None
         for turn in turns:
             drafts, note, reading = observe_turn(turn, session)
             if reading.plan_title:
                 plans.append(reading.plan_title)
             undoable.apply(drafts, reading, out.observations)
+            restated.apply(drafts, out.observations)
             out.observations.extend(drafts)
             notes.append(note)
             out.done.extend(e.id for e in turn.all)
@@ -108,7 +110,7 @@ def split_turns(events: list[Event]) -> tuple[list[Turn], list[Event]]:
     turns: list[Turn] = []
     current: list[Event] = []
     for ev in events:
-        if ev.kind == "UserPromptSubmit" and current:
+        if ev.kind == "UserPromptSubmit" and current and not _mid_turn(ev):
             turns.append(_as_turn(current))  # a new prompt closes a turn that never got its Stop
             current = []
         current.append(ev)
@@ -116,6 +118,11 @@ def split_turns(events: list[Event]) -> tuple[list[Turn], list[Event]]:
             turns.append(_as_turn(current))
             current = []
     return turns, current
+
+
+def _mid_turn(ev: Event) -> bool:
+    """Words the user typed while the agent worked, or said refusing a tool call: the turn goes on."""
+    return ev.payload.get("prompt_origin") in ("queued", "rejection")
 
 
 def _as_turn(events: list[Event]) -> Turn:
@@ -168,14 +175,14 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     reads = _unique(reads)
     files = list(modified)
 
-    drafts: list[ObservationDraft] = []
-    if typed and not _is_notification(prompt_text):
-        drafts += user_memories(reading, start, where)
-        drafts += _user_statuses(reading, prompt_text, start, where, drafts)
+    drafts: list[ObservationDraft] = user_memories(reading, start, where)
+    if reading.words:
+        drafts += _user_statuses(reading, reading.words, start, where, drafts)
     drafts += plan_memories(reading, start, where)
     said, used = agent_memories(reading, end, where, files, reads)
     drafts += said
     drafts += _proven_gotchas(reading, used, reads, end, gist)
+    drafts += _unwrapped(reading, reads, gist)
     fixed = _fixed_by_edits(reading, tools, root)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
         drafts.append(_routine_fix(fixed, reads, gist))
@@ -191,13 +198,16 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     last_commit = max((c.at for c in reading.actions.commits), default=None)
     note = Notes(
         learned=[d.title for d in drafts if d.kind not in LOG_KINDS and d.kind != "rule"],
-        done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind == "change"][:1],
-        status=[j.text for j in reading.found("status", final_only=True, min_p=0.5)[:2]],
-        todos=[d.title for d in drafts if d.kind == "todo"] + _still_failing(reading),
+        done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind in (
+            "rootcause", "fix")][:1] + [d.title for d in drafts if d.kind == "change" and not d.title.startswith(
+                "Fixed `")][:1],
+        status=[j.text for j in reading.found("status", final_only=True, min_p=0.5) if not _ROUTINE.match(j.text)][:2],
+        todos=[d.title for d in drafts if d.kind == "todo"], failing=_still_failing(reading),
         commands=[f"{_short_cmd(c.command)} ({'ok' if c.ok else 'failed'})" for c in reading.commands
                   if not evidence.trivial(c)],
         modified=files, read=reads,
-        uncommitted=[f for f, at in modified.items() if last_commit is None or at > last_commit],
+        uncommitted=[f for f, at in modified.items() if (last_commit is None or at > last_commit)
+                     and not os.path.isabs(f)],  # a file outside the project (a plan under ~/.claude) is no change
         commits=[(c.hash[:7] + " " if c.hash else "") + clip(c.subject, 80) for c in reading.actions.commits],
         pushed=reading.actions.pushed, prs=reading.actions.prs, merged=reading.actions.merged,
         reverted=bool(reading.actions.reverted or reading.actions.discarded),
@@ -258,6 +268,40 @@ def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: s
                  f"the command failed, then passed with {' '.join(needs)} added, and the agent said why"}))
         break
     return out
+
+
+_REJECTED_ARG = re.compile(r"unrecognized|unknown (?:sub)?command|unexpected argument|invalid (?:sub)?command|"
+                           r"no such (?:sub)?command|not a valid|command not found", re.IGNORECASE)
+
+
+def _unwrapped(r: Reading, reads: list[str], gist: str) -> list[ObservationDraft]:
+    """A command that failed because a wrapper in front of it rejected it ("rtk: unrecognized subcommand
+    'bun'"), then passed run without the wrapper: the wrapper cannot run it (proved twice, invented never)."""
+    out: list[ObservationDraft] = []
+    for i, fail in enumerate(r.commands):
+        if fail.ok or not _REJECTED_ARG.search(fail.output[:400]):
+            continue
+        a = fail.command.split()
+        passing = next((c for c in r.commands[i + 1:] if c.ok and 0 < len(a) - len(c.command.split()) <= 2
+                        and a[len(a) - len(c.command.split()):] == c.command.split()), None)
+        if passing is None:
+            continue
+        wrapper = " ".join(a[:len(a) - len(passing.command.split())])
+        head = evidence.error_headline(fail.output)
+        title = f"`{wrapper}` cannot run `{_short_cmd(passing.command, 40)}`" + (f" ({head})" if head else "") + \
+            f": run `{_short_cmd(passing.command, 40)}` directly"
+        if any(d.title == title for d in out):
+            continue
+        out.append(ObservationDraft(
+            type="discovery", title=clip(title, 240), subtitle="gotcha proved by the commands",
+            facts=[f"`{_short_cmd(fail.command)}` failed" + (f": {head}" if head else ""),
+                   f"`{_short_cmd(passing.command)}` passed"],
+            narrative=(f"While working on: {gist}. " if gist else "") + f"`{_short_cmd(fail.command)}` was rejected "
+            f"by `{wrapper}`; the same command without it passed.", concepts=["gotcha"], files_read=reads,
+            created_at=passing.at, kind="gotcha",
+            why={"said": title, "by": "commands", "origin": "", "where": "", "how":
+                 f"`{wrapper}` rejected the command ({head or 'error'}), which then passed without it"}))
+    return out[:2]
 
 
 def _extends(failed: str, passed: str) -> bool:
@@ -343,9 +387,18 @@ def _answer_or_explored(r: Reading, reads: list[str], gist: str, at: float) -> O
         concepts=["how-it-works"], files_read=reads, created_at=at, kind="explored")
 
 
+# "All 1309 tests pass.", "All clean.", "lint and typecheck clean": a check, not where the work stands.
+_ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:all )?(?:changes )?(?:\d[\d,]* )?(?:tests?|checks?|lint|"
+                      r"typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}\b(?:pass(?:es|ed)?|clean|green|"
+                      r"succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$", re.IGNORECASE)
+_DENIED = re.compile(r"permission (?:for this action )?(?:was )?denied|denied by|blocked by|not allowed|"
+                     r"requires approval|user (?:rejected|declined)", re.IGNORECASE)
+
+
 def _still_failing(r: Reading) -> list[str]:
+    """The turn's last command, when it failed (not when a permission check refused it)."""
     ran = [c for c in r.commands if not evidence.trivial(c)]
-    if ran and not ran[-1].ok:
+    if ran and not ran[-1].ok and not _DENIED.search(ran[-1].output[:500]):
         head = evidence.error_headline(ran[-1].output)
         return [f"Still failing: `{_short_cmd(ran[-1].command)}`" + (f" ({head})" if head else "")]
     return []
@@ -379,7 +432,7 @@ class _Undoable:
         asks to revert: the last turn's); a fix after the user said the last one did not work replaces that
         one. Drafts of this call are dropped from ``earlier``; stored rows are named as superseded."""
         self.turn += 1
-        user = r.origin in ("typed", "queued", "rejection") and not r.prompt.rstrip().endswith(("?", "？"))
+        user = bool(r.words) and not r.words.rstrip().endswith(("?", "？"))
         new_fix = next((d for d in drafts if d.kind in ("fix", "rootcause")), None)
         undone: list[_Done] = []
         for commit in r.actions.reverted:
@@ -387,10 +440,10 @@ class _Undoable:
             undone += named or [d for d in self.items if d.committed][-1:]
         if r.actions.discarded:
             undone += [d for d in self.items if not d.committed]
-        if user and _REVERT_SAID.search(r.prompt) and not undone:
+        if user and _REVERT_SAID.search(r.words) and not undone:
             last = max((d.turn for d in self.items), default=None)
             undone += [d for d in self.items if d.turn == last and last is not None and last >= 0]
-        if user and new_fix is not None and _DID_NOT_WORK.search(r.prompt):
+        if user and new_fix is not None and _DID_NOT_WORK.search(r.words):
             undone += [d for d in self.items if d.files & set(new_fix.files_modified)
                        and (d.item.kind if isinstance(d.item, ObservationDraft) else d.item.get("kind"))
                        in ("fix", "rootcause")]
@@ -422,6 +475,56 @@ class _Undoable:
                                       created_at=at, kind="change", facts=[f"Took back #{oid}"])
             drafts.append(target)
         target.supersedes.append(oid)
+
+
+FAMILIES = {"rootcause": "cause", "fix": "cause", "gotcha": "gotcha", "decision": "decision", "fact": "fact",
+            "todo": "todo", "status": "status"}
+SAID_AGAIN = 0.55
+
+
+class _Restated:
+    """The same thing said again later in the session (a cause explained once more, with the fix that
+    finally worked; a gotcha found twice): the newer memory replaces the older one."""
+
+    def __init__(self, session: SessionInfo) -> None:
+        self.items: list[tuple[str, set[str], ObservationDraft | dict[str, object]]] = []
+        for o in session.prior_observations:
+            fam = FAMILIES.get(str(o.get("kind") or ""))
+            if fam and o.get("status", "active") == "active":
+                self.items.append((fam, content_words(_said(o)), o))
+
+    def apply(self, drafts: list[ObservationDraft], earlier: list[ObservationDraft]) -> None:
+        for d in drafts:
+            fam = FAMILIES.get(d.kind)
+            if fam is None:
+                continue
+            words = content_words(_said(d))
+            for item in [x for x in self.items if x[0] == fam and jaccard(words, x[1]) >= SAID_AGAIN]:
+                old = item[2]
+                if isinstance(old, ObservationDraft) and any(old is x for x in drafts):
+                    continue  # the same turn says both: composing kept them apart on purpose
+                self.items.remove(item)
+                if isinstance(old, ObservationDraft):
+                    if old in earlier:
+                        earlier.remove(old)
+                elif isinstance(old.get("id"), int):
+                    d.supersedes.append(int(old["id"]))  # type: ignore[arg-type]
+            self.items.append((fam, words, d))
+
+
+def _said(o: ObservationDraft | dict[str, object]) -> str:
+    """The sentence a memory was judged from (its title when it records none)."""
+    if isinstance(o, ObservationDraft):
+        return str(o.why.get("said") or o.title)
+    why = o.get("why")
+    if isinstance(why, str) and why.startswith("{"):
+        try:
+            import json
+
+            return str(json.loads(why).get("said") or o.get("title") or "")
+        except ValueError:
+            pass
+    return str(o.get("title") or "")
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -1,0 +1,296 @@
+"""How the session-start index is written, section by section, within its character budgets
+(the selection it writes: kenning/context/index.py).
+
+    ## Your preferences (every project)          the user's own, said in any project
+    ## Standing rules of this project            newest version only; a provisional one says so
+    ## Key decisions, gotchas and root causes    by importance
+    ## Open to-dos                               what was left to do, until it is done
+    ## Recent sessions                           per day, one line a session: what it was about → what came of it
+    ## Where we left off                         the latest work: its state and what is still open
+
+Standard library only (the SessionStart hook may write it itself).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from kenning.context.fence import CLOSE, OPEN, wrap
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kenning.context.index import Row, Selection, Summary
+    from kenning.settings import Settings
+
+SUMMARY_ICON = "📋"
+COUNT_CAP = 10_000
+RULE_CHARS, KEY_CHARS, LOG_CHARS = 200, 220, 160   # longest title of a row in each section
+SESSION_CHARS = 230    # a session's line: what it was about, and what came of it
+TODO_CHARS = 200
+OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
+BY = " · in "
+HEADER_TIME = "%a %Y-%m-%d %H:%M %Z"
+RULES_HEADER = "\n## Standing rules and preferences (follow them; newest version only)"
+USER_HEADER = "\n## Your preferences (every project; follow them)"
+TENTATIVE = " (tentative)"
+_STATE = "State: "
+
+
+def age(seconds: float) -> str:
+    """A short age: 12m, 5h, 3d, 5w, 4mo, 2y."""
+    s = max(0.0, seconds)
+    if s < 3600:
+        return f"{max(1, int(s // 60))}m"
+    if s < 86400:
+        return f"{int(s // 3600)}h"
+    if s < 14 * 86400:
+        return f"{int(s // 86400)}d"
+    if s < 60 * 86400:
+        return f"{int(s // (7 * 86400))}w"
+    if s < 730 * 86400:
+        return f"{int(s // (30 * 86400))}mo"
+    return f"{int(s // (365 * 86400))}y"
+
+
+def clean(text: object, limit: int) -> str:
+    """One line: runs of blanks (newlines too) one space, clipped to ``limit``."""
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def clean_field(text: object, limit: int) -> str:
+    """A summary field on one line: its lines (items) become "; "-separated."""
+    return clean("; ".join(x for x in (" ".join(ln.split()) for ln in str(text or "").splitlines()) if x), limit)
+
+
+def moment(sel: Selection) -> tuple[object, ...]:
+    """All that the index of ``sel`` shows of the time: the header's minute, every age it could
+    print, and which rows the time lets in, in their order. Everything else :class:`Layout` writes
+    comes from the rows themselves, so one selection at two moments that are equal here gives the
+    same text (the worker reuses it: kenning/context/cache.py)."""
+    now = sel.now
+    shown = [*sel.user_rules, *sel.rules, *sel.keys, *sel.todos, *sel.log]
+    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys),
+            tuple(r.id for r in sel.log), tuple(x.id for x in sel.summaries),
+            tuple(age(now - r.created_at) for r in shown), tuple(age(now - x.created_at) for x in sel.summaries),
+            age(now - sel.left_off.created_at) if sel.left_off is not None else "")
+
+
+def by(platform: str, asking: str) -> str:
+    """`` · in Codex CLI`` for a row another coding agent recorded; nothing for the asking agent's own,
+    nor for rows of no agent (saved through MCP, imported from an export)."""
+    from kenning.integrations import LABELS
+
+    label = LABELS.get(platform)
+    return f"{BY}{label}" if label and platform != asking else ""
+
+
+def obs_line(r: Row, now: float, icons: dict[str, str], limit: int, agent: str = "claude-code") -> str:
+    times = f" (×{r.occurrences})" if r.occurrences > 1 else ""
+    mark = TENTATIVE if r.tentative else ""
+    return f"#{r.id} {age(now - r.created_at)} {icons.get(r.type, '•')} {clean(r.title, limit - len(mark))}{mark}" \
+           f"{times}{by(r.platform, agent)}"
+
+
+def state_of(notes: str) -> str:
+    """The state line the offline observer writes in a summary's notes ("committed 12a669e; pushed")."""
+    return next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
+
+
+def _items(field: str) -> list[str]:
+    return [x.strip() for x in re.split(r"\n|; (?=[A-Z`#\"'\w])", field or "") if x.strip()]
+
+
+_MD_LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s]{1,500})\)")
+_URL = re.compile(r"https?://(?:www\.)?[^\s/]+/(\S+)")
+
+
+def short_links(text: str) -> str:
+    """Links as a reader names them: ``[text](url)`` → text, a bare URL → the end of its path."""
+    t = _MD_LINK.sub(r"\1", text)
+    return _URL.sub(lambda m: "/".join(m.group(1).rstrip("/").split("/")[-3:]), t)
+
+
+def digest(s: Summary, fresh_request: str) -> str:
+    """What a session was about, and what came of it: its request → its first outcome [its state]."""
+    about = clean(short_links(fresh_request), 90)
+    outcome = clean(short_links(next(iter(_items(s.completed) or _items(s.learned)), "")), 110)
+    # Only what later work cannot have made untrue: a later session may commit or push what this one left.
+    state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
+    if outcome and about:
+        text = f"{about} → {outcome}"
+    else:
+        text = about or outcome or "Session"
+    if state and len(text) < SESSION_CHARS - 20:
+        text += f" [{state}]"
+    return clean(text, SESSION_CHARS)
+
+
+class Layout:
+    """The index text for a selection, with as many rows of each section as its budget allows."""
+
+    def __init__(self, sel: Selection, settings: Settings, title: str, icons: dict[str, str], *,
+                 footer: str = "", work_tokens: int = 0, agent: str = "claude-code") -> None:
+        self.sel = sel
+        self.settings = settings
+        self.title = title
+        self.icons = icons
+        self.footer = footer
+        self.work_tokens = work_tokens
+        self.agent = agent
+        now = sel.now
+        rules = [obs_line(r, now, icons, RULE_CHARS, agent) for r in sel.user_rules[:settings.context_rules]]
+        self.user_lines = _fit(rules, settings.context_rules_chars)
+        left = max(0, settings.context_rules_chars - sum(len(x) + 1 for x in self.user_lines))
+        self.rule_lines = _fit([obs_line(r, now, icons, RULE_CHARS, agent) for r in
+                                sel.rules[:max(0, settings.context_rules - len(self.user_lines))]], left)
+        self.key_lines = _fit([obs_line(r, now, icons, KEY_CHARS, agent) for r in sel.keys],
+                              settings.context_key_chars)
+        self.todo_lines = _fit([obs_line(r, now, icons, TODO_CHARS, agent) for r in sel.todos],
+                               settings.context_key_chars // 3)
+        self.recent = self._recent_rows()
+        self.left_off = self._left_off()
+
+    def _recent_rows(self) -> list[tuple[float, int, str]]:
+        """(time, order, line) of the sessions (and of routine rows no session summary covers), oldest first."""
+        now = self.sel.now
+        rows: list[tuple[float, int, str]] = []
+        covered = self.sel.summarized
+        since = min((s.started_at or s.created_at for s in self.sel.summaries), default=0.0)
+        for r in self.sel.log:
+            if r.session not in covered and r.created_at >= since:
+                rows.append((r.created_at, r.id, obs_line(r, now, self.icons, LOG_CHARS, self.agent)))
+        for s in self.sel.summaries:
+            request = self.sel.fresh_part(s.request, s.created_at)
+            if s.request and not request.strip():
+                continue  # the whole request restated something no longer true
+            rows.append((s.started_at or s.created_at, -s.id,
+                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {digest(s, request)}"
+                         f"{by(s.platform, self.agent)}"))
+        rows.sort(key=lambda x: (x[0], x[1]))
+        return rows
+
+    def render(self, keep_recent: int) -> str:
+        sel = self.sel
+        lines = [OPEN, f"# Memory of {self.title} · {time.strftime(HEADER_TIME, time.localtime(sel.now))}",
+                 "Legend: " + " · ".join([f"{SUMMARY_ICON} session", *(f"{v} {k}" for k, v in self.icons.items())]),
+                 "{economics}",
+                 "Rows: #ID AGE ICON TITLE (×N: recorded N times); S<ID> a session summary. Only what is still "
+                 "true is listed."]
+        if self.user_lines:
+            lines.append(USER_HEADER)
+            lines += self.user_lines
+        if self.rule_lines:
+            lines.append(RULES_HEADER)
+            lines += self.rule_lines
+        if self.key_lines:
+            lines.append("\n## Key decisions, gotchas and root causes")
+            lines += self.key_lines
+        if self.todo_lines:
+            lines.append("\n## Open to-dos (until done)")
+            lines += self.todo_lines
+        recent = self.recent[len(self.recent) - keep_recent:] if keep_recent else []
+        if recent:
+            lines.append("\n## Recent sessions (oldest first)")
+            day = None
+            for t, _order, text in recent:
+                d = time.strftime("%Y-%m-%d (%a)", time.localtime(t))
+                if d != day:
+                    lines.append(f"### {d}")
+                    day = d
+                lines.append(text)
+        if any(BY in line for line in lines[5:]):
+            lines[4] += ' "in <agent>" marks work done in another coding agent.'
+        if any(line.endswith(TENTATIVE) or TENTATIVE + " (×" in line for line in lines[5:]):
+            lines[4] += " (tentative): decided for now, not final."
+        lines += self.left_off
+        dropped = self.dropped(len(recent))
+        lines.append("")
+        if dropped > 0:
+            many = f"More than {dropped:,}" if sel.total > COUNT_CAP else f"{dropped:,}"
+            lines.append(f"{many} older or less important memories are not listed: search them "
+                         "(`kenning search <words>`, or the search_memory tool).")
+        lines.append("Details: `kenning show <ID>` prints a full record; `kenning search <words>` looks further back.")
+        if self.footer:
+            lines.append(self.footer)
+        # Stored text (titles, summaries, the project's name) is neutralised inside the fence.
+        body = wrap("\n".join(lines[1:]))
+        read_tokens = (len(body) + 3) // 4
+        if self.work_tokens > 0:
+            saved = max(0, 100 - round(read_tokens * 100 / self.work_tokens))
+            econ = (f"Economics: reading this index costs ~{read_tokens:,} tokens; it condenses "
+                    f"~{self.work_tokens:,} tokens of past work ({saved}% smaller).")
+        else:
+            econ = f"Economics: reading this index costs ~{read_tokens:,} tokens."
+        return body.replace("{economics}", econ, 1)
+
+    def _left_off(self) -> list[str]:
+        """The latest work: what it was, its state, what it did, and what is still open (also from the
+        sessions before it)."""
+        latest = self.sel.left_off
+        if latest is None:
+            return []
+        fresh = self.sel.fresh_part
+        request, completed, next_steps = (fresh(x, latest.created_at) for x in (
+            latest.request, latest.completed, latest.next_steps))
+        state = state_of(latest.notes)
+        shown_todos = " ".join(self.todo_lines)
+        opened: list[str] = []
+        for s in [latest, *(x for x in self.sel.summaries if x.id != latest.id)][:4]:
+            for item in _items(fresh(s.next_steps, s.created_at)):
+                if item not in opened and item[:60] not in shown_todos:
+                    opened.append(item)
+        if not (completed or state or opened or latest.learned):
+            return []
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(latest.created_at))
+        out = [f"\n## Where we left off ({when}, {age(self.sel.now - latest.created_at)} ago)"]
+        if request:
+            out.append(f"Working on: {clean_field(short_links(request), 300)}")
+        if state:
+            out.append(f"State: {clean(state, 300)}")
+        if completed:
+            out.append(f"Done: {clean('; '.join(_items(completed)[-4:]), 500)}")
+        elif latest.learned and not next_steps:
+            out.append(f"Learned: {clean_field(latest.learned, 400)}")
+        if opened:
+            out.append(f"Still open: {clean('; '.join(opened[:OPEN_ITEMS]), 500)}")
+        return out
+
+    def dropped(self, shown_recent: int) -> int:
+        """Active memories (group heads) not listed: beyond a budget, archived, or never fetched."""
+        recent = self.recent[len(self.recent) - shown_recent:] if shown_recent else []
+        observations = sum(1 for _t, order, _line in recent if order > 0)  # summary rows have order < 0
+        listed = len(self.user_lines) + len(self.rule_lines) + len(self.key_lines) + len(self.todo_lines)
+        return max(0, self.sel.total - listed - observations)
+
+    def text(self) -> str:
+        """The longest index within the character cap: as many recent rows as fit (newest kept)."""
+        cap = self.settings.context_max_chars
+        n = len(self.recent)
+        best = self.render(n)
+        if len(best) > cap and n:
+            lo, hi = 0, n - 1
+            best = self.render(0)
+            while lo <= hi:
+                mid = (lo + hi) // 2
+                candidate = self.render(mid)
+                if len(candidate) <= cap:
+                    best, lo = candidate, mid + 1
+                else:
+                    hi = mid - 1
+        if len(best) > cap:  # even without recent work (a tiny cap): cut, and still close the fence
+            best = best[: cap - len(CLOSE) - 2] + "…\n" + CLOSE
+        return best
+
+
+def _fit(lines: list[str], budget: int) -> list[str]:
+    """The first lines (the most important / newest) whose total length fits ``budget``."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > budget and out:
+            break
+        out.append(line)
+        used += len(line) + 1
+    return out
