@@ -90,7 +90,7 @@ SPECS: dict[str, Spec] = {
                           max=200),
     "context_rules_chars": Spec(2500, "characters of the session-start context kept for standing rules", min=0,
                                 max=9800),
-    "context_key_chars": Spec(3800, "characters of the session-start context kept for key decisions, gotchas "
+    "context_key_chars": Spec(4500, "characters of the session-start context kept for key decisions, gotchas "
                                     "and root causes", min=0, max=9800),
     "archive_after_days": Spec(30, "routine work older than this many days is archived: searchable, no longer "
                                    "listed at session start or next to prompts (0: never); rules and decisions "

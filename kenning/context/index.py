@@ -31,7 +31,7 @@ from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from kenning.settings import Settings
 
@@ -184,7 +184,7 @@ class Selection:
         """What depends on the time: the archive's cut, and the key memories' ranking."""
         self.now = now
         self.archive_before = archive = self._archive(now)
-        self.keys = sorted(self._key_candidates, key=lambda r: -self.score(r))
+        self.keys = spread(self._key_candidates, self.score)
         self.log = [r for r in self._log if r.created_at >= archive] if archive > self._archive(self.fetched_at) \
             else self._log
         self.summaries = _dedupe([s for s in self._sums if s.created_at >= archive][:self.settings.context_sessions])
@@ -221,6 +221,20 @@ class Selection:
     def work_tokens(self) -> int:
         return sum(r.work for r in self.user_rules + self.rules + self.keys + self.todos + self.log) + \
             sum(s.work for s in self.summaries)
+
+
+SAME_SESSION = 1.5  # what the n-th key memory of one session loses, so one long session does not fill the list
+
+
+def spread(rows: list[Row], score: Callable[[Row], float]) -> list[Row]:
+    """Key memories by score, each one after the first of its session ``SAME_SESSION`` lower."""
+    seen: dict[int, int] = {}
+    scored = []
+    for r in sorted(rows, key=lambda r: -score(r)):
+        k = seen.get(r.session, 0)
+        seen[r.session] = k + 1
+        scored.append((score(r) - k * SAME_SESSION, r))
+    return [r for _s, r in sorted(scored, key=lambda x: -x[0])]
 
 
 class Stale:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 SUMMARY_ICON = "📋"
 COUNT_CAP = 10_000
-RULE_CHARS, KEY_CHARS, LOG_CHARS = 200, 220, 160   # longest title of a row in each section
+RULE_CHARS, KEY_CHARS, LOG_CHARS = 220, 300, 160   # longest title of a row in each section
 SESSION_CHARS = 230    # a session's line: what it was about, and what came of it
 TODO_CHARS = 200
 OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
@@ -115,7 +115,10 @@ def short_links(text: str) -> str:
 def digest(s: Summary, fresh_request: str) -> str:
     """What a session was about, and what came of it: its request → its first outcome [its state]."""
     about = clean(short_links(fresh_request), 90)
-    outcome = clean(short_links(next(iter(_items(s.completed) or _items(s.learned)), "")), 110)
+    commits = [x[len("committed "):].split(", ")[0].split(" ", 1)[-1] for x in state_of(s.notes).split("; ")
+               if x.startswith("committed ")]
+    said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
+    outcome = clean(short_links(next(iter(commits or said), "")), 120)
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
     if outcome and about:

@@ -13,7 +13,11 @@ A newer statement replaces an older one on the same subject when
   ("MAX_WORKERS is now 8", "the staging DB moved to db-9"), or sets the same setting to
   another value.
 
-Fixes, security notes and explored code are never replaced this way: two fixes of one
+* a value the new memory says was changed ("raised the shutdown deadline from 10s to 120s") makes
+  an older memory that states the old value of the same thing ("a 10s overall deadline caps the
+  shutdown") no longer true, whatever kind either is.
+
+Otherwise fixes, security notes and explored code are never replaced this way: two fixes of one
 function are both true.
 """
 
@@ -31,6 +35,8 @@ from kenning.memory.text import jaccard, stem
 SLOT_SIMILAR = 0.5       # template overlap (with a cue) for "the same slot, another filler"
 SLOT_SAME = 0.75         # template overlap that needs no cue
 NEVER_REPLACED = ("bugfix", "security_alert", "security_note", "sensitive")
+# Kinds whose memories a changed value can make untrue even when their type is one of NEVER_REPLACED.
+CHANGEABLE = ("fix", "rootcause", "decision", "fact", "gotcha")
 _ASSIGNMENT = re.compile(r"`?([A-Za-z_][\w.-]*)`?\s*(?:=|:=|\bto\b|\bis\b|\bat\b)\s*`?([\w./:-]+)`?")
 
 
@@ -44,24 +50,33 @@ class Memory:
     text: str           # title, subtitle and facts
     created_at: float
     subjects: frozenset[str] = field(default_factory=frozenset)
+    kind: str = ""      # the role the observer judged ('' before migration 0025)
 
     @classmethod
-    def of(cls, id: int, type: str, layer: str, text: str, created_at: float) -> Memory:
-        return cls(id, type, layer or "", text, created_at, subj.subjects(text))
+    def of(cls, id: int, type: str, layer: str, text: str, created_at: float, *, kind: str = "") -> Memory:
+        return cls(id, type, layer or "", text, created_at, subj.subjects(text), kind)
 
 
-def could_replace(new: Memory, old_id: int, old_type: str, old_layer: str, old_created_at: float) -> bool:
+def could_replace(new: Memory, old_id: int, old_type: str, old_layer: str, old_created_at: float,
+                  old_kind: str = "") -> bool:
     """The tests of :func:`replaces` that read no text: when False, ``new`` never replaces that row
     (the caller need not build its Memory; :func:`kenning.store.supersede.automatic` asks SQL)."""
-    if new.id == old_id or old_created_at >= new.created_at or old_type in NEVER_REPLACED:
+    if new.id == old_id or old_created_at >= new.created_at:
         return False
-    return not (new.type in NEVER_REPLACED and (old_layer or "") != RULE)
+    if old_type in NEVER_REPLACED and old_kind not in CHANGEABLE:
+        return False
+    return not (new.type in NEVER_REPLACED and (old_layer or "") != RULE and old_kind not in CHANGEABLE
+                and new.kind not in CHANGEABLE)
 
 
 def replaces(new: Memory, old: Memory) -> bool:
     """Whether ``new`` makes ``old`` no longer true."""
-    if not could_replace(new, old.id, old.type, old.layer, old.created_at):
+    if not could_replace(new, old.id, old.type, old.layer, old.created_at, old.kind):
         return False
+    if new.layer in (KEY, RULE) and old.layer in (KEY, RULE) and changed_value(new.text, old.text):
+        return True
+    if old.type in NEVER_REPLACED or new.type in NEVER_REPLACED and old.layer != RULE:
+        return False  # two fixes of one thing are both true, unless one changed what the other states
     shared = _specific(subj.overlap(new.subjects, old.subjects), new.subjects, old.subjects)
     cue = subj.supersedes_something(new.text)
     strong = cue and subj.strong_cue(new.text)
@@ -142,3 +157,40 @@ def _reassigned(new: str, old: str) -> bool:
 @lru_cache(maxsize=2048)  # a pure function of the text: asked again for every candidate of every new memory
 def _assignments(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(_ASSIGNMENT.findall(text))
+
+
+# "from 10s to 120s", "10 → 120 seconds": a value that changed, with the words before it (what it is).
+_CHANGE = re.compile(r"((?:[\w`.-]+\s+){0,4}?)(?:from|was)\s+`?(\d[\w.]*(?:[\s-](?:seconds?|secs?|ms|milliseconds?|"
+                     r"minutes?|mins?|hours?|days?|bytes?|[kmgt]i?b))?)`?\s+(?:to|→|->)\s+`?(\d[\w.]*)", re.IGNORECASE)
+_VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*-?\s*(seconds?|secs?|s|milliseconds?|ms|minutes?|mins?|m|hours?|h|"
+                    r"days?|d|bytes?|b|[kmgt]i?b)?(?![\w.])", re.IGNORECASE)
+_UNITS = {"second": "s", "seconds": "s", "sec": "s", "secs": "s", "millisecond": "ms", "milliseconds": "ms",
+          "minute": "m", "minutes": "m", "min": "m", "mins": "m", "hour": "h", "hours": "h", "day": "d", "days": "d",
+          "byte": "b", "bytes": "b"}
+
+
+def _value(number: str, unit: str | None) -> str:
+    u = (unit or "").lower()
+    return number + _UNITS.get(u, u)
+
+
+def changed_value(new: str, old: str) -> bool:
+    """``new`` says a value changed from what ``old`` states for the same thing: the old value is in
+    ``old`` and so is a word that names what it is ("deadline")."""
+    old_values = {_value(m.group(1), m.group(2)) for m in _VALUE.finditer(old)}
+    if not old_values:
+        return False
+    old_words = {stem(w) for w in re.findall(r"[A-Za-z]{4,}", old.lower())}
+    for m in _CHANGE.finditer(new):
+        before = _VALUE.fullmatch(m.group(2).strip())
+        after = _VALUE.match(m.group(3))
+        if before is None or after is None:
+            continue
+        was = _value(before.group(1), before.group(2))
+        now = _value(after.group(1), after.group(2) or before.group(2))
+        if was == now or was not in old_values:
+            continue
+        what = {stem(w) for w in re.findall(r"[A-Za-z]{4,}", m.group(1).lower())} - {"from", "with", "that", "this"}
+        if what & old_words:
+            return True
+    return False

@@ -71,7 +71,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
         r.prompt = raw if isinstance(raw, str) else ""
         r.origin = origin_of(prompt)
         if r.origin in USER_ORIGINS:
-            r.user = [judge(u, speaker="user", origin=r.origin) for u in units(r.prompt)[:MAX_UNITS]]
+            r.user = judge_user(r.prompt, r.origin)
             r.words = r.prompt
         elif r.origin == "plan":
             body = PLAN_PREFIX.sub("", r.prompt, count=1)
@@ -80,7 +80,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             r.plan = [judge(u, speaker="user", origin="plan") for u in units(body)[:MAX_UNITS]]
     for e in events:  # typed while the agent worked, or said refusing a tool call: the user's words too
         if e.kind == "UserPromptSubmit" and origin_of(e) in USER_ORIGINS and isinstance(e.payload.get("prompt"), str):
-            r.user += [judge(u, speaker="user", origin=origin_of(e)) for u in units(e.payload["prompt"])[:MAX_UNITS]]
+            r.user += judge_user(e.payload["prompt"], origin_of(e))
             r.words = (r.words + "\n" + e.payload["prompt"]).strip()
     budget = MAX_UNITS
     for k, text in enumerate(texts):
@@ -95,6 +95,23 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
     r.actions = git_actions.read(r.commands)
     r.interrupted = bool(stop is not None and stop.payload.get("interrupted"))
     return r
+
+
+def judge_user(text: str, origin: str) -> list[Judged]:
+    """The user's words, a clause at a time where ";" joins two statements ("don't touch the API; the
+    export stays a plain module for now") but not where it joins a correction to what replaces it
+    ("`make test` is gone; run `just test`")."""
+    from kenning.observer.stated import _clauses
+
+    out: list[Judged] = []
+    for u in units(text)[:MAX_UNITS]:
+        parts = _clauses(u.text) if ";" in u.text else [u.text]
+        if len(parts) > 1 and all(len(p.split()) >= 3 for p in parts):
+            out += [judge(Unit(p, u.heading, u.index, u.bullet, u.label, u.table), speaker="user", origin=origin)
+                    for p in parts]
+        else:
+            out.append(judge(u, speaker="user", origin=origin))
+    return out
 
 
 def distinct(items: list[Judged], threshold: float = 0.6) -> list[Judged]:

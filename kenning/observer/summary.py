@@ -148,7 +148,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str]) 
         return None
     line = state.line()
     note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(_unique(commands)[:12])] if commands else [])
-    if not done and last_message:
+    if not done and last_message and last_message.lstrip()[:1] not in ("{", "["):
         done = [_clip(last_message, 300)]
     at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
     investigated = ", ".join(f for f in files_read if f not in files_modified)[:600]

@@ -22,8 +22,8 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 # A line that is only a bold label: "**Root cause**" / "**Root cause:**" / "**Changes made across 3 files:**"
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*[:：]?\s*$")
 # A bold label that opens a line: "**Root cause**: WAL sharding …", "- **Fix:** wrap the call …"
-_LABEL_START = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(?:\*\*|__)([^*_\n]{0,59}[^*_\n.!?。！？])\s*[:：]?\s*(?:\*\*|__)"
-                          r"\s*[:：—–-]?\s+(?=\S)")
+_LABEL_START = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(?:\*\*|__)([^*_\n]{0,59}[^*_\n.!?。！？:：])\s*"
+                          r"(?:[:：]\s*(?:\*\*|__)\s*|(?:\*\*|__)\s*[:：—–-]\s*)(?=\S)")
 # "Root cause: text" without bold, when the label is short and says what follows
 _PLAIN_LABEL = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)([^\s:：`][^:：`\n]{0,30}?)\s*[:：]\s+(?=\S)")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -55,7 +55,9 @@ class Unit:
 
 
 def units(text: str) -> list[Unit]:
-    """The units of one message, in order."""
+    """The units of one message, in order (none for a message that is only data: a JSON document)."""
+    if _is_data(text):
+        return []
     out: list[Unit] = []
     heading = ""
     para: list[str] = []
@@ -123,6 +125,19 @@ def units(text: str) -> list[Unit]:
         para.append(line)
     flush()
     return out
+
+
+def _is_data(text: str) -> bool:
+    t = (text or "").strip()
+    if t[:1] not in ("{", "[") or t[-1:] not in ("}", "]"):
+        return False
+    import json
+
+    try:
+        json.loads(t)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_label(word: str) -> bool:

@@ -109,11 +109,22 @@ def _classified(r: sqlite3.Row) -> tuple[tuple[object, ...], list[tuple[str, str
     facts = _list(r["facts"])
     layer, importance = classify(r["type"], r["title"] or "", facts=facts, concepts=_list(r["concepts"]),
                                  subtitle=r["subtitle"] or "", kind=r["kind"] or "")
-    if layer == "key" and r["kind"] and '"by": "user"' in (r["why"] or ""):
-        importance = min(10, importance + 2)  # what the user said outranks what the agent concluded
+    why = r["why"] or ""
+    if layer == "key" and r["kind"] and '"by": "user"' in why:
+        importance = 9  # what the user said outranks whatever the agent concluded
+    elif layer == "key" and '"sure": ' in why:
+        sure = _sure(why)  # how sure the observer was that it is worth keeping
+        importance += 1 if sure >= 0.8 else -1 if sure < 0.6 else 0
     found = subjects(memory_text(r["title"], r["subtitle"], facts))
     return ((layer, importance, signature_of(r["type"], words_of(r["title"] or "")), r["id"]),
             [(r["project"], s[:300], r["id"]) for s in sorted(found)])
+
+
+def _sure(why: str) -> float:
+    try:
+        return float(json.loads(why).get("sure") or 0.0)
+    except (ValueError, TypeError, AttributeError):
+        return 0.0
 
 
 def decisions_column(conn: sqlite3.Connection) -> bool:

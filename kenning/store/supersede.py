@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from kenning.memory.layers import KEY, RULE
-from kenning.memory.supersession import NEVER_REPLACED, Memory, could_replace, replaces
+from kenning.memory.supersession import CHANGEABLE, NEVER_REPLACED, Memory, could_replace, replaces
 from kenning.store.memory_index import memory_text, rows
 
 CANDIDATE_RULES = 300  # a project's standing rules are few; each new rule is compared with all of them
@@ -51,10 +51,11 @@ def mark(conn: sqlite3.Connection, old_ids: Iterable[int], new_id: int, *, at: f
 
 def _memory(r: sqlite3.Row) -> Memory:
     return Memory.of(int(r["id"]), str(r["type"]), str(r["layer"] or ""),
-                     memory_text(r["title"], r["subtitle"], r["facts"]), float(r["created_at"]))
+                     memory_text(r["title"], r["subtitle"], r["facts"]), float(r["created_at"]),
+                     kind=str(r["kind"] or "") if "kind" in r.keys() else "")
 
 
-_COLS = "o.id, o.type, o.layer, o.title, o.subtitle, o.facts, o.created_at, o.project"
+_COLS = "o.id, o.type, o.layer, o.title, o.subtitle, o.facts, o.created_at, o.project, o.kind"
 
 
 def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | None = None) -> list[tuple[int, int]]:
@@ -103,8 +104,9 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
 
 def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:
     """could_replace(new, …) as a condition on ``o`` (type and created_at are NOT NULL columns)."""
-    sql = f" AND o.created_at < ? AND o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))})"
-    args: tuple[object, ...] = (new.created_at, *NEVER_REPLACED)
+    sql = (f" AND o.created_at < ? AND (o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))}) OR "
+           f"o.kind IN ({','.join('?' * len(CHANGEABLE))}))")
+    args: tuple[object, ...] = (new.created_at, *NEVER_REPLACED, *CHANGEABLE)
     if new.type in NEVER_REPLACED:
         sql += f" AND o.layer = '{RULE}'"
     return sql, args

@@ -14,7 +14,7 @@ from kenning.memory.subjects import is_status, negated, subjects, supersedes_som
 from kenning.memory.supersession import Memory, replaces
 from kenning.memory.text import capitalised, sentences
 from kenning.observer.explained import explain
-from kenning.observer.providers.rules import statements
+from kenning.observer.stated import statements
 
 # ------------------------------------------------------------------------------ sentences
 

@@ -18,7 +18,8 @@ import pytest
 
 from kenning.demo.replay import load_story
 from kenning.observer import evidence
-from kenning.observer.providers.rules import RulesObserver, decisions_in, gist_of
+from kenning.observer.providers.rules import RulesObserver
+from kenning.observer.stated import decisions_in, gist_of
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
 from tests.conftest import load_fixture
 

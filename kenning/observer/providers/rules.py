@@ -288,8 +288,8 @@ def _unwrapped(r: Reading, reads: list[str], gist: str) -> list[ObservationDraft
             continue
         wrapper = " ".join(a[:len(a) - len(passing.command.split())])
         head = evidence.error_headline(fail.output)
-        title = f"`{wrapper}` cannot run `{_short_cmd(passing.command, 40)}`" + (f" ({head})" if head else "") + \
-            f": run `{_short_cmd(passing.command, 40)}` directly"
+        tool = " ".join(w for w in passing.command.split()[:3] if not re.match(r"^[0-9]*[<>|&]", w))
+        title = f"`{wrapper}` cannot run `{tool}`" + (f" ({head})" if head else "") + f": run `{tool}` without it"
         if any(d.title == title for d in out):
             continue
         out.append(ObservationDraft(

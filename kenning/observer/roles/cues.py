@@ -21,18 +21,22 @@ _CUES: dict[str, tuple[str, str]] = {
         r"cause racine|parce que|à cause de|en raison de|provient de|ursache|weil|wegen|liegt (?:daran|an)|"
         r"causa raíz|porque|debido a|se debe a",
         "根因 根本原因 原因是 原因在于 因为 由于 导致 造成 引起 所以才 原因 原因は のせいで せいで ため、 によって 根本 "
-        "원인 때문에 때문 로 인해 탓에"),
+        "원인 때문에 때문 로 인해 탓에"),
     "fix": (
         r"fixed|fixes|the fix|fix(?:ed)? by|resolved|solved|now (?:works|passes|returns|uses|handles|calls)|"
         r"instead of|replaced|corrigé|corrige|correctif|résolu|behoben|korrigiert|gelöst|corregido|solucionado|"
         r"arreglado",
         "修复 修正 解决 改为 改成 换成 修好 修改为 改用 修正した 直した 解決 修正しました 直しました 수정 고쳤 해결 바꿨"),
     "always": (
-        r"always|never|every time|each time|whenever|from now on|going forward|by default|in this (?:repo|repository|"
-        r"project|codebase)|as a rule|désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
+        r"always|never|every time|each time|whenever|from now on|going forward|by default|as a rule|désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
         r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante",
         "以后 今后 总是 一律 始终 永远 每次 都要 一定要 务必 从现在起 今後 必ず 常に 絶対 いつも 毎回 以降 앞으로 항상 "
         "반드시 절대 매번 언제나"),
+    "convention": (
+        r"we (?:use|don'?t use|never|always|prefer|keep|run|deploy|write|name|put)|(?:our|the) (?:convention|policy|"
+        r"standard|rule) (?:is|here)|in this (?:repo|repository|project|codebase)|house style|"
+        r"on (?:utilise|n'utilise pas)|wir (?:nutzen|verwenden)|usamos|no usamos",
+        "我们用 我们不用 我们统一 这个项目里 这个仓库里 本项目 このリポジトリでは このプロジェクトでは 이 저장소에서는 이 프로젝트에서는"),
     "must": (
         r"must|mustn'?t|should|shouldn'?t|have to|has to|need to|needs to|required|is mandatory|"
         r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio",
@@ -41,7 +45,7 @@ _CUES: dict[str, tuple[str, str]] = {
         r"don'?t|do not|never|avoid|not allowed|forbidden|no more|stop (?:using|doing)|"
         r"ne (?:pas|jamais|plus)|n'(?:utilise|utilisez)|interdit|évite[rz]?|nicht|kein|keine|verboten|vermeide|"
         r"no (?:uses|usar|hagas)|prohibido|evita",
-        "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 말고 금지 피해"),
+        "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 말고 금지 피해"),
     "prefer": (
         r"prefer|i like|i'?d rather|we'?d rather|i want|we want|i hate|i dislike|préfère|préférons|j'aime|"
         r"bevorzuge|lieber|ich mag|prefiero|preferimos|me gusta",
@@ -53,12 +57,12 @@ _CUES: dict[str, tuple[str, str]] = {
         r"my (?:style|preference|habit)s?|dans tous (?:les|mes) projets|quel que soit le (?:projet|dépôt)|"
         r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos",
         "所有项目 每个项目 任何项目 不管哪个项目 不管哪个仓库 无论哪个项目 无论哪个仓库 所有仓库 所有的项目 跟我说 回答我 对我 "
-        "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 어떤 프로젝트 저에게 나에게"),
+        "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 어떤 프로젝트 저에게 나에게"),
     "correction": (
         r"actually|correction|instead|no longer|not any ?more|anymore|switch(?:ed)? to|scratch that|"
         r"i was wrong|changed my mind|en fait|plutôt|au lieu de|ne plus|correction|stattdessen|nicht mehr|"
         r"korrektur|en realidad|en lugar de|ya no|corrección",
-        "更正 改用 不再 其实 换成 改为 纠正 订正 更改 訂正 代わりに もう 실은 정정 대신 더 이상 바꿔"),
+        "更正 改用 不再 其实 换成 改为 纠正 订正 更改 訂正 代わりに もう 실은 정정 대신 더 이상 바꿔"),
     "tentative": (
         r"for now|tentative(?:ly)?|temporar(?:y|ily)|for the time being|provisional(?:ly)?|until (?:we|further)|"
         r"pour l'instant|pour le moment|provisoire(?:ment)?|vorerst|vorläufig|fürs erste|por ahora|"
@@ -90,11 +94,11 @@ _CUES: dict[str, tuple[str, str]] = {
     "narrate": (
         r"let me|let's|i'?ll|i will|i'?m going to|now i|next,? i|first,? i|i need to|i'?m (?:checking|reading|"
         r"looking)|looking at|je vais|laisse-moi|ich werde|lass mich|voy a|déjame",
-        "让我 我来 我先 接下来 我会 我去 看一下 してみます します 確認します 見てみます 하겠습니다 확인해 볼게"),
+        "让我 我来 我先 接下来 我会 我去 看一下 してみます します 確認します 見てみます 하겠습니다 확인해 볼게"),
     "request": (
         r"can you|could you|would you|please|pls|i'?d like you to|go ahead|peux-tu|pouvez-vous|pourrais-tu|"
         r"s'il te plaît|kannst du|könntest du|bitte|puedes|podrías|por favor",
-        "请 帮我 能不能 可以帮 麻烦 お願い ください してくれ 해줘 해 주세요 부탁"),
+        "请 帮我 能不能 可以帮 麻烦 お願い ください してくれ 해줘 해 주세요 부탁"),
     "praise": (
         r"thanks|thank you|great|nice|perfect|awesome|well done|good job|merci|parfait|super|danke|"
         r"gracias|perfecto|genial",
@@ -102,17 +106,17 @@ _CUES: dict[str, tuple[str, str]] = {
     "hypothesis": (
         r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
         r"peut-être|je pense|je suppose|vielleicht|ich glaube|vermutlich|quizás|tal vez|creo que",
-        "我觉得 可能 也许 猜 大概 应该是 かもしれない たぶん 多分 と思う 아마 같아요 것 같"),
+        "我觉得 可能 也许 猜 大概 应该是 かもしれない たぶん 多分 と思う 아마 같아요 것 같"),
     "reason": (
         r"so that|in order to|to avoid|to keep|to prevent|otherwise|that'?s why|since|pour que|afin de|sinon|"
         r"damit|um zu|sonst|para que|para evitar|de lo contrario",
-        "为了 以免 否则 以便 不然 ために ように さもないと 위해 그래야 안 그러면"),
+        "为了 以免 否则 以便 不然 ために ように さもないと 위해 그래야 안 그러면"),
 }
 
 
 def _compile(words: str, cjk: str) -> re.Pattern[str]:
     parts = [rf"(?<![\w-])(?:{words})(?![\w-])"] if words else []
-    parts += [re.escape(w) for w in cjk.split()]
+    parts += [re.escape(w.replace("\u00a0", " ")) for w in cjk.split(" ") if w]  # a no-break space joins a phrase
     return re.compile("|".join(parts), re.IGNORECASE)
 
 

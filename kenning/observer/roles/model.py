@@ -77,10 +77,15 @@ def parse(data: bytes) -> Model:
     return Model(tuple(roles), bias, scale, weights, buckets)
 
 
-@lru_cache(maxsize=1)
-def load(path: str = WEIGHTS) -> Model | None:
-    """The shipped model, or None when its file is missing or damaged (the observer then falls back
-    on its cue words alone)."""
+def load() -> Model | None:
+    """The shipped model (or the one ``KENNING_ROLE_MODEL`` names: how bench/real_sessions.py scores a
+    project with a model trained without it), None when the file is missing or damaged (the observer
+    then falls back on its cue words alone)."""
+    return _load(os.environ.get("KENNING_ROLE_MODEL") or WEIGHTS)
+
+
+@lru_cache(maxsize=2)
+def _load(path: str) -> Model | None:
     try:
         with open(path, "rb") as fh:
             return parse(fh.read())

@@ -20,6 +20,8 @@ from kenning.observer.roles.model import load
 from kenning.observer.units import Unit
 
 ROLES = ("rule", "decision", "rootcause", "fix", "change", "gotcha", "todo", "status", "fact", "noise")
+# Worth remembering beyond the session log: what the definitions call key (and rules).
+WORTH = ("rule", "decision", "rootcause", "fix", "gotcha", "todo", "fact")
 USER_WORDS = ("typed", "queued", "rejection", "")  # prompts the user wrote (not a plan, not a script)
 
 
@@ -32,6 +34,7 @@ class Judged:
     origin: str
     scope: str = "project"   # "user": an instruction for all of the user's work
     tentative: bool = False
+    worth: float = 0.0       # the model's probability that it is worth keeping at all (any role of WORTH)
 
     @property
     def text(self) -> str:
@@ -49,13 +52,18 @@ def judge(unit: Unit, *, speaker: str, origin: str, last: bool = False) -> Judge
         probs = model.probabilities(features(text, unit.heading, speaker=speaker, origin=origin, bullet=unit.bullet,
                                              label=unit.label, first=unit.index == 0, last=last))
     role = max(probs, key=lambda r: probs[r])
+    worth = sum(probs.get(r, 0.0) for r in WORTH)
+    if worth >= 0.5 and role not in WORTH:
+        # Held out, the model spreads a keeper's probability over several roles (a cause or a fix?)
+        # while noise alone can still come first: worth keeping decides, then the likeliest such role.
+        role = max(WORTH, key=lambda r: probs.get(r, 0.0))
     if "question" in sig and role in ("rule", "decision", "todo", "status", "fact"):
         role = "noise"
     if role == "rule" and (speaker != "user" or origin not in USER_WORDS):
         role = "decision" if origin == "plan" and "decided" in sig else "noise" if speaker == "user" else role
     scope = "user" if role == "rule" and "user_scope" in sig else "project"
     tentative = role in ("rule", "decision") and "tentative" in sig
-    return Judged(unit, role, probs.get(role, 0.0), speaker, origin, scope, tentative)
+    return Judged(unit, role, probs.get(role, 0.0), speaker, origin, scope, tentative, worth)
 
 
 def _fallback(sig: frozenset[str], speaker: str) -> dict[str, float]:
