@@ -34,7 +34,7 @@ from kenning.observer.roles import cues
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event
 
-MIN_QUOTE = 6  # non-space characters: "yes" is no sentence, and would be found anywhere
+MIN_QUOTE = 6  # non-space characters of a sentence and of each piece around a … ("yes" is found anywhere)
 MAX_QUOTE = 600
 RANK = {"user": 0, "plan": 1, "agent": 2, "commands": 3, "harness": 4}
 TENTATIVE_KINDS = ("rule", "decision")
@@ -98,8 +98,8 @@ def clean_quote(text: str) -> str:
 def find(quote: str, found_in: Sequence[Source]) -> Source | None:
     """Where ``quote`` was said: the first source holding all its pieces (cut at ``…``) in order."""
     pieces = [x for x in _ELLIPSIS.split(_norm(quote)) if x]
-    if sum(len(x.replace(" ", "")) for x in pieces) < MIN_QUOTE:
-        return None
+    if not pieces or any(_weight(x) < MIN_QUOTE for x in pieces):
+        return None  # too short to be a sentence, or stitched from scraps
     for s in found_in:
         at = 0
         for piece in pieces:
@@ -110,6 +110,11 @@ def find(quote: str, found_in: Sequence[Source]) -> Source | None:
         else:
             return s
     return None
+
+
+def _weight(text: str) -> int:
+    """Non-space characters, a CJK one counting twice ("别用npm" is a whole rule)."""
+    return sum(2 if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" else 1 for c in text if not c.isspace())
 
 
 def _whose(src: Source | None, quoted: bool) -> str:
@@ -129,7 +134,7 @@ def vet(obs: ParsedObservation, found_in: Sequence[Source], *, where: Callable[[
     quote = clean_quote(obs.why)
     src = find(quote, found_in) if quote else None
     if quote and src is None:
-        v.notes.append(f"its sentence {quote[:80]!r} is not in what the model was shown: cleared")
+        v.notes.append("its sentence is not in what the model was shown: cleared")  # never stored, not even here
     said = quote if src is not None else ""
     if v.kind == "rule" and (src is None or src.by != "user"):
         v.kind = "decision"
