@@ -79,6 +79,8 @@ def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, 
     ``said``: the prompts and turn ends sent earlier in this conversation: a memory's sentence
     may be quoted from them. ``judge`` names the observer and model in each memory's why.
     """
+    if not reply.observations:
+        return []
     root = session.project_root
     mods, reads = _touches(events, root)
     old_mods, old_reads = _touches(earlier or [], root)
