@@ -18,7 +18,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-OBSERVATION_FIELDS = ("type", "title", "subtitle", "narrative")
+OBSERVATION_FIELDS = ("type", "title", "subtitle", "narrative", "kind", "scope", "tentative", "why")
 LIST_FIELDS = {"facts": "fact", "concepts": "concept", "files_read": "file", "files_modified": "file"}
 SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 MAX_FIELD_CHARS = 4000
@@ -36,6 +36,27 @@ TYPE_SYNONYMS = {
     "security": "security_note", "vulnerability": "security_alert", "security-alert": "security_alert",
     "security-note": "security_note", "secret": "sensitive", "private": "sensitive",
 }
+
+# What a memory is (DESIGN.md §9): its role decides its layer (kenning/memory/layers.py KIND_LAYERS).
+KINDS = ("rule", "decision", "rootcause", "fix", "change", "gotcha", "todo", "status", "fact", "note", "answer",
+         "explored")
+# What models write instead of our kind ids. A kind that maps to nothing is left out (the type decides the layer).
+KIND_SYNONYMS = {
+    "preference": "rule", "standing_rule": "rule", "convention": "rule", "instruction": "rule", "policy": "rule",
+    "guideline": "rule", "choice": "decision", "tradeoff": "decision", "trade_off": "decision",
+    "root_cause": "rootcause", "cause": "rootcause", "diagnosis": "rootcause", "bugfix": "fix", "bug_fix": "fix",
+    "solution": "fix", "resolution": "fix", "edit": "change", "feature": "change", "refactor": "change",
+    "update": "change", "modification": "change", "pitfall": "gotcha", "caveat": "gotcha", "trap": "gotcha",
+    "footgun": "gotcha", "to_do": "todo", "open_item": "todo", "next_step": "todo", "next_steps": "todo",
+    "follow_up": "todo", "followup": "todo", "progress": "status", "state": "status", "workstream": "status",
+    "qa": "answer", "q&a": "answer", "question": "answer", "reply": "answer", "explanation": "answer",
+    "exploration": "explored", "explore": "explored", "read": "explored", "log": "note", "session_log": "note",
+}
+USER_SCOPES = ("user", "global", "everywhere", "all_projects", "user_wide")
+PROJECT_SCOPES = ("project", "repo", "repository", "local", "")
+_TRUE = ("true", "yes", "1", "tentative", "provisional")
+_FALSE = ("false", "no", "0", "")
+MAX_WHY_CHARS = 1000
 
 _BLOCK = {name: re.compile(rf"<{name}(?:\s[^>]*)?>(.*?)(?:</{name}\s*>|\Z)", re.DOTALL | re.IGNORECASE)
           for name in ("observation", "summary")}
@@ -61,6 +82,14 @@ class ParsedObservation:
     files_modified: list[str] = field(default_factory=list)
     original_type: str | None = None  # set when the model's type was mapped to one of ours
     supersedes: list[int] = field(default_factory=list)  # ids the model says this one replaces (unchecked)
+    # What the model says the memory is, unchecked against the events (kenning/observer/llm/vetting.py does
+    # that): "" when it said nothing (a reply in the format before kinds existed) or nothing we know.
+    kind: str = ""
+    scope: str = "project"
+    tentative: bool = False
+    why: str = ""  # the sentence the model says it rests on
+    roles_given: bool = False  # the block had any of kind / scope / tentative / why
+    notes: list[str] = field(default_factory=list)  # what was corrected while reading, and why
 
 
 @dataclass
@@ -136,6 +165,37 @@ def map_type(raw: str, valid: list[str]) -> tuple[str, str | None]:
     return fallback, raw or None
 
 
+def map_kind(raw: str) -> tuple[str, str | None]:
+    """Our kind for what the model wrote ("" when unknown), and a note when it had to be mapped or dropped."""
+    k = re.sub(r"[\s-]+", "_", raw.strip().lower())
+    if k in KINDS or not k:
+        return k, None
+    if k.replace("_", "") in KINDS:  # root_cause, to_do
+        return k.replace("_", ""), None
+    if k in KIND_SYNONYMS:
+        return KIND_SYNONYMS[k], f"the model wrote kind {raw!r}, read as {KIND_SYNONYMS[k]!r}"
+    close = difflib.get_close_matches(k, KINDS, n=1, cutoff=0.8)
+    if close:
+        return close[0], f"the model wrote kind {raw!r}, read as {close[0]!r}"
+    return "", f"the model wrote kind {raw!r}, not one of ours: its layer follows its type"
+
+
+def map_scope(raw: str) -> tuple[str, str | None]:
+    s = re.sub(r"[\s-]+", "_", raw.strip().lower())
+    if s in USER_SCOPES:
+        return "user", None
+    if s in PROJECT_SCOPES:
+        return "project", None
+    return "project", f"the model wrote scope {raw!r}, read as 'project'"
+
+
+def map_tentative(raw: str) -> tuple[bool, str | None]:
+    t = raw.strip().lower()
+    if t in _TRUE:
+        return True, None
+    return False, None if t in _FALSE else f"the model wrote tentative {raw!r}, read as false"
+
+
 def normalize_concepts(concepts: list[str], type_id: str) -> list[str]:
     """Cut at ':', lowercase, deduplicate, drop empty ones and the type itself."""
     out: list[str] = []
@@ -184,11 +244,17 @@ def _observation(block: str, valid_types: list[str]) -> ParsedObservation | None
     if not title:
         return None
     title = title if len(title) <= 160 else title[:159].rstrip() + "…"
+    kind, kind_note = map_kind(values["kind"])
+    scope, scope_note = map_scope(values["scope"])
+    tentative, tentative_note = map_tentative(values["tentative"])
+    given = any(re.search(rf"<{f}(?:\s[^>]*)?>", block, re.IGNORECASE) for f in ("kind", "scope", "tentative", "why"))
     return ParsedObservation(type=type_id, title=title, subtitle=values["subtitle"][:300],
                              narrative=values["narrative"], facts=lists["facts"],
                              concepts=normalize_concepts(lists["concepts"], type_id),
                              files_read=lists["files_read"], files_modified=lists["files_modified"],
-                             original_type=original, supersedes=_ids(block))
+                             original_type=original, supersedes=_ids(block), kind=kind, scope=scope,
+                             tentative=tentative, why=values["why"][:MAX_WHY_CHARS], roles_given=given,
+                             notes=[n for n in (kind_note, scope_note, tentative_note) if n])
 
 
 def _ids(block: str) -> list[int]:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kenning.observer.modes import concept_ids
+from kenning.observer.parse import KINDS
+from kenning.observer.reading import origin_of
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event, SessionInfo
 
@@ -95,7 +97,10 @@ def render_event(ev: Event) -> str:
     if ev.kind == "UserPromptSubmit":
         raw_prompt = p.get("prompt")
         prompt = raw_prompt if isinstance(raw_prompt, str) else ""
-        return f'<user_prompt number="{ev.prompt_number}" at="{at}">\n{elide(prompt)}\n</user_prompt>'
+        # Who wrote it (typed, queued, rejection, plan, headless, notification): only the user's own words
+        # can give a standing rule, and an accepted plan is the agent's words (DESIGN.md §9).
+        origin = _attr(origin_of(ev))
+        return f'<user_prompt number="{ev.prompt_number}" at="{at}" origin="{origin}">\n{elide(prompt)}\n</user_prompt>'
     if ev.kind == "Stop":
         raw = p.get("last_assistant_message")
         last = raw if isinstance(raw, str) else ""
@@ -139,13 +144,24 @@ def _section(mode: dict[str, Any], key: str) -> str:
     return str(value).strip()
 
 
+def kind_lines(mode: dict[str, Any]) -> str:
+    """Our kinds (fixed: they decide the layer), each with the mode's description of it."""
+    described = {str(k["id"]): str(k.get("description") or "") for k in mode.get("memory_kinds") or []
+                 if isinstance(k, dict) and "id" in k}
+    return "\n".join(f"  - {k}: {described[k]}" if described.get(k) else f"  - {k}" for k in KINDS)
+
+
 def observation_skeleton(mode: dict[str, Any]) -> str:
-    """The XML shape of one observation, with the mode's types and concepts."""
+    """The XML shape of one observation, with our kinds and the mode's types and concepts."""
     types = "\n".join(f"  - {t['id']}: {t.get('description', t.get('label', ''))}"
                       for t in mode.get("observation_types") or [] if isinstance(t, dict) and "id" in t)
     concepts = ", ".join(concept_ids(mode))
     return (f"{_section(mode, 'format')}\n\n"
             "<observation>\n"
+            "  <kind>one kind id</kind>\n"
+            "  <scope>project, or user for a preference the user gave for all of their work</scope>\n"
+            "  <tentative>true when it was said to be provisional, else false</tentative>\n"
+            "  <why>the one sentence it rests on, copied exactly from the observed events</why>\n"
             "  <type>one type id</type>\n"
             "  <title>short headline of what was learned or done</title>\n"
             "  <subtitle>one sentence of context</subtitle>\n"
@@ -157,7 +173,7 @@ def observation_skeleton(mode: dict[str, Any]) -> str:
             "  <supersedes>\n    <id>id of a listed memory this observation makes no longer true (optional)</id>\n"
             "  </supersedes>\n"
             "</observation>\n\n"
-            f"Types:\n{types}\n\nConcepts (choose 1-4): {concepts}")
+            f"Kinds:\n{kind_lines(mode)}\n\nTypes:\n{types}\n\nConcepts (choose 1-4): {concepts}")
 
 
 def summary_skeleton(mode: dict[str, Any]) -> str:
@@ -172,8 +188,9 @@ def system_prompt(mode: dict[str, Any], session: SessionInfo) -> str:
     bound) also gets a recap: the first request and what is already recorded, so it neither
     misses the context nor records the same thing twice.
     """
-    parts = [_section(mode, "role"), _section(mode, "record"), _section(mode, "skip"), _section(mode, "style"),
-             observation_skeleton(mode), _section(mode, "supersede"), _section(mode, "reply")]
+    parts = [_section(mode, "role"), _section(mode, "memory"), _section(mode, "rules"), _section(mode, "record"),
+             _section(mode, "skip"), _section(mode, "style"), observation_skeleton(mode), _section(mode, "why"),
+             _section(mode, "supersede"), _section(mode, "languages"), _section(mode, "reply")]
     parts.append(f"Observed project: {session.project} (root {session.project_root or 'unknown'}).")
     recap = recap_lines(session)
     if recap:

@@ -30,12 +30,17 @@ KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test", "OPENAI_API_KEY": "sk-test"}
 
 def observation(type: str, title: str, *, facts: tuple[str, ...] = (), narrative: str = "",
                 concepts: tuple[str, ...] = ("how-it-works",), files_read: tuple[str, ...] = (),
-                files_modified: tuple[str, ...] = ()) -> str:
-    """One ``<observation>`` block as a model would write it."""
+                files_modified: tuple[str, ...] = (), kind: str | None = None, scope: str | None = None,
+                tentative: bool | None = None, why: str | None = None) -> str:
+    """One ``<observation>`` block as a model would write it (what it is: only the fields given, so the
+    format from before kinds existed is the default)."""
     def items(outer: str, inner: str, values: tuple[str, ...]) -> str:
         return f"<{outer}>" + "".join(f"<{inner}>{v}</{inner}>" for v in values) + f"</{outer}>"
 
-    return (f"<observation><type>{type}</type><title>{title}</title><subtitle>{title} (subtitle)</subtitle>"
+    roles = "".join(f"<{tag}>{value}</{tag}>" for tag, value in (
+        ("kind", kind), ("scope", scope), ("tentative", None if tentative is None else str(tentative).lower()),
+        ("why", why)) if value is not None)
+    return (f"<observation>{roles}<type>{type}</type><title>{title}</title><subtitle>{title} (subtitle)</subtitle>"
             f"{items('facts', 'fact', facts or (title + ' holds',))}<narrative>{narrative or title}</narrative>"
             f"{items('concepts', 'concept', concepts)}{items('files_read', 'file', files_read)}"
             f"{items('files_modified', 'file', files_modified)}</observation>")
@@ -61,8 +66,10 @@ class Session:
     def start(self) -> dict[str, Any]:
         return {**self._base("SessionStart"), "source": "startup"}
 
-    def prompt(self, text: str) -> dict[str, Any]:
-        return {**self._base("UserPromptSubmit"), "prompt": text}
+    def prompt(self, text: str, origin: str | None = None) -> dict[str, Any]:
+        """``origin``: the ``prompt_origin`` an imported prompt carries (queued, rejection, headless …)."""
+        extra = {"prompt_origin": origin} if origin else {}
+        return {**self._base("UserPromptSubmit"), "prompt": text, **extra}
 
     def tool(self, name: str, tool_input: dict[str, Any], response: Any, *, failed: bool = False) -> dict[str, Any]:
         self.n += 1

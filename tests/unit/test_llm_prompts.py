@@ -106,3 +106,29 @@ def test_the_plan_waits_on_a_lone_prompt_and_stops_at_a_turn_boundary() -> None:
     assert [e.id for e in p.send] == [1, 2, 3] and p.closes_turn and not p.read_only
     p = batch.plan([prompt, read], now=110.0, prompt_wait_s=600)
     assert p.read_only and not p.closes_turn
+
+
+def test_a_prompt_says_who_wrote_it() -> None:
+    assert 'origin="typed"' in render_event(ev("UserPromptSubmit", {"prompt": "Always use pnpm."}))
+    plan = render_event(ev("UserPromptSubmit", {"prompt": "Implement the following plan:\n\n# Plan: x"}))
+    assert 'origin="plan"' in plan  # Claude Code's hand-over of an accepted plan: the agent's words
+    for declared in ("queued", "rejection", "headless"):
+        text = render_event(ev("UserPromptSubmit", {"prompt": "Use uv.", "prompt_origin": declared}))
+        assert f'origin="{declared}"' in text
+    note = render_event(ev("UserPromptSubmit", {"prompt": "<task-notification>done</task-notification>"}))
+    assert 'origin="notification"' in note
+
+
+def test_the_prompt_defines_what_a_memory_is_and_asks_for_kind_scope_tentative_and_why() -> None:
+    session = SessionInfo(id=1, agent_session_id="s", project="p", project_root="/p")
+    for mode in (load_mode("code"), load_mode("code-chill")):
+        text = system_prompt(mode, session)
+        for tag in ("<kind>", "<scope>", "<tentative>", "<why>"):
+            assert tag in text
+        for kind in ("rule", "decision", "rootcause", "fix", "change", "gotcha", "todo", "status", "fact", "note",
+                     "answer", "explored"):
+            assert f"  - {kind}: " in text, kind
+        for section in ("memory", "rules", "why", "languages"):
+            assert load_mode("code")["prompts"][section][0] in text, section
+        assert "Implement the following plan:" in text and "origin" in text
+        assert "never by position" in text

@@ -5,7 +5,17 @@ from __future__ import annotations
 import time
 
 from kenning.observer.modes import load_mode, type_ids
-from kenning.observer.parse import map_type, normalize_concepts, parse_reply, unescape
+from kenning.observer.parse import (
+    KINDS,
+    MAX_WHY_CHARS,
+    map_kind,
+    map_scope,
+    map_tentative,
+    map_type,
+    normalize_concepts,
+    parse_reply,
+    unescape,
+)
 
 TYPES = type_ids(load_mode("code"))
 
@@ -122,3 +132,43 @@ def test_huge_reply_is_bounded() -> None:
     r = parse_reply(text, TYPES)
     assert time.perf_counter() - started < 2.0
     assert len(r.observations) == 50 and all(len(o.narrative) <= 4000 for o in r.observations)
+
+
+ROLES = """
+<observation>
+  <kind>Rule</kind><scope>user</scope><tentative>true</tentative>
+  <why>In every project, answer me in French &amp; keep it short.</why>
+  <type>decision</type><title>Answer in French everywhere</title>
+</observation>
+<observation><kind>root cause</kind><why><![CDATA[cache_key() ignored tenant_id]]></why>
+  <type>bugfix</type><title>Cache keys ignored the tenant</title></observation>
+<observation><type>feature</type><title>Added --verbose</title></observation>
+"""
+
+
+def test_kind_scope_tentative_and_why_are_read_and_the_old_format_still_parses() -> None:
+    first, second, old = parse_reply(ROLES, TYPES).observations
+    assert (first.kind, first.scope, first.tentative, first.roles_given) == ("rule", "user", True, True)
+    assert first.why == "In every project, answer me in French & keep it short."
+    assert (second.kind, second.why, second.notes) == ("rootcause", "cache_key() ignored tenant_id", [])
+    # the format from before kinds existed: nothing claimed, nothing to check
+    assert (old.kind, old.scope, old.tentative, old.why, old.roles_given) == ("", "project", False, "", False)
+
+
+def test_kinds_are_mapped_or_dropped_with_a_reason_never_raising() -> None:
+    assert map_kind("gotcha") == ("gotcha", None)
+    assert map_kind("To-Do") == ("todo", None)
+    assert map_kind("preference") == ("rule", "the model wrote kind 'preference', read as 'rule'")
+    assert map_kind("gotchas")[0] == "gotcha"  # a near miss
+    kind, note = map_kind("bananas")
+    assert kind == "" and note and "not one of ours" in note
+    assert map_kind("") == ("", None)
+    assert map_scope("Global") == ("user", None) and map_scope("project") == ("project", None)
+    assert map_scope("galaxy")[0] == "project" and map_scope("galaxy")[1]
+    assert map_tentative("yes") == (True, None) and map_tentative("false") == (False, None)
+    assert map_tentative("perhaps")[0] is False and map_tentative("perhaps")[1]
+    for junk in ("<observation><kind><kind>rule</kind><title>x</title></observation>",
+                 "<observation><title>x</title><why>" + "w" * 50_000 + "</why></observation>",
+                 "<observation><title>x</title><tentative>&#xFFFFFFFF;</tentative><scope><</scope></observation>"):
+        obs = parse_reply(junk, TYPES).observations[0]
+        assert obs.kind in (*KINDS, "") and len(obs.why) <= MAX_WHY_CHARS

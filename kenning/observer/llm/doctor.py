@@ -36,7 +36,8 @@ def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> l
     if replies or conv:
         prose = int(replies.get("prose") or 0)
         out.append(("warn" if prose and prose * 5 > int(replies.get("calls") or 1) else "ok", "observer replies",
-                    f"{replies.get('calls', 0)} call(s): {replies.get('observations', 0)} observation(s), "
+                    f"{replies.get('calls', 0)} call(s): {replies.get('observations', 0)} observation(s) "
+                    f"({replies.get('corrected', 0)} corrected against the events), "
                     f"{replies.get('empty', 0)} empty, {prose} prose (dropped); conversations "
                     f"{conv.get('live', 0)} live of {conv.get('limit', '?')} (peak {conv.get('peak', 0)})"))
     return out

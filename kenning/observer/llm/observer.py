@@ -45,6 +45,8 @@ FATAL_LIMIT = 3  # consecutive unusable calls after which a session is left to t
 
 FILE_TOOLS = evidence.WRITE_TOOLS | evidence.READ_TOOLS
 SEEN_CAP = 300
+SAID_KINDS = ("UserPromptSubmit", "Stop")
+SAID_CAP = 60  # earlier prompts and turn ends a memory's sentence may be quoted from
 MEMORIES_PER_TURN = 40  # current memories listed in one turn (each once per conversation)
 
 
@@ -105,6 +107,7 @@ class SessionState:
     rules_only: bool = False
     seen: list[Event] = field(default_factory=list)  # file-touching events already sent, for evidence
     shown: set[int] = field(default_factory=set)  # memories this conversation was shown (may be superseded)
+    said: list[Event] = field(default_factory=list)  # prompts and turn ends this conversation was shown (quotes)
 
 
 @dataclass
@@ -114,6 +117,7 @@ class Counters:
     summaries: int = 0
     empty: int = 0
     prose: int = 0
+    corrected: int = 0  # observations whose kind, scope, tentative or why the events did not bear out
     failures: int = 0
     settled_trivial: int = 0
     conversations_opened: int = 0
@@ -260,6 +264,7 @@ class LLMObserver:
             system = prompts.system_prompt(self.mode, session) if st.conversation is None else None
             if system is not None:
                 st.shown = set()  # a fresh conversation has been shown nothing yet
+                st.said = []
             model = self.config.cheap_model if p.read_only and self.config.cheap_model else self.config.model
             listed = [m for m in session.memories if int(m["id"]) not in st.shown][:MEMORIES_PER_TURN]
             job = Job(events=p.send, text=prompts.batch_turn(self.mode, p.send, summary=summary, memories=listed),
@@ -373,9 +378,12 @@ class LLMObserver:
         turns = {e.prompt_number for e in job.events}
         earlier = [e for e in st.seen if e.prompt_number in turns]
         out.observations = observation_drafts(reply, job.events, session, tokens=per * len(reply.observations),
-                                              earlier=earlier, shown=st.shown)
+                                              earlier=earlier, shown=st.shown, said=st.said,
+                                              judge=f"{self.name} observer ({job.model})")
         st.seen = [*st.seen, *(e for e in job.events if e.tool_name in FILE_TOOLS)][-SEEN_CAP:]
+        st.said = [*st.said, *(e for e in job.events if e.kind in SAID_KINDS)][-SAID_CAP:]
         self.counters.observations += len(out.observations)
+        self.counters.corrected += sum(1 for d in out.observations if "corrected:" in str(d.why.get("how") or ""))
         if reply.summary is not None and job.summary:
             prior = int((session.prior_summary or {}).get("source_tokens") or 0)
             out.summary = summary_draft(reply, job.events, session, out.observations, tokens=per,
@@ -419,7 +427,8 @@ class LLMObserver:
                               "peak": self.slots.peak, "in_flight": in_flight, "opened": c.conversations_opened,
                               "closed": c.conversations_closed},
             "replies": {"calls": c.calls, "observations": c.observations, "summaries": c.summaries,
-                        "empty": c.empty, "prose": c.prose, "failures": c.failures, "last_prose": c.last_prose},
+                        "empty": c.empty, "prose": c.prose, "corrected": c.corrected, "failures": c.failures,
+                        "last_prose": c.last_prose},
             "settled_trivial": c.settled_trivial,
             "backoff": self.backoff.snapshot(),
             "budget": {"daily": budget, "spent_today": round(self.spent_today(load=False)),

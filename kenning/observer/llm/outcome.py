@@ -4,17 +4,25 @@ The model's words are kept; everything checkable is checked: ``files_modified`` 
 files a tool call really changed, ``files_read`` is the evidence plus what the model names,
 timestamps are those of the events (not of the reply), attribution (prompt number, subagent)
 comes from the events the observation is about, and the call's tokens are split over what
-it produced.
+it produced. What the model says each memory is (kind, scope, tentative, the sentence it rests
+on) is checked against the events by :mod:`kenning.observer.llm.vetting`; a standing rule the
+model names as superseded stays unless the new memory rests on the user's own words (only the
+user replaces a rule, DESIGN.md §9).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kenning.observer import evidence
+from kenning.observer.llm import vetting
 from kenning.observer.parse import ParsedObservation, Reply
 from kenning.records import Event, ObservationDraft, SessionInfo, SummaryDraft, tokens_of
+
+log = logging.getLogger("kenning.observer")
 
 
 @dataclass
@@ -57,7 +65,8 @@ def _unique(items: list[str]) -> list[str]:
 
 def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, *,
                        tokens: int, earlier: list[Event] | None = None,
-                       shown: set[int] | None = None) -> list[ObservationDraft]:
+                       shown: set[int] | None = None, said: Sequence[Event] = (),
+                       judge: str = "LLM observer") -> list[ObservationDraft]:
     """Drafts for the reply's observations; ``tokens`` is this call's share for observations.
 
     ``shown``: ids of the memories this conversation was shown; what an observation says it
@@ -66,13 +75,20 @@ def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, 
     ``earlier``: events of the same prompt turn sent in previous calls. A model often writes
     up a fix when it sees the passing run, one batch after the edit: files it names from those
     events are evidence too (only when named — never the unnamed fallback).
+
+    ``said``: the prompts and turn ends sent earlier in this conversation: a memory's sentence
+    may be quoted from them. ``judge`` names the observer and model in each memory's why.
     """
+    if not reply.observations:
+        return []
     root = session.project_root
     mods, reads = _touches(events, root)
     old_mods, old_reads = _touches(earlier or [], root)
     tools = [e for e in events if e.kind in ("PostToolUse", "PostToolUseFailure")] or events
     n = len(reply.observations)
     batch_chars = sum(e.size_chars for e in events)
+    found_in = vetting.sources([*said, *events])
+    rules = {int(m["id"]) for m in session.memories if m.get("layer") == "rule"}
     out: list[ObservationDraft] = []
     for obs in reply.observations:
         claims = [rel(f, root) for f in obs.files_read + obs.files_modified]
@@ -87,9 +103,30 @@ def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, 
         files_read = _unique([t.path for t in my_reads] + [rel(f, root) for f in obs.files_read])
         files_read = [f for f in files_read if f not in modified] or files_read
         d = _draft(obs, related, modified, files_read, tokens // max(1, n), tokens_of(batch_chars // n))
+        v = vetting.vet(obs, found_in, where=_where_of(session, related[-1]), judge=judge)
+        d.kind, d.scope, d.tentative, d.why = v.kind, v.scope, v.tentative, v.why
         d.supersedes = [i for i in obs.supersedes if i in (shown or set())]
+        if v.why and v.by != "user" and any(i in rules for i in d.supersedes):
+            kept = [i for i in d.supersedes if i not in rules]
+            note = (f"named standing rule(s) {sorted(set(d.supersedes) - set(kept))} as superseded, but only "
+                    "the user's words replace a rule: left as they are")
+            v.notes.append(note)
+            d.why["how"] += f"; {note}" if "corrected:" in d.why["how"] else f"; corrected: {note}"
+            d.supersedes = kept
+        for note in v.notes:
+            log.info("observer (%s), %r: %s", judge, obs.title[:80], note)
         out.append(d)
     return out
+
+
+def _where_of(session: SessionInfo, default: Event) -> Callable[[Event | None], str]:
+    """Where a sentence was said (the event it was found in, else the last one the memory is about)."""
+    sid = session.agent_session_id[:8]
+
+    def where(e: Event | None) -> str:
+        e = e or default
+        return f"prompt {e.prompt_number} of session {sid}" if e.prompt_number else f"session {sid}"
+    return where
 
 
 def _draft(obs: ParsedObservation, related: list[Event], modified: list[str], files_read: list[str],
