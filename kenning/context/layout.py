@@ -160,9 +160,8 @@ class Layout:
         now = self.sel.now
         rows: list[tuple[float, int, str]] = []
         covered = self.sel.summarized
-        since = min((s.started_at or s.created_at for s in self.sel.summaries), default=0.0)
         for r in self.sel.log:
-            if r.session not in covered and r.created_at >= since:
+            if r.session not in covered:
                 rows.append((r.created_at, r.id, obs_line(r, now, self.icons, LOG_CHARS, self.agent)))
         for s in self.sel.summaries:
             request = self.sel.fresh_part(s.request, s.created_at)
@@ -195,7 +194,7 @@ class Layout:
             lines += self.todo_lines
         recent = self.recent[len(self.recent) - keep_recent:] if keep_recent else []
         if recent:
-            lines.append("\n## Recent sessions (oldest first)")
+            lines.append("\n## Recent work (oldest first)")
             day = None
             for t, _order, text in recent:
                 d = time.strftime("%Y-%m-%d (%a)", time.localtime(t))

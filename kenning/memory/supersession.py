@@ -93,6 +93,8 @@ def replaces(new: Memory, old: Memory) -> bool:
 
 
 def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:
+    if not (new.text.isascii() and old.text.isascii()) and corrects(new.text, old.text):
+        return True  # "更正：依赖管理改用 uv，不要再用 poetry" after "以后所有的 Python 依赖都用 poetry 管理"
     turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
     if turned_away and not (subj.negated(old.text) & turned_away):
         return True  # the old rule prescribed what the new one turns away from
@@ -194,3 +196,24 @@ def changed_value(new: str, old: str) -> bool:
         if what & old_words:
             return True
     return False
+
+
+_LATIN = re.compile(r"[A-Za-z][\w.+-]{1,}")
+_SHARED_NAMES = 1      # a tool, file or setting both name ("poetry", "UTC")
+_SHARED_PAIRS = 2      # or as many character pairs of a CJK text (依赖, 管理)
+
+
+def corrects(new: str, old: str) -> bool:
+    """In any language: ``new`` says it corrects or replaces something ("更正", "改用", "代わりに",
+    "대신", "stattdessen", "instead") and is about what ``old`` is about: a name both use, or two of
+    the character pairs of a text written without spaces."""
+    from kenning.memory.cues import has
+    from kenning.memory.text import STOPWORDS, content_words
+
+    if not has(new, "correction"):
+        return False
+    names = {w.lower() for w in _LATIN.findall(new)} & {w.lower() for w in _LATIN.findall(old)}
+    if len(names - STOPWORDS) >= _SHARED_NAMES:
+        return True
+    pairs = {w for w in content_words(new) & content_words(old) if not w.isascii()}
+    return len(pairs) >= _SHARED_PAIRS

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kenning.memory.text import clip, content_words, jaccard
 from kenning.observer.reading import Reading, distinct
-from kenning.observer.roles import cues
+from kenning.memory import cues
 from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
 
@@ -39,9 +39,9 @@ RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", 
 # The agent narrating its own work ("I see — …", "So I'd respond …", "I'm switching to …"): what it did in
 # that run, not something the next session should be told.
 _FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and|but)[,:]?\s+)?"
-                           r"(?:i|i['’](?:m|d|ll|ve)|let me|let['’]s|we['’]ll|my)\b|\bI(?:['’](?:m|d|ll|ve))? "
-                           r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|"
-                           r"kicked|am|was|will|would|could)\b|\bI['’](?:m|ll|d|ve)\b", re.IGNORECASE)
+                           r"(?:i|i['’](?:m|d|ll|ve)|let me|let['’]s|we['’]ll)\b|\bI(?:['’](?:m|d|ll|ve))? "
+                           r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
+                           r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s")
 MAX_USER = 4        # memories from one prompt
 MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
@@ -101,7 +101,7 @@ def _user_keeps(j: Judged) -> bool:
     if j.role == "decision":
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
-            "reason" in sig or "cause" in sig or j.p >= 0.75))
+            "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
     if j.role == "todo":
         return "todo" in sig  # "next time we must…", "later", "下次…": said to be for later
     return True
@@ -122,11 +122,12 @@ def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
 
 
 def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
-                   files_read: list[str]) -> tuple[list[ObservationDraft], list[Judged]]:
+                   files_read: list[str], *, slips: frozenset[str] = frozenset()) -> tuple[list[ObservationDraft],
+                                                                                             list[Judged]]:
     """The agent's root cause and fix (one memory), gotchas, decisions, facts and open items.
     Also returns what it stated and the memories took (the summary's "learned")."""
     causes = _sure(r, "rootcause")
-    fixes = _sure(r, "fix")
+    fixes = _sure(r, "fix") if causes or problem(r, slips) else []  # a fix of no problem is a routine change
     if files_modified and not causes:
         # An accepted plan that was then carried out: the root cause it names (under a heading that says
         # so) is the one the change fixed. Its other context is the plan's motivation, not a cause.
@@ -136,7 +137,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     used: list[Judged] = []
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
-        lead = topic(r, [j for j in (cause, fix) if j is not None])
+        lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
         title = self_contained(_cause_and_fix(cause, fix, lead), (cause or fix).unit.heading,  # type: ignore[union-attr]
                                r, files_modified)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
@@ -240,7 +241,23 @@ def statement(text: str) -> str:
     return out[:1].upper() + out[1:] if out and out is not text else text
 
 
-def topic(r: Reading, taken: list[Judged]) -> str:
+# "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.
+ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|changed) in \S+[;,]|(?:all )?(?:changes )?"
+                     r"(?:\d[\d,]* )?(?:tests?|checks?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
+                     r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$",
+                     re.IGNORECASE)
+_PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
+                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
+                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제", re.IGNORECASE)
+
+
+def problem(r: Reading, slips: frozenset[str] = frozenset()) -> bool:
+    """Whether the turn was about something wrong: the user's words report it, or a command failed that
+    was not the agent's own slip (``slips``: commands that failed on what the turn itself had just written)."""
+    return any(not c.ok and c.command not in slips for c in r.commands) or bool(_PROBLEM.search(r.words or r.prompt))
+
+
+def topic(r: Reading, taken: list[Judged], heading: str) -> str:
     """The sentence the agent's conclusion opens with, when it says what the turn was about ("The
     macOS/libgit2 CI job failed because of a timing-dependent test assertion", "The discussion reports a
     real bug in hk's no-commit-to-branch builtin"): it names the subject the cause and fix leave out."""
@@ -249,8 +266,10 @@ def topic(r: Reading, taken: list[Judged]) -> str:
         text = statement(j.text)
         if any(j is t for t in taken) or not worth_saying(j) or len(text) > TOPIC_CHARS:
             continue
-        if j.role in ("noise", "change", "status") and j.worth < 0.2:
-            continue
+        if j.unit.heading and heading and j.unit.heading != heading and not _GENERIC_HEADING.match(heading):
+            continue  # another section of the answer: another subject
+        if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
+            continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
         if _NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
     return ""

@@ -22,8 +22,10 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 # A line that is only a bold label: "**Root cause**" / "**Root cause:**" / "**Changes made across 3 files:**"
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*[:：]?\s*$")
 # A bold label that opens a line: "**Root cause**: WAL sharding …", "- **Fix:** wrap the call …"
+# (a bold phrase run into its sentence, "**10s overall deadline** caps the shutdown", is no label: a label
+# ends with ":" or "." in or after the bold, or a dash after it)
 _LABEL_START = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(?:\*\*|__)([^*_\n]{0,59}[^*_\n.!?。！？:：])\s*"
-                          r"(?:[:：]\s*(?:\*\*|__)\s*|(?:\*\*|__)\s*[:：—–-]\s*)(?=\S)")
+                          r"(?:[:：.]\s*(?:\*\*|__)\s*|(?:\*\*|__)\s*[:：—–-]\s*)(?=\S)")
 # "Root cause: text" without bold, when the label is short and says what follows
 _PLAIN_LABEL = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)([^\s:：`][^:：`\n]{0,30}?)\s*[:：]\s+(?=\S)")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -72,8 +74,8 @@ def units(text: str) -> list[Unit]:
             for i, s in enumerate(sentences(body)):
                 clean = tidy(s)
                 if clean and len(clean) <= MAX_UNIT and not _noise(clean):
-                    label = para_label if i == 0 else ""
-                    out.append(Unit(clean, label or heading, len(out), para_bullet, bool(label)))
+                    # A run-in label ("**Root cause.** …") heads its whole paragraph; it opens the first unit.
+                    out.append(Unit(clean, para_label or heading, len(out), para_bullet, bool(para_label) and i == 0))
         para, para_bullet, para_label = [], False, ""
 
     for raw in (text or "").splitlines():

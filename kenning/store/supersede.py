@@ -55,7 +55,7 @@ def _memory(r: sqlite3.Row) -> Memory:
                      kind=str(r["kind"] or "") if "kind" in r.keys() else "")
 
 
-_COLS = "o.id, o.type, o.layer, o.title, o.subtitle, o.facts, o.created_at, o.project, o.kind"
+_COLS = "o.id, o.type, o.layer, o.title, o.subtitle, o.facts, o.created_at, o.project, o.kind, o.scope, o.why"
 
 
 def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | None = None) -> list[tuple[int, int]]:
@@ -86,6 +86,13 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                     "AND o.status = 'active' AND o.duplicate_of IS NULL AND o.id != ? "
                     "ORDER BY o.created_at DESC LIMIT ?", (row["project"], nid, CANDIDATE_RULES)):
                 candidates[int(r["id"])] = r
+        if new.layer == RULE and row["scope"] == "user":
+            # The user's own preferences hold in every project: a newer one replaces an older one said anywhere.
+            for r in rows(
+                    conn, f"SELECT {_COLS} FROM observations o INDEXED BY observations_user_scope WHERE "
+                    "o.scope = 'user' AND o.duplicate_of IS NULL AND o.layer = 'rule' AND o.status = 'active' "
+                    "AND o.id != ? ORDER BY o.created_at DESC LIMIT ?", (nid, CANDIDATE_RULES)):
+                candidates[int(r["id"])] = r
         if any(s.startswith("work:") for s in new.subjects):
             # workstreams are matched by most of their words, not the exact subject string
             for r in rows(
@@ -94,8 +101,11 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                     "WHERE s.project = ? AND s.subject >= 'work:' AND s.subject < 'work;' AND o.status = 'active' "
                     f"AND o.duplicate_of IS NULL AND o.id != ?{may}", (row["project"], nid, *may_args)):
                 candidates[int(r["id"])] = r
+        # Only the user replaces a standing rule (DESIGN.md §9): not the agent's conclusion, not its plan.
+        users = not row["kind"] or '"by": "user"' in (row["why"] or "")
         gone = [oid for oid, r in candidates.items()
-                if could_replace(new, oid, str(r["type"]), str(r["layer"] or ""), float(r["created_at"]))
+                if could_replace(new, oid, str(r["type"]), str(r["layer"] or ""), float(r["created_at"]),
+                                 str(r["kind"] or "")) and (users or r["layer"] != RULE)
                 and replaces(new, _memory(r))]
         for oid in mark(conn, gone, nid, at=at):
             out.append((oid, nid))

@@ -204,10 +204,15 @@ def test_near_duplicates_are_one_row_with_their_count(conn: sqlite3.Connection) 
         ids.append(observe(conn, sid, "Explored cache.py: how does the cache key work", BASE + i * 600, "discovery"))
         summarize(conn, sid, BASE + i * 600 + 60, request="How does the cache key work?")
     text = render(conn)
-    rows = obs_rows(text, RECENT)
-    assert [r[0] for r in rows] == [ids[-1]]  # the newest stands for the group
-    assert f"#{ids[-1]} " in text and "(×11)" in text
+    # Each session's own line tells its work: its routine rows are not listed besides.
+    assert obs_rows(text, RECENT) == []
     assert len(summary_rows(text)) == 1  # the same question asked eleven times: one summary row
+    assert text.count("How does the cache key work") == 1
+    # Without the summaries, the routine rows are listed, the group once with its count.
+    conn.execute("DELETE FROM session_summaries")
+    text = render(conn)
+    assert [r[0] for r in obs_rows(text, RECENT)] == [ids[-1]]  # the newest stands for the group
+    assert f"#{ids[-1]} " in text and "(×11)" in text
 
 
 def test_titles_are_one_line_and_bounded(conn: sqlite3.Connection) -> None:
@@ -253,19 +258,23 @@ def test_summaries_are_rows_interleaved_with_their_sessions(conn: sqlite3.Connec
     sum2 = summarize(conn, s2, BASE + 7800, request="Add the CSV export", learned="Export reuses totals",
                      completed="Export module added", next_steps="Wire an endpoint later",
                      files_modified=["export.py"])
+    s3 = session(conn, "s3", BASE + 9000)
+    o3 = observe(conn, s3, "Third session work, not summarized yet", BASE + 9060)
     text = render(conn)
     lines = text.splitlines()
     assert summary_rows(text) == [sum1, sum2]
     pos = {name: next(i for i, ln in enumerate(lines) if ln.startswith(name))
-           for name in (f"S{sum1} ", f"#{o1} ", f"S{sum2} ", f"#{o2} ")}
-    # Each summary row heads its session (at the session's start), oldest first.
-    assert pos[f"S{sum1} "] < pos[f"#{o1} "] < pos[f"S{sum2} "] < pos[f"#{o2} "]
-    assert f"S{sum2} {age(NOW - BASE - 7800)} 📋 Add the CSV export" in lines
+           for name in (f"S{sum1} ", f"S{sum2} ", f"#{o3} ")}
+    # One line a session, oldest first; a session's routine rows only while it has no summary yet.
+    assert pos[f"S{sum1} "] < pos[f"S{sum2} "] < pos[f"#{o3} "]
+    assert f"#{o1} " not in text and f"#{o2} " not in text
+    # What it was about → what came of it.
+    assert f"S{sum2} {age(NOW - BASE - 7800)} 📋 Add the CSV export → Export module added" in lines
+    assert f"S{sum1} {age(NOW - BASE - 600)} 📋 Round VAT per line → Banker's rounding bites" in lines
     tail = lines[lines.index(next(ln for ln in lines if ln.startswith("## Where we left off"))):]
     assert "Working on: Add the CSV export" in tail
-    assert "Learned: Export reuses totals" in tail
-    assert "Completed: Export module added" in tail
-    assert "Next steps: Wire an endpoint later" in tail
+    assert "Done: Export module added" in tail
+    assert "Still open: Wire an endpoint later" in tail
     assert not any("Banker's rounding" in ln for ln in tail)
 
 
@@ -287,7 +296,9 @@ def test_summary_without_request_is_still_a_row(conn: sqlite3.Connection) -> Non
     sid = session(conn, "s1", BASE)
     sm = summarize(conn, sid, BASE + 60, completed="Something got done")
     text = render(conn)
-    assert f"S{sm} {age(NOW - BASE - 60)} 📋 Session" in text.splitlines()
+    assert f"S{sm} {age(NOW - BASE - 60)} 📋 Something got done" in text.splitlines()
+    empty = summarize(conn, session(conn, "s2", BASE + 120), BASE + 180, files_modified=["a.py"])
+    assert f"S{empty} {age(NOW - BASE - 180)} 📋 Session" in render(conn).splitlines()
 
 
 def test_context_sessions_budget_keeps_the_newest_summaries(conn: sqlite3.Connection) -> None:
@@ -353,7 +364,8 @@ def test_archived_routine_work_is_not_listed_but_rules_and_decisions_never_age_o
     assert [r[0] for r in obs_rows(text, RECENT)] == [fresh]
     assert f"#{routine} " not in text and "Reword the README" not in text.split("## Where we left off")[0]
     assert "1 older or less important memories are not listed" in text
-    assert f"#{routine} " in render(conn, archive_after_days=0)  # 0: nothing is archived
+    kept = render(conn, archive_after_days=0)  # 0: nothing is archived
+    assert "Reword the README" in kept.split("## Where we left off")[0]  # the old session's line
 
 
 def test_the_archive_counts_back_from_the_projects_latest_work_not_from_now(conn: sqlite3.Connection) -> None:
@@ -366,8 +378,12 @@ def test_the_archive_counts_back_from_the_projects_latest_work_not_from_now(conn
     recent = observe(conn, sid, "Changed the export column order", last - DAY)
     summarize(conn, sid, last, request="Reorder the CSV export", files_modified=["export.py"])
     text = render(conn, archive_after_days=30)
+    assert "Reorder the CSV export" in text.split("## Where we left off")[0]  # its session's line
+    assert f"#{recent} " not in text  # (told by its session's line)
+    assert f"#{long_before} " not in text
+    conn.execute("DELETE FROM session_summaries")  # without summaries, the routine rows themselves
+    text = render(conn, archive_after_days=30)
     assert [r[0] for r in obs_rows(text, RECENT)] == [recent], text
-    assert "Reorder the CSV export" in text.split("## Where we left off")[0]
     assert f"#{long_before} " not in text
 
 
@@ -387,7 +403,8 @@ def test_character_cap_keeps_newest_rows_and_stays_well_formed(conn: sqlite3.Con
     sid = session(conn, "s1", BASE)
     ids = [observe(conn, sid, f"Observation of {WORDS[i % 60]}_{WORDS[i // 60]} " + "with a longer title " * 3,
                    BASE + i * 300) for i in range(200)]
-    summarize(conn, sid, BASE + 200 * 300, request="Long session", learned="Lots", next_steps="More",
+    earlier = session(conn, "s0", BASE - DAY)  # a summarized session (so there is a "Where we left off")
+    summarize(conn, earlier, BASE - DAY + 60, request="Long session", learned="Lots", next_steps="More",
               files_modified=["a.py"])
     text = render(conn, context_observations=200, context_max_chars=3000)
     assert len(text) <= 3000

@@ -72,11 +72,14 @@ def w(tmp_path: Path) -> Iterator[Worker]:
 
 
 def seeded(w: Worker) -> tuple[int, int]:
+    """A summarized session (its line lists it), and a session with a rule and routine work not summarized
+    yet (its routine rows are listed themselves)."""
     sid = session(w.writer, "s1", BASE)
-    rule = observe(w.writer, sid, "Always run the linter before committing", BASE + 60, "decision")
-    observe(w.writer, sid, "Changed the export column order", BASE + 120)
     summarize(w.writer, sid, BASE + 180, request="Reorder the export", files_modified=["export.py"])
-    return sid, rule
+    open_ = session(w.writer, "s2", BASE + 200)
+    rule = observe(w.writer, open_, "Always run the linter before committing", BASE + 260, "decision")
+    observe(w.writer, open_, "Changed the export column order", BASE + 320)
+    return open_, rule
 
 
 def test_a_selection_is_reused_until_a_write_it_can_see(w: Worker) -> None:
@@ -126,12 +129,13 @@ def test_an_observation_moved_into_the_project_is_seen(w: Worker) -> None:
 
 def test_summaries_and_sessions_are_seen(w: Worker) -> None:
     sid, _rule = seeded(w)
+    summarized = int(w.writer.execute("SELECT session_id FROM session_summaries").fetchone()[0])
     assert "Reorder the export" in w.miss()
-    w.write("UPDATE session_summaries SET request = 'Reorder the CSV export' WHERE session_id = ?", (sid,))
+    w.write("UPDATE session_summaries SET request = 'Reorder the CSV export' WHERE session_id = ?", (summarized,))
     assert "Reorder the CSV export" in w.miss()
     w.write("UPDATE sessions SET platform = 'codex' WHERE id = ?", (sid,))  # its rows now name the agent
     assert " · in Codex CLI" in w.miss()
-    w.write("DELETE FROM session_summaries WHERE session_id = ?", (sid,))
+    w.write("DELETE FROM session_summaries WHERE session_id = ?", (summarized,))
     assert "Reorder the CSV export" not in w.miss()
     w.write("DELETE FROM sessions WHERE id = ?", (sid,))  # its observations go with it
     assert "Always run the linter" not in w.miss()

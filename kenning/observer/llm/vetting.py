@@ -30,7 +30,7 @@ from typing import Any
 from kenning.observer.parse import ParsedObservation
 from kenning.observer.prompts import elide, render_event
 from kenning.observer.reading import USER_ORIGINS, origin_of
-from kenning.observer.roles import cues
+from kenning.memory import cues
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.memory.text import clip, content_words, jaccard
 from kenning.observer import evidence
-from kenning.observer.compose import agent_memories, plan_memories, user_memories
+from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, topic, user_memories
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, summarize
@@ -38,6 +38,7 @@ from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, token
 TURN_CLOSERS = ("Stop", "SessionEnd")
 MAX_FILES_IN_TITLE = 3
 LOG_KINDS = ("change", "answer", "explored", "note")
+CHANGE_TITLE = 140  # routine work's title: what changed and the outcome, one short line
 _DID_NOT_WORK = re.compile(r"\b(?:still|again|didn'?t (?:work|help|fix)|doesn'?t work|not fixed|same (?:error|issue|"
                            r"problem)|no change)\b|还是|仍然|依然|没有解决|まだ|直っていない|여전히|아직도",
                            re.IGNORECASE)
@@ -94,7 +95,8 @@ class RulesObserver:
             undoable.apply(drafts, reading, out.observations)
             restated.apply(drafts, out.observations)
             out.observations.extend(drafts)
-            notes.append(note)
+            if turn.prompt is not None or turn.events or (turn.stop is not None and turn.stop.kind == "Stop"):
+                notes.append(note)  # (a SessionEnd alone adds nothing to the summary, not even its time)
             out.done.extend(e.id for e in turn.all)
             if turn.prompt is not None or turn.events or (turn.stop is not None and turn.stop.kind == "Stop"):
                 summary_turn = turn
@@ -164,14 +166,19 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     end = (turn.stop or turn.all[-1]).occurred_at if turn.all else start
     tools = [e for e in turn.events if e.kind in ("PostToolUse", "PostToolUseFailure")]
     modified: dict[str, float] = {}
+    edits: dict[str, int] = {}
     created: set[str] = set()
     reads: list[str] = []
+    searches: list[str] = []
     for e in tools:
         for f in evidence.modified_files(e):
             modified[_rel(f, root)] = e.occurred_at
+            edits[_rel(f, root)] = edits.get(_rel(f, root), 0) + 1
             if evidence.created(e):
                 created.add(_rel(f, root))
         reads.extend(_rel(f, root) for f in evidence.read_files(e))
+        if evidence.searched(e):
+            searches.append(str(evidence.searched(e)))
     reads = _unique(reads)
     files = list(modified)
 
@@ -179,17 +186,20 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     if reading.words:
         drafts += _user_statuses(reading, reading.words, start, where, drafts)
     drafts += plan_memories(reading, start, where)
-    said, used = agent_memories(reading, end, where, files, reads)
+    fixed = _fixed_by_edits(reading, tools, root)
+    slips = frozenset(c.command for c in reading.commands if not c.ok and fixed is not None and fixed.own
+                      and evidence.command_key(c.command) == evidence.command_key(fixed.command))
+    said, used = agent_memories(reading, end, where, files, reads, slips=slips)
     drafts += said
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
-    fixed = _fixed_by_edits(reading, tools, root)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
         drafts.append(_routine_fix(fixed, reads, gist))
     if files and not any(d.kind in ("rootcause", "fix") for d in drafts):
-        drafts.append(_change(reading, files, created, reads, gist, max(modified.values())))
+        change = _change(reading, files, created, reads, gist, max(modified.values()), edits)
+        drafts = [d for d in drafts if d.kind != "note" or not _overlaps(d.title, change.title)] + [change]
     elif not files and not said and reads and gist:
-        drafts.append(_answer_or_explored(reading, reads, gist, end))
+        drafts.append(_answer_or_explored(reading, reads, gist, end, searches))
     for d in drafts:
         d.source_tokens = tokens_of(sum(e.size_chars for e in turn.all) // max(1, len(drafts)))
         d.prompt_number = number
@@ -201,7 +211,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind in (
             "rootcause", "fix")][:1] + [d.title for d in drafts if d.kind == "change" and not d.title.startswith(
                 "Fixed `")][:1],
-        status=[j.text for j in reading.found("status", final_only=True, min_p=0.5) if not _ROUTINE.match(j.text)][:2],
+        status=[j.text for j in reading.found("status", final_only=True, min_p=0.5) if not ROUTINE.match(j.text)][:2],
         todos=[d.title for d in drafts if d.kind == "todo"], failing=_still_failing(reading),
         commands=[f"{_short_cmd(c.command)} ({'ok' if c.ok else 'failed'})" for c in reading.commands
                   if not evidence.trivial(c)],
@@ -321,10 +331,12 @@ class _Fixed:
     headline: str
     files: list[str]
     at: float
+    own: bool = False
 
 
 def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
-    """A command that failed, then passed after files were edited: the proof of a fix."""
+    """A command that failed, then passed after files were edited: the proof of a fix. ``own`` when the
+    files fixed had been changed in the same turn before the failure (the agent's own slip)."""
     for i, fail in enumerate(r.commands):
         if fail.ok:
             continue
@@ -335,43 +347,56 @@ def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
             continue
         between = _unique(_rel(f, root) for e in tools if fail.at <= e.occurred_at <= passing.at
                           for f in evidence.modified_files(e))
+        before = {_rel(f, root) for e in tools if e.occurred_at < fail.at for f in evidence.modified_files(e)}
         if between:
-            return _Fixed(fail.command, evidence.error_headline(fail.output), between, passing.at)
+            return _Fixed(fail.command, evidence.error_headline(fail.output), between, passing.at,
+                          own=bool(set(between) & before))
     return None
 
 
 def _routine_fix(f: _Fixed, reads: list[str], gist: str) -> ObservationDraft:
     cmd = _short_cmd(f.command)
     title = f"Fixed `{cmd}`" + (f": {f.headline}" if f.headline else "") + f" ({_file_list(f.files)})"
+    # A failure of what the turn itself had just written (its own slip) is routine; one of code that was
+    # there before is a fix: the failing command and its error say what was wrong.
     return ObservationDraft(
         type="bugfix", title=clip(title, 200), subtitle=f"{len(f.files)} file(s) changed to make `{cmd}` pass",
-        facts=[f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""), f"Fixed by changing {', '.join(f.files[:6])}"],
+        facts=[f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""),
+               f"Fixed by changing {', '.join(f.files[:6])}", f"`{cmd}` passes after the change"],
         narrative=(f"While working on: {gist}. " if gist else "") + f"`{cmd}` failed; after edits to "
-        f"{', '.join(f.files[:6])} it passed.", concepts=["what-changed"], files_read=reads, files_modified=f.files,
-        created_at=f.at, kind="change")
+        f"{', '.join(f.files[:6])} it passed.", concepts=["what-changed" if f.own else "problem-solution"],
+        files_read=reads, files_modified=f.files, created_at=f.at, kind="change" if f.own else "fix",
+        why={} if f.own else {"said": title, "by": "commands", "origin": "", "where": "",
+                               "how": f"`{cmd}` failed, the files were changed, then it passed"})
 
 
 def _change(r: Reading, files: list[str], created: set[str], reads: list[str], gist: str,
-            at: float) -> ObservationDraft:
+            at: float, edits: dict[str, int]) -> ObservationDraft:
     """Routine work: titled by its commit, else by what the agent said it changed, else by the request."""
     commit = r.actions.commits[-1] if r.actions.commits else None
     change = r.found("change", final_only=True, min_p=0.4)
-    outcome = commit.subject if commit else change[0].text if change else gist
+    lead = topic(r, [], "")
+    outcome = commit.subject if commit else lead or (change[0].text if change else gist)
     verb = "Added" if created and len(created) == len(files) else "Changed"
     listed = _file_list([f for f in files if f in created] + [f for f in files if f not in created])
-    facts = [f"Created {f}" for f in files if f in created] + [f"Modified {f}" for f in files if f not in created]
+    facts = [f"Created {f}" for f in files if f in created]
+    facts += [f"Modified {f}" + (f" ({edits[f]} edits)" if edits.get(f, 1) > 1 else "") for f in files if f not in created]
+    ran = [c for c in r.commands if not evidence.trivial(c)]
+    if ran:
+        facts.append(f"Last check: `{_short_cmd(ran[-1].command)}` {'passed' if ran[-1].ok else 'failed'}")
     if commit:
         facts.append(f"Committed{' ' + commit.hash[:7] if commit.hash else ''}: {commit.subject}")
     facts += [j.text for j in change[:3]]
     return ObservationDraft(
-        type="feature" if created else "change", title=clip(f"{outcome} ({listed})" if outcome else f"{verb} {listed}",
-                                                            200),
+        type="feature" if created else "change", title=clip(f"{verb} {listed}" + (f": {outcome}" if outcome else ""),
+                                                            CHANGE_TITLE),
         subtitle=f"{len(created)} created, {len(files) - len(created)} modified", facts=_unique(facts),
         narrative=(f"Asked: {gist}. " if gist else "") + f"{verb} {len(files)} file(s): {', '.join(files[:8])}.",
         concepts=["what-changed"], files_read=reads, files_modified=files, created_at=at, kind="change")
 
 
-def _answer_or_explored(r: Reading, reads: list[str], gist: str, at: float) -> ObservationDraft:
+def _answer_or_explored(r: Reading, reads: list[str], gist: str, at: float,
+                        searches: list[str]) -> ObservationDraft:
     final = [j for j in r.agent if j.origin == "final" and j.role != "noise"]
     answer = " ".join(j.text for j in final[:2]) if final else ""
     if answer:
@@ -382,15 +407,12 @@ def _answer_or_explored(r: Reading, reads: list[str], gist: str, at: float) -> O
             created_at=at, kind="answer")
     return ObservationDraft(
         type="discovery", title=clip(f"Explored {_file_list(reads)}: {gist}", 200),
-        subtitle=f"{len(reads)} file(s) read, nothing changed", facts=[f"Read {f}" for f in reads[:10]],
+        subtitle=f"{len(reads)} file(s) read, nothing changed",
+        facts=[f"Read {f}" for f in reads[:10]] + [f"Searched: {x}" for x in searches[:5]],
         narrative=f"Asked: {gist}. Read {', '.join(reads[:8])} without changing anything.",
         concepts=["how-it-works"], files_read=reads, created_at=at, kind="explored")
 
 
-# "All 1309 tests pass.", "All clean.", "lint and typecheck clean": a check, not where the work stands.
-_ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:all )?(?:changes )?(?:\d[\d,]* )?(?:tests?|checks?|lint|"
-                      r"typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}\b(?:pass(?:es|ed)?|clean|green|"
-                      r"succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$", re.IGNORECASE)
 _DENIED = re.compile(r"permission (?:for this action )?(?:was )?denied|denied by|blocked by|not allowed|"
                      r"requires approval|user (?:rejected|declined)", re.IGNORECASE)
 

@@ -13,7 +13,7 @@ import math
 import re
 import zlib
 
-from kenning.observer.roles.cues import signals
+from kenning.memory.cues import signals
 
 BUCKETS = 1 << 17
 _CODE = re.compile(r"`[^`\n]{1,200}`")

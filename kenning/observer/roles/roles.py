@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kenning.observer.roles import cues
+from kenning.memory import cues
 from kenning.observer.roles.features import features
 from kenning.observer.roles.model import load
 from kenning.observer.units import Unit
