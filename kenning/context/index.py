@@ -187,7 +187,8 @@ class Selection:
         self.keys = spread(self._key_candidates, self.score)
         self.log = [r for r in self._log if r.created_at >= archive] if archive > self._archive(self.fetched_at) \
             else self._log
-        self.summaries = _dedupe([s for s in self._sums if s.created_at >= archive][:self.settings.context_sessions])
+        kept, self.repeats = _dedupe([s for s in self._sums if s.created_at >= archive])
+        self.summaries = kept[:self.settings.context_sessions]
 
     def at(self, now: float) -> Selection:
         """This selection as it stands at ``now`` (not before the queries ran: that needs new ones)."""
@@ -298,17 +299,21 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(t) if w.lower() not in _SHORT_WORDS)
 
 
-def _dedupe(sums: list[Summary]) -> list[Summary]:
-    """One row per repeated request (the newest); a question asked eleven times is one line."""
-    seen: set[frozenset[str]] = set()
+def _dedupe(sums: list[Summary]) -> tuple[list[Summary], dict[int, int]]:
+    """One row per repeated request (the newest), and how many sessions asked it: a question asked
+    eleven times is one line (×11)."""
+    seen: dict[frozenset[str], int] = {}
     out: list[Summary] = []
+    times: dict[int, int] = {}
     for s in sums:
         key = _words(s.request)
         if key and key in seen:
+            times[seen[key]] = times.get(seen[key], 1) + 1
             continue
-        seen.add(key)
+        if key:
+            seen[key] = s.id
         out.append(s)
-    return out
+    return out, times
 
 
 __all__ = ["COUNT_CAP", "SUMMARY_ICON", "Layout", "Row", "Selection", "Stale", "Summary", "age", "clean",

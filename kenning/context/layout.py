@@ -20,6 +20,8 @@ from kenning.context.fence import CLOSE, OPEN, wrap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kenning.context.index import Row, Selection, Summary
     from kenning.settings import Settings
 
@@ -71,7 +73,7 @@ def moment(sel: Selection) -> tuple[object, ...]:
     same text (the worker reuses it: kenning/context/cache.py)."""
     now = sel.now
     shown = [*sel.user_rules, *sel.rules, *sel.keys, *sel.todos, *sel.log]
-    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys),
+    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys), tuple(sorted(sel.repeats.items())),
             tuple(r.id for r in sel.log), tuple(x.id for x in sel.summaries),
             tuple(age(now - r.created_at) for r in shown), tuple(age(now - x.created_at) for x in sel.summaries),
             age(now - sel.left_off.created_at) if sel.left_off is not None else "")
@@ -112,13 +114,15 @@ def short_links(text: str) -> str:
     return _URL.sub(lambda m: "/".join(m.group(1).rstrip("/").split("/")[-3:]), t)
 
 
-def digest(s: Summary, fresh_request: str) -> str:
-    """What a session was about, and what came of it: its request → its first outcome [its state]."""
+def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None) -> str:
+    """What a session was about, and what came of it: its request → its first outcome [its state]
+    (``fresh``: the part of a text that restates nothing since made untrue)."""
     about = clean(short_links(fresh_request), 90)
     commits = [x[len("committed "):].split(", ")[0].split(" ", 1)[-1] for x in state_of(s.notes).split("; ")
                if x.startswith("committed ")]
     said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
-    outcome = clean(short_links(next(iter(commits or said), "")), 120)
+    first = next(iter(commits or said), "")
+    outcome = clean(short_links(fresh(first, s.created_at) if fresh else first), 120)
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
     if outcome and about:
@@ -167,9 +171,10 @@ class Layout:
             request = self.sel.fresh_part(s.request, s.created_at)
             if s.request and not request.strip():
                 continue  # the whole request restated something no longer true
+            times = self.sel.repeats.get(s.id, 1)
             rows.append((s.started_at or s.created_at, -s.id,
-                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {digest(s, request)}"
-                         f"{by(s.platform, self.agent)}"))
+                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {digest(s, request, self.sel.fresh_part)}"
+                         f"{f' (×{times})' if times > 1 else ''}{by(s.platform, self.agent)}"))
         rows.sort(key=lambda x: (x[0], x[1]))
         return rows
 

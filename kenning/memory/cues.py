@@ -28,7 +28,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"arreglado",
         "修复 修正 解决 改为 改成 换成 修好 修改为 改用 修正した 直した 解決 修正しました 直しました 수정 고쳤 해결 바꿨"),
     "always": (
-        r"always|never|every time|each time|whenever|from now on|going forward|by default|as a rule|désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
+        r"always|never|every time|each time|whenever|from now on|going forward|by default|as a rule|"
+        r"(?:before|after|on|for|in) (?:every|each|any|all) \w+|désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
         r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante",
         "以后 今后 总是 一律 始终 永远 每次 都要 一定要 务必 从现在起 今後 必ず 常に 絶対 いつも 毎回 以降 앞으로 항상 "
         "반드시 절대 매번 언제나"),

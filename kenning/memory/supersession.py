@@ -176,6 +176,11 @@ def _value(number: str, unit: str | None) -> str:
     return number + _UNITS.get(u, u)
 
 
+def has_change(text: str) -> bool:
+    """Whether ``text`` says some value changed ("from 10s to 120s")."""
+    return bool(_CHANGE.search(text or ""))
+
+
 def changed_value(new: str, old: str) -> bool:
     """``new`` says a value changed from what ``old`` states for the same thing: the old value is in
     ``old`` and so is a word that names what it is ("deadline")."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kenning.memory.subjects import is_status
 from kenning.memory.text import clip, content_words, jaccard
 from kenning.observer.reading import Reading, distinct
 from kenning.memory import cues
@@ -164,8 +165,22 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 facts=[j.text], narrative=j.text, concepts=concepts, files_read=files_read, created_at=at,
                 kind=role, tentative=j.tentative, why=_why(j, where, "agent")))
             used.append(j)
+    for j in r.agent:  # where a workstream stands, as the agent reports it ("paused the migration at step 3")
+        if j.origin == "final" and is_status(j.text) and _STATUS_CHANGE.search(j.text) and worth_saying(j) \
+                and not any(same_thing(j.text, u.text) for u in used):
+            out.append(ObservationDraft(
+                type="decision", title=clip(statement(j.text), TITLE), subtitle="reported by the agent",
+                facts=[j.text], narrative=j.text, concepts=["why-it-exists"], created_at=at, kind="status",
+                why={**_why(j, where, "agent"), "how": "a workstream's status, by its status words"}))
+            used.append(j)
+            break
     out += _notes(r, used, at, where, files_read)
     return out, used
+
+
+# A status the agent reports, not a mention: "paused the billing migration", "the refactor is done".
+_STATUS_CHANGE = re.compile(r"\b(?:paused|pausing|on hold|resumed|resuming|blocked|unblocked|postponed|shelved|"
+                            r"parked|(?:is|are) (?:done|live|finished|complete))\b", re.IGNORECASE)
 
 
 NOTE_SURE = 0.5      # what the agent stated that the key layer did not take: kept for search, not injected
@@ -216,7 +231,11 @@ def self_contained(title: str, heading: str, r: Reading, files: list[str]) -> st
 def _sure(r: Reading, role: str) -> list[Judged]:
     """The agent's units of a role it is sure enough of: its last message at SURE, before it at more."""
     need = SURE[role]
-    pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or role not in FINAL_ONLY)
+    # A conclusion that says nothing ("Done.") leaves the cause and fix to what was said along the way.
+    silent = not any(j.origin == "final" and j.role in ("rootcause", "fix", "gotcha", "decision") and
+                     j.worth >= SURE[j.role] for j in r.agent)
+    along = role not in FINAL_ONLY or (silent and role in ("rootcause", "fix"))
+    pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
@@ -306,7 +325,7 @@ def _concepts(kind: str) -> list[str]:
 
 def _why(j: Judged, where: str, by: str) -> dict[str, object]:
     sig = sorted(cues.signals(j.text) - {"narrate", "request", "praise"})
-    how = f"judged {j.role} (role model: {j.p:.2f}, worth keeping {j.worth:.2f})" + (f"; cues: {', '.join(sig)}" if sig else "")
+    how = j.how or f"judged {j.role} (role model: {j.p:.2f}, worth keeping {j.worth:.2f})" + (f"; cues: {', '.join(sig)}" if sig else "")
     if j.scope == "user":
         how += "; said to hold for all of the user's work"
     if j.tentative:

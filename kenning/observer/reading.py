@@ -105,13 +105,40 @@ def judge_user(text: str, origin: str) -> list[Judged]:
 
     out: list[Judged] = []
     for u in units(text)[:MAX_UNITS]:
+        whole = standing(judge(u, speaker="user", origin=origin))
         parts = _clauses(u.text) if ";" in u.text else [u.text]
         if len(parts) > 1 and all(len(p.split()) >= 3 for p in parts):
-            out += [judge(Unit(p, u.heading, u.index, u.bullet, u.label, u.table), speaker="user", origin=origin)
-                    for p in parts]
-        else:
-            out.append(judge(u, speaker="user", origin=origin))
+            each = [standing(judge(Unit(p, u.heading, u.index, u.bullet, u.label, u.table), speaker="user",
+                                   origin=origin)) for p in parts]
+            if sum(1 for j in each if j.role != "noise") >= 2:
+                out += each  # two statements ("don't touch the API; the export stays a module for now")
+                continue
+        out.append(whole)  # one ("never edit api_pb2.py by hand; run `make proto` instead")
     return out
+
+
+DURABLE = frozenset({"always", "convention", "user_scope"})
+NOT_STANDING = frozenset({"question", "hypothesis", "request", "narrate", "praise"})
+
+
+def standing(j: Judged) -> Judged:
+    """The user's sentence the model calls noise but that says, in cue words, how to work from now on
+    ("run the tests with `make test` before every commit", "we use npm for installs"): a rule when the
+    grammar of rules agrees and nothing says it is a question, a musing or a request."""
+    from dataclasses import replace
+
+    from kenning.memory.cues import signals
+    from kenning.observer.stated import statements
+
+    if j.role != "noise" or j.speaker != "user":
+        return j
+    sig = signals(j.text)
+    if not (sig & DURABLE) or sig & NOT_STANDING:
+        return j
+    if not any(kind == "rule" for kind, _s in statements(j.text)):
+        return j
+    return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), scope="user" if "user_scope" in sig
+                   else "project", tentative="tentative" in sig, how="cue words of a standing rule")
 
 
 def distinct(items: list[Judged], threshold: float = 0.6) -> list[Judged]:

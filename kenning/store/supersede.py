@@ -16,7 +16,15 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from kenning.memory.layers import KEY, RULE
-from kenning.memory.supersession import CHANGEABLE, NEVER_REPLACED, Memory, could_replace, replaces
+from kenning.memory.supersession import (
+    CHANGEABLE,
+    NEVER_REPLACED,
+    Memory,
+    changed_value,
+    could_replace,
+    has_change,
+    replaces,
+)
 from kenning.store.memory_index import memory_text, rows
 
 CANDIDATE_RULES = 300  # a project's standing rules are few; each new rule is compared with all of them
@@ -52,7 +60,7 @@ def mark(conn: sqlite3.Connection, old_ids: Iterable[int], new_id: int, *, at: f
 def _memory(r: sqlite3.Row) -> Memory:
     return Memory.of(int(r["id"]), str(r["type"]), str(r["layer"] or ""),
                      memory_text(r["title"], r["subtitle"], r["facts"]), float(r["created_at"]),
-                     kind=str(r["kind"] or "") if "kind" in r.keys() else "")
+                     kind=str(r["kind"] or ""))
 
 
 _COLS = "o.id, o.type, o.layer, o.title, o.subtitle, o.facts, o.created_at, o.project, o.kind, o.scope, o.why"
@@ -64,7 +72,10 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
     for nid in sorted(new_ids):
         found = rows(conn, f"SELECT {_COLS} FROM observations o WHERE o.id = ? AND o.status = 'active'", (nid,))
         row = found[0] if found else None
-        if row is None or row["layer"] not in (RULE, KEY):
+        if row is None:
+            continue
+        if row["layer"] not in (RULE, KEY):
+            out += _changed_values(conn, row, at)  # a note that a value changed still makes the old one untrue
             continue
         new = _memory(row)
         # Only rows replaces() could say yes to, before their text is read (could_replace, in SQL): a
@@ -109,7 +120,25 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                 and replaces(new, _memory(r))]
         for oid in mark(conn, gone, nid, at=at):
             out.append((oid, nid))
+        out += _changed_values(conn, row, at)
     return out
+
+
+VALUE_CANDIDATES = 300  # a project's newest key memories a changed value is checked against
+
+
+def _changed_values(conn: sqlite3.Connection, row: sqlite3.Row, at: float | None) -> list[tuple[int, int]]:
+    """"… the deadline from 10s to 120s": the project's key memories that state the old value of the
+    same thing stop being true, whether or not they share a subject with the new one (the words that
+    name the value are what they share)."""
+    new = _memory(row)
+    if not has_change(new.text):
+        return []
+    gone = [int(r["id"]) for r in rows(
+        conn, f"SELECT {_COLS} FROM observations o WHERE o.project = ? AND o.layer = 'key' AND o.status = 'active' "
+              "AND o.duplicate_of IS NULL AND o.created_at < ? AND o.id != ? ORDER BY o.created_at DESC LIMIT ?",
+        (row["project"], new.created_at, new.id, VALUE_CANDIDATES)) if changed_value(new.text, _memory(r).text)]
+    return [(oid, new.id) for oid in mark(conn, gone, new.id, at=at)]
 
 
 def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:

@@ -1,4 +1,4 @@
-"""The principles behind memory that knows what matters (kenning/memory, kenning/observer/explained).
+"""The principles behind memory that knows what matters (kenning/memory, kenning/observer/roles).
 
 Sentences, subjects, layers, supersession and near-duplicates are pure functions of text: these
 tests state what they must hold for any wording, not for one scenario.
@@ -13,8 +13,9 @@ from kenning.memory.layers import KEY, LOG, RULE, classify
 from kenning.memory.subjects import is_status, negated, subjects, supersedes_something
 from kenning.memory.supersession import Memory, replaces
 from kenning.memory.text import capitalised, sentences
-from kenning.observer.explained import explain
+from kenning.observer.roles.roles import judge
 from kenning.observer.stated import statements
+from kenning.observer.units import units
 
 # ------------------------------------------------------------------------------ sentences
 
@@ -185,16 +186,17 @@ def test_near_duplicates_same_words_and_identifiers() -> None:
 # ------------------------------------------------------------------------------- explained
 
 
-def test_what_the_agent_explained_is_sorted_by_kind() -> None:
-    ex = explain(["Let me look at the cache first.",
-                  "The cross-tenant hits came from cache_key() ignoring tenant_id. I added tenant_id to the key "
-                  "and the test now passes. The date tests need TZ=UTC. I chose Redis over Memcached because we "
-                  "need per-key TTLs. Want me to open a PR?"])
-    assert ex.causes == ["The cross-tenant hits came from cache_key() ignoring tenant_id."]
-    assert ex.fixes == ["I added tenant_id to the key and the test now passes."]
-    assert ex.gotchas == ["The date tests need TZ=UTC."]
-    assert ex.reasons == ["I chose Redis over Memcached because we need per-key TTLs."]
-    assert not any("Let me" in s or "?" in s for s in ex.facts())
+def test_what_the_agent_explained_is_sorted_by_role() -> None:
+    said = ("Let me look at the cache first. The cross-tenant hits came from cache_key() ignoring tenant_id. "
+            "I added tenant_id to the key and the test now passes. The date tests need TZ=UTC: they compare "
+            "against local midnight. I chose Redis over Memcached because we need per-key TTLs. Want me to open a PR?")
+    roles = {u.text: judge(u, speaker="agent", origin="final", last=True).role for u in units(said)}
+    assert roles["The cross-tenant hits came from cache_key() ignoring tenant_id."] == "rootcause"
+    assert roles["I added tenant_id to the key and the test now passes."] == "fix"
+    assert roles["I chose Redis over Memcached because we need per-key TTLs."] == "decision"
+    assert roles["The date tests need TZ=UTC: they compare against local midnight."] in ("gotcha", "rootcause")
+    assert roles["Let me look at the cache first."] == "noise"  # narration
+    assert roles["Want me to open a PR?"] == "noise"  # a question
 
 
 def rule(i: int, text: str) -> Memory:

@@ -194,7 +194,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
-        drafts.append(_routine_fix(fixed, reads, gist))
+        drafts.append(_routine_fix(fixed, reads, gist, reading))
     if files and not any(d.kind in ("rootcause", "fix") for d in drafts):
         change = _change(reading, files, created, reads, gist, max(modified.values()), edits)
         drafts = [d for d in drafts if d.kind != "note" or not _overlaps(d.title, change.title)] + [change]
@@ -354,15 +354,21 @@ def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
     return None
 
 
-def _routine_fix(f: _Fixed, reads: list[str], gist: str) -> ObservationDraft:
+def _routine_fix(f: _Fixed, reads: list[str], gist: str, r: Reading) -> ObservationDraft:
     cmd = _short_cmd(f.command)
     title = f"Fixed `{cmd}`" + (f": {f.headline}" if f.headline else "") + f" ({_file_list(f.files)})"
+    # What the agent said of it, along the way or at the end, when it names the fixed file or the command.
+    names = {os.path.basename(x) for x in f.files} | set(evidence.command_key(f.command))
+    said = [j.text for j in sorted(r.agent, key=lambda j: -j.worth) if j.role in ("rootcause", "fix")
+            and j.worth >= 0.5 and not f.own and (any(n and n in j.text for n in names) or len(r.agent) <= 3)]
+    if said:
+        title = clip(f"{title} — {said[0].rstrip('.')}", 320)
     # A failure of what the turn itself had just written (its own slip) is routine; one of code that was
     # there before is a fix: the failing command and its error say what was wrong.
     return ObservationDraft(
         type="bugfix", title=clip(title, 200), subtitle=f"{len(f.files)} file(s) changed to make `{cmd}` pass",
-        facts=[f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""),
-               f"Fixed by changing {', '.join(f.files[:6])}", f"`{cmd}` passes after the change"],
+        facts=_unique([f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""),
+                       f"Fixed by changing {', '.join(f.files[:6])}", f"`{cmd}` passes after the change", *said[:3]]),
         narrative=(f"While working on: {gist}. " if gist else "") + f"`{cmd}` failed; after edits to "
         f"{', '.join(f.files[:6])} it passed.", concepts=["what-changed" if f.own else "problem-solution"],
         files_read=reads, files_modified=f.files, created_at=f.at, kind="change" if f.own else "fix",

@@ -35,6 +35,7 @@ class Judged:
     scope: str = "project"   # "user": an instruction for all of the user's work
     tentative: bool = False
     worth: float = 0.0       # the model's probability that it is worth keeping at all (any role of WORTH)
+    how: str = ""            # judged by something else than the model alone (said in ``why``)
 
     @property
     def text(self) -> str:
