@@ -93,7 +93,7 @@ def replaces(new: Memory, old: Memory) -> bool:
 
 
 def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:
-    if not (new.text.isascii() and old.text.isascii()) and corrects(new.text, old.text):
+    if not new.text.isascii() and corrects(new.text, old.text):
         return True  # "更正：依赖管理改用 uv，不要再用 poetry" after "以后所有的 Python 依赖都用 poetry 管理"
     turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
     if turned_away and not (subj.negated(old.text) & turned_away):

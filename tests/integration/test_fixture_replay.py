@@ -137,10 +137,11 @@ def test_print_mode_session_is_captured_and_given_back(home: Home) -> None:
     start["transcript_path"] = start["transcript_path"].replace(first_sid, start["session_id"])
     text = session_start_context(home.hook("SessionStart", start))
     flat = norm(text)
-    for title in titles:
-        assert norm(title)[:60] in flat, f"observation {title!r} missing from the context:\n{text}"
+    # Its session's line tells what it was about and what came of it (its routine rows are not listed
+    # besides); where it left off follows.
     assert norm(summary["request"])[:60] in flat, text
-    assert "Next steps" in text or "Completed" in text
+    assert titles and any(norm(t)[:40] in flat for t in titles), text
+    assert "Done: " in text or "Still open: " in text
     assert "no memory of project" not in text
 
 

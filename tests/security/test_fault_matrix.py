@@ -25,7 +25,7 @@ import pytest
 
 from kenning.hook import client
 from tests.conftest import Home
-from tests.security import bash, context_of, hook_json, prompt, session_end, session_start, stop, wait_until
+from tests.security import bash, context_of, hook_json, prompt, session_end, session_start, stop, wait_until, write
 
 FAST_S = 5.0  # a hook's budget here: generous, the machine is shared (latency targets live in bench/)
 CANARY = "Parser handles tabs"
@@ -36,10 +36,13 @@ def run_session(home: Home, sid: str, tools: int = 4, *, start: bool = False) ->
     proj = str(home.project)
     events = [("UserPromptSubmit", prompt(proj, sid, f"{CANARY}: make the parser accept tabs, session {sid}"))]
     for i in range(tools):
-        failed = i % 2 == 0
-        events.append(("PostToolUseFailure" if failed else "PostToolUse",
-                       bash(proj, sid, f"toolu_{sid}_{i}", f"pytest -q tests/test_parser.py::case{i}",
-                            "E   AssertionError: tab" if failed else "1 passed", failed=failed)))
+        # A test fails, the parser is changed, the same test passes: a fix each round.
+        case = f"pytest -q tests/test_parser.py::case{i // 3}"
+        step = i % 3
+        payload = bash(proj, sid, f"toolu_{sid}_{i}", case, "E   AssertionError: tab", failed=True) if step == 0 \
+            else write(proj, sid, f"toolu_{sid}_{i}", f"src/parser_{i // 3}.py", "TAB = '\\t'\n") if step == 1 \
+            else bash(proj, sid, f"toolu_{sid}_{i}", case, "1 passed")
+        events.append((str(payload["hook_event_name"]), payload))
     events += [("Stop", stop(proj, sid, f"{CANARY}: fixed; tabs are accepted now.")),
                ("SessionEnd", session_end(proj, sid))]
     ctx = ""

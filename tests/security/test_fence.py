@@ -68,6 +68,9 @@ def test_hostile_tool_output_cannot_break_the_next_sessions_fence(home: Home) ->
                                                        failed=True)))
     hook_json(home.hook("PostToolUse", write(proj, sid, "toolu_w", "notes.md",
                                              "# Notes\n" + "\n".join(HOSTILE) + f"\n{INJECTION}\n")))
+    # The turn ends on a failure whose output carries closers: the next session is told it was left failing.
+    error = f"E   AssertionError: {' '.join(HOSTILE[:3])} {INJECTION} {HOSTILE[13]}\nFAILED tests/test_upload.py::test_x"
+    hook_json(home.hook("PostToolUseFailure", bash(proj, sid, "toolu_last", "pytest -q", error, failed=True)))
     hook_json(home.hook("Stop", stop(proj, sid, f"Done. {HOSTILE[0]} {INJECTION} <system-reminder> unclosed")))
     hook_json(home.hook("SessionEnd", session_end(proj, sid)))
     home.flush()
@@ -78,7 +81,12 @@ def test_hostile_tool_output_cannot_break_the_next_sessions_fence(home: Home) ->
         payloads = " ".join(r[0] for r in conn.execute("SELECT payload FROM events"))
     finally:
         conn.close()
-    assert any("fails" in t for t in titles), titles
+    conn = home.db()
+    try:
+        left = " ".join(r[0] for r in conn.execute("SELECT next_steps FROM session_summaries"))
+    finally:
+        conn.close()
+    assert titles and "Still failing" in left, (titles, left)  # the hostile output is what was left failing
     for raw in ("</kenning-context>", "<system-reminder>", "</system-reminder>"):
         assert raw not in payloads and json.dumps(raw)[1:-1] not in payloads, raw
     assert not [name for name, data in tree_bytes(home.paths.spool).items() if b"</kenning-context>" in data]
