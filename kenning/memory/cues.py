@@ -57,7 +57,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"(?:my )?projects|(?:always )?(?:answer|reply|respond|talk|write|speak) (?:to )?me|for me|about me|"
         r"my (?:style|preference|habit)s?|dans tous (?:les|mes) projets|quel que soit le (?:projet|dépôt)|"
         r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos",
-        "所有项目 每个项目 任何项目 不管哪个项目 不管哪个仓库 无论哪个项目 无论哪个仓库 所有仓库 所有的项目 跟我说 回答我 对我 "
+        "所有项目 每个项目 任何项目 任何一个项目 不管哪个项目 不管在哪个项目 不管哪个仓库 不管在哪个仓库 无论哪个项目 "
+        "无论在哪个项目 无论哪个仓库 所有仓库 所有的项目 在哪个项目里 跟我说 回答我 对我 "
         "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 어떤 프로젝트 저에게 나에게"),
     "correction": (
         r"actually|correction|instead|no longer|not any ?more|anymore|switch(?:ed)? to|scratch that|"

@@ -93,8 +93,10 @@ def replaces(new: Memory, old: Memory) -> bool:
 
 
 def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:
-    if not new.text.isascii() and corrects(new.text, old.text):
-        return True  # "更正：依赖管理改用 uv，不要再用 poetry" after "以后所有的 Python 依赖都用 poetry 管理"
+    if not (new.text.isascii() and old.text.isascii()):
+        # The grammar below reads English; in other languages a correction says so, about the same thing:
+        # "更正：依赖管理改用 uv，不要再用 poetry" after "以后所有的 Python 依赖都用 poetry 管理".
+        return not new.text.isascii() and corrects(new.text, old.text)
     turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
     if turned_away and not (subj.negated(old.text) & turned_away):
         return True  # the old rule prescribed what the new one turns away from
@@ -203,9 +205,12 @@ def changed_value(new: str, old: str) -> bool:
     return False
 
 
-_LATIN = re.compile(r"[A-Za-z][\w.+-]{1,}")
+_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*")
 _SHARED_NAMES = 1      # a tool, file or setting both name ("poetry", "UTC")
 _SHARED_PAIRS = 2      # or as many character pairs of a CJK text (依赖, 管理)
+# The words our observers put around what was said ("stated by the user", "User: …"): no shared subject.
+_SAID_BY = frozenset("user stated said typed agent worked rejecting tool call plan accepted decided reported "
+                     "noted gotcha open item how it works".split())
 
 
 def corrects(new: str, old: str) -> bool:
@@ -218,7 +223,7 @@ def corrects(new: str, old: str) -> bool:
     if not has(new, "correction"):
         return False
     names = {w.lower() for w in _LATIN.findall(new)} & {w.lower() for w in _LATIN.findall(old)}
-    if len(names - STOPWORDS) >= _SHARED_NAMES:
+    if len(names - STOPWORDS - _SAID_BY) >= _SHARED_NAMES:
         return True
     pairs = {w for w in content_words(new) & content_words(old) if not w.isascii()}
     return len(pairs) >= _SHARED_PAIRS

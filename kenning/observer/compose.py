@@ -127,8 +127,9 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                                                                                              list[Judged]]:
     """The agent's root cause and fix (one memory), gotchas, decisions, facts and open items.
     Also returns what it stated and the memories took (the summary's "learned")."""
-    causes = _sure(r, "rootcause")
-    fixes = _sure(r, "fix") if causes or problem(r, slips) else []  # a fix of no problem is a routine change
+    asked = routine_question(r, files_modified)
+    causes = _sure(r, "rootcause", asked)
+    fixes = _sure(r, "fix", asked) if causes or problem(r, slips) else []  # a fix of no problem is a routine change
     if files_modified and not causes:
         # An accepted plan that was then carried out: the root cause it names (under a heading that says
         # so) is the one the change fixed. Its other context is the plan's motivation, not a cause.
@@ -153,7 +154,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         used += [*causes[:3], *fixes[:4]]
     for role, typ, concepts in (("gotcha", "discovery", ["gotcha"]), ("decision", "decision", ["why-it-exists"]),
                                 ("todo", "decision", ["what-changed"]), ("fact", "discovery", ["how-it-works"])):
-        for j in _sure(r, role)[:MAX_EACH[role]]:
+        for j in _sure(r, role, asked)[:MAX_EACH[role]]:
             if len(out) >= MAX_AGENT:
                 break
             if any(same_thing(j.text, u.text) for u in used):
@@ -228,9 +229,25 @@ def self_contained(title: str, heading: str, r: Reading, files: list[str]) -> st
     return clip(f"{about}: {title}", TITLE) if about and about.lower() not in title.lower() else title
 
 
-def _sure(r: Reading, role: str) -> list[Judged]:
+ANSWER_SURE = 0.85  # what an answer to a routine question must be, held out, to be more than the session log
+_ASKED = re.compile(r"^\s*(?:what|where|which|who|how (?:many|much|do|does|is|are)|does|do|is|are|can|list|show)\b|"
+                    r"[?？]\s*$|(?:吗|呢|什么|哪里|哪个|多少)[？?。]?\s*$|(?:ですか|ますか)[？?。]?\s*$",
+                    re.IGNORECASE)
+_WHY = re.compile(r"\b(?:why|how come)\b|为什么|为啥|なぜ|どうして|왜", re.IGNORECASE)
+
+
+def routine_question(r: Reading, files_modified: list[str]) -> bool:
+    """The turn answered a question about the code ("what does f return?", "where is X defined?"): nothing
+    changed, nothing failed, and it did not ask why something is so. Its answer is routine Q&A unless it
+    states a cause, a decision, a gotcha beyond doubt (DESIGN.md §9: "user asked X, I answered Y" is noise)."""
+    words = r.words.strip()
+    return bool(words) and bool(_ASKED.search(words)) and not _WHY.search(words) and not files_modified \
+        and all(c.ok for c in r.commands)
+
+
+def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     """The agent's units of a role it is sure enough of: its last message at SURE, before it at more."""
-    need = SURE[role]
+    need = max(SURE[role], ANSWER_SURE) if asked else SURE[role]
     # A conclusion that says nothing ("Done.") leaves the cause and fix to what was said along the way.
     silent = not any(j.origin == "final" and j.role in ("rootcause", "fix", "gotcha", "decision") and
                      j.worth >= SURE[j.role] for j in r.agent)

@@ -135,7 +135,9 @@ def standing(j: Judged) -> Judged:
     sig = signals(j.text)
     if not (sig & DURABLE) or sig & NOT_STANDING:
         return j
-    if not any(kind == "rule" for kind, _s in statements(j.text)):
+    if j.text.isascii() and not any(kind == "rule" for kind, _s in statements(j.text)):
+        return j  # (the grammar of rules reads English; elsewhere the cue words alone say it)
+    if not j.text.isascii() and not sig & {"always", "must", "prohibit", "user_scope"}:
         return j
     return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), scope="user" if "user_scope" in sig
                    else "project", tentative="tentative" in sig, how="cue words of a standing rule")

@@ -118,7 +118,8 @@ def request_of(prompts: list[str], plan_titles: list[str]) -> str:
     return gists[0] + ("; then: " + "; ".join(gists[1:4]) if len(gists) > 1 else "")
 
 
-def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str]) -> SummaryDraft | None:
+def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
+              taken_back: set[str] | frozenset[str] = frozenset()) -> SummaryDraft | None:
     """The session's summary so far, or None when the session did nothing worth one."""
     prior = session.prior_summary or {}
     prior_notes = str(prior.get("notes") or "")
@@ -137,8 +138,9 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str]) 
             state.uncommitted = []
     commands = _prior_list(prior_notes, COMMANDS, ", ") + [c for n in notes for c in n.commands]
     request = request_of([p for p in session.prompts if p], [*_prior_plans(prior), *plan_titles])
-    learned = _lines(prior.get("learned")) + [x for n in notes for x in n.learned]
-    done = _split(prior.get("completed")) + [x for n in notes for x in (*n.done, *n.status)]
+    learned = [x for x in _lines(prior.get("learned")) if x not in taken_back] + [x for n in notes for x in n.learned]
+    done = [x for x in _split(prior.get("completed")) if x not in taken_back] + [
+        x for n in notes for x in (*n.done, *n.status)]
     todos = [t for t in _split(prior.get("next_steps")) if not t.startswith("Still failing: ")]
     todos += [x for n in notes for x in n.todos] + (notes[-1].failing if notes else [])
     files_read = _unique([*_strs(prior.get("files_read")), *(f for n in notes for f in n.read)])

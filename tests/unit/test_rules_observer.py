@@ -299,8 +299,9 @@ def test_session3_the_question_is_remembered_by_its_reason(batch: list[Outcome])
     [why] = [d for d in batch[2].observations if "every line on the PDF shows its own VAT" in d.title]
     assert why.kind == "decision" and why.type == "decision"
     assert "src/invoice_api/totals.py" in why.files_read
-    # What the answer explained of the code is kept too, for search (the session log, not key).
-    assert any(d.kind in ("note", "fact") and "line_vat()" in d.title for d in batch[2].observations)
+    # What pins it in the code is kept too (the test that proves per-line rounding, or how line_vat() works).
+    assert any(d.kind in ("note", "fact") and ("line_vat()" in d.title or "test_vat_is_rounded_per_line" in d.title)
+               for d in batch[2].observations)
     assert not [d for d in batch[2].observations if d.kind == "answer"]
 
 

@@ -86,13 +86,14 @@ class RulesObserver:
         notes: list[Notes] = []
         plans: list[str] = []
         undoable = _Undoable(session)
+        taken_back: set[str] = set()
         restated = _Restated(session)
         summary_turn: Turn | None = None
         for turn in turns:
             drafts, note, reading = observe_turn(turn, session)
             if reading.plan_title:
                 plans.append(reading.plan_title)
-            undoable.apply(drafts, reading, out.observations)
+            taken_back |= undoable.apply(drafts, reading, out.observations)
             restated.apply(drafts, out.observations)
             out.observations.extend(drafts)
             if turn.prompt is not None or turn.events or (turn.stop is not None and turn.stop.kind == "Stop"):
@@ -103,7 +104,10 @@ class RulesObserver:
         if summary_turn is None and turns and session.prior_summary is None and session.prompts:
             summary_turn = turns[-1]  # the session ended without a Stop: summarise what it did
         if summary_turn is not None and (summary_turn.stop is not None or session.ended or idle):
-            out.summary = summarize(session, notes, plans)
+            for n in notes:  # what was taken back is no lesson and nothing done
+                n.learned = [x for x in n.learned if x not in taken_back]
+                n.done = [x for x in n.done if x not in taken_back]
+            out.summary = summarize(session, notes, plans, taken_back)
         return out
 
 
@@ -455,7 +459,7 @@ class _Undoable:
                       if o.get("kind") in ("fix", "rootcause", "change") and o.get("status", "active") == "active"]
         self.turn = 0
 
-    def apply(self, drafts: list[ObservationDraft], r: Reading, earlier: list[ObservationDraft]) -> None:
+    def apply(self, drafts: list[ObservationDraft], r: Reading, earlier: list[ObservationDraft]) -> set[str]:
         """A revert takes back what it undoes (the commit it names; changes not committed yet; what the user
         asks to revert: the last turn's); a fix after the user said the last one did not work replaces that
         one. Drafts of this call are dropped from ``earlier``; stored rows are named as superseded."""
@@ -475,16 +479,19 @@ class _Undoable:
             undone += [d for d in self.items if d.files & set(new_fix.files_modified)
                        and (d.item.kind if isinstance(d.item, ObservationDraft) else d.item.get("kind"))
                        in ("fix", "rootcause")]
+        titles: set[str] = set()
         for d in dict.fromkeys(id(x) for x in undone):
             done = next(x for x in undone if id(x) == d)
             if done in self.items:
                 self.items.remove(done)
             self._take_back(done, drafts, r, new_fix, earlier)
+            titles.add(done.item.title if isinstance(done.item, ObservationDraft) else str(done.item.get("title")))
         if r.actions.commits:
             for d in self.items:
                 d.committed = True
         self.items += [_Done(d, set(d.files_modified), self.turn, committed=bool(r.actions.commits))
                        for d in drafts if d.kind in ("fix", "rootcause", "change")]
+        return titles
 
     @staticmethod
     def _take_back(done: _Done, drafts: list[ObservationDraft], r: Reading, new_fix: ObservationDraft | None,

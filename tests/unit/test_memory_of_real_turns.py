@@ -1,0 +1,122 @@
+"""What the offline observer keeps of turns shaped like real ones (DESIGN.md §9), stored in a real
+SQLite file and given back by the real session-start index.
+
+The shapes are those of the development set's transcripts (../shared/data/real-sessions, their README):
+a plan the agent wrote handed over as "Implement the following plan:", words typed while the agent
+worked (Claude Code's queue-operation lines), the user's words when rejecting a tool call, a scripted
+headless prompt, questions on several topics in a row, a change taken back. The words are our own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.memory_story import Story, Turn, bash, edit, read
+
+ROOT = "/work/shop"
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> Iterator[Story]:
+    s = Story(tmp_path)
+    yield s
+    s.close()
+
+
+PLAN = """Implement the following plan:
+
+# Plan: Tenant-aware cache keys
+
+## Context
+Dashboards leak between tenants because the cache key leaves the tenant out.
+
+## Design
+- Always include tenant_id in the cache key.
+- Never cache responses that carry a Set-Cookie header.
+- Store keys as `tenant:path` strings.
+"""
+
+
+def test_an_accepted_plan_is_the_agents_words_never_the_users_rules(story: Story) -> None:
+    story.session("shop", Turn(PLAN, [edit(ROOT, "src/cache.py")], origin="plan",
+                               last="Implemented the plan: cache keys are `tenant:path` now."))
+    rows = story.active("shop")
+    assert rows, rows
+    assert not [r for r in rows if r["kind"] == "rule"], rows  # "Always …", "Never …" are the plan's bullets
+    assert not [r for r in rows if r["why"].get("by") == "user"]
+    assert "## Standing rules" not in story.context("shop")
+    # Live, the hooks see no prompt_origin: the plan is known by its first words all the same.
+    story.session("shop", Turn(PLAN, [edit(ROOT, "src/cache.py")], last="Done."))
+    assert not [r for r in story.active("shop") if r["kind"] == "rule"]
+
+
+def test_words_typed_while_the_agent_worked_and_said_rejecting_a_tool_are_the_users(story: Story) -> None:
+    story.session("shop", Turn(
+        "Speed up the nightly export job.",
+        [bash("python -m jobs.export", "exported 10 rows")],
+        during=[("queued", "Never push straight to main; always open a pull request."),
+                ("rejection", "No. The export must keep writing one file per customer, from now on and always.")],
+        last="Kept one file per customer; the export now streams rows."))
+    rules = {r["title"]: r for r in story.active("shop") if r["kind"] == "rule"}
+    queued = next(r for t, r in rules.items() if "push straight to main" in t)
+    assert queued["why"]["origin"] == "queued" and queued["why"]["by"] == "user"
+    rejected = next(r for t, r in rules.items() if "one file per customer" in t)
+    assert rejected["why"]["origin"] == "rejection"
+    assert "push straight to main" in story.context("shop")
+
+
+def test_a_scripted_headless_prompt_gives_no_rules(story: Story) -> None:
+    story.session("shop", Turn("You are an analyst. Always answer in JSON. Never ask questions.", origin="headless",
+                               last='{"verdict": "neutral"}'))
+    assert not [r for r in story.active("shop") if r["kind"] == "rule"]
+
+
+def test_an_answer_chain_on_three_topics_keeps_three_answers(story: Story) -> None:
+    """Each answer is about its own thing: none replaces another, whatever their order."""
+    story.session(
+        "shop",
+        Turn("Where does the staging database live?", [read(ROOT, "deploy/staging.env")],
+             last="The staging database runs on db-7.internal, port 6432 behind pgbouncer."),
+        Turn("How do we get credentials for staging?", [read(ROOT, "docs/access.md")],
+             last="Staging credentials come from the 1Password vault infra-staging; nobody keeps them in env files."),
+        Turn("Why is the invoice total rounded per line?", [read(ROOT, "src/totals.py")],
+             last="That was deliberate: every line on the PDF shows its own VAT, so the printed lines have to add "
+                  "up to the printed total."))
+    later = story.session("shop", Turn("Which port does the staging database use now?",
+                                       [read(ROOT, "deploy/staging.env")],
+                                       last="Still 6432 behind pgbouncer; only the admin port moved to 6543."))
+    assert later
+    rows = story.rows("shop")
+    said = " ".join(r["title"] for r in rows if r["status"] == "active")
+    for fact in ("db-7.internal", "infra-staging", "every line on the PDF shows its own VAT"):
+        assert fact in said, rows
+    assert not [r for r in rows if r["status"] == "superseded"], rows
+
+
+def test_a_reverted_fix_is_no_fix(story: Story) -> None:
+    story.session("shop", Turn(
+        "The upload test fails, fix it.",
+        [bash("pytest -q tests/test_upload.py", fails="E   AssertionError: 413"),
+         edit(ROOT, "deploy/nginx.conf", "client_max_body_size 1m;", "client_max_body_size 50m;"),
+         bash("pytest -q tests/test_upload.py", "3 passed")],
+        last="The upload failed because client_max_body_size was 1m; raising it to 50m fixed the 413."),
+        Turn("That breaks the other proxies, revert it.", [bash("git checkout -- .", "")],
+             last="Reverted: nginx.conf is back to 1m."))
+    rows = story.rows("shop")
+    assert not [r for r in rows if r["status"] == "active" and r["kind"] in ("fix", "rootcause")
+                and "50m" in r["title"]], rows
+    assert "raising it to 50m" not in story.context("shop")
+
+
+def test_the_users_later_word_beats_a_plan_bullet(story: Story) -> None:
+    story.session("shop", Turn(PLAN.replace("- Store keys as `tenant:path` strings.",
+                                            "- The schema snapshot must always be regenerated on every build."),
+                               [edit(ROOT, "src/cache.py")], origin="plan", last="Done."))
+    story.session("shop", Turn("The schema snapshot must never be regenerated; from now on only update it by hand.",
+                               last="Understood."))
+    ctx = story.context("shop")
+    assert "never be regenerated" in ctx
+    assert "always be regenerated" not in ctx.split("## Key")[0]  # the plan's bullet is not a standing rule
