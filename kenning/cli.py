@@ -245,7 +245,33 @@ def cmd_show(args: argparse.Namespace) -> int:
     for key, label in (("files_modified", "Modified"), ("files_read", "Read"), ("concepts", "Concepts")):
         if obs[key]:
             print(f"{label}: {', '.join(obs[key])}")
+    for line in judged_lines(obs):
+        print(line)
     return 0
+
+
+def judged_lines(obs: dict[str, Any]) -> list[str]:
+    """What the observer judged a memory to be, and why (the sentence, who said it, where): how a user
+    tells a standing rule from what only looked like one, and undoes it."""
+    kind = obs.get("kind")
+    if not kind:
+        return []
+    layer = {"rule": "a standing rule", "key": "a key memory", "log": "the session log"}.get(str(obs.get("layer")), "")
+    out = [f"\nJudged: {kind}" + (f" ({layer}" + (", for all your projects" if obs.get("scope") == "user" else "")
+                                   + (", tentative" if obs.get("tentative") else "") + ")" if layer else "")]
+    try:
+        why = json.loads(obs.get("why") or "{}")
+    except ValueError:
+        why = {}
+    if isinstance(why, dict) and why:
+        said, by, where = why.get("said"), why.get("by"), why.get("where")
+        if said:
+            out.append(f"Because {by or 'someone'} said" + (f" ({where})" if where else "") + f": \u201c{said}\u201d")
+        if why.get("how"):
+            out.append(f"How: {why['how']}")
+    if obs.get("layer") == "rule":
+        out.append(f"Not a rule? `kenning unpin {obs['id']}` keeps it as an ordinary memory.")
+    return out
 
 
 def cmd_status(args: argparse.Namespace) -> int:

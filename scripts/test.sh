@@ -29,7 +29,7 @@ if [ "${KENNING_TEST_CLAUDE_SDK:-1}" != "0" ]; then
   .venv/bin/python -m pip install -q --no-binary claude-agent-sdk $claude_reqs \
     || echo "warning: claude-agent-sdk not installed; its tests will be skipped" >&2
 fi
-.venv/bin/ruff check kenning tests bench
+.venv/bin/ruff check kenning tests bench training
 # No incremental cache (~80 MB in .mypy_cache): a fresh machine has none to reuse.
 .venv/bin/mypy --cache-dir=/dev/null
 set +e

@@ -73,7 +73,8 @@ def moment(sel: Selection) -> tuple[object, ...]:
     same text (the worker reuses it: kenning/context/cache.py)."""
     now = sel.now
     shown = [*sel.user_rules, *sel.rules, *sel.keys, *sel.todos, *sel.log]
-    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys), tuple(sorted(sel.repeats.items())),
+    return (time.strftime(HEADER_TIME, time.localtime(now)), tuple(r.id for r in sel.keys),
+            tuple(sorted(sel.repeats.items())),
             tuple(r.id for r in sel.log), tuple(x.id for x in sel.summaries),
             tuple(age(now - r.created_at) for r in shown), tuple(age(now - x.created_at) for x in sel.summaries),
             age(now - sel.left_off.created_at) if sel.left_off is not None else "")
@@ -125,10 +126,7 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     outcome = clean(short_links(fresh(first, s.created_at) if fresh else first), 120)
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
-    if outcome and about:
-        text = f"{about} → {outcome}"
-    else:
-        text = about or outcome or "Session"
+    text = f"{about} → {outcome}" if outcome and about else about or outcome or "Session"
     if state and len(text) < SESSION_CHARS - 20:
         text += f" [{state}]"
     return clean(text, SESSION_CHARS)

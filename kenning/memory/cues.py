@@ -20,16 +20,19 @@ _CUES: dict[str, tuple[str, str]] = {
         r"the (?:problem|issue|bug|culprit|crash|failure) (?:is|was)|that'?s why|which is why|"
         r"cause racine|parce que|à cause de|en raison de|provient de|ursache|weil|wegen|liegt (?:daran|an)|"
         r"causa raíz|porque|debido a|se debe a",
-        "根因 根本原因 原因是 原因在于 因为 由于 导致 造成 引起 所以才 原因 原因は のせいで せいで ため、 によって 根本 "
+        "根因 根本原因 原因是 原因在于 因为 由于 导致 造成 引起 所以才 原因 原因は のせいで せいで ため、 "
+        "によって 根本 "
         "원인 때문에 때문 로 인해 탓에"),
     "fix": (
         r"fixed|fixes|the fix|fix(?:ed)? by|resolved|solved|now (?:works|passes|returns|uses|handles|calls)|"
         r"instead of|replaced|corrigé|corrige|correctif|résolu|behoben|korrigiert|gelöst|corregido|solucionado|"
         r"arreglado",
-        "修复 修正 解决 改为 改成 换成 修好 修改为 改用 修正した 直した 解決 修正しました 直しました 수정 고쳤 해결 바꿨"),
+        "修复 修正 解决 改为 改成 换成 修好 修改为 改用 修正した 直した 解決 修正しました 直しました 수정 "
+        "고쳤 해결 바꿨"),
     "always": (
         r"always|never|every time|each time|whenever|from now on|going forward|by default|as a rule|"
-        r"(?:before|after|on|for|in) (?:every|each|any|all) \w+|désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
+        r"(?:before|after|on|for|in) (?:every|each|any|all) \w+|"
+        r"désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
         r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante",
         "以后 今后 总是 一律 始终 永远 每次 都要 一定要 务必 从现在起 今後 必ず 常に 絶対 いつも 毎回 以降 앞으로 항상 "
         "반드시 절대 매번 언제나"),
@@ -37,7 +40,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"we (?:use|don'?t use|never|always|prefer|keep|run|deploy|write|name|put)|(?:our|the) (?:convention|policy|"
         r"standard|rule) (?:is|here)|in this (?:repo|repository|project|codebase)|house style|"
         r"on (?:utilise|n'utilise pas)|wir (?:nutzen|verwenden)|usamos|no usamos",
-        "我们用 我们不用 我们统一 这个项目里 这个仓库里 本项目 このリポジトリでは このプロジェクトでは 이 저장소에서는 이 프로젝트에서는"),
+        "我们用 我们不用 我们统一 这个项目里 这个仓库里 本项目 このリポジトリでは このプロジェクトでは 이 "
+        "저장소에서는 이 프로젝트에서는"),
     "must": (
         r"must|mustn'?t|should|shouldn'?t|have to|has to|need to|needs to|required|is mandatory|"
         r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio",
@@ -46,7 +50,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"don'?t|do not|never|avoid|not allowed|forbidden|no more|stop (?:using|doing)|"
         r"ne (?:pas|jamais|plus)|n'(?:utilise|utilisez)|interdit|évite[rz]?|nicht|kein|keine|verboten|vermeide|"
         r"no (?:uses|usar|hagas)|prohibido|evita",
-        "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 말고 금지 피해"),
+        "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 "
+        "말고 금지 피해"),
     "prefer": (
         r"prefer|i like|i'?d rather|we'?d rather|i want|we want|i hate|i dislike|préfère|préférons|j'aime|"
         r"bevorzuge|lieber|ich mag|prefiero|preferimos|me gusta",
@@ -59,7 +64,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos",
         "所有项目 每个项目 任何项目 任何一个项目 不管哪个项目 不管在哪个项目 不管哪个仓库 不管在哪个仓库 无论哪个项目 "
         "无论在哪个项目 无论哪个仓库 所有仓库 所有的项目 在哪个项目里 跟我说 回答我 对我 "
-        "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 어떤 프로젝트 저에게 나에게"),
+        "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 "
+        "어떤 프로젝트 저에게 나에게"),
     "correction": (
         r"actually|correction|instead|no longer|not any ?more|anymore|switch(?:ed)? to|scratch that|"
         r"i was wrong|changed my mind|en fait|plutôt|au lieu de|ne plus|correction|stattdessen|nicht mehr|"
@@ -74,7 +80,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"todo|to-do|next time|later|follow[- ]?up|still (?:need|open|to do)|remaining|left to|not yet|"
         r"open items?|pending|plus tard|reste à|pas encore|à faire|später|noch nicht|offen|noch zu|"
         r"pendiente|todavía no|más tarde|queda",
-        "待办 下次 以后再 还需要 还没 尚未 待定 遗留 后续 回头 後で 次回 残り まだ 未対応 나중에 다음에 아직 남은 후속"),
+        "待办 下次 以后再 还需要 还没 尚未 待定 遗留 后续 回头 後で 次回 残り まだ 未対応 나중에 다음에 아직 "
+        "남은 후속"),
     "decided": (
         r"decided|we chose|i chose|went with|we'?ll use|we will use|decision|settled on|opted|agreed|"
         r"décidé|choisi|entschieden|gewählt|decidimos|elegimos|decidido",
@@ -124,7 +131,8 @@ def _compile(words: str, cjk: str) -> re.Pattern[str]:
 
 PATTERNS: dict[str, re.Pattern[str]] = {name: _compile(w, c) for name, (w, c) in _CUES.items()}
 SIGNALS = tuple(PATTERNS)
-_QUESTION = re.compile(r"[?？]\s*$|(?:吗|呢|么)[。.]?\s*$|(?:ですか|ますか|でしょうか)[。.]?\s*$|(?:나요|까요|니까)[.]?\s*$|"
+_QUESTION = re.compile(r"[?？]\s*$|(?:吗|呢|么)[。.]?\s*$|(?:ですか|ますか|でしょうか)[。.]?\s*$|"
+                       r"(?:나요|까요|니까)[.]?\s*$|"
                        r"^(?:how|why|what|where|which|who|when|is|are|does|do|did|can|could|should|would|will)\b",
                        re.IGNORECASE)
 

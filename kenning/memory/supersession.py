@@ -75,7 +75,7 @@ def replaces(new: Memory, old: Memory) -> bool:
         return False
     if new.layer in (KEY, RULE) and old.layer in (KEY, RULE) and changed_value(new.text, old.text):
         return True
-    if old.type in NEVER_REPLACED or new.type in NEVER_REPLACED and old.layer != RULE:
+    if old.type in NEVER_REPLACED or (new.type in NEVER_REPLACED and old.layer != RULE):
         return False  # two fixes of one thing are both true, unless one changed what the other states
     shared = _specific(subj.overlap(new.subjects, old.subjects), new.subjects, old.subjects)
     cue = subj.supersedes_something(new.text)
@@ -209,8 +209,8 @@ _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*")
 _SHARED_NAMES = 1      # a tool, file or setting both name ("poetry", "UTC")
 _SHARED_PAIRS = 2      # or as many character pairs of a CJK text (依赖, 管理)
 # The words our observers put around what was said ("stated by the user", "User: …"): no shared subject.
-_SAID_BY = frozenset("user stated said typed agent worked rejecting tool call plan accepted decided reported "
-                     "noted gotcha open item how it works".split())
+_SAID_BY = frozenset(["user", "stated", "said", "typed", "agent", "worked", "rejecting", "tool", "call", "plan",
+                      "accepted", "decided", "reported", "noted", "gotcha", "open", "item", "how", "it", "works"])
 
 
 def corrects(new: str, old: str) -> bool:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kenning.memory import cues
 from kenning.memory.subjects import is_status
 from kenning.memory.text import clip, content_words, jaccard
 from kenning.observer.reading import Reading, distinct
-from kenning.memory import cues
 from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
 
@@ -206,10 +206,10 @@ def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: li
 
 _NAMED = re.compile(r"`[^`]+`|\b[A-Za-z]+[_-][A-Za-z0-9_-]+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\w+\.\w{1,5}\b|"
                     r"\b[A-Z]{2,}[A-Z0-9_]*\b|--?\w[\w-]*")
-_GENERIC_HEADING = re.compile(r"^(?:root cause|cause|fix(?:es)?|the fix|solution|summary|changes?(?: made)?|what (?:changed|"
-                              r"was done|i did)|result|findings?|details|overview|why|problem|issue|notes?|verification|"
-                              r"review|next steps?|status|gotchas?|decisions?|files? changed|原因|根因|修复|修正|결과|원인)\b",
-                              re.IGNORECASE)
+_GENERIC_HEADING = re.compile(
+    r"^(?:root cause|cause|fix(?:es)?|the fix|solution|summary|changes?(?: made)?|what (?:changed|was done|i did)|"
+    r"result|findings?|details|overview|why|problem|issue|notes?|verification|review|next steps?|status|gotchas?|"
+    r"decisions?|files? changed|原因|根因|修复|修正|결과|원인)\b", re.IGNORECASE)
 CONTEXT_CHARS = 70
 
 
@@ -242,7 +242,7 @@ def routine_question(r: Reading, files_modified: list[str]) -> bool:
     states a cause, a decision, a gotcha beyond doubt (DESIGN.md §9: "user asked X, I answered Y" is noise)."""
     words = r.words.strip()
     return bool(words) and bool(_ASKED.search(words)) and not _WHY.search(words) and not files_modified \
-        and all(c.ok for c in r.commands)
+        and all(c.ok for c in r.commands) and not _PROBLEM.search(words) and "issue" not in words.lower()
 
 
 def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
@@ -284,7 +284,8 @@ ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|chang
                      re.IGNORECASE)
 _PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
                       r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
-                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제", re.IGNORECASE)
+                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
+                      re.IGNORECASE)
 
 
 def problem(r: Reading, slips: frozenset[str] = frozenset()) -> bool:
@@ -342,7 +343,8 @@ def _concepts(kind: str) -> list[str]:
 
 def _why(j: Judged, where: str, by: str) -> dict[str, object]:
     sig = sorted(cues.signals(j.text) - {"narrate", "request", "praise"})
-    how = j.how or f"judged {j.role} (role model: {j.p:.2f}, worth keeping {j.worth:.2f})" + (f"; cues: {', '.join(sig)}" if sig else "")
+    how = j.how or (f"judged {j.role} (role model: {j.p:.2f}, worth keeping {j.worth:.2f})"
+                    + (f"; cues: {', '.join(sig)}" if sig else ""))
     if j.scope == "user":
         how += "; said to hold for all of the user's work"
     if j.tentative:

@@ -52,7 +52,8 @@ def origin_of(prompt_event: Event | None) -> str:
     if prompt_event is None:
         return ""
     p = prompt_event.payload
-    text = p.get("prompt") if isinstance(p.get("prompt"), str) else ""
+    raw = p.get("prompt")
+    text = raw if isinstance(raw, str) else ""
     declared = p.get("prompt_origin")
     if isinstance(declared, str) and declared:
         return declared

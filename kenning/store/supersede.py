@@ -74,10 +74,10 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
         row = found[0] if found else None
         if row is None:
             continue
-        if row["layer"] not in (RULE, KEY):
-            out += _changed_values(conn, row, at)  # a note that a value changed still makes the old one untrue
-            continue
         new = _memory(row)
+        if row["layer"] not in (RULE, KEY):
+            out += _changed_values(conn, row, new, at)  # a note that a value changed still makes the old one untrue
+            continue
         # Only rows replaces() could say yes to, before their text is read (could_replace, in SQL): a
         # subject like cmd:pytest is shared by most of a project's rows, none of them fix-like.
         may, may_args = _could_replace_sql(new)
@@ -120,18 +120,18 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                 and replaces(new, _memory(r))]
         for oid in mark(conn, gone, nid, at=at):
             out.append((oid, nid))
-        out += _changed_values(conn, row, at)
+        out += _changed_values(conn, row, new, at)
     return out
 
 
 VALUE_CANDIDATES = 300  # a project's newest key memories a changed value is checked against
 
 
-def _changed_values(conn: sqlite3.Connection, row: sqlite3.Row, at: float | None) -> list[tuple[int, int]]:
+def _changed_values(conn: sqlite3.Connection, row: sqlite3.Row, new: Memory,
+                    at: float | None) -> list[tuple[int, int]]:
     """"… the deadline from 10s to 120s": the project's key memories that state the old value of the
     same thing stop being true, whether or not they share a subject with the new one (the words that
     name the value are what they share)."""
-    new = _memory(row)
     if not has_change(new.text):
         return []
     gone = [int(r["id"]) for r in rows(

@@ -71,9 +71,14 @@ def export(conn: sqlite3.Connection, *, project: str | None = None, since: float
         for o in conn.execute("SELECT * FROM observations WHERE session_id = ? ORDER BY id", (s["id"],)):
             if (o["type"] == SENSITIVE and not include_sensitive) or not in_range(o["created_at"]):
                 continue
-            rec = {"kind": "observation", "session": key}
+            rec: dict[str, Any] = {"kind": "observation", "session": key}
             for f in OBS_FIELDS:
                 rec[f] = _loads_list(o[f]) if f in repo.JSON_LIST_FIELDS else o[f]
+            # What the observer judged it to be (migration 0025); "kind" already names the record.
+            # sqlite3.Row answers ``in`` by value, not by column name, hence keys().
+            if "why" in o.keys():  # noqa: SIM118
+                rec.update(role=o["kind"], scope=o["scope"], tentative=bool(o["tentative"]),
+                           why=_loads_dict(o["why"]))
             records.append(rec)
         for m in conn.execute("SELECT * FROM session_summaries WHERE session_id = ?", (s["id"],)):
             if in_range(m["created_at"]):
@@ -94,6 +99,14 @@ def export_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
     """JSONL text, one line per record (UTF-8 as is: exports are for humans too)."""
     for rec in records:
         yield json.dumps(rec, ensure_ascii=False) + "\n"
+
+
+def _loads_dict(raw: Any) -> dict[str, Any]:
+    try:
+        v = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
 
 
 def _loads_list(raw: Any) -> list[Any]:
@@ -247,7 +260,7 @@ def _import_observation(conn: sqlite3.Connection, rec: dict[str, Any], known: di
         files_modified=_strs(rec, "files_modified"), prompt_number=_int(rec, "prompt_number", optional=True),
         tokens_spent=_int(rec, "tokens_spent"), source_tokens=_int(rec, "source_tokens"),
         agent_id=_text(rec, "agent_id", optional=True, limit=200),
-        agent_type=_text(rec, "agent_type", optional=True, limit=200))
+        agent_type=_text(rec, "agent_type", optional=True, limit=200), **_role(rec, clean))
     project = conn.execute("SELECT project FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
     oid = repo.insert_observation(conn, sid, project, d, _text(rec, "observer", limit=64) or "import")
     if oid and status != "active":
@@ -274,6 +287,30 @@ def _import_summary(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[t
 
 
 # ----------------------------------------------------------------------- field validation
+
+def _role(rec: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
+    """What the observer judged an exported memory to be: checked like every other field (an export of
+    an older version has none of it)."""
+    from kenning.memory.layers import KIND_LAYERS
+
+    role = _text(rec, "role", optional=True, limit=32)
+    if role is not None and role not in KIND_LAYERS:
+        raise ValueError(f"role must be one of {', '.join(sorted(KIND_LAYERS))} or null")
+    scope = _text(rec, "scope", optional=True, limit=16) or "project"
+    if scope not in ("project", "user"):
+        raise ValueError("scope must be project or user")
+    tentative = rec.get("tentative", False)
+    if not isinstance(tentative, bool):
+        raise ValueError("tentative must be true or false")
+    why = rec.get("why") or {}
+    if not isinstance(why, dict) or len(why) > 20 or not all(
+            isinstance(k, str) and len(k) <= 32 and (isinstance(v, int | float) or (isinstance(v, str) and
+                                                                                   len(v) <= 10_000))
+            for k, v in why.items()):
+        raise ValueError("why must be an object of short texts and numbers")
+    return {"kind": role or "", "scope": scope, "tentative": tentative,
+            "why": {k: clean(v) if isinstance(v, str) else v for k, v in why.items()}}
+
 
 def _key(rec: dict[str, Any]) -> tuple[str, str]:
     platform = rec.get("platform", "claude-code")

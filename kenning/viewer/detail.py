@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -63,9 +64,23 @@ def lineage(conn: sqlite3.Connection, obs: dict[str, Any], archive_before: float
     members = int(conn.execute("SELECT COUNT(*) FROM observations WHERE id = ? OR duplicate_of = ?",
                                (group, group)).fetchone()[0])
     return {"layer": obs.get("layer") or "log", "decided": obs.get("user_layer"),
-            "decided_at": obs.get("user_layer_at"), "archived": obs["archived"],
+            "decided_at": obs.get("user_layer_at"), "archived": obs["archived"], "judged": judged(obs),
             "superseded_by": by, "superseded_at": obs.get("superseded_at"), "replaced": replaced,
             "head": group, "occurrences": members}
+
+
+def judged(obs: dict[str, Any]) -> dict[str, Any] | None:
+    """What the observer judged the memory to be and why (migration 0025): its role, whether it holds for
+    all of the user's projects, whether it is provisional, and the sentence it rests on, who said it, where."""
+    if not obs.get("kind"):
+        return None
+    try:
+        why = json.loads(obs.get("why") or "{}")
+    except ValueError:
+        why = {}
+    why = why if isinstance(why, dict) else {}
+    return {"kind": obs["kind"], "scope": obs.get("scope") or "project", "tentative": bool(obs.get("tentative")),
+            **{k: str(why[k]) for k in ("said", "by", "origin", "where", "how") if why.get(k)}}
 
 
 def shared_subjects(conn: sqlite3.Connection, a: int, b: int) -> list[str]:

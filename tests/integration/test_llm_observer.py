@@ -144,7 +144,8 @@ def test_the_demo_story_through_real_hooks_gives_the_scripted_observations_back(
     start = fill(load_story()["sessions"][0]["events"][0]["payload"], str(home.project))
     start["session_id"] = "9f0e8d7c-0000-4000-8000-0000000000aa"
     text = session_start_context(home.hook("SessionStart", start))
-    key = {"VAT is rounded per invoice line, half-up, to whole cents", "No CLI: the HTTP API is the supported interface"}
+    key = {"VAT is rounded per invoice line, half-up, to whole cents",
+           "No CLI: the HTTP API is the supported interface"}
     for title in key:  # the key memories themselves; the CSV export (routine work) is told by its session's line
         assert norm(title) in norm(text), text
     h = health(home)["observer"]

@@ -72,9 +72,7 @@ class Story:
             sid = repo.upsert_session(self.conn, platform="claude-code", agent_session_id=sid_name, project=root,
                                       project_root=root, cwd=root, at=self.t)
         events: list[Event] = []
-        number = 0
-        for turn in turns:
-            number += 1
+        for number, turn in enumerate(turns, 1):
             prompt: dict[str, Any] = {"hook_event_name": "UserPromptSubmit", "prompt": turn.prompt}
             if turn.origin:
                 prompt["prompt_origin"] = turn.origin

@@ -39,6 +39,11 @@ def build(conn: sqlite3.Connection) -> None:
             type="sensitive", title="Client Acme's VPN layout", created_at=T0 + 5), "rules")
         old = repo.insert_observation(conn, shop, "shop", ObservationDraft(
             type="decision", title="Use pip", created_at=T0 + 6), "rules")
+        repo.insert_observation(conn, shop, "shop", ObservationDraft(  # what the observer judged it to be, and why
+            type="decision", title="Answer me in French in every project", created_at=T0 + 7, kind="rule",
+            scope="user", tentative=True, why={"said": "In every project, answer me in French.", "by": "user",
+                                               "origin": "typed", "where": "prompt 1", "how": "judged rule",
+                                               "sure": 0.93}), "rules")
         conn.execute("UPDATE observations SET status = 'superseded' WHERE id = ?", (old,))
 
 
@@ -72,7 +77,7 @@ def table(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
 
 OBS = ("SELECT s.agent_session_id, o.project, o.type, o.title, o.subtitle, o.facts, o.narrative, o.concepts, "
        "o.files_read, o.files_modified, o.prompt_number, o.tokens_spent, o.source_tokens, o.created_at, "
-       "o.content_hash, o.agent_id, o.agent_type, o.observer, o.status "
+       "o.content_hash, o.agent_id, o.agent_type, o.observer, o.status, o.kind, o.scope, o.tentative, o.why, o.layer "
        "FROM observations o JOIN sessions s ON s.id = o.session_id ORDER BY o.created_at, o.title")
 SESSIONS = ("SELECT platform, agent_session_id, project, project_root, cwd, started_at, ended_at, end_reason, status, "
             "prompt_count FROM sessions ORDER BY agent_session_id")
@@ -123,7 +128,7 @@ def test_export_of_an_empty_database_is_just_a_header(dst: sqlite3.Connection) -
 
 def test_round_trip_reproduces_every_field(src: sqlite3.Connection, dst: sqlite3.Connection) -> None:
     added = import_text(dst, export_text(src, include_sensitive=True))
-    assert added == {"sessions": 3, "prompts": 3, "observations": 5, "summaries": 3, "skipped": 0}
+    assert added == {"sessions": 3, "prompts": 3, "observations": 6, "summaries": 3, "skipped": 0}
     for sql in (SESSIONS, PROMPTS, OBS, SUMMARIES):
         assert table(dst, sql) == table(src, sql), sql
     # FTS was filled by the triggers: imported memory is searchable.
@@ -137,7 +142,7 @@ def test_importing_twice_adds_nothing(src: sqlite3.Connection, dst: sqlite3.Conn
     before = [table(dst, sql) for sql in (SESSIONS, PROMPTS, OBS, SUMMARIES)]
     again = import_text(dst, text)
     assert again["sessions"] == again["prompts"] == again["observations"] == again["summaries"] == 0
-    assert again["skipped"] == 3 + 3 + 4 + 3
+    assert again["skipped"] == 3 + 3 + 5 + 3
     assert [table(dst, sql) for sql in (SESSIONS, PROMPTS, OBS, SUMMARIES)] == before
 
 
@@ -155,7 +160,7 @@ def test_imported_prompts_raise_the_sessions_prompt_count(src: sqlite3.Connectio
 
 def test_blank_lines_are_ignored(src: sqlite3.Connection, dst: sqlite3.Connection) -> None:
     text = "\n\n".join(export_text(src).splitlines()) + "\n\n"
-    assert import_text(dst, text)["observations"] == 4
+    assert import_text(dst, text)["observations"] == 5
 
 
 # ------------------------------------------------------------------------------- bad input
@@ -190,6 +195,12 @@ BAD_LINES = [
      '"created_at": 1}', "line 4"),  # a lone surrogate: valid JSON, not storable
     ('{"kind": "summary", "session": {"agent_session_id": "a1"}, "created_at": 1, "learned": ["x"]}',
      "learned must be a string"),
+    ('{"kind": "observation", "session": {"agent_session_id": "a1"}, "type": "decision", "title": "t", '
+     '"created_at": 1, "role": "commandment"}', "role must be one of"),
+    ('{"kind": "observation", "session": {"agent_session_id": "a1"}, "type": "decision", "title": "t", '
+     '"created_at": 1, "scope": "everyone"}', "scope must be project or user"),
+    ('{"kind": "observation", "session": {"agent_session_id": "a1"}, "type": "decision", "title": "t", '
+     '"created_at": 1, "why": ["said"]}', "why must be an object"),
 ]
 
 

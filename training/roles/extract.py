@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pathlib
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from kenning.observer.units import units  # noqa: E402
+from kenning.observer.units import units
 
 SYNTHETIC = ("<command-name>", "<command-message>", "<local-command", "<task-notification>", "<system-reminder>",
              "[Request interrupted", "Caveat:", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
@@ -53,7 +54,7 @@ def _text_of(content: object) -> str:
 def claude_turns(path: str) -> Iterator[Turn]:
     cur = Turn(origin="none")
     seen_queued: set[str] = set()
-    for line in open(path, encoding="utf-8"):
+    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
         try:
             d = json.loads(line)
         except ValueError:
@@ -96,7 +97,7 @@ def claude_turns(path: str) -> Iterator[Turn]:
 
 def codex_turns(path: str) -> Iterator[Turn]:
     cur = Turn(origin="none")
-    for line in open(path, encoding="utf-8"):
+    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
         try:
             d = json.loads(line)
         except ValueError:
@@ -115,7 +116,8 @@ def codex_turns(path: str) -> Iterator[Turn]:
 
 
 def session_units(path: str, project: str) -> Iterator[dict[str, object]]:
-    first = open(path, encoding="utf-8").readline()
+    with open(path, encoding="utf-8") as fh:
+        first = fh.readline()
     reader = codex_turns if '"session_meta"' in first else claude_turns
     for n, turn in enumerate(t for t in reader(path) if t.prompt or t.texts):
         if turn.prompt:

@@ -19,6 +19,7 @@ import argparse
 import glob
 import json
 import os
+import pathlib
 import sys
 from array import array
 from collections import Counter, defaultdict
@@ -42,7 +43,7 @@ DEFAULT_TRANSCRIPTS = os.path.abspath(os.path.join(ROOT, "..", "shared", "data",
 def load_labels() -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for path in sorted(glob.glob(os.path.join(HERE, "labels", "*.tsv"))):
-        for line in open(path, encoding="utf-8"):
+        for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
             parts = line.rstrip("\n").split("\t")
             if len(parts) >= 2 and parts[1] in ROLES:
                 out[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
@@ -72,7 +73,7 @@ def real_examples(src: str, labels: dict[str, tuple[str, str]]) -> list[dict[str
 def own_examples() -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for path in sorted(glob.glob(os.path.join(HERE, "own", "*.jsonl"))):
-        for line in open(path, encoding="utf-8"):
+        for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 d = json.loads(line)
                 d.setdefault("speaker", "user")

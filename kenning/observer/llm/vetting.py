@@ -27,10 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.memory import cues
 from kenning.observer.parse import ParsedObservation
 from kenning.observer.prompts import elide, render_event
 from kenning.observer.reading import USER_ORIGINS, origin_of
-from kenning.memory import cues
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event
 

@@ -256,7 +256,7 @@ def _overlaps(a: str, b: str) -> bool:
 def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: str) -> list[ObservationDraft]:
     """The same command failing, then passing with only an environment variable or flag added, when the
     agent's words name what was added: what it needs is a gotcha (never two different commands)."""
-    out = []
+    out: list[ObservationDraft] = []
     cmds = r.commands
     for i, fail in enumerate(cmds):
         if fail.ok:
@@ -272,8 +272,8 @@ def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: s
         title = f"`{_short_cmd(fail.command)}` needs {' '.join(needs)}" + (f" (else: {headline})" if headline else "")
         best = next((j for j in r.agent if j.text == said[0]), None)
         out.append(ObservationDraft(
-            type="discovery", title=clip(said[0] if best is not None and best.role in ("gotcha", "rootcause") else title,
-                                         240),
+            type="discovery",
+            title=clip(said[0] if best is not None and best.role in ("gotcha", "rootcause") else title, 240),
             subtitle=clip(title, 160), facts=_unique([title, f"`{_short_cmd(passing.command)}` passes", *said[:2]]),
             narrative=(f"While working on: {gist}. " if gist else "") + f"`{_short_cmd(fail.command)}` failed "
             f"({headline or 'non-zero exit'}); run as `{_short_cmd(passing.command)}` it passed.",
@@ -390,7 +390,8 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
     verb = "Added" if created and len(created) == len(files) else "Changed"
     listed = _file_list([f for f in files if f in created] + [f for f in files if f not in created])
     facts = [f"Created {f}" for f in files if f in created]
-    facts += [f"Modified {f}" + (f" ({edits[f]} edits)" if edits.get(f, 1) > 1 else "") for f in files if f not in created]
+    facts += [f"Modified {f}" + (f" ({edits[f]} edits)" if edits.get(f, 1) > 1 else "")
+              for f in files if f not in created]
     ran = [c for c in r.commands if not evidence.trivial(c)]
     if ran:
         facts.append(f"Last check: `{_short_cmd(ran[-1].command)}` {'passed' if ran[-1].ok else 'failed'}")
@@ -487,8 +488,8 @@ class _Undoable:
             self._take_back(done, drafts, r, new_fix, earlier)
             titles.add(done.item.title if isinstance(done.item, ObservationDraft) else str(done.item.get("title")))
         if r.actions.commits:
-            for d in self.items:
-                d.committed = True
+            for item in self.items:
+                item.committed = True
         self.items += [_Done(d, set(d.files_modified), self.turn, committed=bool(r.actions.commits))
                        for d in drafts if d.kind in ("fix", "rootcause", "change")]
         return titles
@@ -542,8 +543,8 @@ class _Restated:
                 if isinstance(old, ObservationDraft):
                     if old in earlier:
                         earlier.remove(old)
-                elif isinstance(old.get("id"), int):
-                    d.supersedes.append(int(old["id"]))  # type: ignore[arg-type]
+                elif isinstance(old_id := old.get("id"), int):
+                    d.supersedes.append(old_id)
             self.items.append((fam, words, d))
 
 

@@ -9,6 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import zlib
@@ -56,7 +57,7 @@ def _ngrams(text: str, prefix: str) -> list[str]:
 def _words(text: str, prefix: str) -> list[str]:
     toks = [t for t in _TOKEN.findall(text) if t.isalnum() or t in "⟨⟩?？!"]
     out = [prefix + t for t in toks]
-    out += [f"{prefix}{a}_{b}" for a, b in zip(toks, toks[1:], strict=False)]
+    out += [f"{prefix}{a}_{b}" for a, b in itertools.pairwise(toks)]
     if toks:
         out.append(f"{prefix}^{toks[0]}")  # how it opens ("let", "fix", "we", "root")
     return out

@@ -298,6 +298,13 @@ export class Detail {
       else if (m.decided === 'key') who = ` Kept as a key memory by you${m.decided_at ? ` on ${fullTime(m.decided_at)}` : ''}.`;
       parts.push(h('p', {class: 'layer-line'}, h('strong', null, name), `: ${what}.${who}`));
     }
+    const j = m.judged;
+    if (j) {  // why the observer judged it so: the sentence, who said it and where (undo it with "Keep as a key memory")
+      const scope = j.scope === 'user' ? ', for all your projects' : '';
+      parts.push(h('p', {class: 'judged-line'}, h('strong', null, `Judged a ${j.kind}`), `${scope}${j.tentative ? ', tentative' : ''}`,
+        j.said ? [' because ', j.by || 'someone', ' said', j.where ? ` (${j.where})` : '', ': ', h('q', {class: 'judged-said'}, j.said)] : '',
+        '.', j.how ? h('span', {class: 'muted'}, ` ${j.how}.`) : ''));
+    }
     if (m.occurrences > 1) {
       parts.push(h('p', null, `Recorded ${m.occurrences} times: near-duplicates are merged into one memory`,
         m.head && m.head !== o.id ? [', whose newest statement is ', this.link(m.head, `#${m.head}`, 'group-head')] : '',
