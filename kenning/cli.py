@@ -266,7 +266,8 @@ def judged_lines(obs: dict[str, Any]) -> list[str]:
     if isinstance(why, dict) and why:
         said, by, where = why.get("said"), why.get("by"), why.get("where")
         if said:
-            out.append(f"Because {by or 'someone'} said" + (f" ({where})" if where else "") + f": \u201c{said}\u201d")
+            who = {"user": "you", "agent": "the agent"}.get(str(by), str(by or "someone"))
+            out.append(f"Because {who} said" + (f" ({where})" if where else "") + f": \u201c{said}\u201d")
         if why.get("how"):
             out.append(f"How: {why['how']}")
     if obs.get("layer") == "rule":

@@ -46,5 +46,13 @@ def test_a_preference_for_every_project_reaches_a_new_project_and_a_project_rule
         assert "## Your preferences (every project" in fresh
         assert "protobuf" not in fresh and "make proto" not in fresh, fresh
         assert "no memory of project" not in fresh
+
+        # `kenning show` says what it was judged to be, on whose words, and how to undo it.
+        pref = home.db().execute("SELECT id FROM observations WHERE scope = 'user'").fetchone()[0]
+        shown = home.kenning("show", str(pref))
+        assert shown.returncode == 0, shown.stderr
+        assert "Judged: rule (a standing rule, for all your projects)" in shown.stdout, shown.stdout
+        assert "Because you said" in shown.stdout and "conclusion first" in shown.stdout, shown.stdout
+        assert f"kenning unpin {pref}" in shown.stdout, shown.stdout
     finally:
         home.stop_worker()

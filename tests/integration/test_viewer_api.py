@@ -81,6 +81,9 @@ def test_feed_detail_edit_retract_delete(live: tuple[Home, httpx.Client]) -> Non
     d = c.get(f"/api/viewer/observations/{obs['id']}").json()
     assert d["prompt"]["text"].startswith("Always use Decimal")
     assert d["session"]["agent_session_id"] == "viewer-s1"
+    judged = d["memory"]["judged"]  # what the observer made of it, and the words it rests on
+    assert (judged["kind"], judged["by"], judged["scope"]) == ("rule", "user", "project"), judged
+    assert "Decimal" in judged["said"] and judged["how"], judged
     story = c.get(f"/api/viewer/sessions/{d['session']['id']}").json()
     assert [o["id"] for t in story["turns"] for o in t["observations"]] == [obs["id"]]
 
