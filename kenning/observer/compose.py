@@ -160,7 +160,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             if any(same_thing(j.text, u.text) for u in used):
                 continue
             out.append(ObservationDraft(
-                type=typ, title=self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files_modified),
+                type=typ, title=self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files_modified,
+                                               j.unit.before),
                 subtitle={"gotcha": "gotcha", "decision": "decided",
                                                                 "todo": "open item", "fact": "how it works"}[role],
                 facts=[j.text], narrative=j.text, concepts=concepts, files_read=files_read, created_at=at,
@@ -198,7 +199,9 @@ def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: li
     out = []
     for j in distinct(pool)[:MAX_NOTES]:
         out.append(ObservationDraft(
-            type="discovery", title=clip(statement(j.text), TITLE), subtitle=f"noted by the agent ({j.role})",
+            type="discovery",
+            title=self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, [], j.unit.before),
+            subtitle=f"noted by the agent ({j.role})",
             facts=[j.text], narrative=j.text, concepts=_concepts(j.role), files_read=files_read, created_at=at,
             kind="note", why=_why(j, where, "agent")))
     return out
@@ -213,10 +216,21 @@ _GENERIC_HEADING = re.compile(
 CONTEXT_CHARS = 70
 
 
-def self_contained(title: str, heading: str, r: Reading, files: list[str]) -> str:
-    """A title that names what it is about (§9: a memory names what it rests on): one that names nothing
+# A sentence that only points back at the one before it: "That was deliberate: …", "This is why …".
+_POINTS_BACK = re.compile(
+    r"^(?:that|this|it|these|those)(?:'s|’s)?\s+(?:is|was|were|are|has|had|means?|meant|makes?|made|keeps?|kept|"
+    r"would|will|does|did|also|way|why|because|happens?|happened|explains?|matters?|broke|breaks|caused?|causes)\b|"
+    r"^(?:that's|this's|it's)\b|^(?:这(?:是|样|就)|那(?:是|样)|这个|因此|所以|それ(?:は|が|で)|これ(?:は|が|で)|"
+    r"그것|이것|이는|그래서)", re.IGNORECASE)
+
+
+def self_contained(title: str, heading: str, r: Reading, files: list[str], before: str = "") -> str:
+    """A title that names what it is about (§9: a memory names what it rests on): one that only points
+    back ("That was deliberate: …") gets the sentence it points at in front; one that names nothing
     (no identifier, file, command or setting) gets the specific heading it was said under, else the
     turn's commit, else the file it changed, in front."""
+    if before and _POINTS_BACK.match(title) and len(before) <= TITLE // 2:
+        return clip(f"{before.rstrip()} {title}", TITLE)
     if _NAMED.search(title):
         return title
     about = ""

@@ -54,6 +54,7 @@ class Unit:
     bullet: bool = False  # a list item
     label: bool = False   # it opened with a bold "Label:" of its own (the label is in ``heading``)
     table: bool = False   # a row of a table, its cells joined by "; "
+    before: str = ""      # the sentence before it in its paragraph ("That was deliberate" says what by it)
 
 
 def units(text: str) -> list[Unit]:
@@ -71,11 +72,14 @@ def units(text: str) -> list[Unit]:
         nonlocal para, para_bullet, para_label
         if para:
             body = " ".join(x.strip() for x in para)
+            prev = ""
             for i, s in enumerate(sentences(body)):
                 clean = tidy(s)
                 if clean and len(clean) <= MAX_UNIT and not _noise(clean):
                     # A run-in label ("**Root cause.** …") heads its whole paragraph; it opens the first unit.
-                    out.append(Unit(clean, para_label or heading, len(out), para_bullet, bool(para_label) and i == 0))
+                    out.append(Unit(clean, para_label or heading, len(out), para_bullet, bool(para_label) and i == 0,
+                                    before=prev))
+                prev = clean
         para, para_bullet, para_label = [], False, ""
 
     for raw in (text or "").splitlines():
