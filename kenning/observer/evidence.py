@@ -60,6 +60,15 @@ def file_path(ev: Event) -> str | None:
     return None
 
 
+# How Claude Code answers a tool call the user refused (the tool never ran); what they said follows.
+REFUSED = "The user doesn't want to proceed with this tool use"
+
+
+def refused(error: str) -> bool:
+    text = error.lstrip()
+    return text.removeprefix("Error: ").startswith(REFUSED)
+
+
 def failed(ev: Event) -> bool:
     return ev.kind == "PostToolUseFailure"
 
@@ -115,6 +124,8 @@ def command(ev: Event) -> Command | None:
     desc = raw_desc if isinstance(raw_desc, str) else ""
     if failed(ev):
         err = ev.payload.get("error")
+        if isinstance(err, str) and refused(err):
+            return None  # the user said no to the call: nothing ran, nothing failed
         return Command(cmd.strip(), False, err if isinstance(err, str) else "", ev.occurred_at, ev.id, desc)
     resp = _response(ev)
     out = ""

@@ -17,7 +17,7 @@ from typing import Any
 from kenning.observer.modes import concept_ids
 from kenning.observer.parse import KINDS
 from kenning.observer.reading import origin_of
-from kenning.observer.transcript import PAYLOAD_KEY
+from kenning.observer.transcript import PAYLOAD_KEY, words_of
 from kenning.records import Event, SessionInfo
 
 FIELD_LIMIT = 16_000
@@ -105,12 +105,15 @@ def render_event(ev: Event) -> str:
         raw = p.get("last_assistant_message")
         last = raw if isinstance(raw, str) else ""
         said = [t for t in p.get(PAYLOAD_KEY) or [] if isinstance(t, str) and t.strip()]
+        # The user's words mid-turn (typed while the agent worked, said refusing a tool call), as prompts.
+        words = "".join(f'<user_prompt number="{ev.prompt_number}" at="{at}" origin="{_attr(origin)}">\n'
+                        f"{elide(text)}\n</user_prompt>\n" for origin, text in words_of(p))
         body = ""
         if said:  # what the agent explained along the way (from the transcript)
             body += "\n<agent_messages>\n" + elide("\n---\n".join(said)) + "\n</agent_messages>"
         if last:
             body += f"\n<agent_last_message>\n{elide(last)}\n</agent_last_message>"
-        return f'<turn_end at="{at}">{body + chr(10) if body else ""}</turn_end>'
+        return f'{words}<turn_end at="{at}">{body + chr(10) if body else ""}</turn_end>'
     if ev.kind == "SessionEnd":
         return f'<session_end at="{at}" reason="{_attr(p.get("reason"))}"/>'
     if ev.kind not in ("PostToolUse", "PostToolUseFailure"):

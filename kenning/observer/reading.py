@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from kenning.memory.text import content_words, jaccard
 from kenning.observer import evidence, git_actions
 from kenning.observer.roles.roles import Judged, judge
+from kenning.observer.transcript import words_of
 from kenning.observer.units import Unit, units
 from kenning.records import Event
 
@@ -79,10 +80,14 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             m = _PLAN_TITLE.search(body)
             r.plan_title = m.group(1).strip() if m else ""
             r.plan = [judge(u, speaker="user", origin="plan") for u in units(body)[:MAX_UNITS]]
-    for e in events:  # typed while the agent worked, or said refusing a tool call: the user's words too
-        if e.kind == "UserPromptSubmit" and origin_of(e) in USER_ORIGINS and isinstance(e.payload.get("prompt"), str):
-            r.user += judge_user(e.payload["prompt"], origin_of(e))
-            r.words = (r.words + "\n" + e.payload["prompt"]).strip()
+    # Typed while the agent worked, or said refusing a tool call: the user's words too (an imported
+    # turn holds them as prompts of their own; a live one's Stop brings them from the transcript).
+    said = [(origin_of(e), e.payload["prompt"]) for e in events if e.kind == "UserPromptSubmit"
+            and origin_of(e) in USER_ORIGINS and isinstance(e.payload.get("prompt"), str)]
+    said += words_of(stop.payload) if stop is not None else []
+    for origin, text in said:
+        r.user += judge_user(text, origin)
+        r.words = (r.words + "\n" + text).strip()
     budget = MAX_UNITS
     for k, text in enumerate(texts):
         last = k == len(texts) - 1

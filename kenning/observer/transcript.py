@@ -1,12 +1,17 @@
-"""What the agent said during a turn, read from Claude Code's transcript at ``transcript_path``.
+"""What was said during a turn that no hook reports, read from Claude Code's transcript at ``transcript_path``.
 
 The Stop payload carries only the agent's last message; its explanations along the way ("the
 crash was X", "raising Y fixed it") are ``text`` blocks of ``assistant`` lines in the session's
-JSONL transcript (see the protocol reference, section 5). The turn is found by its
-``prompt_id`` (the typed ``user`` line carries it as ``promptId``), else by the prompt's text;
-only the file's tail is read, lines that are not assistant text are skipped before parsing,
-and subagent (sidechain) lines are left out. What is returned is cleaned like captured text
-(``<private>`` removed, secrets redacted) before anything keeps it.
+JSONL transcript (see the protocol reference, section 5). Two kinds of the user's own words reach
+the agent mid-turn without a ``UserPromptSubmit`` either: a message typed while the agent worked
+(a ``queue-operation`` line that enqueues it, then one that removes it from the queue when the
+agent takes it in; one the queue hands over as the next prompt is dequeued instead, and that
+prompt has its own hook), and what they said refusing a tool call (the call's ``tool_result``).
+
+The turn is found by its ``prompt_id`` (the typed ``user`` line carries it as ``promptId``), else by
+the prompt's text; only the file's tail is read, lines that are none of these are skipped before
+parsing, and subagent (sidechain) lines are left out. What is returned is cleaned like captured
+text (``<private>`` removed, secrets redacted) before anything keeps it.
 """
 
 from __future__ import annotations
@@ -19,27 +24,35 @@ from typing import Any
 TAIL_BYTES = 2 * 1024 * 1024
 MAX_CHARS = 12_000  # of one turn's text kept (its end: where explanations and outcomes are)
 PAYLOAD_KEY = "kenning_turn_text"
+WORDS_KEY = "kenning_turn_words"  # [{"origin": "queued" | "rejection", "text": ...}], in order
+REFUSED = "The user doesn't want to proceed with this tool use"
+_USER_SAID = "the user said:"
 
 
 def turn_texts(path: str, *, prompt_id: str = "", prompt: str = "") -> list[str]:
     """The assistant's text blocks of one turn, in order ([] when the transcript cannot be read)."""
+    return read_turn(path, prompt_id=prompt_id, prompt=prompt)[0]
+
+
+def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list[str], list[dict[str, str]]]:
+    """(the assistant's text blocks, the user's words said mid-turn) of one turn, in order."""
     if not path or not path.endswith(".jsonl"):
-        return []
+        return [], []
     try:
         st = os.stat(path)
         if (st.st_mode & 0o170000) != 0o100000:
-            return []
+            return [], []
         with open(path, "rb") as fh:
             if st.st_size > TAIL_BYTES:
                 fh.seek(st.st_size - TAIL_BYTES)
                 fh.readline()  # a partial line
             data = fh.read(TAIL_BYTES)
     except (OSError, ValueError):
-        return []
-    turns: list[list[str]] = []
-    current: list[str] | None = None
+        return [], []
+    turns: list[_Turn] = []
+    current: _Turn | None = None
     current_id: object = None
-    matched: list[str] | None = None
+    matched: _Turn | None = None
     for raw in data.split(b"\n"):
         kind = _kind(raw)
         if kind is None:
@@ -48,7 +61,16 @@ def turn_texts(path: str, *, prompt_id: str = "", prompt: str = "") -> list[str]
             line = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(line, dict) or line.get("type") != kind or line.get("isSidechain"):
+        if not isinstance(line, dict) or line.get("isSidechain"):
+            continue
+        if kind == "queue":
+            if line.get("type") == "queue-operation":
+                if current is None:
+                    current = _Turn()
+                    turns.append(current)
+                current.queue(line)
+            continue
+        if line.get("type") != ("assistant" if kind == "assistant" else "user"):
             continue
         msg: dict[str, Any] = line["message"] if isinstance(line.get("message"), dict) else {}
         if kind == "user":
@@ -57,25 +79,79 @@ def turn_texts(path: str, *, prompt_id: str = "", prompt: str = "") -> list[str]
             typed = _typed_prompt(msg)
             if not pid or pid == current_id or typed is None:
                 continue
-            current, current_id = [], pid
+            current, current_id = _Turn(), pid
             turns.append(current)
             if (prompt_id and pid == prompt_id) or (not prompt_id and prompt and typed.strip() == prompt.strip()):
                 matched = current
             continue
         if current is None:  # the tail starts inside a turn
-            current = []
+            current = _Turn()
             turns.append(current)
+        if kind == "refused":
+            said = _refusal(msg)
+            if said:
+                current.words.append({"origin": "rejection", "text": said})
+            continue
         for block in msg.get("content") or []:
             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 text = block["text"].strip()
                 if text:
-                    current.append(text)
-    found = matched if matched is not None else (turns[-1] if turns and not prompt_id else [])
-    return _tail(found)
+                    current.texts.append(text)
+    found = matched if matched is not None else (turns[-1] if turns and not prompt_id else None)
+    if found is None:
+        return [], []
+    return _tail(found.texts), found.said()
+
+
+class _Turn:
+    """What one turn's lines hold: the agent's texts and the user's words in it."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.words: list[dict[str, str]] = []
+        self.waiting: list[str] = []  # queued, not yet taken in or handed over ('' for no typed words)
+
+    def queue(self, line: dict[str, Any]) -> None:
+        """Queued words count once the agent took them in ("remove"); "dequeue" hands them over as
+        the next prompt, which its own hook reports (and a Stop cannot know yet which will come)."""
+        op, content = line.get("operation"), line.get("content")
+        if op == "enqueue":
+            self.waiting.append(content.strip() if isinstance(content, str) and _typed_words(content) else "")
+        elif op in ("remove", "dequeue") and self.waiting:
+            text = self.waiting.pop(0)
+            if op == "remove" and text:
+                self.words.append({"origin": "queued", "text": text})
+
+    def said(self) -> list[dict[str, str]]:
+        return [dict(w) for w in self.words][-MAX_WORDS:]
+
+
+MAX_WORDS = 20
+
+
+def _typed_words(text: str) -> bool:
+    """A message the user typed (not a slash command, a notification, a task record, an agent's message)."""
+    t = text.strip()
+    return bool(t) and not t.startswith(("<", "{", "/", "Another Claude session"))
+
+
+def _refusal(msg: dict[str, Any]) -> str:
+    """What the user said refusing a tool call ('' for a refusal without words, or no refusal)."""
+    for block in msg.get("content") or []:
+        if not (isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")):
+            continue
+        content = block.get("content")
+        if isinstance(content, list):
+            content = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+        text = str(content or "").strip().removeprefix("Error: ")
+        if text.startswith(REFUSED):
+            i = text.find(_USER_SAID)
+            return text[i + len(_USER_SAID):].strip() if i >= 0 else ""
+    return ""
 
 
 def _kind(raw: bytes) -> str | None:
-    """'user' / 'assistant' for conversation lines worth parsing, None for everything else.
+    """'user' / 'assistant' / 'refused' / 'queue' for lines worth parsing, None for everything else.
 
     Decided from the line's head without parsing it: tool results and tool calls (file contents,
     command output) can be megabytes, and they carry no explanation.
@@ -83,8 +159,12 @@ def _kind(raw: bytes) -> str | None:
     head = raw[:1500].replace(b" ", b"")
     if b'"role":"assistant"' in head:
         return "assistant" if b'{"type":"text"' in head else None
-    if b'"role":"user"' in head and b'"tool_result"' not in head:
-        return "user"
+    if b'"role":"user"' in head:
+        if b'"tool_result"' not in head:
+            return "user"
+        return "refused" if b"doesn'twanttoproceedwiththistooluse" in head else None
+    if b'"type":"queue-operation"' in head[:200]:
+        return "queue"
     return None
 
 
@@ -125,12 +205,22 @@ class TurnReader:
 
     def enrich(self, payload: dict[str, Any]) -> dict[str, Any]:
         if PAYLOAD_KEY in payload:
-            return payload
+            return payload  # an imported turn: its texts, and its words as prompts of their own
         path = payload.get("transcript_path")
         pid = payload.get("prompt_id")
-        texts = turn_texts(path if isinstance(path, str) else "", prompt_id=pid if isinstance(pid, str) else "")
+        texts, words = read_turn(path if isinstance(path, str) else "", prompt_id=pid if isinstance(pid, str) else "")
         last = payload.get("last_assistant_message")
         cleaned = [c for c in (self.clean(t) for t in texts) if c.strip()]
         if isinstance(last, str) and cleaned and cleaned[-1].strip() == self.clean(last).strip():
             cleaned.pop()  # the last message is in the payload already
-        return {**payload, PAYLOAD_KEY: cleaned}
+        said = [{"origin": w["origin"], "text": c} for w in words if (c := self.clean(w["text"])).strip()]
+        return {**payload, PAYLOAD_KEY: cleaned, WORDS_KEY: said}
+
+
+def words_of(payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """(origin, text) of the user's words a Stop carries (``WORDS_KEY``), checked."""
+    raw = payload.get(WORDS_KEY)
+    if not isinstance(raw, list):
+        return []
+    return [(str(w["origin"]), w["text"]) for w in raw if isinstance(w, dict) and w.get("origin") in
+            ("queued", "rejection") and isinstance(w.get("text"), str) and w["text"].strip()]

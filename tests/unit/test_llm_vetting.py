@@ -11,7 +11,8 @@ from typing import Any
 from kenning.observer.llm import vetting
 from kenning.observer.llm.outcome import observation_drafts
 from kenning.observer.parse import ParsedObservation, Reply, parse_reply
-from kenning.observer.transcript import PAYLOAD_KEY
+from kenning.observer.prompts import render_event
+from kenning.observer.transcript import PAYLOAD_KEY, WORDS_KEY
 from kenning.records import Event, SessionInfo
 
 SESSION = SessionInfo(id=1, agent_session_id="5f1c2a9e-0000-4000-8000-000000000001", project="p",
@@ -151,3 +152,14 @@ def test_a_sentence_may_come_from_an_earlier_turn_of_the_conversation() -> None:
     assert (d.kind, d.why["by"], d.why["where"]) == ("rule", "user", "prompt 2 of session 5f1c2a9e")
     [d] = _drafts(judged("rule", "Never commit the .env file; it holds the staging keys."), now)
     assert d.kind == "decision" and d.why["said"] == ""
+
+
+def test_words_a_live_turn_end_brings_from_the_transcript_are_the_users() -> None:
+    """Live, what the user typed while the agent worked reaches the observer on the turn's end
+    (read from the transcript): shown to the model as the user's prompt, and vetted as theirs."""
+    end = ev("Stop", {"last_assistant_message": "Done.", PAYLOAD_KEY: [],
+                      WORDS_KEY: [{"origin": "queued", "text": "From now on squash every merge into main."}]}, eid=9)
+    shown = render_event(end)
+    assert '<user_prompt number="1"' in shown and 'origin="queued"' in shown and "squash every merge" in shown
+    v = vet(judged("rule", "From now on squash every merge into main."), [prompt("Clean up the branch."), end])
+    assert v.kind == "rule" and (v.why["by"], v.why["origin"]) == ("user", "queued"), v

@@ -125,7 +125,8 @@ def test_the_users_later_word_beats_a_plan_bullet(story: Story) -> None:
 @pytest.mark.parametrize("answer, subject", [
     ("**Why per line.** `round_line()` in src/totals.py rounds each line's tax to the cent. That was deliberate: "
      "every printed line shows its own tax, so the lines have to add up to the printed total.", "`round_line()`"),
-    ("`round_line()` 按发票的每一行分别四舍五入税额。这是故意的：每一行都单独打印税额，所以各行之和必须等于打印出的总额。",
+    ("`round_line()` 按发票的每一行分别四舍五入税额。"
+     "这是故意的：每一行都单独打印税额，所以各行之和必须等于打印出的总额。",
      "`round_line()`"),
 ])
 def test_a_sentence_that_points_back_keeps_what_it_points_at(story: Story, answer: str, subject: str) -> None:

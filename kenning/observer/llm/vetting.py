@@ -31,7 +31,7 @@ from kenning.memory import cues
 from kenning.observer.parse import ParsedObservation
 from kenning.observer.prompts import elide, render_event
 from kenning.observer.reading import USER_ORIGINS, origin_of
-from kenning.observer.transcript import PAYLOAD_KEY
+from kenning.observer.transcript import PAYLOAD_KEY, words_of
 from kenning.records import Event
 
 MIN_QUOTE = 6  # non-space characters of a sentence and of each piece around a … ("yes" is found anywhere)
@@ -77,6 +77,7 @@ def sources(events: Sequence[Event]) -> list[Source]:
             by = "user" if origin in USER_ORIGINS else "plan" if origin == "plan" else "harness"
             out.append(Source(_norm(elide(p["prompt"])), by, origin, e))
         elif e.kind == "Stop":
+            out += [Source(_norm(elide(text)), "user", origin, e) for origin, text in words_of(p)]
             said = [t for t in p.get(PAYLOAD_KEY) or [] if isinstance(t, str) and t.strip()]
             if said:
                 out.append(Source(_norm(elide("\n---\n".join(said))), "agent", "progress", e))
