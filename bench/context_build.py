@@ -1,6 +1,6 @@
 """The SessionStart context build at 10k and 100k observations.
 
-    .venv/bin/python bench/context_build.py [--quick] [--write] [--runs N] [--profile]
+    .venv/bin/python bench/context_build.py [--quick] [--write] [--runs N] [--profile] [--before REF]
 
 For each size a database is created through the real migrations (``kenning.store.db.open_db``)
 and filled with ``executemany`` in one transaction: the project with N observations, another
@@ -12,7 +12,10 @@ project with as many, one session summary per ~20 observations. Then:
 * each SQL statement ``build`` runs (captured with a trace callback, so the list follows the
   code), timed alone, with its ``EXPLAIN QUERY PLAN``;
 * the full ``kenning context --cwd`` CLI (worker down: it reads SQLite; worker up: it asks the
-  worker), next to ``python -I -S -c pass``, and the worker's ``GET /api/context`` over HTTP.
+  worker), next to ``python -I -S -c pass``, and the worker's ``GET /api/context`` over HTTP;
+* with ``--before REF`` (``merge-base`` for the merge base with main), the same ``build()`` of that
+  revision's tree on a database its own migrations made from the same rows: fresh processes of
+  the two trees alternated, each timing warm calls, medians and their ratio.
 """
 
 from __future__ import annotations
@@ -40,9 +43,11 @@ from common import (
     REPO,
     Install,
     command_line,
+    extract,
     fmt,
     load_avg,
     md_table,
+    merge_base,
     populate,
     project_key,
     run_header,
@@ -74,6 +79,54 @@ text = build(conn, settings, sys.argv[1], modes_dir=paths.modes)
 t1 = time.perf_counter_ns()
 print(json.dumps({"ms": (t1 - t0) / 1e6, "chars": len(text)}))
 """
+
+
+PAIRED_POPULATE = r"""
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]  # the tree's kenning, then bench/ (for populate)
+from common import populate
+populate(sys.argv[3], {"/src/proj-a": int(sys.argv[4]), "proj-b": int(sys.argv[4])}, seed=5, now=1.767e9)
+"""
+
+PAIRED_TIME = r"""
+import json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from kenning.context.session_start import build
+from kenning.settings import Settings
+from kenning.store.db import connect
+conn = connect(sys.argv[2], readonly=True)
+settings = Settings()
+build(conn, settings, "/src/proj-a", now=1.767e9)
+out = []
+for _ in range(int(sys.argv[3])):
+    t0 = time.perf_counter_ns()
+    text = build(conn, settings, "/src/proj-a", now=1.767e9)
+    out.append(time.perf_counter_ns() - t0)
+print(json.dumps({"p50": statistics.median(out) / 1e6, "chars": len(text)}))
+"""
+
+
+def paired(n: int, before: str, root: Path, runs: int, rounds: int) -> dict[str, Any]:
+    """``build()`` of this tree and of ``before`` at ``n`` observations, in alternated fresh processes."""
+    trees = {"before": str(extract(before, root / "before-tree")), "this tree": str(REPO)}
+    dbs = {}
+    for name, tree in trees.items():
+        db = root / f"paired-{name.replace(' ', '-')}-{n}.db"
+        subprocess.run([PYTHON, "-c", PAIRED_POPULATE, tree, str(REPO / "bench"), str(db), str(n)], check=True,
+                       capture_output=True)
+        dbs[name] = str(db)
+    p50s: dict[str, list[float]] = {name: [] for name in trees}
+    chars: dict[str, int] = {}
+    order = list(trees)
+    for r in range(rounds):
+        for name in order if r % 2 == 0 else order[::-1]:
+            proc = subprocess.run([PYTHON, "-c", PAIRED_TIME, trees[name], dbs[name], str(runs)], check=True,
+                                  capture_output=True, text=True)
+            res = json.loads(proc.stdout)
+            p50s[name].append(res["p50"])
+            chars[name] = res["chars"]
+    return {"n": n, "before": statistics.median(p50s["before"]), "this": statistics.median(p50s["this tree"]),
+            "chars_before": chars["before"], "chars_this": chars["this tree"], "rounds": rounds, "runs": runs}
 
 
 def timed(fn: Any, runs: int) -> list[int]:
@@ -258,6 +311,7 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="always print a cProfile of build()")
     ap.add_argument("--write", action="store_true", help="replace this benchmark's section of BENCHMARKS.md")
     ap.add_argument("--keep", action="store_true", help="keep the temporary data dirs")
+    ap.add_argument("--before", default="", help="also time build() of this revision ('merge-base': with main)")
     args = ap.parse_args()
     args.runs = args.runs or (50 if args.quick else 200)
     args.cold_runs = 3 if args.quick else 10
@@ -288,6 +342,20 @@ def main() -> int:
         p(md_table(["observations in the project", "build() p50 ms", "build() p95 ms", "fresh process ms",
                     "CLI worker down p50 ms", "CLI worker up p50 ms", "HTTP p50 ms",
                     f"build() p50 ≤ {TARGET_P50_MS:.0f} ms at {TARGET_AT // 1000}k"], rows))
+        if args.before:
+            before = merge_base() if args.before == "merge-base" else args.before
+            rounds = 4 if args.quick else 10
+            p(f"\n### Paired with {before[:10]}: `build()` of both trees, same rows\n")
+            rows = []
+            for n in sizes:
+                r = paired(n, before, root, max(10, args.runs // 4), rounds)
+                rows.append([f"{n:,}", fmt(r["before"], 2), fmt(r["this"], 2), f"{r['this'] / r['before']:.2f}×",
+                             f"{r['chars_before']:,} / {r['chars_this']:,}"])
+            p(md_table(["observations in the project", f"{before[:10]} p50 ms", "this tree p50 ms",
+                        "this ÷ before", "index chars (before / this)"], rows))
+            p(f"\nEach tree's rows made by its own migrations from the same generator (seed 5); {rounds} fresh "
+              f"processes per tree, alternated, each the median of {max(10, args.runs // 4)} warm `build()` "
+              "calls after one unmeasured; the table gives the median of those medians.")
         p(f"\nLoad average at the end {load_avg()}; wall time of this benchmark {time.monotonic() - started:.0f} s.")
     finally:
         if not args.keep:
