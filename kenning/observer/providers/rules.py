@@ -16,7 +16,7 @@ judged by the role model, what the commands did) and turned into memories
   unless the agent explained it.
 
 A change that is reverted (``git revert``, changes discarded) stops being a fix; a fix the user
-said did not work is replaced by the next one. At Stop the session summary is rewritten
+said did not work is replaced by the next one (kenning/observer/taken_back.py). At Stop the session summary is rewritten
 (kenning/observer/summary.py).
 """
 
@@ -32,6 +32,7 @@ from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, top
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, summarize
+from kenning.observer.taken_back import Restated, Undoable
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
@@ -39,11 +40,6 @@ TURN_CLOSERS = ("Stop", "SessionEnd")
 MAX_FILES_IN_TITLE = 3
 LOG_KINDS = ("change", "answer", "explored", "note")
 CHANGE_TITLE = 140  # routine work's title: what changed and the outcome, one short line
-_DID_NOT_WORK = re.compile(r"\b(?:still|again|didn'?t (?:work|help|fix)|doesn'?t work|not fixed|same (?:error|issue|"
-                           r"problem)|no change)\b|还是|仍然|依然|没有解决|まだ|直っていない|여전히|아직도",
-                           re.IGNORECASE)
-_REVERT_SAID = re.compile(r"\b(?:revert(?:ed)?|undo|undid|roll(?:ed)? back|rolled back|back out|backed out)\b|"
-                          r"撤销|回滚|还原|元に戻|되돌", re.IGNORECASE)
 
 
 @dataclass
@@ -85,9 +81,9 @@ class RulesObserver:
             leftover = []
         notes: list[Notes] = []
         plans: list[str] = []
-        undoable = _Undoable(session)
+        undoable = Undoable(session)
         taken_back: set[str] = set()
-        restated = _Restated(session)
+        restated = Restated(session)
         summary_turn: Turn | None = None
         for turn in turns:
             drafts, note, reading = observe_turn(turn, session)
@@ -248,7 +244,6 @@ def _user_statuses(r: Reading, prompt: str, at: float, where: str,
 
 
 def _overlaps(a: str, b: str) -> bool:
-    from kenning.memory.text import content_words, jaccard
 
     return jaccard(content_words(a), content_words(b)) >= 0.5
 
@@ -435,132 +430,6 @@ def _still_failing(r: Reading) -> list[str]:
         head = evidence.error_headline(ran[-1].output)
         return [f"Still failing: `{_short_cmd(ran[-1].command)}`" + (f" ({head})" if head else "")]
     return []
-
-
-# ----------------------------------------------------------------------------- reverts, redos
-
-@dataclass
-class _Done:
-    """A fix or change of this session that a later turn may take back."""
-
-    item: ObservationDraft | dict[str, object]
-    files: set[str]
-    turn: int
-    committed: bool = False
-
-    def mentions(self, commit: str) -> bool:
-        facts = self.item.facts if isinstance(self.item, ObservationDraft) else _strs(self.item.get("facts"))
-        return any(commit[:7] in f for f in facts) if commit[:1].isalnum() and len(commit) >= 7 else False
-
-
-class _Undoable:
-    def __init__(self, session: SessionInfo) -> None:
-        self.items = [_Done(o, set(_strs(o.get("files_modified"))), -1, committed=True)
-                      for o in session.prior_observations
-                      if o.get("kind") in ("fix", "rootcause", "change") and o.get("status", "active") == "active"]
-        self.turn = 0
-
-    def apply(self, drafts: list[ObservationDraft], r: Reading, earlier: list[ObservationDraft]) -> set[str]:
-        """A revert takes back what it undoes (the commit it names; changes not committed yet; what the user
-        asks to revert: the last turn's); a fix after the user said the last one did not work replaces that
-        one. Drafts of this call are dropped from ``earlier``; stored rows are named as superseded."""
-        self.turn += 1
-        user = bool(r.words) and not r.words.rstrip().endswith(("?", "？"))
-        new_fix = next((d for d in drafts if d.kind in ("fix", "rootcause")), None)
-        undone: list[_Done] = []
-        for commit in r.actions.reverted:
-            named = [d for d in self.items if d.mentions(commit)]
-            undone += named or [d for d in self.items if d.committed][-1:]
-        if r.actions.discarded:
-            undone += [d for d in self.items if not d.committed]
-        if user and _REVERT_SAID.search(r.words) and not undone:
-            last = max((d.turn for d in self.items), default=None)
-            undone += [d for d in self.items if d.turn == last and last is not None and last >= 0]
-        if user and new_fix is not None and _DID_NOT_WORK.search(r.words):
-            undone += [d for d in self.items if d.files & set(new_fix.files_modified)
-                       and (d.item.kind if isinstance(d.item, ObservationDraft) else d.item.get("kind"))
-                       in ("fix", "rootcause")]
-        titles: set[str] = set()
-        for d in dict.fromkeys(id(x) for x in undone):
-            done = next(x for x in undone if id(x) == d)
-            if done in self.items:
-                self.items.remove(done)
-            self._take_back(done, drafts, r, new_fix, earlier)
-            titles.add(done.item.title if isinstance(done.item, ObservationDraft) else str(done.item.get("title")))
-        if r.actions.commits:
-            for item in self.items:
-                item.committed = True
-        self.items += [_Done(d, set(d.files_modified), self.turn, committed=bool(r.actions.commits))
-                       for d in drafts if d.kind in ("fix", "rootcause", "change")]
-        return titles
-
-    @staticmethod
-    def _take_back(done: _Done, drafts: list[ObservationDraft], r: Reading, new_fix: ObservationDraft | None,
-                   earlier: list[ObservationDraft]) -> None:
-        if isinstance(done.item, ObservationDraft):
-            if done.item in earlier:
-                earlier.remove(done.item)
-            return
-        oid = done.item.get("id")
-        if not isinstance(oid, int):
-            return
-        target = new_fix
-        if target is None:
-            at = max((c.at for c in r.commands), default=0.0)
-            target = ObservationDraft(type="change", title=clip(f"Reverted: {done.item.get('title')}", 200),
-                                      created_at=at, kind="change", facts=[f"Took back #{oid}"])
-            drafts.append(target)
-        target.supersedes.append(oid)
-
-
-FAMILIES = {"rootcause": "cause", "fix": "cause", "gotcha": "gotcha", "decision": "decision", "fact": "fact",
-            "todo": "todo", "status": "status"}
-SAID_AGAIN = 0.55
-
-
-class _Restated:
-    """The same thing said again later in the session (a cause explained once more, with the fix that
-    finally worked; a gotcha found twice): the newer memory replaces the older one."""
-
-    def __init__(self, session: SessionInfo) -> None:
-        self.items: list[tuple[str, set[str], ObservationDraft | dict[str, object]]] = []
-        for o in session.prior_observations:
-            fam = FAMILIES.get(str(o.get("kind") or ""))
-            if fam and o.get("status", "active") == "active":
-                self.items.append((fam, content_words(_said(o)), o))
-
-    def apply(self, drafts: list[ObservationDraft], earlier: list[ObservationDraft]) -> None:
-        for d in drafts:
-            fam = FAMILIES.get(d.kind)
-            if fam is None:
-                continue
-            words = content_words(_said(d))
-            for item in [x for x in self.items if x[0] == fam and jaccard(words, x[1]) >= SAID_AGAIN]:
-                old = item[2]
-                if isinstance(old, ObservationDraft) and any(old is x for x in drafts):
-                    continue  # the same turn says both: composing kept them apart on purpose
-                self.items.remove(item)
-                if isinstance(old, ObservationDraft):
-                    if old in earlier:
-                        earlier.remove(old)
-                elif isinstance(old_id := old.get("id"), int):
-                    d.supersedes.append(old_id)
-            self.items.append((fam, words, d))
-
-
-def _said(o: ObservationDraft | dict[str, object]) -> str:
-    """The sentence a memory was judged from (its title when it records none)."""
-    if isinstance(o, ObservationDraft):
-        return str(o.why.get("said") or o.title)
-    why = o.get("why")
-    if isinstance(why, str) and why.startswith("{"):
-        try:
-            import json
-
-            return str(json.loads(why).get("said") or o.get("title") or "")
-        except ValueError:
-            pass
-    return str(o.get("title") or "")
 
 
 # ----------------------------------------------------------------------------- helpers
