@@ -7,11 +7,11 @@ import json
 import os
 import sqlite3
 import sys
-import time
 from typing import Any
 
 from kenning import daemon
-from kenning.commands.args import count, row_id, seconds, undecodable
+from kenning.commands import show
+from kenning.commands.args import count, seconds, undecodable
 from kenning.hook import client
 from kenning.paths import Paths, ensure_token, read_token
 from kenning.settings import SPECS, load
@@ -215,66 +215,6 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    from kenning.service import Memory
-
-    paths = Paths()
-    settings, _ = load(paths)
-    obs = Memory(paths, settings).observation(args.id)
-    if obs is None:
-        print(f"kenning: no observation {args.id}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(obs, indent=2, ensure_ascii=False))
-        return 0
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(obs["created_at"]))
-    print(f"#{obs['id']} [{obs['type']}] {obs['title']}")
-    from kenning.integrations import LABELS
-
-    agent = LABELS.get(str(obs.get("platform") or ""), str(obs.get("platform") or ""))
-    print(f"{obs['project']} · {when} · {agent} session {obs['agent_session_id']} · prompt {obs['prompt_number']}"
-          + (f" · {obs['status']}" if obs["status"] != "active" else ""))
-    if obs["subtitle"]:
-        print(obs["subtitle"])
-    if obs["narrative"]:
-        print(f"\n{obs['narrative']}")
-    if obs["facts"]:
-        print("\nFacts:")
-        for f in obs["facts"]:
-            print(f"  - {f}")
-    for key, label in (("files_modified", "Modified"), ("files_read", "Read"), ("concepts", "Concepts")):
-        if obs[key]:
-            print(f"{label}: {', '.join(obs[key])}")
-    for line in judged_lines(obs):
-        print(line)
-    return 0
-
-
-def judged_lines(obs: dict[str, Any]) -> list[str]:
-    """What the observer judged a memory to be, and why (the sentence, who said it, where): how a user
-    tells a standing rule from what only looked like one, and undoes it."""
-    kind = obs.get("kind")
-    if not kind:
-        return []
-    layer = {"rule": "a standing rule", "key": "a key memory", "log": "the session log"}.get(str(obs.get("layer")), "")
-    out = [f"\nJudged: {kind}" + (f" ({layer}" + (", for all your projects" if obs.get("scope") == "user" else "")
-                                   + (", tentative" if obs.get("tentative") else "") + ")" if layer else "")]
-    try:
-        why = json.loads(obs.get("why") or "{}")
-    except ValueError:
-        why = {}
-    if isinstance(why, dict) and why:
-        said, by, where = why.get("said"), why.get("by"), why.get("where")
-        if said:
-            who = {"user": "you", "agent": "the agent"}.get(str(by), str(by or "someone"))
-            out.append(f"Because {who} said" + (f" ({where})" if where else "") + f": \u201c{said}\u201d")
-        if why.get("how"):
-            out.append(f"How: {why['how']}")
-    if obs.get("layer") == "rule":
-        out.append(f"Not a rule? `kenning unpin {obs['id']}` keeps it as an ordinary memory.")
-    return out
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     from kenning.service import Memory
 
@@ -399,10 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--project", help="project name instead of a directory (e.g. kenning-demo)")
     s.add_argument("--stats", action="store_true", help="also print its size")
     s.set_defaults(func=cmd_context)
-    s = sub.add_parser("show", help="print one observation in full")
-    s.add_argument("id", type=row_id)
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_show)
+    show.register(sub)
     s = sub.add_parser("demo", help="replay a bundled coding story into your memory (project kenning-demo) "
                                     "and show what its next session gets")
     s.set_defaults(func=cmd_demo)
