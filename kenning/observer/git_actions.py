@@ -21,8 +21,10 @@ _PR_CREATE = re.compile(r"\bgh\s+pr\s+create\b")
 _PR_MERGE = re.compile(r"\bgh\s+pr\s+merge\b")
 _PR_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)")
 _REVERT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?revert\s+(?:--no-edit\s+)?([0-9a-f]{7,40}|HEAD\S*)")
-_DISCARD = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?(?:checkout\s+(?:--\s+)?\.|restore\s+\.|"
-                      r"reset\s+--hard|stash\b(?!\s+(?:pop|apply|list|show)))")
+# Uncommitted changes thrown away: not ``git stash`` (it keeps them), not ``reset --hard <ref>`` (moving a
+# branch to another commit, as syncing with a remote does).
+_DISCARD = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?(?:checkout\s+(?:--\s+)?\.|"
+                      r"restore\s+(?:--worktree\s+|--staged\s+)*\.|reset\s+--hard(?:\s+HEAD)?)(?=\s*(?:$|[;&|)]))")
 _BRANCH = re.compile(r"(?:-u|--set-upstream)\s+\S+\s+([\w./-]+)|\bHEAD:([\w./-]+)")
 
 
@@ -43,6 +45,7 @@ class Actions:
     merged: list[str] = field(default_factory=list)
     reverted: list[str] = field(default_factory=list)    # commit hashes (or HEAD…)
     discarded: bool = False                              # uncommitted changes thrown away
+    discarded_at: float = 0.0                            # when, the last time
 
     @property
     def empty(self) -> bool:
@@ -77,6 +80,7 @@ def read(commands: list[Command]) -> Actions:
             out.reverted.append(m4.group(1))
         if _DISCARD.search(cmd):
             out.discarded = True
+            out.discarded_at = max(out.discarded_at, c.at)
     return out
 
 

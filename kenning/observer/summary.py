@@ -31,7 +31,8 @@ class State:
     prs: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     uncommitted: list[str] = field(default_factory=list)  # files changed since the last commit
-    reverted: bool = False
+    reverted: list[str] = field(default_factory=list)   # commits a ``git revert`` took back ("" when not said)
+    discarded: bool = False                             # the latest work: uncommitted changes thrown away
 
     def line(self) -> str:
         parts = []
@@ -48,7 +49,10 @@ class State:
         if self.merged:
             parts.append("merged " + ", ".join(p for p in dict.fromkeys(self.merged) if p))
         if self.reverted:
-            parts.append("changes reverted")
+            named = [r[:7] for r in dict.fromkeys(self.reverted) if r and r[:1].isalnum() and r != "HEAD"]
+            parts.append("reverted " + ", ".join(named) if named else "reverted a commit")
+        if self.discarded:
+            parts.append("uncommitted changes discarded")
         if self.uncommitted:
             shown = ", ".join(self.uncommitted[:4]) + (f" and {len(self.uncommitted) - 4} more"
                                                        if len(self.uncommitted) > 4 else "")
@@ -70,8 +74,10 @@ def parse_state(notes: str) -> State:
             s.prs = re.findall(r"#\d+", part) or [""]
         elif part.startswith("merged"):
             s.merged = re.findall(r"#\d+", part) or [""]
-        elif part == "changes reverted":
-            s.reverted = True
+        elif part.startswith("reverted "):
+            s.reverted = [r for r in part[len("reverted "):].split(", ") if r and r != "a commit"] or [""]
+        elif part in ("uncommitted changes discarded", "changes reverted"):  # (the latter: written before)
+            s.discarded = True
         elif part.startswith("not committed: "):
             s.uncommitted = [f for f in re.split(r", | and \d+ more", part[len("not committed: "):]) if f]
     return s
@@ -95,7 +101,8 @@ class Notes:
     pushed: list[str] = field(default_factory=list)
     prs: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
-    reverted: bool = False
+    reverted: list[str] = field(default_factory=list)
+    discarded: bool = False  # the turn ended with its uncommitted changes thrown away
     last_message: str = ""
     at: float = 0.0
     size: int = 0
@@ -133,9 +140,12 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
         state.pushed += n.pushed
         state.prs += n.prs
         state.merged += n.merged
-        if n.reverted:
-            state.reverted = True
+        state.reverted += n.reverted
+        if n.discarded:
+            state.discarded = True
             state.uncommitted = []
+        elif n.commits or n.uncommitted:
+            state.discarded = False  # later work: what was thrown away is no longer where things stand
     commands = _prior_list(prior_notes, COMMANDS, ", ") + [c for n in notes for c in n.commands]
     request = request_of([p for p in session.prompts if p], [*_prior_plans(prior), *plan_titles])
     learned = [x for x in _lines(prior.get("learned")) if x not in taken_back] + [x for n in notes for x in n.learned]

@@ -136,3 +136,43 @@ def test_a_sentence_that_points_back_keeps_what_it_points_at(story: Story, answe
     rows = [r for r in story.active("shop") if "打印" in r["title"] or "printed" in r["title"]]
     assert rows, story.active("shop")
     assert all(subject in r["title"] for r in rows), rows
+
+
+def _left_off(story: Story, project: str) -> str:
+    ctx = story.context(project)
+    return ctx.split("## Where we left off", 1)[1] if "## Where we left off" in ctx else ""
+
+
+def test_stash_and_a_reset_to_a_remote_are_no_discarded_work(story: Story) -> None:
+    """`git stash` keeps the changes; `git reset --hard origin/main` moves the branch: neither says the
+    session's work was thrown away, and neither takes back the fix."""
+    story.session("shop", Turn(
+        "The upload test fails, fix it.",
+        [bash("pytest -q tests/test_upload.py", fails="E   AssertionError: 413"),
+         edit(ROOT, "deploy/nginx.conf", "client_max_body_size 1m;", "client_max_body_size 50m;"),
+         bash("git stash && git pull --rebase && git stash pop", "Saved working directory"),
+         bash("pytest -q tests/test_upload.py", "3 passed")],
+        last="The upload failed because client_max_body_size was 1m; raising it to 50m fixed the 413."),
+        Turn("Sync main with the remote.",
+             [bash("git fetch && git reset --hard origin/main", "HEAD is now at 1a2b3c4")],
+             last="main now matches origin/main."))
+    left = _left_off(story, "shop")
+    assert "discarded" not in left and "reverted" not in left, left
+    assert [r for r in story.active("shop") if r["kind"] in ("fix", "rootcause") and "50m" in r["title"]]
+
+
+def test_work_after_changes_were_thrown_away_is_where_things_stand(story: Story) -> None:
+    def thrown(root: str) -> Turn:
+        return Turn("Try a bigger upload limit.",
+                    [edit(root, "deploy/nginx.conf", "client_max_body_size 1m;", "client_max_body_size 50m;"),
+                     bash("git checkout -- .", "")], last="Threw the change away, as asked.")
+
+    story.session("shop", thrown(ROOT))
+    left = _left_off(story, "shop")
+    assert "uncommitted changes discarded" in left and "not committed" not in left, left
+    story.session("till", thrown("/work/till"), Turn(
+        "Then raise the timeout instead.",
+        [edit("/work/till", "deploy/nginx.conf", "proxy_read_timeout 10s;", "proxy_read_timeout 120s;")],
+        last="Raised proxy_read_timeout from 10s to 120s in deploy/nginx.conf."))
+    left = _left_off(story, "till")
+    assert "discarded" not in left and "not committed: deploy/nginx.conf" in left, left

@@ -205,7 +205,9 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         d.prompt_number = number
         d.agent_id, d.agent_type = _agent(turn)
 
-    last_commit = max((c.at for c in reading.actions.commits), default=None)
+    # What is not committed: changed after the last commit and after changes were last thrown away.
+    last_commit = max([c.at for c in reading.actions.commits] + ([reading.actions.discarded_at]
+                                                                 if reading.actions.discarded else []), default=None)
     note = Notes(
         learned=[d.title for d in drafts if d.kind not in LOG_KINDS and d.kind != "rule"],
         done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind in (
@@ -220,7 +222,8 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
                      and not os.path.isabs(f)],  # a file outside the project (a plan under ~/.claude) is no change
         commits=[(c.hash[:7] + " " if c.hash else "") + clip(c.subject, 80) for c in reading.actions.commits],
         pushed=reading.actions.pushed, prs=reading.actions.prs, merged=reading.actions.merged,
-        reverted=bool(reading.actions.reverted or reading.actions.discarded),
+        reverted=list(reading.actions.reverted),
+        discarded=reading.actions.discarded and not any(at > reading.actions.discarded_at for at in modified.values()),
         last_message=(agent_texts(turn) or [""])[-1], at=end, size=sum(e.size_chars for e in turn.all),
         prompt_number=number)
     return drafts, note, reading
