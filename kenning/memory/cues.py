@@ -151,3 +151,20 @@ def has(text: str, signal: str) -> bool:
     if signal == "question":
         return bool(_QUESTION.search((text or "").strip()))
     return bool(PATTERNS[signal].search(text or ""))
+
+
+# A reply that picks one of the options the agent laid out ("A for all calls", "do B instead", "option 2",
+# "方案B", "2案で"): a choice that only the option's text makes readable, never a rule on its own.
+# Option letters are capitals A-F standing alone (not "A/B", not the article "A new …").
+_OPTION = re.compile(
+    r"^\s*\(?[A-F]\)?(?:\s*(?:[,+&]|and|or|und|et|y)\s*\(?[A-F]\)?)*\s*(?:$|[.!:,)—-]|\b(?:for|but|then|please|with|"
+    r"instead|is|sounds|looks|works|it)\b)|"
+    r"\b(?:do|go with|pick|choose|take|prefer|use|want|like|keep)\s+(?:option\s+)?\(?[A-F]\)?(?![\w/])|"
+    r"\b(?:[Oo]ption|[Cc]hoice|[Aa]pproach|[Vv]ariant|[Aa]lternative)\s*#?\s*(?:[A-F]|\d)\b|"
+    r"^\s*\(?\d\)?\s*(?:$|[.!:,)])|"
+    r"(?:方案|选项|选择|选|案|オプション|안|옵션)\s*[A-F一二三四1-9]|[A-F1-9一二三四]\s*(?:方案|号方案|案|안|번)")
+
+
+def picks_option(text: str) -> bool:
+    """Whether ``text`` answers with one of the options laid out before it."""
+    return bool(_OPTION.search(text or ""))

@@ -94,6 +94,8 @@ def said_plainly(text: str) -> str:
 def _user_keeps(j: Judged) -> bool:
     if j.role not in USER_SURE or max(j.p, j.worth) < USER_SURE[j.role] or not worth_saying(j):
         return False
+    if j.role in ("rule", "decision") and cues.picks_option(j.text):
+        return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
     sig = cues.signals(j.text)
     if j.role == "rule":
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;

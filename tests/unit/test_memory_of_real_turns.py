@@ -176,3 +176,16 @@ def test_work_after_changes_were_thrown_away_is_where_things_stand(story: Story)
         last="Raised proxy_read_timeout from 10s to 120s in deploy/nginx.conf."))
     left = _left_off(story, "till")
     assert "discarded" not in left and "not committed: deploy/nginx.conf" in left, left
+
+
+@pytest.mark.parametrize("choice", ["A for every call that goes through the HTTP client, please.",
+                                    "Let's always go with option 2 here.",
+                                    "方案B，以后就这么定了。"])
+def test_picking_one_of_the_agents_options_is_no_rule(story: Story, choice: str) -> None:
+    """The choice is readable only next to the options it picks from: no standing rule of its own."""
+    story.session("shop", Turn(
+        "How should the client retry failed uploads?", [read(ROOT, "src/client.py")],
+        last="Two options:\n\n**A.** Retry inside the HTTP client, with backoff.\n\n"
+             "**B.** Let each caller retry.\n\nWhich do you prefer?"),
+        Turn(choice, [edit(ROOT, "src/client.py")], last="Done: retries now live in the HTTP client."))
+    assert not [r for r in story.active("shop") if r["kind"] == "rule"], story.active("shop")
