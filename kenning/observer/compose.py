@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
-from kenning.memory.text import clip, content_words, jaccard
+from kenning.memory.text import clip, content_words, jaccard, stem
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
@@ -139,6 +139,22 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                                   and cues.has(j.unit.heading, "cause")), key=lambda j: -j.worth))[:2]
     out: list[ObservationDraft] = []
     used: list[Judged] = []
+    lone: Judged | None = None  # a fix said apart from the cause, about something else: not its fix
+    if causes and fixes:
+        pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f)), None)
+        if pair is None:
+            lone, fixes = fixes[0], []
+        else:
+            causes = [pair[0], *(c for c in causes if c is not pair[0])]
+            fixes = [pair[1], *(f for f in fixes if f is not pair[1] and together(pair[0], f))]
+    if lone is not None:
+        out.append(ObservationDraft(
+            type="bugfix", title=self_contained(clip(statement(lone.text), TITLE), lone.unit.heading, r,
+                                                files_modified, lone.unit.before),
+            subtitle="fix explained by the agent", facts=[lone.text], narrative=lone.text,
+            concepts=["problem-solution"], files_read=files_read, files_modified=files_modified, created_at=at,
+            kind="fix", why=_why(lone, where, "agent")))
+        used.append(lone)
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
@@ -340,6 +356,22 @@ def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "") -> 
         parts.append(("fix: " if parts else "") + (_lower_first(statement(fix.text)) if parts else
                                                    statement(fix.text)).rstrip(".。"))
     return clip(" — ".join(parts), TITLE)
+
+
+# Words every cause and fix may say: sharing them says nothing about sharing a subject.
+_ANY_FIX = frozenset(stem(w) for w in (
+    "fix", "fixed", "fixes", "cause", "caused", "causes", "error", "errors", "issue", "bug", "problem", "test", "tests",
+    "change", "changed", "now", "make", "made", "use", "used", "run", "ran", "fail", "failed", "failing", "work",
+    "works", "worked", "because", "instead", "should", "would", "could", "also", "still"))
+
+
+def together(cause: Judged, fix: Judged) -> bool:
+    """A cause and a fix that belong in one memory: said in one place (the same message and section),
+    or about the same thing (a word of substance, a name, in both)."""
+    if cause.message == fix.message and (cause.unit.heading == fix.unit.heading
+                                         or not cause.unit.heading or not fix.unit.heading):
+        return True
+    return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)
 
 
 def same_thing(a: str, b: str, threshold: float = 0.6) -> bool:

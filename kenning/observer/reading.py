@@ -10,7 +10,7 @@ are read along the way and at the end: its last message is its conclusion.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kenning.memory.text import content_words, jaccard
 from kenning.observer import evidence, git_actions
@@ -95,7 +95,8 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             if budget <= 0:
                 break
             budget -= 1
-            r.agent.append(judge(u, speaker="agent", origin="final" if last else "progress", last=last))
+            j = judge(u, speaker="agent", origin="final" if last else "progress", last=last)
+            r.agent.append(replace(j, message=k))
     tools = [e for e in events if e.kind in ("PostToolUse", "PostToolUseFailure")]
     r.commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
     r.actions = git_actions.read(r.commands)

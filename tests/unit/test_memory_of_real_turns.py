@@ -189,3 +189,29 @@ def test_picking_one_of_the_agents_options_is_no_rule(story: Story, choice: str)
              "**B.** Let each caller retry.\n\nWhich do you prefer?"),
         Turn(choice, [edit(ROOT, "src/client.py")], last="Done: retries now live in the HTTP client."))
     assert not [r for r in story.active("shop") if r["kind"] == "rule"], story.active("shop")
+
+
+def test_a_cause_and_a_fix_of_two_different_things_are_not_one_memory(story: Story) -> None:
+    """A conclusion with a section per thing done: the cause of one and the fix of another are two
+    memories, never "cause of one — fix: the other"."""
+    story.session("shop", Turn(
+        "The nightly export fails and the badge in the README is broken.",
+        [bash("python -m jobs.export", fails="UnicodeEncodeError: 'ascii' codec can't encode character"),
+         edit(ROOT, "jobs/export.py"), edit(ROOT, "README.md"), bash("python -m jobs.export", "exported 10 rows")],
+        last="**Export crash.** The export crashed because the CSV writer opened files without an encoding, so "
+             "the locale's ascii codec was used.\n\n**README.** Fixed the README badge by pointing it at the "
+             "renamed workflow file."))
+    rows = [r for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
+    assert not [r for r in rows if "encoding" in r["title"] and "badge" in r["title"]], rows
+    assert any("encoding" in r["title"] for r in rows) and any("badge" in r["title"] for r in rows), rows
+
+
+def test_a_cause_and_its_fix_said_together_are_one_memory(story: Story) -> None:
+    story.session("shop", Turn(
+        "The nightly export fails.",
+        [bash("python -m jobs.export", fails="UnicodeEncodeError: 'ascii' codec can't encode character"),
+         edit(ROOT, "jobs/export.py"), bash("python -m jobs.export", "exported 10 rows")],
+        last="The export crashed because the CSV writer opened files without an encoding. Fixed it by opening "
+             "the file with encoding='utf-8' in the CSV writer."))
+    [row] = [r for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
+    assert "without an encoding" in row["title"] and "utf-8" in row["title"], row

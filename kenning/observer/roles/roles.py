@@ -36,6 +36,7 @@ class Judged:
     tentative: bool = False
     worth: float = 0.0       # the model's probability that it is worth keeping at all (any role of WORTH)
     how: str = ""            # judged by something else than the model alone (said in ``why``)
+    message: int = 0         # which of the turn's texts it is in (the agent's, in order)
 
     @property
     def text(self) -> str:
