@@ -239,7 +239,8 @@ _POINTS_BACK = re.compile(
     r"^(?:that|this|it|these|those)(?:'s|’s)?\s+(?:is|was|were|are|has|had|means?|meant|makes?|made|keeps?|kept|"
     r"would|will|does|did|also|way|why|because|happens?|happened|explains?|matters?|broke|breaks|caused?|causes)\b|"
     r"^(?:that's|this's|it's)\b|^(?:这(?:是|样|就)|那(?:是|样)|这个|因此|所以|それ(?:は|が|で)|これ(?:は|が|で)|"
-    r"그것|이것|이는|그래서)", re.IGNORECASE)
+    r"그것|이것|이는|그래서)|^(?:c'est|cela|ceci|ça)\b|^(?:das|dies(?:es|er)?)\s+(?:ist|war|hat|wird|liegt|bedeutet)\b|"
+    r"^(?:esto|eso)\b|^(?:bu|şu|bunun|bunu)\s", re.IGNORECASE)
 
 
 def self_contained(title: str, heading: str, r: Reading, files: list[str], before: str = "") -> str:

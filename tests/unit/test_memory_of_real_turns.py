@@ -128,6 +128,8 @@ def test_the_users_later_word_beats_a_plan_bullet(story: Story) -> None:
     ("`round_line()` 按发票的每一行分别四舍五入税额。"
      "这是故意的：每一行都单独打印税额，所以各行之和必须等于打印出的总额。",
      "`round_line()`"),
+    ("`round_line()` in src/totals.py rundet die Steuer jeder Zeile auf den Cent. Das war Absicht: jede "
+     "gedruckte Zeile zeigt ihre eigene Steuer, also müssen die Zeilen den printed total ergeben.", "`round_line()`"),
 ])
 def test_a_sentence_that_points_back_keeps_what_it_points_at(story: Story, answer: str, subject: str) -> None:
     """"That was deliberate: …" alone would tell the next session nothing of what was deliberate."""
