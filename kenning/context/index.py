@@ -86,7 +86,12 @@ class Summary:
 
     @property
     def did_work(self) -> bool:
-        return self.files_modified not in ("", "[]")
+        """It changed files, or the repository: a commit, a push, a pull request (a dependency bumped with
+        the package manager and committed changes no file through the agent's edit tools)."""
+        if self.files_modified not in ("", "[]"):
+            return True
+        state = next((ln for ln in self.notes.splitlines() if ln.startswith("State: ")), "")
+        return any(part.startswith(("committed ", "pushed", "PR ", "merged")) for part in state[7:].split("; "))
 
 
 # The session's agent by a correlated lookup (a column, not a join: the queries keep their index plans).

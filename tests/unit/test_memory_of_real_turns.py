@@ -217,3 +217,18 @@ def test_a_cause_and_its_fix_said_together_are_one_memory(story: Story) -> None:
              "the file with encoding='utf-8' in the CSV writer."))
     [row] = [r for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
     assert "without an encoding" in row["title"] and "utf-8" in row["title"], row
+
+
+def test_a_session_that_only_committed_is_where_we_left_off(story: Story) -> None:
+    """A dependency bumped with the package manager and committed: no file went through the agent's edit
+    tools, yet that session is the latest work."""
+    story.session("shop", Turn("Add retries to the client.", [edit(ROOT, "src/client.py")],
+                               last="Retries added to src/client.py."))
+    story.session("shop", Turn(
+        "Bump golang.org/x/crypto for the advisory.",
+        [bash("go get golang.org/x/crypto@v0.52.0 && go mod tidy", ""),
+         bash('git commit -am "Bump golang.org/x/crypto to v0.52.0"',
+              "[main d1e24ae] Bump golang.org/x/crypto to v0.52.0\n 2 files changed")],
+        last="Bumped golang.org/x/crypto to v0.52.0 and committed it."))
+    left = _left_off(story, "shop")
+    assert "x/crypto" in left and "Retries added" not in left, left
