@@ -37,7 +37,10 @@ class State:
     def line(self) -> str:
         parts = []
         if self.commits:
-            parts.append("committed " + ", ".join(self.commits[-3:]))
+            # The first commit (usually the work asked for) and the latest two; how many between.
+            shown = self.commits if len(self.commits) <= 3 else \
+                [self.commits[0], f"… {len(self.commits) - 3} more", *self.commits[-2:]]
+            parts.append("committed " + ", ".join(shown))
         if self.pushed:
             names = [b for b in dict.fromkeys(self.pushed) if b]
             parts.append("pushed" + (f" ({', '.join(names[-2:])})" if names else ""))
@@ -54,9 +57,9 @@ class State:
         if self.discarded:
             parts.append("uncommitted changes discarded")
         if self.uncommitted:
-            shown = ", ".join(self.uncommitted[:4]) + (f" and {len(self.uncommitted) - 4} more"
+            files = ", ".join(self.uncommitted[:4]) + (f" and {len(self.uncommitted) - 4} more"
                                                        if len(self.uncommitted) > 4 else "")
-            parts.append(f"not committed: {shown}")
+            parts.append(f"not committed: {files}")
         return "; ".join(parts)
 
 
@@ -66,7 +69,9 @@ def parse_state(notes: str) -> State:
     line = next((ln[len(STATE):] for ln in notes.splitlines() if ln.startswith(STATE)), "")
     for part in line.split("; "):
         if part.startswith("committed "):
-            s.commits = [c.strip() for c in part[len("committed "):].split(", ") if c.strip()]
+            for c in (c.strip() for c in part[len("committed "):].split(", ")):
+                between = re.fullmatch(r"… (\d+) more", c)
+                s.commits += ["…"] * int(between.group(1)) if between else [c] if c else []
         elif part.startswith("pushed"):
             m = re.search(r"\((.*)\)", part)
             s.pushed = [b.strip() for b in m.group(1).split(",")] if m else [""]

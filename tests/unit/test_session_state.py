@@ -1,0 +1,22 @@
+"""Where a session's work stands, written into its summary and read back when the session goes on."""
+
+from __future__ import annotations
+
+from kenning.observer.summary import STATE, State, parse_state
+
+
+def test_many_commits_keep_the_first_and_the_latest_and_count_the_rest() -> None:
+    s = State(commits=[f"{i:07x} commit {i}" for i in range(1, 6)], pushed=["main"])
+    line = s.line()
+    assert line == "committed 0000001 commit 1, … 2 more, 0000004 commit 4, 0000005 commit 5; pushed (main)", line
+    again = parse_state(STATE + line)
+    again.commits.append("0000006 commit 6")
+    assert again.line().startswith("committed 0000001 commit 1, … 3 more, 0000005 commit 5, 0000006 commit 6")
+
+
+def test_reverts_name_their_commit_and_a_discard_is_said_plainly() -> None:
+    s = State(reverted=["d1e24ae9f00"], discarded=True)
+    assert s.line() == "reverted d1e24ae; uncommitted changes discarded"
+    back = parse_state(STATE + s.line())
+    assert back.reverted == ["d1e24ae"] and back.discarded
+    assert parse_state(STATE + "changes reverted").discarded  # as summaries said it before
