@@ -112,6 +112,12 @@ _CUES: dict[str, tuple[str, str]] = {
         r"thanks|thank you|great|nice|perfect|awesome|well done|good job|merci|parfait|super|danke|"
         r"gracias|perfecto|genial",
         "谢谢 好的 很好 太棒 不错 完美 ありがとう 完璧 すごい 고마워 감사 완벽 좋아요"),
+    "proposal": (  # what the agent recommends: a decision only once someone takes it
+        r"i(?:'d| would)? (?:recommend|suggest|propose)|recommendations?|suggestions?|proposals?|recommended|"
+        r"we could|you could|"
+        r"(?:you|we) (?:might|may) want to|consider (?:\w+ing|using|switching|migrating|moving)|options? (?:are|is)|"
+        r"je (?:recommande|propose|suggère)|ich (?:empfehle|schlage vor)|recomiendo|sugiero",
+        "建议 推荐 可以考虑 不妨 おすすめ 推奨 提案 お勧め 추천 제안 권장"),
     "hypothesis": (
         r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
         r"peut-être|je pense|je suppose|vielleicht|ich glaube|vermutlich|quizás|tal vez|creo que",

@@ -177,6 +177,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 break
             if any(same_thing(j.text, u.text) for u in used):
                 continue
+            if role == "decision" and "proposal" in cues.signals(j.text) | cues.signals(j.unit.heading):
+                continue  # what the agent recommends is decided only once someone takes it (a note keeps it)
             out.append(ObservationDraft(
                 type=typ, title=self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files_modified,
                                                j.unit.before),

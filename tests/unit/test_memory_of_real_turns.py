@@ -232,3 +232,16 @@ def test_a_session_that_only_committed_is_where_we_left_off(story: Story) -> Non
         last="Bumped golang.org/x/crypto to v0.52.0 and committed it."))
     left = _left_off(story, "shop")
     assert "x/crypto" in left and "Retries added" not in left, left
+
+
+@pytest.mark.parametrize("advice", [
+    "I would suggest we move the base image to eclipse-temurin:21 since it is supported until 2031.",
+    "**Recommendation:** use eclipse-temurin:21 as the base image so that it keeps getting security updates "
+    "until 2031."])
+def test_what_the_agent_recommends_is_no_decision(story: Story, advice: str) -> None:
+    """Advice is decided only once someone takes it: not a key decision, a note for search."""
+    story.session("shop", Turn("Check whether the base image is still supported.", [read(ROOT, "Dockerfile")],
+                               last="The base image is eclipse-temurin:17, supported until 2027.\n\n" + advice))
+    keys = [r for r in story.active("shop") if r["layer"] in ("key", "rule")]
+    assert not [r for r in keys if "temurin:21" in r["title"]], keys
+    assert any("temurin:21" in r["title"] for r in story.rows("shop")), story.rows("shop")  # a note keeps it

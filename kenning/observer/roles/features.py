@@ -17,6 +17,8 @@ import zlib
 from kenning.memory.cues import signals
 
 BUCKETS = 1 << 17
+# Signals the observer reads but the shipped weights were not trained on (retraining may add them).
+NOT_FEATURES = frozenset({"proposal"})
 _CODE = re.compile(r"`[^`\n]{1,200}`")
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _PATH = re.compile(r"(?<![\w])(?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:go|rs|py|ts|tsx|js|md|json|toml|yml|yaml|sql|sh|pkl)\b")
@@ -85,8 +87,9 @@ def features(text: str, heading: str = "", *, speaker: str = "agent", origin: st
     else:
         add(["nohead"], 1.0)
     meta = [f"spk:{speaker}", f"org:{speaker}:{origin}", f"len:{min(6, len(norm) // 40)}"]
-    meta += [f"sig:{s}" for s in signals(text)] + [f"hsig:{s}" for s in signals(heading)]
-    meta += [f"sig:{speaker}:{s}" for s in signals(text)]
+    sig, hsig = signals(text) - NOT_FEATURES, signals(heading) - NOT_FEATURES
+    meta += [f"sig:{s}" for s in sig] + [f"hsig:{s}" for s in hsig]
+    meta += [f"sig:{speaker}:{s}" for s in sig]
     if bullet:
         meta.append("bullet")
     if label:
