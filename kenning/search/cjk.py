@@ -49,7 +49,7 @@ RUN = re.compile(f"[{_CLASS}]+")
 
 
 def has_cjk(text: str) -> bool:
-    return CHAR.search(text) is not None
+    return not text.isascii() and CHAR.search(text) is not None
 
 
 def expand(text: str) -> str:

@@ -66,6 +66,8 @@ class Term:
         return cjk.has_cjk(self.text)
 
     def phrase(self) -> str:
+        if self.text.isascii() and not self.alts:  # the common case, first
+            return _quoted(self.text) + (" *" if self.prefix else "")
         own = _quoted(self.indexed) + (" *" if self.prefix else "")
         if not self.alts:
             return own
@@ -124,7 +126,7 @@ def _wants_prefix(word: str) -> bool:
     """Identifiers match as prefixes, unless their last token is short: ``db.py`` as a prefix
     would also walk every indexed word starting with "py" (slow, and not what was meant). A CJK
     word is a phrase of pairs, a single character a prefix (the pairs starting with it)."""
-    if cjk.has_cjk(word):
+    if not word.isascii() and cjk.has_cjk(word):
         return phrase_of(word)[1]
     runs = _RUN.findall(word)
     return is_identifier(word) and bool(runs) and len(runs[-1]) >= MIN_PREFIX_CHARS
@@ -140,15 +142,20 @@ def _words(text: str) -> list[str]:
     dairy" holds them too); identifiers, paths and words with digits stay whole (``utf-8``)."""
     out: list[str] = []
     for word in _SPLIT.split(clean(text)):
-        for w in _scripts(word):
-            _add_word(out, w)
+        for w in (word,) if word.isascii() else _scripts(word):
+            w = _EDGE.sub("", w)
+            if not w or not _WORD.search(w):
+                continue
+            parts = w.split("-")
+            if len(parts) > 1 and all(p.isalpha() for p in parts):
+                out.extend(parts)
+            else:
+                out.append(w[:MAX_TERM_CHARS])
     return out
 
 
 def _scripts(word: str) -> list[str]:
     """``word`` cut where CJK letters meet other text: ``用redis缓存`` is 用, redis, 缓存."""
-    if not cjk.has_cjk(word):
-        return [word]
     out: list[str] = []
     at = 0
     for m in cjk.RUN.finditer(word):
@@ -158,21 +165,11 @@ def _scripts(word: str) -> list[str]:
     return [w for w in out if w]
 
 
-def _add_word(out: list[str], w: str) -> None:
-    w = _EDGE.sub("", w)
-    if w and _WORD.search(w):
-        parts = w.split("-")
-        if len(parts) > 1 and all(p.isalpha() for p in parts):
-            out.extend(parts)
-        else:
-            out.append(w[:MAX_TERM_CHARS])
-
-
 def _dropped(words: list[str], i: int) -> bool:
     w = words[i].lower()
     if w in STOPWORDS or (len(w) == 1 and w.isascii() and w.isalpha()):
         return True  # single letters are mostly split contractions ("don't" → don, t)
-    if len(w) == 1 and cjk.has_cjk(w):
+    if len(w) == 1 and not w.isascii() and cjk.has_cjk(w):
         return True  # a CJK character alone between other words: mostly a particle (用, 的, 把)
     return w in _FILLERS and i + 1 < len(words) and words[i + 1].lower() == "of"
 
@@ -196,13 +193,12 @@ def _split_terms(text: str, synonyms: bool = False) -> tuple[list[Term], list[tu
         if t is None:
             if len(out) >= MAX_TERMS:
                 break
-            alts = synonym_table.alternatives(w) if synonyms else ()
-            t = by_key[key] = Term(w, prefix=_wants_prefix(w), alts=alts)
+            t = by_key[key] = Term(w, _wants_prefix(w), synonym_table.alternatives(w) if synonyms else ())
             out.append(t)
         # Adjacent words also score as a phrase; not CJK runs (a run is a word of its own, its
         # neighbour in the query rarely its neighbour in the text).
         if prev is not None and prev != t and (prev, t) not in pairs and len(pairs) < MAX_PAIRS \
-                and not prev.is_cjk and not t.is_cjk:
+                and not (prev.is_cjk or t.is_cjk):
             pairs.append((prev, t))
         prev = t
     return out, pairs

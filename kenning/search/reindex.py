@@ -1,13 +1,13 @@
 """Rebuilding every derived search index from the canonical rows.
 
-FTS5 ('rebuild'), ``observation_files`` (which observation touched which file: the same rows
-its triggers in migration 0004 derive from ``files_read`` / ``files_modified``),
-``observation_concepts`` (the viewer's concept filter, migration 0006), ``search_scope_rows`` (the
-per-project row counts of the keyword ranking, migration 0020), ``search_terms`` (its per-project
-term frequencies, migration 0022), the optional
-trigram tables (created, refilled or dropped to match
-``search_trigram``) and the embeddings (vectors of deleted rows pruned, missing ones computed;
-``force`` recomputes all of the current model). The database rows are never touched.
+FTS5 ('rebuild', from the content views of migration 0025: CJK runs as character pairs),
+``observation_files`` (which observation touched which file: the same rows its triggers in
+migration 0004 derive from ``files_read`` / ``files_modified``), ``observation_concepts`` (the
+viewer's concept filter, migration 0006), ``search_scope_rows`` (the per-project row counts of the
+keyword ranking, migration 0020), ``search_terms`` (its per-project term frequencies, migration
+0022), the optional trigram tables (created, refilled or dropped to match ``search_trigram``) and
+the embeddings (vectors of deleted rows pruned, missing ones computed; ``force`` recomputes all of
+the current model). The database rows are never touched.
 """
 
 from __future__ import annotations
