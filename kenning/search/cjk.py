@@ -46,6 +46,7 @@ FIRST, LAST = 0x3005, 0xD7A3
 _CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in sorted(RANGES))
 CHAR = re.compile(f"[{_CLASS}]")
 RUN = re.compile(f"[{_CLASS}]+")
+_SPAN = re.compile(f"[{chr(FIRST)}-{chr(LAST)}]")
 
 
 def has_cjk(text: str) -> bool:
@@ -54,7 +55,7 @@ def has_cjk(text: str) -> bool:
 
 def expand(text: str) -> str:
     """``text`` with every CJK run replaced by its pairs and last character (see the module)."""
-    if not has_cjk(text):
+    if not _SPAN.search(text.split("\x00", 1)[0]):  # as ``has_sql``, which reads up to a NUL
         return text
     out: list[str] = []
     prev = ""
@@ -114,9 +115,11 @@ def sql(x: str) -> str:
     piece = (f"CASE WHEN {cur} THEN (CASE WHEN {prev} THEN char(pcp, cp) || ' ' ELSE ' ' END) "
              f"WHEN {prev} THEN char(pcp) || ' ' || CASE WHEN cp IS NULL THEN '' ELSE char(cp) END "
              "WHEN cp IS NULL THEN '' ELSE char(cp) END")
+    at = f"p + {_width('cp')}"  # where the next character starts
+    # unicode() of a NUL is NULL (a C string): a NUL before the end is the character 0
     walk = (f"(WITH RECURSIVE k(n, p, cp, pcp, s) AS (SELECT 0, 0, NULL, NULL, '' UNION ALL "
-            f"SELECT n + 1, p + {_width('cp')}, "
-            f"unicode(CAST(substr(CAST({x} AS BLOB), p + {_width('cp')} + 1, 4) AS TEXT)), cp, {piece} "
+            f"SELECT n + 1, {at}, coalesce(unicode(CAST(substr(CAST({x} AS BLOB), {at} + 1, 4) AS TEXT)), "
+            f"CASE WHEN {at} < length(CAST({x} AS BLOB)) THEN 0 END), cp, {piece} "
             "FROM k WHERE n = 0 OR cp IS NOT NULL OR pcp IS NOT NULL) "
             "SELECT group_concat(s, '') FROM k)")
     return f"(CASE WHEN {has_sql(x)} THEN {walk} ELSE {x} END)"
