@@ -55,7 +55,7 @@ def has_cjk(text: str) -> bool:
 
 def expand(text: str) -> str:
     """``text`` with every CJK run replaced by its pairs and last character (see the module)."""
-    if not _SPAN.search(text.split("\x00", 1)[0]):  # as ``has_sql``, which reads up to a NUL
+    if text.isascii() or not _SPAN.search(text.split("\x00", 1)[0]):  # as ``has_sql``: it reads up to a NUL
         return text
     out: list[str] = []
     prev = ""

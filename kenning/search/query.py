@@ -13,6 +13,7 @@ is looked up as the phrase of its character pairs the index holds (:mod:`kenning
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -68,12 +69,18 @@ class Term:
     def phrase(self) -> str:
         if self.text.isascii() and not self.alts:  # the common case, first
             return _quoted(self.text) + (" *" if self.prefix else "")
-        own = _quoted(self.indexed) + (" *" if self.prefix else "")
-        if not self.alts:
-            return own
-        return "(" + " OR ".join([own, *(_quoted(phrase_of(a)[0]) for a in self.alts)]) + ")"
+        return _phrase(self.text, self.prefix, self.alts)
 
 
+@functools.lru_cache(maxsize=4096)
+def _phrase(text: str, prefix: bool, alts: tuple[str, ...]) -> str:
+    own = _quoted(phrase_of(text)[0]) + (" *" if prefix else "")
+    if not alts:
+        return own
+    return "(" + " OR ".join([own, *(_quoted(phrase_of(a)[0]) for a in alts)]) + ")"
+
+
+@functools.lru_cache(maxsize=4096)
 def phrase_of(text: str) -> tuple[str, bool]:
     """What the index is asked for ``text``: its CJK runs as their pairs (and the run's last
     character where other text follows it in ``text``, as in the index), and whether the last
