@@ -157,7 +157,7 @@ def main() -> int:
     table = [[text, ", ".join(sorted(want)) or "–", ", ".join(sorted(g_off)) or "–", ", ".join(sorted(g_on)) or "–"]
              for (text, want, g_on), (_t, _w, g_off) in zip(on["rows"], off["rows"], strict=True)]
     n_rel = on["relevant"]
-    summary = md_table(["", "relevant given (of %d)" % n_rel, "false hits", "build p50 ms", "build max ms"], [
+    summary = md_table(["", f"relevant given (of {n_rel})", "false hits", "build p50 ms", "build max ms"], [
         ["without the table", off["tp"], off["fp"], f"{off['p50']:.2f}", f"{off['max']:.1f}"],
         ["with the table", on["tp"], on["fp"], f"{on['p50']:.2f}", f"{on['max']:.1f}"]])
     body = "\n\n".join([
