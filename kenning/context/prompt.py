@@ -56,10 +56,19 @@ DF_TTL_S = 600.0
 _df_cache: dict[tuple[str, str], tuple[int, int, int, float]] = {}  # (db, phrase) -> (df, cap, N, when)
 
 
+CJK_CHAR_WEIGHT = 3  # an English word is ~6 characters with its space, a Chinese one ~1.7
+
+
 def worth_asking(prompt: str, min_chars: int) -> bool:
-    """Whether a prompt deserves a memory lookup: typed by the user, long enough to say something."""
+    """Whether a prompt deserves a memory lookup: typed by the user, long enough to say something.
+    A character of Chinese, Japanese or Korean (U+3040..U+D7A3) counts ``CJK_CHAR_WEIGHT`` times:
+    "周五下午可以上线吗？" says as much as a 30-character English question."""
     text = prompt.strip()
-    return len(text) >= min_chars and not text.startswith(NOTIFICATION_PREFIX)
+    if text.startswith(NOTIFICATION_PREFIX):
+        return False
+    if len(text) >= min_chars:
+        return True
+    return len(text) + (CJK_CHAR_WEIGHT - 1) * sum("\u3040" <= c <= "\ud7a3" for c in text) >= min_chars
 
 
 # -------------------------------------------------------------------------- relevance

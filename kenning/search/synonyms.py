@@ -86,7 +86,7 @@ def key(word: str) -> str | None:
     if w in _ALTS:
         return w
     for end, repl in (("ies", "y"), ("es", ""), ("s", "")):
-        if len(w) > len(end) + 2 and w.endswith(end) and w[:-len(end)] + repl in _ALTS:
+        if len(w) > len(end) + 1 and w.endswith(end) and w[:-len(end)] + repl in _ALTS:
             return w[:-len(end)] + repl
     return None
 

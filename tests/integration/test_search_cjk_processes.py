@@ -49,6 +49,13 @@ def cli_ids(home: Home, *words: str) -> list[int]:
     return [h["id"] for h in json.loads(r.stdout)["results"]]
 
 
+def test_kenning_search_without_a_worker_upgrades_an_old_database_first(home: Home) -> None:
+    made = old_memory(home)
+    assert cli_ids(home, "上线") == [made["zh2"]] and cli_ids(home, "데이터베이스") == [made["ko"]]
+    assert home.db().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] >= 25
+    assert cli_ids(home, "timezone", "bug") == [made["en"]]
+
+
 def test_an_old_database_finds_words_inside_cjk_runs_after_the_upgrade(home: Home) -> None:
     made = old_memory(home)
     home.start_worker()  # opens the database: migration 0025 runs
