@@ -143,21 +143,46 @@ def _wants_prefix(word: str) -> bool:
 _FILLERS = frozenset({"kind", "kinds", "sort", "sorts"})
 
 
-def _words(text: str) -> list[str]:
+def _words(text: str, whole_runs: bool = False) -> list[str]:
     """The words of ``text`` as the index sees them: a hyphenated compound of plain words
     ("dairy-free", "dry-run") is its words, as unicode61 indexes it (a memory saying "free of
-    dairy" holds them too); identifiers, paths and words with digits stay whole (``utf-8``)."""
+    dairy" holds them too); identifiers, paths and words with digits stay whole (``utf-8``). A
+    CJK run of ``LONG_RUN`` characters or more is several words (:func:`cjk_words`), unless
+    ``whole_runs``."""
     out: list[str] = []
     for word in _SPLIT.split(clean(text)):
         for w in (word,) if word.isascii() else _scripts(word):
             w = _EDGE.sub("", w)
             if not w or not _WORD.search(w):
                 continue
+            if not whole_runs and len(w) >= LONG_RUN and not w.isascii() and cjk.RUN.fullmatch(w):
+                out.extend(cjk_words(w))
+                continue
             parts = w.split("-")
             if len(parts) > 1 and all(p.isalpha() for p in parts):
                 out.extend(parts)
             else:
                 out.append(w[:MAX_TERM_CHARS])
+    return out
+
+
+LONG_RUN = 5  # Chinese words are 1-4 characters: a longer run typed without spaces is several
+
+
+def cjk_words(run: str) -> list[str]:
+    """The words a CJK run is looked up by when it says more than one: the synonym table's words
+    inside it (``数据库迁移失败`` holds 数据库 and 迁移) and the character pairs of the rest (失败);
+    a single character left over is mostly a particle (了, 的), left out. A row holding the run
+    as written holds them all; one saying the same in another order holds them too."""
+    out: list[str] = []
+    at = 0
+    for off, word in synonym_table.in_run(run):
+        if off - at > 1:
+            out += cjk.pairs(run[at:off])
+        out.append(word)
+        at = off + len(word)
+    if len(run) - at > 1:
+        out += cjk.pairs(run[at:])
     return out
 
 
@@ -181,8 +206,9 @@ def _dropped(words: list[str], i: int) -> bool:
     return w in _FILLERS and i + 1 < len(words) and words[i + 1].lower() == "of"
 
 
-def _split_terms(text: str, synonyms: bool = False) -> tuple[list[Term], list[tuple[Term, Term]]]:
-    words = _words(text)
+def _split_terms(text: str, synonyms: bool = False,
+                 whole_runs: bool = False) -> tuple[list[Term], list[tuple[Term, Term]]]:
+    words = _words(text, whole_runs)
     keep = [not _dropped(words, i) for i in range(len(words))]
     if not any(keep):  # a query made only of stopwords ("how does this work") still means something
         keep = [True] * len(words)
@@ -227,9 +253,9 @@ MAX_RECALL_TERMS = 64  # a long CJK prompt is many pairs; more only cost lookups
 def recall_terms(text: str) -> list[Term]:
     """The terms of a prompt for prompt-time recall, each with its synonyms.
 
-    A CJK run in a prompt is a sentence, not a word: it gives the synonym table's words found
-    inside it (``数据库`` in ``把数据库迁移到新服务器``) and the character pairs of the rest (a
-    one-character rest is a particle, left out). Other words are those of :func:`terms`."""
+    A CJK run in a prompt is a sentence, not a word, whatever its length: it gives
+    :func:`cjk_words` (``数据库`` and the pairs of the rest in ``把数据库迁移到新服务器``). Other words
+    are those of :func:`terms`."""
     out: list[Term] = []
     seen: set[str] = set()
 
@@ -239,17 +265,8 @@ def recall_terms(text: str) -> list[Term]:
             seen.add(key)
             out.append(Term(word, False, synonym_table.alternatives(word)))
 
-    for t in terms(text):
-        if not t.is_cjk:
-            add(t.text)
-            continue
-        run, at = t.text, 0
-        for off, word in synonym_table.in_run(run):
-            for pair in cjk.pairs(run[at:off]) if off - at > 1 else ():
-                add(pair)
+    for t in _split_terms(text, whole_runs=True)[0]:
+        for word in cjk_words(t.text) if t.is_cjk else (t.text,):
             add(word)
-            at = off + len(word)
-        for pair in cjk.pairs(run[at:]) if len(run) - at > 1 else ():
-            add(pair)
     return out
 

@@ -72,7 +72,10 @@ def test_a_word_inside_a_cjk_run_is_found(conn: sqlite3.Connection) -> None:
     assert found(conn, "데이터베이스") == [KO]  # a particle joined to the word (데이터베이스를)
     assert found(conn, "서버") == [KO]
     assert set(found(conn, "服务器 上线")) == {ZH, ZH2}  # neither holds both: each holds one
-    assert found(conn, "据迁") == [] and found(conn, "数据库服务器") == []  # not in the text as written
+    assert found(conn, "据迁") == [] and found(conn, "库服") == []  # not in the text as written
+    # A run typed without spaces that says several words: its words, wherever they are in a row.
+    assert found(conn, "服务器数据库") == [ZH] and search(conn, "服务器数据库")[0].match == "all"
+    assert found(conn, "回归测试跑完了吗")[0] == ZH2
     assert search(conn, "数据库")[0].match == "all"
 
 
@@ -117,6 +120,7 @@ def test_indexes_and_statistics_stay_exact_through_writes(conn: sqlite3.Connecti
 
 def test_query_words_cut_at_scripts_and_forget_asks_for_pairs(conn: sqlite3.Connection) -> None:
     assert [t.text for t in parse("用redis缓存，迁移失败").terms] == ["redis", "缓存", "迁移失败"]
+    assert [t.text for t in parse("数据库迁移失败").terms] == ["数据库", "迁移", "失败"]  # several words
     assert phrase_of("数据库") == ("数据 据库", False) and phrase_of("库") == ("库", True)
     assert phrase_of("数据库.py") == ("数据 据库 库 .py", False)  # the run's last character, as indexed
     match = fts_phrase_query("数据库")
