@@ -460,7 +460,8 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     known.update((t, min(n, budget + 1)) for t, (n, _s) in exact.items())
     counts = {**_capped_all(conn, src.fts, tuple(t for t in q.terms if t not in known), budget, n_rows, db),
               **known}
-    order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], q.terms.index(t)))
+    pos = {t: i for i, t in enumerate(q.terms)}  # ties: the query's order
+    order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], pos[t]))
     out.unmatched = len(q.terms) - len(order)
     weights = ", ".join(str(w) for w in src.weights)
     params: list[object] = []
@@ -522,7 +523,7 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     # others only widen ``bound`` (each is in more than the budget's rows, and in more than these).
     freq = {t: exact[t][0] if t in exact else _frequency(conn, kind, t, n_rows, db, budget, recent.get(t))
             for t in common}
-    common.sort(key=lambda t: (freq[t], q.terms.index(t)))
+    common.sort(key=lambda t: (freq[t], pos[t]))
     stats = []
     for i, t in enumerate(common):
         # Only those that may be scored get their (costlier) share in the scope; the others are

@@ -11,7 +11,7 @@ same way. The text around the runs is left as it is, so English is indexed exact
 
 The same expansion exists twice and must stay equal (a test compares them):
 
-* :func:`sql` builds it as an SQL expression (migration 0024: the indexes' content views and the
+* :func:`sql` builds it as an SQL expression (migration 0025: the indexes' content views and the
   triggers of the indexes and of the term statistics): a recursive walk over the characters,
   ~1.3 µs a character, for columns holding CJK only (``has_sql``: a cheap check first);
 * :func:`expand` in Python, for the prompt context's relevance check, which tokenizes memories
@@ -76,15 +76,6 @@ def expand(text: str) -> str:
 def pairs(run: str) -> list[str]:
     """The overlapping pairs of a CJK run (the run itself when it is one character)."""
     return [run[i:i + 2] for i in range(len(run) - 1)] or [run]
-
-
-def phrase_text(run: str) -> tuple[str, bool]:
-    """What a search for the CJK run ``run`` looks up: (its pairs, space-separated; whether as a
-    prefix). A run of one character is looked up as a prefix: the pairs starting with it, or the
-    character alone where it ends a run."""
-    if len(run) == 1:
-        return run, True
-    return " ".join(pairs(run)), False
 
 
 # ------------------------------------------------------------------------------- SQL

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kenning.search import cjk
 from kenning.search import synonyms as synonym_table
@@ -55,20 +55,23 @@ def _quoted(text: str) -> str:
 class Term:
     text: str       # the user's term, edge punctuation stripped
     prefix: bool    # match as a prefix (identifiers, a single CJK character)
-    alts: tuple[str, ...] = ()  # other words for it (synonyms), each matched as a phrase
+    # Other words for it (synonyms), each matched as a phrase. Not hashed: the hash of a term is
+    # computed at every dict lookup of the ranking, and the text tells terms apart.
+    alts: tuple[str, ...] = field(default=(), hash=False)
 
     @property
     def indexed(self) -> str:
         """The text as the index holds it: CJK runs as their character pairs (see :func:`phrase_of`)."""
-        return phrase_of(self.text)[0] if cjk.has_cjk(self.text) else self.text
+        return self.text if self.text.isascii() else phrase_of(self.text)[0]
 
     @property
     def is_cjk(self) -> bool:
-        return cjk.has_cjk(self.text)
+        return not self.text.isascii() and cjk.has_cjk(self.text)
 
     def phrase(self) -> str:
         if self.text.isascii() and not self.alts:  # the common case, first
-            return _quoted(self.text) + (" *" if self.prefix else "")
+            quoted = '"' + self.text.replace('"', '""') + '"'
+            return quoted + " *" if self.prefix else quoted
         return _phrase(self.text, self.prefix, self.alts)
 
 

@@ -124,17 +124,17 @@ def lookup(conn: sqlite3.Connection, kind: str, terms: Sequence[Term], project: 
     that is one token, not a prefix and without synonyms (both the index's when ``project`` is
     None). Empty on a database without the table (a read-only look at an older file) or where the
     connection cannot tokenize (no temporary tables): the caller counts instead."""
-    single = [t for t in terms if not t.prefix and not t.alts]
+    single = {t: t.indexed for t in terms if not t.prefix and not t.alts}  # term -> its text as indexed
     if not single:
         return {}
     try:
         with _lock:
-            todo = list(dict.fromkeys(t.indexed for t in single if t.indexed not in _tokens))
+            todo = list({text: 0 for text in single.values() if text not in _tokens})
             if todo:
                 if len(_tokens) > TOKENS_MAX:
                     _tokens.clear()
                 _tokens.update(zip(todo, _tokenize(conn, todo), strict=True))
-            token = {t: _tokens[t.indexed][0] for t in single if len(_tokens[t.indexed]) == 1}
+            token = {t: _tokens[text][0] for t, text in single.items() if len(_tokens[text]) == 1}
         if not token:
             return {}
         wanted = sorted(set(token.values()))
