@@ -11,9 +11,11 @@ same way. The text around the runs is left as it is, so English is indexed exact
 
 The same expansion exists twice and must stay equal (a test compares them):
 
-* :func:`sql` builds it as an SQL expression (migration 0025: the indexes' content views and the
-  triggers of the indexes and of the term statistics): a recursive walk over the characters,
-  ~1.3 µs a character, for columns holding CJK only (``has_sql``: a cheap check first);
+* :func:`sql` builds it as an SQL expression, a recursive walk over the characters (~1 µs a
+  character), for text holding CJK only (``has_sql``: a cheap check first). Migration 0025 puts
+  it once in the schema, in the view ``search_cjk_output`` over the scratch table
+  ``search_cjk_input``; the triggers write a row's expanded columns through it into
+  ``<table>_cjk`` when the row holds CJK, and the indexes read their text from there;
 * :func:`expand` in Python, for the prompt context's relevance check, which tokenizes memories
   the way the index does.
 
@@ -23,6 +25,7 @@ Changing :data:`RANGES` or the expansion changes what the index holds: it needs 
 from __future__ import annotations
 
 import re
+import sqlite3
 
 # CJK letters, by code point: letters for unicode61 (it keeps them in tokens, unfolded) and for
 # Python. All between U+3005 and U+D7A3, the range ``has_sql`` looks for. Most frequent first.
@@ -80,37 +83,63 @@ def pairs(run: str) -> list[str]:
 
 # ------------------------------------------------------------------------------- SQL
 
-def _is(v: str) -> str:
-    return "(" + " OR ".join(f"{v} BETWEEN {a} AND {b}" for a, b in RANGES) + ")"
+# RANGES but the first two (ideographs, Hangul: compared as numbers, the common case) as a GLOB class
+_GLOB = "[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in RANGES[2:]) + "]"
 
 
 def has_sql(x: str) -> str:
     """SQL: whether the text ``x`` may hold a CJK letter. Pure ASCII (the byte and character
-    lengths agree) is ruled out first, then a scan for any character in U+3005..U+D7A3."""
-    return f"(length(CAST({x} AS BLOB)) != length({x}) AND {x} GLOB '*[{chr(FIRST)}-{chr(LAST)}]*')"
-
-
-def _width(v: str) -> str:
-    """UTF-8 bytes of the code point ``v`` (0 for NULL)."""
-    return (f"(CASE WHEN {v} IS NULL THEN 0 WHEN {v} < 128 THEN 1 WHEN {v} < 2048 THEN 2 "
-            f"WHEN {v} < 65536 THEN 3 ELSE 4 END)")
+    lengths agree) is ruled out first, then a scan for any character in U+3005..U+D7A3. A CASE,
+    not an AND: SQLite evaluates both sides of an AND in some places (a WHERE pushed into a
+    compound subquery), and the scan costs ~25 µs a KB."""
+    return f"(CASE WHEN length(CAST({x} AS BLOB)) != length({x}) THEN {x} GLOB '*[{chr(FIRST)}-{chr(LAST)}]*' END)"
 
 
 def sql(x: str) -> str:
     """SQL: :func:`expand` of the text expression ``x`` (``x`` itself when it holds no CJK).
 
-    One step per character: ``p`` bytes read, ``cp`` the character just read, ``pcp`` the one
-    before; a step emits what ``pcp``..``cp`` add (a pair, a run's last character, or the
-    character as it is), reading the text as bytes (a character offset would rescan it)."""
-    cur, prev = _is("cp"), _is("pcp")
-    piece = (f"CASE WHEN {cur} THEN (CASE WHEN {prev} THEN char(pcp, cp) || ' ' ELSE ' ' END) "
-             f"WHEN {prev} THEN char(pcp) || ' ' || CASE WHEN cp IS NULL THEN '' ELSE char(cp) END "
-             "WHEN cp IS NULL THEN '' ELSE char(cp) END")
-    at = f"p + {_width('cp')}"  # where the next character starts
-    # unicode() of a NUL is NULL (a C string): a NUL before the end is the character 0
-    walk = (f"(WITH RECURSIVE k(n, p, cp, pcp, s) AS (SELECT 0, 0, NULL, NULL, '' UNION ALL "
-            f"SELECT n + 1, {at}, coalesce(unicode(CAST(substr(CAST({x} AS BLOB), {at} + 1, 4) AS TEXT)), "
-            f"CASE WHEN {at} < length(CAST({x} AS BLOB)) THEN 0 END), cp, {piece} "
-            "FROM k WHERE n = 0 OR cp IS NOT NULL OR pcp IS NOT NULL) "
-            "SELECT group_concat(s, '') FROM k)")
+    One step per character, reading the text as bytes (a character offset would rescan it from
+    the start): ``p`` bytes read before ``c``, the character just read (NULL before the first
+    and after the last), ``q`` the one before and ``f`` whether ``q`` is CJK; a step emits what
+    ``q``..``c`` add: a pair, a run's last character, or the character as it is. SQLite's
+    ``unicode()`` of a NUL is NULL (a C string): a NUL before the end is read as 0. Kept short:
+    SQLite parses the whole schema on every new connection."""
+    b = f"CAST({x} AS BLOB)"
+    w = "ifnull(1+(c>127)+(c>2047)+(c>65535),0)"  # UTF-8 bytes of c (0 for NULL)
+    (h1, h2), (k1, k2) = RANGES[0], RANGES[1]
+    g = (f"(c BETWEEN {h1} AND {h2} OR c BETWEEN {k1} AND {k2} OR "  # c is CJK (NULL: not)
+         f"c BETWEEN {FIRST} AND {LAST} AND char(c) GLOB '{_GLOB}')")
+    piece = (f"CASE WHEN {g} THEN iif(f,char(q,c)||' ',' ') ELSE iif(f,char(q)||' ','')||iif(c ISNULL,'',char(c)) END")
+    walk = (f"(WITH RECURSIVE k(n,p,c,q,f,s) AS (SELECT 0,0,NULL,NULL,0,'' UNION ALL "
+            f"SELECT n+1,p+{w},coalesce(unicode(CAST(substr({b},p+{w}+1,4) AS TEXT)),iif(p+{w}<length({b}),0,NULL)),"
+            f"c,{g},{piece} FROM k WHERE n=0 OR c NOTNULL OR q NOTNULL) SELECT group_concat(s,'') FROM k)")
     return f"(CASE WHEN {has_sql(x)} THEN {walk} ELSE {x} END)"
+
+
+# ------------------------------------------------------------------------- stored rows
+
+# The tables whose text columns the indexes hold, each with its ``<table>_cjk`` (migration 0025).
+TABLES = ("observations", "session_summaries", "user_prompts")
+
+
+def refill(conn: sqlite3.Connection) -> int:
+    """Recompute every ``<table>_cjk`` row from the stored rows (inside the caller's transaction),
+    through the schema's own expansion (``search_cjk_output``), for the rows the triggers would
+    give one: those whose text may hold CJK. Returns how many rows that is."""
+    held = 0
+    for table in TABLES:
+        cols = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({table}_cjk)")][1:]
+        conn.execute(f"DELETE FROM {table}_cjk")
+        rows = conn.execute(f"SELECT id, {', '.join(cols)} FROM {table} WHERE "
+                            + " OR ".join(f"CASE WHEN {has_sql(x)} THEN 1 ELSE 0 END" for x in cols)).fetchall()
+        insert = f"INSERT INTO {table}_cjk (id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})"
+        for row in rows:
+            conn.executemany("INSERT INTO search_cjk_input (k, x) VALUES (?, ?)",
+                             [(i + 1, v) for i, v in enumerate(tuple(row)[1:])])
+            got = [r[0] for r in conn.execute("SELECT nullif(e, x) FROM search_cjk_output ORDER BY k")]
+            conn.execute("DELETE FROM search_cjk_input WHERE k > 0")
+            if any(v is not None for v in got):  # as the triggers: a row whose expansion changes something
+                conn.execute(insert, (row[0], *got))
+                held += 1
+    return held
+

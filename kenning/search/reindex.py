@@ -1,6 +1,6 @@
 """Rebuilding every derived search index from the canonical rows.
 
-FTS5 ('rebuild', from the content views of migration 0025: CJK runs as character pairs),
+FTS5 ('rebuild', from the content views of migration 0025, after their CJK rows are recomputed),
 ``observation_files`` (which observation touched which file: the same rows its triggers in
 migration 0004 derive from ``files_read`` / ``files_modified``), ``observation_concepts`` (the
 viewer's concept filter, migration 0006), ``search_scope_rows`` (the per-project row counts of the
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kenning.search import indexer, terms, trigram
+from kenning.search import cjk, indexer, terms, trigram
 from kenning.store.repo import transaction
 
 FTS_TABLES = ("observations_fts", "session_summaries_fts", "user_prompts_fts")
@@ -86,6 +86,9 @@ def rebuild_text(conn: sqlite3.Connection, *, use_trigram: bool, progress: Progr
     out: dict[str, Any] = {}
     t0 = time.monotonic()
     steps = len(FTS_TABLES) + 1
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_cjk_input'").fetchone():
+        with transaction(conn):  # the CJK text the indexes read (migration 0025), before they are rebuilt
+            out["cjk_rows"] = cjk.refill(conn)
     for i, table in enumerate(FTS_TABLES):
         if progress:
             progress("full-text index", i, steps)
