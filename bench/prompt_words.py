@@ -115,9 +115,9 @@ def fill(conn: Any) -> dict[int, str]:
 
 
 def run(conn: Any, names: dict[int, str], threshold: float, table: bool) -> dict[str, Any]:
-    real_alts, real_in_run = synonyms.alternatives, synonyms.in_run
+    real_group, real_in_run = synonyms.group, synonyms.in_run
     if not table:
-        synonyms.alternatives = lambda word: ()  # type: ignore[assignment]
+        synonyms.group = lambda word: (None, ())  # type: ignore[assignment]
         synonyms.in_run = lambda run: []  # type: ignore[assignment]
     try:
         def keywords(query: str, **kw: Any) -> list[Any]:
@@ -133,7 +133,7 @@ def run(conn: Any, names: dict[int, str], threshold: float, table: bool) -> dict
             got = {names.get(p.hit.id, f"#{p.hit.id}") for p in picks}
             rows.append((text, want, got))
     finally:
-        synonyms.alternatives, synonyms.in_run = real_alts, real_in_run
+        synonyms.group, synonyms.in_run = real_group, real_in_run
     tp = sum(len(g & w) for _t, w, g in rows)
     fp = sum(len(g - w) for _t, w, g in rows)
     relevant = sum(len(w) for _t, w, _g in rows)

@@ -20,6 +20,8 @@ CJK word is found.
 5. **CJK words.** A corpus of Chinese rows (the same shape as bench/search.py's, words drawn from a
    Zipf list of 2-4 character words, loaded in bulk): search for a word of 1-4 characters, and a
    word plus an English one.
+6. **Opening the database.** A fresh read-only connection and one query on each revision's
+   database, alternately (SQLite parses the whole schema then: what the Read hook pays first).
 """
 
 from __future__ import annotations
@@ -186,6 +188,32 @@ def paired(trees: dict[str, str], n: int, nq: int, root: Path) -> dict[str, Any]
             "build": {k: v["build_s"] for k, v in ready.items()}}
 
 
+def opening(dbs: dict[str, Path], rounds: int = 2000) -> dict[str, list[float]]:
+    """A fresh read-only connection and one query, on each revision's database, alternately: what a
+    hook reading SQLite itself pays first (SQLite parses the whole schema on a new connection)."""
+    import sqlite3
+
+    out: dict[str, list[float]] = {k: [] for k in dbs}
+    for i in range(rounds):
+        for k in (list(dbs) if i % 2 == 0 else list(reversed(list(dbs)))):
+            t = time.perf_counter_ns()
+            conn = sqlite3.connect(f"file:{dbs[k]}?mode=ro", uri=True)
+            conn.execute("SELECT id FROM observations WHERE id = 1").fetchone()
+            conn.close()
+            out[k].append((time.perf_counter_ns() - t) / 1e6)
+    return out
+
+
+def schema_bytes(db: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT SUM(length(sql)) FROM sqlite_master").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def paired_prompts(trees: dict[str, str], n: int, nq: int, root: Path) -> dict[str, Any]:
     """prompt.build (keywords only) of bench/context_hooks.py's prompts over its corpus, alternately."""
     procs = {name: subprocess.Popen([PY, "-c", PROMPT_WORKER, tree, str(n), str(root / f"p-{name}-{n}.db"),
@@ -326,6 +354,12 @@ def main() -> int:
                           for s in SHAPES]
             parts.append(f"### English keyword search at {n:,} observations, per query shape (warm, p50 / p95 ms)\n\n"
                          + md_table(["shape", "before", "after"], shape_rows))
+        dbs = {k: root / f"{k}-{sizes[0]}.db" for k in trees}
+        op = opening(dbs)
+        parts.append("### Opening the database: a fresh read-only connection and one query, alternately\n\n"
+                     + md_table(["", "schema (bytes of SQL)", "p50 ms", "p90 ms"],
+                                [[k, f"{schema_bytes(dbs[k]):,}", fmt(percentile(op[k], 50), 3),
+                                  fmt(percentile(op[k], 90), 3)] for k in ("before", "after")]))
         parts.insert(4, "### English keyword search, paired\n\n" + md_table(
             ["observations", "caches", "queries", "before p50 / p95 ms", "after p50 / p95 ms", "mean after / before",
              "result lists that differ"], rows))

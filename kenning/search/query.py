@@ -224,12 +224,13 @@ def _split_terms(text: str, synonyms: bool = False,
             prev = None
             continue
         # With synonyms, the words of one group are one term ("db" and "database" alike).
-        key = (synonyms and synonym_table.key(w)) or w.lower()
+        listed, alts = synonym_table.group(w) if synonyms else (None, ())
+        key = listed or w.lower()
         t = by_key.get(key)
         if t is None:
             if len(out) >= MAX_TERMS:
                 break
-            t = by_key[key] = Term(w, _wants_prefix(w), synonym_table.alternatives(w) if synonyms else ())
+            t = by_key[key] = Term(w, _wants_prefix(w), alts)
             out.append(t)
         # Adjacent words also score as a phrase; not CJK runs (a run is a word of its own, its
         # neighbour in the query rarely its neighbour in the text).
@@ -263,10 +264,11 @@ def recall_terms(text: str) -> list[Term]:
     seen: set[str] = set()
 
     def add(word: str) -> None:  # each word as a phrase (no prefix), as the relevance check counts it
-        key = synonym_table.key(word) or word.lower()
+        listed, alts = synonym_table.group(word)
+        key = listed or word.lower()
         if key not in seen and len(out) < MAX_RECALL_TERMS:
             seen.add(key)
-            out.append(Term(word, False, synonym_table.alternatives(word)))
+            out.append(Term(word, False, alts))
 
     for t in _split_terms(text, whole_runs=True)[0]:
         for word in cjk_words(t.text) if t.is_cjk else (t.text,):

@@ -10,6 +10,8 @@ to the agent as relevant memory.
 
 from __future__ import annotations
 
+import functools
+
 from kenning.search import cjk
 
 GROUPS: tuple[tuple[str, ...], ...] = (
@@ -80,6 +82,7 @@ _ALTS = _build()
 CJK_WORDS = tuple(sorted((w for w in _ALTS if cjk.has_cjk(w)), key=len, reverse=True))
 
 
+@functools.lru_cache(maxsize=8192)
 def key(word: str) -> str | None:
     """The table's spelling of ``word`` (any case, a plural), or None when it is not listed."""
     w = word.lower()
@@ -95,6 +98,12 @@ def alternatives(word: str) -> tuple[str, ...]:
     """The other words for ``word`` (empty when it is not listed)."""
     k = key(word)
     return _ALTS[k] if k is not None else ()
+
+
+def group(word: str) -> tuple[str | None, tuple[str, ...]]:
+    """(the table's spelling of ``word`` or None, the other words for it)."""
+    k = key(word)
+    return (k, _ALTS[k]) if k is not None else (None, ())
 
 
 def in_run(run: str) -> list[tuple[int, str]]:
