@@ -14,9 +14,11 @@ CJK word is found.
    punctuation (— →), Chinese (~600 characters a row).
 3. **Upgrade.** Migration 0025 on the largest database built by the revision before (English), and
    with 50 Chinese rows added to it (then the term statistics are recounted).
-4. **Prompt context, paired.** ``prompt.build`` in each revision's process over bench/context_hooks.py's
-   corpus (the project and another as large, notes about specific functions) and its prompts,
-   keywords only, each prompt three times on each side, alternating; whether the memories given differ.
+4. **Prompt context, paired.** ``prompt.build`` in each revision's process as the worker's route runs
+   it (pooled connections, the search runtime, default settings, a new agent session each time)
+   over bench/context_hooks.py's corpus (the project and another as large, notes about specific
+   functions) and its prompts, keywords only, each prompt three times on each side, alternating;
+   whether the memories given differ.
 5. **CJK words.** A corpus of Chinese rows (the same shape as bench/search.py's, words drawn from a
    Zipf list of 2-4 character words, loaded in bulk): search for a word of 1-4 characters, and a
    word plus an English one.
@@ -82,32 +84,44 @@ for line in sys.stdin:
 '''
 
 PROMPT_WORKER = r'''
-import json, sys, time
-tree, n, db = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+import json, os, sys, time
+tree, n, data = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 sys.path.insert(0, tree)
-import kenning.context.prompt, kenning.search.service, kenning.store.db  # this revision's package first
+import kenning.context.prompt, kenning.search.runtime, kenning.store.db  # this revision's package first
 from kenning.context import prompt
-from kenning.search.service import search
-from kenning.store.db import connect
+from kenning.paths import Paths
+from kenning.search.runtime import SearchRuntime
+from kenning.settings import Settings
+from kenning.store.db import ReadPool
 sys.path.insert(0, sys.argv[4])
 from common import populate
 import context_hooks as ch
-populate(db, {"bench-project": n, "other-project": n}, seed=5)
-names = ch.add_specific(db, "bench-project", max(20, int(n * ch.SPECIFIC_SHARE)))
+os.makedirs(data, mode=0o700, exist_ok=True)
+paths = Paths(data)
+populate(paths.db, {"bench-project": n, "other-project": n}, seed=5)
+names = ch.add_specific(paths.db, "bench-project", max(20, int(n * ch.SPECIFIC_SHARE)))
 texts = ch.prompts(int(sys.argv[5]), names)
-conn = connect(db, readonly=True)
+settings = Settings()
+pool = ReadPool(paths.db)  # as the worker's route: pooled connections, the search runtime, the settings
+runtime = SearchRuntime(paths, settings, background=False, pool=pool)
+given = prompt.Given()
 def keywords(query, **kw):
-    return search(conn, query, **kw)
-for t in texts[:10]:
-    prompt.build(conn, t, "bench-project", keyword_search=keywords, limit=5, min_relevance=0.6, min_similarity=0.5)
+    return list(runtime.search(query, vectors=None, **kw))
+def build(i, r):
+    with pool.connection() as conn:
+        return prompt.build(conn, texts[i], "bench-project", keyword_search=keywords, limit=5, min_relevance=0.6,
+                            min_similarity=0.5, agent_session_id=f"s{i}-{r}", start_count=settings.context_observations,
+                            given=given, icons={}, weights=(1.0, 0.5, 60), meaning=prompt.Meaning(None, 0.08),
+                            settings=settings)[1]
+for i in range(10):
+    build(i, -1)
 print(json.dumps({"n": len(texts)}), flush=True)
 for line in sys.stdin:
     r = json.loads(line)
     if r.get("quit"):
         break
     t0 = time.perf_counter_ns()
-    _out, picks = prompt.build(conn, texts[r["i"]], "bench-project", keyword_search=keywords, limit=5,
-                               min_relevance=0.6, min_similarity=0.5)
+    picks = build(r["i"], r["r"])
     print(json.dumps({"ns": time.perf_counter_ns() - t0, "ids": [p.hit.id for p in picks]}), flush=True)
 '''
 
@@ -217,7 +231,7 @@ def schema_bytes(db: Path) -> int:
 
 def paired_prompts(trees: dict[str, str], n: int, nq: int, root: Path) -> dict[str, Any]:
     """prompt.build (keywords only) of bench/context_hooks.py's prompts over its corpus, alternately."""
-    procs = {name: subprocess.Popen([PY, "-c", PROMPT_WORKER, tree, str(n), str(root / f"p-{name}-{n}.db"),
+    procs = {name: subprocess.Popen([PY, "-c", PROMPT_WORKER, tree, str(n), str(root / f"p-{name}-{n}"),
                                      str(REPO / "bench"), str(nq)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     text=True)
              for name, tree in trees.items()}
@@ -231,7 +245,7 @@ def paired_prompts(trees: dict[str, str], n: int, nq: int, root: Path) -> dict[s
         for r in range(PROMPT_ROUNDS):
             for k in (("before", "after") if (i + r) % 2 == 0 else ("after", "before")):
                 p = procs[k]
-                p.stdin.write(json.dumps({"i": i}) + "\n")  # type: ignore[union-attr]
+                p.stdin.write(json.dumps({"i": i, "r": r}) + "\n")  # type: ignore[union-attr]
                 p.stdin.flush()  # type: ignore[union-attr]
                 got[k] = json.loads(p.stdout.readline())  # type: ignore[union-attr]
                 runs[k].append(got[k]["ns"] / 1e6)

@@ -54,6 +54,8 @@ UNSEEN_PAIR_WEIGHT = 0.1
 COVERAGE_CHUNK = 12        # candidates whose coverage is computed at once (most prompts stop early)
 DF_TTL_S = 600.0
 _df_cache: dict[tuple[str, str], tuple[int, int, int, float]] = {}  # (db, phrase) -> (df, cap, N, when)
+_stem_cache: dict[str, frozenset[str]] = {}  # a word as indexed -> its tokens
+STEM_CACHE_MAX = 20_000
 
 
 CJK_CHAR_WEIGHT = 3  # an English word is ~6 characters with its space, a Chinese one ~1.7
@@ -89,14 +91,20 @@ class Relevance:
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_tok USING fts5(x, tokenize='porter unicode61')")
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_tok_v USING fts5vocab(temp, kenning_tok, "
                      "'instance')")
-        # Each term's stems, one set per word for it (the term and its synonyms), as the index holds them.
+        # Each term's stems, one set per word for it (the term and its synonyms), as the index holds
+        # them; a word's stems are the tokenizer's, always the same: kept across prompts.
         forms = [(i, form) for i, t in enumerate(self.terms)
                  for form in (t.indexed, *(phrase_of(a)[0] for a in t.alts))]
-        stems = self._stems(dict(enumerate(f for _i, f in forms)), expand=False)
-        self.stems: dict[int, list[set[str]]] = {}
-        for k, (i, _f) in enumerate(forms):
-            if stems.get(k):
-                self.stems.setdefault(i, []).append(stems[k])
+        todo = list({f: 0 for _i, f in forms if f not in _stem_cache})
+        if todo:
+            if len(_stem_cache) > STEM_CACHE_MAX:
+                _stem_cache.clear()
+            got = self._stems(dict(enumerate(todo)), expand=False)
+            _stem_cache.update((f, frozenset(got.get(k, ()))) for k, f in enumerate(todo))
+        self.stems: dict[int, list[frozenset[str]]] = {}
+        for i, f in forms:
+            if _stem_cache[f]:
+                self.stems.setdefault(i, []).append(_stem_cache[f])
         self.n = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM observations").fetchone()[0])
         self.cap = max(20, min(DF_CAP, int(self.n * DF_CAP_SHARE)))
         self.db = str(conn.execute("PRAGMA database_list").fetchone()[2])

@@ -263,15 +263,18 @@ def recall_terms(text: str) -> list[Term]:
     out: list[Term] = []
     seen: set[str] = set()
 
-    def add(word: str) -> None:  # each word as a phrase (no prefix), as the relevance check counts it
+    def add(word: str, term: Term | None = None) -> None:  # each word a phrase (no prefix), as counted
         listed, alts = synonym_table.group(word)
         key = listed or word.lower()
         if key not in seen and len(out) < MAX_RECALL_TERMS:
             seen.add(key)
-            out.append(Term(word, False, alts))
+            out.append(term if term is not None and not alts and not term.prefix else Term(word, False, alts))
 
     for t in _split_terms(text, whole_runs=True)[0]:
-        for word in cjk_words(t.text) if t.is_cjk else (t.text,):
-            add(word)
+        if t.is_cjk:
+            for word in cjk_words(t.text):
+                add(word)
+        else:
+            add(t.text, t)
     return out
 
