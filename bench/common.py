@@ -399,15 +399,15 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
                 f"Changed {', '.join(touched[:3])}; tests pass.",
                 f"Add a regression test for the {rng.choice(NOUNS)} path.", "", json.dumps(touched),
                 json.dumps(touched[:2]), 0, 1000 + int(rng.random() * 19000), end, end + 5, "rules"))
-    trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'observations_ai'"
-                           ).fetchone()[0]
-    terms_trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = "
-                                 "'search_terms_observation_ai'").fetchone()[0]
+    # The observations' insert triggers (the index, its CJK text, the term statistics: one trigger
+    # from migration 0026 on, two before) are set aside and their work done once below.
+    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
+                            "('observations_ai', 'search_terms_observation_ai')").fetchall()
     conn.execute("PRAGMA cache_size = -262144")  # 256 MiB: index upkeep stays in memory
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("DROP TRIGGER observations_ai")
-        conn.execute("DROP TRIGGER search_terms_observation_ai")  # refilled once below, as its trigger would
+        for name, _sql in triggers:
+            conn.execute(f"DROP TRIGGER {name}")
         conn.executemany(
             "INSERT INTO sessions (id, platform, agent_session_id, project, project_root, cwd, started_at, "
             "ended_at, end_reason, status, prompt_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", sessions)
@@ -416,10 +416,14 @@ def populate(db_path: str, projects: dict[str, int], *, seed: int = 1, now: floa
             "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
             "content_hash, observer, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             observations)
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_cjk_input'").fetchone():
+            from kenning.search import cjk
+
+            cjk.refill(conn)
         conn.execute("INSERT INTO observations_fts (observations_fts) VALUES ('rebuild')")
-        conn.execute(trigger)
         terms.refill(conn)
-        conn.execute(terms_trigger)
+        for _name, sql in triggers:
+            conn.execute(sql)
         conn.executemany(
             "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
             "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "

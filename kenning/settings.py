@@ -156,7 +156,7 @@ SPECS: dict[str, Spec] = {
     "search_recency_half_life_days": Spec(30, "days after which the recency boost has halved", min=1, max=3650),
     "search_min_similarity": Spec(0.0, "cosine similarity below which an embedding match is ignored",
                                   min=-1, max=1),
-    "search_trigram": Spec(False, "also index every text as trigrams (substrings, camelCase parts, CJK); "
+    "search_trigram": Spec(False, "also index every text as trigrams (substrings, camelCase parts); "
                                   "~2.8x the index size; `kenning reindex` applies a change"),
     "log_max_bytes": Spec(5 * 1024 * 1024, "size at which a log file rotates", min=10_000, max=1_000_000_000),
     "log_backups": Spec(3, "rotated log files kept", min=0, max=50),

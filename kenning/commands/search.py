@@ -114,9 +114,26 @@ def _worker(paths: Paths, method: str, path: str, body: bytes = b"", timeout: fl
 
 
 def _read(paths: Paths) -> sqlite3.Connection | None:
-    from kenning.store.db import connect
+    """A read-only connection, or None without a database. A database of an older schema is
+    brought up to date first, once, as the worker would on start (its indexes may hold text
+    differently: migration 0026); when it cannot be written, it is read as it is."""
+    from kenning.store.db import connect, current_version, migration_files, open_db
 
-    return connect(paths.db, readonly=True) if os.path.exists(paths.db) else None
+    if not os.path.exists(paths.db):
+        return None
+    conn = connect(paths.db, readonly=True)
+    try:
+        behind = current_version(conn) < migration_files()[-1][0]
+    except sqlite3.Error:
+        behind = False
+    if behind:
+        conn.close()
+        try:
+            open_db(paths.db).close()
+        except (sqlite3.Error, OSError):
+            pass
+        conn = connect(paths.db, readonly=True)
+    return conn
 
 
 def _when(ts: float) -> str:

@@ -11,7 +11,10 @@ A candidate is given only when it is *relevant*, not merely ranked:
 
 * by keywords: the IDF-weighted share of the prompt's terms the observation contains, stemmed
   by the same ``porter unicode61`` tokenizer as the FTS index, is at least ``min_relevance``
-  (a rare term such as ``parse_invoice`` weighs far more than ``test``);
+  (a rare term such as ``parse_invoice`` weighs far more than ``test``). A term is held when any
+  word for it is (``k8s``: "Kubernetes"; :mod:`kenning.search.synonyms`); a CJK sentence gives
+  the table's words inside it and its character pairs, as the index holds them
+  (:func:`kenning.search.query.recall_terms`);
 * or by meaning: its cosine similarity to the prompt is at least ``min_similarity``.
 
 Search scores cannot serve as the threshold: BM25 tiers and reciprocal-rank fusion give numbers
@@ -45,15 +48,29 @@ CANDIDATES_PER_RESULT = 4  # hits searched per hit wanted: room for the threshol
 DF_CAP = 200               # document frequencies are counted up to this (cost stays bounded)
 DF_CAP_SHARE = 0.02
 UNSEEN_WEIGHT = 0.5        # weight factor of a prompt word no observation contains
+# ... and of a CJK character pair none contains: most such pairs straddle two words of the
+# sentence ("的回" in "完整的回归测试"), not a subject memory has never seen.
+UNSEEN_PAIR_WEIGHT = 0.1
 COVERAGE_CHUNK = 12        # candidates whose coverage is computed at once (most prompts stop early)
 DF_TTL_S = 600.0
-_df_cache: dict[tuple[str, str], tuple[int, int, int, float]] = {}  # (df, cap, N, when)
+_df_cache: dict[tuple[str, str], tuple[int, int, int, float]] = {}  # (db, phrase) -> (df, cap, N, when)
+_stem_cache: dict[str, frozenset[str]] = {}  # a word as indexed -> its tokens
+STEM_CACHE_MAX = 20_000
+
+
+CJK_CHAR_WEIGHT = 3  # an English word is ~6 characters with its space, a Chinese one ~1.7
 
 
 def worth_asking(prompt: str, min_chars: int) -> bool:
-    """Whether a prompt deserves a memory lookup: typed by the user, long enough to say something."""
+    """Whether a prompt deserves a memory lookup: typed by the user, long enough to say something.
+    A character of Chinese, Japanese or Korean (U+3040..U+D7A3) counts ``CJK_CHAR_WEIGHT`` times:
+    "周五下午可以上线吗？" says as much as a 30-character English question."""
     text = prompt.strip()
-    return len(text) >= min_chars and not text.startswith(NOTIFICATION_PREFIX)
+    if text.startswith(NOTIFICATION_PREFIX):
+        return False
+    if len(text) >= min_chars:
+        return True
+    return len(text) + (CJK_CHAR_WEIGHT - 1) * sum("\u3040" <= c <= "\ud7a3" for c in text) >= min_chars
 
 
 # -------------------------------------------------------------------------- relevance
@@ -66,22 +83,41 @@ class Relevance:
     """
 
     def __init__(self, conn: sqlite3.Connection, prompt: str) -> None:
-        from kenning.search.query import terms
+        from kenning.search.query import phrase_of, recall_terms
 
         self.conn = conn
-        self.words = [t.text for t in terms(prompt)]
+        self.terms = recall_terms(prompt)
+        self.words = [t.text for t in self.terms]
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_tok USING fts5(x, tokenize='porter unicode61')")
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_tok_v USING fts5vocab(temp, kenning_tok, "
                      "'instance')")
-        self.stems = self._stems(dict(enumerate(self.words)))
+        # Each term's stems, one set per word for it (the term and its synonyms), as the index holds
+        # them; a word's stems are the tokenizer's, always the same: kept across prompts.
+        forms = [(i, form) for i, t in enumerate(self.terms)
+                 for form in (t.indexed, *(phrase_of(a)[0] for a in t.alts))]
+        todo = list({f: 0 for _i, f in forms if f not in _stem_cache})
+        if todo:
+            if len(_stem_cache) > STEM_CACHE_MAX:
+                _stem_cache.clear()
+            got = self._stems(dict(enumerate(todo)), expand=False)
+            _stem_cache.update((f, frozenset(got.get(k, ()))) for k, f in enumerate(todo))
+        self.stems: dict[int, list[frozenset[str]]] = {}
+        for i, f in forms:
+            if _stem_cache[f]:
+                self.stems.setdefault(i, []).append(_stem_cache[f])
         self.n = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM observations").fetchone()[0])
         self.cap = max(20, min(DF_CAP, int(self.n * DF_CAP_SHARE)))
         self.db = str(conn.execute("PRAGMA database_list").fetchone()[2])
-        self.dfs = [self._df(w) for w in self.words]
+        # CJK pairs (one token each) are many in a sentence: their counts are kept (kenning/search/terms.py).
+        from kenning.search.terms import lookup
+
+        kept = lookup(conn, "observation", [t for t in self.terms if t.is_cjk], None)
+        self.dfs = [min(kept[t][0], self.cap) if t in kept else self._df(t) for t in self.terms]
         # A word no note holds cannot tell notes apart; it still dilutes, at half weight, so a
         # prompt mostly about things memory has never seen gets nothing.
-        self.weights = [math.log(1.0 + max(self.n, 1) / (df + 1.0)) * (UNSEEN_WEIGHT if df == 0 else 1.0)
-                        for df in self.dfs]
+        self.weights = [math.log(1.0 + max(self.n, 1) / (df + 1.0))
+                        * (1.0 if df else UNSEEN_PAIR_WEIGHT if t.is_cjk and not t.alts else UNSEEN_WEIGHT)
+                        for t, df in zip(self.terms, self.dfs, strict=True)]
 
     def search_text(self) -> str:
         """The prompt's selective terms (in fewer than ``cap`` observations, at least one), in order.
@@ -91,16 +127,20 @@ class Relevance:
         """
         return " ".join(w for w, df in zip(self.words, self.dfs, strict=True) if 0 < df < self.cap)
 
-    def _stems(self, texts: dict[int, str]) -> dict[int, set[str]]:
+    def _stems(self, texts: dict[int, str], expand: bool = True) -> dict[int, set[str]]:
+        """The tokens of each text; with ``expand``, of the text as the index holds it (CJK runs as pairs)."""
+        from kenning.search.cjk import expand as as_indexed
+
         self.conn.execute("DELETE FROM temp.kenning_tok")
-        self.conn.executemany("INSERT INTO temp.kenning_tok (rowid, x) VALUES (?, ?)", list(texts.items()))
+        self.conn.executemany("INSERT INTO temp.kenning_tok (rowid, x) VALUES (?, ?)",
+                              [(k, as_indexed(v) if expand else v) for k, v in texts.items()])
         out: dict[int, set[str]] = {k: set() for k in texts}
         for doc, term in self.conn.execute("SELECT doc, term FROM temp.kenning_tok_v"):
             out.setdefault(int(doc), set()).add(str(term))
         return out
 
-    def _df(self, word: str) -> int:
-        """Observations holding ``word`` (its phrase), counted up to ``cap``.
+    def _df(self, term: Any) -> int:
+        """Observations holding ``term`` (its phrase, or any word for it), counted up to ``cap``.
 
         The weight of a term is then ln(1 + N / (df + 1)): rare terms weigh most. Counts of
         identifier phrases cost up to ~40 ms at 200k rows, so they are cached while still true
@@ -108,7 +148,8 @@ class Relevance:
         "never seen" only until the next observation is stored (a new project's first notes
         must be found by the very next prompt).
         """
-        key = (self.db, word.lower())
+        phrase = term.phrase()
+        key = (self.db, phrase.lower())
         now = time.monotonic()
         hit = _df_cache.get(key)
         if hit is not None:
@@ -117,7 +158,6 @@ class Relevance:
                                               or (df == 0 and n == self.n))
             if fresh:
                 return min(df, self.cap)
-        phrase = '"' + word.replace('"', '""') + '"'
         try:
             df = int(self.conn.execute(
                 "SELECT COUNT(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? LIMIT ?)",
@@ -137,7 +177,7 @@ class Relevance:
         docs = self._stems(texts)
         out: dict[int, float] = {}
         for oid, have in docs.items():
-            got = sum(w for i, w in enumerate(self.weights) if self.stems.get(i) and self.stems[i] <= have)
+            got = sum(w for i, w in enumerate(self.weights) if any(s <= have for s in self.stems.get(i, ())))
             out[oid] = got / total
         return out
 
@@ -429,8 +469,8 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
         meaning.start(prompt, k=need, project=project)  # runs while the keyword side works
     rel = Relevance(conn, prompt)
     query = rel.search_text()
-    keyword_ids = [h.id for h in keyword_search(query, project=project, kinds=("observation",), limit=need)
-                   if h.kind == "observation"] if query else []
+    keyword_ids = [h.id for h in keyword_search(query, project=project, kinds=("observation",), limit=need,
+                                                synonyms=True) if h.kind == "observation"] if query else []
     similar: dict[int, float] = {}
     for kind, rid, sim in (meaning.result() if prompt.strip() else []):
         if kind == "observation" and sim >= min_similarity:

@@ -243,7 +243,7 @@ def _capped_all(conn: sqlite3.Connection, fts: str, terms: tuple[Term, ...], bud
     out: dict[Term, int] = {}
     todo: list[Term] = []
     for t in terms:
-        hit = _cached(("capped", db, fts, t.text.lower(), t.prefix), n_rows)
+        hit = _cached(("capped", db, fts, t.text.lower(), t.prefix, t.alts), n_rows)
         if hit is not None and hit > budget:
             out[t] = hit
         else:
@@ -258,7 +258,7 @@ def _capped_all(conn: sqlite3.Connection, fts: str, terms: tuple[Term, ...], bud
         for t, n in found.items():
             out[t] = n
             if n > budget:
-                _store(("capped", db, fts, t.text.lower(), t.prefix), n, n_rows)
+                _store(("capped", db, fts, t.text.lower(), t.prefix, t.alts), n, n_rows)
     return out
 
 
@@ -285,7 +285,7 @@ def _frequency(conn: sqlite3.Connection, kind: str, t: Term, n_all_rows: int, db
     (a full walk of a doclist of 100k rows costs milliseconds; recent use weighs more; ``recent``
     when :func:`_recent_all` counted it already). Cached."""
     src = SOURCES[kind]
-    key = ("freq", db, kind, t.text.lower(), t.prefix)
+    key = ("freq", db, kind, t.text.lower(), t.prefix, t.alts)
     hit = _cached(key, n_all_rows)
     if hit is not None:
         return hit
@@ -311,7 +311,7 @@ def _in_scope(conn: sqlite3.Connection, kind: str, t: Term, project: str | None,
     if not project:
         return n_all
     src = SOURCES[kind]
-    key = ("share", db, kind, t.text.lower(), t.prefix, project)
+    key = ("share", db, kind, t.text.lower(), t.prefix, t.alts, project)
     share_pm = _cached(key, n_all_rows)
     if share_pm is None:
         if n_all_rows <= EXACT_ROWS:
@@ -453,14 +453,15 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     recent: dict[Term, int] = {}
     if n_rows > EXACT_ROWS:  # cold terms: one statement tells the common ones (and their frequency)
         recent = _recent_all(conn, kind, [t for t in q.terms if t not in exact and _cached(
-            ("capped", db, src.fts, t.text.lower(), t.prefix), n_rows) is None])
+            ("capped", db, src.fts, t.text.lower(), t.prefix, t.alts), n_rows) is None])
     known = {t: budget + 1 for t, n in recent.items() if n > budget}  # as the capped count would say
     for t in known:
-        _store(("capped", db, src.fts, t.text.lower(), t.prefix), budget + 1, n_rows)
+        _store(("capped", db, src.fts, t.text.lower(), t.prefix, t.alts), budget + 1, n_rows)
     known.update((t, min(n, budget + 1)) for t, (n, _s) in exact.items())
     counts = {**_capped_all(conn, src.fts, tuple(t for t in q.terms if t not in known), budget, n_rows, db),
               **known}
-    order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], q.terms.index(t)))
+    pos = {t: i for i, t in enumerate(q.terms)}  # ties: the query's order
+    order = sorted((t for t in q.terms if counts[t] > 0), key=lambda t: (counts[t], pos[t]))
     out.unmatched = len(q.terms) - len(order)
     weights = ", ".join(str(w) for w in src.weights)
     params: list[object] = []
@@ -522,7 +523,7 @@ def rank(conn: sqlite3.Connection, kind: str, q: FtsQuery, f: Filters, need: int
     # others only widen ``bound`` (each is in more than the budget's rows, and in more than these).
     freq = {t: exact[t][0] if t in exact else _frequency(conn, kind, t, n_rows, db, budget, recent.get(t))
             for t in common}
-    common.sort(key=lambda t: (freq[t], q.terms.index(t)))
+    common.sort(key=lambda t: (freq[t], pos[t]))
     stats = []
     for i, t in enumerate(common):
         # Only those that may be scored get their (costlier) share in the scope; the others are

@@ -20,7 +20,8 @@ class SearchConfig:
     recency_weight: float = 0.1    # a row from today scores up to this much more than an old one
     half_life_days: float = 30.0   # the recency boost halves every this many days
     min_similarity: float = 0.0    # vector hits below this cosine are not candidates
-    trigram: bool = False          # also search the trigram index (substrings, CJK)
+    trigram: bool = False          # also search the trigram index (substrings of words and identifiers)
+    synonyms: bool = False         # a query word also matches the other words for it (k8s: Kubernetes)
 
     @classmethod
     def from_settings(cls, settings: Any) -> SearchConfig:

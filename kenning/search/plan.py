@@ -59,7 +59,7 @@ class Plan:
         return bool(self.rare.terms) and len(self.required.terms) > len(self.rare.terms)
 
 
-_cache: dict[tuple[str, str, str, bool], tuple[Estimate, int, float]] = {}
+_cache: dict[tuple[str, str, str, bool, tuple[str, ...]], tuple[Estimate, int, float]] = {}
 _cache_lock = threading.Lock()
 
 
@@ -84,14 +84,14 @@ def table_rows(conn: sqlite3.Connection, content: str) -> int:
 
 
 def multi_token(t: Term) -> bool:
-    """A phrase of several tokens (``src/db.py``, ``parse_config``): counting it walks its tokens'
-    doclists and checks positions, so only the bounded sample is taken."""
-    return len(_RUN.findall(t.text)) > 1
+    """A phrase of several tokens (``src/db.py``, ``parse_config``, ``数据库``): counting it walks
+    its tokens' doclists and checks positions, so only the bounded sample is taken."""
+    return len(_RUN.findall(t.indexed)) > 1
 
 
 def estimate(conn: sqlite3.Connection, fts: str, t: Term, n_rows: int, db: str = "") -> Estimate:
     """The document frequency of ``t`` in ``fts`` and whether it is universal (cached)."""
-    key = (db or _db_name(conn), fts, t.text.lower(), t.prefix)
+    key = (db or _db_name(conn), fts, t.text.lower(), t.prefix, t.alts)
     now = time.monotonic()
     with _cache_lock:
         hit = _cache.get(key)

@@ -1,13 +1,13 @@
 """Rebuilding every derived search index from the canonical rows.
 
-FTS5 ('rebuild'), ``observation_files`` (which observation touched which file: the same rows
-its triggers in migration 0004 derive from ``files_read`` / ``files_modified``),
-``observation_concepts`` (the viewer's concept filter, migration 0006), ``search_scope_rows`` (the
-per-project row counts of the keyword ranking, migration 0020), ``search_terms`` (its per-project
-term frequencies, migration 0022), the optional
-trigram tables (created, refilled or dropped to match
-``search_trigram``) and the embeddings (vectors of deleted rows pruned, missing ones computed;
-``force`` recomputes all of the current model). The database rows are never touched.
+FTS5 ('rebuild', from the content views of migration 0026, after their CJK rows are recomputed),
+``observation_files`` (which observation touched which file: the same rows its triggers in
+migration 0004 derive from ``files_read`` / ``files_modified``), ``observation_concepts`` (the
+viewer's concept filter, migration 0006), ``search_scope_rows`` (the per-project row counts of the
+keyword ranking, migration 0020), ``search_terms`` (its per-project term frequencies, migration
+0022), the optional trigram tables (created, refilled or dropped to match ``search_trigram``) and
+the embeddings (vectors of deleted rows pruned, missing ones computed; ``force`` recomputes all of
+the current model). The database rows are never touched.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kenning.search import indexer, terms, trigram
+from kenning.search import cjk, indexer, terms, trigram
 from kenning.store.repo import transaction
 
 FTS_TABLES = ("observations_fts", "session_summaries_fts", "user_prompts_fts")
@@ -86,6 +86,9 @@ def rebuild_text(conn: sqlite3.Connection, *, use_trigram: bool, progress: Progr
     out: dict[str, Any] = {}
     t0 = time.monotonic()
     steps = len(FTS_TABLES) + 1
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'search_cjk_input'").fetchone():
+        with transaction(conn):  # the CJK text the indexes read (migration 0026), before they are rebuilt
+            out["cjk_rows"] = cjk.refill(conn)
     for i, table in enumerate(FTS_TABLES):
         if progress:
             progress("full-text index", i, steps)

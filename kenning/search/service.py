@@ -114,10 +114,12 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
            session: int | None = None, kinds: Sequence[str] = KINDS, order: str = "relevance",
            limit: int = 20, offset: int = 0, include_inactive: bool = False,
            vectors: VectorIndex | None = None, config: SearchConfig | None = None,
-           now: float | None = None, agent: str | None = None, info: SearchInfo | None = None) -> list[Hit]:
+           now: float | None = None, agent: str | None = None, info: SearchInfo | None = None,
+           synonyms: bool | None = None) -> list[Hit]:
     """Search memory. Any query text is safe (it is never passed raw to FTS5); bad options
     (unknown order or kind) raise ValueError. A search not scoped to a project never returns
-    ``sensitive`` observations."""
+    ``sensitive`` observations. ``synonyms`` (default: the config's) also matches the other words
+    for a query word (:mod:`kenning.search.synonyms`)."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     cfg = config or DEFAULT
@@ -131,7 +133,7 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
         return []
     need = limit + offset
     text = clean(query or "").strip()
-    q = parse(text)
+    q = parse(text, cfg.synonyms if synonyms is None else synonyms)
     use_vectors = vectors is not None and bool(text) and order == "relevance" and cfg.vector_weight > 0
     if q.empty and not use_vectors:
         rows = [r for k in wanted for r in fts.listing(conn, k, f, limit=need)]

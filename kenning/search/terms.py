@@ -5,12 +5,13 @@ the token: the ``n`` of the per-scope BM25 (:mod:`kenning.search.bm25`), over th
 (the sum over projects) and over one project. Gathering them at query time meant walking
 doclists (~10 ms for a cold 12-20-word prompt at 100k observations); this is one lookup.
 
-The tokens are FTS5's own, not a copy of its tokenizer: the triggers write a row's text into a
-contentless FTS5 table with the same tokenizer (``search_terms_scratch``), read its distinct
-tokens back through ``fts5vocab`` and empty it again, all inside the writing statement. A query
-term is tokenized the same way, in a per-connection temporary FTS5 table. Only terms that are
-one token and not a prefix have statistics here (a prefix or a phrase of several tokens is not
-a sum of token counts); :mod:`kenning.search.bm25` counts those as before.
+The tokens are FTS5's own, not a copy of its tokenizer: the triggers write a row's text, as the
+indexes hold it (CJK runs as character pairs, migration 0026), into a contentless FTS5 table with
+the same tokenizer (``search_terms_scratch``), read its distinct tokens back through ``fts5vocab``
+and empty it again, all inside the writing statement. A query term is tokenized the same way, in
+a per-connection temporary FTS5 table. Only terms that are one token, not a prefix and without
+synonyms have statistics here (a prefix, a phrase of several tokens or a group of words is not a
+sum of token counts); :mod:`kenning.search.bm25` counts those as before.
 
 A prompt counts for its session's project while that session exists (as ``search_scope_rows``
 counts it). ``refill`` rebuilds the table from the rows (migration, ``kenning reindex``).
@@ -37,17 +38,28 @@ class Source:
     rows: str                 # SELECT rowid, project, columns... of every row (``{where}`` filters the project)
 
 
+# ``{t}``: the indexed text of the row (the indexes' content view from migration 0026 on).
 SOURCES = {
     "observation": Source(("title", "subtitle", "narrative", "facts", "concepts"),
-                          "SELECT o.id, o.project, o.title, o.subtitle, o.narrative, o.facts, o.concepts "
-                          "FROM observations o WHERE o.project = ?"),
+                          "SELECT o.id, o.project, t.title, t.subtitle, t.narrative, t.facts, t.concepts "
+                          "FROM observations o JOIN {t} t ON t.id = o.id WHERE o.project = ?"),
     "summary": Source(("request", "investigated", "learned", "completed", "next_steps", "notes"),
-                      "SELECT s.id, s.project, s.request, s.investigated, s.learned, s.completed, s.next_steps, "
-                      "s.notes FROM session_summaries s WHERE s.project = ?"),
+                      "SELECT s.id, s.project, t.request, t.investigated, t.learned, t.completed, t.next_steps, "
+                      "t.notes FROM session_summaries s JOIN {t} t ON t.id = s.id WHERE s.project = ?"),
     "prompt": Source(("prompt_text",),
-                     "SELECT u.id, ses.project, u.prompt_text FROM user_prompts u "
+                     "SELECT u.id, ses.project, t.prompt_text FROM user_prompts u JOIN {t} t ON t.id = u.id "
                      "JOIN sessions ses ON ses.id = u.session_id WHERE ses.project = ?"),
 }
+_TABLES = {"observation": "observations", "summary": "session_summaries", "prompt": "user_prompts"}
+
+
+def _text_of(conn: sqlite3.Connection, kind: str) -> str:
+    """Where the indexed text of ``kind`` is read: the content view, or (before migration 0026,
+    when the text was indexed as it is) the table itself."""
+    table = _TABLES[kind]
+    view = f"{table}_fts_text"
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = ?", (view,)).fetchone()
+    return view if found else table
 _PROJECTS = {"observation": "SELECT DISTINCT project FROM observations",
              "summary": "SELECT DISTINCT project FROM session_summaries",
              "prompt": "SELECT DISTINCT s.project FROM sessions s WHERE EXISTS "
@@ -66,8 +78,9 @@ def refill(conn: sqlite3.Connection) -> int:
     for kind, src in SOURCES.items():
         cols = ", ".join(f"c{i + 1}" for i in range(len(src.columns)))
         insert = f"INSERT INTO {SCRATCH} (rowid, {cols}) VALUES (?, {', '.join('?' * len(src.columns))})"
+        select = src.rows.format(t=_text_of(conn, kind))
         for (project,) in conn.execute(_PROJECTS[kind]).fetchall():
-            rows = conn.execute(src.rows, (project,)).fetchall()
+            rows = conn.execute(select, (project,)).fetchall()
             for i in range(0, len(rows), REFILL_CHUNK):
                 conn.executemany(insert, ((r[0], *r[2:]) for r in rows[i:i + REFILL_CHUNK]))
                 conn.execute(f"INSERT INTO search_terms (kind, term, project, n) SELECT ?, term, ?, doc FROM {VOCAB} "
@@ -108,20 +121,20 @@ def _tokenize(conn: sqlite3.Connection, texts: Sequence[str]) -> list[list[str]]
 def lookup(conn: sqlite3.Connection, kind: str, terms: Sequence[Term], project: str | None,
            ) -> dict[Term, tuple[int, int]]:
     """``(rows of the index holding it, rows of the project holding it)`` for each of ``terms``
-    that is one token and not a prefix (both the index's when ``project`` is None). Empty on a
-    database without the table (a read-only look at an older file) or where the connection
-    cannot tokenize (no temporary tables): the caller counts instead."""
-    single = [t for t in terms if not t.prefix]
+    that is one token, not a prefix and without synonyms (both the index's when ``project`` is
+    None). Empty on a database without the table (a read-only look at an older file) or where the
+    connection cannot tokenize (no temporary tables): the caller counts instead."""
+    single = {t: t.indexed for t in terms if not t.prefix and not t.alts}  # term -> its text as indexed
     if not single:
         return {}
     try:
         with _lock:
-            todo = [t.text for t in single if t.text not in _tokens]
+            todo = list({text: 0 for text in single.values() if text not in _tokens})
             if todo:
                 if len(_tokens) > TOKENS_MAX:
                     _tokens.clear()
                 _tokens.update(zip(todo, _tokenize(conn, todo), strict=True))
-            token = {t: _tokens[t.text][0] for t in single if len(_tokens[t.text]) == 1}
+            token = {t: _tokens[text][0] for t, text in single.items() if len(_tokens[text]) == 1}
         if not token:
             return {}
         wanted = sorted(set(token.values()))

@@ -1,10 +1,11 @@
-"""The optional trigram index: substrings, parts of camelCase identifiers, CJK text.
+"""The optional trigram index: substrings of words, parts of camelCase identifiers.
 
-``porter unicode61`` cannot find ``UserById`` inside ``getUserById`` nor ``数据库`` inside a
-Chinese sentence (the whole CJK run is one token). A ``trigram`` FTS5 table can, at ~2.8× the
-index size and a slower insert (see BENCHMARKS.md), so it is optional (``search_trigram``):
-its tables and triggers are created by :func:`enable` and dropped by :func:`disable`, never by
-a migration. Like every FTS index it is derived from the canonical rows and rebuildable.
+``porter unicode61`` cannot find ``UserById`` inside ``getUserById``. A ``trigram`` FTS5 table
+can, at ~2.8× the index size and a slower insert (see BENCHMARKS.md), so it is optional
+(``search_trigram``): its tables and triggers are created by :func:`enable` and dropped by
+:func:`disable`, never by a migration. Like every FTS index it is derived from the canonical rows
+and rebuildable. Words inside CJK text need no trigram: the default indexes hold CJK runs as
+character pairs (kenning/search/cjk.py), which also finds two-character words.
 """
 
 from __future__ import annotations

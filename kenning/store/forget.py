@@ -75,12 +75,19 @@ def fts_phrase_query(text: str) -> str:
     """Every word of ``text`` becomes a quoted FTS5 phrase (AND): user text never reaches MATCH raw.
 
     Tokens without a letter or digit (``*``, ``--``, ``(``) are dropped: the tokenizer would
-    ignore them anyway, and an empty phrase would match nothing.
+    ignore them anyway, and an empty phrase would match nothing. A word holding CJK letters is
+    asked for as the indexes hold it (its runs as character pairs, kenning/search/cjk.py).
     """
+    from kenning.search.query import phrase_of
+
     # FTS5 reads the query as a C string: a NUL would end it inside a quoted phrase.
     text = "".join(c if c.isprintable() else " " for c in text)
-    terms = [t.replace('"', '""') for t in text.split() if any(c.isalnum() for c in t)]
-    return " ".join(f'"{t}"' for t in terms)
+    out = []
+    for t in text.split():
+        if any(c.isalnum() for c in t):
+            indexed, prefix = phrase_of(t)
+            out.append('"' + indexed.replace('"', '""') + '"' + (" *" if prefix else ""))
+    return " ".join(out)
 
 
 def query_words(text: str) -> list[str]:

@@ -100,9 +100,11 @@ def test_neutralise_equals_the_pattern_alone(pieces: list[str], noise: str) -> N
 
 
 def test_ordinary_code_is_neutralised_without_re() -> None:
-    """A 20 KB module of ordinary code (ASCII and not) through ``neutralise``: no ``re``, no change."""
+    """A 20 KB module of ordinary code (ASCII and not) through ``neutralise``: no ``re``, no change. (Its
+    CJK examples are left out: CJK text is left to ``unicodedata``, see the test below.)"""
     code = ("import sys; sys.path.insert(0, '.'); from kenning.context import fence; "
-            "src = open('kenning/context/prompt.py', encoding='utf-8').read() * 2; "
+            "src = ''.join(c for c in open('kenning/context/prompt.py', encoding='utf-8').read() "
+            "if c.isascii() or fence.known_fold(c) is not None) * 2; "
             "assert len(src) > 20000 and not src.isascii(); "
             "same = fence.neutralise(src) is src and fence.neutralise(src.encode('ascii', 'ignore').decode()) "
             "== src.encode('ascii', 'ignore').decode(); "

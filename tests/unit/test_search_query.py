@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from kenning.search.cjk import expand
 from kenning.search.query import MAX_TERMS, is_identifier, parse, terms
 
 HOSTILE = [
@@ -19,13 +20,15 @@ HOSTILE = [
 def fts() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a, tokenize = 'porter unicode61')")
-    conn.execute("INSERT INTO t VALUES ('parse_config_file reads ~/.claude/settings.json in 数据库迁移失败')")
+    text = "parse_config_file reads ~/.claude/settings.json in 数据库迁移失败"
+    conn.execute("INSERT INTO t VALUES (?)", (expand(text),))  # as the index holds it
     return conn
 
 
-@pytest.mark.parametrize("text", HOSTILE)
-def test_hostile_text_gives_valid_fts_expressions(text: str) -> None:
-    q = parse(text)
+@pytest.mark.parametrize("synonyms", [False, True])
+@pytest.mark.parametrize("text", [*HOSTILE, "k8s db 数据库 上线 pull request", "(数据库 OR \"db\")"])
+def test_hostile_text_gives_valid_fts_expressions(text: str, synonyms: bool) -> None:
+    q = parse(text, synonyms)
     conn = fts()
     if q.empty:
         return
@@ -44,13 +47,19 @@ def test_stopwords_dropped_unless_nothing_else() -> None:
     assert [t.text for t in terms("what is it")] == ["what", "is", "it"]
 
 
-def test_identifiers_and_cjk_are_prefix_matched() -> None:
+def test_identifiers_are_prefix_matched_and_cjk_words_are_phrases_of_pairs() -> None:
     by_text = {t.text: t.prefix for t in terms("parse_conf getUser src/db.py v2 plain 数据库 settings.json")}
     assert by_text == {"parse_conf": True, "getUser": True, "src/db.py": False, "v2": False, "plain": False,
-                       "数据库": True, "settings.json": True}
+                       "数据库": False, "settings.json": True}
+    assert [(t.text, t.phrase()) for t in terms("数据库")] == [("数据库", '"数据 据库"')]
+    assert [(t.text, t.phrase()) for t in terms("败")] == [("败", '"败" *')]  # one character: a prefix
+    assert [t.text for t in terms("把 数据库")] == ["数据库"]  # ... and, next to other words, mostly a particle
+    assert [t.text for t in terms("用redis缓存，迁移")] == ["redis", "缓存", "迁移"]  # cut at script and punctuation
     conn = fts()
-    assert conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse("parse_conf").all_terms(),)).fetchone()[0]
-    assert conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse("数据库").all_terms(),)).fetchone()[0]
+    for q in ("parse_conf", "数据库", "迁移", "移失", "败", "失败"):  # inside the run, its end, one character
+        assert conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse(q).all_terms(),)).fetchone()[0], q
+    for q in ("库数", "迁失", "数据库迁移成功"):
+        assert not conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse(q).all_terms(),)).fetchone()[0], q
 
 
 def test_duplicates_and_size_are_bounded() -> None:

@@ -128,24 +128,34 @@ function escapeRx(s) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
 /**
  * A pattern for the words a search matched. Plain words match as word prefixes after dropping
  * a common ending (the index stems "tests" to "test"); identifiers and paths match as written.
+ * A word in Chinese, Japanese or Korean matches as written wherever it is: the index finds it
+ * inside a run of such text (数据库 in 我们把数据库迁移了), so the mark goes there too.
  */
 export function matcher(terms) {
   const parts = [];
+  const inner = [];
   for (const t of terms || []) {
     const w = String(t).toLowerCase();
     if (!w) continue;
-    if (/^[\p{L}\p{N}]+$/u.test(w)) {
+    if (CJK.test(w)) {
+      inner.push(escapeRx(w));
+    } else if (/^[\p{L}\p{N}]+$/u.test(w)) {
       const stem = w.length > 4 ? w.replace(/(ing|ed|es|s)$/u, '') : w;
       parts.push(`${escapeRx(stem)}[\\p{L}\\p{N}_]*`);
     } else {
       parts.push(escapeRx(w));
     }
   }
-  if (!parts.length) return null;
-  return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${parts.join('|')})`, 'giu');
+  const alts = [];
+  if (parts.length) alts.push(`(?<![\\p{L}\\p{N}_])(?:${parts.join('|')})`);
+  if (inner.length) alts.push(inner.sort((a, b) => b.length - a.length).join('|'));
+  if (!alts.length) return null;
+  return new RegExp(alts.join('|'), 'giu');
 }
 
 function marked(text, rx) {
