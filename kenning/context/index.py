@@ -22,6 +22,7 @@ Standard library only: the SessionStart hook may build this itself.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sqlite3
@@ -253,24 +254,10 @@ class Stale:
     """
 
     def __init__(self, conn: sqlite3.Connection, project: str, limit: int = STALE_CHECKED) -> None:
-        rows = [r for status in ("superseded", "retracted") for r in conn.execute(
+        rows = tuple(tuple(r) for status in ("superseded", "retracted") for r in conn.execute(
             "SELECT title, superseded_at FROM observations WHERE project = ? AND status = ? "
-            "ORDER BY created_at DESC LIMIT ?", (project, status, limit)).fetchall()]
-        self.items = [(w, float(at) if at is not None else math.inf) for w, at in ((_words(t), at) for t, at in rows)
-                      if len(w) >= 2]
-        # A text restates item i when it holds at least need_i = ceil(3/4 of its words), so it holds at
-        # least one of any len - need_i + 1 of them (prefix filtering, exact): each item is indexed
-        # under that many of its rarest words only, and a word common to many stale titles no
-        # longer makes every session-log row check every item (~half of the index's build at 10k).
-        df: dict[str, int] = {}
-        for w, _at in self.items:
-            for word in w:
-                df[word] = df.get(word, 0) + 1
-        self.need = [math.ceil(0.75 * len(w)) for w, _at in self.items]
-        self.by_word: dict[str, list[int]] = {}  # word -> the items indexed under it
-        for i, (w, _at) in enumerate(self.items):
-            for word in sorted(w, key=lambda x: (df[x], x))[: len(w) - self.need[i] + 1]:
-                self.by_word.setdefault(word, []).append(i)
+            "ORDER BY created_at DESC LIMIT ?", (project, status, limit)).fetchall())
+        self.items, self.need, self.by_word = _stale_index(rows)
 
     def echoed(self, text: str, written_at: float) -> bool:
         """Whether ``text``, written at ``written_at``, restates a memory that has since stopped being true."""
@@ -297,7 +284,35 @@ class Stale:
         return "; ".join(p.rstrip(";") for p in kept) if len(kept) != len(parts) else text
 
 
+_StaleIndex = tuple[list[tuple[frozenset[str], float]], list[int], dict[str, list[int]]]
+
+
+@functools.lru_cache(maxsize=32)
+def _stale_index(rows: tuple[tuple[str, float | None], ...]) -> _StaleIndex:
+    """The stale titles' words, and each indexed under its rarest words: built once for the same rows
+    (the worker builds the index of a project again and again; its stale rows rarely change)."""
+    items = [(w, float(at) if at is not None else math.inf) for w, at in ((_words(t), at) for t, at in rows)
+             if len(w) >= 2]
+    # A text restates item i when it holds at least need_i = ceil(3/4 of its words), so it holds at
+    # least one of any len - need_i + 1 of them (prefix filtering, exact): each item is indexed
+    # under that many of its rarest words only, and a word common to many stale titles no
+    # longer makes every session-log row check every item (~half of the index's build at 10k).
+    df: dict[str, int] = {}
+    for w, _at in items:
+        for word in w:
+            df[word] = df.get(word, 0) + 1
+    need = [math.ceil(0.75 * len(w)) for w, _at in items]
+    by_word: dict[str, list[int]] = {}  # word -> the items indexed under it
+    for i, (w, _at) in enumerate(items):
+        for word in sorted(w, key=lambda x: (df[x], x))[: len(w) - need[i] + 1]:
+            by_word.setdefault(word, []).append(i)
+    return items, need, by_word
+
+
+@functools.lru_cache(maxsize=8192)
 def _words(text: str) -> frozenset[str]:
+    # Cached: the worker builds the index again and again from mostly the same titles (the stale ones
+    # above all, read at every build).
     t = text or ""
     if t.isascii():  # the pattern is ASCII and case-blind: lower-case once, then match
         return frozenset(_WORD.findall(t.lower())) - _SHORT_WORDS
