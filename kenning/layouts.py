@@ -7,7 +7,8 @@ disk. Their path still says a lot, because tools that make worktrees put them in
 * inside the repository, under a tool's folder or a hidden one: ``<repo>/.claude/worktrees/<name>``
   (Claude Code), ``<repo>/.letta/worktrees/<name>``, ``<repo>/.worktrees/<name>``: the main checkout is
   ``<repo>``, and the path says where it is;
-* next to it: ``<repo>.worktrees/<name>``, ``<repo>-worktrees/<name>``: the main checkout is ``<repo>``;
+* next to it: ``<repo>.worktrees/<name>``, ``<repo>-worktrees/<name>`` (that folder itself): the main
+  checkout is ``<repo>``;
 * in a store of worktrees elsewhere: ``~/.codex/worktrees/<id>/<repo>``, ``~/.grok/worktrees/<repo>/<name>``,
   ``~/conductor/workspaces/<repo>/<name>``, or any ``<anything>/worktrees/<name>/<repo>``: a checkout of
   a repository named by one of the folders after ``worktrees`` (a generated id like ``4f2a`` never is);
@@ -63,11 +64,12 @@ def layout(path: str) -> Layout:
             return Layout(parts[i - 1], p.prefix(i), rule=f"<repo>/{parts[i]}/worktrees/<name>")
         if low[i] == ".worktrees":
             return Layout(parts[i - 1], p.prefix(i), rule="<repo>/.worktrees/<name>")
-    for i in range(len(parts) - 1):
-        for suffix in SIBLING_SUFFIXES:
-            if low[i].endswith(suffix) and len(low[i]) > len(suffix):
-                repo = parts[i][:-len(suffix)]
-                return Layout(repo, p.prefix(i, repo), rule=f"<repo>{suffix}/<name>")
+    # <repo>.worktrees/<name> itself only: below it, a repository called git-worktrees has folders of its own.
+    i = len(parts) - 2
+    for suffix in SIBLING_SUFFIXES if i >= 0 else ():
+        if low[i].endswith(suffix) and len(low[i]) > len(suffix):
+            repo = parts[i][:-len(suffix)]
+            return Layout(repo, p.prefix(i, repo), rule=f"<repo>{suffix}/<name>")
     for i in range(len(parts) - 2, -1, -1):
         store = _worktree_store(low, i)
         if store:

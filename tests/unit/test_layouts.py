@@ -20,7 +20,7 @@ from kenning.layouts import layout
     ("/home/a/api/.worktrees/fix-login", "api", "/home/a/api", "<repo>/.worktrees/<name>"),
     # Next to it.
     ("/home/a/src/api.worktrees/fix", "api", "/home/a/src/api", "<repo>.worktrees/<name>"),
-    ("/home/a/src/api-worktrees/fix/web", "api", "/home/a/src/api", "<repo>-worktrees/<name>"),
+    ("/home/a/src/api-worktrees/fix", "api", "/home/a/src/api", "<repo>-worktrees/<name>"),
     ("C:\\src\\Api_worktrees\\fix", "Api", "C:\\src\\Api", "<repo>_worktrees/<name>"),
     ("C:\\Users\\me\\repos\\Api\\.claude\\worktrees\\x", "Api", "C:\\Users\\me\\repos\\Api",
      "<repo>/.claude/worktrees/<name>"),
@@ -60,6 +60,7 @@ def test_a_worktree_in_a_store_names_its_repository_candidates(path: str, name: 
 @pytest.mark.parametrize(("path", "name"), [
     ("/Users/alice/work/git-sync", "git-sync"), ("/home/coder/git-sync/", "git-sync"),
     ("/tmp/worktrees", "worktrees"), ("/Users/me/src/workspaces/api", "api"), ("C:\\x\\y\\NumWordify", "NumWordify"),
+    ("/Users/me/src/git-worktrees/src/cli", "cli"),  # deep in a repository called git-worktrees: no worktree
 ])
 def test_other_folders_are_checkouts_of_their_own(path: str, name: str) -> None:
     found = layout(path)
