@@ -98,7 +98,7 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
     """Read every past session not stored yet; returns what was done (or would be, with ``dry_run``)."""
     from kenning.store.db import connect, open_db
 
-    started = time.monotonic()
+    started, wall = time.monotonic(), time.time()
     totals = Totals()
     files = sorted(discover(agents, roots), key=lambda f: (f.mtime, f.path))
     conn: sqlite3.Connection | None = None
@@ -121,7 +121,7 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
             if progress is not None:
                 progress(f, totals)
         if conn is not None and not dry_run:
-            totals.joined = _join_checkouts(conn)
+            totals.joined = _join_checkouts(conn, since=wall)
     finally:
         if conn is not None:
             conn.close()
@@ -129,13 +129,15 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
     return totals
 
 
-def _join_checkouts(conn: sqlite3.Connection) -> list[str]:
+def _join_checkouts(conn: sqlite3.Connection, since: float) -> list[str]:
     """Join the checkouts of one repository that this and earlier imports stored apart (after every
-    file, so the evidence of all its sessions counts)."""
+    file, so the evidence of all its sessions counts); every join made since ``since``, and why
+    (those of a remote the transcripts named, made as sessions were filed, too)."""
     from kenning.store import checkouts, repo
 
     with repo.transaction(conn):
-        return [j.line() for j in checkouts.join_checkouts(conn, time.time())]
+        checkouts.join_checkouts(conn, time.time())
+    return [j.line() for j in reversed(checkouts.joins(conn, limit=1000, since=since))]
 
 
 def _seen(conn: sqlite3.Connection | None) -> dict[str, tuple[int, float]]:

@@ -119,11 +119,12 @@ def join_checkouts(conn: sqlite3.Connection, at: float) -> list[Join]:
         made.append(Join(step.checkout, step.into, step.reason, at))
 
 
-def joins(conn: sqlite3.Connection, limit: int = 50) -> list[Join]:
-    """The joins recorded with a reason, newest first."""
+def joins(conn: sqlite3.Connection, limit: int = 50, since: float | None = None) -> list[Join]:
+    """The joins recorded with a reason (those made at ``since`` or later), newest first."""
     try:
         rows = conn.execute("SELECT alias, key, reason, joined_at FROM project_aliases WHERE reason != '' "
-                            "ORDER BY joined_at DESC, alias LIMIT ?", (limit,)).fetchall()
+                            "AND joined_at >= ? ORDER BY joined_at DESC, alias LIMIT ?",
+                            (since if since is not None else float("-inf"), limit)).fetchall()
     except sqlite3.OperationalError:  # before migration 0027
         return []
     return [Join(str(a), str(k), str(r), j) for a, k, r, j in rows]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Any
 
 from kenning import winpath
@@ -38,11 +39,11 @@ def attach(conn: sqlite3.Connection, key: str, *, name: str, root: str, at: floa
                              "LIMIT 1", (remote, key)).fetchone()
         if other is not None:
             # Another checkout of a remote already known: one repository, one memory.
-            reason = f"same remote {remote}"
+            reason, now = f"same remote {remote}", time.time()  # when it was joined, not when the session ran
             if row is None:
-                alias(conn, key, str(other[0]), reason, at)
+                alias(conn, key, str(other[0]), reason, now)
             else:
-                merge(conn, key, str(other[0]), reason=reason, at=at)
+                merge(conn, key, str(other[0]), reason=reason, at=now)
             key = str(other[0])
             row = (remote,)
     if row is None:

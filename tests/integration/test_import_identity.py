@@ -175,6 +175,18 @@ def test_a_worktree_joins_its_main_checkout_and_its_decision_reaches_it(agents: 
         agents.stop_worker()
 
 
+def test_the_summary_also_says_which_checkouts_a_remote_joined(agents: Home) -> None:
+    for cwd, day in (("/Users/dev/src/ledger", "2026-06-01T08:00:00Z"),
+                     ("/Users/dev/.codex/worktrees/ab12/ledger", "2026-06-02T08:00:00Z")):
+        (CodexSession(cwd, day, repository="git@github.com:acme/ledger.git", branch="main")
+         .prompt("Run the export tests.").run("npm test -- export", "ok").answer("They pass.")
+         .write(agents.codex))  # type: ignore[attr-defined]
+    out = imported(agents, "--no-observe")
+    assert "/Users/dev/.codex/worktrees/ab12/ledger → /Users/dev/src/ledger: same remote github.com/acme/ledger" \
+        in out, out
+    assert "Joined" not in imported(agents, "--no-observe")
+
+
 REAL = Path("/work/shared/data/real-sessions")
 
 
