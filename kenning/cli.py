@@ -198,17 +198,24 @@ def cmd_context(args: argparse.Namespace) -> int:
     """Print exactly what SessionStart would inject for a directory."""
     from urllib.parse import quote
 
+    from kenning import winpath
+
     paths = Paths()
-    cwd = os.path.realpath(args.cwd or os.getcwd())
+    # A Windows folder (an imported session's) is never this machine's: realpath would put it under ours.
+    cwd = args.cwd if args.cwd and winpath.is_windows(args.cwd) else os.path.realpath(args.cwd or os.getcwd())
     query = f"project={quote(args.project)}" if args.project else f"cwd={quote(os.fsencode(cwd))}"
     res = _worker_get(paths, f"/api/context?{query}") if daemon.running(paths) else None
     if res and res[0] == 200 and isinstance(res[1], dict):
         text = res[1].get("context", "")
     else:
         from kenning.service import Memory
+        from kenning.store.projects import AmbiguousProject
 
         settings, _ = load(paths)
-        text = Memory(paths, settings).context(cwd, project=args.project or "")["context"]
+        try:
+            text = Memory(paths, settings).context(cwd, project=args.project or "")["context"]
+        except AmbiguousProject as e:  # the candidates, with their paths and sessions: pick one by its path
+            raise SystemExit(f"kenning: {e}") from None
     print(text)
     if args.stats:
         print(f"\n[{len(text)} characters, ~{(len(text) + 3) // 4} tokens]", file=sys.stderr)

@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import subprocess
+from typing import Any
 
 from kenning import daemon, spool
 from kenning.integrations import claude_code, command_link, launch
@@ -96,6 +97,7 @@ def run_checks(paths: Paths) -> list[Check]:
         level = "ok" if st.get("schema_version") == latest else "warn"
         out.append((level, "database", f"{paths.db}: integrity ok, schema {st.get('schema_version')}/{latest}, "
                                        f"{c.get('observations', 0)} observations, {st.get('db_bytes', 0) // 1024} KiB"))
+        out.extend(_joins(Memory(paths, settings).checkout_joins()))
     elif os.path.exists(paths.db):
         out.append(("FAIL", "database", str(st.get("db_error"))))
     else:
@@ -117,6 +119,14 @@ def run_checks(paths: Paths) -> list[Check]:
 
     out.extend(observer_checks(paths, settings, health))
     return out
+
+
+def _joins(joins: list[Any]) -> list[Check]:
+    """Which checkouts share one project's memory although no remote joined them, and why."""
+    if not joins:
+        return []
+    shown = "; ".join(j.line() for j in joins[:10]) + (f"; and {len(joins) - 10} more" if len(joins) > 10 else "")
+    return [("ok", "projects", f"{len(joins)} checkout(s) joined to another of the same repository: {shown}")]
 
 
 def _mcp_check() -> Check:

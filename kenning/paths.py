@@ -17,6 +17,8 @@ from __future__ import annotations
 import posix
 import sys
 
+from kenning import winpath
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 SEP = "/"
@@ -254,6 +256,8 @@ class Paths:
 
     def contains(self, path: str) -> bool:
         """True when ``path`` is the data dir or inside it (the recursion guard)."""
+        if winpath.is_windows(path):
+            return False  # another machine's folder (realpath would resolve it against our own cwd)
         try:
             real = realpath(path)
         except (OSError, ValueError):

@@ -7,16 +7,23 @@ repository, a symlink to its target; outside git the folder itself is the projec
 system), so two repositories that share a folder name never share memory. The folder name
 stays the display name.
 
+A Windows path (``C:\\Users\\me\\repo``, as agents on Windows record their folder) is never
+looked up on this disk nor resolved against this process's folder: it is named by its last
+folder and keyed by its normalised, lower-cased spelling (kenning/winpath.py), with the worktree
+conventions of kenning/layouts.py.
+
 What no path can tell (two clones of one remote are one project; a folder that was renamed)
 the database joins: the worker records each checkout's remote and maps a new checkout of a
 known remote onto that project's key (``project_aliases``); readers resolve a key through
-:func:`resolve_key` before they read.
+:func:`resolve_key` before they read. Imported sessions whose folders are not on this machine
+are joined by what their transcripts show (kenning/store/checkouts.py).
 """
 
 from __future__ import annotations
 
 import posix  # os costs a hook ~1 ms at import (see kenning.paths)
 
+from kenning import winpath
 from kenning.paths import SEP, basename, dirname, expanduser, isdir, isfile, join, normpath, realpath
 
 TYPE_CHECKING = False
@@ -27,6 +34,11 @@ if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
 
 def find_root(cwd: str) -> tuple[str, str]:
     """Return ``(project_name, project_root)`` for ``cwd`` without running git."""
+    if winpath.is_windows(cwd):
+        from kenning.layouts import layout  # only for Windows paths: the hook's usual path stays short
+
+        found = layout(cwd)
+        return found.name, found.root
     try:
         start = realpath(cwd or posix.getcwd())
     except (OSError, ValueError):
@@ -101,7 +113,10 @@ def canonical(path: str) -> str:
 
     Two spellings of one folder (``~/Src/API`` and ``~/src/api`` on macOS) must give one key;
     the probe is one ``stat`` of the case-swapped path, which fails at once where case matters.
+    A Windows path is never on this disk: its key is its normalised spelling in lower case.
     """
+    if winpath.is_windows(path):
+        return winpath.key(path)
     try:
         real = realpath(path)
     except (OSError, ValueError):
@@ -178,9 +193,11 @@ def normalize_remote(url: str, root: str = "") -> str:
         host, _, path = u.partition("/")
         host = host.rpartition("@")[2].partition(":")[0]
         return _strip_git(f"{host}/{path}").lower()
-    elif ":" in u and "/" not in u.split(":", 1)[0] and not u.startswith("/"):
+    elif ":" in u and "/" not in u.split(":", 1)[0] and not u.startswith("/") and not winpath.is_windows(u):
         host, _, path = u.partition(":")  # scp-like user@host:path
         return _strip_git(f"{host.rpartition('@')[2]}/{path.lstrip('/')}").lower()
+    if winpath.is_windows(u):  # a remote on a Windows disk or share: never this machine's folder
+        return _strip_git(winpath.key(u))
     if not u.startswith(SEP):
         u = join(root or posix.getcwd(), u)
     return _strip_git(canonical(normpath(u)))
@@ -192,8 +209,8 @@ def _strip_git(s: str) -> str:
 
 
 def _git_dir(root: str) -> str:
-    """The git directory holding the checkout's ``config`` ('' outside git)."""
-    if not root:
+    """The git directory holding the checkout's ``config`` ('' outside git, or on a Windows machine)."""
+    if not root or winpath.is_windows(root):
         return ""
     dot = join(root, ".git")
     if isdir(dot):
@@ -269,9 +286,15 @@ def glob_match(text: str, pattern: str) -> bool:
 
 
 def relative(path: str, root: str) -> str:
-    """A file path relative to the project root when inside it, else unchanged."""
+    """A file path relative to the project root when inside it, else unchanged. Inside a Windows
+    checkout the answer uses ``/`` (``src/Program.cs``), as a POSIX checkout of the same repository
+    spells it."""
     if not path or not root:
         return path
     if path.startswith(root.rstrip("/") + "/"):
         return path[len(root.rstrip("/")) + 1:]
+    if winpath.is_windows(root):
+        inside = winpath.relative(path, root)
+        if inside is not None:
+            return inside
     return path

@@ -83,6 +83,18 @@ class Memory:
         with self.reading() as conn:
             return repo.get_observation(conn, oid)
 
+    def checkout_joins(self) -> list[Any]:
+        """Checkouts filed under another project and why (``kenning.store.checkouts.Join``), newest first."""
+        from kenning.store import checkouts
+
+        if not os.path.exists(self.paths.db):
+            return []
+        try:
+            with self.reading() as conn:
+                return list(checkouts.joins(conn))
+        except sqlite3.Error:
+            return []  # doctor's database check says what is wrong with the file
+
     def status(self) -> dict[str, Any]:
         """Counts, queue depths and database health."""
         out: dict[str, Any] = {"data_dir": self.paths.root, "spool_depth": spool.depth(self.paths),

@@ -61,6 +61,11 @@ def cmd_import_history(args: argparse.Namespace) -> int:
                f"{totals.filtered} outside --project/--since" if totals.filtered else ""]
     if any(skipped):
         print("Skipped: " + "; ".join(s for s in skipped if s))
+    if totals.joined:
+        print(f"Joined {len(totals.joined)} checkout(s) to the project of the same repository "
+              "(`kenning doctor` lists every join):")
+        for line in totals.joined:
+            print(f"  {line}")
     if args.dry_run or args.no_observe or not totals.events:
         return 0
     start = importer.pending_count(paths)

@@ -19,7 +19,8 @@ What the payloads add to the live shapes, for the observer:
   ``!``), as a ``Bash`` call (``tool_use_id`` ``user-shell:<uuid>``); a refused call is no
   ``PostToolUseFailure``.
 * ``SessionStart``: ``repository`` (the remote the transcript names, normalised as
-  ``kenning.project.normalize_remote`` spells it) and ``git_branch`` when known.
+  ``kenning.project.normalize_remote`` spells it), ``git_branch`` and ``git_commit`` (Codex: the
+  checkout's HEAD) when known.
 """
 
 from __future__ import annotations

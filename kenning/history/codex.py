@@ -12,9 +12,9 @@ A typed prompt is written twice (a ``response_item`` with role ``user`` and an `
 ``user_message``): only the first is read, with ``prompt_origin`` ``typed`` (``headless`` in a
 ``codex exec`` run). User-role items Codex writes itself, all in tags or
 headed (``<environment_context>``, ``# AGENTS.md instructions``, ``<turn_aborted>``, automation
-heartbeats), are no prompts. The repository of ``session_meta.payload.git`` goes on the
-SessionStart, so that sessions of throw-away worktrees join their repository's project
-(kenning/history/identity.py).
+heartbeats), are no prompts. The repository, branch and commit of ``session_meta.payload.git`` go
+on the SessionStart, so that sessions of throw-away worktrees join their repository's project
+(kenning/history/identity.py, kenning/store/checkouts.py).
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     calls: dict[str, tuple[str, str, bool]] = {}  # call_id -> (tool name, command or patch, code mode)
     sid = ""
     cwd = ""
-    git: dict[str, str] = {}  # repository, git_branch
+    git: dict[str, str] = {}  # repository, git_branch, git_commit
     origin = "typed"  # prompt_origin of the session's prompts
     answer = ""  # the open turn's latest answer (for a turn the user aborted)
     said: list[str] = []  # what the agent said along the way in the open turn
@@ -183,6 +183,9 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     git["repository"] = remote_of_url(meta_git.get("repository_url"))
                 if not git.get("git_branch") and isinstance(meta_git.get("branch"), str) and meta_git["branch"]:
                     git["git_branch"] = meta_git["branch"]
+                head = meta_git.get("commit_hash")
+                if not git.get("git_commit") and isinstance(head, str) and head:
+                    git["git_commit"] = head  # the checkout's HEAD: evidence of which repository it is
                 continue
             if not sid:
                 continue

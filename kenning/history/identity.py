@@ -4,42 +4,41 @@ The paths inside an imported transcript usually do not exist on this machine, so
 cannot follow a worktree's ``.git`` file to its repository. What the transcript recorded stands
 in for it:
 
-* a folder of a known worktree convention: Claude Code's ``<repo>/.claude/worktrees/<name>``
-  belongs to ``<repo>``; Codex's ``~/.codex/worktrees/<id>/<repo>`` is a checkout called ``<repo>``
-  (where the repository lives is not in the path: its remote joins it to the others);
+* the path itself, read by the worktree conventions of kenning/layouts.py: Claude Code's
+  ``<repo>/.claude/worktrees/<name>`` belongs to ``<repo>``; a folder in a store of worktrees
+  (``~/.codex/worktrees/<id>/<repo>``, ``<anything>/worktrees/<name>/<repo>``) is a checkout called
+  ``<repo>`` whose main checkout the import joins it to afterwards (kenning/store/checkouts.py);
+  a Windows path (``C:\\Users\\me\\repo``) is read the same way, never as a folder of this machine;
 * the repository's remote: Codex writes it (``session_meta.payload.git.repository_url``),
   Claude Code names the repository of a pull request the session opened (``pr-link`` lines).
 
 The remote goes to ``kenning.store.projects.attach``, which files every checkout of one remote
 under one project, as it does for live sessions. A remote only ever joins checkouts that name the
-same repository; two repositories sharing a folder name stay apart.
+same repository; two repositories sharing a folder name stay apart unless what their sessions did
+shows they are one (kenning/store/checkouts.py).
 """
 
 from __future__ import annotations
 
 import os
 
+from kenning import winpath
+from kenning.layouts import layout
 from kenning.project import find_root, normalize_remote
-
-CLAUDE_WORKTREES = "/.claude/worktrees/"
-CODEX_WORKTREES = "/.codex/worktrees/"
 
 
 def checkout(cwd: str) -> tuple[str, str]:
     """``(name, root)`` of the checkout ``cwd`` was in: ``find_root`` where the folder exists here,
-    else the worktree conventions above, else the folder itself."""
-    if not cwd or os.path.isdir(cwd):
+    else what its path says (kenning/layouts.py). A POSIX path still goes through ``find_root``: a
+    main checkout the path locates, or a folder above it, may be on this disk."""
+    if not cwd or (not winpath.is_windows(cwd) and os.path.isdir(cwd)):
         return find_root(cwd)
-    path = cwd.rstrip("/")
-    i = path.find(CLAUDE_WORKTREES)
-    if i > 0:
-        return find_root(path[:i])
-    i = path.find(CODEX_WORKTREES)
-    if i >= 0:
-        parts = path[i + len(CODEX_WORKTREES):].split("/")
-        if len(parts) >= 2 and parts[0] and parts[1]:  # <id>/<repo>[/sub/dir]
-            return find_root(path[:i + len(CODEX_WORKTREES)] + parts[0] + "/" + parts[1])
-    return find_root(cwd)
+    found = layout(cwd)
+    if winpath.is_windows(cwd):
+        return found.name, found.root
+    real = os.path.realpath(found.root)
+    name, root = find_root(real)
+    return (found.name, root) if root == real else (name, root)
 
 
 def remote_of_url(url: object) -> str:

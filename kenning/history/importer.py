@@ -10,7 +10,11 @@ stored once whatever file holds it (``history_messages``: a resumed session's fi
 earlier one's lines), and files are read oldest first so a message lands in the session it began in.
 
 A session is filed under its repository's project: the checkout its folder belongs to, joined to
-the other checkouts of the same remote (kenning/history/identity.py), as live sessions are.
+the other checkouts of the same remote (kenning/history/identity.py), as live sessions are. What
+each session showed about its repository (files, commits, branches: kenning/history/evidence.py)
+is stored with its events, and after the whole import checkouts whose folders are not on this
+machine are joined when that evidence, or a worktree's path, says they are one repository
+(kenning/store/checkouts.py); the summary lists each join and why.
 
 Memory stays bounded: files are streamed line by line and rows are written in batches.
 """
@@ -46,6 +50,7 @@ class Totals:
     excluded: int = 0
     filtered: int = 0  # outside --project / --since
     per_agent: dict[str, int] = field(default_factory=dict)  # sessions imported per agent
+    joined: list[str] = field(default_factory=list)  # checkouts filed under another project, and why
     seconds: float = 0.0
 
 
@@ -93,7 +98,7 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
     """Read every past session not stored yet; returns what was done (or would be, with ``dry_run``)."""
     from kenning.store.db import connect, open_db
 
-    started = time.monotonic()
+    started, wall = time.monotonic(), time.time()
     totals = Totals()
     files = sorted(discover(agents, roots), key=lambda f: (f.mtime, f.path))
     conn: sqlite3.Connection | None = None
@@ -115,11 +120,24 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
                              now=now)
             if progress is not None:
                 progress(f, totals)
+        if conn is not None and not dry_run:
+            totals.joined = _join_checkouts(conn, since=wall)
     finally:
         if conn is not None:
             conn.close()
     totals.seconds = time.monotonic() - started
     return totals
+
+
+def _join_checkouts(conn: sqlite3.Connection, since: float) -> list[str]:
+    """Join the checkouts of one repository that this and earlier imports stored apart (after every
+    file, so the evidence of all its sessions counts); every join made since ``since``, and why
+    (those of a remote the transcripts named, made as sessions were filed, too)."""
+    from kenning.store import checkouts, repo
+
+    with repo.transaction(conn):
+        checkouts.join_checkouts(conn, time.time())
+    return [j.line() for j in reversed(checkouts.joins(conn, limit=1000, since=since))]
 
 
 def _seen(conn: sqlite3.Connection | None) -> dict[str, tuple[int, float]]:
@@ -221,7 +239,8 @@ def _captured_live(conn: sqlite3.Connection, agent: str, sid: str) -> bool:
 
 def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settings, f: SessionFile, totals: Totals,
                  *, since: float | None, project: str | None, dry_run: bool, now: float | None) -> None:
-    from kenning.store import repo
+    from kenning.history.evidence import of_record
+    from kenning.store import checkouts, repo
     from kenning.worker.pipeline import ingest_record
 
     events = _reader(f.agent).events(f, now=now)
@@ -244,6 +263,7 @@ def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settin
                 if f.agent in GLOBAL_KEYS:
                     conn.execute("INSERT OR IGNORE INTO history_messages (agent, key, agent_session_id) "
                                  "VALUES (?, ?, ?)", (f.agent, rec["message_key"], rec["payload"]["session_id"]))
+                checkouts.add_evidence(conn, rec["project_key"], of_record(rec))
         batch.clear()
 
     already = totals.already

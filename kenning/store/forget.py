@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from kenning.store.checkouts import forget_evidence
 from kenning.store.repo import transaction
 
 FORGOTTEN_PROMPT = "[forgotten]"  # a forgotten prompt keeps its number (later prompts keep theirs)
@@ -302,6 +303,8 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
         for chunk in _chunks([i.id for i in sel.sessions]):
             out["sessions"] += conn.execute(
                 f"DELETE FROM sessions WHERE id IN ({_marks(chunk)})", chunk).rowcount
+        for project in sorted({i.project for i in sel.sessions}):
+            forget_evidence(conn, project)  # what its sessions showed about the repository goes with them
     return out
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Any
 
+from kenning import winpath
 from kenning.project import canonical, git_remote, identify, resolve_key
 
 # Tables whose rows carry a project key (re-keyed by a merge).
@@ -37,10 +39,11 @@ def attach(conn: sqlite3.Connection, key: str, *, name: str, root: str, at: floa
                              "LIMIT 1", (remote, key)).fetchone()
         if other is not None:
             # Another checkout of a remote already known: one repository, one memory.
+            reason, now = f"same remote {remote}", time.time()  # when it was joined, not when the session ran
             if row is None:
-                conn.execute("INSERT OR REPLACE INTO project_aliases (alias, key) VALUES (?, ?)", (key, other[0]))
+                alias(conn, key, str(other[0]), reason, now)
             else:
-                merge(conn, key, str(other[0]))
+                merge(conn, key, str(other[0]), reason=reason, at=now)
             key = str(other[0])
             row = (remote,)
     if row is None:
@@ -54,17 +57,25 @@ def attach(conn: sqlite3.Connection, key: str, *, name: str, root: str, at: floa
     return key
 
 
-def merge(conn: sqlite3.Connection, old: str, new: str) -> None:
-    """File every row of project ``old`` under ``new``; ``old`` becomes an alias. Inside a transaction."""
+def alias(conn: sqlite3.Connection, old: str, new: str, reason: str = "", at: float | None = None) -> None:
+    """Record that checkout key ``old`` is filed under project ``new``, and why. Inside a transaction."""
+    conn.execute("INSERT OR REPLACE INTO project_aliases (alias, key, reason, joined_at) VALUES (?, ?, ?, ?)",
+                 (old, new, reason, at))
+
+
+def merge(conn: sqlite3.Connection, old: str, new: str, *, reason: str = "", at: float | None = None) -> None:
+    """File every row of project ``old`` under ``new``; ``old`` becomes an alias (``reason`` says why).
+    Inside a transaction."""
     if old == new:
         return
     for table in KEYED_TABLES:
         conn.execute(f"UPDATE {table} SET project = ? WHERE project = ?", (new, old))
     conn.execute("UPDATE project_aliases SET key = ? WHERE key = ?", (new, old))
-    conn.execute("INSERT OR REPLACE INTO project_aliases (alias, key) VALUES (?, ?)", (old, new))
-    first = conn.execute("SELECT first_seen FROM projects WHERE key = ?", (old,)).fetchone()
-    if first is not None:
-        conn.execute("UPDATE projects SET first_seen = MIN(first_seen, ?) WHERE key = ?", (first[0], new))
+    alias(conn, old, new, reason, at)
+    seen = conn.execute("SELECT first_seen, last_seen FROM projects WHERE key = ?", (old,)).fetchone()
+    if seen is not None:
+        conn.execute("UPDATE projects SET first_seen = MIN(first_seen, ?), last_seen = MAX(last_seen, ?) "
+                     "WHERE key = ?", (seen[0], seen[1], new))
     conn.execute("DELETE FROM projects WHERE key = ?", (old,))
 
 
@@ -125,6 +136,8 @@ def find(conn: sqlite3.Connection, text: str) -> list[str]:
         p = os.path.expanduser(t)
         if os.path.exists(p):
             return [resolve_key(conn, identify(p).key)]
+    if winpath.is_windows(t):  # a checkout on a Windows machine, however it is spelled
+        return [resolve_key(conn, identify(t).key)]
     aliased = resolve_key(conn, t)
     if aliased != t:
         return [aliased]
@@ -150,5 +163,11 @@ def one(conn: sqlite3.Connection, text: str) -> str:
     if len(keys) > 1:
         shown = names(conn, keys)
         raise AmbiguousProject(f"{len(keys)} projects are called {text!r}: "
-                               + "; ".join(f"{shown[k]} = {k}" for k in keys) + ". Give its path.")
+                               + "; ".join(f"{shown[k]} = {k} ({_sessions(conn, k)})" for k in keys)
+                               + ". Give its path.")
     return keys[0] if keys else text.strip()
+
+
+def _sessions(conn: sqlite3.Connection, key: str) -> str:
+    n = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE project = ?", (key,)).fetchone()[0])
+    return f"{n} session{'' if n == 1 else 's'}"

@@ -194,6 +194,10 @@ def store_outcome(conn: sqlite3.Connection, session_id: int, project: str, outco
                   observer: str, skipped: list[int] | None = None) -> list[int]:
     """Insert observations and the summary, mark events handled. Call inside a transaction."""
     now = time.time()
+    # The session's project as it is now: a join (a clone's remote, an import's checkouts) may have
+    # re-filed the session since the observer read it, and its memory must follow it.
+    row = conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    project = str(row[0]) if row is not None else project
     ids: list[int] = []
     for d in outcome.observations:
         oid = insert_observation(conn, session_id, project, d, observer, now, group=False)

@@ -153,6 +153,7 @@ def test_codex_prompts_once_harness_items_never_and_an_aborted_turn_says_so() ->
     assert stops == [("The filter drops zero amounts.", True),
                      ("Opened a pull request that keeps zero amounts.", False)]
     assert events[0].payload["repository"] == "github.com/acme/ledger"
+    assert events[0].payload["git_commit"] == "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"  # evidence of the repository
 
 
 def test_codex_code_mode_scripts_become_the_tool_calls_they_make() -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from kenning.observer import evidence
 from kenning.observer.llm import vetting
 from kenning.observer.parse import ParsedObservation, Reply
+from kenning.project import relative
 from kenning.records import Event, ObservationDraft, SessionInfo, SummaryDraft, tokens_of
 
 log = logging.getLogger("kenning.observer")
@@ -34,9 +35,9 @@ class Touch:
 
 def rel(path: str, root: str) -> str:
     p = path.strip()
-    r = root.rstrip("/")
-    if r and p.startswith(r + "/"):
-        return p[len(r) + 1:]
+    inside = relative(p, root)  # a Windows checkout's files too, with / between names
+    if inside != p:
+        return inside
     return p[2:] if p.startswith("./") else p
 
 

@@ -34,6 +34,7 @@ from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, summarize
 from kenning.observer.taken_back import Restated, Undoable
 from kenning.observer.transcript import PAYLOAD_KEY
+from kenning.project import relative
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
 TURN_CLOSERS = ("Stop", "SessionEnd")
@@ -445,9 +446,7 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
 
 
 def _rel(path: str, root: str) -> str:
-    if root and path.startswith(root.rstrip("/") + "/"):
-        return path[len(root.rstrip("/")) + 1:]
-    return path
+    return relative(path, root)  # a Windows checkout's files too, with / between names
 
 
 def _file_list(files: list[str]) -> str:

@@ -1,0 +1,145 @@
+"""Small Claude Code transcripts and Codex rollouts written by the tests, for ``kenning import-history``.
+
+The lines have the shape the agents write (the keys, nesting and line types of Claude Code 2.1.8x
+``projects/<slug>/<session>.jsonl`` and Codex 0.14x ``rollout-*.jsonl``, as in
+tests/fixtures/history/); every word in them is the test's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+
+def _stamp(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+class ClaudeSession:
+    """One Claude Code session in one folder: prompts, answers and tool calls, seconds apart."""
+
+    def __init__(self, cwd: str, start: str, *, branch: str = "main", sid: str | None = None) -> None:
+        self.cwd = cwd
+        self.sid = sid or str(uuid.uuid4())
+        self.branch = branch
+        self.t = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        self.lines: list[dict[str, Any]] = []
+        self._parent: str | None = None
+
+    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> str:
+        self.t += timedelta(seconds=5)
+        uid = str(uuid.uuid4())
+        self.lines.append({"parentUuid": self._parent, "isSidechain": False, "uuid": uid, "timestamp": _stamp(self.t),
+                           "userType": "external", "entrypoint": "cli", "cwd": self.cwd, "sessionId": self.sid,
+                           "version": "2.1.86", "gitBranch": self.branch, "type": kind, "message": message,
+                           **extra})
+        self._parent = uid
+        return uid
+
+    def prompt(self, text: str) -> ClaudeSession:
+        self._line("user", {"role": "user", "content": text}, promptId=str(uuid.uuid4()))
+        return self
+
+    def say(self, text: str) -> ClaudeSession:
+        self._line("assistant", {"model": "claude-opus-4-6", "id": f"msg_{uuid.uuid4().hex[:12]}", "type": "message",
+                                 "role": "assistant", "content": [{"type": "text", "text": text}],
+                                 "stop_reason": None, "usage": {"input_tokens": 3, "output_tokens": 20}})
+        return self
+
+    def tool(self, name: str, tool_input: dict[str, Any], result: str, structured: Any = None) -> ClaudeSession:
+        tid = f"toolu_{uuid.uuid4().hex[:20]}"
+        self._line("assistant", {"model": "claude-opus-4-6", "id": f"msg_{uuid.uuid4().hex[:12]}", "type": "message",
+                                 "role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": name,
+                                                                    "input": tool_input}],
+                                 "stop_reason": None, "usage": {"input_tokens": 3, "output_tokens": 20}})
+        self._line("user", {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result",
+                                                          "content": result}]},
+                   toolUseResult=structured if structured is not None else result)
+        return self
+
+    def read(self, rel: str, text: str = "…") -> ClaudeSession:
+        path = self.path(rel)
+        return self.tool("Read", {"file_path": path}, text,
+                         {"type": "text", "file": {"filePath": path, "content": text, "numLines": 1,
+                                                   "startLine": 1, "totalLines": 1}})
+
+    def edit(self, rel: str, old: str, new: str) -> ClaudeSession:
+        path = self.path(rel)
+        return self.tool("Edit", {"file_path": path, "old_string": old, "new_string": new, "replace_all": False},
+                         f"The file {path} has been updated successfully.",
+                         {"filePath": path, "oldString": old, "newString": new, "originalFile": old,
+                          "structuredPatch": [], "userModified": False, "replaceAll": False})
+
+    def bash(self, command: str, stdout: str = "") -> ClaudeSession:
+        return self.tool("Bash", {"command": command, "description": command[:40]}, stdout,
+                         {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False})
+
+    def path(self, rel: str) -> str:
+        """A file of the session's folder as the agent names it (backslashes on Windows)."""
+        if re.match(r"^[A-Za-z]:[\\/]", self.cwd) or self.cwd.startswith("\\"):
+            return self.cwd.rstrip("\\") + "\\" + rel.replace("/", "\\")
+        return self.cwd.rstrip("/") + "/" + rel
+
+    def write(self, claude_dir: Path) -> Path:
+        """The transcript where Claude Code keeps it, its mtime at its last line (a finished session)."""
+        slug = re.sub(r"[^A-Za-z0-9]", "-", self.cwd)
+        dest = claude_dir / "projects" / slug / f"{self.sid}.jsonl"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        os.utime(dest, (self.t.timestamp(), self.t.timestamp()))
+        return dest
+
+
+class CodexSession:
+    """One Codex rollout: its ``session_meta`` (folder, repository, branch, HEAD), prompts and commands."""
+
+    def __init__(self, cwd: str, start: str, *, repository: str = "", branch: str = "", commit: str = "") -> None:
+        self.sid = str(uuid.uuid4())
+        self.cwd = cwd
+        self.t = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        self.start = self.t
+        git = {k: v for k, v in (("commit_hash", commit), ("branch", branch), ("repository_url", repository)) if v}
+        self.lines: list[dict[str, Any]] = [{"timestamp": _stamp(self.t), "type": "session_meta", "payload": {
+            "session_id": self.sid, "id": self.sid, "timestamp": _stamp(self.t), "cwd": cwd,
+            "originator": "codex_cli_rs", "cli_version": "0.144.2", "source": "cli", "model_provider": "openai",
+            "git": git}}]
+        self.turn = 0
+
+    def _add(self, kind: str, payload: dict[str, Any]) -> None:
+        self.t += timedelta(seconds=5)
+        self.lines.append({"timestamp": _stamp(self.t), "type": kind, "payload": payload})
+
+    def prompt(self, text: str) -> CodexSession:
+        self.turn += 1
+        self._add("event_msg", {"type": "task_started", "turn_id": f"turn-{self.turn}"})
+        self._add("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                                     "text": text}]})
+        self._add("event_msg", {"type": "user_message", "message": text})
+        return self
+
+    def run(self, command: str, output: str = "") -> CodexSession:
+        call = f"call_{uuid.uuid4().hex[:16]}"
+        self._add("response_item", {"type": "function_call", "name": "exec_command", "call_id": call,
+                                    "arguments": json.dumps({"cmd": command})})
+        self._add("response_item", {"type": "function_call_output", "call_id": call,
+                                    "output": f"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\n"
+                                              f"Output:\n{output}"})
+        return self
+
+    def answer(self, text: str) -> CodexSession:
+        self._add("event_msg", {"type": "agent_message", "message": text})
+        self._add("event_msg", {"type": "task_complete", "turn_id": f"turn-{self.turn}", "last_agent_message": text})
+        return self
+
+    def write(self, codex_home: Path) -> Path:
+        day = self.start.strftime("%Y/%m/%d")
+        dest = codex_home / "sessions" / day / f"rollout-{self.start.strftime('%Y-%m-%dT%H-%M-%S')}-{self.sid}.jsonl"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        os.utime(dest, (self.t.timestamp(), self.t.timestamp()))
+        return dest
