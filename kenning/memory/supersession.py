@@ -164,9 +164,11 @@ def _assignments(text: str) -> tuple[tuple[str, str], ...]:
 
 
 # "from 10s to 120s", "10 → 120 seconds": a value that changed, with the words before it (what it is).
-_CHANGE = re.compile(r"((?:[\w`.-]+\s+){0,4}?)(?:from|was)\s+`?(\d[\w.]*(?:[\s-](?:seconds?|secs?|ms|milliseconds?|"
-                     r"minutes?|mins?|hours?|days?|bytes?|[kmgt]i?b))?)`?\s+(?:to|→|->)\s+`?(\d[\w.]*)", re.IGNORECASE)
-_VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*-?\s*(seconds?|secs?|s|milliseconds?|ms|minutes?|mins?|m|hours?|h|"
+# "… from 10s to 120s", "… from v0.52.0 to v0.54.0" (a version: the value, with or without its "v").
+_CHANGE = re.compile(r"((?:[\w`./-]+\s+){0,4}?)(?:from|was)\s+`?v?(\d[\w.]*(?:[\s-](?:seconds?|secs?|ms|"
+                     r"milliseconds?|minutes?|mins?|hours?|days?|bytes?|[kmgt]i?b))?)`?\s+(?:to|→|->|=>)\s+`?v?(\d[\w.]*)",
+                     re.IGNORECASE)
+_VALUE = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)*)\s*-?\s*(seconds?|secs?|s|milliseconds?|ms|minutes?|mins?|m|hours?|h|"
                     r"days?|d|bytes?|b|[kmgt]i?b)?(?![\w.])", re.IGNORECASE)
 _UNITS = {"second": "s", "seconds": "s", "sec": "s", "secs": "s", "millisecond": "ms", "milliseconds": "ms",
           "minute": "m", "minutes": "m", "min": "m", "mins": "m", "hour": "h", "hours": "h", "day": "d", "days": "d",

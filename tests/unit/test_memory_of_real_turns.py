@@ -245,3 +245,41 @@ def test_what_the_agent_recommends_is_no_decision(story: Story, advice: str) -> 
     keys = [r for r in story.active("shop") if r["layer"] in ("key", "rule")]
     assert not [r for r in keys if "temurin:21" in r["title"]], keys
     assert any("temurin:21" in r["title"] for r in story.rows("shop")), story.rows("shop")  # a note keeps it
+
+
+def test_a_version_the_package_manager_changed_later_supersedes_the_old_one(story: Story) -> None:
+    """The agent chose a version and said why; the user then asked for a newer one, and the package
+    manager's output says it changed: the memory of the old version is no longer given as true."""
+    sid = story.session("shop", Turn(
+        "Fix the Dependabot alerts for golang.org/x/crypto.",
+        [bash("go get golang.org/x/crypto@v0.52.0", "go: upgraded golang.org/x/crypto v0.51.0 => v0.52.0"),
+         bash('git commit -am "Bump golang.org/x/crypto to v0.52.0"', "[main d1e24ae] Bump golang.org/x/crypto")],
+        last="We decided on golang.org/x/crypto v0.52.0 because it is the smallest version that closes all 13 "
+             "alerts."))
+    old = [r for r in story.active("shop") if r["layer"] == "key" and "v0.52.0" in r["title"]]
+    assert old, story.active("shop")
+    story.session("shop", Turn(
+        "do 0.54.0", [bash("go get golang.org/x/crypto@v0.54.0 && go mod tidy",
+                           "go: upgraded golang.org/x/crypto v0.52.0 => v0.54.0\n"
+                           "go: upgraded golang.org/x/net v0.55.0 => v0.56.0")],
+        last="Done: golang.org/x/crypto is at v0.54.0 now."), name=f"{sid}-b")
+    rows = {r["id"]: r for r in story.rows("shop")}
+    assert all(rows[r["id"]]["status"] == "superseded" for r in old), [rows[r["id"]] for r in old]
+    assert [r for r in story.active("shop")
+            if r["title"].startswith("Version changed: golang.org/x/crypto from v0.52.0 to v0.54.0")]
+    assert "v0.52.0 because" not in story.context("shop")
+
+
+def test_what_package_managers_print_when_they_change_a_version() -> None:
+    from kenning.observer.evidence import Command
+    from kenning.observer.upgrades import Upgrade, upgrades
+
+    outputs = ["go: upgraded golang.org/x/crypto v0.51.0 => v0.52.0\ngo: added golang.org/x/term v0.1.0",
+               "    Updating crates.io index\n    Updating serde v1.0.200 -> v1.0.203",
+               "  - Updating httpx (0.27.0 -> 0.28.1)", "Updated pydantic v2.7.0 -> v2.8.2",
+               "go: upgraded golang.org/x/crypto v0.52.0 => v0.54.0"]
+    cmds = [Command("x", True, out, float(i), i) for i, out in enumerate(outputs)]
+    cmds.append(Command("y", False, "Updating tokio v1.0.0 -> v1.1.0", 9.0, 9))  # a failed command changed nothing
+    assert upgrades(cmds) == [Upgrade("golang.org/x/crypto", "0.51.0", "0.54.0"),
+                              Upgrade("serde", "1.0.200", "1.0.203"), Upgrade("httpx", "0.27.0", "0.28.1"),
+                              Upgrade("pydantic", "2.7.0", "2.8.2")]

@@ -34,6 +34,8 @@ from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, summarize
 from kenning.observer.taken_back import Restated, Undoable
 from kenning.observer.transcript import PAYLOAD_KEY
+from kenning.observer.upgrades import title as upgrade_title
+from kenning.observer.upgrades import upgrades
 from kenning.project import relative
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
@@ -194,6 +196,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     drafts += said
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
+    drafts += _versions(reading, turn, end)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
         drafts.append(_routine_fix(fixed, reads, gist, reading))
     if files and not any(d.kind in ("rootcause", "fix") for d in drafts):
@@ -228,6 +231,20 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         last_message=(agent_texts(turn) or [""])[-1], at=end, size=sum(e.size_chars for e in turn.all),
         prompt_number=number)
     return drafts, note, reading
+
+
+def _versions(r: Reading, turn: Turn, at: float) -> list[ObservationDraft]:
+    """The versions the package manager changed in the turn, as it printed them: a note (searchable),
+    and what makes a memory of an old version no longer true."""
+    ups = upgrades(r.commands)
+    if not ups:
+        return []
+    title = upgrade_title(ups, r.words + " " + " ".join(agent_texts(turn)))
+    return [ObservationDraft(
+        type="change", title=clip(title, 240), subtitle="versions the package manager changed",
+        facts=[f"{u.package}: {u.old} -> {u.new}" for u in ups[:12]], concepts=["what-changed"], created_at=at,
+        kind="note", why={"said": title, "by": "commands", "origin": "", "where": "",
+                          "how": "printed by the package manager"})]
 
 
 def _user_statuses(r: Reading, prompt: str, at: float, where: str,
