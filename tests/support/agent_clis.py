@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -197,8 +198,14 @@ def stored_prompts(data: Path, n: int, timeout: float = 30.0) -> list[str]:
         time.sleep(0.1)
 
 
-def claude_code_is_told(project: Path, home: Path, hook_env: Mapping[str, str], agent: str, bugfix: Row) -> str:
-    """Session 3: Claude Code on the same project gets the other agent's bugfix, marked as that agent's
+def session_line(context: str, request: str) -> str:
+    """The line of the session-start index that tells the session asked ``request`` ('' when none does):
+    session 1's own work (creating calc.py, fixing its own slip) is routine, told by its session's line."""
+    return next((ln for ln in context.splitlines() if re.match(r"S\d+ ", ln) and request in ln), "")
+
+
+def claude_code_is_told(project: Path, home: Path, hook_env: Mapping[str, str], agent: str, request: str) -> str:
+    """Session 3: Claude Code on the same project is told the other agent's session, marked as that agent's
     (``agent``: its display name). Returns the first user message, as JSON; skips without the CLI."""
     claude = ensure_claude_cli()
     if claude is None:
@@ -209,6 +216,9 @@ def claude_code_is_told(project: Path, home: Path, hook_env: Mapping[str, str], 
         assert third["rc"] == 0, third["stderr"] or third["stdout"]
         message = json.dumps(anthropic.requests_of("main")[0]["body"]["messages"][0])
     assert "Memory of calc-project" in message
-    fenced = message[message.index("<kenning-context>"):message.index("</kenning-context>")]
-    assert json.dumps(f"{bugfix[1]} \u00b7 in {agent}")[1:-1] in fenced
+    said = json.loads(message)["content"]
+    text = said if isinstance(said, str) else "\n".join(str(b.get("text", "")) for b in said)
+    fenced = text[text.index("<kenning-context>"):text.index("</kenning-context>")]
+    line = session_line(fenced, request)
+    assert line.endswith(f" \u00b7 in {agent}"), fenced
     return message
