@@ -232,7 +232,7 @@ def test_settings_saved_validated_and_reloaded(installed: Home, page: Any) -> No
     label = page.locator("label[for='set-context_observations']")
     assert label.is_visible() and label.locator(".label-text").inner_text() == "Observations listed"
     assert label.locator("code.key").inner_text() == "context_observations"
-    assert "observations listed at session start" in page.locator("#set-context_observations-help").inner_text()
+    assert "observations read at session start" in page.locator("#set-context_observations-help").inner_text()
     assert page.locator("#set-redact_custom").count() == 0  # not a common setting
     # The mode is a choice among the modes that exist (bundled and the user's own).
     modes = page.eval_on_selector_all("#set-mode option", "els => els.map(e => e.value)")
