@@ -5,6 +5,7 @@ the archive and restoring from it, and two repositories of one folder name told 
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -42,6 +43,10 @@ def memory(installed: Home) -> tuple[Home, dict[str, int]]:
     ids["pnpm"] = rows.obs("Use pnpm, not npm", type="decision", project=A, session="s2", at=now - 4 * DAY)
     with transaction(rows.conn):
         assert supersede.automatic(rows.conn, [ids["pnpm"]]) == [(ids["npm"], ids["pnpm"])]
+        # What the observer judged the rule to be, and on whose words (migration 0025's columns).
+        rows.conn.execute("UPDATE observations SET kind = 'rule', why = ? WHERE id = ?", (json.dumps(
+            {"said": "We always use pnpm, never npm.", "by": "user", "origin": "typed",
+             "where": "prompt 2 of session 5f1c2a9e", "how": "judged rule (role model: 0.97)"}), ids["rule"]))
     rows.conn.close()
     home.env["KENNING_PROVIDER"] = "rules"
     home.env["KENNING_EMBEDDING_BACKEND"] = "none"
@@ -112,6 +117,9 @@ def test_rules_view_pin_and_unpin_change_what_the_next_session_is_told(memory: t
     # Unpin the pnpm rule: it leaves the rules the next session is told first.
     card(page, ids["rule"]).click()
     expect(page.locator("#act-pin")).to_have_text("Unpin (ordinary memory)")
+    judged = page.locator("#detail-body .judged-line")  # why it is a rule, and on whose words
+    expect(judged).to_contain_text("Judged a rule because you said (prompt 2 of session 5f1c2a9e)")
+    expect(judged.locator("q.judged-said")).to_have_text("We always use pnpm, never npm.")
     assert view_of(page)["item"] == f"o{ids['rule']}" and view_of(page)["memory"] == "rule"
     page.click("#act-pin")
     expect(page.locator("#toast")).to_contain_text("Unpinned")
