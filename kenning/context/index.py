@@ -27,8 +27,10 @@ import math
 import re
 import sqlite3
 
-# How the index is written (kenning/context/layout.py), kept importable from here.
 from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, clean_field, moment
+
+# How the index is written (kenning/context/layout.py), kept importable from here.
+from kenning.store.columns import has_columns
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,10 +112,9 @@ def has_roles(conn: sqlite3.Connection) -> bool:
     """Whether the file has migration 0025's columns (a hook may read a file the worker has not
     migrated yet, during an upgrade)."""
     try:
-        conn.execute("SELECT kind, scope, tentative FROM observations LIMIT 0")
+        return has_columns(conn, "observations", "kind, scope, tentative")
     except sqlite3.OperationalError:
-        return False
-    return True
+        return False  # a file that cannot be read just now: read as one from before the migration
 
 
 class Selection:

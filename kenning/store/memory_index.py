@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
 from kenning.memory.layers import classify
 from kenning.memory.subjects import subjects
+from kenning.store.columns import has_columns
 
 SUBJECT_TEXT_FIELDS = ("title", "subtitle", "facts")
 
@@ -85,13 +86,7 @@ def _rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
 
 def roles_column(conn: sqlite3.Connection) -> bool:
     """Whether the schema has the observer's judged roles yet (migration 0025; 0012 runs before it)."""
-    try:
-        conn.execute("SELECT kind FROM observations LIMIT 0")
-    except sqlite3.OperationalError as e:
-        if "no such column" in str(e) or "no such table" in str(e):
-            return False
-        raise
-    return True
+    return has_columns(conn, "observations", "kind")
 
 
 def _classify_one(conn: sqlite3.Connection, r: sqlite3.Row) -> None:
@@ -129,16 +124,8 @@ def _sure(why: str) -> float:
 
 def decisions_column(conn: sqlite3.Connection) -> bool:
     """Whether the schema has the user's layer decisions yet (migration 0019; 0012 runs before it).
-
-    Asked of every stored observation: a prepared, cached statement naming the column (~8 µs)
-    instead of listing the table's columns (~175 µs a row while observing)."""
-    try:
-        conn.execute("SELECT user_layer FROM observations LIMIT 0")
-    except sqlite3.OperationalError as e:
-        if "no such column" in str(e) or "no such table" in str(e):
-            return False
-        raise
-    return True
+    Asked of every stored observation."""
+    return has_columns(conn, "observations", "user_layer")
 
 
 def _write_classified(conn: sqlite3.Connection, done: list[tuple[tuple[object, ...], list[tuple[str, str, int]]]],
