@@ -9,6 +9,7 @@ capitalised only when it starts with an ordinary English word.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 
@@ -157,3 +158,13 @@ def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
 def clip(text: str, limit: int) -> str:
     s = " ".join(str(text or "").split())
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """The non-empty texts of ``items``, each once, in their first order."""
+    return list(dict.fromkeys(i for i in items if i))
+
+
+def strings(value: object) -> list[str]:
+    """A stored JSON list as texts ([] for anything else: a row from before the field existed)."""
+    return [str(x) for x in value] if isinstance(value, list) else []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kenning.memory.text import strings, unique
 from kenning.observer import evidence
 from kenning.observer.stated import gist_of
 from kenning.records import SessionInfo, SummaryDraft, tokens_of
@@ -141,7 +142,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
             state.commits += n.commits
             state.uncommitted = list(n.uncommitted)
         else:
-            state.uncommitted = _unique([*state.uncommitted, *n.uncommitted])
+            state.uncommitted = unique([*state.uncommitted, *n.uncommitted])
         state.pushed += n.pushed
         state.prs += n.prs
         state.merged += n.merged
@@ -158,13 +159,13 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
         x for n in notes for x in (*n.done, *n.status)]
     todos = [t for t in _split(prior.get("next_steps")) if not t.startswith("Still failing: ")]
     todos += [x for n in notes for x in n.todos] + (notes[-1].failing if notes else [])
-    files_read = _unique([*_strs(prior.get("files_read")), *(f for n in notes for f in n.read)])
-    files_modified = _unique([*_strs(prior.get("files_modified")), *(f for n in notes for f in n.modified)])
+    files_read = unique([*strings(prior.get("files_read")), *(f for n in notes for f in n.read)])
+    files_modified = unique([*strings(prior.get("files_modified")), *(f for n in notes for f in n.modified)])
     last_message = next((n.last_message for n in reversed(notes) if n.last_message), "")
     if not (request or files_modified or commands or learned or done or last_message):
         return None
     line = state.line()
-    note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(_unique(commands)[:12])] if commands else [])
+    note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(unique(commands)[:12])] if commands else [])
     if not done and last_message and last_message.lstrip()[:1] not in ("{", "["):
         done = [_clip(last_message, 300)]
     at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
@@ -172,9 +173,9 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     return SummaryDraft(
         created_at=at, request=_clip(request, 400),
         investigated=("Read " + investigated) if investigated else "",
-        learned="\n".join(_unique(learned)[-8:])[-1500:],
-        completed="; ".join(_unique(done)[-8:])[-1200:],
-        next_steps="; ".join(_unique(todos)[-6:])[-800:],
+        learned="\n".join(unique(learned)[-8:])[-1500:],
+        completed="; ".join(unique(done)[-8:])[-1200:],
+        next_steps="; ".join(unique(todos)[-6:])[-800:],
         notes="\n".join(note_lines), files_read=files_read[:50], files_modified=files_modified[:50],
         prompt_number=next((n.prompt_number for n in reversed(notes) if n.prompt_number), None),
         source_tokens=tokens_of(sum(n.size for n in notes)) + int(prior.get("source_tokens") or 0))
@@ -202,12 +203,6 @@ def _split(v: object) -> list[str]:
     return [x for x in str(v or "").split("; ") if x]
 
 
-def _strs(v: object) -> list[str]:
-    return [str(x) for x in v] if isinstance(v, list) else []
-
-
-def _unique(items: object) -> list[str]:
-    return list(dict.fromkeys(i for i in items if i))  # type: ignore[attr-defined]
 
 
 def _clip(text: str, limit: int) -> str:

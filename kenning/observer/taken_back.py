@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kenning.memory.text import clip, content_words, jaccard
+from kenning.memory.text import clip, content_words, jaccard, strings
 from kenning.observer.reading import Reading
 from kenning.records import ObservationDraft, SessionInfo
 
@@ -30,13 +30,13 @@ class Done:
     committed: bool = False
 
     def mentions(self, commit: str) -> bool:
-        facts = self.item.facts if isinstance(self.item, ObservationDraft) else _strs(self.item.get("facts"))
+        facts = self.item.facts if isinstance(self.item, ObservationDraft) else strings(self.item.get("facts"))
         return any(commit[:7] in f for f in facts) if commit[:1].isalnum() and len(commit) >= 7 else False
 
 
 class Undoable:
     def __init__(self, session: SessionInfo) -> None:
-        self.items = [Done(o, set(_strs(o.get("files_modified"))), -1, committed=True)
+        self.items = [Done(o, set(strings(o.get("files_modified"))), -1, committed=True)
                       for o in session.prior_observations
                       if o.get("kind") in ("fix", "rootcause", "change") and o.get("status", "active") == "active"]
         self.turn = 0
@@ -142,7 +142,3 @@ def _said(o: ObservationDraft | dict[str, object]) -> str:
         except ValueError:
             pass
     return str(o.get("title") or "")
-
-
-def _strs(v: object) -> list[str]:
-    return [str(x) for x in v] if isinstance(v, list) else []

@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kenning.memory.text import clip, content_words, jaccard
+from kenning.memory.text import clip, content_words, jaccard, unique
 from kenning.observer import evidence
 from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, topic, user_memories
 from kenning.observer.reading import Reading, read_turn
@@ -182,7 +182,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         reads.extend(_rel(f, root) for f in evidence.read_files(e))
         if evidence.searched(e):
             searches.append(str(evidence.searched(e)))
-    reads = _unique(reads)
+    reads = unique(reads)
     files = list(modified)
 
     drafts: list[ObservationDraft] = user_memories(reading, start, where)
@@ -290,7 +290,7 @@ def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: s
         out.append(ObservationDraft(
             type="discovery",
             title=clip(said[0] if best is not None and best.role in ("gotcha", "rootcause") else title, 240),
-            subtitle=clip(title, 160), facts=_unique([title, f"`{_short_cmd(passing.command)}` passes", *said[:2]]),
+            subtitle=clip(title, 160), facts=unique([title, f"`{_short_cmd(passing.command)}` passes", *said[:2]]),
             narrative=(f"While working on: {gist}. " if gist else "") + f"`{_short_cmd(fail.command)}` failed "
             f"({headline or 'non-zero exit'}); run as `{_short_cmd(passing.command)}` it passed.",
             concepts=["gotcha", "problem-solution"], files_read=reads, created_at=passing.at, kind="gotcha",
@@ -365,7 +365,7 @@ def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
                         key[:1]), None)
         if passing is None:
             continue
-        between = _unique(_rel(f, root) for e in tools if fail.at <= e.occurred_at <= passing.at
+        between = unique(_rel(f, root) for e in tools if fail.at <= e.occurred_at <= passing.at
                           for f in evidence.modified_files(e))
         before = {_rel(f, root) for e in tools if e.occurred_at < fail.at for f in evidence.modified_files(e)}
         if between:
@@ -387,7 +387,7 @@ def _routine_fix(f: _Fixed, reads: list[str], gist: str, r: Reading) -> Observat
     # there before is a fix: the failing command and its error say what was wrong.
     return ObservationDraft(
         type="bugfix", title=clip(title, 200), subtitle=f"{len(f.files)} file(s) changed to make `{cmd}` pass",
-        facts=_unique([f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""),
+        facts=unique([f"`{cmd}` failed" + (f": {f.headline}" if f.headline else ""),
                        f"Fixed by changing {', '.join(f.files[:6])}", f"`{cmd}` passes after the change", *said[:3]]),
         narrative=(f"While working on: {gist}. " if gist else "") + f"`{cmd}` failed; after edits to "
         f"{', '.join(f.files[:6])} it passed.", concepts=["what-changed" if f.own else "problem-solution"],
@@ -417,7 +417,7 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
     return ObservationDraft(
         type="feature" if created else "change", title=clip(f"{verb} {listed}" + (f": {outcome}" if outcome else ""),
                                                             CHANGE_TITLE),
-        subtitle=f"{len(created)} created, {len(files) - len(created)} modified", facts=_unique(facts),
+        subtitle=f"{len(created)} created, {len(files) - len(created)} modified", facts=unique(facts),
         narrative=(f"Asked: {gist}. " if gist else "") + f"{verb} {len(files)} file(s): {', '.join(files[:8])}.",
         concepts=["what-changed"], files_read=reads, files_modified=files, created_at=at, kind="change")
 
@@ -429,7 +429,7 @@ def _answer_or_explored(r: Reading, reads: list[str], gist: str, at: float,
     if answer:
         return ObservationDraft(
             type="discovery", title=clip(answer, 200), subtitle=clip(f"answer to: {gist}", 160),
-            facts=_unique([f"Asked: {gist}", *(f"Read {f}" for f in reads[:10])]),
+            facts=unique([f"Asked: {gist}", *(f"Read {f}" for f in reads[:10])]),
             narrative=f"Asked: {gist}. Answer: {answer}", concepts=["how-it-works"], files_read=reads,
             created_at=at, kind="answer")
     return ObservationDraft(
@@ -478,9 +478,3 @@ def _short_cmd(cmd: str, limit: int = 60) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def _unique(items: object) -> list[str]:
-    return list(dict.fromkeys(i for i in items if i))  # type: ignore[attr-defined]
-
-
-def _strs(v: object) -> list[str]:
-    return [str(x) for x in v] if isinstance(v, list) else []
