@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from kenning.commands.args import row_id
+from kenning.memory.judged import judged
 from kenning.paths import Paths
 from kenning.settings import load
 
@@ -58,23 +59,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 def judged_lines(obs: dict[str, Any]) -> list[str]:
     """What the observer judged a memory to be, and why (the sentence, who said it, where): how a user
     tells a standing rule from what only looked like one, and undoes it."""
-    kind = obs.get("kind")
-    if not kind:
+    j = judged(obs)
+    if j is None:
         return []
     layer = {"rule": "a standing rule", "key": "a key memory", "log": "the session log"}.get(str(obs.get("layer")), "")
-    out = [f"\nJudged: {kind}" + (f" ({layer}" + (", for all your projects" if obs.get("scope") == "user" else "")
-                                   + (", tentative" if obs.get("tentative") else "") + ")" if layer else "")]
-    try:
-        why = json.loads(obs.get("why") or "{}")
-    except ValueError:
-        why = {}
-    if isinstance(why, dict) and why:
-        said, by, where = why.get("said"), why.get("by"), why.get("where")
-        if said:
-            who = {"user": "you", "agent": "the agent"}.get(str(by), str(by or "someone"))
-            out.append(f"Because {who} said" + (f" ({where})" if where else "") + f": \u201c{said}\u201d")
-        if why.get("how"):
-            out.append(f"How: {why['how']}")
+    out = [f"\nJudged: {j['kind']}" + (f" ({layer}" + (", for all your projects" if j["scope"] == "user" else "")
+                                       + (", tentative" if j["tentative"] else "") + ")" if layer else "")]
+    if j.get("said"):
+        out.append(f"Because {j['who']} said" + (f" ({j['where']})" if j.get("where") else "")
+                   + f": \u201c{j['said']}\u201d")
+    if j.get("how"):
+        out.append(f"How: {j['how']}")
     if obs.get("layer") == "rule":
         out.append(f"Not a rule? `kenning unpin {obs['id']}` keeps it as an ordinary memory.")
     return out

@@ -149,8 +149,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             fixes = [pair[1], *(f for f in fixes if f is not pair[1] and together(pair[0], f))]
     if lone is not None:
         out.append(ObservationDraft(
-            type="bugfix", title=self_contained(clip(statement(lone.text), TITLE), lone.unit.heading, r,
-                                                files_modified, lone.unit.before),
+            type="bugfix", title=titled(lone, r, files_modified),
             subtitle="fix explained by the agent", facts=[lone.text], narrative=lone.text,
             concepts=["problem-solution"], files_read=files_read, files_modified=files_modified, created_at=at,
             kind="fix", why=_why(lone, where, "agent")))
@@ -180,8 +179,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             if role == "decision" and "proposal" in cues.signals(j.text) | cues.signals(j.unit.heading):
                 continue  # what the agent recommends is decided only once someone takes it (a note keeps it)
             out.append(ObservationDraft(
-                type=typ, title=self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files_modified,
-                                               j.unit.before),
+                type=typ, title=titled(j, r, files_modified),
                 subtitle={"gotcha": "gotcha", "decision": "decided",
                                                                 "todo": "open item", "fact": "how it works"}[role],
                 facts=[j.text], narrative=j.text, concepts=concepts, files_read=files_read, created_at=at,
@@ -219,8 +217,7 @@ def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: li
     out = []
     for j in distinct(pool)[:MAX_NOTES]:
         out.append(ObservationDraft(
-            type="discovery",
-            title=self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, [], j.unit.before),
+            type="discovery", title=titled(j, r, []),
             subtitle=f"noted by the agent ({j.role})",
             facts=[j.text], narrative=j.text, concepts=_concepts(j.role), files_read=files_read, created_at=at,
             kind="note", why=_why(j, where, "agent")))
@@ -243,6 +240,11 @@ _POINTS_BACK = re.compile(
     r"^(?:that's|this's|it's)\b|^(?:这(?:是|样|就)|那(?:是|样)|这个|因此|所以|それ(?:は|が|で)|これ(?:は|が|で)|"
     r"그것|이것|이는|그래서)|^(?:c'est|cela|ceci|ça)\b|^(?:das|dies(?:es|er)?)\s+(?:ist|war|hat|wird|liegt|bedeutet)\b|"
     r"^(?:esto|eso)\b|^(?:bu|şu|bunun|bunu)\s", re.IGNORECASE)
+
+
+def titled(j: Judged, r: Reading, files: list[str]) -> str:
+    """The title of a memory of one unit: the statement it makes, naming what it is about."""
+    return self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files, j.unit.before)
 
 
 def self_contained(title: str, heading: str, r: Reading, files: list[str], before: str = "") -> str:

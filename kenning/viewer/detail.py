@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
+from kenning.memory.judged import judged
 from kenning.store import repo
 from kenning.store.decisions import is_archived
 from kenning.viewer.items import hydrate, json_list, one_line
@@ -67,20 +67,6 @@ def lineage(conn: sqlite3.Connection, obs: dict[str, Any], archive_before: float
             "decided_at": obs.get("user_layer_at"), "archived": obs["archived"], "judged": judged(obs),
             "superseded_by": by, "superseded_at": obs.get("superseded_at"), "replaced": replaced,
             "head": group, "occurrences": members}
-
-
-def judged(obs: dict[str, Any]) -> dict[str, Any] | None:
-    """What the observer judged the memory to be and why (migration 0025): its role, whether it holds for
-    all of the user's projects, whether it is provisional, and the sentence it rests on, who said it, where."""
-    if not obs.get("kind"):
-        return None
-    try:
-        why = json.loads(obs.get("why") or "{}")
-    except ValueError:
-        why = {}
-    why = why if isinstance(why, dict) else {}
-    return {"kind": obs["kind"], "scope": obs.get("scope") or "project", "tentative": bool(obs.get("tentative")),
-            **{k: str(why[k]) for k in ("said", "by", "origin", "where", "how") if why.get(k)}}
 
 
 def shared_subjects(conn: sqlite3.Connection, a: int, b: int) -> list[str]:

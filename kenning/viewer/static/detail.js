@@ -302,7 +302,7 @@ export class Detail {
     if (j) {  // why the observer judged it so: the sentence, who said it and where (undo it with "Keep as a key memory")
       const scope = j.scope === 'user' ? ', for all your projects' : '';
       parts.push(h('p', {class: 'judged-line'}, h('strong', null, `Judged a ${j.kind}`), `${scope}${j.tentative ? ', tentative' : ''}`,
-        j.said ? [' because ', {user: 'you', agent: 'the agent', plan: 'the accepted plan'}[j.by] || j.by || 'someone', ' said', j.where ? ` (${j.where})` : '', ': ', h('q', {class: 'judged-said'}, j.said)] : '',
+        j.said ? [' because ', j.who, ' said', j.where ? ` (${j.where})` : '', ': ', h('q', {class: 'judged-said'}, j.said)] : '',
         '.', j.how ? h('span', {class: 'muted'}, ` ${j.how}.`) : ''));
     }
     if (m.occurrences > 1) {
