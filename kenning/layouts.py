@@ -87,7 +87,7 @@ class _Path:
         if self.windows:
             self.anchor, self.parts = winpath.split(path)
         else:
-            self.anchor, self.parts = "/", _split_posix(path)
+            self.anchor, self.parts = "/", winpath.folded(path.split("/"))
 
     def prefix(self, n: int, *more: str) -> str:
         """The path of the first ``n`` folders (and ``more`` below them)."""
@@ -95,17 +95,6 @@ class _Path:
         return winpath.build(self.anchor, names) if self.windows else "/" + "/".join(names)
 
 
-def _split_posix(path: str) -> list[str]:
-    parts: list[str] = []
-    for b in path.split("/"):
-        if not b or b == ".":
-            continue
-        if b == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(b)
-    return parts
 
 
 def _is_home(low: list[str], i: int) -> bool:

@@ -10,6 +10,10 @@ ignore case: ``C:\\Users\\Me\\Repo`` and ``c:/users/me/repo/`` are one folder.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # (no ``typing`` import at run time)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 SEP = "\\"
 
 
@@ -36,9 +40,15 @@ def split(path: str) -> tuple[str, list[str]]:
         anchor, rest = p[0].upper() + ":", p[2:].split(SEP)
     else:
         anchor, rest = "", p.split(SEP)
+    # Windows drops trailing dots and spaces of a name.
+    return anchor, folded(b.rstrip(" .") if b not in (".", "..") else b for b in rest)
+
+
+def folded(names: Iterable[str]) -> list[str]:
+    """Folder names with the empty ones and ``.`` dropped and each ``..`` taking back the one before
+    (POSIX and Windows paths alike)."""
     parts: list[str] = []
-    for b in rest:
-        b = b.rstrip(" .") if b not in (".", "..") else b  # Windows drops trailing dots and spaces of a name
+    for b in names:
         if not b or b == ".":
             continue
         if b == "..":
@@ -46,7 +56,7 @@ def split(path: str) -> tuple[str, list[str]]:
                 parts.pop()
             continue
         parts.append(b)
-    return anchor, parts
+    return parts
 
 
 def build(anchor: str, parts: list[str]) -> str:
