@@ -82,8 +82,8 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             r.plan = [judge(u, speaker="user", origin="plan") for u in units(body)[:MAX_UNITS]]
     # Typed while the agent worked, or said refusing a tool call: the user's words too (an imported
     # turn holds them as prompts of their own; a live one's Stop brings them from the transcript).
-    said = [(origin_of(e), e.payload["prompt"]) for e in events if e.kind == "UserPromptSubmit"
-            and origin_of(e) in USER_ORIGINS and isinstance(e.payload.get("prompt"), str)]
+    said = [(origin, e.payload["prompt"]) for e in events if e.kind == "UserPromptSubmit"
+            and isinstance(e.payload.get("prompt"), str) and (origin := origin_of(e)) in USER_ORIGINS]
     said += words_of(stop.payload) if stop is not None else []
     for origin, text in said:
         r.user += judge_user(text, origin)

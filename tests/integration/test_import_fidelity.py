@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import Home
+from tests.support.imports import agent_homes, imported, rows
 
 HISTORY = Path(__file__).resolve().parent.parent / "fixtures" / "history"
 SLUG = "-Users-dev-src-ledger"
@@ -50,11 +49,7 @@ def install(src: Path, dest: Path) -> Path:
 
 @pytest.fixture
 def agents(home: Home, tmp_path: Path) -> Home:
-    home.claude = tmp_path / "claude-config"  # type: ignore[attr-defined]
-    home.codex = tmp_path / "codex-home"  # type: ignore[attr-defined]
-    home.env.update(CLAUDE_CONFIG_DIR=str(home.claude), CODEX_HOME=str(home.codex),  # type: ignore[attr-defined]
-                    KENNING_PROVIDER="rules")
-    return home
+    return agent_homes(home, tmp_path)
 
 
 def claude_file(h: Home, name: str, folder: str = "claude-code-resumed", slug: str = SLUG) -> Path:
@@ -65,20 +60,6 @@ def claude_file(h: Home, name: str, folder: str = "claude-code-resumed", slug: s
 def codex_file(h: Home, folder: str, name: str) -> Path:
     src = HISTORY / folder / name
     return install(src, h.codex / "sessions" / "2026" / "06" / src.name[8:10] / src.name)  # type: ignore[attr-defined]
-
-
-def imported(h: Home, *args: str) -> str:
-    r = h.kenning("import-history", *args, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
-
-
-def rows(h: Home, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(h.paths.db)
-    try:
-        return [tuple(r) for r in conn.execute(sql, args)]
-    finally:
-        conn.close()
 
 
 def prompts_by_session(h: Home) -> dict[str, list[str]]:

@@ -17,38 +17,21 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import Home
+from tests.support.imports import agent_homes, imported, rows
 from tests.support.transcripts import ClaudeSession, CodexSession
 
 
 @pytest.fixture
 def agents(home: Home, tmp_path: Path) -> Home:
-    home.claude = tmp_path / "claude-config"  # type: ignore[attr-defined]
-    home.codex = tmp_path / "codex-home"  # type: ignore[attr-defined]
-    home.codex.mkdir()  # type: ignore[attr-defined]
-    home.env.update(CLAUDE_CONFIG_DIR=str(home.claude), CODEX_HOME=str(home.codex),  # type: ignore[attr-defined]
-                    KENNING_PROVIDER="rules")
-    return home
-
-
-def imported(h: Home, *args: str) -> str:
-    r = h.kenning("import-history", *args, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
-
-
-def rows(h: Home, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(h.paths.db)
-    try:
-        return [tuple(r) for r in conn.execute(sql, args)]
-    finally:
-        conn.close()
+    h = agent_homes(home, tmp_path)
+    h.codex.mkdir()  # type: ignore[attr-defined]
+    return h
 
 
 def counts(h: Home) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,7 @@ import pytest
 
 from kenning.context.session_start import build
 from kenning.memory.layers import KIND_LAYERS
-from tests.support import fake_anthropic, fake_openai
-from tests.support.llm_harness import Harness, observation, summary
+from tests.support.llm_harness import Harness, observation, served, summary
 
 # The user's words (typed, queued), the plan the agent wrote, and the agent's own messages, as captured.
 RULE_ZH = "以后每次提交之前都必须先运行 ruff check，不要跳过。"
@@ -91,30 +90,12 @@ class Model:
         return out
 
 
-def anthropic_script(model: Model) -> Callable[[dict[str, Any]], Any]:
-    def script(body: dict[str, Any]) -> Any:
-        text = model.reply(body["messages"][-1]["content"][-1]["text"])
-        return [fake_anthropic.text(text)] if text else []
-    return script
-
-
-def openai_script(model: Model) -> Callable[[dict[str, Any]], Any]:
-    def script(body: dict[str, Any]) -> Any:
-        return model.reply(fake_openai.user_text(body))
-    return script
-
-
 @pytest.fixture(params=["anthropic", "openai"])
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Harness, Model]]:
     pytest.importorskip(request.param)
     model = Model()
-    fake: Any = (fake_anthropic.FakeAnthropic(script=anthropic_script(model)) if request.param == "anthropic"
-                 else fake_openai.FakeOpenAI(script=openai_script(model)))
-    fake.start()
-    h = Harness(tmp_path, provider=request.param, base_url=fake.base_url)
-    yield h, model
-    h.close()
-    fake.stop()
+    with served(request.param, lambda turn: model.reply(turn), tmp_path) as h:  # a test may swap reply
+        yield h, model
 
 
 def test_what_the_model_says_a_memory_is_is_kept_only_as_far_as_the_events_bear_it_out(

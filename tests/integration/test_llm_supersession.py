@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kenning.context.session_start import build
 from kenning.records import ObservationDraft
 from kenning.store import repo
-from tests.support import fake_anthropic, fake_openai
-from tests.support.llm_harness import Harness, observation, summary
+from tests.support.llm_harness import Harness, observation, served, summary
 
 OLD_RULE = "Run the test suite with make test before every commit"
 # Worded so that the offline rule would not tie it to the old one: only the named id supersedes it.
@@ -53,30 +51,12 @@ class Model:
         return out
 
 
-def anthropic_script(model: Model) -> Callable[[dict[str, Any]], Any]:
-    def script(body: dict[str, Any]) -> Any:
-        text = model.reply(body["messages"][-1]["content"][-1]["text"])
-        return [fake_anthropic.text(text)] if text else []
-    return script
-
-
-def openai_script(model: Model) -> Callable[[dict[str, Any]], Any]:
-    def script(body: dict[str, Any]) -> Any:
-        return model.reply(fake_openai.user_text(body))
-    return script
-
-
 @pytest.fixture(params=["anthropic", "openai"])
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Harness, Model]]:
     pytest.importorskip(request.param)
     model = Model()
-    fake: Any = (fake_anthropic.FakeAnthropic(script=anthropic_script(model)) if request.param == "anthropic"
-                 else fake_openai.FakeOpenAI(script=openai_script(model)))
-    fake.start()
-    h = Harness(tmp_path, provider=request.param, base_url=fake.base_url)
-    yield h, model
-    h.close()
-    fake.stop()
+    with served(request.param, lambda turn: model.reply(turn), tmp_path) as h:  # a test may swap reply
+        yield h, model
 
 
 def test_the_llm_observer_supersedes_by_the_ids_it_was_shown(setup: tuple[Harness, Model]) -> None:

@@ -12,7 +12,8 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,27 @@ class Harness:
     def close(self) -> None:
         self.pipeline.close()
         self.conn.close()
+
+
+@contextmanager
+def served(provider: str, reply: Callable[[str], str], tmp: Path) -> Iterator[Harness]:
+    """A harness whose observer talks to a fake ``provider`` API ("anthropic" or "openai") over real HTTP,
+    the model's reply to each turn's text given by ``reply``."""
+    from tests.support import fake_anthropic, fake_openai
+
+    def anthropic_script(body: dict[str, Any]) -> Any:
+        text = reply(body["messages"][-1]["content"][-1]["text"])
+        return [fake_anthropic.text(text)] if text else []
+
+    def openai_script(body: dict[str, Any]) -> Any:
+        return reply(fake_openai.user_text(body))
+
+    fake: Any = (fake_anthropic.FakeAnthropic(script=anthropic_script) if provider == "anthropic"
+                 else fake_openai.FakeOpenAI(script=openai_script))
+    fake.start()
+    h = Harness(tmp, provider=provider, base_url=fake.base_url)
+    try:
+        yield h
+    finally:
+        h.close()
+        fake.stop()
