@@ -134,13 +134,13 @@ def standing(j: Judged) -> Judged:
     grammar of rules agrees and nothing says it is a question, a musing or a request."""
     from dataclasses import replace
 
-    from kenning.memory.cues import picks_option, signals
+    from kenning.memory.cues import signals
     from kenning.observer.stated import statements
 
     if j.role != "noise" or j.speaker != "user":
         return j
     sig = signals(j.text)
-    if not (sig & DURABLE) or sig & NOT_STANDING or picks_option(j.text):
+    if not (sig & DURABLE) or sig & NOT_STANDING:
         return j
     if j.text.isascii() and not any(kind == "rule" for kind, _s in statements(j.text)):
         return j  # (the grammar of rules reads English; elsewhere the cue words alone say it)
