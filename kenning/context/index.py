@@ -27,7 +27,7 @@ import math
 import re
 import sqlite3
 
-from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, clean_field, moment
+from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, clean_field, moment, state_of
 
 # How the index is written (kenning/context/layout.py), kept importable from here.
 from kenning.store.columns import has_columns
@@ -93,8 +93,8 @@ class Summary:
         the package manager and committed changes no file through the agent's edit tools)."""
         if self.files_modified not in ("", "[]"):
             return True
-        state = next((ln for ln in self.notes.splitlines() if ln.startswith("State: ")), "")
-        return any(part.startswith(("committed ", "pushed", "PR ", "merged")) for part in state[7:].split("; "))
+        parts = state_of(self.notes).split("; ")
+        return any(part.startswith(("committed ", "pushed", "PR ", "merged")) for part in parts)
 
 
 # The session's agent by a correlated lookup (a column, not a join: the queries keep their index plans).
