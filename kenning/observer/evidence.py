@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kenning.history.claude_lines import rejection
 from kenning.records import Event
 
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch"}
@@ -58,15 +59,6 @@ def file_path(ev: Event) -> str | None:
         if isinstance(f, dict) and isinstance(f.get("filePath"), str):
             return str(f["filePath"])
     return None
-
-
-# How Claude Code answers a tool call the user refused (the tool never ran); what they said follows.
-REFUSED = "The user doesn't want to proceed with this tool use"
-
-
-def refused(error: str) -> bool:
-    text = error.lstrip()
-    return text.removeprefix("Error: ").startswith(REFUSED)
 
 
 def failed(ev: Event) -> bool:
@@ -124,7 +116,7 @@ def command(ev: Event) -> Command | None:
     desc = raw_desc if isinstance(raw_desc, str) else ""
     if failed(ev):
         err = ev.payload.get("error")
-        if isinstance(err, str) and refused(err):
+        if isinstance(err, str) and rejection(err) is not None:
             return None  # the user said no to the call: nothing ran, nothing failed
         return Command(cmd.strip(), False, err if isinstance(err, str) else "", ev.occurred_at, ev.id, desc)
     resp = _response(ev)

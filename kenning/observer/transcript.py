@@ -21,12 +21,14 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from kenning.history.claude_lines import REJECTED, rejection
+
 TAIL_BYTES = 2 * 1024 * 1024
 MAX_CHARS = 12_000  # of one turn's text kept (its end: where explanations and outcomes are)
 PAYLOAD_KEY = "kenning_turn_text"
 WORDS_KEY = "kenning_turn_words"  # [{"origin": "queued" | "rejection", "text": ...}], in order
-REFUSED = "The user doesn't want to proceed with this tool use"
-_USER_SAID = "the user said:"
+# A refused call's result names the refusal near its start (the head of a line is all _kind reads).
+_REFUSED_HEAD = REJECTED.replace(" ", "").encode()
 
 
 def turn_texts(path: str, *, prompt_id: str = "", prompt: str = "") -> list[str]:
@@ -143,10 +145,9 @@ def _refusal(msg: dict[str, Any]) -> str:
         content = block.get("content")
         if isinstance(content, list):
             content = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
-        text = str(content or "").strip().removeprefix("Error: ")
-        if text.startswith(REFUSED):
-            i = text.find(_USER_SAID)
-            return text[i + len(_USER_SAID):].strip() if i >= 0 else ""
+        said = rejection(str(content or ""))
+        if said is not None:
+            return said
     return ""
 
 
@@ -162,7 +163,7 @@ def _kind(raw: bytes) -> str | None:
     if b'"role":"user"' in head:
         if b'"tool_result"' not in head:
             return "user"
-        return "refused" if b"doesn'twanttoproceedwiththistooluse" in head else None
+        return "refused" if _REFUSED_HEAD in head else None
     if b'"type":"queue-operation"' in head[:200]:
         return "queue"
     return None
