@@ -16,7 +16,6 @@ what anyone said.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
@@ -54,16 +53,6 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|c
                       r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*",
                       re.IGNORECASE)
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
-
-
-@dataclass
-class Turnout:
-    """What a turn leaves: its memories, and what the session summary takes from it."""
-
-    drafts: list[ObservationDraft]
-    key: list[str]        # the titles of its key memories (what was learned)
-    status: list[str]     # where the work stands, as said (committed, pushed, PR …)
-    todos: list[str]      # what is still open
 
 
 def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:

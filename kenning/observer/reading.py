@@ -161,7 +161,3 @@ def distinct(items: list[Judged], threshold: float = 0.6) -> list[Judged]:
         seen.append(words)
         out.append(j)
     return out
-
-
-def unit_of(text: str) -> Unit:
-    return Unit(text)

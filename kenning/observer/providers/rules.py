@@ -31,7 +31,7 @@ from kenning.observer import evidence
 from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, topic, user_memories
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
-from kenning.observer.summary import Notes, summarize
+from kenning.observer.summary import Notes, command_note, summarize
 from kenning.observer.taken_back import Restated, Undoable
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.observer.upgrades import title as upgrade_title
@@ -219,7 +219,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
                 "Fixed `")][:1],
         status=[j.text for j in reading.found("status", final_only=True, min_p=0.5) if not ROUTINE.match(j.text)][:2],
         todos=[d.title for d in drafts if d.kind == "todo"], failing=_still_failing(reading),
-        commands=[f"{_short_cmd(c.command)} ({'ok' if c.ok else 'failed'})" for c in reading.commands
+        commands=[command_note(c, _short_cmd(c.command)) for c in reading.commands
                   if not evidence.trivial(c)],
         modified=files, read=reads,
         uncommitted=[f for f, at in modified.items() if (last_commit is None or at > last_commit)
