@@ -59,7 +59,7 @@ def timestamp(value: Any) -> float | None:
         return None
 
 
-TURN_TEXT_CHARS = 12_000  # of a turn's texts kept with its Stop (the end: where conclusions are), as live
+TURN_TEXT_CHARS = 12_000  # of a turn's texts kept with its Stop, imported or live (the end: where conclusions are)
 
 
 def turn_texts(said: list[str], last: str) -> list[str]:
@@ -69,6 +69,11 @@ def turn_texts(said: list[str], last: str) -> list[str]:
     texts = [t for t in said if t.strip()]
     if texts and last and texts[-1].strip() == last.strip():
         texts.pop()
+    return newest_texts(texts)
+
+
+def newest_texts(texts: list[str]) -> list[str]:
+    """The newest of a turn's texts within ``TURN_TEXT_CHARS``, in order (one text alone, its end)."""
     out: list[str] = []
     total = 0
     for t in reversed(texts):

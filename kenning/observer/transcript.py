@@ -21,10 +21,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from kenning.history import newest_texts
 from kenning.history.claude_lines import REJECTED, rejection
 
 TAIL_BYTES = 2 * 1024 * 1024
-MAX_CHARS = 12_000  # of one turn's text kept (its end: where explanations and outcomes are)
 PAYLOAD_KEY = "kenning_turn_text"
 WORDS_KEY = "kenning_turn_words"  # [{"origin": "queued" | "rejection", "text": ...}], in order
 # A refused call's result names the refusal near its start (the head of a line is all _kind reads).
@@ -102,7 +102,7 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
     found = matched if matched is not None else (turns[-1] if turns and not prompt_id else None)
     if found is None:
         return [], []
-    return _tail(found.texts), found.said()
+    return newest_texts(found.texts), found.said()
 
 
 class _Turn:
@@ -178,17 +178,6 @@ def _typed_prompt(msg: dict[str, Any]) -> str | None:
         if texts and not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
             return "\n".join(t for t in texts if isinstance(t, str))
     return None
-
-
-def _tail(blocks: list[str]) -> list[str]:
-    out: list[str] = []
-    total = 0
-    for b in reversed(blocks):
-        if total + len(b) > MAX_CHARS and out:
-            break
-        out.append(b[-MAX_CHARS:])
-        total += len(b)
-    return list(reversed(out))
 
 
 def cleaner(settings: Any) -> Callable[[str], str]:
