@@ -13,7 +13,7 @@ from kenning import daemon
 from kenning.commands import show
 from kenning.commands.args import count, seconds, undecodable
 from kenning.hook import client
-from kenning.paths import Paths, ensure_token, read_token
+from kenning.paths import Paths, ensure_token
 from kenning.settings import SPECS, load
 
 
@@ -21,7 +21,7 @@ def _worker_get(paths: Paths, path: str, timeout: float = 5.0) -> tuple[int, Any
     info = client.read_pid_file(paths)
     if not info:
         return None
-    res = client.request(info["port"], "GET", path, token=read_token(paths), timeout=timeout)
+    res = client.authed(paths, info["port"], "GET", path, timeout=timeout)
     if res is None:
         return None
     try:

@@ -150,11 +150,10 @@ def _report_empty(args: argparse.Namespace, why: str) -> int:
 def _drain_worker_spool(paths: Paths) -> None:
     """Ask a running worker to ingest what is still in the spool (best effort, bounded)."""
     from kenning.hook import client
-    from kenning.paths import read_token
 
     info = client.read_pid_file(paths)
     if info:
-        client.request(info["port"], "POST", "/api/flush", token=read_token(paths), timeout=12.0)
+        client.authed(paths, info["port"], "POST", "/api/flush", timeout=12.0)
 
 
 def _total(sel: fg.Selection) -> int:

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from kenning import daemon
 from kenning.commands.args import count, row_id
 from kenning.hook import client
-from kenning.paths import Paths, read_token
+from kenning.paths import Paths
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,7 +104,7 @@ def _worker(paths: Paths, method: str, path: str, body: bytes = b"", timeout: fl
     info = client.read_pid_file(paths)
     if not info or not daemon.running(paths):
         return None
-    res = client.request(info["port"], method, path, body=body, token=read_token(paths), timeout=timeout)
+    res = client.authed(paths, info["port"], method, path, body=body, timeout=timeout, challenged=True)
     if res is None:
         return None
     try:

@@ -35,10 +35,9 @@ def viewer_url(port: int, code: str) -> str:
 
 def one_time_code(paths: Paths, port: int) -> str | None:
     """A fresh sign-in code from the worker (asked with the token, in a header)."""
-    token = read_token(paths)
-    if not token:
+    if not read_token(paths):
         return None
-    res = client.request(port, "POST", "/api/viewer/code", token=token, timeout=5.0)
+    res = client.authed(paths, port, "POST", "/api/viewer/code", timeout=5.0)
     if res is None or res[0] != 200:
         return None
     try:

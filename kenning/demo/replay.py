@@ -112,14 +112,14 @@ def replay(base: str, *, project_dir: str | None = None, out: Any = None) -> Rep
 
 def _flush(data: str, timeout: float = 60.0) -> None:
     """Wait until the demo worker has stored every event (its flush route drains spool and queue)."""
-    from kenning.hook.client import read_pid_file, request
-    from kenning.paths import Paths, read_token
+    from kenning.hook.client import authed, read_pid_file
+    from kenning.paths import Paths
 
     paths = Paths(data)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         info = read_pid_file(paths)
-        res = request(info["port"], "POST", "/api/flush", token=read_token(paths), timeout=30) if info else None
+        res = authed(paths, info["port"], "POST", "/api/flush", timeout=30) if info else None
         if res and res[0] == 200:
             try:
                 body = json.loads(res[1] or b"{}")

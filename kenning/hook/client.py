@@ -23,8 +23,11 @@ def request(port: int, method: str, path: str, *, body: bytes = b"", token: str 
             timeout: float = 0.25, owner_checked: bool = False) -> tuple[int, bytes] | None:
     """Send one request to 127.0.0.1:port; return (status, body) or None on failure/timeout.
 
-    The token goes only to a listener owned by this user: after a crash or a reboot the pid file
-    can name a port that another local user now listens on, and would be handed the token.
+    The token goes only to a listener proven to be our worker: after a crash or a reboot the pid
+    file can name a port that another local user now listens on, and would be handed the token.
+    ``owner_checked``: the caller proved it (:func:`our_worker`, or the kernel as in
+    :func:`proven_get`); otherwise only the kernel's word counts, and where the kernel cannot say
+    (no sock_diag: macOS) no token is sent. Clients call :func:`authed`, which proves it first.
     """
     if token and not owner_checked and not listener_is_ours(port):
         return None
@@ -80,10 +83,43 @@ def quote(text: str) -> str:
 
 
 def listener_is_ours(port: int) -> bool:
-    """False when a socket of another user listens on TCP ``port`` (Linux sock_diag; True when unknown)."""
+    """True only when the kernel (Linux sock_diag) says every socket listening on TCP ``port`` is this
+    user's; False for another user's, for no listener, and when the kernel cannot say."""
+    return kernel_vouches(port) is True
+
+
+def kernel_vouches(port: int) -> bool | None:
+    """Whether the listeners on ``port`` are all this user's (False: another user's, or none); None when
+    the kernel cannot say (no sock_diag)."""
     found = listeners(port)
+    if found is None:
+        return None
     uid = posix.getuid()
-    return found is None or all(owner == uid for owner, _inode in found)
+    return bool(found) and all(owner == uid for owner, _inode in found)
+
+
+def our_worker(paths: Paths, port: int, timeout: float = 0.3, *, challenged: bool = False) -> bool:
+    """Is the listener on ``port`` our worker? The one test every client passes before it sends the token.
+
+    The kernel's word when it has one (a listener of this user, who can read the token file anyway);
+    where it cannot say (no sock_diag, as on macOS), the start-token challenge (:func:`worker_health`)
+    proves it: a squatter on the port never learns the token. ``challenged``: the caller's own
+    :func:`worker_health` on this port just passed (no second round trip).
+    """
+    vouched = kernel_vouches(port)
+    if vouched is not None:
+        return vouched
+    return challenged or worker_health(paths, port, timeout=timeout) is not None
+
+
+def authed(paths: Paths, port: int, method: str, path: str, *, body: bytes = b"", timeout: float = 0.25,
+           challenged: bool = False) -> tuple[int, bytes] | None:
+    """``request`` with the API token, sent only once :func:`our_worker` proved the listener ours."""
+    started = time.monotonic()
+    if not our_worker(paths, port, timeout=min(0.3, timeout), challenged=challenged):
+        return None
+    left = max(0.05, timeout - (time.monotonic() - started))
+    return request(port, method, path, body=body, token=token(paths), timeout=left, owner_checked=True)
 
 
 def listeners(port: int) -> list[tuple[int, int]] | None:
@@ -260,9 +296,7 @@ def proven_get(paths: Paths, info: dict[str, Any], path: str, timeout: float) ->
     port = info.get("port")
     if not isinstance(start_token, str) or not start_token or not isinstance(port, int):
         return None
-    found = listeners(port)
-    uid = posix.getuid()
-    if not found or any(owner != uid for owner, _inode in found):
+    if kernel_vouches(port) is not True:
         return None
     nonce = posix.urandom(16).hex()
     sep = "&" if "?" in path else "?"

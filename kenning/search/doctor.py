@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kenning.paths import Paths, read_token
+from kenning.paths import Paths
 
 Check = tuple[str, str, str]
 
@@ -42,9 +42,10 @@ def checks(paths: Paths, settings: Any, health: dict[str, Any] | None) -> list[C
 
 
 def _worker_status(paths: Paths, health: dict[str, Any]) -> dict[str, Any] | None:
-    from kenning.hook.client import request
+    from kenning.hook.client import authed
 
-    res = request(int(health["port"]), "GET", "/api/search/status", token=read_token(paths), timeout=2.0)
+    # ``health`` passed the start-token challenge (daemon.running)
+    res = authed(paths, int(health["port"]), "GET", "/api/search/status", timeout=2.0, challenged=True)
     if res is None or res[0] != 200:
         return None
     try:
