@@ -84,6 +84,8 @@ SPECS: dict[str, Spec] = {
     "log_level": Spec("INFO", "worker log level", choices=LOG_LEVELS),
     "excluded_projects": Spec((), "globs on project path or name that are never captured nor injected"),
     "skip_tools": Spec(DEFAULT_SKIP_TOOLS, "tool names (globs) that are not captured"),
+    "mcp_cross_project_writes": Spec(False, "let the agent's MCP tools (save_memory, supersede_memory, "
+                                            "forget_memory) write to a project other than its session's own"),
     "context_observations": Spec(50, "routine-work (session log) observations read at session start (listed for "
                                      "sessions without a summary)", min=0, max=500),
     "context_rules": Spec(30, "standing rules and preferences listed at session start (newest first)", min=0,
@@ -181,6 +183,7 @@ class Settings:
     log_level: str
     excluded_projects: tuple[str, ...]
     skip_tools: tuple[str, ...]
+    mcp_cross_project_writes: bool
     context_observations: int
     context_rules: int
     context_rules_chars: int

@@ -36,6 +36,7 @@ HEADER_TIME = "%a %Y-%m-%d %H:%M %Z"
 RULES_HEADER = "\n## Standing rules and preferences (follow them; newest version only)"
 USER_HEADER = "\n## Your preferences (every project; follow them)"
 TENTATIVE = " (tentative)"
+PROPOSED = " (proposed by the agent, not confirmed)"  # a rule the agent saved; the user's pin makes it one
 _STATE = "State: "
 
 
@@ -91,7 +92,7 @@ def by(platform: str, asking: str) -> str:
 
 def obs_line(r: Row, now: float, icons: dict[str, str], limit: int, agent: str = "claude-code") -> str:
     times = f" (×{r.occurrences})" if r.occurrences > 1 else ""
-    mark = TENTATIVE if r.tentative else ""
+    mark = (TENTATIVE if r.tentative else "") + (PROPOSED if r.kind == "proposed" and r.layer != "rule" else "")
     return f"#{r.id} {age(now - r.created_at)} {icons.get(r.type, '•')} {clean(r.title, limit - len(mark))}{mark}" \
            f"{times}{by(r.platform, agent)}"
 
@@ -209,6 +210,9 @@ class Layout:
             lines[4] += ' "in <agent>" marks work done in another coding agent.'
         if any(line.endswith(TENTATIVE) or TENTATIVE + " (×" in line for line in lines[5:]):
             lines[4] += " (tentative): decided for now, not final."
+        if any(PROPOSED in line for line in lines[5:]):
+            lines[4] += (" (proposed by the agent, not confirmed): a rule an agent suggested, not one the user gave;"
+                         " the user makes it one with `kenning pin <ID>`.")
         lines += self.left_off
         dropped = self.dropped(len(recent))
         lines.append("")

@@ -93,6 +93,19 @@ def name_text(value: str | None, name: str) -> str:
     return v
 
 
+def project_text(value: str | None) -> str:
+    """A project as a tool names it: a name, an absolute path (or ``~/…``), ``*``; never a relative path,
+    which would be read against the MCP server's own directory, not the session's."""
+    v = name_text(value, "project")
+    if v in (".", "..") or (("/" in v or "\\" in v) and not (v.startswith(("/", "~")) or _WINDOWS_ABS.match(v))):
+        raise ToolInputError(f"project {v[:80]!r} is a relative path: give the project's name or its absolute "
+                             "path, or leave project empty for the current one")
+    return v
+
+
+_WINDOWS_ABS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
 def types_list(value: str | list[str] | None, valid: list[str]) -> list[str] | None:
     """``'bugfix,decision'`` or a list → validated type ids (None: any type)."""
     if value is None:

@@ -37,13 +37,14 @@ SAVE_DESCRIPTION = (
     "Save a memory for future sessions in Kenning's long-term memory: a fact, decision, preference, convention "
     "or gotcha worth knowing next time (e.g. \"We use uv, never pip\"). Stored in the current project, "
     "searchable at once with search_memory and listed at the start of the next session. Secrets and "
-    "<private> content are removed before storing. Saving the same text twice keeps one copy."
+    "<private> content are removed before storing. Saving the same text twice keeps one copy. A rule or "
+    "preference you save is kept as your proposal until the user confirms it."
 )
 SUPERSEDE_DESCRIPTION = (
     "Mark Kenning memories as no longer true because a newer memory replaces them (a rule corrected, a "
     "decision reversed, a status changed): give their ids and `by`, the id of the memory that replaces them "
     "(save_memory it first if needed). They stop being given to future sessions but stay searchable, flagged. "
-    "Same project only; the user can undo it with `kenning restore`."
+    "Current project only; a standing rule only the user replaces; the user can undo it with `kenning restore`."
 )
 GUIDE_DESCRIPTION = (
     "How to use Kenning's memory tools: search past sessions (search_memory) → context (memory_timeline) → "
@@ -53,7 +54,7 @@ GUIDE_DESCRIPTION = (
 FORGET_DESCRIPTION = (
     "Permanently delete memories from Kenning's long-term memory by explicit observation id (from "
     "search_memory), e.g. when the user says a memory is wrong or must not be kept. Takes ids only, never a "
-    "query; cannot be undone, so use it only when the user asks."
+    "query; current project only; cannot be undone, so use it only when the user asks."
 )
 
 # kind -> the JSON Schema of a parameter of that Python type (as pydantic writes it)
@@ -208,7 +209,8 @@ TOOLS: tuple[Tool, ...] = (
         Param("title", "str?", "A short title (default: the first sentence).", None),
         Param("type", "str?", "discovery (default), decision, bugfix, feature, change, refactor, security_note, "
                               "security_alert.", None),
-        Param("project", "str?", "Project name (default: the current project).", None),
+        Param("project", "str?", "Leave empty: memories are saved in the current project (another one only if "
+                                 "the user allowed it).", None),
     ]),
     Tool("forget_memory", "Forget memories by id", FORGET_DESCRIPTION, _hints(False, destructive=True), [
         Param("ids", "ids", "Observation ids to delete, e.g. [12]; at most 100."),

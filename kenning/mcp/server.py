@@ -175,9 +175,9 @@ class KenningServer:
 
             return GUIDE
         t = self.tools()
-        if name == "forget_memory":
-            return t.forget(a["ids"])
         cwd = self.client_dir()
+        if name == "forget_memory":
+            return t.forget(a["ids"], cwd=cwd)
         if name == "search_memory":
             return t.search(a["query"], cwd=cwd, project=a["project"], type=a["type"], since=a["since"],
                             until=a["until"], file=a["file"], limit=a["limit"], offset=a["offset"])

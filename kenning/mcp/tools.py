@@ -21,7 +21,7 @@ from typing import Any
 from kenning.mcp import inputs, render
 from kenning.mcp.inputs import ToolInputError
 from kenning.observer.modes import load_mode, type_ids
-from kenning.paths import Paths, read_token
+from kenning.paths import Paths
 from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings, load
@@ -70,9 +70,11 @@ Work in three steps, cheapest first:
 save_memory(text, title?, type?) stores a fact, decision or gotcha worth knowing in later
 sessions (default type: discovery). It is searchable at once and listed at the start of
 the next session in this project. Secrets and <private> blocks are removed before storing.
+A rule you save ("always ...") is your proposal: the user makes it a standing rule.
 supersede_memory(ids, by) marks memories as no longer true, replaced by a newer one (by its id):
-they stop being injected and stay searchable. forget_memory(ids) deletes observations by id
-for good: only when the user asks for it.
+they stop being injected and stay searchable; a standing rule only the user replaces.
+forget_memory(ids) deletes observations by id for good: only when the user asks for it.
+Writes act on the current project only.
 
 Search words are matched as words (any punctuation is safe); rows holding every word come
 first. Prefer 2-4 distinctive words (a function, file or error name) over sentences.
@@ -103,7 +105,7 @@ class MemoryTools:
 
     def project(self, project: str | None, cwd: str, *, allow_all: bool = True) -> tuple[str, str | None, str]:
         """(root, key, display name) of the project named (a name, a path, '*') or of ``cwd``."""
-        p = inputs.name_text(project, "project")
+        p = inputs.project_text(project)
         if p.lower() in inputs.ALL_PROJECTS:
             if not allow_all:
                 raise ToolInputError("a memory belongs to one project: name it, or leave project empty for the "
@@ -189,7 +191,7 @@ class MemoryTools:
         info = client.read_pid_file(self.paths)
         if not info:
             return None
-        res = client.request(info["port"], "GET", path, token=read_token(self.paths), timeout=WORKER_TIMEOUT)
+        res = client.authed(self.paths, info["port"], "GET", path, timeout=WORKER_TIMEOUT)
         if res is None:
             return None
         try:
@@ -306,14 +308,46 @@ class MemoryTools:
             self.settings, self._settings_mtime = load(self.paths)[0], mtime
         return self.settings
 
+    def written(self, project: str | None, cwd: str, tool: str) -> tuple[str, str, str]:
+        """(root, key, name) of the project a write acts on: the calling session's own (``cwd``, resolved
+        as the hooks resolve it). Another project only when the user allowed it (setting
+        ``mcp_cross_project_writes``): an agent in one repository never writes into another's memory."""
+        root, key, name = self.project(None, cwd, allow_all=False)
+        assert key is not None  # allow_all=False
+        if not (project or "").strip():
+            return root, key, name
+        other_root, other, other_name = self.project(project, cwd, allow_all=False)
+        assert other is not None
+        if other != key and not self.current_settings().mcp_cross_project_writes:
+            raise ToolInputError(f"{tool} acts on this session's project ({name}) only, not on {other_name}: "
+                                 "leave project empty (writing into another project needs the user's setting "
+                                 "mcp_cross_project_writes)")
+        return other_root, other, other_name
+
+    def _in_scope(self, conn: sqlite3.Connection, ids: Iterable[int], cwd: str, tool: str) -> None:
+        """Refuse (nothing changes) when any of ``ids`` belongs to a project other than the session's."""
+        if self.current_settings().mcp_cross_project_writes:
+            return
+        key, name = self.project_of(cwd)
+        wanted = sorted(set(ids))
+        marks = ",".join("?" * len(wanted))
+        foreign = [(int(r[0]), str(r[1])) for r in conn.execute(
+            f"SELECT id, project FROM observations WHERE id IN ({marks}) AND project != ?", (*wanted, key))]
+        if foreign:
+            shown = projects.names(conn, [p for _i, p in foreign])
+            which = ", ".join(f"#{i} ({shown.get(p, p)})" for i, p in foreign)
+            raise ToolInputError(f"{tool} acts on this session's project ({name}) only; {which} "
+                                 f"{'belongs' if len(foreign) == 1 else 'belong'} to another project: nothing was "
+                                 "changed (the user can do it with the kenning CLI or the viewer)")
+
     def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
              project: str | None = None) -> str:
         from kenning.store import manual
 
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
                                clean=ingress.cleaner(self.current_settings()).text)
-        root, key, name = self.project(project, cwd, allow_all=False)
-        assert key is not None  # allow_all=False
+        proposed = manual.by_the_agent(draft)  # a rule the agent states is its proposal, not a standing rule
+        root, key, name = self.written(project, cwd, "save_memory")
         with self.writing() as conn:
             saved = manual.save(conn, draft, project=key, project_root=root, cwd=cwd if not project else root,
                                 name=name)
@@ -324,16 +358,21 @@ class MemoryTools:
         if not saved.created:
             return (f"Already in memory as #{saved.id} ({saved.type}) in project {saved.project}: "
                     f"{render.clean(saved.title)}")
-        return (f"Saved as #{saved.id} ({saved.type}) in project {saved.project}: {render.clean(saved.title)}\n"
-                "It is searchable now and will be listed at the start of the next session in this project.")
+        out = f"Saved as #{saved.id} ({saved.type}) in project {saved.project}: {render.clean(saved.title)}\n"
+        if proposed:
+            return out + ("It reads as a standing rule, which only the user makes: it is kept as a rule you "
+                          "proposed, not confirmed, and is not given to sessions as a rule until the user pins "
+                          f"it (`kenning pin {saved.id}`, or Pin in the viewer).")
+        return out + "It is searchable now and will be listed at the start of the next session in this project."
 
-    def forget(self, ids: list[int | str] | int | str | None) -> str:
+    def forget(self, ids: list[int | str] | int | str | None, *, cwd: str) -> str:
         from kenning.store import forget
 
         wanted = [n for _k, n in inputs.parse_ids(ids, most=inputs.MAX_FORGET_IDS, allow_summaries=False)]
         if not os.path.exists(self.paths.db):
             raise ToolInputError("there is no memory yet")
         with self.writing() as conn:
+            self._in_scope(conn, wanted, cwd, "forget_memory")
             # Explicit ids only (never a query): what the model names is exactly what goes.
             result = forget.forget(conn, self.paths.db, forget.Filters(ids=tuple(wanted)), dry_run=False)
         sel = result["selection"]
@@ -360,8 +399,9 @@ class MemoryTools:
         if not os.path.exists(self.paths.db):
             raise ToolInputError("there is no memory yet")
         with self.writing() as conn:
+            self._in_scope(conn, [*old, new], cwd, "supersede_memory")
             try:
-                res = supersede.by_hand(conn, old, new)
+                res = supersede.by_hand(conn, old, new, agent=True)
             except supersede.SupersedeError as e:
                 raise ToolInputError(str(e)) from None
         if not res.superseded:

@@ -63,6 +63,8 @@ KIND_LAYERS: dict[str, tuple[str, int]] = {
     "rootcause": (KEY, 8), "gotcha": (KEY, 8), "fix": (KEY, 7), "decision": (KEY, 6), "todo": (KEY, 7),
     "security": (KEY, 9), "status": (KEY, 5), "fact": (KEY, 5),
     "change": (LOG, 2), "answer": (LOG, 2), "note": (LOG, 3), "explored": (LOG, 1),
+    # A rule the agent proposed (the MCP save_memory tool): never a rule by itself, only once the user pins it.
+    "proposed": (KEY, 5),
 }
 
 

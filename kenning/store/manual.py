@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 PLATFORM = "mcp"
 OBSERVER = "manual"
+PROPOSED = "proposed"  # the kind of a rule the agent saved: its proposal, a standing rule only once the user pins it
+AGENT = {"by": "agent", "origin": "mcp", "how": "saved by the agent with the save_memory tool"}
 DEFAULT_TYPE = "discovery"
 MAX_TEXT_CHARS = 20_000
 MAX_TITLE_CHARS = 200
@@ -88,6 +90,23 @@ def prepare(text: str, *, title: str | None, type: str | None, valid_types: list
     return ObservationDraft(type=kind, title=head, narrative=body, created_at=time.time() if now is None else now,
                             concepts=[clean(c) for c in _items(concepts, "concepts")],
                             files_read=_items(files, "files"), source_tokens=tokens_of(len(body)))
+
+
+def by_the_agent(draft: ObservationDraft) -> bool:
+    """Mark ``draft`` as the agent's own words (DESIGN.md §9: only the user makes or replaces a standing
+    rule). What reads as a standing rule becomes the agent's *proposal*: a key memory shown as proposed
+    and not confirmed, never listed with the rules, until the user pins it (``kenning pin``, the viewer).
+    True when it is a proposal."""
+    from kenning.memory.layers import RULE, classify
+
+    layer, _importance = classify(draft.type, draft.title, facts=draft.facts, concepts=draft.concepts,
+                                  subtitle=draft.subtitle, kind=draft.kind)
+    draft.why = {**draft.why, **AGENT}
+    if layer != RULE:
+        return False
+    draft.kind = PROPOSED
+    draft.why["how"] = "a rule the agent proposed with the save_memory tool; not confirmed by the user"
+    return True
 
 
 def session_key(project: str, at: float) -> str:

@@ -113,7 +113,7 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
                     f"AND o.duplicate_of IS NULL AND o.id != ?{may}", (row["project"], nid, *may_args)):
                 candidates[int(r["id"])] = r
         # Only the user replaces a standing rule (DESIGN.md §9): not the agent's conclusion, not its plan.
-        users = not row["kind"] or '"by": "user"' in (row["why"] or "")
+        users = said_by_user(row["kind"], row["why"])
         gone = [oid for oid, r in candidates.items()
                 if could_replace(new, oid, str(r["type"]), str(r["layer"] or ""), float(r["created_at"]),
                                  str(r["kind"] or "")) and (users or r["layer"] != RULE)
@@ -122,6 +122,16 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
             out.append((oid, nid))
         out += _changed_values(conn, row, new, at)
     return out
+
+
+def said_by_user(kind: object, why: object) -> bool:
+    """Whether a memory rests on the user's own words (or is from before roles were judged, and says
+    nothing of whose words it rests on): only such a memory replaces a standing rule. The agent's
+    conclusions, its plans, what it read or ran, what it saved with the MCP tools: never."""
+    text = str(why or "")
+    if '"by": "user"' in text:
+        return True
+    return not kind and '"by": ' not in text
 
 
 VALUE_CANDIDATES = 300  # a project's newest key memories a changed value is checked against
@@ -152,20 +162,24 @@ def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:
 
 
 def named(conn: sqlite3.Connection, new_id: int, old_ids: Iterable[int], *, at: float | None = None) -> list[int]:
-    """What an observer named: only active rows of the same project, older than the new one."""
-    row = conn.execute("SELECT project, created_at FROM observations WHERE id = ?", (new_id,)).fetchone()
+    """What an observer named: only active rows of the same project, older than the new one; a standing
+    rule only when the new one rests on the user's words."""
+    row = conn.execute("SELECT project, created_at, kind, why FROM observations WHERE id = ?", (new_id,)).fetchone()
     if row is None:
         return []
+    users = said_by_user(row[2], row[3])
     ok = []
     for oid in dict.fromkeys(int(i) for i in old_ids):
-        r = conn.execute("SELECT project, status, created_at FROM observations WHERE id = ?", (oid,)).fetchone()
-        if r is not None and r[0] == row[0] and r[1] == "active" and oid != new_id:
+        r = conn.execute("SELECT project, status, created_at, layer FROM observations WHERE id = ?",
+                         (oid,)).fetchone()
+        if r is not None and r[0] == row[0] and r[1] == "active" and oid != new_id and (users or r[3] != RULE):
             ok.append(oid)
     return mark(conn, ok, new_id, at=at)
 
 
-def by_hand(conn: sqlite3.Connection, old_ids: Sequence[int], new_id: int) -> Result:
-    """A user's request: validated (the rows exist, one project, the new one active), in one transaction."""
+def by_hand(conn: sqlite3.Connection, old_ids: Sequence[int], new_id: int, *, agent: bool = False) -> Result:
+    """A user's request: validated (the rows exist, one project, the new one active), in one transaction.
+    ``agent``: the agent asks (the MCP tool), and a standing rule is left as it is (only the user replaces one)."""
     if not old_ids:
         raise SupersedeError("name the observation(s) that are no longer true")
     if new_id in old_ids:
@@ -179,13 +193,16 @@ def by_hand(conn: sqlite3.Connection, old_ids: Sequence[int], new_id: int) -> Re
             raise SupersedeError(f"#{new_id} is {new[1]} itself: it cannot replace anything")
         ok: list[int] = []
         for oid in dict.fromkeys(old_ids):
-            r = conn.execute("SELECT project, status FROM observations WHERE id = ?", (oid,)).fetchone()
+            r = conn.execute("SELECT project, status, layer FROM observations WHERE id = ?", (oid,)).fetchone()
             if r is None:
                 res.skipped[oid] = "no such observation"
             elif r[0] != new[0]:
                 res.skipped[oid] = "belongs to another project"
             elif r[1] != "active":
                 res.skipped[oid] = f"already {r[1]}"
+            elif agent and r[2] == RULE:
+                res.skipped[oid] = (f"a standing rule: only the user replaces it (`kenning supersede {oid} --by "
+                                    f"{new_id}`, or the viewer)")
             else:
                 ok.append(oid)
         res.superseded = mark(conn, ok, new_id)

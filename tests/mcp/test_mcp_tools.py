@@ -206,7 +206,11 @@ def test_excluded_projects_are_neither_searched_nor_written(tmp_path: Path, proj
     assert not os.path.exists(memory.paths.db)
 
 
-def test_save_into_a_named_project_or_a_project_path(memory: MemoryTools, project: str, tmp_path: Path) -> None:
+def test_save_into_a_named_project_or_a_project_path(tmp_path: Path, project: str) -> None:
+    """Into another project only with the user's setting (tests/mcp/test_mcp_scope.py: refused without it)."""
+    settings = Settings()
+    settings.mcp_cross_project_writes = True
+    memory = MemoryTools(Paths(str(tmp_path / "data")), settings)
     out = memory.save("The staging DB is reset nightly.", cwd=str(tmp_path), project="billing", type="discovery")
     assert out.startswith("Saved as #1 (discovery) in project billing")
     out = memory.save("Use ruff format.", cwd=str(tmp_path), project=project + "/src")
@@ -220,11 +224,11 @@ def test_save_into_a_named_project_or_a_project_path(memory: MemoryTools, projec
 def test_forget_takes_ids_only_and_reports_the_missing(memory: MemoryTools, project: str) -> None:
     memory.save("One thing.", cwd=project)
     memory.save("Another thing.", cwd=project)
-    out = memory.forget([1, 99])
+    out = memory.forget([1, 99], cwd=project)
     assert out.startswith("Forgot #1 for good") and "Not found: #99" in out
     assert "#1 " not in memory.search("thing", cwd=project)
     with pytest.raises(ToolInputError, match="no observation with id #1"):
-        memory.forget([1])
+        memory.forget([1], cwd=project)
 
 
 def test_the_guide_names_every_tool() -> None:
@@ -268,7 +272,8 @@ def test_search_asks_the_running_worker_first_and_falls_back_to_the_database(
     Path(home.paths.pid_file).write_text('{"pid": 999999, "port": 9, "start_token": "x"}')
     t0 = time.monotonic()
     assert "#1 " in memory.search("fiscal year", cwd=str(home.project))
-    assert time.monotonic() - t0 < 2 and asked
+    assert time.monotonic() - t0 < 2
+    assert not [p for p in asked if p.startswith("/api/search")]  # no listener proven ours: no token sent
     os.unlink(home.paths.pid_file)
     home.start_worker()
     asked.clear()
