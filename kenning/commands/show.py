@@ -72,4 +72,6 @@ def judged_lines(obs: dict[str, Any]) -> list[str]:
         out.append(f"How: {j['how']}")
     if obs.get("layer") == "rule":
         out.append(f"Not a rule? `kenning unpin {obs['id']}` keeps it as an ordinary memory.")
+    elif j["kind"] == "proposed":
+        out.append(f"Proposed by the agent, not confirmed: `kenning pin {obs['id']}` makes it a standing rule.")
     return out

@@ -11,6 +11,17 @@ from typing import Any
 WHO = {"user": "you", "agent": "the agent", "plan": "the accepted plan"}
 
 
+def said_by_user(kind: object, why: object) -> bool:
+    """Whether a memory rests on the user's own words (or is from before roles were judged, and says
+    nothing of whose words it rests on). Only such a memory replaces a standing rule, or stands for one
+    as its duplicate: the agent's conclusions, its plans, what it read or ran, what it saved with the MCP
+    tools never do (DESIGN.md §9)."""
+    text = str(why or "")
+    if '"by": "user"' in text:
+        return True
+    return not kind and '"by": ' not in text
+
+
 def judged(obs: Mapping[str, Any]) -> dict[str, Any] | None:
     """Its role, whether it holds for all of the user's projects, whether it is provisional, and the
     sentence it rests on, who said it and where; None for a memory stored before roles were judged."""

@@ -176,7 +176,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             used.append(j)
     for j in r.agent:  # where a workstream stands, as the agent reports it ("paused the migration at step 3")
         if j.origin == "final" and is_status(j.text) and _STATUS_CHANGE.search(j.text) and worth_saying(j) \
-                and not any(same_thing(j.text, u.text) for u in used):
+                and not any(same_thing(j.text, u.text) for u in used) and not r.relays(j.text):
             out.append(ObservationDraft(
                 type="decision", title=clip(statement(j.text), TITLE), subtitle="reported by the agent",
                 facts=[j.text], narrative=j.text, concepts=["why-it-exists"], created_at=at, kind="status",
@@ -271,6 +271,11 @@ def routine_question(r: Reading, files_modified: list[str]) -> bool:
         and all(c.ok for c in r.commands) and not _PROBLEM.search(words) and "issue" not in words.lower()
 
 
+# The agent's analysis: a root cause and its fix rest on what it read and ran by nature (a diff, a trace);
+# what it relays as a rule or a decision is checked (kenning.observer.relayed).
+ANALYSIS = frozenset({"rootcause", "fix"})
+
+
 def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     """The agent's units of a role it is sure enough of: its last message at SURE, before it at more."""
     need = max(SURE[role], ANSWER_SURE) if asked else SURE[role]
@@ -280,7 +285,8 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     along = role not in FINAL_ONLY or (silent and role in ("rootcause", "fix"))
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
-            and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))]
+            and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
+            and (role in ANALYSIS or not r.relays(j.text))]  # a file's or a command's rule, relayed: a note at most
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     return distinct(pool)
 

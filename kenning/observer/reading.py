@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from kenning.memory.text import content_words, jaccard
 from kenning.observer import evidence, git_actions
+from kenning.observer.relayed import Relayed, seen_texts
 from kenning.observer.roles.roles import Judged, judge
 from kenning.observer.transcript import words_of
 from kenning.observer.units import Unit, units
@@ -41,6 +42,7 @@ class Reading:
     actions: git_actions.Actions = field(default_factory=git_actions.Actions)
     interrupted: bool = False
     plan_title: str = ""
+    relays: Relayed = field(default_factory=lambda: Relayed([]))  # the agent's sentence only relays a tool's words
 
     def found(self, *roles: str, final_only: bool = False, min_p: float = 0.0) -> list[Judged]:
         """The agent's units of these roles (its last message first), each said once."""
@@ -99,6 +101,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             r.agent.append(replace(j, message=k))
     tools = [e for e in events if e.kind in ("PostToolUse", "PostToolUseFailure")]
     r.commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
+    r.relays = Relayed(seen_texts(tools))
     r.actions = git_actions.read(r.commands)
     r.interrupted = bool(stop is not None and stop.payload.get("interrupted"))
     return r

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
+from kenning.memory.judged import said_by_user
 from kenning.memory.layers import classify
 from kenning.memory.subjects import subjects
 from kenning.store.columns import has_columns
@@ -148,12 +149,25 @@ class _Head:
     created_at: float
     words: frozenset[str]
     ids: frozenset[str] = frozenset()
+    rule: bool = False   # a standing rule (layer 'rule')
+    users: bool = True   # rests on the user's words (kenning.memory.judged.said_by_user)
+
+
+def _together(rule: bool, users: bool, head: _Head) -> bool:
+    """Whether a row may join ``head``'s group: a standing rule and a memory on words other than the
+    user's never stand for each other (the newer would head the group and hide the other: the agent's
+    paraphrase of a file would take the user's rule out of every session)."""
+    return users == head.users or not (rule or head.rule)
+
+
+def _origin_cols(conn: sqlite3.Connection) -> str:
+    return "layer, kind, why" if roles_column(conn) else "layer, NULL AS kind, '' AS why"
 
 
 def assign(conn: sqlite3.Connection, oid: int) -> int:
     """Put one observation in its group (a new group when it duplicates nothing); returns its head."""
-    found = rows(conn, "SELECT id, project, type, title, signature, status, created_at, duplicate_of FROM observations "
-                       "WHERE id = ?", (oid,))
+    found = rows(conn, "SELECT id, project, type, title, signature, status, created_at, duplicate_of, "
+                       f"{_origin_cols(conn)} FROM observations WHERE id = ?", (oid,))
     r = found[0] if found else None
     if r is None or r["status"] != "active":
         return oid
@@ -206,24 +220,31 @@ def spread_decisions(conn: sqlite3.Connection) -> int:
     return changed
 
 
+def _head(h: sqlite3.Row, words: frozenset[str] = frozenset()) -> _Head:
+    return _Head(int(h["id"]), float(h["created_at"]), words, rule=h["layer"] == "rule",
+                 users=said_by_user(h["kind"], h["why"]))
+
+
 def _matching_head(conn: sqlite3.Connection, r: sqlite3.Row) -> _Head | None:
     if r["signature"] is None:
         return None  # too short a title to be anyone's duplicate
-    row = conn.execute(
-        "SELECT id, created_at, title FROM observations WHERE project = ? AND signature = ? AND duplicate_of IS NULL "
+    rule, users = r["layer"] == "rule", said_by_user(r["kind"], r["why"])
+    cols = f"id, created_at, title, {_origin_cols(conn)}"
+    found = rows(
+        conn, f"SELECT {cols} FROM observations WHERE project = ? AND signature = ? AND duplicate_of IS NULL "
         "AND status = 'active' AND id != ? AND type = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-        (r["project"], r["signature"], r["id"], r["type"])).fetchone()
-    if row is not None:
-        return _Head(int(row[0]), float(row[1]), words_of(row[2]))
+        (r["project"], r["signature"], r["id"], r["type"]))
+    if found and _together(rule, users, head := _head(found[0], words_of(found[0]["title"]))):
+        return head
     mine = words_of(r["title"])
     ids = idents(mine)
-    for h in conn.execute(
-            "SELECT id, created_at, title FROM observations INDEXED BY observations_project_type_created "
+    for h in rows(
+            conn, f"SELECT {cols} FROM observations INDEXED BY observations_project_type_created "
             "WHERE project = ? AND type = ? AND duplicate_of IS NULL AND status = 'active' AND id != ? "
             "ORDER BY created_at DESC, id DESC LIMIT ?", (r["project"], r["type"], r["id"], WINDOW)):
-        theirs = words_of(h[2])
-        if idents(theirs) == ids and similar(mine, theirs):
-            return _Head(int(h[0]), float(h[1]), frozenset())
+        theirs = words_of(h["title"])
+        if idents(theirs) == ids and similar(mine, theirs) and _together(rule, users, head := _head(h)):
+            return head
     return None
 
 
@@ -240,19 +261,23 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
     recent: dict[tuple[str, str], deque[_Head]] = {}  # (project, type) -> recent heads, newest last
     head_of: dict[int, int] = {}
     size: dict[int, int] = {}
+    origin: dict[int, _Head] = {}  # head id -> its head (rule, users)
     rows = conn.execute(
-        "SELECT id, project, type, title, signature, created_at FROM observations "
+        f"SELECT id, project, type, title, signature, created_at, {_origin_cols(conn)} FROM observations "
         f"{where + (' AND' if where else 'WHERE')} status = 'active' ORDER BY created_at, id", args)
     for r in rows:
         oid, project_, type_, created = int(r[0]), str(r[1]), str(r[2]), float(r[5])
+        rule, users = r[6] == "rule", said_by_user(r[7], r[8])
         words = words_of(r[3])
         ids = idents(words)
         key = (project_, str(r[4]))
         found = heads.get(key) if r[4] is not None else None
+        if found is not None and not _together(rule, users, origin[found]):
+            found = None
         window = recent.setdefault((project_, type_), deque(maxlen=WINDOW))
         if found is None and r[4] is not None:
             for h in reversed(window):
-                if h.ids == ids and similar(words, h.words):
+                if h.ids == ids and similar(words, h.words) and _together(rule, users, h):
                     found = h.id
                     break
         if found is None:
@@ -273,7 +298,8 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
         if r[4] is not None:
             heads[key] = oid
             keys_of.setdefault(oid, []).append(key)
-        window.append(_Head(oid, created, words, ids))
+        origin[oid] = head = _Head(oid, created, words, ids, rule=rule, users=users)
+        window.append(head)
     # Resolve chains (a -> b -> c) to the final head, compressing the paths walked.
     for oid in head_of:
         top, path = oid, []

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
+from kenning.memory.judged import said_by_user
 from kenning.memory.layers import KEY, RULE
 from kenning.memory.supersession import (
     CHANGEABLE,
@@ -122,16 +123,6 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
             out.append((oid, nid))
         out += _changed_values(conn, row, new, at)
     return out
-
-
-def said_by_user(kind: object, why: object) -> bool:
-    """Whether a memory rests on the user's own words (or is from before roles were judged, and says
-    nothing of whose words it rests on): only such a memory replaces a standing rule. The agent's
-    conclusions, its plans, what it read or ran, what it saved with the MCP tools: never."""
-    text = str(why or "")
-    if '"by": "user"' in text:
-        return True
-    return not kind and '"by": ' not in text
 
 
 VALUE_CANDIDATES = 300  # a project's newest key memories a changed value is checked against

@@ -137,9 +137,13 @@ def test_a_rule_the_agent_saves_is_a_proposal_until_the_user_pins_it(story: Stor
     assert f"#{oid} " not in rules, rules
     line = next(ln for ln in ctx.splitlines() if ln.startswith(f"#{oid} "))
     assert line.endswith("(proposed by the agent, not confirmed)"), line
+    env = {"KENNING_DATA_DIR": story.data, "PATH": "/usr/bin:/bin"}
+    shown = subprocess.run([sys.executable, "-m", "kenning", "show", str(oid)], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert f"Proposed by the agent, not confirmed: `kenning pin {oid}`" in shown.stdout, shown.stdout
     # The user confirms it (the CLI; the viewer calls the same decision): now it is a standing rule.
-    pinned = subprocess.run([sys.executable, "-m", "kenning", "pin", str(oid)], env={"KENNING_DATA_DIR": story.data,
-                            "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+    pinned = subprocess.run([sys.executable, "-m", "kenning", "pin", str(oid)], env=env, capture_output=True,
+                            text=True, timeout=60)
     assert pinned.returncode == 0, pinned.stderr
     rules = context(story).split("## Standing rules and preferences", 1)[1].split("\n## ", 1)[0]
     line = next(ln for ln in rules.splitlines() if ln.startswith(f"#{oid} "))
