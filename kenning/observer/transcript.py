@@ -61,7 +61,7 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
             continue
         try:
             line = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line cut short, or nested beyond any real one
             continue
         if not isinstance(line, dict) or line.get("isSidechain"):
             continue
