@@ -8,6 +8,7 @@ beside it and must be left alone.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import time
@@ -43,7 +44,23 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_a_worker_whose_lock_was_deleted_is_stopped_for_real(home: Home) -> None:
+def _lock_is_held(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_a_worker_whose_lock_was_deleted_puts_it_back_and_is_stopped_for_real(home: Home) -> None:
     pid = home.start_worker()["pid"]
     assert _our_workers(home) == [pid]
     os.unlink(home.paths.worker_lock)
@@ -52,6 +69,11 @@ def test_a_worker_whose_lock_was_deleted_is_stopped_for_real(home: Home) -> None
     r = home.kenning("worker", "start", "--wait", "5")
     assert r.returncode == 0 and f"pid {pid}" in r.stdout, r.stdout + r.stderr
     assert _our_workers(home) == [pid]
+    # The worker puts its lock file back and holds it, so every starter sees it again.
+    deadline = time.monotonic() + 10
+    while not _lock_is_held(home.paths.worker_lock) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _lock_is_held(home.paths.worker_lock), "worker.lock was not put back"
 
     r = home.kenning("worker", "stop", timeout=60)
     assert _gone(pid), f"`worker stop` said {r.stdout.strip()!r} but the worker still runs"
@@ -86,3 +108,12 @@ def test_a_hung_worker_without_its_lock_and_pid_file_is_never_doubled_and_still_
     # The data dir is usable again at once.
     new = home.start_worker()["pid"]
     assert new != pid and _our_workers(home) == [new]
+
+
+def test_a_worker_whose_lock_and_pid_file_were_deleted_is_stopped(home: Home) -> None:
+    pid = home.start_worker()["pid"]
+    os.unlink(home.paths.worker_lock)
+    os.unlink(home.paths.pid_file)
+    r = home.kenning("worker", "stop", timeout=60)
+    assert _gone(pid), f"`worker stop` said {r.stdout.strip()!r} but the worker still runs"
+    assert r.returncode == 0 and f"worker stopped (pid {pid})" in r.stdout, r.stdout + r.stderr
