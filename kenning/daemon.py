@@ -111,7 +111,7 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
             if not lock_held(paths):
                 if client.listeners(port_of(paths)):
                     return None  # a stranger holds our port: a worker could not listen there
-                if orphans(paths):
+                if orphans(paths, holding_start_lock=True):
                     return None  # a worker whose lock was deleted runs: a second must not (start_problem says)
                 # The new worker keeps the start lock until it holds worker.lock (it takes
                 # a moment to import): a starter coming after us must not spawn another.
@@ -272,9 +272,12 @@ def stop_workers(paths: Paths, timeout: float = 10.0) -> tuple[list[int], list[i
     return sorted(pids - set(left)), left
 
 
-def orphans(paths: Paths) -> list[int]:
-    """Workers of this data dir that run although nobody holds ``worker.lock`` (it was deleted)."""
-    if lock_held(paths):
+def orphans(paths: Paths, *, holding_start_lock: bool = False) -> list[int]:
+    """Workers of this data dir that run although nobody holds ``worker.lock`` (it was deleted).
+
+    A worker still starting holds the start lock its starter handed over until it holds
+    ``worker.lock``: while someone else holds the start lock, no worker is taken for an orphan."""
+    if lock_held(paths) or (not holding_start_lock and _held(paths.start_lock)):
         return []
     from kenning.worker import processes
 
