@@ -56,7 +56,7 @@ def discover(root: str | None = None, skipped: Problems | None = None) -> list[S
             dirs[:] = []  # reached again through a symlink
             continue
         seen.add((st.st_dev, st.st_ino))
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # as glob's ``**`` skips hidden folders
         for name in sorted(names):
             if not (name.startswith("rollout-") and name.endswith(".jsonl")):
                 continue
