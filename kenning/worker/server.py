@@ -188,6 +188,7 @@ class _Lock:
         self.path = path
         self.fd = fd
         self.warned = False
+        self.failed = ""
         self.mutex = threading.Lock()
         self.stopped = threading.Event()
 
@@ -198,7 +199,9 @@ class _Lock:
                     if not self.stopped.is_set():
                         self.check()
             except OSError as e:
-                log.warning("cannot restore %s: %s", self.path, e)
+                if str(e) != self.failed:  # once per cause, not every 2 s (a deleted data dir)
+                    log.warning("cannot restore %s: %s", self.path, e)
+                self.failed = str(e)
 
     def close(self) -> None:
         with self.mutex:
