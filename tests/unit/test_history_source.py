@@ -73,3 +73,15 @@ def test_only_regular_files_are_opened(tmp_path: Path) -> None:
         with source.open_regular(str(path)) as fh:
             assert fh.read() == b"{}\n"
         assert source.check(str(path))[0] is not None
+
+
+def test_the_live_transcript_reader_never_blocks_on_a_fifo(tmp_path: Path) -> None:
+    import time
+
+    from kenning.observer.transcript import read_turn
+
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)  # no writer: a plain open would wait for ever
+    started = time.monotonic()
+    assert read_turn(str(fifo)) == ([], [])
+    assert time.monotonic() - started < 5
