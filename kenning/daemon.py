@@ -286,8 +286,9 @@ def orphans(paths: Paths, *, holding_start_lock: bool = False) -> list[int]:
 
 def orphan_message(pids: list[int]) -> str:
     listed = ", ".join(str(p) for p in pids)
-    return (f"Kenning's worker (pid {listed}) runs without its lock file (worker.lock was deleted) and does "
-            "not answer: `kenning worker stop` stops it, then start again")
+    # Not answering as ours: hung, or its pid file (with the start token that proves it) is gone too.
+    return (f"Kenning's worker (pid {listed}) runs without its lock file (worker.lock was deleted) and cannot "
+            "be used: `kenning worker stop` stops it, then start again")
 
 
 def _held(lock_path: str) -> bool:
