@@ -100,7 +100,7 @@ def _problems(totals: Any) -> None:
         print(f"Unreadable lines skipped: {n} (" + "; ".join(f"{c} {why}" for why, c in
                                                        sorted(totals.bad_lines.items())) + ")")
     if totals.cut_deep:
-        print(f"Cut: {totals.cut_deep} event(s) nested deeper than the levels kept (the deeper part left out)")
+        print(f"Cut: {totals.cut_deep} line(s) nested deeper than the levels kept (the deeper part left out)")
 
 
 def _label(agent: str) -> str:

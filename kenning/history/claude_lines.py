@@ -192,8 +192,7 @@ def scan(path: str) -> Scan:
 
 
 def _parse(line: str) -> dict[str, Any] | None:
-    try:
-        rec = json.loads(line)
-    except (ValueError, RecursionError):  # the reading pass counts the line
-        return None
+    from kenning.history import source
+
+    rec = source.parse(line)  # cut at source.MAX_DEPTH like every line read; the reading pass counts problems
     return rec if isinstance(rec, dict) else None

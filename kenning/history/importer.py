@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.history import Event, SessionFile
-from kenning.history.source import Problems, cap_depth
+from kenning.history.source import Problems
 from kenning.paths import Paths
 from kenning.settings import Settings
 
@@ -55,12 +55,13 @@ class Totals:
     seconds: float = 0.0
     not_read: list[tuple[str, str]] = field(default_factory=list)  # (path, why): no regular file, unreadable
     bad_lines: dict[str, int] = field(default_factory=dict)  # why -> lines skipped (too long, too deep, not JSON)
-    cut_deep: int = 0  # events whose payload was nested deeper than source.MAX_DEPTH (cut there)
+    cut_deep: int = 0  # lines nested deeper than source.MAX_DEPTH (kept to that depth)
 
     def add(self, problems: Problems) -> None:
         self.not_read.extend(p for p in problems.files if p not in self.not_read)
         for why, n in problems.lines.items():
             self.bad_lines[why] = self.bad_lines.get(why, 0) + n
+        self.cut_deep += problems.cut
 
 
 def _reader(agent: str) -> Any:
@@ -212,11 +213,7 @@ def _records(paths: Paths, settings: Settings, f: SessionFile, events: Iterator[
             tool = payload.get("tool_name")
             if isinstance(tool, str) and any(glob_match(tool, p) for p in settings.skip_tools):
                 continue
-        if cap_depth(payload):  # before any recursive walk (cleaning, redaction, storage, the observer)
-            totals.cut_deep += 1
-            record["truncated"] = True
-        record["payload"], cut = clean(settings, payload)
-        record["truncated"] = cut or record.get("truncated", False)
+        record["payload"], record["truncated"] = clean(settings, payload)
         if e.kind == "SessionStart" and stored is not None:
             start = record
             continue

@@ -11,9 +11,9 @@ the rest of the import goes on.
   check and the read are about the same file (symlinks are followed, their target is checked).
 * A line longer than ``MAX_LINE_BYTES`` (the bound ``kenning import`` keeps) is skipped without
   being held in memory.
-* A line that does not parse, at any nesting depth, is skipped and counted; an event's payload
-  is capped at ``MAX_DEPTH`` levels (deeper values become a marker) before any recursive walk
-  (cleaning, redaction, storage, the observer) sees it (kenning/history/importer.py).
+* A line that does not parse, at any nesting depth, is skipped and counted; what parses is cut at
+  ``MAX_DEPTH`` levels (deeper values become a marker) as it is parsed, before anything walks it
+  (``str()`` of a value, cleaning, redaction, storage, the observer).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ class Problems:
 
     files: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     lines: dict[str, int] = field(default_factory=dict)  # why -> count
+    cut: int = 0  # lines nested deeper than MAX_DEPTH, kept to that depth
 
     def line(self, why: str) -> None:
         self.lines[why] = self.lines.get(why, 0) + 1
@@ -129,7 +130,8 @@ def lines(fh: IO[bytes], problems: Problems | None = None, max_line: int = MAX_L
 
 
 def parse(line: bytes | str, problems: Problems | None = None) -> Any:
-    """The JSON value of one line; None (counted in ``problems``) when it is no JSON, however deep."""
+    """The JSON value of one line, cut at ``MAX_DEPTH`` levels (counted); None (counted) when it is no
+    JSON, however deep."""
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
     if not text.strip():
         return None  # a blank line (or one skipped as too long) is no problem of its own
@@ -143,16 +145,20 @@ def parse(line: bytes | str, problems: Problems | None = None) -> Any:
         if problems is not None:
             problems.line(NOT_JSON)
         return None
+    if cap_depth(value) and problems is not None:
+        problems.cut += 1
     return value
 
 
 def loads(text: str) -> Any:
-    """``json.loads`` of text found inside a line (a tool's output, call arguments): ValueError for
-    text that is no JSON, whatever its depth."""
+    """``json.loads`` of text found inside a line (a tool's output, call arguments), cut at
+    ``MAX_DEPTH`` levels: ValueError for text that is no JSON, whatever its depth."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+    cap_depth(value)
+    return value
 
 
 def cap_depth(value: Any, limit: int = MAX_DEPTH) -> bool:

@@ -64,6 +64,7 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
             line = json.loads(raw)
         except (ValueError, RecursionError):  # a line cut short, or nested beyond any real one
             continue
+        source.cap_depth(line)  # what is read next (str() of a value, cleaning) never recurses without bound
         if not isinstance(line, dict) or line.get("isSidechain"):
             continue
         if kind == "queue":

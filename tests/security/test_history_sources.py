@@ -130,7 +130,7 @@ def test_what_is_no_transcript_is_skipped_and_said_and_the_rest_imported(home: H
     m = re.search(r"Unreadable lines skipped: (\d+) \((.*)\)", out)
     assert m, out
     assert "2 nested too deeply to parse" in m.group(2) and "1 longer than 16 MiB" in m.group(2), out
-    assert "Cut: 1 event(s) nested deeper" in out, out
+    assert "Cut: 1 line(s) nested deeper" in out, out
 
     # The good sessions, the one around the bad lines included, are in memory (each once).
     conn = sqlite3.connect(h.paths.db)
