@@ -164,9 +164,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"worker running: pid {health['pid']}, 127.0.0.1:{health['port']}")
         return 0
     if action == "stop":
-        ok = daemon.stop(paths)
-        print("worker stopped" if ok else "kenning: worker did not stop", file=sys.stdout if ok else sys.stderr)
-        return 0 if ok else 1
+        stopped, left = daemon.stop_workers(paths)
+        if left:
+            who = ", ".join("an unnamed process (it holds worker.lock)" if p < 0 else f"pid {p}" for p in left)
+            print(f"kenning: the worker did not stop: {who} still runs", file=sys.stderr)
+            return 1
+        print(f"worker stopped (pid {', '.join(str(p) for p in stopped)})" if stopped else "no worker was running")
+        return 0
     if action == "restart":
         daemon.stop(paths)
         return cmd_worker(argparse.Namespace(action="start", wait=args.wait))

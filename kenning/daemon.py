@@ -111,6 +111,8 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
             if not lock_held(paths):
                 if client.listeners(port_of(paths)):
                     return None  # a stranger holds our port: a worker could not listen there
+                if orphans(paths, holding_start_lock=True):
+                    return None  # a worker whose lock was deleted runs: a second must not (start_problem says)
                 # The new worker keeps the start lock until it holds worker.lock (it takes
                 # a moment to import): a starter coming after us must not spawn another.
                 try:
@@ -146,6 +148,9 @@ def port_blocker(paths: Paths) -> str | None:
     'port N is in use by pid M (name)…' when another process holds the worker's port."""
     if running(paths) or lock_held(paths):
         return None
+    lost = orphans(paths)
+    if lost:
+        return orphan_message(lost)
     if os.path.isdir(paths.root) and not os.access(paths.root, os.W_OK):
         return (f"the data dir {paths.root} is read-only: the worker cannot run there (remount it read-write, "
                 "or set KENNING_DATA_DIR to a writable folder); the hooks still give what memory it holds")
@@ -204,44 +209,86 @@ def lock_until(fd: int, deadline: float) -> bool:
 
 
 def stop(paths: Paths, timeout: float = 10.0) -> bool:
-    """Stop the worker (SIGTERM, then SIGKILL after ``timeout``). True if none runs afterwards.
+    """Stop the worker (SIGTERM, then SIGKILL after ``timeout``). True if none runs afterwards."""
+    return not stop_workers(paths, timeout)[1]
+
+
+def stop_workers(paths: Paths, timeout: float = 10.0) -> tuple[list[int], list[int]]:
+    """Stop every worker of this data dir: (pids stopped, pids still running).
 
     A worker that is still starting (a starter holds the start lock, or the worker holds its
     lock but has not written its pid file yet) is waited for, then stopped: a stop issued
-    right after a SessionStart hook spawned one must not leave it running.
+    right after a SessionStart hook spawned one must not leave it running. A worker whose
+    ``worker.lock`` or pid file was deleted is found by what it holds (kenning/worker/processes.py),
+    and a worker counts as stopped only when its process is gone, not when a file says so.
     """
+    from kenning.worker import processes
+
     deadline = time.monotonic() + timeout
-    pid = None
+    pids: set[int] = set()
     while True:
         health = running(paths)
         if health and isinstance(health.get("pid"), int):
-            pid = health["pid"]
+            pids.add(health["pid"])
             break
         held = lock_held(paths)
         if not held and not _held(paths.start_lock):
-            return True  # nothing running, nothing starting
+            break  # nothing starting; any worker left is found below
         if time.monotonic() >= deadline:
             info = read_pid_file(paths)
             # Only trust the pid file's process while someone holds the worker lock.
-            pid = info.get("pid") if info and held else None
+            if info and held and isinstance(info.get("pid"), int):
+                pids.add(info["pid"])
             break
         time.sleep(0.05)
-    if not isinstance(pid, int) or not pid_alive(pid):
-        return not lock_held(paths)
+    pids.update(processes.workers(paths))
+    pids = {p for p in pids if pid_alive(p) and not processes.gone(p)}
+    if not pids:
+        return [], ([-1] if lock_held(paths) else [])  # a lock holder that /proc cannot name
     import signal  # here, not at the top: it pulls in enum (~10 ms for SessionStart, which imports this module)
 
-    os.kill(pid, signal.SIGTERM)
+    refused: set[int] = set()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGCONT)  # a stopped (SIGSTOP) worker handles it now, not when resumed
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            refused.add(pid)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid) or not lock_held(paths):
-            return True
+    while time.monotonic() < deadline and not all(processes.gone(p) for p in pids - refused):
         time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    time.sleep(0.2)
-    return not lock_held(paths)
+    for pid in pids - refused:
+        if not processes.gone(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and not all(processes.gone(p) for p in pids - refused):
+        time.sleep(0.05)
+    left = sorted(p for p in pids if not processes.gone(p))
+    return sorted(pids - set(left)), left
+
+
+def orphans(paths: Paths, *, holding_start_lock: bool = False) -> list[int]:
+    """Workers of this data dir that run although nobody holds ``worker.lock`` (it was deleted).
+
+    A worker still starting holds the start lock its starter handed over until it holds
+    ``worker.lock``: while someone else holds the start lock, no worker is taken for an orphan."""
+    if lock_held(paths) or (not holding_start_lock and _held(paths.start_lock)):
+        return []
+    from kenning.worker import processes
+
+    return processes.workers(paths)
+
+
+def orphan_message(pids: list[int]) -> str:
+    listed = ", ".join(str(p) for p in pids)
+    # Not answering as ours: hung, or its pid file (with the start token that proves it) is gone too.
+    return (f"Kenning's worker (pid {listed}) runs without its lock file (worker.lock was deleted) and cannot "
+            "be used: `kenning worker stop` stops it, then start again")
 
 
 def _held(lock_path: str) -> bool:

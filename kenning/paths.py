@@ -286,6 +286,41 @@ def write_private(path: str, data: bytes) -> None:
         raise
 
 
+def write_through(path: str, data: bytes, new_mode: int = FILE_MODE) -> str:
+    """Atomically replace the file ``path`` names, through its symlinks; returns that file's path.
+
+    A config file kept as a symlink (dotfiles) must stay one: the temp file is written next to
+    the link's final target and renamed over the target, so the link is kept and points to the
+    new content. The target's mode is kept (``new_mode`` for a file that does not exist yet).
+    """
+    import os
+
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = new_mode
+    tmp = f"{target}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            os.fchmod(fd, mode)  # the umask must not narrow (or the default widen) what the file had
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return target
+
+
 def read_token(paths: Paths) -> str:
     """The per-user API token, or '' when it does not exist yet."""
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posix  # os costs a hook ~1 ms at import (see kenning.paths)
 
 from kenning import fastjson
-from kenning.paths import Paths, env_with_prefix, write_private
+from kenning.paths import Paths, env_with_prefix, write_through
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~5 ms at import; the hook cannot afford it
@@ -381,7 +381,7 @@ def load(paths: Paths | None = None, *, create: bool = False,
                 paths.ensure()
                 import json  # first run only: indented for humans
 
-                write_private(paths.settings, (json.dumps(defaults(), indent=2) + "\n").encode())
+                write_through(paths.settings, (json.dumps(defaults(), indent=2) + "\n").encode())
             except OSError as e:
                 problems.append(f"{paths.settings}: cannot create ({e})")
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: absurdly nested JSON
@@ -446,5 +446,5 @@ def save(paths: Paths, changes: dict[str, Any]) -> tuple[dict[str, Any], list[st
         return current, errors
     current.update(clean)
     paths.ensure()
-    write_private(paths.settings, (json.dumps(current, indent=2) + "\n").encode())
+    write_through(paths.settings, (json.dumps(current, indent=2) + "\n").encode())  # a symlink stays one
     return current, []

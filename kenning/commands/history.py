@@ -61,6 +61,7 @@ def cmd_import_history(args: argparse.Namespace) -> int:
                f"{totals.filtered} outside --project/--since" if totals.filtered else ""]
     if any(skipped):
         print("Skipped: " + "; ".join(s for s in skipped if s))
+    _problems(totals)
     if totals.joined:
         print(f"Joined {len(totals.joined)} checkout(s) to the project of the same repository "
               "(`kenning doctor` lists every join):")
@@ -86,6 +87,20 @@ def cmd_import_history(args: argparse.Namespace) -> int:
     print("The observer has turned them into memory" + (f" ({left} event(s) of open turns wait)" if left else "")
           + ": `kenning search --since <date>` or `kenning context` shows it.")
     return 0
+
+
+def _problems(totals: Any) -> None:
+    """What could not be read, one line a file and one for the lines, so nothing is skipped unsaid."""
+    if totals.not_read:
+        print(f"Not read: {len(totals.not_read)} path(s) (only regular files are read):")
+        for path, why in totals.not_read:
+            print(f"  {path}: {why}")
+    if totals.bad_lines:
+        n = sum(totals.bad_lines.values())
+        print(f"Unreadable lines skipped: {n} (" + "; ".join(f"{c} {why}" for why, c in
+                                                       sorted(totals.bad_lines.items())) + ")")
+    if totals.cut_deep:
+        print(f"Cut: {totals.cut_deep} line(s) nested deeper than the levels kept (the deeper part left out)")
 
 
 def _label(agent: str) -> str:

@@ -27,7 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kenning.history.source import Problems
 
 
 @dataclass
@@ -47,6 +50,13 @@ class SessionFile:
     size: int
     mtime: float
     extra: list[str] = field(default_factory=list)
+    problems: Problems = field(default_factory=lambda: _problems())  # what could not be read, and why
+
+
+def _problems() -> Problems:
+    from kenning.history.source import Problems  # not on the live transcript reader's path
+
+    return Problems()
 
 
 def timestamp(value: Any) -> float | None:

@@ -18,12 +18,11 @@ interrupted ends with a Stop marked ``interrupted``.
 from __future__ import annotations
 
 import glob
-import json
 import os
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, timestamp, turn_texts
+from kenning.history import Event, SessionFile, source, timestamp, turn_texts
 from kenning.history.claude_lines import (
     INTERRUPTED,
     Scan,
@@ -36,13 +35,14 @@ from kenning.history.claude_lines import (
     shell_output,
     user_text,
 )
+from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
 NAME = "claude-code"
 QUIET_S = 15 * 60  # a file untouched this long is a finished session: its last turn closes
 # Only these lines are parsed (compact JSON as Claude Code writes it, or re-serialized with spaces).
-_TYPE_MARKS = ('"type":"user"', '"type":"assistant"', '"type": "user"', '"type": "assistant"',
-               '"type":"queue-operation"', '"type": "queue-operation"')
+_TYPE_MARKS = (b'"type":"user"', b'"type":"assistant"', b'"type": "user"', b'"type": "assistant"',
+               b'"type":"queue-operation"', b'"type": "queue-operation"')
 
 
 def projects_dir() -> str:
@@ -50,44 +50,47 @@ def projects_dir() -> str:
     return os.path.join(os.path.expanduser(base), "projects")
 
 
-def discover(root: str | None = None) -> list[SessionFile]:
-    """Every main transcript with its subagents' files."""
+def discover(root: str | None = None, skipped: Problems | None = None) -> list[SessionFile]:
+    """Every main transcript with its subagents' files; what is no regular file goes to ``skipped``."""
     base = root or projects_dir()
     out = []
     for path in sorted(glob.glob(os.path.join(glob.escape(base), "*", "*.jsonl"))):
-        try:
-            st = os.stat(path)
-        except OSError:
+        st, why = source.check(path)
+        if st is None:
+            if skipped is not None:
+                skipped.file(path, why)
             continue
         stem = path[:-len(".jsonl")]
-        subs = sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl")))
+        subs = []
         size, mtime = st.st_size, st.st_mtime
-        for s in subs:
-            try:
-                sst = os.stat(s)
-            except OSError:
+        for s in sorted(glob.glob(os.path.join(glob.escape(stem), "subagents", "agent-*.jsonl"))):
+            sst, why = source.check(s)
+            if sst is None:
+                if skipped is not None:
+                    skipped.file(s, why)
                 continue
+            subs.append(s)
             size += sst.st_size
             mtime = max(mtime, sst.st_mtime)
         out.append(SessionFile(NAME, path, size, mtime, subs))
     return out
 
 
-def _lines(path: str) -> Iterator[dict[str, Any]]:
-    """The user, assistant and queue-operation lines of a transcript, parsed one at a time."""
+def _lines(path: str, problems: Problems | None = None) -> Iterator[dict[str, Any]]:
+    """The user, assistant and queue-operation lines of a transcript, parsed one at a time; what
+    cannot be read (the file, or a line) is told to ``problems`` and skipped."""
     try:
-        fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 (a missing file yields nothing)
-    except OSError:
+        fh = source.open_regular(path)
+    except source.Unreadable as e:
+        if problems is not None:
+            problems.file(path, str(e))
         return
     with fh:
-        for line in fh:
+        for line in source.lines(fh, problems):
             # Cheap prefilter: most lines are bookkeeping (some hold whole request bodies).
             if not any(m in line for m in _TYPE_MARKS):
                 continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a line cut by a crash: the rest of the file still counts
+            rec = source.parse(line, problems)  # None: a line cut by a crash, or absurd; the rest still counts
             if isinstance(rec, dict) and rec.get("type") in ("user", "assistant", "queue-operation"):
                 yield rec
 
@@ -112,10 +115,11 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     now = time.time() if now is None else now
     finished = now - f.mtime >= quiet_s
     found = scan(f.path)
-    streams = [_session_events(f.path, None, None, close_last=finished, found=found)]
+    streams = [_session_events(f.path, None, None, close_last=finished, found=found, problems=f.problems)]
     for sub in f.extra:
         agent_id = os.path.basename(sub)[len("agent-"):-len(".jsonl")]
-        streams.append(e for e in _session_events(sub, agent_id, _agent_type(sub), close_last=False)
+        streams.append(e for e in _session_events(sub, agent_id, _agent_type(sub), close_last=False,
+                                                  problems=f.problems)
                        if e.kind.startswith("PostToolUse"))
     merged = heapq.merge(*streams, key=lambda e: e.at)
     first = next(merged, None)
@@ -151,9 +155,9 @@ def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
 
 def _agent_type(sub: str) -> str:
     try:
-        with open(sub[:-len(".jsonl")] + ".meta.json", encoding="utf-8") as fh:
-            meta = json.load(fh)
-    except (OSError, ValueError):
+        with source.open_regular(sub[:-len(".jsonl")] + ".meta.json") as fh:
+            meta = source.loads(fh.read(64 * 1024).decode("utf-8"))
+    except (source.Unreadable, OSError, ValueError):
         return "subagent"
     value = meta.get("agentType") or meta.get("agent_type") if isinstance(meta, dict) else None
     return value if isinstance(value, str) and value else "subagent"
@@ -200,13 +204,13 @@ def _prompt_event(at: float, key: str, common: dict[str, Any], text: str, origin
 
 
 def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
-                    close_last: bool, found: Scan | None = None) -> Iterator[Event]:
+                    close_last: bool, found: Scan | None = None, problems: Problems | None = None) -> Iterator[Event]:
     """Prompts, tool results and turn ends of one transcript file."""
     tools: dict[str, tuple[str, Any]] = {}  # tool_use id -> (name, input)
     turn = _Turn()
     shell: tuple[float, str, str] | None = None  # a command the user ran with ``!``: (time, uuid, command)
     main = agent_id is None
-    for rec in _lines(path):
+    for rec in _lines(path, problems):
         at = timestamp(rec.get("timestamp"))
         if at is None:
             continue

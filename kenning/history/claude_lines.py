@@ -121,7 +121,7 @@ def queued_text(rec: dict[str, Any]) -> str | None:
         try:
             if isinstance(json.loads(text), dict):
                 return None  # {"task_id": ...}: a background task's record
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return text
 
@@ -153,12 +153,15 @@ def scan(path: str) -> Scan:
     """
     out = Scan()
     waiting: list[tuple[str, str]] = []  # (key, text) of queued messages not yet decided
+    from kenning.history import source
+
     try:
-        fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 (a missing file says nothing)
-    except OSError:
-        return out
+        fh = source.open_regular(path)
+    except source.Unreadable:
+        return out  # the reading pass says why
     with fh:
-        for line in fh:
+        for raw in source.lines(fh):
+            line = raw.decode("utf-8", "replace")
             if '"queue-operation"' in line:
                 rec = _parse(line)
                 text = queued_text(rec) if rec is not None else None
@@ -189,8 +192,7 @@ def scan(path: str) -> Scan:
 
 
 def _parse(line: str) -> dict[str, Any] | None:
-    try:
-        rec = json.loads(line)
-    except ValueError:
-        return None
+    from kenning.history import source
+
+    rec = source.parse(line)  # cut at source.MAX_DEPTH like every line read; the reading pass counts problems
     return rec if isinstance(rec, dict) else None

@@ -19,14 +19,14 @@ on the SessionStart, so that sessions of throw-away worktrees join their reposit
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, timestamp, turn_texts
+from kenning.history import Event, SessionFile, source, timestamp, turn_texts
+from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
 NAME = "codex"
@@ -40,15 +40,34 @@ def sessions_dir() -> str:
     return os.path.join(codex_home(), "sessions")
 
 
-def discover(root: str | None = None) -> list[SessionFile]:
+def discover(root: str | None = None, skipped: Problems | None = None) -> list[SessionFile]:
+    """Every rollout under the sessions folder (symlinked folders followed, each folder once: a loop
+    ends); what is no regular file goes to ``skipped``."""
     base = root or sessions_dir()
     out = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(base), "**", "rollout-*.jsonl"), recursive=True)):
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, names in os.walk(base, followlinks=True):
         try:
-            st = os.stat(path)
+            st = os.stat(folder)
         except OSError:
+            dirs[:] = []
             continue
-        out.append(SessionFile(NAME, path, st.st_size, st.st_mtime))
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []  # reached again through a symlink
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # as glob's ``**`` skips hidden folders
+        for name in sorted(names):
+            if not (name.startswith("rollout-") and name.endswith(".jsonl")):
+                continue
+            path = os.path.join(folder, name)
+            fst, why = source.check(path)
+            if fst is None:
+                if skipped is not None:
+                    skipped.file(path, why)
+                continue
+            out.append(SessionFile(NAME, path, fst.st_size, fst.st_mtime))
+    out.sort(key=lambda f: f.path)
     return out
 
 
@@ -65,7 +84,7 @@ def _exit_code(output: str) -> int | None:
 def _output_text(output: Any) -> str:
     if isinstance(output, str):
         try:  # older rollouts: {"output": "...", "metadata": {"exit_code": N}}
-            decoded = json.loads(output)
+            decoded = source.loads(output)
         except ValueError:
             return output
         if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
@@ -117,7 +136,7 @@ def _script_exit(output: str) -> int | None:
 
 def _command(name: str, arguments: Any) -> str:
     try:
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+        args = source.loads(arguments) if isinstance(arguments, str) else arguments
     except ValueError:
         return str(arguments)
     if not isinstance(args, dict):
@@ -157,15 +176,13 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     last_at = 0.0
     started = False
     try:
-        fh = open(f.path, encoding="utf-8", errors="replace")  # noqa: SIM115 (a missing file yields nothing)
-    except OSError:
+        fh = source.open_regular(f.path)
+    except source.Unreadable as e:
+        f.problems.file(f.path, str(e))
         return
     with fh:
-        for n, line in enumerate(fh):
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
+        for n, line in enumerate(source.lines(fh, f.problems)):
+            rec = source.parse(line, f.problems)
             if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
                 continue
             at = timestamp(rec.get("timestamp"))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.history import Event, SessionFile
+from kenning.history.source import Problems
 from kenning.paths import Paths
 from kenning.settings import Settings
 
@@ -52,6 +53,15 @@ class Totals:
     per_agent: dict[str, int] = field(default_factory=dict)  # sessions imported per agent
     joined: list[str] = field(default_factory=list)  # checkouts filed under another project, and why
     seconds: float = 0.0
+    not_read: list[tuple[str, str]] = field(default_factory=list)  # (path, why): no regular file, unreadable
+    bad_lines: dict[str, int] = field(default_factory=dict)  # why -> lines skipped (too long, too deep, not JSON)
+    cut_deep: int = 0  # lines nested deeper than source.MAX_DEPTH (kept to that depth)
+
+    def add(self, problems: Problems) -> None:
+        self.not_read.extend(p for p in problems.files if p not in self.not_read)
+        for why, n in problems.lines.items():
+            self.bad_lines[why] = self.bad_lines.get(why, 0) + n
+        self.cut_deep += problems.cut
 
 
 def _reader(agent: str) -> Any:
@@ -64,10 +74,12 @@ def _reader(agent: str) -> Any:
     return codex
 
 
-def discover(agents: tuple[str, ...] = READERS, roots: dict[str, str] | None = None) -> list[SessionFile]:
+def discover(agents: tuple[str, ...] = READERS, roots: dict[str, str] | None = None,
+             skipped: Problems | None = None) -> list[SessionFile]:
+    """Every session file of ``agents``; paths that are no regular file go to ``skipped``, with why."""
     out: list[SessionFile] = []
     for agent in agents:
-        out.extend(_reader(agent).discover((roots or {}).get(agent)))
+        out.extend(_reader(agent).discover((roots or {}).get(agent), skipped))
     return out
 
 
@@ -100,7 +112,9 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
 
     started, wall = time.monotonic(), time.time()
     totals = Totals()
-    files = sorted(discover(agents, roots), key=lambda f: (f.mtime, f.path))
+    skipped = Problems()
+    files = sorted(discover(agents, roots, skipped), key=lambda f: (f.mtime, f.path))
+    totals.add(skipped)
     conn: sqlite3.Connection | None = None
     if not dry_run:
         paths.ensure()
@@ -118,6 +132,7 @@ def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, 
             else:
                 _import_file(conn, paths, settings, f, totals, since=since, project=project, dry_run=dry_run,
                              now=now)
+                totals.add(f.problems)
             if progress is not None:
                 progress(f, totals)
         if conn is not None and not dry_run:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning.paths import Paths, data_dir, write_private
+from kenning.paths import Paths, data_dir, write_private, write_through
 
 # The hook runs its entry function through -c rather than -m (runpy costs every hook ~6 ms).
 HOOK_ENTRY = "from kenning.hook.main import cli; cli()"
@@ -72,23 +72,10 @@ def read_bytes(path: str) -> bytes | None:
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    """Atomic replace that keeps the file's mode (0600 for a new one)."""
-    mode = 0o600
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except OSError:
-        pass
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.kenning-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    """Atomic replace that keeps the file's mode (0600 for a new one) and, for a symlinked config,
+    the link: the file it points to is replaced (kenning.paths.write_through)."""
+    os.makedirs(os.path.dirname(os.path.realpath(path)) or ".", exist_ok=True)
+    write_through(path, data)
 
 
 def backup(path: str, raw: bytes) -> str:

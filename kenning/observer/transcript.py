@@ -40,16 +40,17 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
     """(the assistant's text blocks, the user's words said mid-turn) of one turn, in order."""
     if not path or not path.endswith(".jsonl"):
         return [], []
+    from kenning.history import source
+
     try:
-        st = os.stat(path)
-        if (st.st_mode & 0o170000) != 0o100000:
-            return [], []
-        with open(path, "rb") as fh:
-            if st.st_size > TAIL_BYTES:
-                fh.seek(st.st_size - TAIL_BYTES)
+        # A regular file only, checked on the open descriptor: a FIFO put at the path would block a read.
+        with source.open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > TAIL_BYTES:
+                fh.seek(size - TAIL_BYTES)
                 fh.readline()  # a partial line
             data = fh.read(TAIL_BYTES)
-    except (OSError, ValueError):
+    except (source.Unreadable, OSError, ValueError):
         return [], []
     turns: list[_Turn] = []
     current: _Turn | None = None
@@ -61,8 +62,9 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
             continue
         try:
             line = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line cut short, or nested beyond any real one
             continue
+        source.cap_depth(line)  # what is read next (str() of a value, cleaning) never recurses without bound
         if not isinstance(line, dict) or line.get("isSidechain"):
             continue
         if kind == "queue":

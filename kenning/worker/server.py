@@ -63,6 +63,7 @@ def run(paths: Paths | None = None) -> int:
     conn = None
     thread = None
     fifo = None
+    lock: _Lock | None = None
     fifo_stop = threading.Event()
     start_token = os.urandom(16).hex()
     try:
@@ -113,6 +114,8 @@ def run(paths: Paths | None = None) -> int:
         thread.poke()  # drain whatever the spool gathered while no worker ran
         if udp is not None:
             threading.Thread(target=_poke_listener, args=(udp, thread), name="kenning-poke", daemon=True).start()
+        lock = _Lock(paths.worker_lock, lock_fd)
+        threading.Thread(target=lock.watch, name="kenning-lock-watch", daemon=True).start()
         fifo = _open_poke_fifo(paths)
         if fifo is not None:
             threading.Thread(target=_fifo_listener, args=(fifo, thread, fifo_stop), name="kenning-poke-fifo",
@@ -162,8 +165,71 @@ def run(paths: Paths | None = None) -> int:
             conn = thread.pipeline.conn  # a new one when the database file was replaced meanwhile
         if conn is not None:
             conn.close()
-        fcntl.flock(lock_fd, fcntl.LOCK_UN)
-        os.close(lock_fd)
+        if lock is not None:
+            lock.close()
+        else:
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+            os.close(lock_fd)
+
+
+LOCK_WATCH_S = 2.0
+
+
+class _Lock:
+    """The worker's hold on ``worker.lock``, kept when the file is deleted under it.
+
+    Starters and hooks know a worker runs because someone holds that file's flock; after
+    ``rm worker.lock`` the worker would still hold the deleted file's lock, the path would say
+    nobody runs, and a second worker could start. So the worker looks every ``LOCK_WATCH_S`` and
+    puts a lock file back at the path, holding it. Should another worker hold the file now at the
+    path, this one says so in its log (``kenning worker stop`` finds both: kenning/worker/processes.py)."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+        self.warned = False
+        self.failed = ""
+        self.mutex = threading.Lock()
+        self.stopped = threading.Event()
+
+    def watch(self) -> None:
+        while not self.stopped.wait(LOCK_WATCH_S):
+            try:
+                with self.mutex:
+                    if not self.stopped.is_set():
+                        self.check()
+            except OSError as e:
+                if str(e) != self.failed:  # once per cause, not every 2 s (a deleted data dir)
+                    log.warning("cannot restore %s: %s", self.path, e)
+                self.failed = str(e)
+
+    def close(self) -> None:
+        with self.mutex:
+            self.stopped.set()
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+
+    def check(self) -> None:
+        held = os.fstat(self.fd)
+        try:
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino):
+                return
+        except FileNotFoundError:
+            pass
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            if not self.warned:
+                log.warning("%s was replaced and another process holds it: two workers may run; "
+                            "`kenning worker stop` stops both", self.path)
+                self.warned = True
+            return
+        old, self.fd = self.fd, fd
+        os.close(old)  # the deleted file's lock goes with it
+        log.warning("%s was deleted while the worker ran: put back and held", self.path)
 
 
 def _fail(paths: Paths, reason: str) -> int:
