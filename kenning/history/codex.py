@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, timestamp, turn_texts
+from kenning.history import Event, SessionFile, finished, timestamp, turn_texts
 from kenning.observer.transcript import PAYLOAD_KEY
 
 NAME = "codex"
@@ -215,7 +215,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
                 yield from _item(p, at, n, base, calls, origin)
-    if started and now - f.mtime >= quiet_s:
+    if started and finished(f.mtime, now, quiet_s):
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
 from kenning.memory.layers import classify
 from kenning.memory.subjects import subjects
+from kenning.memory.order import precedes
 from kenning.store.columns import has_columns
 
 SUBJECT_TEXT_FIELDS = ("title", "subtitle", "facts")
@@ -164,7 +165,7 @@ def assign(conn: sqlite3.Connection, oid: int) -> int:
         return oid
     members = 1 + int(conn.execute("SELECT occurrences FROM observations WHERE id = ?", (head.id,)).fetchone()[0])
     inherit(conn, oid, head.id)
-    if (r["created_at"], oid) > (head.created_at, head.id):
+    if precedes(head.created_at, head.id, float(r["created_at"]), oid):  # by arrival when a clock claims the future
         # The newer row says it last: it heads the group.
         conn.execute("UPDATE observations SET duplicate_of = ? WHERE duplicate_of = ? OR id = ?",
                      (oid, head.id, head.id))

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from kenning.memory.layers import KEY, RULE
+from kenning.memory.order import earlier_sql
 from kenning.memory.supersession import (
     CHANGEABLE,
     NEVER_REPLACED,
@@ -134,18 +135,20 @@ def _changed_values(conn: sqlite3.Connection, row: sqlite3.Row, new: Memory,
     name the value are what they share)."""
     if not has_change(new.text):
         return []
+    before, before_args = earlier_sql("o", new.created_at, new.id)
     gone = [int(r["id"]) for r in rows(
         conn, f"SELECT {_COLS} FROM observations o WHERE o.project = ? AND o.layer = 'key' AND o.status = 'active' "
-              "AND o.duplicate_of IS NULL AND o.created_at < ? AND o.id != ? ORDER BY o.created_at DESC LIMIT ?",
-        (row["project"], new.created_at, new.id, VALUE_CANDIDATES)) if changed_value(new.text, _memory(r).text)]
+              f"AND o.duplicate_of IS NULL AND {before} AND o.id != ? ORDER BY o.created_at DESC LIMIT ?",
+        (row["project"], *before_args, new.id, VALUE_CANDIDATES)) if changed_value(new.text, _memory(r).text)]
     return [(oid, new.id) for oid in mark(conn, gone, new.id, at=at)]
 
 
 def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:
     """could_replace(new, …) as a condition on ``o`` (type and created_at are NOT NULL columns)."""
-    sql = (f" AND o.created_at < ? AND (o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))}) OR "
+    before, before_args = earlier_sql("o", new.created_at, new.id)  # older by the clock, or by arrival
+    sql = (f" AND {before} AND (o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))}) OR "
            f"o.kind IN ({','.join('?' * len(CHANGEABLE))}))")
-    args: tuple[object, ...] = (new.created_at, *NEVER_REPLACED, *CHANGEABLE)
+    args: tuple[object, ...] = (*before_args, *NEVER_REPLACED, *CHANGEABLE)
     if new.type in NEVER_REPLACED:
         sql += f" AND o.layer = '{RULE}'"
     return sql, args

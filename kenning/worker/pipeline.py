@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import spool
+from kenning.memory import order
 from kenning.observer.base import Observer
 from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
@@ -418,7 +419,11 @@ def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
     its event is stored already. Call inside a transaction."""
     p: dict[str, Any] = rec["payload"]
     event: str = rec["event"]
-    at = float(rec.get("at") or time.time())
+    arrived = time.time()
+    # A time from the future (a fast clock, a transcript dated ahead) is not believed: the event is
+    # stored at its arrival and the claim kept, so it can neither outrank what comes after it nor
+    # leave its turn open until that date (kenning/memory/order.py).
+    at, claimed = order.clamp(float(rec.get("at") or arrived), arrived)
     sid = repo.upsert_session(
         conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
         project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
@@ -450,7 +455,7 @@ def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
     tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
     return repo.insert_event(
         conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
-        agent_id=agent_id, agent_type=agent_type, occurred_at=at,
+        agent_id=agent_id, agent_type=agent_type, occurred_at=at, claimed_at=claimed,
         # A private turn's events keep their key (idempotent ingest) but not their content.
         payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
 
