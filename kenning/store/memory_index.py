@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
 from kenning.memory.layers import classify
-from kenning.memory.subjects import subjects
 from kenning.memory.order import precedes
+from kenning.memory.subjects import subjects
 from kenning.store.columns import has_columns
 
 SUBJECT_TEXT_FIELDS = ("title", "subtitle", "facts")

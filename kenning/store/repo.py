@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from kenning.memory import order
+from kenning.memory.order import clamp as clamp_future
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
 from kenning.store import memory_index, supersede
 from kenning.store.projects import attach as attach_project
@@ -229,7 +229,7 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
     """Insert one observation (and its memory index); None when the same content is already stored
     for the session. ``group=False`` leaves grouping with near-duplicates to the caller."""
     recorded = recorded_at or time.time()
-    created, claimed = order.clamp(d.created_at, recorded)  # a time from the future: its arrival, flagged
+    created, claimed = clamp_future(d.created_at, recorded)  # a time from the future: its arrival, flagged
     cur = conn.execute(
         "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
@@ -250,7 +250,7 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
 
 def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,
                    recorded_at: float) -> None:
-    created, claimed = order.clamp(s.created_at, recorded_at)
+    created, claimed = clamp_future(s.created_at, recorded_at)
     conn.execute(
         "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
         "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "

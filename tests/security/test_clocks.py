@@ -117,7 +117,7 @@ def test_a_restatement_after_a_future_dated_one_heads_its_group(home: Home) -> N
     finally:
         conn.close()
     assert len(got) == 2, got
-    (first, first_dup), (second, second_dup) = got
+    (_first, first_dup), (second, second_dup) = got
     assert second_dup is None and first_dup == second, got  # the later arrival is the head shown
 
 
