@@ -208,13 +208,18 @@ class Pipeline:
             return
         if row and row[0] != "ok":
             self._damaged(sqlite3.DatabaseError(f"integrity check: {row[0]}"))
+        elif row:
+            from kenning.store.health import clear_damage
+
+            clear_damage(self.paths.db)  # sound: a note left about this file no longer holds
 
     def _damaged(self, err: BaseException) -> None:
-        from kenning.store.health import explain
+        from kenning.store.health import corrupt_line, explain, note_damage
 
         message = explain(self.paths.db, err)
         if "corrupt" not in message:
-            message = f"the database {self.paths.db} is corrupt ({err}): run `kenning repair`"
+            message = corrupt_line(self.paths.db, str(err))
+        note_damage(self.paths.db, message)  # every surface says it from now on, hooks reading the file too
         if message != self.stats.db_error:
             log.error("%s; nothing is written until then, and the spool keeps every event", message)
         self.stats.db_error = message
