@@ -51,6 +51,8 @@ UNSETTLED_RETRY_S = 0.2
 POKE_GAP_S = 0.25  # pokes start at most 4 cycles a second
 PAYLOAD_RETENTION_S = 3 * 24 * 3600
 EVENT_RETENTION_S = 30 * 24 * 3600  # the ledger row of a processed event (its payload is long gone)
+BACKUP_CHECK_S = 600  # how often the worker asks whether a backup is due (one is taken a day)
+BACKUP_FIRST_S = 5.0  # the first ask, after start: not in the first cycle, which a SessionStart may await
 KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 
 
@@ -84,6 +86,7 @@ class Pipeline:
         self.turns = turns if turns is not None else TurnReader(lambda text: self._settings_cleaner().text(text))
         self.stats = Stats()
         self._last_prune = 0.0
+        self._last_backup_check = time.time() - BACKUP_CHECK_S + BACKUP_FIRST_S
         self._file = file_id(paths.db)  # the database file this connection writes
         self._checked = False  # integrity of this file checked (first cycle)
         self._reopen_needed = False  # the file at the path changed and is not open yet
@@ -372,6 +375,28 @@ class Pipeline:
             repo.prune_events(self.conn, now - EVENT_RETENTION_S)
         spool.clean_tmp(self.paths)
 
+    def back_up(self, now: float) -> None:
+        """The daily online backup (kenning/store/backup.py): checked at most every 10 minutes, taken
+        when the newest is a day old, never from a damaged file (this cycle returned before, if so)."""
+        if now - self._last_backup_check < BACKUP_CHECK_S:
+            return
+        self._last_backup_check = now
+        from kenning.settings import load
+        from kenning.store import backup
+
+        keep = load(self.paths)[0].backups_keep
+        if keep <= 0 or not backup.due(self.paths, now):
+            if keep > 0:
+                backup.rotate(self.paths, keep)  # a lowered setting takes effect without waiting a day
+            return
+        try:
+            made = backup.take(self.paths, keep, now)
+        except (sqlite3.Error, OSError) as e:
+            log.warning("no backup taken: %s", e)
+            return
+        if made is not None:
+            log.info("backup taken: %s", made.path)
+
     def cycle(self) -> None:
         """Drain the spool completely, then observe."""
         try:
@@ -388,6 +413,7 @@ class Pipeline:
             self.settle()
             self.observe()
             self.prune(time.time())
+            self.back_up(time.time())
             self.tidy()
             if self.stats.last_error.startswith("cycle"):
                 self.stats.last_error = ""
