@@ -129,6 +129,10 @@ def test_damage_the_worker_found_is_told_by_its_status_api_the_hook_and_mcp(home
     assert api["db_ok"] is False
     health = http(info["port"], "GET", "/api/health").json()
     assert damage_line(health["db_error"]) == line
+    meta = http(info["port"], "GET", "/api/viewer/meta", token=read_token(home.paths)).json()
+    assert damage_line(meta["damage"]) == line  # the viewer's banner
+    feed = http(info["port"], "GET", "/api/viewer/feed", token=read_token(home.paths))
+    assert feed.status == 200 or (feed.status == 503 and damage_line(feed.json()["error"]) == line), feed
     ctx = context_of(home.hook("SessionStart", session_start(str(home.project), "told")))
     assert damage_line(ctx) == line
     assert damage_line(mcp_search(home, "History note")) == line
