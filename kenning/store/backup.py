@@ -165,7 +165,7 @@ def _reset_since(paths: Paths, began: float) -> bool:
 
 def reset(paths: Paths, keep: int) -> int:
     """After a forget: delete every backup, then take a fresh one from the database as it is now
-    (none when ``keep`` is 0). Returns how many were deleted. Never raises: a backup that cannot be
+    (none when ``keep`` is 0, or when there was none). Returns how many were deleted. Never raises: a backup that cannot be
     taken now is taken by the worker's next round; what was deleted stays deleted. A backup being
     taken meanwhile (the worker's) sees the mark and is discarded."""
     try:
@@ -181,10 +181,11 @@ def reset(paths: Paths, keep: int) -> int:
         except OSError:
             pass
     rotate(paths, 0)
-    try:
-        take(paths, keep)
-    except (sqlite3.Error, OSError):
-        pass
+    if old:  # none before: the worker takes the first one on its schedule
+        try:
+            take(paths, keep)
+        except (sqlite3.Error, OSError):
+            pass
     return len(old)
 
 
