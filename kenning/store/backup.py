@@ -165,9 +165,9 @@ def _reset_since(paths: Paths, began: float) -> bool:
 
 def reset(paths: Paths, keep: int) -> int:
     """After a forget: delete every backup, then take a fresh one from the database as it is now
-    (none when ``keep`` is 0, or when there was none). Returns how many were deleted. Never raises: a backup that cannot be
-    taken now is taken by the worker's next round; what was deleted stays deleted. A backup being
-    taken meanwhile (the worker's) sees the mark and is discarded."""
+    (none when ``keep`` is 0, or when there was none). Returns how many were deleted. Never raises:
+    a backup that cannot be taken now is taken by the worker's next round; what was deleted stays
+    deleted. A backup being taken meanwhile (the worker's) sees the mark and is discarded."""
     try:
         if os.path.isdir(paths.backups):
             os.close(os.open(os.path.join(paths.backups, RESET_MARK), os.O_WRONLY | os.O_CREAT, FILE_MODE))
