@@ -33,7 +33,7 @@ class Backup:
 
 
 def listed(paths: Paths) -> list[Backup]:
-    """The backups on disk, newest first (by the time in their name, then by name)."""
+    """The backups on disk, newest first (by the time in their name, then by their number in that second)."""
     try:
         names = os.listdir(paths.backups)
     except OSError:
@@ -45,11 +45,12 @@ def listed(paths: Paths) -> list[Backup]:
         stamp = name[len(PREFIX):-len(SUFFIX)]
         try:
             taken = time.mktime(time.strptime(stamp[:15], "%Y%m%d-%H%M%S"))
+            nth = int(stamp[16:] or 1)  # a second one taken within the same second: "-2"
         except ValueError:
             continue
-        out.append(Backup(os.path.join(paths.backups, name), taken))
-    out.sort(key=lambda b: (b.taken_at, b.path), reverse=True)
-    return out
+        out.append((taken, nth, Backup(os.path.join(paths.backups, name), taken)))
+    out.sort(key=lambda t: (t[0], t[1]), reverse=True)
+    return [b for _t, _n, b in out]
 
 
 def due(paths: Paths, now: float | None = None) -> bool:

@@ -212,6 +212,10 @@ def test_the_worker_backs_up_privately_and_keeps_the_newest(home: Home) -> None:
     assert len(kept) == 2 and first[0] not in kept, kept
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in kept)
     assert not [n for n in os.listdir(folder) if n.endswith((".partial", "-wal", "-shm", "-journal"))]
+    later = time.time() + 9 * 86400
+    backup.take(home.paths, 2, now=later)
+    second = backup.take(home.paths, 2, now=later)  # within the same second: the newest still comes first
+    assert second is not None and backup.listed(home.paths)[0].path == second.path
 
 
 def test_repair_restores_from_the_newest_backup_what_the_cut_took(home: Home) -> None:
