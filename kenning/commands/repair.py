@@ -75,7 +75,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
         print(f"Restored from the backup of {when} ({os.path.basename(good.path)}), rows the damaged file lost: "
               + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in report.from_backup.items() if n > 0)
               + ". They are as they were then: what changed in them since, and what was captured between the "
-                "backup and the damage and not read back above, is lost.")
+                "backup and the damage and not read back above, is lost."
+              + (f" {report.resuperseded} of them are marked superseded again by newer memories read back above."
+                 if report.resuperseded else "")
+              + " A memory superseded by hand or by an LLM observer after the backup may be shown again: "
+                "`kenning supersede` marks it.")
     else:
         print(f"The backup {os.path.basename(good.path)} holds nothing the recovered rows lack.")
     if report.orphans:

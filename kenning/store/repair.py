@@ -45,12 +45,14 @@ class Report:
     problems: list[str] = field(default_factory=list)
     from_backup: dict[str, int] = field(default_factory=dict)
     backup: str = ""          # the backup rows were restored from ('' none)
+    restored_ids: list[int] = field(default_factory=list)  # observations the backup gave back
+    resuperseded: int = 0     # of them, marked superseded again by newer rows the damaged file kept
     pages_lost: int = 0       # pages a table's b-tree points at that the file no longer has (or that do not parse)
 
     def as_dict(self) -> dict[str, Any]:
         return {"moved_to": self.moved_to, "method": self.method, "saved": self.saved, "orphans": self.orphans,
                 "unreadable": self.unreadable, "problems": self.problems, "from_backup": self.from_backup,
-                "backup": self.backup, "pages_lost": self.pages_lost}
+                "backup": self.backup, "pages_lost": self.pages_lost, "resuperseded": self.resuperseded}
 
 
 def move_aside(db: str, now: float | None = None) -> str:
@@ -205,6 +207,14 @@ def _copy_all(src: sqlite3.Connection, dest: sqlite3.Connection, report: Report,
     dest.execute("BEGIN IMMEDIATE")
     try:
         memory_index.rebuild(dest)
+        if report.restored_ids and backup:
+            # A row the backup gave back may have been superseded after the backup by a row the damaged
+            # file kept: that mark was on the lost row. The offline rule is asked again between the two.
+            from kenning.store import supersede
+
+            taken = os.path.getmtime(backup)
+            newer = [int(r[0]) for r in dest.execute("SELECT id FROM observations WHERE recorded_at > ?", (taken,))]
+            report.resuperseded = len({old for old, _new in supersede.among(dest, report.restored_ids, newer)})
         dest.execute("COMMIT")
     except BaseException:
         dest.execute("ROLLBACK")
@@ -277,8 +287,12 @@ def _copy_backup(backup: str, dest: sqlite3.Connection, tables: list[str], repor
             if not cols:
                 continue
             before = dest.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+            known = {int(r[0]) for r in dest.execute("SELECT id FROM observations")} if table == "observations" \
+                else set()
             _salvage(src, dest, table, cols)
             added = dest.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0] - before
+            if table == "observations" and added:
+                report.restored_ids = sorted({int(r[0]) for r in dest.execute("SELECT id FROM observations")} - known)
             if added:
                 report.from_backup[table] = added
     finally:

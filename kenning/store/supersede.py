@@ -125,6 +125,31 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
     return out
 
 
+def among(conn: sqlite3.Connection, old_ids: Sequence[int], new_ids: Sequence[int],
+          *, at: float | None = None) -> list[tuple[int, int]]:
+    """The offline rule between two given sets of rows, as :func:`automatic` applies it (only the
+    user replaces a standing rule): ``kenning repair`` asks it of the rows a backup gave back and the
+    newer rows the damaged file kept, since the mark on a row the damage took was lost with it.
+    Returns (old, new) pairs. Inside a transaction."""
+    def fetch(ids: Sequence[int]) -> list[sqlite3.Row]:
+        out: list[sqlite3.Row] = []
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            out += rows(conn, f"SELECT {_COLS} FROM observations o WHERE o.id IN ({','.join('?' * len(chunk))}) "
+                              "AND o.status = 'active' AND o.layer IN (?, ?)", (*chunk, RULE, KEY))
+        return out
+
+    olds = [(r, _memory(r)) for r in fetch(old_ids)]
+    out: list[tuple[int, int]] = []
+    for row in sorted(fetch(new_ids), key=lambda r: int(r["id"])):
+        new = _memory(row)
+        users = not row["kind"] or '"by": "user"' in (row["why"] or "")
+        gone = [m.id for r, m in olds if r["project"] == row["project"] and (users or r["layer"] != RULE)
+                and replaces(new, m)]
+        out += [(oid, new.id) for oid in mark(conn, gone, new.id, at=at)]
+    return out
+
+
 VALUE_CANDIDATES = 300  # a project's newest key memories a changed value is checked against
 
 
