@@ -49,7 +49,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         print(f"  note: backup passed over: {why}")
     damaged = repair.move_aside(paths.db)
     health.clear_damage(paths.db)
-    print(f"The damaged file is kept as {damaged}")
+    print(f"The damaged file is kept as {damaged} (a later `kenning forget` does not reach it: delete it once you "
+          "no longer need it)")
     try:
         report = repair.recover(damaged, paths.db, backup=good.path if good else None)
     except (sqlite3.Error, OSError) as e:
