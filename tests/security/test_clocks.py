@@ -119,6 +119,16 @@ def test_a_restatement_after_a_future_dated_one_heads_its_group(home: Home) -> N
     assert len(got) == 2, got
     (_first, first_dup), (second, second_dup) = got
     assert second_dup is None and first_dup == second, got  # the later arrival is the head shown
+    home.stop_worker()
+    r = home.kenning("reindex", "--no-vectors", timeout=120)  # groups rebuilt from every row: the same head
+    assert r.returncode == 0, r.stdout + r.stderr
+    conn = home.db()
+    try:
+        again = conn.execute("SELECT id, duplicate_of FROM observations WHERE title LIKE '%linter%' "
+                             "ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    assert [tuple(x) for x in again] == [tuple(x) for x in got], again
 
 
 def test_an_imported_transcript_dated_in_the_future_is_clamped_and_does_not_outrank(home: Home,
