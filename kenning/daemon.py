@@ -91,9 +91,16 @@ def ensure(paths: Paths, *, wait: float = 10.0, blocking_lock: bool = True) -> d
     health = running(paths)
     if health:
         return health
-    from kenning.store.identity import check
+    import _sqlite3  # (loaded by kenning.store.identity anyway: the C module, not the package)
 
-    check(paths.db)  # a worker would refuse this file at once: say why now, not after ``wait`` seconds
+    from kenning.store.identity import ForeignDatabase, check
+
+    try:
+        check(paths.db)  # a worker would refuse this file at once: say why now, not after ``wait`` seconds
+    except ForeignDatabase:
+        raise
+    except _sqlite3.DatabaseError:
+        pass  # ours, but damaged: the worker started below says how (worker.failed, its status), never this
     deadline = time.monotonic() + wait
     try:
         paths.ensure()

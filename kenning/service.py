@@ -111,12 +111,18 @@ class Memory:
                 check = conn.execute("PRAGMA quick_check").fetchone()[0]
                 out["db_ok"] = check == "ok"
                 if check != "ok":
-                    out["db_error"] = check
+                    from kenning.store import health
+
+                    out["db_error"] = health.corrupt_line(self.paths.db, f"integrity check: {check}")
+                    health.note_damage(self.paths.db, out["db_error"])
             out["db_bytes"] = sum(os.path.getsize(p) for p in (self.paths.db, self.paths.db + "-wal")
                                   if os.path.exists(p))
         except sqlite3.Error as e:
-            from kenning.store.health import explain
+            from kenning.store import health
 
-            out.update(db_ok=False, db_error=explain(self.paths.db, e))
+            kind, message = health.classify(self.paths.db, e)
+            if kind == health.CORRUPT:
+                health.note_damage(self.paths.db, message)
+            out.update(db_ok=False, db_error=message)
         out["at"] = time.time()
         return out

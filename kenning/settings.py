@@ -97,6 +97,8 @@ SPECS: dict[str, Spec] = {
     "archive_after_days": Spec(30, "routine work older than this many days is archived: searchable, no longer "
                                    "listed at session start or next to prompts (0: never); rules and decisions "
                                    "never age out", min=0, max=36500),
+    "backups_keep": Spec(3, "daily online backups of the database kept in <data>/backups (0: none); "
+                            "`kenning repair` restores from the newest good one", min=0, max=60),
     "context_sessions": Spec(10, "session summaries listed at session start", min=0, max=100),
     "context_max_chars": Spec(9000, "character cap of the session-start context (Claude Code cuts at 10,000)",
                               min=500, max=9800),
@@ -189,6 +191,7 @@ class Settings:
     context_rules_chars: int
     context_key_chars: int
     archive_after_days: int
+    backups_keep: int
     context_sessions: int
     context_max_chars: int
     max_field_chars: int

@@ -6,6 +6,7 @@ import argparse
 import os
 import sqlite3
 import sys
+import time
 
 from kenning import daemon, spool
 from kenning.paths import Paths
@@ -41,10 +42,17 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if not daemon.stop(paths):
         print("kenning: the worker did not stop; nothing was changed", file=sys.stderr)
         return 1
+    from kenning.store import backup
+
+    good, passed_over = backup.newest_good(paths)
+    for why in passed_over:
+        print(f"  note: backup passed over: {why}")
     damaged = repair.move_aside(paths.db)
-    print(f"The damaged file is kept as {damaged}")
+    health.clear_damage(paths.db)
+    print(f"The damaged file is kept as {damaged} (a later `kenning forget` does not reach it: delete it once you "
+          "no longer need it)")
     try:
-        report = repair.recover(damaged, paths.db)
+        report = repair.recover(damaged, paths.db, backup=good.path if good else None)
     except (sqlite3.Error, OSError) as e:
         print(f"kenning: recovery failed: {type(e).__name__}: {e}; the damaged file stays at {damaged}, and a new "
               "database starts with the next worker (the spool is kept)", file=sys.stderr)
@@ -53,11 +61,28 @@ def cmd_repair(args: argparse.Namespace) -> int:
         print(f"  note: {p}")
     saved = report.saved
     if not any(saved.values()):
-        print("Nothing could be read back (the damage reaches the file's structure, not only some rows); the "
-              "damaged file is kept for other tools.")
+        print("Nothing could be read back from the damaged file (the damage reaches its structure: the notes above "
+              "say where); it is kept for other tools.")
     main = ("sessions", "user_prompts", "observations", "session_summaries", "events")
     print(f"Recovered ({report.method}): " + ", ".join(f"{saved.get(t, 0)} {t.replace('_', ' ')}" for t in main)
           + "".join(f", {n} {t.replace('_', ' ')}" for t, n in saved.items() if t not in main and n))
+    if report.pages_lost:
+        print(f"Lost with the damaged file: {report.pages_lost} page(s) its tables point at are missing or unreadable.")
+    if good is None:
+        print(f"No backup to restore the rest from (none good in {paths.backups}; the worker takes one a day, "
+              "`backups_keep` in settings.json).")
+    elif any(v > 0 for v in report.from_backup.values()):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(good.taken_at))
+        print(f"Restored from the backup of {when} ({os.path.basename(good.path)}), rows the damaged file lost: "
+              + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in report.from_backup.items() if n > 0)
+              + ". They are as they were then: what changed in them since, and what was captured between the "
+                "backup and the damage and not read back above, is lost."
+              + (f" {report.resuperseded} of them are marked superseded again by newer memories read back above."
+                 if report.resuperseded else "")
+              + " A memory superseded by hand or by an LLM observer after the backup may be shown again: "
+                "`kenning supersede` marks it.")
+    else:
+        print(f"The backup {os.path.basename(good.path)} holds nothing the recovered rows lack.")
     if report.orphans:
         print("Left out (their session or parent row was lost): "
               + ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in report.orphans.items()))

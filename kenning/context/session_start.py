@@ -86,7 +86,11 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
                     pool.give(conn, ok)
                 else:
                     conn.close()
-    return with_notes(text, status_notes(paths, now)), key
+    notes = status_notes(paths, now)
+    damage = health.noted_damage(paths.db) if key else ""
+    if damage:  # found by another process (the worker's integrity check): what was read may be incomplete
+        notes.insert(0, damage_note(damage))
+    return with_notes(text, notes), key
 
 
 def _unreadable(paths: Paths, project: str, err: BaseException) -> str:
@@ -95,7 +99,15 @@ def _unreadable(paths: Paths, project: str, err: BaseException) -> str:
     kind, message = health.classify(paths.db, err)
     if kind in (health.NO_SCHEMA, health.MISSING):
         return empty_note(project)  # created, never migrated: truly nothing yet
+    if kind == health.CORRUPT:
+        health.note_damage(paths.db, message)
     return unavailable_note(project, message)
+
+
+def damage_note(message: str) -> str:
+    """Memory was read, but the file is known to be damaged (``message``: ``kenning.store.health.explain``)."""
+    return (f"Kenning's database is damaged: {message}. What is listed may be incomplete, and nothing new is "
+            "saved until it is repaired (the spool keeps every event).")
 
 
 def empty_note(project: str, *, saving: bool = True) -> str:

@@ -59,6 +59,14 @@ def _problems() -> Problems:
     return Problems()
 
 
+def finished(mtime: float, now: float, quiet_s: float) -> bool:
+    """Whether a transcript last written at ``mtime`` is a finished session: untouched for ``quiet_s``,
+    or dated in the future (a clock that ran fast: its date says nothing about being written now)."""
+    from kenning.memory.order import cutoff
+
+    return now - mtime >= quiet_s or mtime > cutoff(now)
+
+
 def timestamp(value: Any) -> float | None:
     """Epoch seconds of an ISO-8601 timestamp (``2026-11-30T05:39:31.615Z``), None when unreadable."""
     if not isinstance(value, str) or not value:

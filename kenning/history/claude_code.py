@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, source, timestamp, turn_texts
+from kenning.history import Event, SessionFile, finished, source, timestamp, turn_texts
 from kenning.history.claude_lines import (
     INTERRUPTED,
     Scan,
@@ -113,9 +113,9 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     from kenning.history.identity import checkout, remote_of_pr
 
     now = time.time() if now is None else now
-    finished = now - f.mtime >= quiet_s
+    done = finished(f.mtime, now, quiet_s)
     found = scan(f.path)
-    streams = [_session_events(f.path, None, None, close_last=finished, found=found, problems=f.problems)]
+    streams = [_session_events(f.path, None, None, close_last=done, found=found, problems=f.problems)]
     for sub in f.extra:
         agent_id = os.path.basename(sub)[len("agent-"):-len(".jsonl")]
         streams.append(e for e in _session_events(sub, agent_id, _agent_type(sub), close_last=False,
@@ -143,7 +143,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
         e.payload = {**base, **{k: v for k, v in e.payload.items() if v is not None and k != "session_id"}}
         last_at = max(last_at, e.at)
         yield e
-    if finished:
+    if done:
         yield Event("SessionEnd", last_at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
                                                           "reason": "other"})
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, source, timestamp, turn_texts
+from kenning.history import Event, SessionFile, finished, source, timestamp, turn_texts
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
@@ -232,7 +232,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
                 yield from _item(p, at, n, base, calls, origin)
-    if started and now - f.mtime >= quiet_s:
+    if started and finished(f.mtime, now, quiet_s):
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 

@@ -409,14 +409,27 @@ def _session_start(paths: Paths, settings: Settings, log: HookLog, payload: dict
             text = _context_from_worker(paths, health, payload, budget - (time.monotonic() - started), agent,
                                         spooled)
         if text is None:
-            from kenning.context.session_start import build_for_cwd
-
-            text = build_for_cwd(paths, settings, str(payload.get("cwd") or root), agent=agent)
+            text = _context_from_file(paths, settings, log, str(payload.get("cwd") or root), name, agent)
     finally:
         # Poked only now: the cycle that stores the event does not compete with the answer.
         if health and isinstance(health.get("port"), int):
             client.poke_udp(health["port"])
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _context_from_file(paths: Paths, settings: Settings, log: HookLog, cwd: str, name: str, agent: str) -> str:
+    """The index read from the database file; whatever stops it, the reason every surface gives
+    (``kenning.store.health.explain``), never silence."""
+    from kenning.context.session_start import build_for_cwd, unavailable_note
+
+    try:
+        return build_for_cwd(paths, settings, cwd, agent=agent)
+    except Exception as e:  # sqlite3.Error past the builder's own checks (a ForeignDatabase included), OSError
+        from kenning.store.health import explain
+        from kenning.store.identity import ForeignDatabase
+
+        log.write("SessionStart", f"no context from the file: {type(e).__name__}: {e}")
+        return unavailable_note(name, str(e) if isinstance(e, ForeignDatabase) else explain(paths.db, e))
 
 
 def _capture_quiet(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any],

@@ -153,21 +153,34 @@ class KenningServer:
         except schema.ArgumentError as e:
             return _result(str(e), error=True)
         try:
-            return _result(self._run(tool.name, args))
+            text = self._run(tool.name, args)
         except ValueError as e:  # ToolInputError, InvalidMemory, the search core's checks
             return _result(str(e), error=True)
         except Exception as e:
             import sqlite3
 
+            from kenning.store import health
             from kenning.store.identity import ForeignDatabase
 
             if isinstance(e, ForeignDatabase):  # not our database: say which file and what to do
                 return _result(str(e), error=True)
-            if isinstance(e, sqlite3.OperationalError):
+            if isinstance(e, sqlite3.Error):  # damaged, locked, read-only, full: as every surface says it
                 self.log.warning("database error in %s: %s", tool.name, e)
-                return _result(f"the memory database could not be read or written ({e}); try again", error=True)
+                kind, message = health.classify(self.paths.db, e)
+                if kind == health.CORRUPT:
+                    health.note_damage(self.paths.db, message)
+                return _result(f"Kenning's memory is unavailable: {message}", error=True)
             self.log.exception("tool %s failed", tool.name)
             return _result(f"internal error in Kenning; details are in {self.paths.logs}/mcp.log", error=True)
+        if tool.name != "memory_guide":
+            from kenning.store.health import noted_damage
+
+            damage = noted_damage(self.paths.db)
+            if damage:  # what was read came from the intact part of a damaged file: never silent
+                from kenning.context.session_start import damage_note
+
+                text = damage_note(damage) + "\n\n" + text
+        return _result(text)
 
     def _run(self, name: str, a: dict[str, Any]) -> str:
         if name == "memory_guide":

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from kenning.memory import subjects as subj
 from kenning.memory.layers import KEY, RULE
+from kenning.memory.order import earlier
 from kenning.memory.text import jaccard, stem
 
 SLOT_SIMILAR = 0.5       # template overlap (with a cue) for "the same slot, another filler"
@@ -61,7 +62,8 @@ def could_replace(new: Memory, old_id: int, old_type: str, old_layer: str, old_c
                   old_kind: str = "") -> bool:
     """The tests of :func:`replaces` that read no text: when False, ``new`` never replaces that row
     (the caller need not build its Memory; :func:`kenning.store.supersede.automatic` asks SQL)."""
-    if new.id == old_id or old_created_at >= new.created_at:
+    # Newer by the clock while both clocks are believable, by arrival when either claims the future.
+    if new.id == old_id or not earlier(old_created_at, old_id, new.created_at, new.id):
         return False
     if old_type in NEVER_REPLACED and old_kind not in CHANGEABLE:
         return False

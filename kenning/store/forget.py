@@ -362,6 +362,9 @@ def forget(conn: sqlite3.Connection, db_path: str, f: Filters, *, dry_run: bool)
 
 def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:
     """Reclaim space; the deletion is already committed, so a busy database is a warning, not a failure."""
+    from kenning.store.backup import after_forget
+
+    after_forget(db_path)  # forgetting resets the backups: deleted, one fresh taken without the forgotten rows
     before = file_bytes(db_path)
     try:
         reclaim(conn)

@@ -73,8 +73,8 @@ def classify(path: str, err: BaseException | None = None) -> tuple[str, str]:
     if "no such table" in low:
         return NO_SCHEMA, f"{path} has no tables yet (the worker creates them on start)"
     if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in low or "not a database" in low \
-            or "file is encrypted" in low:
-        return CORRUPT, f"the database {path} is corrupt ({err}): run `kenning repair`"
+            or "file is encrypted" in low or low.startswith("integrity check"):
+        return CORRUPT, corrupt_line(path, str(err))
     if name == "SQLITE_FULL" or "disk is full" in low or eno == errno.ENOSPC:
         return FULL, f"the disk holding {folder} is full: free some space (`kenning doctor` shows how much is left)"
     if name in ("SQLITE_READONLY",) or "readonly" in low or "read-only" in low or eno == errno.EROFS \
@@ -88,8 +88,68 @@ def classify(path: str, err: BaseException | None = None) -> tuple[str, str]:
     return UNREADABLE, f"the database {path} cannot be read ({text}): run `kenning doctor`"
 
 
+def corrupt_line(path: str, detail: str) -> str:
+    """What every surface (hook, CLI, MCP, worker API) says about a damaged database."""
+    detail = " ".join(detail.split())[:200]
+    return f"the database {path} is corrupt ({detail}): run `kenning repair`"
+
+
 def explain(path: str, err: BaseException | None = None) -> str:
+    """The one line every surface gives for a database that cannot be read (and why)."""
     return classify(path, err)[1]
+
+
+# A damage found by one process (the worker's integrity check, a hook's read) is written beside the
+# database, so that every other one says it too, even where what it reads happens to be intact. It
+# names the file by inode: a repaired (or replaced) database is a new file, and the note no longer
+# applies. It holds SQLite's error, never memory text.
+NOTE_NAME = "kenning.damage"
+
+
+def _note_path(path: str) -> str:
+    return os.path.join(os.path.dirname(path), NOTE_NAME)
+
+
+def note_damage(path: str, message: str) -> None:
+    """Remember that the file at ``path`` is damaged (``message``: from :func:`explain`). Never raises."""
+    import json
+
+    try:
+        st = os.stat(path)
+        body = json.dumps({"dev": st.st_dev, "ino": st.st_ino, "message": message[:600]})
+        if noted_damage(path) == message[:600]:
+            return
+        tmp = f"{_note_path(path)}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, body.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, _note_path(path))
+    except (OSError, ValueError):
+        pass  # a read-only or full disk: the damage is still told by whoever meets it
+
+
+def noted_damage(path: str) -> str:
+    """The damage noted for the file now at ``path``, or ''."""
+    import json
+
+    try:
+        with open(_note_path(path), encoding="utf-8") as fh:
+            note = json.loads(fh.read(4096))
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(note, dict) or (note.get("dev"), note.get("ino")) != (st.st_dev, st.st_ino):
+        return ""
+    return str(note.get("message") or "")
+
+
+def clear_damage(path: str) -> None:
+    try:
+        os.unlink(_note_path(path))
+    except OSError:
+        pass
 
 
 def probe(path: str) -> tuple[str, str]:

@@ -17,10 +17,12 @@ import sqlite3
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kenning.memory.duplicates import WINDOW, idents, signature_of, similar, words_of
 from kenning.memory.judged import said_by_user
 from kenning.memory.layers import classify
+from kenning.memory.order import cutoff, precedes
 from kenning.memory.subjects import subjects
 from kenning.store.columns import has_columns
 
@@ -178,7 +180,7 @@ def assign(conn: sqlite3.Connection, oid: int) -> int:
         return oid
     members = 1 + int(conn.execute("SELECT occurrences FROM observations WHERE id = ?", (head.id,)).fetchone()[0])
     inherit(conn, oid, head.id)
-    if (r["created_at"], oid) > (head.created_at, head.id):
+    if precedes(head.created_at, head.id, float(r["created_at"]), oid):  # by arrival when a clock claims the future
         # The newer row says it last: it heads the group.
         conn.execute("UPDATE observations SET duplicate_of = ? WHERE duplicate_of = ? OR id = ?",
                      (oid, head.id, head.id))
@@ -262,9 +264,12 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
     head_of: dict[int, int] = {}
     size: dict[int, int] = {}
     origin: dict[int, _Head] = {}  # head id -> its head (rule, users)
-    rows = conn.execute(
+    rows: Iterable[Any] = conn.execute(
         f"SELECT id, project, type, title, signature, created_at, {_origin_cols(conn)} FROM observations "
         f"{where + (' AND' if where else 'WHERE')} status = 'active' ORDER BY created_at, id", args)
+    limit = cutoff()
+    if conn.execute("SELECT 1 FROM observations WHERE created_at > ? LIMIT 1", (limit,)).fetchone():
+        rows = _in_arrival_place(list(rows), limit)
     for r in rows:
         oid, project_, type_, created = int(r[0]), str(r[1]), str(r[2]), float(r[5])
         rule, users = r[6] == "rule", said_by_user(r[7], r[8])
@@ -318,6 +323,20 @@ def rebuild_groups(conn: sqlite3.Connection, project: str | None = None) -> int:
                      [(d, n, oid) for oid, (d, n) in after.items() if before[oid] != (d, n)])
     spread_decisions(conn)  # new groups, the user's decisions as they were
     return len(dup)
+
+
+def _in_arrival_place(found: list[Any], limit: float) -> list[Any]:
+    """Rows in time order, a row whose time is from the future (a worker's clock ran fast when it
+    stored it) placed where it arrived: just after the believable rows stored before it."""
+    latest = float("-inf")
+    placed: list[tuple[float, int, Any]] = []
+    for r in sorted(found, key=lambda r: int(r[0])):
+        at = float(r[5])
+        if at <= limit:
+            latest = max(latest, at)
+        placed.append((at if at <= limit else latest, int(r[0]), r))
+    placed.sort(key=lambda t: (t[0], t[1]))
+    return [r for _at, _id, r in placed]
 
 
 def rebuild(conn: sqlite3.Connection, *, batch: int = 2000) -> dict[str, int]:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kenning.memory.order import clamp as clamp_future
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, SummaryDraft
 from kenning.store import memory_index, supersede
 from kenning.store.projects import attach as attach_project
@@ -87,14 +88,16 @@ def end_session(conn: sqlite3.Connection, session_id: int, at: float, reason: st
 
 def insert_event(conn: sqlite3.Connection, *, session_id: int, event_key: str, kind: str,
                  tool_name: str | None, prompt_number: int, agent_id: str | None,
-                 agent_type: str | None, occurred_at: float, payload: str, status: str = "pending") -> bool:
-    """Store one event; False when it was already stored (a replayed spool file)."""
+                 agent_type: str | None, occurred_at: float, payload: str, status: str = "pending",
+                 claimed_at: float | None = None) -> bool:
+    """Store one event; False when it was already stored (a replayed spool file). ``claimed_at``: the
+    time it claimed when that was in the future (``occurred_at`` is then its arrival)."""
     cur = conn.execute(
         "INSERT INTO events (session_id, event_key, kind, tool_name, prompt_number, agent_id, agent_type, "
-        "occurred_at, payload, size_chars, status, processed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (session_id, event_key) DO NOTHING",
+        "occurred_at, payload, size_chars, status, processed_at, claimed_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_key) DO NOTHING",
         (session_id, event_key, kind, tool_name, prompt_number, agent_id, agent_type, occurred_at, payload,
-         len(payload), status, time.time() if status != "pending" else None))
+         len(payload), status, time.time() if status != "pending" else None, claimed_at))
     return cur.rowcount > 0
 
 
@@ -225,17 +228,19 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
                        observer: str, recorded_at: float | None = None, *, group: bool = True) -> int | None:
     """Insert one observation (and its memory index); None when the same content is already stored
     for the session. ``group=False`` leaves grouping with near-duplicates to the caller."""
+    recorded = recorded_at or time.time()
+    created, claimed = clamp_future(d.created_at, recorded)  # a time from the future: its arrival, flagged
     cur = conn.execute(
         "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
-        "content_hash, agent_id, agent_type, observer, kind, scope, tentative, why) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "content_hash, agent_id, agent_type, observer, kind, scope, tentative, why, claimed_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id, content_hash) DO NOTHING",
         (session_id, project, d.type, d.title, d.subtitle, _j(d.facts), d.narrative, _j(d.concepts),
          _j(d.files_read), _j(d.files_modified), d.prompt_number, d.tokens_spent, d.source_tokens,
-         d.created_at, recorded_at or time.time(), d.content_hash(), d.agent_id, d.agent_type, observer,
+         created, recorded, d.content_hash(), d.agent_id, d.agent_type, observer,
          d.kind or None, d.scope if d.scope in ("project", "user") else "project", int(bool(d.tentative)),
-         json.dumps(d.why, ensure_ascii=False) if d.why else ""))
+         json.dumps(d.why, ensure_ascii=False) if d.why else "", claimed))
     if not (cur.rowcount and cur.lastrowid):
         return None
     oid = int(cur.lastrowid)
@@ -245,20 +250,21 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
 
 def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,
                    recorded_at: float) -> None:
+    created, claimed = clamp_future(s.created_at, recorded_at)
     conn.execute(
         "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
         "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
-        "recorded_at, observer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "recorded_at, observer, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id) DO UPDATE SET prompt_number = excluded.prompt_number, "
         "request = excluded.request, investigated = excluded.investigated, learned = excluded.learned, "
         "completed = excluded.completed, next_steps = excluded.next_steps, notes = excluded.notes, "
         "files_read = excluded.files_read, files_modified = excluded.files_modified, "
         "tokens_spent = session_summaries.tokens_spent + excluded.tokens_spent, "
         "source_tokens = excluded.source_tokens, created_at = excluded.created_at, "
-        "recorded_at = excluded.recorded_at, observer = excluded.observer",
+        "recorded_at = excluded.recorded_at, observer = excluded.observer, claimed_at = excluded.claimed_at",
         (session_id, project, s.prompt_number, s.request, s.investigated, s.learned, s.completed, s.next_steps,
-         s.notes, _j(s.files_read), _j(s.files_modified), s.tokens_spent, s.source_tokens, s.created_at,
-         recorded_at, observer))
+         s.notes, _j(s.files_read), _j(s.files_modified), s.tokens_spent, s.source_tokens, created,
+         recorded_at, observer, claimed))
 
 
 def record_usage(conn: sqlite3.Connection, provider: str, model: str, tokens_in: int, tokens_out: int) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kenning.memory.judged import said_by_user
 from kenning.memory.layers import KEY, RULE
+from kenning.memory.order import earlier_sql
 from kenning.memory.supersession import (
     CHANGEABLE,
     NEVER_REPLACED,
@@ -125,6 +126,31 @@ def automatic(conn: sqlite3.Connection, new_ids: Sequence[int], *, at: float | N
     return out
 
 
+def among(conn: sqlite3.Connection, old_ids: Sequence[int], new_ids: Sequence[int],
+          *, at: float | None = None) -> list[tuple[int, int]]:
+    """The offline rule between two given sets of rows, as :func:`automatic` applies it (only the
+    user replaces a standing rule): ``kenning repair`` asks it of the rows a backup gave back and the
+    newer rows the damaged file kept, since the mark on a row the damage took was lost with it.
+    Returns (old, new) pairs. Inside a transaction."""
+    def fetch(ids: Sequence[int]) -> list[sqlite3.Row]:
+        out: list[sqlite3.Row] = []
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            out += rows(conn, f"SELECT {_COLS} FROM observations o WHERE o.id IN ({','.join('?' * len(chunk))}) "
+                              "AND o.status = 'active' AND o.layer IN (?, ?)", (*chunk, RULE, KEY))
+        return out
+
+    olds = [(r, _memory(r)) for r in fetch(old_ids)]
+    out: list[tuple[int, int]] = []
+    for row in sorted(fetch(new_ids), key=lambda r: int(r["id"])):
+        new = _memory(row)
+        users = not row["kind"] or '"by": "user"' in (row["why"] or "")
+        gone = [m.id for r, m in olds if r["project"] == row["project"] and (users or r["layer"] != RULE)
+                and replaces(new, m)]
+        out += [(oid, new.id) for oid in mark(conn, gone, new.id, at=at)]
+    return out
+
+
 VALUE_CANDIDATES = 300  # a project's newest key memories a changed value is checked against
 
 
@@ -135,18 +161,20 @@ def _changed_values(conn: sqlite3.Connection, row: sqlite3.Row, new: Memory,
     name the value are what they share)."""
     if not has_change(new.text):
         return []
+    before, before_args = earlier_sql("o", new.created_at, new.id)
     gone = [int(r["id"]) for r in rows(
         conn, f"SELECT {_COLS} FROM observations o WHERE o.project = ? AND o.layer = 'key' AND o.status = 'active' "
-              "AND o.duplicate_of IS NULL AND o.created_at < ? AND o.id != ? ORDER BY o.created_at DESC LIMIT ?",
-        (row["project"], new.created_at, new.id, VALUE_CANDIDATES)) if changed_value(new.text, _memory(r).text)]
+              f"AND o.duplicate_of IS NULL AND {before} AND o.id != ? ORDER BY o.created_at DESC LIMIT ?",
+        (row["project"], *before_args, new.id, VALUE_CANDIDATES)) if changed_value(new.text, _memory(r).text)]
     return [(oid, new.id) for oid in mark(conn, gone, new.id, at=at)]
 
 
 def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:
     """could_replace(new, …) as a condition on ``o`` (type and created_at are NOT NULL columns)."""
-    sql = (f" AND o.created_at < ? AND (o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))}) OR "
+    before, before_args = earlier_sql("o", new.created_at, new.id)  # older by the clock, or by arrival
+    sql = (f" AND {before} AND (o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))}) OR "
            f"o.kind IN ({','.join('?' * len(CHANGEABLE))}))")
-    args: tuple[object, ...] = (new.created_at, *NEVER_REPLACED, *CHANGEABLE)
+    args: tuple[object, ...] = (*before_args, *NEVER_REPLACED, *CHANGEABLE)
     if new.type in NEVER_REPLACED:
         sql += f" AND o.layer = '{RULE}'"
     return sql, args

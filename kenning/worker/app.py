@@ -108,12 +108,10 @@ def create_app(state: WorkerState) -> Any:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
         damaged = state.thread.pipeline.stats.db_error
-        if damaged and body.get("context") and "unavailable" not in body["context"]:
-            from kenning.context.session_start import with_notes
+        if damaged and body.get("context") and damaged not in body["context"]:
+            from kenning.context.session_start import damage_note, with_notes
 
-            body["context"] = with_notes(body["context"], [
-                f"Kenning's database is damaged: {damaged}. What is listed may be incomplete, and nothing new is "
-                "saved until it is repaired (the spool keeps every event)."])
+            body["context"] = with_notes(body["context"], [damage_note(damaged)])
         if challenge:  # one round trip for the hook: this answer also proves it is the worker of the pid file
             body["proof"], body["port"] = health_proof(state.start_token, challenge), state.port
         return JSONResponse(body)
@@ -121,6 +119,8 @@ def create_app(state: WorkerState) -> Any:
     async def status(request: Request) -> JSONResponse:
         body = await run_in_threadpool(state.memory.status)
         s = state.thread.pipeline.stats
+        if s.db_error:  # what the worker found, in the words every other surface uses
+            body.update(db_ok=False, db_error=s.db_error)
         body["worker"] = {"pid": os.getpid(), "port": state.port, "uptime_s": round(time.time() - state.started_at, 1),
                           "ingested": s.ingested, "duplicates": s.duplicates, "quarantined": s.quarantined,
                           "observations_stored": s.observations, "cycles": s.cycles, "last_error": s.last_error,

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import spool
+from kenning.memory import order
 from kenning.observer.base import Observer
 from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
@@ -50,6 +51,8 @@ UNSETTLED_RETRY_S = 0.2
 POKE_GAP_S = 0.25  # pokes start at most 4 cycles a second
 PAYLOAD_RETENTION_S = 3 * 24 * 3600
 EVENT_RETENTION_S = 30 * 24 * 3600  # the ledger row of a processed event (its payload is long gone)
+BACKUP_CHECK_S = 600  # how often the worker asks whether a backup is due (one is taken a day)
+BACKUP_FIRST_S = 5.0  # the first ask, after start: not in the first cycle, which a SessionStart may await
 KNOWN_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd")
 
 
@@ -83,6 +86,7 @@ class Pipeline:
         self.turns = turns if turns is not None else TurnReader(lambda text: self._settings_cleaner().text(text))
         self.stats = Stats()
         self._last_prune = 0.0
+        self._last_backup_check = time.time() - BACKUP_CHECK_S + BACKUP_FIRST_S
         self._file = file_id(paths.db)  # the database file this connection writes
         self._checked = False  # integrity of this file checked (first cycle)
         self._reopen_needed = False  # the file at the path changed and is not open yet
@@ -207,13 +211,18 @@ class Pipeline:
             return
         if row and row[0] != "ok":
             self._damaged(sqlite3.DatabaseError(f"integrity check: {row[0]}"))
+        elif row:
+            from kenning.store.health import clear_damage
+
+            clear_damage(self.paths.db)  # sound: a note left about this file no longer holds
 
     def _damaged(self, err: BaseException) -> None:
-        from kenning.store.health import explain
+        from kenning.store.health import corrupt_line, explain, note_damage
 
         message = explain(self.paths.db, err)
         if "corrupt" not in message:
-            message = f"the database {self.paths.db} is corrupt ({err}): run `kenning repair`"
+            message = corrupt_line(self.paths.db, str(err))
+        note_damage(self.paths.db, message)  # every surface says it from now on, hooks reading the file too
         if message != self.stats.db_error:
             log.error("%s; nothing is written until then, and the spool keeps every event", message)
         self.stats.db_error = message
@@ -366,6 +375,28 @@ class Pipeline:
             repo.prune_events(self.conn, now - EVENT_RETENTION_S)
         spool.clean_tmp(self.paths)
 
+    def back_up(self, now: float) -> None:
+        """The daily online backup (kenning/store/backup.py): checked at most every 10 minutes, taken
+        when the newest is a day old, never from a damaged file (this cycle returned before, if so)."""
+        if now - self._last_backup_check < BACKUP_CHECK_S:
+            return
+        self._last_backup_check = now
+        from kenning.settings import load
+        from kenning.store import backup
+
+        keep = load(self.paths)[0].backups_keep
+        if keep <= 0 or not backup.due(self.paths, now):
+            if keep > 0:
+                backup.rotate(self.paths, keep)  # a lowered setting takes effect without waiting a day
+            return
+        try:
+            made = backup.take(self.paths, keep, now)
+        except (sqlite3.Error, OSError) as e:
+            log.warning("no backup taken: %s", e)
+            return
+        if made is not None:
+            log.info("backup taken: %s", made.path)
+
     def cycle(self) -> None:
         """Drain the spool completely, then observe."""
         try:
@@ -382,6 +413,7 @@ class Pipeline:
             self.settle()
             self.observe()
             self.prune(time.time())
+            self.back_up(time.time())
             self.tidy()
             if self.stats.last_error.startswith("cycle"):
                 self.stats.last_error = ""
@@ -418,7 +450,11 @@ def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
     its event is stored already. Call inside a transaction."""
     p: dict[str, Any] = rec["payload"]
     event: str = rec["event"]
-    at = float(rec.get("at") or time.time())
+    arrived = time.time()
+    # A time from the future (a fast clock, a transcript dated ahead) is not believed: the event is
+    # stored at its arrival and the claim kept, so it can neither outrank what comes after it nor
+    # leave its turn open until that date (kenning/memory/order.py).
+    at, claimed = order.clamp(float(rec.get("at") or arrived), arrived)
     sid = repo.upsert_session(
         conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
         project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
@@ -450,7 +486,7 @@ def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
     tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
     return repo.insert_event(
         conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
-        agent_id=agent_id, agent_type=agent_type, occurred_at=at,
+        agent_id=agent_id, agent_type=agent_type, occurred_at=at, claimed_at=claimed,
         # A private turn's events keep their key (idempotent ingest) but not their content.
         payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
 

@@ -36,7 +36,9 @@ class Rows:
         d = ObservationDraft(type=type, title=title, created_at=NOW if at is None else at, subtitle=subtitle,
                              facts=facts or [], narrative=narrative, concepts=concepts or [],
                              files_read=files_read or [], files_modified=files_modified or [])
-        oid = repo.insert_observation(self.conn, sid, project, d, "rules", time.time())
+        # Recorded when it says it happened: NOW is a fixed instant, maybe ahead of this machine's
+        # clock, and a time from the future would be stored as the arrival time (kenning/memory/order.py).
+        oid = repo.insert_observation(self.conn, sid, project, d, "rules", max(time.time(), d.created_at))
         assert oid
         if status != "active":
             self.conn.execute("UPDATE observations SET status = ? WHERE id = ?", (status, oid))
@@ -47,7 +49,7 @@ class Rows:
         sid = self.session(project, session)
         s = SummaryDraft(created_at=NOW if at is None else at, request=request, learned=learned, completed=completed,
                          files_modified=files_modified or [])
-        repo.upsert_summary(self.conn, sid, project, s, "rules", time.time())
+        repo.upsert_summary(self.conn, sid, project, s, "rules", max(time.time(), s.created_at))
         return int(self.conn.execute("SELECT id FROM session_summaries WHERE session_id = ?", (sid,)).fetchone()[0])
 
     def prompt(self, text: str, *, project: str = "alpha", session: str = "s1", at: float | None = None) -> int:

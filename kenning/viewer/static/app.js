@@ -311,6 +311,8 @@ function applyMeta(meta) {
   state.concepts = new Map(concepts.map((c) => [c.id, c.label || c.id]));
   fillSelect($('#f-concept'), concepts.map((c) => h('option', {value: c.id}, c.label || c.id)));
   if (meta.token_file) $('#token-file').textContent = meta.token_file;
+  $('#damage').hidden = !meta.damage;  // the worker's words for a damaged database, as text
+  $('#damage-what').textContent = meta.damage || '';
 }
 
 async function loadMeta() {

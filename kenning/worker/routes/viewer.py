@@ -198,6 +198,16 @@ def routes(state: Any) -> list[Route]:
             return _error(str(e))
         except sqlite3.OperationalError as e:
             return _error(f"the database is busy ({e}); try again", 503)
+        except sqlite3.DatabaseError as e:  # damaged: the line every surface gives (kenning.store.health)
+            return _error(f"Kenning's memory is unavailable: {_damaged(e)}", 503)
+
+    def _damaged(e: BaseException) -> str:
+        from kenning.store import health
+
+        kind, message = health.classify(paths.db, e)
+        if kind == health.CORRUPT:
+            health.note_damage(paths.db, message)
+        return message
 
     # ------------------------------------------------------------------ static page
     async def index(request: Request) -> Response:
@@ -258,8 +268,18 @@ def routes(state: Any) -> list[Route]:
             return dict(meta_cache["body"])
 
         async def go() -> Response:
-            body = await with_read(run, {"projects": [], "concepts": []})
+            from kenning.store.health import noted_damage
+
+            damage = ""
+            try:
+                body = await with_read(run, {"projects": [], "concepts": []})
+            except sqlite3.OperationalError:
+                raise
+            except sqlite3.DatabaseError as e:  # the page still loads, and says why its lists are empty
+                body, damage = {"projects": [], "concepts": []}, _damaged(e)
             mode = _mode(state)  # read once: the types and the concepts come from the same file
+            # A damaged database, in the words every other surface uses (kenning.store.health).
+            body["damage"] = state.thread.pipeline.stats.db_error or damage or noted_damage(paths.db)
             body.update(version=_version(), data_dir=paths.root, token_file=paths.token,
                         provider=state.thread.pipeline.observer.name, types=_types(mode),
                         known_concepts=list(mode.get("observation_concepts") or mode.get("concepts") or []))
