@@ -76,7 +76,29 @@ def tails(word: bytes) -> tuple[bytes, ...]:
 
 
 TOOLS = frozenset(TOOL_WORDS.encode().split())
-WORDS = frozenset(LEADS) | ESCAPED | TOOLS
+# Decoders (decoders.SHELL, decoders.CALLS, decoders.DECODE_RECEIVERS: a blob fed to one may be a secret)
+# and the callees whose positional arguments hold a secret (calls.GATE_WORDS, calls.ALL_NEEDLES).
+DECODER_WORDS = frozenset(b"base64 gbase64 basenc xxd openssl b64decode decodebytes a2b atob decode64 DecodeString "
+                          b"FromBase64String b32decode b85decode Buffer getDecoder getMimeDecoder getUrlDecoder "
+                          b"Base64".split())
+CALL_WORDS = frozenset(
+    b"AwsBasicCredentials BasicAWSCredentials BasicAuth CRAMMD5Auth ClientSecretCredential DigestAuth FTP Fernet HMAC "
+    b"HTTPBasicAuth HTTPDigestAuth HTTPProxyAuth MySQLdb NetworkCredential NewStaticCredentials "
+    b"NewStaticCredentialsProvider Oracle PDO PasswordAuthentication PlainAuth Redis SMTP SSHClient StrictRedis Twilio "
+    b"TwilioClient TwilioRestClient UsernamePasswordAuthenticationToken UsernamePasswordCredentials boto boto3 "
+    b"createHmac getConnection hmac imap jwt ldap ldap3 mysqli oracledb paramiko pymssql pymysql twilio".split())
+CALL_NEEDLES = (b".login(", b">login(", b"AWS.Credentials(", b'Client("AC', b"Client('AC", b"add_password(", b"bind_s(",
+                b"ftp_login(", b"mysql_connect(", b"mysqli_connect(", b"pass_(", b"set_password(", b"simple_bind(",
+                b"ssh.Password(")
+# "Password" in other languages (prose.PHRASES): the ASCII ones as the first look cuts them (``contraseña``
+# gives ``contrase``), in three cases; the others are looked for only in a text that is not ASCII.
+_FOREIGN = b"passe contrase contrasena senha wachtwoord kennwort passord salasana adgangskode senord".split()
+FOREIGN_WORDS = frozenset(_FOREIGN + [w.capitalize() for w in _FOREIGN] + [w.upper() for w in _FOREIGN])
+FOREIGN_UNICODE = ("пароль", "Пароль", "ПАРОЛЬ", "密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "hasło",
+                   "Hasło",
+                   "HASŁO", "şifre", "Şifre", "ŞIFRE", "κωδικός", "Κωδικός", "סיסמה", "كلمة المرور", "mật khẩu",
+                   "Mật khẩu", "lösenord", "Lösenord", "LÖSENORD")
+WORDS = frozenset(LEADS) | ESCAPED | TOOLS | DECODER_WORDS | CALL_WORDS | FOREIGN_WORDS
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 # Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
 # --password-stdin``, ``| base64``): commands.piped_stdin needs a pipe from echo or printf.
@@ -105,13 +127,15 @@ IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 class Look:
     """What the first look computed, handed on to the detectors so they do not compute it again,
     and which families of detectors it found a reason to run: ``vendors`` (a vendor's prefix or
-    shape, a long token, an armoured block), ``commands`` (a known tool standing as a command)."""
+    shape, a long token, an armoured block), ``commands`` (a known tool standing as a command),
+    ``decoders`` (a decoder's name), ``calls`` (a call whose positional argument may be a secret),
+    ``prose`` (the word "password" in another language)."""
 
-    __slots__ = ("commands", "data", "low", "vendors", "words")
+    __slots__ = ("calls", "commands", "data", "decoders", "low", "prose", "vendors", "words")
 
     def __init__(self, data: bytes, low: bytes, words: frozenset[bytes]) -> None:
         self.data, self.low, self.words = data, low, words
-        self.vendors = self.commands = False
+        self.vendors = self.commands = self.decoders = self.calls = self.prose = False
 
 
 def look(text: str) -> Look:
@@ -144,7 +168,11 @@ def _first_look(text: str) -> Look | None:
     data, low, words = lk.data, lk.low, lk.words
     lk.commands = _tools(data, low, words)
     lk.vendors = _vendor_marks(text, data, words)
-    if lk.commands or lk.vendors:
+    lk.decoders = not DECODER_WORDS.isdisjoint(words)
+    lk.calls = not CALL_WORDS.isdisjoint(words) or any(n in data for n in CALL_NEEDLES) or \
+        (b"auth" in low and _auth_tuple(low))
+    lk.prose = not FOREIGN_WORDS.isdisjoint(words) or (not text.isascii() and any(n in text for n in FOREIGN_UNICODE))
+    if lk.commands or lk.vendors or lk.decoders or lk.calls or lk.prose:
         return lk
     for m in LOW_MARKS:
         if m in low:
@@ -271,6 +299,17 @@ def _vendor_marks(text: str, data: bytes, words: frozenset[bytes]) -> bool:
         if e == -1:
             break
         i = mapped.find(_LONG, e)
+    return False
+
+
+def _auth_tuple(low: bytes) -> bool:
+    """``auth=(``, ``http_auth = [``: a user and password pair (calls._auth_tuples)."""
+    i = low.find(b"auth")
+    while i != -1:
+        rest = low[i + 4:i + 12].replace(b" ", b"").replace(b"\t", b"")
+        if rest[:1] in (b"=", b":") and rest[1:2] in (b"(", b"["):
+            return True
+        i = low.find(b"auth", i + 4)
     return False
 
 

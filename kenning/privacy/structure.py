@@ -18,7 +18,7 @@ Each finder returns ``(start, end, detector)`` spans; :mod:`kenning.privacy.reda
 
 from __future__ import annotations
 
-from kenning.privacy import names, quick
+from kenning.privacy import names, quick, tables
 from kenning.privacy.names import AUTHZ, NONE, PASSWORD, STRONG, WEAK, classify, is_reference
 
 TYPE_CHECKING = False
@@ -38,7 +38,14 @@ ANCHORS = quick.ANCHORS
 SCHEMES = frozenset(("bearer", "basic", "token", "digest", "bot", "apikey", "api-key", "key", "ssws", "oauth",
                      "negotiate", "ntlm", "hmac", "aws4-hmac-sha256", "goog4-hmac-sha256", "signature", "jwt",
                      "sharedaccesssignature", "dpop"))
-PROSE_LINKS = frozenset(("is", "was", "=", ":", "to", "->", "→", "are", "be"))
+PROSE_LINKS = frozenset(("is", "was", "=", ":", "to", "->", "→", "are", "be", "ist", "lautet", "war", "est", "était",
+                         "es", "era", "è", "é", "jest", "är"))
+# After a link, these are more of it ("the password is: …", "password = -> …"), not the value.
+MORE_LINKS = frozenset((":", "=", "->", "→", "-", "—", "–", "=>", "："))
+# Values after "password is" that describe it ("utf-8", "bcrypt"): read as words, not as a password.
+DESCRIPTIONS = frozenset(("utf-8", "utf8", "utf-16", "base64", "sha256", "sha-256", "sha512", "sha-512", "sha1",
+                          "sha-1", "md5", "bcrypt", "scrypt", "argon2", "argon2id", "pbkdf2", "aes-256", "aes256",
+                          "rot13", "ascii", "latin-1", "x509", "2fa", "mfa"))
 PROSE_FILLERS = frozenset(("now", "still", "currently", "just", "set", "changed", "reset", "to", "temporarily"))
 DIRECTIVES = frozenset(("requirepass", "masterauth", "auth"))
 
@@ -167,7 +174,14 @@ def _assignment(text: str, s: int, e: int, literal: bool) -> Span | None:
         line_head = text[_line_start(text, s):s - (1 if opener else 0)].strip()
         if (ident.lower() in DIRECTIVES and (not line_head or line_head.lower() in ("set -x", "set", "env", "arg"))) \
                 or (cls == PASSWORD and _netrc_line(text, s)):
-            return _directive(text, k, cls, strict=ident.lower() == "auth")  # at the start of its line
+            span = _directive(text, k, cls, strict=ident.lower() == "auth")  # at the start of its line
+            if span is not None or cls != PASSWORD or ident.lower() == "pass":
+                return span
+            return _prose(text, e, cls)  # "login with password is …": prose after all
+        if cls in (PASSWORD, STRONG) and not opener and not flag and tables.row_start(line_head):
+            row = tables.row(text, j, k, cls, ident)
+            if row is not None:
+                return row
         if cls in (PASSWORD, STRONG) and not opener and text[k:k + 1] in QUOTES and \
                 text[k + 1:k + 2] != text[k] and ident.lower() != "pass":
             return _value(text, k, cls, ident, code_style=False, quoted_key=False, literal=True, flag=False)
@@ -502,6 +516,9 @@ def _prose(text: str, e: int, cls: int) -> Span | None:
             n_words += 1
             i = j
             continue
+        if linked and word in MORE_LINKS:
+            i = j
+            continue  # "is: …", "= -> …"
         if linked:
             return _prose_value(text, i, j, cls)
         if n_words == 0 and cls == PASSWORD and any(ch.isdigit() for ch in word) and \
@@ -521,19 +538,38 @@ def _prose_value(text: str, i: int, j: int, cls: int) -> Span | None:
     raw = text[i:j]
     quoted = raw[:1] in QUOTES
     value = raw[1:].split(raw[0], 1)[0] if quoted else raw.rstrip(".,;:!?)\"'`")
-    if not value or is_reference(value):
+    if not value or (is_reference(value) and not _human_dollar(value)):
         return None
     if value.endswith("'s"):
         return None  # a possessive: prose
     if value.replace("_", "").replace("-", "").isalpha() or "(" in value:
         return None  # a word, an identifier or a call, not a password
+    if value.lower() in DESCRIPTIONS or _compound_adjective(value):
+        return None  # "utf-8", "2FA-protected": what the password is, not the password
     ok = names.looks_like_password(value) or (cls == PASSWORD and value.isdigit() and len(value) >= 6)
+    if not ok and cls == PASSWORD and len(value) >= 4 and any(c.isalpha() for c in value):
+        mixed = any(c.isdigit() for c in value) or not value.isalnum()
+        version = "." in value and value.replace(".", "").isalnum()  # v1.2, e.g
+        ok = mixed and not version  # a short typed mix: "pa55", "x9!k"
     if quoted and not ok:
         ok = cls == PASSWORD and len(value) >= 4 and not value.isalpha()
     if not ok:
         return None
     start = text.find(value, i, j)
     return (start, start + len(value), "password_assignment")
+
+
+def _human_dollar(value: str) -> bool:
+    """``$uperS3cret!``: a typed password that starts with ``$``, not a variable (``$PASSWORD``, ``${X}``)."""
+    return value[:1] == "$" and len(value) >= 6 and value[1:2].isalpha() and \
+        not value[1:].replace("_", "").isalnum() and not names.is_reference(value[1:])
+
+
+def _compound_adjective(value: str) -> bool:
+    """``2FA-protected``, ``bcrypt-hashed``, ``base64-encoded``: words joined by hyphens, the last a word."""
+    parts = value.split("-")
+    return len(parts) >= 2 and all(p.isalnum() for p in parts) and parts[-1].isalpha() and \
+        parts[-1].islower() and len(parts[-1]) >= 4
 
 
 # ---------------------------------------------------------------------------- URLs
