@@ -253,6 +253,8 @@ def _auth_tuples(text: str, low: bytes, out: list[Span]) -> None:
     while i != -1:
         k = i + 4
         n = len(text)
+        if k < n and text[k] in "\"'":
+            k += 1  # {"basic_auth": […]}
         while k < n and text[k] in " \t":
             k += 1
         if k < n and text[k] in "=:" and text[k + 1:k + 2] not in "=:":

@@ -18,8 +18,9 @@ PHRASES = ("mot de passe", "contraseña", "contrasena", "senha", "wachtwoord", "
            "şifre",
            "κωδικός", "סיסמה", "كلمة المرور", "mật khẩu")
 LINKS = frozenset(("is", "was", "ist", "war", "lautet", "est", "était", "etait", "es", "era", "fue", "é", "è",
-                   "jest", "är", "var", "er", "on", "oli", "это", "был", "είναι", "ήταν", "הוא", "היא", "هي", "là",
-                   "=", ":", "：", "-", "—", "->", "→", "=>"))
+                   "jest", "to", "är", "var", "er", "on", "oli", "это", "был", "είναι", "ήταν", "הוא", "היא", "هي",
+                   "là", "=", ":", "：", "-", "—", "->", "→", "=>", "是", "为", "為", "は", "が", "는", "은", "이",
+                   "가"))
 # Links written onto the word, without a space (CJK particles and verbs, a colon).
 ATTACHED = ("是", "为", "為", "：", ":", "は", "が", "는", "은", "이", "가", "=")
 # Punctuation that ends a value in CJK text.

@@ -94,10 +94,9 @@ CALL_NEEDLES = (b".login(", b">login(", b"AWS.Credentials(", b'Client("AC', b"Cl
 # gives ``contrase``), in three cases; the others are looked for only in a text that is not ASCII.
 _FOREIGN = b"passe contrase contrasena senha wachtwoord kennwort passord salasana adgangskode senord".split()
 FOREIGN_WORDS = frozenset(_FOREIGN + [w.capitalize() for w in _FOREIGN] + [w.upper() for w in _FOREIGN])
-FOREIGN_UNICODE = ("пароль", "Пароль", "ПАРОЛЬ", "密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "hasło",
-                   "Hasło",
-                   "HASŁO", "şifre", "Şifre", "ŞIFRE", "κωδικός", "Κωδικός", "סיסמה", "كلمة المرور", "mật khẩu",
-                   "Mật khẩu", "lösenord", "Lösenord", "LÖSENORD")
+# (lower case: a text that is not ASCII is lowered before they are looked for)
+FOREIGN_UNICODE = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "hasło", "şifre", "κωδικός",
+                   "סיסמה", "كلمة المرور", "mật khẩu", "lösenord", "contraseña")
 WORDS = frozenset(LEADS) | ESCAPED | TOOLS | DECODER_WORDS | CALL_WORDS | FOREIGN_WORDS
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 # Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
@@ -171,7 +170,7 @@ def _first_look(text: str) -> Look | None:
     lk.decoders = not DECODER_WORDS.isdisjoint(words)
     lk.calls = not CALL_WORDS.isdisjoint(words) or any(n in data for n in CALL_NEEDLES) or \
         (b"auth" in low and _auth_tuple(low))
-    lk.prose = not FOREIGN_WORDS.isdisjoint(words) or (not text.isascii() and any(n in text for n in FOREIGN_UNICODE))
+    lk.prose = not FOREIGN_WORDS.isdisjoint(words) or (not text.isascii() and _foreign(text.lower()))
     if lk.commands or lk.vendors or lk.decoders or lk.calls or lk.prose:
         return lk
     for m in LOW_MARKS:
@@ -302,11 +301,15 @@ def _vendor_marks(text: str, data: bytes, words: frozenset[bytes]) -> bool:
     return False
 
 
+def _foreign(low: str) -> bool:
+    return any(n in low for n in FOREIGN_UNICODE)
+
+
 def _auth_tuple(low: bytes) -> bool:
     """``auth=(``, ``http_auth = [``: a user and password pair (calls._auth_tuples)."""
     i = low.find(b"auth")
     while i != -1:
-        rest = low[i + 4:i + 12].replace(b" ", b"").replace(b"\t", b"")
+        rest = low[i + 4:i + 14].translate(None, b" \t\"'")
         if rest[:1] in (b"=", b":") and rest[1:2] in (b"(", b"["):
             return True
         i = low.find(b"auth", i + 4)

@@ -325,7 +325,8 @@ def _value(text: str, k: int, cls: int, ident: str, *, code_style: bool, quoted_
     if not literal and after in (" ", "\t"):
         rest = text[end:_line_end(text, end)].strip()
         if rest and not rest.startswith(("#", "//", "\\", "&&", "||", "|", ";", "-")) and \
-                not names.looks_like_password(value) and not names.looks_random(value, 12):
+                not names.looks_like_password(value) and not names.looks_random(value, 12) and \
+                not (cls == PASSWORD and _human_dollar(value)):
             return None  # the first word of a sentence ("pwd: expected bytes"), not a value
     return _accept(text, k, end, cls, ident, quoted=False)
 
@@ -387,7 +388,7 @@ def _accept(text: str, start: int, end: int, cls: int, ident: str, *, quoted: bo
 
 def value_is_secret(value: str, cls: int, ident: str, *, quoted: bool, structured: bool = False) -> bool:
     """The value given to a secret name is the secret (not a reference, placeholder, path or label)."""
-    if is_reference(value):
+    if is_reference(value) and not (cls == PASSWORD and _human_dollar(value)):
         return False
     squashed = "".join(names.words(value))
     if squashed and squashed == "".join(names.words(ident)):
@@ -559,10 +560,16 @@ def _prose_value(text: str, i: int, j: int, cls: int) -> Span | None:
     return (start, start + len(value), "password_assignment")
 
 
+HUMAN_SYMBOLS = frozenset("!@#$%^&*+=?~_-")
+
+
 def _human_dollar(value: str) -> bool:
-    """``$uperS3cret!``: a typed password that starts with ``$``, not a variable (``$PASSWORD``, ``${X}``)."""
-    return value[:1] == "$" and len(value) >= 6 and value[1:2].isalpha() and \
-        not value[1:].replace("_", "").isalnum() and not names.is_reference(value[1:])
+    """``$uperS3cret!``: a typed password that starts with ``$``, not a variable (``$PASSWORD``, ``${X}``,
+    ``$this->password``, ``$HOME/.pgpass``, ``$env:TOKEN``): a digit, and only letters, digits and symbols."""
+    rest = value[1:]
+    return value[:1] == "$" and len(value) >= 6 and rest[:1].isalpha() and any(c.isdigit() for c in rest) and \
+        not rest.replace("_", "").isalnum() and "->" not in rest and \
+        all(c.isalnum() or c in HUMAN_SYMBOLS for c in rest) and not names.is_reference(rest)
 
 
 def _compound_adjective(value: str) -> bool:
