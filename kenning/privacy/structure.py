@@ -18,7 +18,7 @@ Each finder returns ``(start, end, detector)`` spans; :mod:`kenning.privacy.reda
 
 from __future__ import annotations
 
-from kenning.privacy import names, quick, tables
+from kenning.privacy import names, quick
 from kenning.privacy.names import AUTHZ, NONE, PASSWORD, STRONG, WEAK, classify, is_reference
 
 TYPE_CHECKING = False
@@ -48,6 +48,7 @@ DESCRIPTIONS = frozenset(("utf-8", "utf8", "utf-16", "base64", "sha256", "sha-25
                           "rot13", "ascii", "latin-1", "x509", "2fa", "mfa"))
 PROSE_FILLERS = frozenset(("now", "still", "currently", "just", "set", "changed", "reset", "to", "temporarily"))
 DIRECTIVES = frozenset(("requirepass", "masterauth", "auth"))
+TABLE_BORDERS = frozenset("│|┃║")  # tables.BORDERS: what may stand before a table row's key column
 
 
 class Found:
@@ -178,7 +179,9 @@ def _assignment(text: str, s: int, e: int, literal: bool) -> Span | None:
             if span is not None or cls != PASSWORD or ident.lower() == "pass":
                 return span
             return _prose(text, e, cls)  # "login with password is …": prose after all
-        if cls in (PASSWORD, STRONG) and not opener and not flag and tables.row_start(line_head):
+        if cls in (PASSWORD, STRONG) and not opener and not flag and (not line_head or line_head in TABLE_BORDERS):
+            from kenning.privacy import tables  # (rare: loaded for a table's row only)
+
             row = tables.row(text, j, k, cls, ident)
             if row is not None:
                 return row

@@ -16,11 +16,6 @@ Span = tuple[int, int, str]
 BORDERS = "│|┃║"
 
 
-def row_start(line_head: str) -> bool:
-    """What stands before the name on its line allows a table row: nothing, or a cell border."""
-    return line_head == "" or (len(line_head) == 1 and line_head in BORDERS)
-
-
 def row(text: str, j: int, k: int, cls: int, ident: str) -> Span | None:
     """The value of the row whose key column ends at ``j`` (its next character at ``k``), if it is a secret."""
     gap = text[j:k]

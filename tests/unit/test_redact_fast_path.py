@@ -112,7 +112,7 @@ def test_texts_made_of_the_pieces_of_secrets_get_the_spans_of_every_detector(pie
 
 
 def test_the_first_looks_tables_are_the_detectors_own() -> None:
-    from kenning.privacy import calls, commands, decoders, prose, structure
+    from kenning.privacy import calls, commands, decoders, prose, structure, tables
 
     piped_tools = {*commands.STDIN_CONSUMERS, "sudo", "base64"}
     for word in quick.PIPED:
@@ -121,6 +121,7 @@ def test_the_first_looks_tables_are_the_detectors_own() -> None:
     assert quick.DIRECTIVES == structure.DIRECTIVES
     assert set(quick.URL_USER_STOP.decode()) == structure.URL_USER_STOP
     assert quick.QUOTES == structure.QUOTES
+    assert structure.TABLE_BORDERS == frozenset(tables.BORDERS)
     assert quick.CALL_WORDS == calls.GATE_WORDS
     assert set(quick.CALL_NEEDLES) == set(calls.ALL_NEEDLES)
     for word in [*decoders.SHELL, *decoders.CALLS, "Buffer.from", *decoders.DECODE_RECEIVERS]:
