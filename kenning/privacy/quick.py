@@ -87,9 +87,13 @@ CALL_WORDS = frozenset(
     b"NewStaticCredentialsProvider Oracle PDO PasswordAuthentication PlainAuth Redis SMTP SSHClient StrictRedis Twilio "
     b"TwilioClient TwilioRestClient UsernamePasswordAuthenticationToken UsernamePasswordCredentials boto boto3 "
     b"createHmac getConnection hmac imap jwt ldap ldap3 mysqli oracledb paramiko pymssql pymysql twilio".split())
-CALL_NEEDLES = (b".login(", b">login(", b"AWS.Credentials(", b'Client("AC', b"Client('AC", b"add_password(", b"bind_s(",
-                b"ftp_login(", b"mysql_connect(", b"mysqli_connect(", b"pass_(", b"set_password(", b"simple_bind(",
-                b"ssh.Password(")
+# The byte strings of calls whose words are everyday ones, under the word the cut gives for them: a needle
+# is looked for only in a text that holds its word (``pass_(`` only where ``pass`` is a word).
+CALL_NEEDLES: dict[bytes, tuple[bytes, ...]] = {
+    b"login": (b".login(", b">login(", b"ftp_login("), b"pass": (b"pass_(",), b"bind": (b"bind_s(", b"simple_bind("),
+    b"password": (b"set_password(", b"add_password("), b"Password": (b"ssh.Password(",),
+    b"Credentials": (b"AWS.Credentials(",), b"Client": (b'Client("AC', b"Client('AC"), b"mysql": (b"mysql_connect(",),
+    b"connect": (b"mysqli_connect(",)}
 # "Password" in other languages (prose.PHRASES): the ASCII ones as the first look cuts them (``contraseña``
 # gives ``contrase``), in three cases; the others are looked for only in a text that is not ASCII.
 _FOREIGN = b"passe contrase contrasena senha wachtwoord kennwort passord salasana adgangskode senord".split()
@@ -97,7 +101,7 @@ FOREIGN_WORDS = frozenset(_FOREIGN + [w.capitalize() for w in _FOREIGN] + [w.upp
 # (lower case: a text that is not ASCII is lowered before they are looked for)
 FOREIGN_UNICODE = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "hasło", "şifre", "κωδικός",
                    "סיסמה", "كلمة المرور", "mật khẩu", "lösenord", "contraseña")
-WORDS = frozenset(LEADS) | ESCAPED | TOOLS | DECODER_WORDS | CALL_WORDS | FOREIGN_WORDS
+WORDS = frozenset(LEADS) | ESCAPED | TOOLS | DECODER_WORDS | CALL_WORDS | FOREIGN_WORDS | frozenset(CALL_NEEDLES)
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 # Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
 # --password-stdin``, ``| base64``): commands.piped_stdin needs a pipe from echo or printf.
@@ -168,8 +172,7 @@ def _first_look(text: str) -> Look | None:
     lk.commands = _tools(data, low, words)
     lk.vendors = _vendor_marks(text, data, words)
     lk.decoders = not DECODER_WORDS.isdisjoint(words)
-    lk.calls = not CALL_WORDS.isdisjoint(words) or any(n in data for n in CALL_NEEDLES) or \
-        (b"auth" in low and _auth_tuple(low))
+    lk.calls = not CALL_WORDS.isdisjoint(words) or _call_needle(data, words) or (b"auth" in low and _auth_tuple(low))
     lk.prose = not FOREIGN_WORDS.isdisjoint(words) or (not text.isascii() and _foreign(text.lower()))
     if lk.commands or lk.vendors or lk.decoders or lk.calls or lk.prose:
         return lk
@@ -298,6 +301,14 @@ def _vendor_marks(text: str, data: bytes, words: frozenset[bytes]) -> bool:
         if e == -1:
             break
         i = mapped.find(_LONG, e)
+    return False
+
+
+def _call_needle(data: bytes, words: frozenset[bytes]) -> bool:
+    for w in CALL_NEEDLES.keys() & words:
+        for n in CALL_NEEDLES[w]:
+            if n in data:
+                return True
     return False
 
 

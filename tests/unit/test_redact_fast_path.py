@@ -121,9 +121,12 @@ def test_the_first_looks_tables_are_the_detectors_own() -> None:
     assert quick.DIRECTIVES == structure.DIRECTIVES
     assert set(quick.URL_USER_STOP.decode()) == structure.URL_USER_STOP
     assert quick.QUOTES == structure.QUOTES
-    assert structure.TABLE_BORDERS == frozenset(tables.BORDERS)
+    assert frozenset(tables.BORDERS) == structure.TABLE_BORDERS
     assert quick.CALL_WORDS == calls.GATE_WORDS
-    assert set(quick.CALL_NEEDLES) == set(calls.ALL_NEEDLES)
+    assert {n for ns in quick.CALL_NEEDLES.values() for n in ns} == set(calls.ALL_NEEDLES)
+    for word, needles in quick.CALL_NEEDLES.items():
+        for needle in needles:
+            assert word in quick.look(needle.decode()).words, needle  # a needle is looked for under its own word
     for word in [*decoders.SHELL, *decoders.CALLS, "Buffer.from", *decoders.DECODE_RECEIVERS]:
         assert quick.DECODER_WORDS & set(quick.look(word + "(").words), word  # each decoder has a word of the gate
     ascii_phrases = {p for p in prose.PHRASES if p.isascii()}
