@@ -22,10 +22,11 @@ PASSWORD, KEY = "password", "key"
 # callee (the end of its dotted name) -> (the secret's positions, its kind, words one of which the text
 # must hold: the library, when the callee's own name is too common to say it).
 CALLS: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {
-    "login": ((1,), PASSWORD, ()), "pass_": ((0,), PASSWORD, ()),
+    "login": ((1,), PASSWORD, ()), "pass_": ((0,), PASSWORD, ("poplib", "POP3")),
     "simple_bind_s": ((1,), PASSWORD, ()), "simple_bind": ((1,), PASSWORD, ()), "bind_s": ((1,), PASSWORD, ()),
     "ldap_bind": ((2,), PASSWORD, ()), "ftp_login": ((2,), PASSWORD, ()), "imap_open": ((2,), PASSWORD, ()),
-    "mysqli_connect": ((2,), PASSWORD, ()), "mysqli": ((2,), PASSWORD, ()), "mysql_connect": ((2,), PASSWORD, ()),
+    "mysqli_connect": ((2,), PASSWORD, ("mysqli",)), "mysqli": ((2,), PASSWORD, ()),
+    "mysql_connect": ((2,), PASSWORD, ()),
     "PDO": ((2,), PASSWORD, ()),
     "HTTPBasicAuth": ((1,), PASSWORD, ()), "HTTPDigestAuth": ((1,), PASSWORD, ()),
     "HTTPProxyAuth": ((1,), PASSWORD, ()), "BasicAuth": ((1,), PASSWORD, ()), "DigestAuth": ((1,), PASSWORD, ()),
@@ -53,16 +54,21 @@ CALLS: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {
 }
 
 
-# Calls whose words are everyday ones (``login``, ``pass``, ``bind``, ``ssh``): found by the byte string
-# of the call itself instead (quick.CALL_NEEDLES holds the same: a test checks).
-NEEDLES: dict[str, tuple[bytes, ...]] = {
-    "login": (b".login(", b">login("),  # a method (server.login, $ftp->login), not ``def login(``
-    "pass_": (b"pass_(",), "bind_s": (b"bind_s(",), "simple_bind_s": (b"bind_s(",), "simple_bind": (b"simple_bind(",),
-    "set_password": (b"set_password(",), "add_password": (b"add_password(",), "ssh.Password": (b"ssh.Password(",),
-    "AWS.Credentials": (b"AWS.Credentials(",), "mysqli_connect": (b"mysqli_connect(",),
-    "mysql_connect": (b"mysql_connect(",), "ftp_login": (b"ftp_login(",),
-    "Client": (b'Client("AC', b"Client('AC"),  # a Twilio Account SID as the first argument
+# Calls whose words are everyday ones (``login``, ``bind``, ``ssh``): found by the byte string of the call,
+# looked for only in a text that holds all the words the first look cuts from it (``.login(`` where ``login``
+# is a word); quick.CALL_NEEDLES holds the same (a test checks).
+NEEDLES: dict[str, tuple[tuple[str, ...], tuple[bytes, ...]]] = {
+    "login": (("login",), (b".login(", b">login(")), "ftp_login": (("login",), (b"ftp_login(",)),
+    "bind_s": (("bind", "s"), (b"bind_s(",)), "simple_bind_s": (("bind", "s"), (b"bind_s(",)),
+    "simple_bind": (("simple", "bind"), (b"simple_bind(",)), "set_password": (("set", "password"), (b"set_password(",)),
+    "add_password": (("add", "password"), (b"add_password(",)),
+    "ssh.Password": (("ssh", "Password"), (b"ssh.Password(",)),
+    "AWS.Credentials": (("AWS", "Credentials"), (b"AWS.Credentials(",)),
+    "mysql_connect": (("mysql", "connect"), (b"mysql_connect(",)),
 }
+# Twilio's Client needs the library's name in the text, or an Account SID as its first argument: the first
+# look sees the SID as a long run starting with ``AC`` and a hex digit (quick.HEADS).
+SID_CALLEE = "Client"
 
 
 def _gate(callee: str, needs: tuple[str, ...]) -> tuple[str, ...]:
@@ -78,14 +84,15 @@ def _gate(callee: str, needs: tuple[str, ...]) -> tuple[str, ...]:
 
 
 GATES: dict[str, tuple[str, ...]] = {callee: _gate(callee, spec[2]) for callee, spec in CALLS.items()}
-# Every gate word and needle (quick.CALL_WORDS and quick.CALL_NEEDLES hold the same: a test checks).
+# Every gate word (quick.CALL_WORDS holds the same: a test checks).
 GATE_WORDS = frozenset(w.encode() for ws in GATES.values() for w in ws)
-ALL_NEEDLES = tuple(sorted({n for ns in NEEDLES.values() for n in ns}))
+_NEEDLE_GATES = {callee: (frozenset(w.encode() for w in ws), ns) for callee, (ws, ns) in NEEDLES.items()}
 BY_LAST: dict[str, list[str]] = {}
 for _callee in CALLS:
     BY_LAST.setdefault(_callee.rsplit(".", 1)[-1], []).append(_callee)
 IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 OPEN, CLOSE = "([{", ")]}"
+AUTH_WORDS = frozenset((b"auth", b"Auth", b"AUTH"))  # auth=(…), http_auth=(…), AUTH = (…): quick's too
 AFTER_LITERAL = (".toCharArray()", ".encode()", ".getBytes()", ".encode('utf-8')", '.encode("utf-8")',
                  ".as_bytes()", ".to_vec()", ".into()")
 
@@ -96,7 +103,7 @@ def find(text: str, data: bytes, low: bytes, words: frozenset[bytes] | set[bytes
     out: list[Span] = []
     for last, callees in BY_LAST.items():
         live = [c for c in callees if any(w.encode() in words for w in GATES[c]) or
-                any(n in data for n in NEEDLES.get(c, ()))]
+                (c == SID_CALLEE and b"Client" in words) or _needled(c, data, words)]
         if not live:
             continue
         needle = last + "("
@@ -109,9 +116,14 @@ def find(text: str, data: bytes, low: bytes, words: frozenset[bytes] | set[bytes
                         _call(text, i + len(needle), callee, words, out)
                         break
             i = text.find(needle, i + len(needle))
-    if b"auth" in low:
+    if not AUTH_WORDS.isdisjoint(words):
         _auth_tuples(text, low, out)
     return out
+
+
+def _needled(callee: str, data: bytes, words: frozenset[bytes] | set[bytes]) -> bool:
+    gate = _NEEDLE_GATES.get(callee)
+    return gate is not None and gate[0] <= words and any(n in data for n in gate[1])
 
 
 def _chain(text: str, end: int) -> str:

@@ -123,10 +123,15 @@ def test_the_first_looks_tables_are_the_detectors_own() -> None:
     assert quick.QUOTES == structure.QUOTES
     assert frozenset(tables.BORDERS) == structure.TABLE_BORDERS
     assert quick.CALL_WORDS == calls.GATE_WORDS
-    assert {n for ns in quick.CALL_NEEDLES.values() for n in ns} == set(calls.ALL_NEEDLES)
-    for word, needles in quick.CALL_NEEDLES.items():
-        for needle in needles:
-            assert word in quick.look(needle.decode()).words, needle  # a needle is looked for under its own word
+    needles: dict[frozenset[bytes], set[bytes]] = {}
+    for ws, ns in calls.NEEDLES.values():
+        needles.setdefault(frozenset(w.encode() for w in ws), set()).update(ns)
+    assert {k: set(v) for k, v in quick.CALL_NEEDLES.items()} == needles
+    for gate, ns in quick.CALL_NEEDLES.items():
+        for needle in ns:
+            assert gate <= quick.look(needle.decode()).words, needle  # a needle is looked for under its own words
+    assert quick.AUTH_WORDS == calls.AUTH_WORDS
+    assert {"AC" + c for c in "0123456789abcdef"} <= quick.HEADS  # a Twilio SID makes the first look's vendors
     for word in [*decoders.SHELL, *decoders.CALLS, "Buffer.from", *decoders.DECODE_RECEIVERS]:
         assert quick.DECODER_WORDS & set(quick.look(word + "(").words), word  # each decoder has a word of the gate
     ascii_phrases = {p for p in prose.PHRASES if p.isascii()}
