@@ -107,6 +107,9 @@ FOREIGN_WORDS = frozenset(_FOREIGN + [w.capitalize() for w in _FOREIGN] + [w.upp
 FOREIGN_UNICODE = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "hasło", "şifre", "κωδικός",
                    "סיסמה", "كلمة المرور", "mật khẩu", "lösenord", "contraseña")
 FOREIGN_CHARS = frozenset(c for w in FOREIGN_UNICODE for c in w + w.upper() if not c.isascii())
+# The first letter of each that is not ASCII, in both cases.
+FOREIGN_KEYS = tuple(sorted({k for w in FOREIGN_UNICODE for c in [next(c for c in w if not c.isascii())]
+                             for k in (c, c.upper())}))
 WORDS = frozenset(LEADS) | ESCAPED | TOOLS | DECODER_WORDS | CALL_WORDS | FOREIGN_WORDS | _NEEDLE_WORDS | \
     {b"auth", b"Auth", b"AUTH", b"Client"}
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
@@ -321,19 +324,26 @@ def _call_needle(data: bytes, words: frozenset[bytes]) -> bool:
 
 def _foreign(text: str, data: bytes) -> bool:
     """One of FOREIGN_UNICODE in a text that is not ASCII. Searching a wide string costs ~40 µs per word
-    for 20 KB, so first the characters that are not ASCII (``?`` in ``data``), one pass: only a text
-    holding one of their letters is searched."""
+    for 20 KB, so first the letters: code with a few characters that are not ASCII (``?`` in ``data``)
+    shows them in a few ``find`` steps; a text mostly not ASCII is asked for the first letter of each
+    word (one ``in`` each). Only a text holding one of them is searched for the words."""
     i = data.find(b"?")
     seen = 0
     while i != -1:
         c = text[i]
         if c != "?":
-            if c in FOREIGN_CHARS or seen > 256:  # (a text mostly not ASCII: searched)
-                lowered = text.lower()
-                return any(n in lowered for n in FOREIGN_UNICODE)
+            if c in FOREIGN_CHARS:
+                return _foreign_words(text)
             seen += 1
+            if seen > 32:
+                return any(k in text for k in FOREIGN_KEYS) and _foreign_words(text)
         i = data.find(b"?", i + 1)
     return False
+
+
+def _foreign_words(text: str) -> bool:
+    lowered = text.lower()
+    return any(n in lowered for n in FOREIGN_UNICODE)
 
 
 def _auth_tuple(low: bytes) -> bool:

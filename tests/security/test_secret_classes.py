@@ -225,3 +225,16 @@ def test_the_class_lookalikes_are_stored_unchanged_through_real_hooks(home: Home
     spool = tree_bytes(home.paths.spool)
     assert len(spool) == len(chosen)
     assert not files_containing(spool, "[REDACTED:")
+
+
+def test_a_foreign_password_deep_in_a_long_text_is_found() -> None:
+    """The first look's shortcuts for texts that are not ASCII (a few such characters in code, a text
+    mostly in another script) still reach a password stated far into it."""
+    value = password("cls-deep", 12)
+    chinese = "请帮我看看这个函数为什么报错，数据库连接一直失败。" * 200
+    code = "def f(x):\n    return x  # → the next step…\n" * 300
+    for text in (f"{chinese}\n数据库密码是{value}，谢谢", f"{code}\n# пароль: {value}\n",
+                 f"{code}\nPASSWORT ist {value}"):
+        out = R.text(text)
+        assert value not in out, text[-60:]
+    assert R.text(chinese) == chinese and R.text(code) == code
