@@ -93,6 +93,8 @@ for _callee in CALLS:
 IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 OPEN, CLOSE = "([{", ")]}"
 AUTH_WORDS = frozenset((b"auth", b"Auth", b"AUTH"))  # auth=(…), http_auth=(…), AUTH = (…): quick's too
+MAX_SITES = 256  # calls read per text (each up to MAX_ARGS characters): bounded work on any input
+MAX_ARGS = 2000
 AFTER_LITERAL = (".toCharArray()", ".encode()", ".getBytes()", ".encode('utf-8')", '.encode("utf-8")',
                  ".as_bytes()", ".to_vec()", ".into()")
 
@@ -101,6 +103,7 @@ def find(text: str, data: bytes, low: bytes, words: frozenset[bytes] | set[bytes
     """Spans of secrets passed by position to the known calls in ``text`` (``data``/``low``: its bytes,
     as is and lower-cased, one per character; ``words``: its cut words)."""
     out: list[Span] = []
+    sites = 0
     for last, callees in BY_LAST.items():
         live = [c for c in callees if any(w.encode() in words for w in GATES[c]) or
                 (c == SID_CALLEE and b"Client" in words) or _needled(c, data, words)]
@@ -108,7 +111,8 @@ def find(text: str, data: bytes, low: bytes, words: frozenset[bytes] | set[bytes
             continue
         needle = last + "("
         i = text.find(needle)
-        while i != -1:
+        while i != -1 and sites < MAX_SITES:
+            sites += 1
             if i == 0 or text[i - 1] not in IDENT:
                 chain = _chain(text, i + len(last))
                 for callee in live:
@@ -145,7 +149,7 @@ def _args(text: str, k: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     depth = 0
     start = k
-    n = min(len(text), k + 4000)
+    n = min(len(text), k + MAX_ARGS)
     i = k
     while i < n:
         c = text[i]
@@ -262,7 +266,9 @@ def secret_literal(value: str, kind: str) -> bool:
 def _auth_tuples(text: str, low: bytes, out: list[Span]) -> None:
     """``auth=("user", "…")``, ``http_auth = ('user', '…')``, ``auth: ["user", "…"]``: the second member."""
     i = low.find(b"auth")
-    while i != -1:
+    sites = 0
+    while i != -1 and sites < MAX_SITES:
+        sites += 1
         k = i + 4
         n = len(text)
         if k < n and text[k] in "\"'":

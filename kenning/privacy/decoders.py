@@ -18,6 +18,7 @@ B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 HEX_CHARS = frozenset("0123456789abcdefABCDEF")
 MIN_BLOB = 16  # shorter than any key: a word, a flag, a short text
 MIN_KEY_BYTES = 16  # 128 bits
+MAX_SITES = 256  # decoders looked at per text: a text naming thousands is not a session's command
 # Shell commands that decode, and the words on their command line that make them decode.
 SHELL = {"base64": (("-d",), ("--decode",), ("-D",), ("-di",), ("-id",)), "gbase64": (("-d",), ("--decode",)),
          "basenc": (("-d",), ("--decode",)), "xxd": (("-r",), ("-r", "-p"), ("-rp",), ("-pr",)),
@@ -46,16 +47,19 @@ def find(text: str) -> list[Span]:
 # ------------------------------------------------------------------------------ shell
 
 def _shell(text: str, out: list[Span]) -> None:
+    done: set[int] = set()  # each command line once, however many decoders it names
+    sites = 0
     for tool, forms in SHELL.items():
         i = text.find(tool)
-        while i != -1:
+        while i != -1 and sites < MAX_SITES:
             end = i + len(tool)
             if (i == 0 or text[i - 1] in " \t\n|;&(`$\"'/{") and text[end:end + 1] in ("", " ", "\t", "\n"):
+                sites += 1
                 ls = text.rfind("\n", 0, i) + 1
                 le = _logical_end(text, i)
-                line = text[ls:le]
-                words = line[i - ls:].split()
-                if any(all(w in words for w in form) for form in forms):
+                words = text[i:min(le, i + 400)].split()
+                if ls not in done and any(all(w in words for w in form) for form in forms):
+                    done.add(ls)
                     _line_blobs(text, ls, le, tool == "xxd", out)
             i = text.find(tool, end)
 
@@ -106,9 +110,11 @@ def _line_blobs(text: str, ls: int, le: int, hexa: bool, out: list[Span]) -> Non
 # ------------------------------------------------------------------------------ code
 
 def _calls(text: str, out: list[Span]) -> None:
+    sites = 0
     for word, hexa in CALLS.items():
         i = text.find(word + "(")
-        while i != -1:
+        while i != -1 and sites < MAX_SITES:
+            sites += 1
             if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
                 _literal_arg(text, i + len(word) + 1, hexa, out)
             i = text.find(word + "(", i + len(word))

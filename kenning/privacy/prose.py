@@ -23,6 +23,7 @@ LINKS = frozenset(("is", "was", "ist", "war", "lautet", "est", "était", "etait"
                    "가"))
 # Links written onto the word, without a space (CJK particles and verbs, a colon).
 ATTACHED = ("是", "为", "為", "：", ":", "は", "が", "는", "은", "이", "가", "=")
+MAX_SITES = 256  # phrases read per text: bounded work on any input
 # Punctuation that ends a value in CJK text.
 CJK_STOP = frozenset("，。、；！？」』）】,")
 
@@ -36,9 +37,11 @@ def find(text: str) -> list[Span]:
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     out: list[Span] = []
     n = len(text)
+    sites = 0
     for phrase in PHRASES:
         i = low.find(phrase)
-        while i != -1:
+        while i != -1 and sites < MAX_SITES:
+            sites += 1
             k = i + len(phrase)
             if (i and low[i - 1].isalpha() and phrase[0].isascii()) or (k < n and low[k].isalpha()
                                                                         and phrase[-1].isascii()):
