@@ -66,8 +66,9 @@ NEEDLES: dict[str, tuple[tuple[str, ...], tuple[bytes, ...]]] = {
     "AWS.Credentials": (("AWS", "Credentials"), (b"AWS.Credentials(",)),
     "mysql_connect": (("mysql", "connect"), (b"mysql_connect(",)),
 }
-# Twilio's Client needs the library's name in the text, or an Account SID as its first argument: the first
-# look sees the SID as a long run starting with ``AC`` and a hex digit (quick.HEADS).
+# Twilio's Client needs the library's name in the text, or an Account SID as its first argument (the first
+# look sees the SID as a long run starting with ``AC`` and a hex digit: quick.HEADS), or a variable named
+# for one (``account_sid``, ``TWILIO_SID``, ``self.accountSid``: ``sid`` in the text, for the first look).
 SID_CALLEE = "Client"
 
 
@@ -208,8 +209,10 @@ def _call(text: str, k: int, callee: str, words: frozenset[bytes] | set[bytes], 
     if needs:
         ok = any(w.encode() in words for w in needs if not w.startswith("@"))
         if not ok and "@sid" in needs and positional:
+            first = text[positional[0][0]:positional[0][1]]
             lit = _literal(text, *positional[0])
-            ok = lit is not None and _twilio_sid(text[lit[0]:lit[1]])
+            ok = _twilio_sid(text[lit[0]:lit[1]]) if lit is not None else \
+                "sid" in first.lower() and first.replace("_", "").replace(".", "").isalnum()  # account_sid
         if not ok:
             return
     for p in positions:

@@ -34,6 +34,7 @@ DECODE_RECEIVERS = ("getDecoder()", "getMimeDecoder()", "getUrlDecoder()", "Base
 MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"PK\x03\x04", b"%PDF", b"\x7fELF", b"RIFF", b"BZh", b"\x00\x00\x01\x00",
          b"<svg", b"<?xml", b"II*\x00", b"MM\x00*", b"wOF", b"OggS", b"ID3", b"\x1a\x45\xdf\xa3")
 STOP = " \t\r\n|;&<>()`\"'\\"
+BLANKS = frozenset(" \t\r\n\\\"'")  # what may stand between the lines of one wrapped blob
 
 
 def find(text: str) -> list[Span]:
@@ -55,12 +56,13 @@ def _shell(text: str, out: list[Span]) -> None:
             end = i + len(tool)
             if (i == 0 or text[i - 1] in " \t\n|;&(`$\"'/{") and text[end:end + 1] in ("", " ", "\t", "\n"):
                 sites += 1
-                ls = text.rfind("\n", 0, i) + 1
+                ls = _logical_start(text, i)
                 le = _logical_end(text, i)
                 words = text[i:min(le, i + 400)].split()
                 if ls not in done and any(all(w in words for w in form) for form in forms):
                     done.add(ls)
                     _line_blobs(text, ls, le, tool == "xxd", out)
+                    _quoted_before(text, ls, i, tool == "xxd", out)
             i = text.find(tool, end)
 
 
@@ -76,17 +78,28 @@ def _logical_end(text: str, i: int) -> int:
 
 
 def _line_blobs(text: str, ls: int, le: int, hexa: bool, out: list[Span]) -> None:
-    """Every blob on the decoder's command line (``echo <blob> |``, ``<<< <blob>``) and in its here-document."""
+    """Every blob on the decoder's command line (``echo <blob> |``, ``<<< <blob>``, a wrapped blob whose
+    lines are continued with ``\\`` or held in one pair of quotes) and in its here-document."""
     i = ls
+    group: list[tuple[int, int]] = []  # blob-like words with only blanks, quotes or line continuations between
     while i < le:
+        s = i
         while i < le and text[i] in STOP:
             i += 1
+        if group and not BLANKS.issuperset(text[s:i]):
+            _group(text, group, hexa, out)
+            group = []
         j = i
         while j < le and text[j] not in STOP:
             j += 1
-        if j - i >= MIN_BLOB and text[i] != "-" and _judge(text[i:j], hexa):
-            out.append((i, j, NAME))
+        if j > i and text[i] != "-" and (j - i >= MIN_BLOB or group) and B64_CHARS.issuperset(text[i:j]):
+            group.append((i, j))
+        elif group:
+            _group(text, group, hexa, out)
+            group = []
         i = j
+    if group:
+        _group(text, group, hexa, out)
     h = text.find("<<", ls, le)
     if h != -1 and text[h + 2:h + 3] != "<":
         k = h + 2 + (text[h + 2:h + 3] == "-")
@@ -105,6 +118,34 @@ def _line_blobs(text: str, ls: int, le: int, hexa: bool, out: list[Span]) -> Non
             last = body + len(blob.rstrip())
             if last - first >= MIN_BLOB and _judge("".join(blob.split()), hexa):
                 out.append((first, last, NAME))
+
+
+def _group(text: str, group: list[tuple[int, int]], hexa: bool, out: list[Span]) -> None:
+    """A run of blob-like words: one blob when joined (a wrapped one), else each word alone."""
+    if len(group) > 1 and _judge("".join(text[s:e] for s, e in group), hexa):
+        out += [(s, e, NAME) for s, e in group]
+        return
+    out += [(s, e, NAME) for s, e in group if e - s >= MIN_BLOB and _judge(text[s:e], hexa)]
+
+
+def _quoted_before(text: str, ls: int, i: int, hexa: bool, out: list[Span]) -> None:
+    """``echo "<line>\\n<line>\\n…<line>" | base64 -d``: the decoder's line closes a quote opened lines before."""
+    head = text[ls:i]
+    for q in "\"'":
+        if head.count(q) % 2:
+            close = ls + head.find(q)
+            start = text.rfind(q, max(0, ls - 200_000), ls)
+            if start != -1 and close - start > MIN_BLOB and _judge(text[start + 1:close], hexa):
+                out.append((start + 1, close, NAME))
+            return
+
+
+def _logical_start(text: str, i: int) -> int:
+    """Start of the command line holding ``i``: earlier lines ending in ``\\`` continue into it."""
+    ls = text.rfind("\n", 0, i) + 1
+    while ls >= 2 and text[ls - 2] == "\\":
+        ls = text.rfind("\n", 0, ls - 1) + 1
+    return ls
 
 
 # ------------------------------------------------------------------------------ code

@@ -184,7 +184,7 @@ def _first_look(text: str) -> Look | None:
     lk.decoders = not DECODER_WORDS.isdisjoint(words)
     lk.calls = not CALL_WORDS.isdisjoint(words) or _call_needle(data, words) or \
         (not AUTH_WORDS.isdisjoint(words) and _auth_tuple(low)) or \
-        (lk.vendors and b"Client" in words)  # (a Twilio Account SID is a long run: HEADS)
+        (b"Client" in words and (lk.vendors or b"sid" in low))  # a Twilio Account SID (HEADS), or its variable
     lk.prose = not FOREIGN_WORDS.isdisjoint(words) or (not text.isascii() and _foreign(text, data))
     if lk.commands or lk.vendors or lk.decoders or lk.calls or lk.prose:
         return lk

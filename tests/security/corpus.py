@@ -678,6 +678,12 @@ def _held_out_classes() -> list[Sample]:
           path="src/registry.ts"))
     t = b64(random.Random("dec-go").randbytes(32))
     add(S("decoder/go", "edit", f"key, _ := base64.StdEncoding.DecodeString(\"{t}\")", (t,), path="internal/crypt.go"))
+    wrapped = base64.encodebytes(sa.replace("acme-prod", "acme-stage").encode()).decode().split()  # 76 a line
+    add(S("decoder/wrapped", "prompt", "restore the key with this:\necho \"" + "\n".join(wrapped)
+          + "\" | base64 --decode > sa.json", tuple(wrapped)))
+    wrapped = base64.encodebytes(random.Random("dec-cont").randbytes(90)).decode().split()
+    add(S("decoder/continued", "command", "echo " + " \\\n  ".join(wrapped) + " | base64 -d > hmac.key",
+          tuple(wrapped)))
     t = b64(rnd("dec-prompt", 40).encode())
     add(S("decoder/prompt", "prompt", f"decode this and save it: echo {t} | base64 --decode > ~/.config/app/token",
           (t,)))
@@ -687,6 +693,8 @@ def _held_out_classes() -> list[Sample]:
     sid = "AC" + rnd("call-sid", 32, HEXL)
     add(S("call/twilio", "write", f"from twilio.rest import Client\n\nclient = Client(\"{sid}\", "
                                   f"\"{t}\")\n", (t,), path="notify/sms.py"))
+    t = rnd("call-twilio-var", 32, HEXL)
+    add(S("call/twilio", "edit", f"sms = Client(ACCOUNT_SID, \"{t}\")", (t,), path="notify/tasks.py"))
     p = password("call-smtp")
     add(S("call/smtplib", "edit", f"with smtplib.SMTP_SSL(\"smtp.gmail.com\", 465) as server:\n"
                                   f"    server.login(\"alerts@acme.io\", \"{p}\")", (p,), path="ops/alert.py"))

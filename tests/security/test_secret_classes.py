@@ -53,6 +53,10 @@ def test_a_blob_piped_or_given_to_any_shell_decoder_is_judged_by_what_it_decodes
         out = R.text(line)
         assert key not in out and key[:40] not in out, (decoder, out)
         assert "decoded_secret" in marker(line), line
+    for line in (f"echo \"{key[:20]}\n{key[20:]}\" | {decoder} > k.bin",
+                 f"echo {key[:20]} \\\n  {key[20:]} | {decoder}"):
+        out = R.text(line)  # wrapped over two lines: in one pair of quotes, or continued with a backslash
+        assert key[:20] not in out and key[20:] not in out, (decoder, out)
     for line in (f"echo {text} | {decoder}", f"{decoder} < notes.b64 > notes.txt", f"echo \"$BLOB\" | {decoder}",
                  f"echo {key[:12]} | {decoder}"):
         assert R.text(line) == line, line
