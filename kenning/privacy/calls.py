@@ -46,7 +46,9 @@ CALLS: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {
     "AwsBasicCredentials.create": ((1,), KEY, ()), "NewStaticCredentials": ((1,), KEY, ()),
     "NewStaticCredentialsProvider": ((1,), KEY, ()),
     "Client": ((1,), KEY, ("twilio", "Twilio", "@sid")), "twilio": ((1,), KEY, ()), "Twilio": ((1,), KEY, ()),
-    "TwilioClient.Init": ((1,), KEY, ()), "TwilioRestClient": ((1,), KEY, ()),
+    "TwilioClient.Init": ((1,), KEY, ()), "TwilioRestClient": ((1,), KEY, ()), "Twilio.init": ((1,), KEY, ()),
+    "Client.new": ((1,), KEY, ("twilio", "Twilio")), "yagmail.SMTP": ((1,), PASSWORD, ()),
+    "Authenticate": ((1,), PASSWORD, ()),
     "jwt.encode": ((1,), KEY, ()), "jwt.decode": ((1,), KEY, ()), "jwt.sign": ((1,), KEY, ()),
     "jwt.verify": ((1,), KEY, ()), "createHmac": ((1,), KEY, ()), "hmac.new": ((0,), KEY, ()),
     "HMAC.new": ((0,), KEY, ()), "Fernet": ((0,), KEY, ()),
@@ -121,6 +123,14 @@ def find(text: str, data: bytes, low: bytes, words: frozenset[bytes] | set[bytes
                         _call(text, i + len(needle), callee, words, out)
                         break
             i = text.find(needle, i + len(needle))
+    if b"twilio" in words:  # require('twilio')(sid, token)
+        for q in "'\"":
+            needle = f"twilio{q})("
+            i = text.find(needle)
+            while i != -1 and sites < MAX_SITES:
+                sites += 1
+                _call(text, i + len(needle), "twilio", words, out)
+                i = text.find(needle, i + len(needle))
     if not AUTH_WORDS.isdisjoint(words):
         _auth_tuples(text, low, out)
     return out

@@ -54,8 +54,11 @@ TOOL_WORDS = (
 TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"config:set", b"secrets:set",
                 b"env add", b"variables --set", b"secrets import", b"configure set")
 HEADS = frozenset(["A3T", "ABI", "ACC", "AIz", "AKC", "AKI", "ASI", "ATA", "ATB", "ATC", "EAA", "EZA", "EZT", "GR1",
-                   "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0"] + ["AC" + c for c in "0123456789abcdef"])
-# ("AC" and a hex digit: a Twilio Account SID, the first argument that tells calls.py a Client is Twilio's)
+                   "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0", "ewo"]
+                  + ["AC" + c for c in "0123456789abcdef"]
+                  + ["s." + c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"])
+# ("AC" and a hex digit: a Twilio Account SID, the first argument that tells calls.py a Client is Twilio's;
+# "ewo": a pretty-printed JSON file as base64, a service-account key; "s.": a legacy Vault token)
 SEPARATORS = "_-.~ "
 # Each lead with the separators that follow it in a prefix (the tails are made on a hit). This module
 # loads on every hook: the tables are built with C loops (map, split, join), ~0.1 ms less than comprehensions.
@@ -88,7 +91,7 @@ CALL_WORDS = frozenset(
     b"NewStaticCredentialsProvider Oracle PDO PasswordAuthentication PlainAuth Redis SMTP SSHClient StrictRedis Twilio "
     b"TwilioClient TwilioRestClient UsernamePasswordAuthenticationToken UsernamePasswordCredentials boto boto3 "
     b"createHmac getConnection hmac imap jwt ldap ldap3 mysqli oracledb paramiko poplib POP3 pymssql pymysql "
-    b"twilio".split())
+    b"twilio yagmail Authenticate".split())
 # The byte strings of calls whose words are everyday ones (calls.NEEDLES), under the words the cut gives for
 # them, all of which must occur: a needle costs a scan (~10 µs for 20 KB), a word nothing.
 CALL_NEEDLES: dict[frozenset[bytes], tuple[bytes, ...]] = {

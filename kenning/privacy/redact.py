@@ -31,7 +31,8 @@ EMPTY: Profile = frozenset()
 STRUCTURAL: tuple[tuple[str, str], ...] = (
     ("pem_private_key", "every armoured private block: PEM (RSA, EC, DSA, PKCS#8, encrypted), OpenSSH, PGP "
                         "(`PRIVATE`/`SECRET KEY BLOCK`), PuTTY `.ppk` private lines, minisign/signify secret keys, "
-                        "base64-wrapped PEM keys (`tls.key: LS0t…`), the private members of a JWK; an unterminated "
+                        "base64-wrapped PEM keys (`tls.key: LS0t…`), base64-wrapped Google service-account key files, "
+                        "the private members of a JWK; an unterminated "
                         "block is taken to the end"),
     ("kubernetes_secret", "the values under `data:` / `stringData:` of a Kubernetes `Secret` (YAML or JSON text)"),
     ("credential_file", "fields of credential files recognised by path: the password of `.pgpass` lines, the "

@@ -684,6 +684,8 @@ def _held_out_classes() -> list[Sample]:
     wrapped = base64.encodebytes(random.Random("dec-cont").randbytes(90)).decode().split()
     add(S("decoder/continued", "command", "echo " + " \\\n  ".join(wrapped) + " | base64 -d > hmac.key",
           tuple(wrapped)))
+    t = b64(sa.replace("acme-prod", "acme-ci").encode())
+    add(S("decoder/standalone", "read", f"APP_ENV=ci\nGCP_SA_JSON_B64={t}\n", (t,), path="ci/settings.txt"))
     t = b64(rnd("dec-prompt", 40).encode())
     add(S("decoder/prompt", "prompt", f"decode this and save it: echo {t} | base64 --decode > ~/.config/app/token",
           (t,)))
@@ -695,6 +697,12 @@ def _held_out_classes() -> list[Sample]:
                                   f"\"{t}\")\n", (t,), path="notify/sms.py"))
     t = rnd("call-twilio-var", 32, HEXL)
     add(S("call/twilio", "edit", f"sms = Client(ACCOUNT_SID, \"{t}\")", (t,), path="notify/tasks.py"))
+    t = rnd("call-twilio-node", 32, HEXL)
+    add(S("call/twilio", "write", f"const client = require('twilio')('AC{rnd('call-sid2', 32, HEXL)}', '{t}');\n",
+          (t,), path="src/sms.js"))
+    p = password("call-yag")
+    add(S("call/yagmail", "command", f"python -c \"import yagmail; yagmail.SMTP('ops@gmail.com', '{p}').send('x')\"",
+          (p,)))
     p = password("call-smtp")
     add(S("call/smtplib", "edit", f"with smtplib.SMTP_SSL(\"smtp.gmail.com\", 465) as server:\n"
                                   f"    server.login(\"alerts@acme.io\", \"{p}\")", (p,), path="ops/alert.py"))
@@ -760,6 +768,12 @@ def _held_out_classes() -> list[Sample]:
     add(S("table/markdown", "output", "| field   | value |\n|---------|-------|\n| name    | ci-bot |\n"
                                       f"| Token   | {t} |\n",
           (t,), command="acme tokens create --format table"))
+    t = "s." + rnd("tab-lookup", 24)
+    add(S("table/vault-lookup", "output", "Key                 Value\n---                 -----\naccessor            "
+                                          f"{rnd('tab-lookup-acc', 24)}\ndisplay_name        token\n"
+                                          f"id                  {t}\n"
+                                          "policies            [default]\nttl                 767h59m\n", (t,),
+          command="vault token lookup"))
     t = "ya29." + rnd("tab-gcloud", 160, URLSAFE)
     add(S("table/gcloud", "output", t + "\n", (t,), command="gcloud auth print-access-token"))
     t = "-".join(rnd(f"tab-heroku{i}", n, HEXL) for i, n in enumerate((8, 4, 4, 4, 12)))
@@ -1012,6 +1026,11 @@ def _lookalikes() -> list[Sample]:
                                        "token_renewable      true\ntoken_policies       [\"default\"]\n",
           command="vault token lookup -format=table"))
     add(S("table/box", "output", "│ readonly │ false │\n│ cidr_whitelist │ null │\n", command="npm token list"))
+    add(S("table/short-s", "output", "s.getItem('x') and s.a1 are code; s.ThisIsNotAToken is prose\n",
+          command="grep -rn 's\\.' src | head -1"))
+    add(S("decoder/sa-public", "read", "SA_META_B64=" + b64(json.dumps({"type": "service_account", "project_id": "acme",
+                                                                      "client_email": "ci@acme.iam.example"},
+                                                                     indent=2).encode()) + "\n", path="ci/meta.txt"))
     for i, text in enumerate(("password is required", "the password: ********", "set the password is $PASSWORD",
                               "the password is os.environ['DB_PASSWORD']", "the password is <password>",
                               "the password is bcrypt-hashed and 12 characters long", "le mot de passe est incorrect",

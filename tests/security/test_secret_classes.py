@@ -242,3 +242,23 @@ def test_a_foreign_password_deep_in_a_long_text_is_found() -> None:
         out = R.text(text)
         assert value not in out, text[-60:]
     assert R.text(chinese) == chinese and R.text(code) == code
+
+
+def test_legacy_vault_tokens_and_base64_service_account_keys_are_found_anywhere() -> None:
+    """Two shapes of the red team's samples found by themselves, wherever they stand: a Vault token
+    before 1.10 (``s.`` and 24 letters and digits) and a service-account key file as base64."""
+    token = "s." + rnd("cls-legacy", 24)
+    for text in (f"id                  {token}", f"export VAULT_TOKEN={token}", f"use {token} for now",
+                 json.dumps({"auth": {"client_token": token}}), f"\\n{token}\\n"):
+        assert token not in R.text(text), text
+    for text in ("s.getItem('k')", "s." + "a" * 24, "s." + rnd("cls-legacy-short", 20), "s.ThisIsNotATokenAtAll",
+                 "x = s." + rnd("cls-legacy", 24) + "_suffix"):
+        assert R.text(text) == text, text
+    sa = {"type": "service_account", "project_id": "acme", "private_key_id": rnd("cls-sa-kid", 40, HEXL),
+          "private_key": "-----BEGIN PRIVATE KEY-----\n" + rnd("cls-sa-pk", 64) + "\n-----END PRIVATE KEY-----\n"}
+    for dumped in (json.dumps(sa, indent=2), json.dumps(sa), json.dumps(sa, separators=(",", ":"))):
+        blob = base64.b64encode(dumped.encode()).decode()
+        for text in (f"GCP_SA_B64={blob}", f"  key.json: {blob}", f'{{"credentials": "{blob}"}}'):
+            assert blob not in R.text(text), text
+    public = base64.b64encode(json.dumps({"type": "service_account", "project_id": "acme"}).encode()).decode()
+    assert R.text(f"SA_META={public}") == f"SA_META={public}"
