@@ -9,6 +9,9 @@
    (``permission_mode: bypassPermissions``), a Read of a real 20 KB source file, a 5 KB Write,
    a 20 KB Read of a config file (the credential-file profile), next to what ``import re`` and
    ``import enum`` cost a fresh process (what the fast path saves).
+   With ``--against REF``, the same step of that commit's ``kenning/`` on the same payloads, in child
+   processes taking turns with this tree's (medians of medians, and their ratio): the number that
+   says whether a change to the redactor made the hook's work slower, free of process start-up noise.
 3. Wall time of real PostToolUse hook processes (the registered ``-I -c`` form, worker down)
    with those payloads, next to ``python -I -S -c pass`` in the same interleaved rounds; with
    ``--against REF`` also the hook of another commit (its ``kenning/`` unpacked by ``git
@@ -120,6 +123,50 @@ def per_payload_cost(rounds: int) -> str:
             "imports `re`; only the user's own `redact_custom` patterns do.")
 
 
+# A child process times ``hook._clean`` of one tree (argv[1] first on sys.path) on the payloads of stdin.
+CLEAN_CHILD = r"""
+import json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from kenning.hook import main as hook
+from kenning.settings import Settings
+assert hook.__file__.startswith(sys.argv[1]), hook.__file__
+settings, runs, out = Settings(), int(sys.argv[2]), {}
+for name, p in json.loads(sys.stdin.read()).items():
+    hook._clean(settings, p)
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter_ns()
+        hook._clean(settings, p)
+        samples.append(time.perf_counter_ns() - t)
+    out[name] = statistics.median(samples) / 1000
+print(json.dumps(out))
+"""
+
+
+def cost_against(ref: str, runs: int, turns: int = 6) -> str:
+    """``hook._clean`` of this tree and of ``ref`` on the same payloads, child processes taking turns."""
+    root = Path(tempfile.mkdtemp(prefix="kenning-bench-clean-"))
+    try:
+        trees = {"this tree": str(REPO), f"`{ref}`": str(unpack(ref, root / "base"))}
+        body = json.dumps(payloads())
+        medians: dict[str, dict[str, list[float]]] = {t: {} for t in trees}
+        for turn in range(turns):
+            for tree, path in (list(trees.items()) if turn % 2 else list(trees.items())[::-1]):
+                proc = subprocess.run([PYTHON, "-I", "-c", CLEAN_CHILD, path, str(runs)], input=body, text=True,
+                                      capture_output=True, check=True)
+                for name, us in json.loads(proc.stdout).items():
+                    medians[tree].setdefault(name, []).append(us)
+        ours, theirs = medians["this tree"], medians[f"`{ref}`"]
+        rows = []
+        for name in ours:
+            a, b = statistics.median(ours[name]), statistics.median(theirs[name])
+            rows.append([name, fmt(b, 0), fmt(a, 0), f"{a / b:.2f}×", f"{a - b:+.0f}"])
+        return md_table(["payload", f"p50 µs at `{ref}`", "p50 µs this tree", "ratio", "difference, µs"], rows) + (
+            f"\n\nMedian of {turns} child processes per tree (taking turns), each the median of {runs} runs.")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def import_costs(n: int = 40) -> dict[str, Any]:
     cmds = {"pass": FLOOR, "re": [PYTHON, "-I", "-S", "-c", "import re"],
             "enum": [PYTHON, "-I", "-S", "-c", "import enum"]}
@@ -202,10 +249,12 @@ def main() -> int:
     args = ap.parse_args()
     corpus, _res = corpus_section()
     cost = per_payload_cost(args.cost_runs)
+    against = (f"### The same step against `{args.against}` (in-process, same run)\n\n"
+               f"{cost_against(args.against, args.cost_runs)}\n\n") if args.against else ""
     latency = hook_latency(args.rounds, args.against)
     body = (f"## Secret redaction (`bench/redaction.py`)\n\n{run_header(command_line())}\n\n"
             f"### Corpus\n\n{corpus}\n\n"
-            f"### Cost of the hook's cleaning step per payload (in-process, `hook._clean`)\n\n{cost}\n\n"
+            f"### Cost of the hook's cleaning step per payload (in-process, `hook._clean`)\n\n{cost}\n\n{against}"
             f"### PostToolUse hook processes, worker down ({args.rounds} interleaved rounds)\n\n{latency}\n")
     print(body)
     if args.write:

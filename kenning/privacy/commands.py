@@ -441,7 +441,7 @@ def _piped_line(text: str, start: int, end: int) -> list[Span]:
     out: list[Span] = []
     for idx, seg in enumerate(segs):
         words = [t.value for t in seg]
-        encode = words[:1] == ["base64"] and "-d" not in words and "--decode" not in words
+        encode = words[:1] == ["base64"] and not {"-d", "--decode", "-D", "-di", "-id"} & set(words)
         # (echo -n 'pw' | base64: a secret being encoded for a Kubernetes Secret, if it looks like one)
         consumer = encode or any(w in STDIN_CONSUMERS for w in words) or ("sudo" in words and "-S" in words)
         if not consumer:

@@ -54,7 +54,11 @@ TOOL_WORDS = (
 TOOL_PHRASES = (b"secrets set", b"secret set", b"secret put", b"config set", b"config:set", b"secrets:set",
                 b"env add", b"variables --set", b"secrets import", b"configure set")
 HEADS = frozenset(["A3T", "ABI", "ACC", "AIz", "AKC", "AKI", "ASI", "ATA", "ATB", "ATC", "EAA", "EZA", "EZT", "GR1",
-                   "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0"])
+                   "LTA", "cio", "cmV", "dap", "eyJ", "oy2", "pat", "LS0", "ewo"]
+                  + ["AC" + c for c in "0123456789abcdef"]
+                  + ["s." + c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"])
+# ("AC" and a hex digit: a Twilio Account SID, the first argument that tells calls.py a Client is Twilio's;
+# "ewo": a pretty-printed JSON file as base64, a service-account key; "s.": a legacy Vault token)
 SEPARATORS = "_-.~ "
 # Each lead with the separators that follow it in a prefix (the tails are made on a hit). This module
 # loads on every hook: the tables are built with C loops (map, split, join), ~0.1 ms less than comprehensions.
@@ -76,7 +80,41 @@ def tails(word: bytes) -> tuple[bytes, ...]:
 
 
 TOOLS = frozenset(TOOL_WORDS.encode().split())
-WORDS = frozenset(LEADS) | ESCAPED | TOOLS
+# Decoders (decoders.SHELL, decoders.CALLS, decoders.DECODE_RECEIVERS: a blob fed to one may be a secret)
+# and the callees whose positional arguments hold a secret (calls.GATE_WORDS, calls.ALL_NEEDLES).
+DECODER_WORDS = frozenset(b"base64 gbase64 basenc xxd openssl b64decode decodebytes a2b atob decode64 DecodeString "
+                          b"FromBase64String b32decode b85decode Buffer getDecoder getMimeDecoder getUrlDecoder "
+                          b"Base64".split())
+CALL_WORDS = frozenset(
+    b"AwsBasicCredentials BasicAWSCredentials BasicAuth CRAMMD5Auth ClientSecretCredential DigestAuth FTP Fernet HMAC "
+    b"HTTPBasicAuth HTTPDigestAuth HTTPProxyAuth MySQLdb NetworkCredential NewStaticCredentials "
+    b"NewStaticCredentialsProvider Oracle PDO PasswordAuthentication PlainAuth Redis SMTP SSHClient StrictRedis Twilio "
+    b"TwilioClient TwilioRestClient UsernamePasswordAuthenticationToken UsernamePasswordCredentials boto boto3 "
+    b"createHmac getConnection hmac imap jwt ldap ldap3 mysqli oracledb paramiko poplib POP3 pymssql pymysql "
+    b"twilio yagmail Authenticate".split())
+# The byte strings of calls whose words are everyday ones (calls.NEEDLES), under the words the cut gives for
+# them, all of which must occur: a needle costs a scan (~10 µs for 20 KB), a word nothing.
+CALL_NEEDLES: dict[frozenset[bytes], tuple[bytes, ...]] = {
+    frozenset((b"login",)): (b".login(", b">login(", b"ftp_login("), frozenset((b"bind", b"s")): (b"bind_s(",),
+    frozenset((b"simple", b"bind")): (b"simple_bind(",), frozenset((b"set", b"password")): (b"set_password(",),
+    frozenset((b"add", b"password")): (b"add_password(",), frozenset((b"ssh", b"Password")): (b"ssh.Password(",),
+    frozenset((b"AWS", b"Credentials")): (b"AWS.Credentials(",),
+    frozenset((b"mysql", b"connect")): (b"mysql_connect(",)}
+_NEEDLE_WORDS = frozenset(w for ws in CALL_NEEDLES for w in ws)
+AUTH_WORDS = frozenset((b"auth", b"Auth", b"AUTH"))  # calls.AUTH_WORDS
+# "Password" in other languages (prose.PHRASES): the ASCII ones as the first look cuts them (``contraseña``
+# gives ``contrase``), in three cases; the others are looked for only in a text that is not ASCII.
+_FOREIGN = b"passe contrase contrasena senha wachtwoord kennwort passord salasana adgangskode senord".split()
+FOREIGN_WORDS = frozenset(_FOREIGN + [w.capitalize() for w in _FOREIGN] + [w.upper() for w in _FOREIGN])
+# (lower case: a text that is not ASCII is lowered before they are looked for)
+FOREIGN_UNICODE = ("пароль", "密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "hasło", "şifre", "κωδικός",
+                   "סיסמה", "كلمة المرور", "mật khẩu", "lösenord", "contraseña")
+FOREIGN_CHARS = frozenset(c for w in FOREIGN_UNICODE for c in w + w.upper() if not c.isascii())
+# The first letter of each that is not ASCII, in both cases.
+FOREIGN_KEYS = tuple(sorted({k for w in FOREIGN_UNICODE for c in [next(c for c in w if not c.isascii())]
+                             for k in (c, c.upper())}))
+WORDS = frozenset(LEADS) | ESCAPED | TOOLS | DECODER_WORDS | CALL_WORDS | FOREIGN_WORDS | _NEEDLE_WORDS | \
+    {b"auth", b"Auth", b"AUTH", b"Client"}
 PHRASE_WORDS = frozenset(p.replace(b":", b" ").split()[0] for p in TOOL_PHRASES)
 # Tool words whose rule only reads a secret piped in (``echo pw | sudo -S``, ``… | docker login
 # --password-stdin``, ``| base64``): commands.piped_stdin needs a pipe from echo or printf.
@@ -105,13 +143,15 @@ IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 class Look:
     """What the first look computed, handed on to the detectors so they do not compute it again,
     and which families of detectors it found a reason to run: ``vendors`` (a vendor's prefix or
-    shape, a long token, an armoured block), ``commands`` (a known tool standing as a command)."""
+    shape, a long token, an armoured block), ``commands`` (a known tool standing as a command),
+    ``decoders`` (a decoder's name), ``calls`` (a call whose positional argument may be a secret),
+    ``prose`` (the word "password" in another language)."""
 
-    __slots__ = ("commands", "data", "low", "vendors", "words")
+    __slots__ = ("calls", "commands", "data", "decoders", "low", "prose", "vendors", "words")
 
     def __init__(self, data: bytes, low: bytes, words: frozenset[bytes]) -> None:
         self.data, self.low, self.words = data, low, words
-        self.vendors = self.commands = False
+        self.vendors = self.commands = self.decoders = self.calls = self.prose = False
 
 
 def look(text: str) -> Look:
@@ -144,7 +184,12 @@ def _first_look(text: str) -> Look | None:
     data, low, words = lk.data, lk.low, lk.words
     lk.commands = _tools(data, low, words)
     lk.vendors = _vendor_marks(text, data, words)
-    if lk.commands or lk.vendors:
+    lk.decoders = not DECODER_WORDS.isdisjoint(words)
+    lk.calls = not CALL_WORDS.isdisjoint(words) or _call_needle(data, words) or \
+        (not AUTH_WORDS.isdisjoint(words) and _auth_tuple(low)) or \
+        (b"Client" in words and (lk.vendors or b"sid" in low))  # a Twilio Account SID (HEADS), or its variable
+    lk.prose = not FOREIGN_WORDS.isdisjoint(words) or (not text.isascii() and _foreign(text, data))
+    if lk.commands or lk.vendors or lk.decoders or lk.calls or lk.prose:
         return lk
     for m in LOW_MARKS:
         if m in low:
@@ -271,6 +316,47 @@ def _vendor_marks(text: str, data: bytes, words: frozenset[bytes]) -> bool:
         if e == -1:
             break
         i = mapped.find(_LONG, e)
+    return False
+
+
+def _call_needle(data: bytes, words: frozenset[bytes]) -> bool:
+    if _NEEDLE_WORDS.isdisjoint(words):
+        return False
+    return any(gate <= words and any(n in data for n in needles) for gate, needles in CALL_NEEDLES.items())
+
+
+def _foreign(text: str, data: bytes) -> bool:
+    """One of FOREIGN_UNICODE in a text that is not ASCII. Searching a wide string costs ~40 µs per word
+    for 20 KB, so first the letters: code with a few characters that are not ASCII (``?`` in ``data``)
+    shows them in a few ``find`` steps; a text mostly not ASCII is asked for the first letter of each
+    word (one ``in`` each). Only a text holding one of them is searched for the words."""
+    i = data.find(b"?")
+    seen = 0
+    while i != -1:
+        c = text[i]
+        if c != "?":
+            if c in FOREIGN_CHARS:
+                return _foreign_words(text)
+            seen += 1
+            if seen > 32:
+                return any(k in text for k in FOREIGN_KEYS) and _foreign_words(text)
+        i = data.find(b"?", i + 1)
+    return False
+
+
+def _foreign_words(text: str) -> bool:
+    lowered = text.lower()
+    return any(n in lowered for n in FOREIGN_UNICODE)
+
+
+def _auth_tuple(low: bytes) -> bool:
+    """``auth=(``, ``http_auth = [``: a user and password pair (calls._auth_tuples)."""
+    i = low.find(b"auth")
+    while i != -1:
+        rest = low[i + 4:i + 14].translate(None, b" \t\"'")
+        if rest[:1] in (b"=", b":") and rest[1:2] in (b"(", b"["):
+            return True
+        i = low.find(b"auth", i + 4)
     return False
 
 

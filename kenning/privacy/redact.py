@@ -31,7 +31,8 @@ EMPTY: Profile = frozenset()
 STRUCTURAL: tuple[tuple[str, str], ...] = (
     ("pem_private_key", "every armoured private block: PEM (RSA, EC, DSA, PKCS#8, encrypted), OpenSSH, PGP "
                         "(`PRIVATE`/`SECRET KEY BLOCK`), PuTTY `.ppk` private lines, minisign/signify secret keys, "
-                        "base64-wrapped PEM keys (`tls.key: LS0t…`), the private members of a JWK; an unterminated "
+                        "base64-wrapped PEM keys (`tls.key: LS0t…`), base64-wrapped Google service-account key files, "
+                        "the private members of a JWK; an unterminated "
                         "block is taken to the end"),
     ("kubernetes_secret", "the values under `data:` / `stringData:` of a Kubernetes `Secret` (YAML or JSON text)"),
     ("credential_file", "fields of credential files recognised by path: the password of `.pgpass` lines, the "
@@ -48,10 +49,24 @@ STRUCTURAL: tuple[tuple[str, str], ...] = (
                           "`mysql -p…`, `docker login -p`, `sshpass -p`, `curl -u user:pw`, `redis-cli -a`, "
                           "`sqlcmd -P`, `sqlplus user/pw@db`, `openssl -passin pass:`, `htpasswd -b`, "
                           "`kubectl … --from-literal=k=v`, `fly secrets set K=V`, `echo pw | … --password-stdin`"),
+    ("decoded_secret", "a base64 or hex blob fed to a decoder (`echo … | base64 -d`, `base64 --decode <<<`, "
+                       "`openssl base64 -d`, `openssl enc -d -a`, `xxd -r -p`, a here-document, `b64decode(\"…\")`, "
+                       "`atob('…')`, `Buffer.from('…', 'base64')`, `DecodeString`, `FromBase64String` …) that decodes "
+                       "to a secret: random bytes of key length, or text holding a secret (a service-account key, a "
+                       "PEM block, `user:password`, a token); ordinary text, media and short blobs are kept"),
+    ("call_argument", "a quoted literal passed by position where a known call takes its secret: `login(user, pw)` "
+                      "(smtplib, ftplib, imaplib, most clients), poplib `pass_`, LDAP binds, `HTTPBasicAuth(u, p)`, "
+                      "`auth=(u, p)`, JDBC `getConnection(url, u, p)`, Go `smtp.PlainAuth`, PHP `PDO`/`mysqli`, "
+                      "`redis.Redis`, paramiko `connect`, Twilio `Client(sid, token)`, boto3 `Session(id, secret)`, "
+                      "JWT and HMAC keys …; placeholders (`\"<password>\"`, `\"${PASSWORD}\"`, `\"changeme\"`) "
+                      "and variables are kept"),
     ("password_assignment", "the value given to a name that names a secret (password, passwd, pwd, pass, secret, "
                             "token, api key, access/private/client key, credentials, AccountKey …) in any syntax "
                             "(`.env`, shell, YAML, JSON, INI, TOML, HCL, XML, code, headers, `--flags`, "
-                            "`key=value;` connection strings, query strings) and in prose (\"the password is …\"); "
+                            "`key=value;` connection strings, query strings), in the key column of a command's output "
+                            "table (`vault login`, `vault token create`, `npm token create`), and in prose (\"the "
+                            "password is …\", any case, and \"mot de passe\", \"Passwort\", \"contraseña\", "
+                            "\"密码\" …: a value with a digit or a symbol); "
                             "names that only sometimes hold one (`key`, `auth`, `cookie`) only when the value looks "
                             "random; references, placeholders, paths, labels and code are kept"),
     ("secret_field", "the value of a JSON field (hook payloads, MCP tool input, at any depth) whose name names "
@@ -201,6 +216,18 @@ class Redactor:
                 spans += commands.piped_stdin(text, tools)
             if b"<<<" in data:
                 spans += commands.here_strings(text)
+        if look.decoders and on("decoded_secret"):
+            from kenning.privacy import decoders
+
+            spans += decoders.find(text)
+        if look.calls and on("call_argument"):
+            from kenning.privacy import calls
+
+            spans += calls.find(text, data, low, words)
+        if look.prose and on("password_assignment"):
+            from kenning.privacy import prose
+
+            spans += prose.find(text)
         return spans
 
     def _profile_spans(self, text: str, profile: Profile) -> list[Span]:

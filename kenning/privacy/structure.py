@@ -38,9 +38,17 @@ ANCHORS = quick.ANCHORS
 SCHEMES = frozenset(("bearer", "basic", "token", "digest", "bot", "apikey", "api-key", "key", "ssws", "oauth",
                      "negotiate", "ntlm", "hmac", "aws4-hmac-sha256", "goog4-hmac-sha256", "signature", "jwt",
                      "sharedaccesssignature", "dpop"))
-PROSE_LINKS = frozenset(("is", "was", "=", ":", "to", "->", "→", "are", "be"))
+PROSE_LINKS = frozenset(("is", "was", "=", ":", "to", "->", "→", "are", "be", "ist", "lautet", "war", "est", "était",
+                         "es", "era", "è", "é", "jest", "är"))
+# After a link, these are more of it ("the password is: …", "password = -> …"), not the value.
+MORE_LINKS = frozenset((":", "=", "->", "→", "-", "—", "–", "=>", "："))
+# Values after "password is" that describe it ("utf-8", "bcrypt"): read as words, not as a password.
+DESCRIPTIONS = frozenset(("utf-8", "utf8", "utf-16", "base64", "sha256", "sha-256", "sha512", "sha-512", "sha1",
+                          "sha-1", "md5", "bcrypt", "scrypt", "argon2", "argon2id", "pbkdf2", "aes-256", "aes256",
+                          "rot13", "ascii", "latin-1", "x509", "2fa", "mfa"))
 PROSE_FILLERS = frozenset(("now", "still", "currently", "just", "set", "changed", "reset", "to", "temporarily"))
 DIRECTIVES = frozenset(("requirepass", "masterauth", "auth"))
+TABLE_BORDERS = frozenset("│|┃║")  # tables.BORDERS: what may stand before a table row's key column
 
 
 class Found:
@@ -167,7 +175,16 @@ def _assignment(text: str, s: int, e: int, literal: bool) -> Span | None:
         line_head = text[_line_start(text, s):s - (1 if opener else 0)].strip()
         if (ident.lower() in DIRECTIVES and (not line_head or line_head.lower() in ("set -x", "set", "env", "arg"))) \
                 or (cls == PASSWORD and _netrc_line(text, s)):
-            return _directive(text, k, cls, strict=ident.lower() == "auth")  # at the start of its line
+            span = _directive(text, k, cls, strict=ident.lower() == "auth")  # at the start of its line
+            if span is not None or cls != PASSWORD or ident.lower() == "pass":
+                return span
+            return _prose(text, e, cls)  # "login with password is …": prose after all
+        if cls in (PASSWORD, STRONG) and not opener and not flag and (not line_head or line_head in TABLE_BORDERS):
+            from kenning.privacy import tables  # (rare: loaded for a table's row only)
+
+            row = tables.row(text, j, k, cls, ident)
+            if row is not None:
+                return row
         if cls in (PASSWORD, STRONG) and not opener and text[k:k + 1] in QUOTES and \
                 text[k + 1:k + 2] != text[k] and ident.lower() != "pass":
             return _value(text, k, cls, ident, code_style=False, quoted_key=False, literal=True, flag=False)
@@ -311,7 +328,8 @@ def _value(text: str, k: int, cls: int, ident: str, *, code_style: bool, quoted_
     if not literal and after in (" ", "\t"):
         rest = text[end:_line_end(text, end)].strip()
         if rest and not rest.startswith(("#", "//", "\\", "&&", "||", "|", ";", "-")) and \
-                not names.looks_like_password(value) and not names.looks_random(value, 12):
+                not names.looks_like_password(value) and not names.looks_random(value, 12) and \
+                not (cls == PASSWORD and _human_dollar(value)):
             return None  # the first word of a sentence ("pwd: expected bytes"), not a value
     return _accept(text, k, end, cls, ident, quoted=False)
 
@@ -373,7 +391,7 @@ def _accept(text: str, start: int, end: int, cls: int, ident: str, *, quoted: bo
 
 def value_is_secret(value: str, cls: int, ident: str, *, quoted: bool, structured: bool = False) -> bool:
     """The value given to a secret name is the secret (not a reference, placeholder, path or label)."""
-    if is_reference(value):
+    if is_reference(value) and not (cls == PASSWORD and _human_dollar(value)):
         return False
     squashed = "".join(names.words(value))
     if squashed and squashed == "".join(names.words(ident)):
@@ -502,6 +520,9 @@ def _prose(text: str, e: int, cls: int) -> Span | None:
             n_words += 1
             i = j
             continue
+        if linked and word in MORE_LINKS:
+            i = j
+            continue  # "is: …", "= -> …"
         if linked:
             return _prose_value(text, i, j, cls)
         if n_words == 0 and cls == PASSWORD and any(ch.isdigit() for ch in word) and \
@@ -521,19 +542,44 @@ def _prose_value(text: str, i: int, j: int, cls: int) -> Span | None:
     raw = text[i:j]
     quoted = raw[:1] in QUOTES
     value = raw[1:].split(raw[0], 1)[0] if quoted else raw.rstrip(".,;:!?)\"'`")
-    if not value or is_reference(value):
+    if not value or (is_reference(value) and not _human_dollar(value)):
         return None
     if value.endswith("'s"):
         return None  # a possessive: prose
     if value.replace("_", "").replace("-", "").isalpha() or "(" in value:
         return None  # a word, an identifier or a call, not a password
+    if value.lower() in DESCRIPTIONS or _compound_adjective(value):
+        return None  # "utf-8", "2FA-protected": what the password is, not the password
     ok = names.looks_like_password(value) or (cls == PASSWORD and value.isdigit() and len(value) >= 6)
+    if not ok and cls == PASSWORD and len(value) >= 4 and any(c.isalpha() for c in value):
+        mixed = any(c.isdigit() for c in value) or not value.isalnum()
+        version = "." in value and value.replace(".", "").isalnum()  # v1.2, e.g
+        ok = mixed and not version  # a short typed mix: "pa55", "x9!k"
     if quoted and not ok:
         ok = cls == PASSWORD and len(value) >= 4 and not value.isalpha()
     if not ok:
         return None
     start = text.find(value, i, j)
     return (start, start + len(value), "password_assignment")
+
+
+HUMAN_SYMBOLS = frozenset("!@#$%^&*+=?~_-")
+
+
+def _human_dollar(value: str) -> bool:
+    """``$uperS3cret!``: a typed password that starts with ``$``, not a variable (``$PASSWORD``, ``${X}``,
+    ``$this->password``, ``$HOME/.pgpass``, ``$env:TOKEN``): a digit, and only letters, digits and symbols."""
+    rest = value[1:]
+    return value[:1] == "$" and len(value) >= 6 and rest[:1].isalpha() and any(c.isdigit() for c in rest) and \
+        not rest.replace("_", "").isalnum() and "->" not in rest and \
+        all(c.isalnum() or c in HUMAN_SYMBOLS for c in rest) and not names.is_reference(rest)
+
+
+def _compound_adjective(value: str) -> bool:
+    """``2FA-protected``, ``bcrypt-hashed``, ``base64-encoded``: words joined by hyphens, the last a word."""
+    parts = value.split("-")
+    return len(parts) >= 2 and all(p.isalnum() for p in parts) and parts[-1].isalpha() and \
+        parts[-1].islower() and len(parts[-1]) >= 4
 
 
 # ---------------------------------------------------------------------------- URLs

@@ -248,7 +248,11 @@ def _index() -> tuple[dict[bytes, list[Row]], dict[str, list[Row]]]:
 BY_LEAD, SOLID = _index()
 # A JSON-escaped text reads ``\\nghp_…``: the word is ``nghp``, the token still starts after the escape.
 LEADS = frozenset(BY_LEAD) | {b"PuTTY", b"untrusted"} | {c + lead for lead in BY_LEAD for c in (b"n", b"t", b"r")}
-SOLID_EXTRA = ("eyJ", "pat", "LS0")  # JWTs, Airtable tokens, base64-wrapped PEM keys
+SOLID_EXTRA = ("eyJ", "pat", "LS0", "ewo")  # JWTs, Airtable tokens, base64-wrapped PEM and service-account keys
+# A Google service-account key file as base64 (pretty-printed, compact, compact with a space): its JSON
+# always opens with "type": "service_account".
+SERVICE_ACCOUNT_B64 = ("ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIs", "eyJ0eXBlIjoic2VydmljZV9hY2NvdW50Ii",
+                       "eyJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCI")
 
 
 def detector_names() -> list[str]:
@@ -343,6 +347,8 @@ def find(text: str, data: bytes, leads: set[bytes] | frozenset[bytes],
                     break
         if head in SOLID_EXTRA:
             out += _extra(text, s, e, head, enabled)
+        elif head[:2] == "s." and enabled("vault_token"):
+            out += _vault_legacy(text, s)
         i = mapped.find(_LONG_RUN, e)
     if b"eyJrIjoi" in data or b"LS0tLS1CRUdJTi" in data or b"cmVmdGtuOjAxOj" in data:
         found = {sp[0] for sp in out}
@@ -368,7 +374,36 @@ def find(text: str, data: bytes, leads: set[bytes] | frozenset[bytes],
     return out, seen
 
 
+def _vault_legacy(text: str, s: int) -> list[Span]:
+    """``s.`` and 24 letters and digits (all three kinds): a HashiCorp Vault service token before 1.10."""
+    end = s + 2
+    while end < len(text) and text[end].isascii() and text[end].isalnum():
+        end += 1
+    body = text[s + 2:end]
+    if len(body) == 24 and not body.isalpha() and not body.isdigit() and body.lower() != body and \
+            body.upper() != body and not (end < len(text) and text[end] in "_-"):
+        return [(s, end, "vault_token")]
+    return []
+
+
+def _service_account(text: str, s: int) -> list[Span]:
+    """A service-account key file as one base64 run: taken when it decodes to a private key."""
+    import binascii
+
+    end = s
+    while end < len(text) and text[end] in B64:
+        end += 1
+    blob = text[s:end].rstrip("=")
+    try:
+        decoded = binascii.a2b_base64(blob[:len(blob) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return []
+    return [(s, end, "pem_private_key")] if b"PRIVATE KEY" in decoded or b'"private_key"' in decoded else []
+
+
 def _extra(text: str, s: int, e: int, head: str, enabled: Callable[[str], bool]) -> list[Span]:
+    if head in ("eyJ", "ewo") and text.startswith(SERVICE_ACCOUNT_B64, s) and enabled("pem_private_key"):
+        return _service_account(text, s)
     if head == "eyJ" and enabled("jwt"):
         parts = text[s:e].rstrip(".").split(".")
         if len(parts) >= 3 and len(parts[0]) >= 10 and len(parts[1]) >= 10 and parts[1].startswith("eyJ"):

@@ -639,6 +639,171 @@ def _secrets() -> list[Sample]:
     add(S("k8s/secret-json", "output", json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "api"},
                                                    "data": {"apikey": p, "region": b64(b"eu")}}, indent=2), (p,),
           command="kubectl get secret api -o json"))
+
+    out += _held_out_classes()
+    return out
+
+
+def _held_out_classes() -> list[Sample]:
+    """Issue 26's held-out shapes as classes: a secret fed to a decoder, a secret passed by position to a
+    known call, a token in a command's output table, a password typed in prose (any case, other languages)."""
+    S = Sample
+    out: list[Sample] = []
+    add = out.append
+
+    # --- a secret fed to a decoder ----------------------------------------------------------------
+    sa = json.dumps({"type": "service_account", "project_id": "acme-prod", "private_key_id": rnd("sa-kid", 40, HEXL),
+                     "private_key": pem("PRIVATE KEY", "sa-b64").replace("\n", "\\n") + "\n",
+                     "client_email": "deployer@acme-prod.iam.gserviceaccount.com"}, indent=2)
+    t = b64(sa.encode())
+    add(S("decoder/shell", "command", f"echo {t} | base64 -d > /tmp/sa.json && gcloud auth activate-service-account "
+                                      f"--key-file /tmp/sa.json", (t,)))
+    t = b64(random.Random("dec-master").randbytes(32))
+    add(S("decoder/shell", "command", f"base64 --decode <<< '{t}' > config/master.key", (t,)))
+    t = b64(random.Random("dec-openssl").randbytes(48))
+    add(S("decoder/openssl", "command", f"printf '%s' \"{t}\" | openssl base64 -d -A > signing.key", (t,)))
+    t = base64.urlsafe_b64encode(random.Random("dec-fernet").randbytes(32)).decode()
+    add(S("decoder/python", "write", f"import base64\n\nRAW = base64.urlsafe_b64decode(\"{t}\")\n", (t,),
+          path="app/keys.py"))
+    t = b64(json.dumps({"user": "svc-sync", "password": password("dec-atob")}).encode())
+    add(S("decoder/js", "write", f"const creds = JSON.parse(atob(\"{t}\"));\n", (t,), path="web/sync.js"))
+    t = random.Random("dec-xxd").randbytes(32).hex()
+    add(S("decoder/xxd", "command", f"echo {t} | xxd -r -p > aes256.key", (t,)))
+    raw = b64(random.Random("dec-heredoc").randbytes(96))
+    lines = [raw[i:i + 64] for i in range(0, len(raw), 64)]
+    add(S("decoder/heredoc", "read", "#!/bin/sh\nset -e\nbase64 -d > /etc/app/deploy.key <<'EOF'\n" + "\n".join(lines)
+          + "\nEOF\nchmod 600 /etc/app/deploy.key\n", tuple(lines), path="scripts/bootstrap.sh"))
+    t = b64(f"ci-bot:{password('dec-buffer')}".encode())
+    add(S("decoder/node", "edit", f"const basic = Buffer.from('{t}', 'base64').toString();", (t,),
+          path="src/registry.ts"))
+    t = b64(random.Random("dec-go").randbytes(32))
+    add(S("decoder/go", "edit", f"key, _ := base64.StdEncoding.DecodeString(\"{t}\")", (t,), path="internal/crypt.go"))
+    wrapped = base64.encodebytes(sa.replace("acme-prod", "acme-stage").encode()).decode().split()  # 76 a line
+    add(S("decoder/wrapped", "prompt", "restore the key with this:\necho \"" + "\n".join(wrapped)
+          + "\" | base64 --decode > sa.json", tuple(wrapped)))
+    wrapped = base64.encodebytes(random.Random("dec-cont").randbytes(90)).decode().split()
+    add(S("decoder/continued", "command", "echo " + " \\\n  ".join(wrapped) + " | base64 -d > hmac.key",
+          tuple(wrapped)))
+    t = b64(sa.replace("acme-prod", "acme-ci").encode())
+    add(S("decoder/standalone", "read", f"APP_ENV=ci\nGCP_SA_JSON_B64={t}\n", (t,), path="ci/settings.txt"))
+    t = b64(rnd("dec-prompt", 40).encode())
+    add(S("decoder/prompt", "prompt", f"decode this and save it: echo {t} | base64 --decode > ~/.config/app/token",
+          (t,)))
+
+    # --- a secret passed by position to a known call ---------------------------------------------------
+    t = rnd("call-twilio", 32, HEXL)
+    sid = "AC" + rnd("call-sid", 32, HEXL)
+    add(S("call/twilio", "write", f"from twilio.rest import Client\n\nclient = Client(\"{sid}\", "
+                                  f"\"{t}\")\n", (t,), path="notify/sms.py"))
+    t = rnd("call-twilio-var", 32, HEXL)
+    add(S("call/twilio", "edit", f"sms = Client(ACCOUNT_SID, \"{t}\")", (t,), path="notify/tasks.py"))
+    t = rnd("call-twilio-node", 32, HEXL)
+    add(S("call/twilio", "write", f"const client = require('twilio')('AC{rnd('call-sid2', 32, HEXL)}', '{t}');\n",
+          (t,), path="src/sms.js"))
+    p = password("call-yag")
+    add(S("call/yagmail", "command", f"python -c \"import yagmail; yagmail.SMTP('ops@gmail.com', '{p}').send('x')\"",
+          (p,)))
+    p = password("call-smtp")
+    add(S("call/smtplib", "edit", f"with smtplib.SMTP_SSL(\"smtp.gmail.com\", 465) as server:\n"
+                                  f"    server.login(\"alerts@acme.io\", \"{p}\")", (p,), path="ops/alert.py"))
+    p = password("call-ftp")
+    add(S("call/ftplib", "read", f"ftp = FTP(\"ftp.acme.io\")\nftp.login(\"backup\", \"{p}\")\nftp.cwd(\"/in\")\n",
+          (p,), path="jobs/upload.py"))
+    p = password("call-imap")
+    add(S("call/imaplib", "mcp_input", {"language": "python", "code": "imap = imaplib.IMAP4_SSL('imap.acme.io')\n"
+                                                                      f"imap.login('ops', '{p}')\n"}, (p,),
+          tool="mcp__sandbox__run"))
+    p = password("call-pop")
+    add(S("call/poplib", "command", f"python -c \"import poplib; m = poplib.POP3_SSL('pop.acme.io'); m.user('ops'); "
+                                    f"m.pass_('{p}')\"", (p,)))
+    p = password("call-requests")
+    add(S("call/requests", "write", f"resp = requests.get(url, auth=(\"admin\", \"{p}\"), timeout=10)\n", (p,),
+          path="tools/export.py"))
+    p = password("call-jdbc")
+    add(S("call/jdbc", "edit", f"Connection c = DriverManager.getConnection(\"jdbc:postgresql://db/app\", \"app\", "
+                               f"\"{p}\");", (p,), path="src/main/java/Db.java"))
+    p = password("call-go")
+    add(S("call/go-smtp", "write", f"auth := smtp.PlainAuth(\"\", \"alerts@acme.io\", \"{p}\", \"smtp.acme.io\")\n",
+          (p,), path="cmd/mailer/main.go"))
+    p = password("call-paramiko")
+    add(S("call/paramiko", "read", "ssh = paramiko.SSHClient()\n"
+                                   "ssh.set_missing_host_key_policy(paramiko.AutoAddPolicy())"
+                                   f"\nssh.connect(\"10.0.4.2\", 22, \"deploy\", \"{p}\")\n", (p,),
+          path="fabfile.py"))
+    p = password("call-pdo")
+    add(S("call/php", "write", f"$pdo = new PDO(\"mysql:host=db;dbname=shop\", \"shop\", \"{p}\");\n", (p,),
+          path="src/db.php"))
+    p = password("call-ldap")
+    add(S("call/ldap", "prompt", f"why does l.simple_bind_s('cn=admin,dc=acme,dc=org', '{p}') raise "
+                                 f"INVALID_CREDENTIALS?", (p,)))
+    k = rnd("call-boto", 40, B64)
+    add(S("call/boto3", "edit", f"session = boto3.Session(\"AKIA{rnd('call-boto-id', 16, UPPER)}\", \"{k}\")", (k,),
+          path="scripts/backup.py"))
+    p = password("call-basic")
+    add(S("call/basic-auth", "mcp_output", f"Suggested fix:\n    auth = HTTPBasicAuth('svc', '{p}')\n", (p,),
+          tool="mcp__review__suggest"))
+
+    # --- vendor tokens in a command's output table --------------------------------------------------------
+    t = "s." + rnd("tab-vault", 24)
+    add(S("table/vault-login", "output", "Success! You are now authenticated.\n\nKey                  Value\n"
+                                         f"---                  -----\ntoken                {t}\n"
+                                         f"token_accessor       {rnd('tab-acc', 24)}\ntoken_duration       768h\n"
+                                         "token_renewable      true\ntoken_policies       [\"default\" \"ops\"]\n"
+                                         "policies             [\"default\" \"ops\"]\ntoken_meta_username  ops\n", (t,),
+          command="vault login -method=userpass username=ops"))
+    t = "s." + rnd("tab-vault2", 24)
+    add(S("table/vault-token", "output", "Key                  Value\n---                  -----\n"
+                                         f"token                {t}\n"
+                                         "token_duration       24h\ntoken_renewable      false\n", (t,),
+          command="vault token create -policy=ci -ttl=24h"))
+    t = "3f9e1c72-5a4b-4d8e-9c61-" + rnd("tab-npm", 12, HEXL)
+    add(S("table/npm-token", "output", "┌────────────────┬──────────────────────────────────────┐\n"
+                                       f"│ token          │ {t} │\n"
+                                       "├────────────────┼──────────────────────────────────────┤\n"
+                                       "│ readonly       │ false                                │\n"
+                                       "│ created        │ 2026-12-04T10:11:12.000Z             │\n"
+                                       "└────────────────┴──────────────────────────────────────┘\n", (t,),
+          command="npm token create"))
+    t = rnd("tab-md", 40)
+    add(S("table/markdown", "output", "| field   | value |\n|---------|-------|\n| name    | ci-bot |\n"
+                                      f"| Token   | {t} |\n",
+          (t,), command="acme tokens create --format table"))
+    t = "s." + rnd("tab-lookup", 24)
+    add(S("table/vault-lookup", "output", "Key                 Value\n---                 -----\naccessor            "
+                                          f"{rnd('tab-lookup-acc', 24)}\ndisplay_name        token\n"
+                                          f"id                  {t}\n"
+                                          "policies            [default]\nttl                 767h59m\n", (t,),
+          command="vault token lookup"))
+    t = "ya29." + rnd("tab-gcloud", 160, URLSAFE)
+    add(S("table/gcloud", "output", t + "\n", (t,), command="gcloud auth print-access-token"))
+    t = "-".join(rnd(f"tab-heroku{i}", n, HEXL) for i, n in enumerate((8, 4, 4, 4, 12)))
+    add(S("table/heroku", "output", t + "\n", (t,), command="heroku auth:token"))
+    k, st = rnd("tab-sts-k", 40, B64), rnd("tab-sts-t", 300, B64)
+    add(S("table/aws-sts", "output", json.dumps({"Credentials": {"AccessKeyId": "ASIA" + rnd("tab-sts-id", 16, UPPER),
+                                                                 "SecretAccessKey": k, "SessionToken": st,
+                                                                 "Expiration": "2026-12-05T10:00:00Z"}}, indent=4),
+          (k, st), command="aws sts get-session-token --duration-seconds 3600"))
+    t = "gho_" + rnd("tab-gh", 36)
+    add(S("table/gh", "output", t + "\n", (t,), command="gh auth token"))
+
+    # --- a password typed in prose, any case, other languages ---------------------------------------------
+    for tag, text_of, place in (
+            ("pr-upper", "The PASSWORD IS {p} for the staging box", "prompt"),
+            ("pr-dollar", "my old password was ${p}, try that first", "prompt"),
+            ("pr-pw", "pw is {p}", "prompt"),
+            ("pr-phrase", "Passphrase: {p}", "mcp_output"),
+            ("pr-login", "login with password is {p} and user admin", "prompt"),
+            ("pr-fr", "le mot de passe est {p} pour le wifi", "prompt"),
+            ("pr-de", "das Passwort ist {p}", "prompt"),
+            ("pr-es", "la contraseña es {p}", "prompt"),
+            ("pr-pt", "a senha é {p}", "prompt"),
+            ("pr-zh", "数据库密码是{p}，记得改", "prompt"),
+            ("pr-ja", "パスワードは {p} です", "prompt"),
+            ("pr-ru", "пароль: {p}", "prompt")):
+        p = password(tag, 11)
+        add(S("prose/" + tag, place, text_of.format(p=p), (p,)))
+    p = "pa55" + rnd("pr-short", 2, string.digits)
+    add(S("prose/short", "prompt", f"password was {p}", (p,)))
     return out
 
 
@@ -835,6 +1000,44 @@ def _lookalikes() -> list[Sample]:
     add(S("data/numbers", "read", "port: 5432\ntimeout_ms: 30000\nretries: 3\nversion: 1.2.3\n",
           path="config/db.yml"))
     add(S("data/claude-permission", "prompt", "why is permission_mode bypassPermissions in the payload?"))
+
+    # the held-out classes' look-alikes: decoders of ordinary data, calls with variables and placeholders,
+    # tables without a secret, prose about passwords, hashes
+    add(S("decoder/text", "command", "echo aGVsbG8gd29ybGQK | base64 -d"))
+    add(S("decoder/text", "command", "echo " + b64(b"Hello, world! This is a README file.") + " | base64 --decode"))
+    add(S("decoder/file", "command", "base64 -d secrets.b64 > secrets.json && wc -c secrets.json"))
+    add(S("decoder/variable", "command", "echo \"$SA_KEY_B64\" | base64 -d > /tmp/sa.json"))
+    add(S("decoder/code", "write", "data = base64.b64decode(payload[\"content\"])\n", path="app/blobs.py"))
+    add(S("decoder/image", "write", "LOGO = base64.b64decode(\"" + b64(b"\x89PNG\r\n\x1a\n" + bytes(range(96)))
+          + "\")\n", path="app/logo.py"))
+    add(S("decoder/hexdump", "output", "00000000: 4865 6c6c 6f2c 2077 6f72 6c64 0a         Hello, world.\n",
+          command="xxd notes.txt"))
+    add(S("call/variables", "edit", "server.login(user, password)\n", path="ops/alert.py",
+          extra={"old": "server.login(USER, PASS)"}))
+    add(S("call/environ", "write", "server.login(os.environ[\"SMTP_USER\"], os.environ[\"SMTP_PASSWORD\"])\n",
+          path="ops/mail.py"))
+    add(S("call/placeholder", "read", "```python\nserver.login(\"me@example.com\", \"<password>\")\n"
+                                      "ftp.login(\"anonymous\", \"\")\n```\n", path="docs/mail.md"))
+    add(S("call/variables", "write", "resp = requests.get(url, auth=(user, token))\nclient = Client(account_sid, "
+                                     "auth_token)\nfn.bind(this, 'click')\n", path="app/clients.py"))
+    add(S("call/keywords", "write", "client.login(username=user, password=settings.PASSWORD)\n", path="app/reg.py"))
+    add(S("table/no-secret", "output", "Key                  Value\n---                  -----\n"
+                                       "token_duration       768h\n"
+                                       "token_renewable      true\ntoken_policies       [\"default\"]\n",
+          command="vault token lookup -format=table"))
+    add(S("table/box", "output", "│ readonly │ false │\n│ cidr_whitelist │ null │\n", command="npm token list"))
+    add(S("table/short-s", "output", "s.getItem('x') and s.a1 are code; s.ThisIsNotAToken is prose\n",
+          command="grep -rn 's\\.' src | head -1"))
+    add(S("decoder/sa-public", "read", "SA_META_B64=" + b64(json.dumps({"type": "service_account", "project_id": "acme",
+                                                                      "client_email": "ci@acme.iam.example"},
+                                                                     indent=2).encode()) + "\n", path="ci/meta.txt"))
+    for i, text in enumerate(("password is required", "the password: ********", "set the password is $PASSWORD",
+                              "the password is os.environ['DB_PASSWORD']", "the password is <password>",
+                              "the password is bcrypt-hashed and 12 characters long", "le mot de passe est incorrect",
+                              "密码是必填项", "Password is e.g. hunter")):
+        add(S("prose/about-passwords", "prompt" if i % 2 else "mcp_output", text))
+    add(S("hash/commits", "output", "\n".join(f"{rnd(f'la-log{i}', 7, HEXL)} fix: retry {i}" for i in range(5))
+          + f"\n{rnd('la-head', 40, HEXL)}\n", command="git log --oneline -5 && git rev-parse HEAD"))
     return out
 
 
@@ -866,6 +1069,9 @@ STRUCTURAL_SAMPLES: dict[str, tuple[str, str]] = {
                       rnd("u-sig", 43)),
     "cli_password_flag": ("mysql -u root -p" + password("u-cli") + " shop", password("u-cli")),
     "password_assignment": ("SMTP_PASSWORD=" + password("u-pa"), password("u-pa")),
+    "decoded_secret": ("echo " + b64(rnd("u-dec", 40).encode()) + " | base64 -d > token.txt",
+                       b64(rnd("u-dec", 40).encode())),
+    "call_argument": ("server.login(\"ops@example.com\", \"" + password("u-call") + "\")", password("u-call")),
 }
 
 

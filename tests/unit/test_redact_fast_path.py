@@ -37,7 +37,7 @@ def full_spans(text: str) -> list[tuple[int, int, str]]:
     if len(text) < 8:
         return []
     lk = quick.look(text)
-    lk.vendors = lk.commands = True
+    lk.vendors = lk.commands = lk.decoders = lk.calls = lk.prose = True
     spans = R._detect(text, lk, EMPTY)
     if not spans:
         return []
@@ -112,7 +112,7 @@ def test_texts_made_of_the_pieces_of_secrets_get_the_spans_of_every_detector(pie
 
 
 def test_the_first_looks_tables_are_the_detectors_own() -> None:
-    from kenning.privacy import commands, structure
+    from kenning.privacy import calls, commands, decoders, prose, structure, tables
 
     piped_tools = {*commands.STDIN_CONSUMERS, "sudo", "base64"}
     for word in quick.PIPED:
@@ -121,6 +121,26 @@ def test_the_first_looks_tables_are_the_detectors_own() -> None:
     assert quick.DIRECTIVES == structure.DIRECTIVES
     assert set(quick.URL_USER_STOP.decode()) == structure.URL_USER_STOP
     assert quick.QUOTES == structure.QUOTES
+    assert frozenset(tables.BORDERS) == structure.TABLE_BORDERS
+    assert quick.CALL_WORDS == calls.GATE_WORDS
+    needles: dict[frozenset[bytes], set[bytes]] = {}
+    for ws, ns in calls.NEEDLES.values():
+        needles.setdefault(frozenset(w.encode() for w in ws), set()).update(ns)
+    assert {k: set(v) for k, v in quick.CALL_NEEDLES.items()} == needles
+    for gate, ns in quick.CALL_NEEDLES.items():
+        for needle in ns:
+            assert gate <= quick.look(needle.decode()).words, needle  # a needle is looked for under its own words
+    assert quick.AUTH_WORDS == calls.AUTH_WORDS
+    assert {"AC" + c for c in "0123456789abcdef"} <= quick.HEADS  # a Twilio SID makes the first look's vendors
+    for word in [*decoders.SHELL, *decoders.CALLS, "Buffer.from", *decoders.DECODE_RECEIVERS]:
+        assert quick.DECODER_WORDS & set(quick.look(word + "(").words), word  # each decoder has a word of the gate
+    ascii_phrases = {p for p in prose.PHRASES if p.isascii()}
+    for phrase in prose.PHRASES:
+        if phrase in ascii_phrases:
+            assert quick.FOREIGN_WORDS & set(quick.look(phrase).words), phrase
+        else:
+            assert any(n.lower() == phrase or n == phrase for n in quick.FOREIGN_UNICODE) or \
+                quick.FOREIGN_WORDS & set(quick.look(phrase).words), phrase
 
 
 def test_ordinary_code_is_decided_by_the_first_look() -> None:
