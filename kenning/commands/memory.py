@@ -129,8 +129,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        parts = [f"{n} {k.replace('_', ' ')}" for k, n in deleted.items() if n]
+        parts = [f"{n} {k.replace('_', ' ')}" for k, n in deleted.items() if n and k != "made_current"]
         print("Forgot " + (", ".join(parts) or "nothing") + ".")
+        if deleted.get("made_current"):
+            print(f"{deleted['made_current']} memory(ies) the forgotten one(s) had superseded are current again.")
         if result.get("reclaimed"):
             print(f"Database compacted: {_size(result['bytes_before'])} → {_size(result['bytes_after'])}.")
     if result.get("warning"):
@@ -159,7 +161,7 @@ def _drain_worker_spool(paths: Paths) -> None:
 
 def _total(sel: fg.Selection) -> int:
     c = sel.counts()
-    return c["observations"] + c["summaries"] + c["prompts"] + c["sessions"]
+    return c["observations"] + c["summaries"] + c["prompts"] + c["sessions"] + c["summaries_rewritten"]
 
 
 def _print_selection(sel: fg.Selection, out: TextIO) -> None:
@@ -178,6 +180,9 @@ def _print_selection(sel: fg.Selection, out: TextIO) -> None:
         for item in items:
             say(f"  {label}{item.id:<6} {item.type:<14} {_clip(item.title)}  ({item.project}, "
                 f"{_when(item.created_at)})")
+    if sel.summary_rewrites:
+        say(f"  and its text in {len(sel.summary_rewrites)} session summary(ies), rewritten without it: "
+            + ", ".join(f"S{i}" for i in sorted(sel.summary_rewrites)))
     if sel.event_ids:
         say(f"  and the raw captured payloads of {len(sel.event_ids)} event(s)")
 

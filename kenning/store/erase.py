@@ -1,0 +1,256 @@
+"""What a forgotten memory left elsewhere: the copies of its text, found and rewritten away.
+
+A memory (an observation) is copied as it is made and after: the prompt it was stated in, the raw
+payloads of that turn (the prompt, tool output echoing it), the session summary (its request is
+the gists of the prompts, its learned / completed / next steps lines are the notes of the turns),
+and derived indexes (FTS, the CJK shadow tables, vectors, subjects, term counts: triggers keep
+those in step with the rows changed here). Deleting the observation alone left the rest.
+
+**The memory's text** is: its title; its subtitle when no other memory has the same one (a
+generic "stated by the user" is not its text); each sentence of its narrative; each fact (without
+its "User: " style prefix); the sentence it was judged from (``why.said``); and the text of every
+prompt erased with it (so the prompt's gist in the summary goes too). Compared normalised: NFKC,
+case-folded, whitespace collapsed, surrounding punctuation and quotes stripped.
+
+**A copy** is a piece of another text (a summary field is cut at its line breaks, its "; " and
+"; then: " joins and its sentence ends; a prompt or payload is looked at whole) that equals one of
+those strings, contains one of at least ``MIN_CHARS`` characters, or is itself such a piece of one
+(a gist cut short with "…"). Only the sessions the memory came from are searched: another session
+that says the same thing holds its own memory, which is not the one forgotten.
+
+What is done: summary fields are rewritten without the pieces that are copies (the row is deleted
+when nothing is left); prompts holding a copy become ``[forgotten]`` (keeping their number); raw
+payloads holding a copy are dropped like those of the memory's own turn. Unrelated memories are
+never deleted. Rows the memory had superseded are made current again (see :func:`successors`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+MIN_CHARS = 12  # a shorter needle only matches a piece equal to it ("use uv" must not erase "use uvicorn …")
+SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+# Where the offline observer joins a summary's parts (kenning/observer/summary.py), and sentence ends.
+_JOINS = re.compile(r"(\n+|; then: |; |(?<=[.!?…])\s+)")
+_EDGES = " \t\r\n\"'`“”‘’«»()[]{}<>.,;:!?…-–—*"
+_PREFIX = re.compile(r"^(?:user|assistant|agent|plan|claude|the user stated|the user said)\s*:\s*", re.IGNORECASE)
+
+
+def norm(text: str) -> str:
+    """The form texts are compared in: NFKC, case-folded, one space between words, no edge punctuation."""
+    t = unicodedata.normalize("NFKC", text or "").casefold()
+    t = " ".join(t.split())
+    return _PREFIX.sub("", t.strip(_EDGES)).strip(_EDGES)
+
+
+@dataclass
+class Needles:
+    """The normalised strings that are a forgotten memory's text."""
+
+    strings: set[str] = field(default_factory=set)
+
+    def add(self, text: str, *, split: bool = True) -> None:
+        whole = norm(text)
+        if whole:
+            self.strings.add(whole)
+        if split:
+            for piece in _JOINS.split(text or "")[::2]:
+                n = norm(piece)
+                if len(n) >= MIN_CHARS:
+                    self.strings.add(n)
+
+    def matches(self, piece: str) -> bool:
+        p = norm(piece)
+        if not p:
+            return False
+        for n in self.strings:
+            if p == n or (len(n) >= MIN_CHARS and n in p) or (len(p) >= MIN_CHARS and p in n):
+                return True
+        return False
+
+    def within(self, text: str) -> bool:
+        """Whether ``text`` (a prompt, a payload) holds a copy anywhere."""
+        whole = norm(text)
+        if not whole:
+            return False
+        if any(len(n) >= MIN_CHARS and n in whole for n in self.strings):
+            return True
+        return any(self.matches(piece) for piece in _JOINS.split(text)[::2])
+
+
+def needles_of(conn: sqlite3.Connection, obs_ids: Sequence[int]) -> tuple[Needles, set[int]]:
+    """The text of the given observations, and the sessions they came from."""
+    out, sessions = Needles(), set()
+    for chunk in _chunks(obs_ids):
+        for r in conn.execute(
+                "SELECT id, session_id, title, subtitle, narrative, facts, why FROM observations "
+                f"WHERE id IN ({_marks(chunk)})", chunk):
+            sessions.add(int(r[1]))
+            out.add(r[2] or "")
+            sub = r[3] or ""
+            if sub and conn.execute("SELECT 1 FROM observations WHERE subtitle = ? AND id NOT IN "
+                                    f"({_marks(chunk)}) LIMIT 1", [sub, *chunk]).fetchone() is None:
+                out.add(sub)
+            out.add(r[4] or "")
+            for fact in _json_list(r[5]):
+                out.add(fact)
+            said = _json_obj(r[6]).get("said")
+            if isinstance(said, str):
+                out.add(said)
+    return out, sessions
+
+
+@dataclass
+class Traces:
+    """Where a forgotten memory's text was copied, and what each place becomes."""
+
+    summaries: dict[int, dict[str, str] | None] = field(default_factory=dict)  # id -> new fields (None: delete)
+    prompts: list[int] = field(default_factory=list)
+    event_ids: list[int] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.summaries or self.prompts or self.event_ids)
+
+
+def find(conn: sqlite3.Connection, obs_ids: Sequence[int], *, skip_summaries: Iterable[int] = (),
+         skip_prompts: Iterable[int] = (), skip_events: Iterable[int] = ()) -> Traces:
+    """The copies of the observations' text in the sessions they came from (nothing is changed)."""
+    out = Traces()
+    if not obs_ids:
+        return out
+    needles, sessions = needles_of(conn, obs_ids)
+    gone_prompts, gone_summaries, gone_events = set(skip_prompts), set(skip_summaries), set(skip_events)
+    sids = sorted(sessions)
+    # Prompts first: an erased prompt's text joins the needles, so its gist in the summary goes too.
+    for chunk in _chunks(sids):
+        for pid, sid, number, text in conn.execute(
+                "SELECT id, session_id, prompt_number, prompt_text FROM user_prompts "
+                f"WHERE session_id IN ({_marks(chunk)}) AND prompt_text NOT IN ('', '[forgotten]')", chunk):
+            if int(pid) in gone_prompts:
+                needles.add(text)
+            elif needles.within(text):
+                out.prompts.append(int(pid))
+                needles.add(text)
+    for chunk in _chunks(sids):
+        for eid, payload in conn.execute(
+                f"SELECT id, payload FROM events WHERE session_id IN ({_marks(chunk)}) AND payload IS NOT NULL",
+                chunk):
+            if int(eid) not in gone_events and needles.within(_plain(payload)):
+                out.event_ids.append(int(eid))
+    for chunk in _chunks(sids):
+        for row in conn.execute(
+                f"SELECT id, {', '.join(SUMMARY_FIELDS)} FROM session_summaries WHERE session_id IN "
+                f"({_marks(chunk)})", chunk):
+            if int(row[0]) in gone_summaries:
+                continue
+            fields = dict(zip(SUMMARY_FIELDS, (str(v or "") for v in row[1:]), strict=True))
+            new = {k: without(v, needles) for k, v in fields.items()}
+            if new != fields:
+                out.summaries[int(row[0])] = new if any(v.strip() for k, v in new.items()
+                                                        if k not in ("notes", "investigated")) else None
+    return out
+
+
+def without(text: str, needles: Needles) -> str:
+    """``text`` without its pieces that are copies, the joins between the rest kept as they were."""
+    parts = _JOINS.split(text)
+    pieces, joins = parts[::2], parts[1::2]
+    keep = [not needles.matches(p) for p in pieces]
+    if all(keep):
+        return text
+    out = ""
+    for i, piece in enumerate(pieces):
+        if not keep[i]:
+            continue
+        if out:
+            out += joins[i - 1]
+        out += piece
+    return out.strip()
+
+
+def successors(conn: sqlite3.Connection, gone: Sequence[int]) -> dict[int, int | None]:
+    """For the rows superseded by a forgotten one: what supersedes them now.
+
+    A was superseded by B and B is forgotten: if B was itself superseded by C (still kept), C is
+    newer than both and A stays superseded, by C; otherwise nothing replaces A any more and A is
+    current again (None). A row the user retracted stays retracted: only 'superseded' rows move.
+    """
+    gone_set = set(gone)
+    nxt = {int(i): (int(b) if b is not None else None) for chunk in _chunks(list(gone_set)) for i, b in
+           conn.execute(f"SELECT id, superseded_by FROM observations WHERE id IN ({_marks(chunk)})", chunk)}
+    out: dict[int, int | None] = {}
+    for chunk in _chunks(list(gone_set)):
+        for oid, by in conn.execute(
+                f"SELECT id, superseded_by FROM observations WHERE superseded_by IN ({_marks(chunk)}) "
+                "AND status = 'superseded'", chunk):
+            if int(oid) in gone_set:
+                continue
+            cur: int | None = int(by)
+            seen: set[int] = set()
+            while cur is not None and cur in gone_set and cur not in seen:
+                seen.add(cur)
+                cur = nxt.get(cur)
+            out[int(oid)] = cur
+    return out
+
+
+def apply_successors(conn: sqlite3.Connection, moves: dict[int, int | None]) -> int:
+    """Write what :func:`successors` decided (inside the forget's transaction); returns rows made current."""
+    current = 0
+    for oid, by in moves.items():
+        if by is None:
+            current += conn.execute("UPDATE observations SET status = 'active', superseded_by = NULL, "
+                                    "superseded_at = NULL WHERE id = ? AND status = 'superseded'", (oid,)).rowcount
+        else:
+            conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (by, oid))
+    return current
+
+
+def _plain(payload: str) -> str:
+    """A JSON payload's strings as text (escapes decoded: a quote or an accent is not ``\\u00e9``)."""
+    try:
+        value = json.loads(payload)
+    except (ValueError, RecursionError):
+        return payload
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return "\n".join(out)
+
+
+def _json_list(raw: object) -> list[str]:
+    try:
+        v = json.loads(str(raw or "[]"))
+    except ValueError:
+        return [str(raw)]
+    return [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+
+def _json_obj(raw: object) -> dict[str, object]:
+    try:
+        v = json.loads(str(raw or "{}"))
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _chunks(ids: Sequence[int]) -> Iterable[list[int]]:
+    for i in range(0, len(ids), 500):
+        yield list(ids[i:i + 500])
+
+
+def _marks(chunk: Sequence[object]) -> str:
+    return ",".join("?" * len(chunk))
