@@ -69,9 +69,19 @@ def current_prompt_number(conn: sqlite3.Connection, session_id: int) -> int:
     return int(row[0]) if row else 0
 
 
+def next_id(table: str) -> str:
+    """An SQL expression for the id of a new row of ``table``: above every id it ever held.
+
+    Deleted ids are remembered in ``id_high_water`` (migration 0028), so forgetting the newest
+    memory never hands its number to the next one. One statement: atomic with its INSERT.
+    """
+    return (f"(SELECT MAX(IFNULL((SELECT MAX(id) FROM {table}), 0), "
+            f"IFNULL((SELECT n FROM id_high_water WHERE name = '{table}'), 0)) + 1)")
+
+
 def add_prompt(conn: sqlite3.Connection, session_id: int, number: int, text: str, at: float) -> None:
-    conn.execute("INSERT OR IGNORE INTO user_prompts (session_id, prompt_number, prompt_text, created_at) "
-                 "VALUES (?, ?, ?, ?)", (session_id, number, text, at))
+    conn.execute("INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at) "
+                 f"VALUES ({next_id('user_prompts')}, ?, ?, ?, ?)", (session_id, number, text, at))
 
 
 def prompt_is_private(conn: sqlite3.Connection, session_id: int, number: int) -> bool:
@@ -231,10 +241,10 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
     """Insert one observation (and its memory index); None when the same content is already stored
     for the session. ``group=False`` leaves grouping with near-duplicates to the caller."""
     cur = conn.execute(
-        "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
+        "INSERT INTO observations (id, session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
         "content_hash, agent_id, agent_type, observer, kind, scope, tentative, why) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        f"VALUES ({next_id('observations')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id, content_hash) DO NOTHING",
         (session_id, project, d.type, d.title, d.subtitle, _j(d.facts), d.narrative, _j(d.concepts),
          _j(d.files_read), _j(d.files_modified), d.prompt_number, d.tokens_spent, d.source_tokens,
@@ -251,9 +261,9 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
 def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,
                    recorded_at: float) -> None:
     conn.execute(
-        "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
+        "INSERT INTO session_summaries (id, session_id, project, prompt_number, request, investigated, learned, "
         "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
-        "recorded_at, observer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        f"recorded_at, observer) VALUES ({next_id('session_summaries')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id) DO UPDATE SET prompt_number = excluded.prompt_number, "
         "request = excluded.request, investigated = excluded.investigated, learned = excluded.learned, "
         "completed = excluded.completed, next_steps = excluded.next_steps, notes = excluded.notes, "
