@@ -112,6 +112,7 @@ class Traces:
     summaries: dict[int, dict[str, str] | None] = field(default_factory=dict)  # id -> new fields (None: delete)
     prompts: list[int] = field(default_factory=list)
     event_ids: list[int] = field(default_factory=list)
+    needles: Needles = field(default_factory=Needles)  # what the rewrite removes (again, at apply time)
 
     @property
     def empty(self) -> bool:
@@ -125,6 +126,7 @@ def find(conn: sqlite3.Connection, obs_ids: Sequence[int], *, skip_summaries: It
     if not obs_ids:
         return out
     needles, sessions = needles_of(conn, obs_ids)
+    out.needles = needles
     gone_prompts, gone_summaries, gone_events = set(skip_prompts), set(skip_summaries), set(skip_events)
     sids = sorted(sessions)
     # Prompts first: an erased prompt's text joins the needles, so its gist in the summary goes too.
@@ -149,12 +151,40 @@ def find(conn: sqlite3.Connection, obs_ids: Sequence[int], *, skip_summaries: It
                 f"({_marks(chunk)})", chunk):
             if int(row[0]) in gone_summaries:
                 continue
-            fields = dict(zip(SUMMARY_FIELDS, (str(v or "") for v in row[1:]), strict=True))
-            new = {k: without(v, needles) for k, v in fields.items()}
-            if new != fields:
-                out.summaries[int(row[0])] = new if any(v.strip() for k, v in new.items()
-                                                        if k not in ("notes", "investigated")) else None
+            new = rewrite(row[1:], needles)
+            if new is not False:
+                out.summaries[int(row[0])] = new
     return out
+
+
+def rewrite(values: Sequence[object], needles: Needles) -> dict[str, str] | None | bool:
+    """A summary's fields (in SUMMARY_FIELDS order) without the copies: False when none held one,
+    None when nothing but its bookkeeping (state and files) would be left."""
+    fields = dict(zip(SUMMARY_FIELDS, (str(v or "") for v in values), strict=True))
+    new = {k: without(v, needles) for k, v in fields.items()}
+    if new == fields:
+        return False
+    return new if any(v.strip() for k, v in new.items() if k not in ("notes", "investigated")) else None
+
+
+def rewrite_summaries(conn: sqlite3.Connection, ids: Iterable[int], needles: Needles) -> tuple[int, int]:
+    """Rewrite the summaries as they are now (inside the forget's transaction: another forget may have
+    rewritten one since the dry run); returns (rewritten, deleted)."""
+    rewritten = deleted = 0
+    for sid in ids:
+        row = conn.execute(f"SELECT {', '.join(SUMMARY_FIELDS)} FROM session_summaries WHERE id = ?",
+                           (sid,)).fetchone()
+        if row is None:
+            continue
+        new = rewrite(tuple(row), needles)
+        if new is None:
+            deleted += conn.execute("DELETE FROM session_summaries WHERE id = ?", (sid,)).rowcount
+        elif new is not False:
+            assert isinstance(new, dict)
+            rewritten += conn.execute(
+                f"UPDATE session_summaries SET {', '.join(f'{k} = ?' for k in SUMMARY_FIELDS)} WHERE id = ?",
+                [*(new[k] for k in SUMMARY_FIELDS), sid]).rowcount
+    return rewritten, deleted
 
 
 def without(text: str, needles: Needles) -> str:

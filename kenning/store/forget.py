@@ -139,6 +139,7 @@ class Selection:
     # Summaries of the memories' sessions that hold a copy of their text: rewritten without it
     # (None: nothing else was left, the row goes). See kenning/store/erase.py.
     summary_rewrites: dict[int, dict[str, str] | None] = field(default_factory=dict)
+    needles: erase.Needles = field(default_factory=erase.Needles)
 
     @property
     def empty(self) -> bool:
@@ -214,7 +215,7 @@ def select(conn: sqlite3.Connection, f: Filters) -> Selection:
     if traces.prompts:
         sel.prompts += _prompts(conn, _in("u.id", traces.prompts))
     events.update(traces.event_ids)
-    sel.summary_rewrites = traces.summaries
+    sel.summary_rewrites, sel.needles = traces.summaries, traces.needles
     sel.event_ids = sorted(events)
     return sel
 
@@ -319,13 +320,9 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
         for chunk in _chunks([i.id for i in sel.summaries]):
             out["summaries"] += conn.execute(
                 f"DELETE FROM session_summaries WHERE id IN ({_marks(chunk)})", chunk).rowcount
-        for sid, fields in sel.summary_rewrites.items():
-            if fields is None:
-                out["summaries"] += conn.execute("DELETE FROM session_summaries WHERE id = ?", (sid,)).rowcount
-            else:
-                out["summaries_rewritten"] += conn.execute(
-                    f"UPDATE session_summaries SET {', '.join(f'{k} = ?' for k in erase.SUMMARY_FIELDS)} WHERE id = ?",
-                    [*(fields[k] for k in erase.SUMMARY_FIELDS), sid]).rowcount
+        rewritten, emptied = erase.rewrite_summaries(conn, sorted(sel.summary_rewrites), sel.needles)
+        out["summaries_rewritten"] += rewritten
+        out["summaries"] += emptied
         for chunk in _chunks([i.id for i in sel.prompts]):
             out["prompts"] += conn.execute(
                 f"UPDATE user_prompts SET prompt_text = ? WHERE id IN ({_marks(chunk)}) AND prompt_text != ?",
