@@ -68,10 +68,8 @@ class Needles:
         p = norm(piece)
         if not p:
             return False
-        for n in self.strings:
-            if p == n or (len(n) >= MIN_CHARS and n in p) or (len(p) >= MIN_CHARS and p in n):
-                return True
-        return False
+        return any(p == n or (len(n) >= MIN_CHARS and n in p) or (len(p) >= MIN_CHARS and p in n)
+                   for n in self.strings)
 
     def within(self, text: str) -> bool:
         """Whether ``text`` (a prompt, a payload) holds a copy anywhere."""
@@ -131,8 +129,8 @@ def find(conn: sqlite3.Connection, obs_ids: Sequence[int], *, skip_summaries: It
     sids = sorted(sessions)
     # Prompts first: an erased prompt's text joins the needles, so its gist in the summary goes too.
     for chunk in _chunks(sids):
-        for pid, sid, number, text in conn.execute(
-                "SELECT id, session_id, prompt_number, prompt_text FROM user_prompts "
+        for pid, text in conn.execute(
+                "SELECT id, prompt_text FROM user_prompts "
                 f"WHERE session_id IN ({_marks(chunk)}) AND prompt_text NOT IN ('', '[forgotten]')", chunk):
             if int(pid) in gone_prompts:
                 needles.add(text)
@@ -151,20 +149,20 @@ def find(conn: sqlite3.Connection, obs_ids: Sequence[int], *, skip_summaries: It
                 f"({_marks(chunk)})", chunk):
             if int(row[0]) in gone_summaries:
                 continue
-            new = rewrite(row[1:], needles)
-            if new is not False:
+            changed, new = rewrite(row[1:], needles)
+            if changed:
                 out.summaries[int(row[0])] = new
     return out
 
 
-def rewrite(values: Sequence[object], needles: Needles) -> dict[str, str] | None | bool:
-    """A summary's fields (in SUMMARY_FIELDS order) without the copies: False when none held one,
-    None when nothing but its bookkeeping (state and files) would be left."""
+def rewrite(values: Sequence[object], needles: Needles) -> tuple[bool, dict[str, str] | None]:
+    """A summary's fields (in SUMMARY_FIELDS order) without the copies: (whether any held one, the
+    new fields, or None when nothing but its bookkeeping (state, files read) would be left)."""
     fields = dict(zip(SUMMARY_FIELDS, (str(v or "") for v in values), strict=True))
     new = {k: without(v, needles) for k, v in fields.items()}
     if new == fields:
-        return False
-    return new if any(v.strip() for k, v in new.items() if k not in ("notes", "investigated")) else None
+        return False, None
+    return True, (new if any(v.strip() for k, v in new.items() if k not in ("notes", "investigated")) else None)
 
 
 def rewrite_summaries(conn: sqlite3.Connection, ids: Iterable[int], needles: Needles) -> tuple[int, int]:
@@ -176,11 +174,10 @@ def rewrite_summaries(conn: sqlite3.Connection, ids: Iterable[int], needles: Nee
                            (sid,)).fetchone()
         if row is None:
             continue
-        new = rewrite(tuple(row), needles)
-        if new is None:
+        changed, new = rewrite(tuple(row), needles)
+        if changed and new is None:
             deleted += conn.execute("DELETE FROM session_summaries WHERE id = ?", (sid,)).rowcount
-        elif new is not False:
-            assert isinstance(new, dict)
+        elif new is not None:
             rewritten += conn.execute(
                 f"UPDATE session_summaries SET {', '.join(f'{k} = ?' for k in SUMMARY_FIELDS)} WHERE id = ?",
                 [*(new[k] for k in SUMMARY_FIELDS), sid]).rowcount

@@ -263,7 +263,8 @@ def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: S
     conn.execute(
         "INSERT INTO session_summaries (id, session_id, project, prompt_number, request, investigated, learned, "
         "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
-        f"recorded_at, observer) VALUES ({next_id('session_summaries')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        f"recorded_at, observer) VALUES ({next_id('session_summaries')}, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id) DO UPDATE SET prompt_number = excluded.prompt_number, "
         "request = excluded.request, investigated = excluded.investigated, learned = excluded.learned, "
         "completed = excluded.completed, next_steps = excluded.next_steps, notes = excluded.notes, "
