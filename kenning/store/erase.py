@@ -19,8 +19,9 @@ those strings, contains one of at least ``MIN_CHARS`` characters, or is itself s
 that says the same thing holds its own memory, which is not the one forgotten.
 
 What is done: summary fields are rewritten without the pieces that are copies (the row is deleted
-when nothing is left); prompts holding a copy become ``[forgotten]`` (keeping their number); raw
-payloads holding a copy are dropped like those of the memory's own turn. Unrelated memories are
+when nothing is left); the prompt of the turn the memory was made in (its source: that turn's raw
+payloads, the prompt's own among them, were already erased with it) and prompts holding a copy
+become ``[forgotten]`` (keeping their number); raw payloads holding a copy are dropped too. Unrelated memories are
 never deleted. Rows the memory had superseded are made current again (see :func:`successors`).
 """
 
@@ -127,14 +128,19 @@ def find(conn: sqlite3.Connection, obs_ids: Sequence[int], *, skip_summaries: It
     out.needles = needles
     gone_prompts, gone_summaries, gone_events = set(skip_prompts), set(skip_summaries), set(skip_events)
     sids = sorted(sessions)
+    # The turns the memories were made in: their prompts are where they came from (their raw
+    # payloads, the prompt's among them, are erased already by forget.select).
+    turns = {(int(s), int(n)) for chunk in _chunks(obs_ids) for s, n in conn.execute(
+        f"SELECT session_id, prompt_number FROM observations WHERE id IN ({_marks(chunk)}) "
+        "AND prompt_number IS NOT NULL", chunk)}
     # Prompts first: an erased prompt's text joins the needles, so its gist in the summary goes too.
     for chunk in _chunks(sids):
-        for pid, text in conn.execute(
-                "SELECT id, prompt_text FROM user_prompts "
+        for pid, sid, number, text in conn.execute(
+                "SELECT id, session_id, prompt_number, prompt_text FROM user_prompts "
                 f"WHERE session_id IN ({_marks(chunk)}) AND prompt_text NOT IN ('', '[forgotten]')", chunk):
             if int(pid) in gone_prompts:
                 needles.add(text)
-            elif needles.within(text):
+            elif (int(sid), int(number)) in turns or needles.within(text):
                 out.prompts.append(int(pid))
                 needles.add(text)
     for chunk in _chunks(sids):
