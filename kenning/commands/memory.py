@@ -117,6 +117,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         deleted = fg.apply(conn, sel)
         result = {"dry_run": False, "selection": sel.as_dict(), "deleted": deleted,
                   **fg.reclaim_report(conn, paths.db)}
+        if sel.damaged_copies:
+            result["warning"] = "; ".join(filter(None, [result.get("warning"), fg.damaged_warning(sel.damaged_copies)]))
     except projects.AmbiguousProject as e:
         return _fail(str(e), 2)
     except sqlite3.OperationalError as e:

@@ -28,12 +28,14 @@ never deleted. Rows the memory had superseded are made current again (see :func:
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+MAX_SCRUB_BYTES = 64 * 1024 * 1024  # a quarantined spool file is read up to this
 MIN_CHARS = 12  # a shorter needle only matches a piece equal to it ("use uv" must not erase "use uvicorn …")
 SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 # Where the offline observer joins a summary's parts (kenning/observer/summary.py), and sentence ends.
@@ -243,6 +245,41 @@ def apply_successors(conn: sqlite3.Connection, moves: dict[int, int | None]) -> 
         else:
             conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (by, oid))
     return current
+
+
+def scrub_files(conn: sqlite3.Connection, needles: Needles) -> dict[str, list[str]]:
+    """Files of the data dir that may hold a copy, outside the database: quarantined spool files
+    (``spool/corrupt``: they could not be parsed, so they are never ingested) holding a copy are
+    deleted; damaged databases ``kenning repair`` set aside (``kenning.db.damaged-*``) cannot be
+    rewritten safely and are named, so the user can delete them."""
+    out: dict[str, list[str]] = {"deleted": [], "damaged_copies": []}
+    row = conn.execute("SELECT file FROM pragma_database_list WHERE name = 'main'").fetchone()
+    if not row or not row[0] or not needles.strings:
+        return out
+    db = str(row[0])
+    root = os.path.dirname(db)
+    corrupt = os.path.join(root, "spool", "corrupt")
+    try:
+        names = sorted(os.listdir(corrupt))
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(corrupt, name)
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read(MAX_SCRUB_BYTES).decode("utf-8", "replace")
+            if needles.within(_plain(text)):
+                os.unlink(path)
+                out["deleted"].append(path)
+        except OSError:
+            continue
+    try:
+        out["damaged_copies"] = sorted(os.path.join(root, n) for n in os.listdir(root)
+                                       if n.startswith(os.path.basename(db) + ".damaged-") and "-wal" not in n
+                                       and not n.endswith("-shm"))
+    except OSError:
+        pass
+    return out
 
 
 def _plain(payload: str) -> str:

@@ -140,6 +140,7 @@ class Selection:
     # (None: nothing else was left, the row goes). See kenning/store/erase.py.
     summary_rewrites: dict[int, dict[str, str] | None] = field(default_factory=dict)
     needles: erase.Needles = field(default_factory=erase.Needles)
+    damaged_copies: list[str] = field(default_factory=list)  # set by apply: old files it could not rewrite
 
     @property
     def empty(self) -> bool:
@@ -308,7 +309,7 @@ def _turn_events(conn: sqlite3.Connection, rows: list[tuple[int, str]]) -> list[
 def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
     """Delete exactly what ``sel`` names, in one transaction; returns what was removed."""
     out = {"observations": 0, "summaries": 0, "prompts": 0, "sessions": 0, "event_payloads": 0,
-           "summaries_rewritten": 0, "made_current": 0}
+           "summaries_rewritten": 0, "made_current": 0, "quarantined_files": 0}
     conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left readable in the file
     now = time.time()
     with transaction(conn):
@@ -338,6 +339,10 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
                 f"DELETE FROM sessions WHERE id IN ({_marks(chunk)})", chunk).rowcount
         for project in sorted({i.project for i in sel.sessions}):
             forget_evidence(conn, project)  # what its sessions showed about the repository goes with them
+    files = erase.scrub_files(conn, sel.needles)
+    out["quarantined_files"] = len(files["deleted"])
+    if files["damaged_copies"]:
+        sel.damaged_copies = files["damaged_copies"]
     return out
 
 
@@ -390,7 +395,14 @@ def forget(conn: sqlite3.Connection, db_path: str, f: Filters, *, dry_run: bool)
         return out
     out["deleted"] = apply(conn, sel)
     out.update(reclaim_report(conn, db_path))
+    if sel.damaged_copies:
+        out["warning"] = "; ".join(filter(None, [out.get("warning"), damaged_warning(sel.damaged_copies)]))
     return out
+
+
+def damaged_warning(paths: Sequence[str]) -> str:
+    return (f"{len(paths)} damaged database(s) set aside by `kenning repair` may still hold old memory, "
+            f"forgotten text included: delete them once nothing more is to be salvaged ({', '.join(paths)})")
 
 
 def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:

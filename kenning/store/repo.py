@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -79,9 +79,21 @@ def next_id(table: str) -> str:
             f"IFNULL((SELECT n FROM id_high_water WHERE name = '{table}'), 0)) + 1)")
 
 
+def insert(conn: sqlite3.Connection, table: str, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
+    """Run an INSERT whose id is ``next_id(table)``. A database not yet at migration 0028 (a test's
+    old schema, a reader's view of a file another process has not upgraded) has no high-water
+    table: its rows take SQLite's own next id, as before."""
+    try:
+        return conn.execute(sql, params)
+    except sqlite3.OperationalError as e:
+        if "id_high_water" not in str(e):
+            raise
+        return conn.execute(sql.replace(next_id(table), "NULL"), params)
+
+
 def add_prompt(conn: sqlite3.Connection, session_id: int, number: int, text: str, at: float) -> None:
-    conn.execute("INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at) "
-                 f"VALUES ({next_id('user_prompts')}, ?, ?, ?, ?)", (session_id, number, text, at))
+    insert(conn, "user_prompts", "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_number, prompt_text, "
+           f"created_at) VALUES ({next_id('user_prompts')}, ?, ?, ?, ?)", (session_id, number, text, at))
 
 
 def prompt_is_private(conn: sqlite3.Connection, session_id: int, number: int) -> bool:
@@ -240,7 +252,8 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
                        observer: str, recorded_at: float | None = None, *, group: bool = True) -> int | None:
     """Insert one observation (and its memory index); None when the same content is already stored
     for the session. ``group=False`` leaves grouping with near-duplicates to the caller."""
-    cur = conn.execute(
+    cur = insert(
+        conn, "observations",
         "INSERT INTO observations (id, session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
         "content_hash, agent_id, agent_type, observer, kind, scope, tentative, why) "
@@ -260,7 +273,8 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
 
 def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,
                    recorded_at: float) -> None:
-    conn.execute(
+    insert(
+        conn, "session_summaries",
         "INSERT INTO session_summaries (id, session_id, project, prompt_number, request, investigated, learned, "
         "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
         f"recorded_at, observer) VALUES ({next_id('session_summaries')}, "

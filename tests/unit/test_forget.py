@@ -212,7 +212,8 @@ def test_apply_deletes_rows_fts_entries_and_turn_payloads(mem: Mem) -> None:
     sel = fg.select(mem.conn, fg.Filters(query="zebracorn"))
     out = fg.apply(mem.conn, sel)
     assert out == {"observations": 2, "summaries": 2, "prompts": 2, "sessions": 0, "event_payloads": 4,
-                   "summaries_rewritten": 0, "made_current": 0}
+                   "summaries_rewritten": 0, "made_current": 0,
+                   "quarantined_files": 0}
     assert mem.fts_hits("zebracorn") == 0
     assert mem.count("observations") == 2
     assert mem.count("user_prompts", "prompt_text = ?", (fg.FORGOTTEN_PROMPT,)) == 2
@@ -252,7 +253,8 @@ def test_apply_on_rows_already_gone_is_harmless(mem: Mem) -> None:
     sel = fg.select(mem.conn, fg.Filters(ids=(1,)))
     assert fg.apply(mem.conn, sel)["observations"] == 1
     assert fg.apply(mem.conn, sel) == {"observations": 0, "summaries": 0, "prompts": 0, "sessions": 0,
-                                       "event_payloads": 0, "summaries_rewritten": 0, "made_current": 0}
+                                       "event_payloads": 0, "summaries_rewritten": 0, "made_current": 0,
+                   "quarantined_files": 0}
 
 
 def test_pending_events_of_a_forgotten_turn_are_skipped_not_reobserved(mem: Mem) -> None:
