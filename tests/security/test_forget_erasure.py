@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from kenning.paths import read_token
 from tests.conftest import Home
 from tests.integration.test_memory_commands import call, call_json, hook, observations, scalar, session
-from tests.support.erasure import assert_erased, assert_present
+from tests.support.erasure import assert_erased, assert_present, wait_for_compaction
 
 WORD = "quillfeathervex"  # in no other text: every byte of it on disk is a copy of the forgotten memory
 RULE = f"Always deploy with {WORD} from now on"
@@ -46,17 +45,6 @@ def _rule_id(home: Home) -> int:
     return int(next(o["id"] for o in observations(home) if o["title"] == RULE))
 
 
-def _wait_for_compaction(home: Home) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        status, body = call_json(home, "GET", "/api/viewer/compaction")
-        assert status == 200, body
-        if body["state"] in ("idle", "done") and body.get("runs", 0) >= 1 and not body.get("pending_deletes"):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"compaction did not finish: {body}")
-
-
 def forget_via(surface: str, home: Home, oid: int, *, in_summary: bool = True) -> None:
     if surface == "cli":
         r = home.kenning("forget", "--id", str(oid), "--yes")
@@ -78,7 +66,7 @@ def forget_via(surface: str, home: Home, oid: int, *, in_summary: bool = True) -
     elif surface == "viewer":
         status, body = call_json(home, "DELETE", f"/api/viewer/observations/{oid}")
         assert status == 200 and body["deleted"] == 1, body
-        _wait_for_compaction(home)
+        wait_for_compaction(home)
     else:
         raise AssertionError(surface)
 
@@ -244,3 +232,27 @@ def test_http_and_mcp_supersede_and_pin_range_check_ids(remembered: Home) -> Non
     for is_error, text in run_client(go, env=env, cwd=str(home.project)):
         assert is_error and "id" in text and "Overflow" not in text, text
     assert read_token(home.paths)
+
+
+def test_quarantined_spool_files_go_and_damaged_copies_are_named(remembered: Home) -> None:
+    """Copies outside the database: a spool file quarantined as unparsable (never ingested) that holds
+    the memory is deleted; a damaged database `kenning repair` set aside cannot be rewritten, so
+    forget names it (exit 1, a warning) instead of claiming the text is gone."""
+    home = remembered
+    corrupt = home.data / "spool" / "corrupt"
+    corrupt.mkdir(parents=True, exist_ok=True)
+    broken = corrupt / "1796420000-broken.json"
+    broken.write_text('{"hook_event_name": "UserPromptSubmit", "prompt": "' + RULE + '", "cwd": ')
+    other = corrupt / "1796420001-other.json"
+    other.write_text('{"prompt": "something else entirely, never a memory", ')
+    damaged = home.data / "kenning.db.damaged-20261204-0101"
+    damaged.write_bytes(b"SQLite format 3\x00" + RULE.encode() + b"\x00" * 64)
+    r = home.kenning("forget", "--id", str(_rule_id(home)), "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Forgot 1 observations" in r.stdout and str(damaged) in r.stderr and "kenning repair" in r.stderr
+    assert not broken.exists() and other.exists()
+    from tests.support.erasure import hits
+
+    assert [h.split(":")[0] for h in hits(home.data, [WORD])] == [damaged.name] * len(hits(home.data, [WORD]))
+    damaged.unlink()  # what the warning asks the user to do
+    assert_erased(home.data, WORD, RULE)

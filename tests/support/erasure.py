@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
 def forms(text: str) -> dict[str, bytes]:
@@ -49,6 +51,24 @@ def hits(data_dir: str | os.PathLike[str], texts: Iterable[str]) -> list[str]:
                 elif name in ("utf-8", "json") and needle.lower() in low:
                     found.append(f"{p.relative_to(root)}: {name}, case-folded, of {text!r}")
     return found
+
+
+def wait_for_compaction(home: Any, timeout: float = 60) -> None:
+    """Wait until the worker's background compaction (after a viewer delete) has run: only then are
+    the deleted rows' bytes gone from free pages and the WAL."""
+    from kenning.hook.client import request
+    from kenning.paths import read_token
+
+    deadline = time.monotonic() + timeout
+    body: Any = None
+    while time.monotonic() < deadline:
+        res = request(home.port, "GET", "/api/viewer/compaction", token=read_token(home.paths), timeout=15)
+        assert res is not None and res[0] == 200, res
+        body = json.loads(res[1])
+        if body["state"] in ("idle", "done") and body.get("runs", 0) >= 1 and not body.get("pending_deletes"):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"compaction did not finish: {body}")
 
 
 def assert_erased(data_dir: str | os.PathLike[str], *texts: str) -> None:
