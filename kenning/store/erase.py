@@ -13,10 +13,11 @@ prompt erased with it (so the prompt's gist in the summary goes too). Compared n
 case-folded, whitespace collapsed, surrounding punctuation and quotes stripped.
 
 **A copy** is a piece of another text (a summary field is cut at its line breaks, its "; " and
-"; then: " joins and its sentence ends; a prompt or payload is looked at whole) that equals one of
-those strings, contains one of at least ``MIN_CHARS`` characters, or is itself such a piece of one
-(a gist cut short with "…"). Only the sessions the memory came from are searched: another session
-that says the same thing holds its own memory, which is not the one forgotten.
+"; then: " joins and its sentence ends) that equals one of those strings, contains one of at least
+``MIN_CHARS`` characters, or is itself a part of one that long (a gist cut short with "…"); a
+prompt or a payload holds a copy when one of those strings is inside it (:meth:`Needles.within`).
+Only the sessions the memory came from are searched: another session that says the same thing
+holds its own memory, which is not the one forgotten.
 
 What is done: summary fields are rewritten without the pieces that are copies (the row is deleted
 when nothing is left); the prompt of the turn the memory was made in (its source: that turn's raw
@@ -75,13 +76,18 @@ class Needles:
                    for n in self.strings)
 
     def within(self, text: str) -> bool:
-        """Whether ``text`` (a prompt, a payload) holds a copy anywhere."""
+        """Whether ``text`` (a prompt, a payload) holds a copy: one of the strings inside it, or a
+        piece of it equal to a short one. Unlike :meth:`matches`, a piece that is only part of the
+        memory's text does not count: a prompt "Run the tests." is not erased because a narrative
+        says "run the tests" among other things (and a large payload is not cut into pieces to
+        compare both ways)."""
         whole = norm(text)
         if not whole:
             return False
         if any(len(n) >= MIN_CHARS and n in whole for n in self.strings):
             return True
-        return any(self.matches(piece) for piece in _JOINS.split(text)[::2])
+        short = {n for n in self.strings if len(n) < MIN_CHARS}
+        return bool(short) and any(norm(piece) in short for piece in _JOINS.split(text)[::2])
 
 
 def needles_of(conn: sqlite3.Connection, obs_ids: Sequence[int]) -> tuple[Needles, set[int]]:
