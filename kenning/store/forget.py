@@ -313,6 +313,17 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
     conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left readable in the file
     now = time.time()
     with transaction(conn):
+        # The sessions whose text goes: an observer's live conversation of one starts afresh.
+        touched: set[int] = set()
+        for table, ids in (("observations", [i.id for i in sel.observations]),
+                           ("user_prompts", [i.id for i in sel.prompts]),
+                           ("session_summaries", [i.id for i in sel.summaries] + list(sel.summary_rewrites))):
+            for chunk in _chunks(ids):
+                touched.update(int(r[0]) for r in conn.execute(
+                    f"SELECT DISTINCT session_id FROM {table} WHERE id IN ({_marks(chunk)})", chunk))
+        if touched and _has_column(conn, "sessions", "forgotten_at"):
+            conn.execute(f"UPDATE sessions SET forgotten_at = ? WHERE id IN ({','.join(map(str, sorted(touched)))})",
+                         (now,))
         # Before the rows go (the foreign key would only clear superseded_by and leave them hidden).
         out["made_current"] = erase.apply_successors(conn, erase.successors(conn, [i.id for i in sel.observations]))
         for chunk in _chunks([i.id for i in sel.observations]):
@@ -414,6 +425,10 @@ def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:
         return {"reclaimed": False, "bytes_before": before, "bytes_after": file_bytes(db_path),
                 "warning": f"deleted, but the space is not reclaimed yet ({e}); forget again to retry"}
     return {"reclaimed": True, "bytes_before": before, "bytes_after": file_bytes(db_path)}
+
+
+def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(r[1] == column for r in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def _fold(value: str | None) -> str | None:

@@ -204,7 +204,8 @@ def session_info(conn: sqlite3.Connection, session_id: int) -> SessionInfo:
     return SessionInfo(id=session_id, agent_session_id=s["agent_session_id"], project=s["project"],
                        project_root=s["project_root"], prompts=prompts, prior_observations=prior,
                        prior_summary=_summary_dict(summary) if summary else None,
-                       ended=s["status"] == "completed", memories=current_memories(conn, s["project"]))
+                       ended=s["status"] == "completed", memories=current_memories(conn, s["project"]),
+                       forgotten_at=float(s["forgotten_at"] or 0) if "forgotten_at" in list(s.keys()) else 0.0)
 
 
 def current_memories(conn: sqlite3.Connection, project: str, limit: int = 40) -> list[dict[str, Any]]:

@@ -26,3 +26,8 @@ END;
 CREATE TRIGGER id_high_water_user_prompts_ad AFTER DELETE ON user_prompts BEGIN
     UPDATE id_high_water SET n = MAX(n, old.id) WHERE name = 'user_prompts';
 END;
+
+-- When a memory of the session was last forgotten (kenning/store/forget.py): an LLM observer keeps
+-- a live conversation per session that still holds the forgotten text, and starts it afresh when
+-- this moves (kenning/observer/llm/observer.py), so the memory is not written again.
+ALTER TABLE sessions ADD COLUMN forgotten_at REAL;
