@@ -317,6 +317,26 @@ def test_ids_of_forgotten_rows_are_never_given_again(mem: Mem) -> None:
             assert m.group(2) == "id", f"{path}: an INSERT INTO {m.group(1)} without next_id"
 
 
+def test_a_repaired_database_keeps_the_high_water_mark(mem: Mem, tmp_path: Path) -> None:
+    from kenning.store.repair import recover
+
+    newest = max(r[0] for r in mem.conn.execute("SELECT id FROM observations"))
+    fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(ids=(newest,))))
+    mem.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    repaired = str(tmp_path / "repaired.db")
+    recover(mem.path, repaired, use_cli=False)
+    conn = open_db(repaired)
+    try:
+        assert conn.execute("SELECT n FROM id_high_water WHERE name = 'observations'").fetchone()[0] == newest
+        sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="after", project="shop",
+                                  project_root="/src/shop", cwd="/src/shop", at=T0)
+        fresh = repo.insert_observation(conn, sid, "shop", ObservationDraft(type="change", title="After repair",
+                                                                            created_at=T0), "rules")
+        assert fresh == newest + 1
+    finally:
+        conn.close()
+
+
 # -------------------------------------------------------------------------------- reclaim
 
 def raw_bytes(path: str) -> bytes:
