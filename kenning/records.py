@@ -45,6 +45,9 @@ class SessionInfo:
     # The project's current standing rules and key memories ({id, type, layer, title}): what an LLM
     # observer is shown so it can name what a new observation makes no longer true.
     memories: list[dict[str, Any]] = field(default_factory=list)
+    # When one of its memories was last forgotten (0: never): an observer holding the session's text
+    # in a live conversation must start afresh, or it could write the memory again.
+    forgotten_at: float = 0.0
 
 
 @dataclass

@@ -117,6 +117,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         deleted = fg.apply(conn, sel)
         result = {"dry_run": False, "selection": sel.as_dict(), "deleted": deleted,
                   **fg.reclaim_report(conn, paths.db)}
+        if sel.damaged_copies:
+            result["warning"] = "; ".join(filter(None, [result.get("warning"), fg.damaged_warning(sel.damaged_copies)]))
     except projects.AmbiguousProject as e:
         return _fail(str(e), 2)
     except sqlite3.OperationalError as e:
@@ -129,8 +131,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        parts = [f"{n} {k.replace('_', ' ')}" for k, n in deleted.items() if n]
+        parts = [f"{n} {k.replace('_', ' ')}" for k, n in deleted.items() if n and k != "made_current"]
         print("Forgot " + (", ".join(parts) or "nothing") + ".")
+        if deleted.get("made_current"):
+            print(f"{deleted['made_current']} memory(ies) the forgotten one(s) had superseded are current again.")
         if result.get("reclaimed"):
             print(f"Database compacted: {_size(result['bytes_before'])} → {_size(result['bytes_after'])}.")
     if result.get("warning"):
@@ -158,7 +162,7 @@ def _drain_worker_spool(paths: Paths) -> None:
 
 def _total(sel: fg.Selection) -> int:
     c = sel.counts()
-    return c["observations"] + c["summaries"] + c["prompts"] + c["sessions"]
+    return c["observations"] + c["summaries"] + c["prompts"] + c["sessions"] + c["summaries_rewritten"]
 
 
 def _print_selection(sel: fg.Selection, out: TextIO) -> None:
@@ -177,6 +181,9 @@ def _print_selection(sel: fg.Selection, out: TextIO) -> None:
         for item in items:
             say(f"  {label}{item.id:<6} {item.type:<14} {_clip(item.title)}  ({item.project}, "
                 f"{_when(item.created_at)})")
+    if sel.summary_rewrites:
+        say(f"  and its text in {len(sel.summary_rewrites)} session summary(ies), rewritten without it: "
+            + ", ".join(f"S{i}" for i in sorted(sel.summary_rewrites)))
     if sel.event_ids:
         say(f"  and the raw captured payloads of {len(sel.event_ids)} event(s)")
 

@@ -15,6 +15,7 @@ import sqlite3
 import sys
 from typing import Any
 
+from kenning.commands.args import row_id
 from kenning.commands.supersede import _conn
 from kenning.paths import Paths
 from kenning.settings import load
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             ("unarchive", "bring archived routine work back into what sessions are given", "to bring back")):
         s = sub.add_parser(name, help=help_, description=help_[0].upper() + help_[1:] + ". The decision is kept "
                            "when the memory index is rebuilt.")
-        s.add_argument("ids", nargs="+", type=int, metavar="ID", help=f"observations {what}")
+        s.add_argument("ids", nargs="+", type=row_id, metavar="ID", help=f"observations {what}")
         s.add_argument("--project", default=None, help="refuse ids of any other project (its name or key)")
         s.add_argument("--json", action="store_true", help="print the result as JSON")
         s.set_defaults(func=cmd_decide, action=name)

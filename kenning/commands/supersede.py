@@ -13,6 +13,7 @@ import os
 import sqlite3
 import sys
 
+from kenning.commands.args import row_id
 from kenning.paths import Paths
 from kenning.store import supersede
 from kenning.store.db import open_db
@@ -22,13 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("supersede", help="mark memories as no longer true, replaced by a newer one",
                        description="Mark observations as superseded by a newer observation of the same project: "
                                    "they are no longer given to sessions, and stay searchable (--all), flagged.")
-    s.add_argument("ids", nargs="+", type=int, metavar="ID", help="observations that are no longer true")
-    s.add_argument("--by", type=int, required=True, metavar="ID", help="the observation that replaces them")
+    s.add_argument("ids", nargs="+", type=row_id, metavar="ID", help="observations that are no longer true")
+    s.add_argument("--by", type=row_id, required=True, metavar="ID", help="the observation that replaces them")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_supersede)
 
     s = sub.add_parser("restore", help="make superseded or retracted memories current again (undo)")
-    s.add_argument("ids", nargs="+", type=int, metavar="ID", help="observations to restore")
+    s.add_argument("ids", nargs="+", type=row_id, metavar="ID", help="observations to restore")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_restore)
 

@@ -134,8 +134,8 @@ def parse_id(value: int | str, name: str = "id") -> tuple[str, int]:
                              "like 12 or #12 (S3 for a session summary)")
     kind = "summary" if (m.group(1) or "").lower() == "s" else "observation"
     n = int(m.group(2))
-    if n <= 0:
-        raise ToolInputError(f"{name} must be a positive id (got {value})")
+    if not 0 < n < 2**63:  # as for an int above: beyond SQLite's integers is no id of ours
+        raise ToolInputError(f"{name} must be a positive id like 12 (got {str(value)[:30]})")
     return kind, n
 
 

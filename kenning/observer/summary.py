@@ -121,6 +121,8 @@ def request_of(prompts: list[str], plan_titles: list[str]) -> str:
     for p in prompts:
         if p.lstrip().startswith(("<task-notification>", "<command-", "<local-command")):
             continue
+        if p == "[forgotten]":  # kenning/store/forget.py FORGOTTEN_PROMPT: the user had it erased
+            continue
         if re.match(r"^\s*implement the following plan", p, re.IGNORECASE):
             continue
         g = gist_of(p, 120)

@@ -47,6 +47,8 @@ def is_archived(layer: str | None, status: str | None, created_at: float, cutoff
 
 
 def _row(conn: sqlite3.Connection, oid: int, project: str | None) -> sqlite3.Row:
+    if isinstance(oid, bool) or not isinstance(oid, int) or not 0 < oid < 2**63:
+        raise DecisionError(f"{str(oid)[:30]} is not an observation id (1 to 2**63-1)", "not_found")
     found = memory_index.rows(
         conn, "SELECT id, project, layer, status, created_at, duplicate_of, user_layer FROM observations WHERE id = ?",
         (oid,))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from kenning.store import erase
 from kenning.store.checkouts import forget_evidence
 from kenning.store.repo import transaction
 
@@ -135,20 +136,28 @@ class Selection:
     sessions: list[Item] = field(default_factory=list)  # whole sessions (forget by project alone)
     event_ids: list[int] = field(default_factory=list)  # raw payloads erased with them
     missing_ids: list[int] = field(default_factory=list)  # requested observation ids that do not exist
+    # Summaries of the memories' sessions that hold a copy of their text: rewritten without it
+    # (None: nothing else was left, the row goes). See kenning/store/erase.py.
+    summary_rewrites: dict[int, dict[str, str] | None] = field(default_factory=dict)
+    needles: erase.Needles = field(default_factory=erase.Needles)
+    damaged_copies: list[str] = field(default_factory=list)  # set by apply: old files it could not rewrite
 
     @property
     def empty(self) -> bool:
-        return not (self.observations or self.summaries or self.prompts or self.sessions or self.event_ids)
+        return not (self.observations or self.summaries or self.prompts or self.sessions or self.event_ids
+                    or self.summary_rewrites)
 
     def counts(self) -> dict[str, int]:
         return {"observations": len(self.observations), "summaries": len(self.summaries),
-                "prompts": len(self.prompts), "sessions": len(self.sessions), "event_payloads": len(self.event_ids)}
+                "prompts": len(self.prompts), "sessions": len(self.sessions), "event_payloads": len(self.event_ids),
+                "summaries_rewritten": len(self.summary_rewrites)}
 
     def as_dict(self) -> dict[str, Any]:
         return {"observations": [i.as_dict() for i in self.observations],
                 "summaries": [i.as_dict() for i in self.summaries],
                 "prompts": [i.as_dict() for i in self.prompts],
                 "sessions": [i.as_dict() for i in self.sessions],
+                "summaries_rewritten": sorted(self.summary_rewrites),
                 "event_payloads": len(self.event_ids), "missing_ids": self.missing_ids, "counts": self.counts()}
 
 
@@ -175,7 +184,7 @@ def select(conn: sqlite3.Connection, f: Filters) -> Selection:
         found = {r[0] for chunk in _chunks(sorted(set(f.ids))) for r in conn.execute(
             f"SELECT id FROM observations WHERE id IN ({_marks(chunk)})", chunk)}
         sel.missing_ids = [i for i in dict.fromkeys(f.ids) if i not in found]
-        obs_where.append(_in("o.id", sorted(found)))
+        obs_where.append(_in("o.id", _groups(conn, sorted(found))))
     if match:
         obs_where.append(("o.id IN (SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?)", [match]))
     sel.observations = _observations(conn, *obs_where)
@@ -201,8 +210,27 @@ def select(conn: sqlite3.Connection, f: Filters) -> Selection:
             ev_where += [("instr(kenning_fold(e.payload), ?) > 0", [w]) for w in words]
         if words or (not f.query and (f.since is not None or f.until is not None)):
             events.update(_ids(conn, "SELECT id FROM events e WHERE payload IS NOT NULL AND ", *ev_where))
+    # The copies of the memories' text in their sessions' prompts, payloads and summaries.
+    traces = erase.find(conn, [o.id for o in sel.observations], skip_summaries=[s.id for s in sel.summaries],
+                        skip_prompts=[p.id for p in sel.prompts], skip_events=events)
+    if traces.prompts:
+        sel.prompts += _prompts(conn, _in("u.id", traces.prompts))
+    events.update(traces.event_ids)
+    sel.summary_rewrites, sel.needles = traces.summaries, traces.needles
     sel.event_ids = sorted(events)
     return sel
+
+
+def _groups(conn: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
+    """The ids with their near-duplicate groups (kenning/store/memory_index.py): a restatement of the
+    same memory holds the same text, and would take the forgotten head's place in the index."""
+    heads = {int(r[0]) for chunk in _chunks(ids) for r in conn.execute(
+        f"SELECT COALESCE(duplicate_of, id) FROM observations WHERE id IN ({_marks(chunk)})", chunk)}
+    out = set(ids) | heads
+    for chunk in _chunks(sorted(heads)):
+        out.update(int(r[0]) for r in conn.execute(
+            f"SELECT id FROM observations WHERE duplicate_of IN ({_marks(chunk)})", chunk))
+    return sorted(out)
 
 
 Clause = tuple[str, list[object]]
@@ -280,16 +308,33 @@ def _turn_events(conn: sqlite3.Connection, rows: list[tuple[int, str]]) -> list[
 
 def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
     """Delete exactly what ``sel`` names, in one transaction; returns what was removed."""
-    out = {"observations": 0, "summaries": 0, "prompts": 0, "sessions": 0, "event_payloads": 0}
+    out = {"observations": 0, "summaries": 0, "prompts": 0, "sessions": 0, "event_payloads": 0,
+           "summaries_rewritten": 0, "made_current": 0, "quarantined_files": 0}
     conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left readable in the file
     now = time.time()
     with transaction(conn):
+        # The sessions whose text goes: an observer's live conversation of one starts afresh.
+        touched: set[int] = set()
+        for table, ids in (("observations", [i.id for i in sel.observations]),
+                           ("user_prompts", [i.id for i in sel.prompts]),
+                           ("session_summaries", [i.id for i in sel.summaries] + list(sel.summary_rewrites))):
+            for chunk in _chunks(ids):
+                touched.update(int(r[0]) for r in conn.execute(
+                    f"SELECT DISTINCT session_id FROM {table} WHERE id IN ({_marks(chunk)})", chunk))
+        if touched and _has_column(conn, "sessions", "forgotten_at"):
+            conn.execute(f"UPDATE sessions SET forgotten_at = ? WHERE id IN ({','.join(map(str, sorted(touched)))})",
+                         (now,))
+        # Before the rows go (the foreign key would only clear superseded_by and leave them hidden).
+        out["made_current"] = erase.apply_successors(conn, erase.successors(conn, [i.id for i in sel.observations]))
         for chunk in _chunks([i.id for i in sel.observations]):
             out["observations"] += conn.execute(
                 f"DELETE FROM observations WHERE id IN ({_marks(chunk)})", chunk).rowcount
         for chunk in _chunks([i.id for i in sel.summaries]):
             out["summaries"] += conn.execute(
                 f"DELETE FROM session_summaries WHERE id IN ({_marks(chunk)})", chunk).rowcount
+        rewritten, emptied = erase.rewrite_summaries(conn, sorted(sel.summary_rewrites), sel.needles)
+        out["summaries_rewritten"] += rewritten
+        out["summaries"] += emptied
         for chunk in _chunks([i.id for i in sel.prompts]):
             out["prompts"] += conn.execute(
                 f"UPDATE user_prompts SET prompt_text = ? WHERE id IN ({_marks(chunk)}) AND prompt_text != ?",
@@ -305,6 +350,10 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
                 f"DELETE FROM sessions WHERE id IN ({_marks(chunk)})", chunk).rowcount
         for project in sorted({i.project for i in sel.sessions}):
             forget_evidence(conn, project)  # what its sessions showed about the repository goes with them
+    files = erase.scrub_files(conn, sel.needles)
+    out["quarantined_files"] = len(files["deleted"])
+    if files["damaged_copies"]:
+        sel.damaged_copies = files["damaged_copies"]
     return out
 
 
@@ -357,7 +406,14 @@ def forget(conn: sqlite3.Connection, db_path: str, f: Filters, *, dry_run: bool)
         return out
     out["deleted"] = apply(conn, sel)
     out.update(reclaim_report(conn, db_path))
+    if sel.damaged_copies:
+        out["warning"] = "; ".join(filter(None, [out.get("warning"), damaged_warning(sel.damaged_copies)]))
     return out
+
+
+def damaged_warning(paths: Sequence[str]) -> str:
+    return (f"{len(paths)} damaged database(s) set aside by `kenning repair` may still hold old memory, "
+            f"forgotten text included: delete them once nothing more is to be salvaged ({', '.join(paths)})")
 
 
 def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:
@@ -372,6 +428,10 @@ def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:
         return {"reclaimed": False, "bytes_before": before, "bytes_after": file_bytes(db_path),
                 "warning": f"deleted, but the space is not reclaimed yet ({e}); forget again to retry"}
     return {"reclaimed": True, "bytes_before": before, "bytes_after": file_bytes(db_path)}
+
+
+def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(r[1] == column for r in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def _fold(value: str | None) -> str | None:

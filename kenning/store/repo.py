@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,6 +26,11 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # Read the schema once under the write lock, before anything is prepared: when another
+        # process VACUUMed since this connection last read it (`kenning forget` does), the first
+        # statement of the transaction otherwise failed with "no such table: observations" (seen
+        # with SQLite 3.40, ~1 in 5 concurrent forgets). Under the lock it cannot change again.
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         yield conn
     except BaseException:
         if conn.in_transaction:  # SQLite already rolled back on some errors (full disk, I/O): keep the cause
@@ -65,9 +70,31 @@ def current_prompt_number(conn: sqlite3.Connection, session_id: int) -> int:
     return int(row[0]) if row else 0
 
 
+def next_id(table: str) -> str:
+    """An SQL expression for the id of a new row of ``table``: above every id it ever held.
+
+    Deleted ids are remembered in ``id_high_water`` (migration 0028), so forgetting the newest
+    memory never hands its number to the next one. One statement: atomic with its INSERT.
+    """
+    return (f"(SELECT MAX(IFNULL((SELECT MAX(id) FROM {table}), 0), "
+            f"IFNULL((SELECT n FROM id_high_water WHERE name = '{table}'), 0)) + 1)")
+
+
+def insert(conn: sqlite3.Connection, table: str, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
+    """Run an INSERT whose id is ``next_id(table)``. A database not yet at migration 0028 (a test's
+    old schema, a reader's view of a file another process has not upgraded) has no high-water
+    table: its rows take SQLite's own next id, as before."""
+    try:
+        return conn.execute(sql, params)
+    except sqlite3.OperationalError as e:
+        if "id_high_water" not in str(e):
+            raise
+        return conn.execute(sql.replace(next_id(table), "NULL"), params)
+
+
 def add_prompt(conn: sqlite3.Connection, session_id: int, number: int, text: str, at: float) -> None:
-    conn.execute("INSERT OR IGNORE INTO user_prompts (session_id, prompt_number, prompt_text, created_at) "
-                 "VALUES (?, ?, ?, ?)", (session_id, number, text, at))
+    insert(conn, "user_prompts", "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_number, prompt_text, "
+           f"created_at) VALUES ({next_id('user_prompts')}, ?, ?, ?, ?)", (session_id, number, text, at))
 
 
 def prompt_is_private(conn: sqlite3.Connection, session_id: int, number: int) -> bool:
@@ -180,7 +207,8 @@ def session_info(conn: sqlite3.Connection, session_id: int) -> SessionInfo:
     return SessionInfo(id=session_id, agent_session_id=s["agent_session_id"], project=s["project"],
                        project_root=s["project_root"], prompts=prompts, prior_observations=prior,
                        prior_summary=_summary_dict(summary) if summary else None,
-                       ended=s["status"] == "completed", memories=current_memories(conn, s["project"]))
+                       ended=s["status"] == "completed", memories=current_memories(conn, s["project"]),
+                       forgotten_at=float(s["forgotten_at"] or 0) if "forgotten_at" in list(s.keys()) else 0.0)
 
 
 def current_memories(conn: sqlite3.Connection, project: str, limit: int = 40) -> list[dict[str, Any]]:
@@ -230,11 +258,12 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
     for the session. ``group=False`` leaves grouping with near-duplicates to the caller."""
     recorded = recorded_at or time.time()
     created, claimed = clamp_future(d.created_at, recorded)  # a time from the future: its arrival, flagged
-    cur = conn.execute(
-        "INSERT INTO observations (session_id, project, type, title, subtitle, facts, narrative, concepts, "
+    cur = insert(
+        conn, "observations",
+        "INSERT INTO observations (id, session_id, project, type, title, subtitle, facts, narrative, concepts, "
         "files_read, files_modified, prompt_number, tokens_spent, source_tokens, created_at, recorded_at, "
         "content_hash, agent_id, agent_type, observer, kind, scope, tentative, why, claimed_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        f"VALUES ({next_id('observations')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id, content_hash) DO NOTHING",
         (session_id, project, d.type, d.title, d.subtitle, _j(d.facts), d.narrative, _j(d.concepts),
          _j(d.files_read), _j(d.files_modified), d.prompt_number, d.tokens_spent, d.source_tokens,
@@ -251,10 +280,12 @@ def insert_observation(conn: sqlite3.Connection, session_id: int, project: str, 
 def upsert_summary(conn: sqlite3.Connection, session_id: int, project: str, s: SummaryDraft, observer: str,
                    recorded_at: float) -> None:
     created, claimed = clamp_future(s.created_at, recorded_at)
-    conn.execute(
-        "INSERT INTO session_summaries (session_id, project, prompt_number, request, investigated, learned, "
+    insert(
+        conn, "session_summaries",
+        "INSERT INTO session_summaries (id, session_id, project, prompt_number, request, investigated, learned, "
         "completed, next_steps, notes, files_read, files_modified, tokens_spent, source_tokens, created_at, "
-        "recorded_at, observer, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        f"recorded_at, observer, claimed_at) VALUES ({next_id('session_summaries')}, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id) DO UPDATE SET prompt_number = excluded.prompt_number, "
         "request = excluded.request, investigated = excluded.investigated, learned = excluded.learned, "
         "completed = excluded.completed, next_steps = excluded.next_steps, notes = excluded.notes, "

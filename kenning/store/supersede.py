@@ -201,6 +201,9 @@ def by_hand(conn: sqlite3.Connection, old_ids: Sequence[int], new_id: int, *, ag
     ``agent``: the agent asks (the MCP tool), and a standing rule is left as it is (only the user replaces one)."""
     if not old_ids:
         raise SupersedeError("name the observation(s) that are no longer true")
+    bad = [i for i in (*old_ids, new_id) if isinstance(i, bool) or not isinstance(i, int) or not 0 < i < 2**63]
+    if bad:
+        raise SupersedeError(f"{str(bad[0])[:30]} is not an observation id (1 to 2**63-1)")
     if new_id in old_ids:
         raise SupersedeError(f"#{new_id} cannot supersede itself")
     res = Result(by=new_id)

@@ -234,8 +234,10 @@ def _import_prompt(conn: sqlite3.Connection, rec: dict[str, Any], known: dict[tu
                    added: dict[str, int], clean: Callable[[str], str]) -> None:
     sid = _session(conn, rec, known)
     n = _int(rec, "prompt_number", minimum=1)
-    cur = conn.execute(
-        "INSERT OR IGNORE INTO user_prompts (session_id, prompt_number, prompt_text, created_at) VALUES (?, ?, ?, ?)",
+    cur = repo.insert(
+        conn, "user_prompts",
+        "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at) "
+        f"VALUES ({repo.next_id('user_prompts')}, ?, ?, ?, ?)",
         (sid, n, clean(_text(rec, "prompt_text")), _number(rec, "created_at")))
     added["prompts" if cur.rowcount else "skipped"] += 1
     # Later prompts captured in this session must not reuse an imported number.

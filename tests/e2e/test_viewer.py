@@ -23,6 +23,7 @@ import pytest
 
 from tests.conftest import Home
 from tests.support import browser as br
+from tests.support.erasure import assert_erased, wait_for_compaction
 from tests.support.viewer import (
     DECISION_TITLE,
     FEATURE_TITLE,
@@ -163,6 +164,8 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     assert page.evaluate("document.activeElement.closest('article.item') !== null")
     assert obs_row(home, DECISION_TITLE) is None
     assert home.db().execute("SELECT COUNT(*) FROM observations WHERE id = ?", (did,)).fetchone()[0] == 0
+    wait_for_compaction(home)  # the viewer reclaims the space in the background
+    assert_erased(home.data, DECISION_TITLE)
     # Reloaded from the server, the feed agrees.
     page.reload()
     page.wait_for_selector("#feed[aria-busy='false']", state="attached")

@@ -23,6 +23,7 @@ import pytest
 from kenning.paths import read_token
 from kenning.project import canonical
 from tests.conftest import Home
+from tests.support.erasure import assert_erased, assert_present
 
 SECRET_WORD = "zanzibarquokka7731"  # appears nowhere else: greppable in the raw database bytes
 
@@ -67,14 +68,6 @@ def scalar(home: Home, sql: str) -> Any:
         return conn.execute(sql).fetchone()[0]
     finally:
         conn.close()
-
-
-def raw_db(home: Home) -> bytes:
-    out = b""
-    for p in (home.paths.db, home.paths.db + "-wal"):
-        if os.path.exists(p):
-            out += Path(p).read_bytes()
-    return out
 
 
 def call(home: Home, method: str, path: str, body: bytes | None = None, *, token: str | None = "auto",
@@ -150,16 +143,19 @@ def test_forget_asks_on_a_terminal(remembered: Home, answer: str, forgotten: boo
     assert "for good? [y/N]" in out
     assert p.returncode == (0 if forgotten else 1), err
     assert any(SECRET_WORD in o["title"] for o in observations(home)) is not forgotten
+    if forgotten:
+        assert_erased(home.data, SECRET_WORD)
+    else:
+        assert_present(home.data, SECRET_WORD)
 
 
 def test_forgotten_text_is_gone_from_the_database_file_and_wal_while_the_worker_runs(remembered: Home) -> None:
     home = remembered
-    needle = SECRET_WORD.encode()
-    assert needle in raw_db(home)  # rows, FTS terms, raw event payloads, WAL frames
+    assert_present(home.data, SECRET_WORD)  # rows, FTS terms, raw event payloads, WAL frames
     r = home.kenning("forget", "--query", SECRET_WORD, "--yes")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Forgot " in r.stdout and "Database compacted" in r.stdout
-    assert needle not in raw_db(home)
+    assert_erased(home.data, SECRET_WORD)  # every byte of the data dir: db, WAL, shm, spool, logs, backups
     # Everything else is intact and the worker carries on capturing.
     assert any(o["title"] == "We use uv, not pip" for o in observations(home))
     session(home, "s-three", ["Always run ruff before committing."])
@@ -179,6 +175,7 @@ def test_forget_by_id_reports_ids_that_do_not_exist(remembered: Home) -> None:
     assert result["selection"]["missing_ids"] == [987654]
     assert result["deleted"]["observations"] == 1 and result["reclaimed"] is True
     assert all(o["id"] != target["id"] for o in observations(home))
+    assert_erased(home.data, "We use uv, not pip")
     r = home.kenning("forget", "--id", "987654", "--yes")
     assert r.returncode == 0 and "No observation #987654" in r.stdout and "Nothing matches" in r.stdout
 
@@ -188,6 +185,7 @@ def test_forget_a_whole_project_leaves_the_others(remembered: Home) -> None:
     r = home.kenning("forget", "--project", "client-b", "--yes")
     assert r.returncode == 0, r.stderr
     assert "session s-b" in r.stdout and "Forgot " in r.stdout
+    assert_erased(home.data, "Always write the changelog by hand")
     assert {o["project"] for o in observations(home)} == {home.key}  # rows carry project keys
     assert scalar(home, "SELECT COUNT(*) FROM sessions WHERE project LIKE '%client-b'") == 0
     assert scalar(home, "SELECT COUNT(*) FROM events e JOIN sessions s ON s.id = e.session_id") > 0
@@ -202,6 +200,8 @@ def test_forget_by_date_range(remembered: Home) -> None:
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["deleted"]["observations"] == n - 1  # all of project, not client-b's
     assert [o["project"] for o in observations(home)] == [canonical(other_project(home))]
+    assert_erased(home.data, SECRET_WORD, "Never touch the public API")
+    assert_present(home.data, "Always write the changelog by hand")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -272,6 +272,7 @@ def test_forget_while_hooks_keep_capturing_loses_nothing(remembered: Home) -> No
     assert r.returncode == 0, r.stdout + r.stderr
     assert not errors, errors
     home.flush()
+    assert_erased(home.data, SECRET_WORD)
     busy = scalar(home, "SELECT COUNT(*) FROM events e JOIN sessions s ON s.id = e.session_id "
                         "WHERE s.agent_session_id = 's-busy'")
     assert busy == 4 * 3 + 1  # every event of the concurrent session arrived, once
@@ -329,6 +330,7 @@ def test_http_forget_is_a_dry_run_unless_told_otherwise(remembered: Home) -> Non
     assert data["deleted"]["observations"] == 1 and data["selection"]["missing_ids"] == [424242]
     assert data["reclaimed"] is True
     assert not any(SECRET_WORD in o["title"] for o in observations(home))
+    assert_erased(home.data, SECRET_WORD)
 
 
 def test_http_forget_hostile_query_is_harmless(remembered: Home) -> None:

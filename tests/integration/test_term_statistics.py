@@ -12,6 +12,7 @@ import pytest
 from kenning.store.db import _statements, migration_files
 from tests.conftest import Home
 from tests.integration.test_memory_commands import call_json, other_project, session
+from tests.support.erasure import assert_erased
 from tests.unit.test_search_terms import kept, truth
 
 pytestmark = pytest.mark.slow
@@ -62,6 +63,7 @@ def test_statistics_stay_exact_through_forget_an_old_database_and_reindex(home: 
     assert r.returncode == 0, r.stderr
     home.flush()
     assert exact(home)
+    assert_erased(home.data, WORD)
     conn = home.db()
     assert not conn.execute("SELECT 1 FROM search_terms WHERE term = ?", (WORD,)).fetchone()
     conn.close()

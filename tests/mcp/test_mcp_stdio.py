@@ -13,6 +13,7 @@ from mcp_helpers import Story, run_client, scratch_dir, text_of
 
 from kenning import daemon
 from kenning.paths import Paths
+from tests.support.erasure import assert_erased
 
 TOOLS = {"search_memory", "memory_timeline", "get_observations", "save_memory", "forget_memory", "memory_guide",
          "supersede_memory"}
@@ -253,6 +254,7 @@ def test_save_memory_is_searchable_shown_at_session_start_and_forgettable(story:
     assert gone.startswith(f"Forgot #{oid}")
     assert f"#{oid} " not in after
     assert not db_rows(story, "SELECT 1 FROM observations WHERE id = ?", oid)
+    assert_erased(story.data, "never push an unsigned tag", "Sign every release tag")
 
 
 def test_supersede_memory_takes_an_old_memory_out_of_the_next_sessions_context(story: Story) -> None:

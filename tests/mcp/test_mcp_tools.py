@@ -24,6 +24,7 @@ from kenning.privacy.redact import Redactor
 from kenning.settings import Settings
 from kenning.store import manual
 from kenning.store.db import open_db
+from tests.support.erasure import assert_erased, assert_present
 
 CLEAN = Cleaner(Redactor()).text
 TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision", "security_alert", "security_note",
@@ -227,6 +228,8 @@ def test_forget_takes_ids_only_and_reports_the_missing(memory: MemoryTools, proj
     out = memory.forget([1, 99], cwd=project)
     assert out.startswith("Forgot #1 for good") and "Not found: #99" in out
     assert "#1 " not in memory.search("thing", cwd=project)
+    assert_erased(memory.paths.root, "One thing")
+    assert_present(memory.paths.root, "Another thing")
     with pytest.raises(ToolInputError, match="no observation with id #1"):
         memory.forget([1], cwd=project)
 

@@ -6,6 +6,7 @@ events with payloads, observations and summaries (FTS kept by the migration's tr
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from datetime import datetime
@@ -18,6 +19,7 @@ from kenning.store import forget as fg
 from kenning.store import repo
 from kenning.store.db import open_db
 from kenning.store.repo import transaction
+from tests.support.erasure import assert_erased, assert_present
 
 T0 = time.mktime((2024, 3, 4, 9, 0, 0, 0, 0, -1))  # local time, like the dates users type
 DAY = 86_400.0
@@ -134,9 +136,13 @@ def test_select_by_id_lists_the_observation_and_reports_missing_ids(mem: Mem) ->
     sel = fg.select(mem.conn, fg.Filters(ids=(2, 999, 2)))
     assert [(i.id, i.type, i.title) for i in sel.observations] == [(2, "decision", "We use uv, not pip")]
     assert sel.missing_ids == [999]
-    assert not sel.summaries and not sel.prompts and not sel.sessions
-    # The raw payloads of the same turn go with it (and only those).
+    assert not sel.summaries and not sel.sessions
+    # The raw payloads of the same turn go with it (and only those), and the prompt it was made in.
     assert len(sel.event_ids) == 2
+    assert [i.title for i in sel.prompts] == ["we use uv not pip"]
+    # The session's summary (as this fixture writes it: the last prompt, the last narrative) holds
+    # nothing but this memory's text: it goes (None) rather than stay as an empty shell.
+    assert sel.summary_rewrites == {1: None}
 
 
 def test_only_missing_ids_select_nothing(mem: Mem) -> None:
@@ -205,7 +211,9 @@ def test_apply_deletes_rows_fts_entries_and_turn_payloads(mem: Mem) -> None:
     assert mem.fts_hits("zebracorn") > 0
     sel = fg.select(mem.conn, fg.Filters(query="zebracorn"))
     out = fg.apply(mem.conn, sel)
-    assert out == {"observations": 2, "summaries": 2, "prompts": 2, "sessions": 0, "event_payloads": 4}
+    assert out == {"observations": 2, "summaries": 2, "prompts": 2, "sessions": 0, "event_payloads": 4,
+                   "summaries_rewritten": 0, "made_current": 0,
+                   "quarantined_files": 0}
     assert mem.fts_hits("zebracorn") == 0
     assert mem.count("observations") == 2
     assert mem.count("user_prompts", "prompt_text = ?", (fg.FORGOTTEN_PROMPT,)) == 2
@@ -245,7 +253,8 @@ def test_apply_on_rows_already_gone_is_harmless(mem: Mem) -> None:
     sel = fg.select(mem.conn, fg.Filters(ids=(1,)))
     assert fg.apply(mem.conn, sel)["observations"] == 1
     assert fg.apply(mem.conn, sel) == {"observations": 0, "summaries": 0, "prompts": 0, "sessions": 0,
-                                       "event_payloads": 0}
+                                       "event_payloads": 0, "summaries_rewritten": 0, "made_current": 0,
+                   "quarantined_files": 0}
 
 
 def test_pending_events_of_a_forgotten_turn_are_skipped_not_reobserved(mem: Mem) -> None:
@@ -260,10 +269,72 @@ def test_pending_events_of_a_forgotten_turn_are_skipped_not_reobserved(mem: Mem)
     assert repo.pending_count(mem.conn) == 0
 
 
-def test_superseding_observation_link_is_cleared(mem: Mem) -> None:
+def test_what_a_forgotten_observation_superseded_is_current_again(mem: Mem) -> None:
     mem.conn.execute("UPDATE observations SET status = 'superseded', superseded_by = 2 WHERE id = 1")
+    out = fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(ids=(2,))))
+    assert out["made_current"] == 1
+    assert tuple(mem.conn.execute("SELECT status, superseded_by, superseded_at FROM observations WHERE id = 1")
+                 .fetchone()) == ("active", None, None)
+
+
+def test_a_chain_of_supersession_skips_the_forgotten_link(mem: Mem) -> None:
+    # 1 was replaced by 2, and 2 by 3: forgetting 2 leaves 1 replaced, by 3 (newer than both).
+    mem.conn.execute("UPDATE observations SET status = 'superseded', superseded_by = 2 WHERE id = 1")
+    mem.conn.execute("UPDATE observations SET status = 'superseded', superseded_by = 3 WHERE id = 2")
+    out = fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(ids=(2,))))
+    assert out["made_current"] == 0
+    assert tuple(mem.conn.execute("SELECT status, superseded_by FROM observations WHERE id = 1").fetchone()) == \
+        ("superseded", 3)
+
+
+def test_a_retracted_row_stays_retracted(mem: Mem) -> None:
+    mem.conn.execute("UPDATE observations SET status = 'retracted', superseded_by = 2 WHERE id = 1")
     fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(ids=(2,))))
-    assert mem.conn.execute("SELECT superseded_by FROM observations WHERE id = 1").fetchone()[0] is None
+    assert mem.conn.execute("SELECT status FROM observations WHERE id = 1").fetchone()[0] == "retracted"
+
+
+def test_forget_by_id_erases_its_copies_and_nothing_else(mem: Mem, tmp_path: Path) -> None:
+    # Observation 3 ("Zebracorn CSV export") was made in the turn "add zebracorn export" of s2; the
+    # blog post (s3) says "zebracorn" too but is another memory: it stays.
+    result = fg.forget(mem.conn, mem.path, fg.Filters(ids=(3,)), dry_run=False)
+    assert result["deleted"]["observations"] == 1 and result["reclaimed"] is True
+    assert_erased(tmp_path, "Zebracorn CSV export", "new zebracorn file", "add zebracorn export",
+                  "wrote zebracorn.csv")
+    assert_present(tmp_path, "write the zebracorn post", "about the zebracorn launch", "Invoice rounding fixed")
+
+
+def test_ids_of_forgotten_rows_are_never_given_again(mem: Mem) -> None:
+    newest = max(r[0] for r in mem.conn.execute("SELECT id FROM observations"))
+    fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(ids=(newest,))))
+    [fresh] = mem.turn("s9", "shop", T0 + 9 * DAY, "later work", [("change", "Later change", "x")])
+    assert fresh == newest + 1
+    # Every insert into a table whose ids users see goes through repo.next_id.
+    src = Path(repo.__file__).parent.parent
+    for path in src.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        for m in re.finditer(r"INTO (observations|session_summaries|user_prompts) \((\w+)", path.read_text()):
+            assert m.group(2) == "id", f"{path}: an INSERT INTO {m.group(1)} without next_id"
+
+
+def test_a_repaired_database_keeps_the_high_water_mark(mem: Mem, tmp_path: Path) -> None:
+    from kenning.store.repair import recover
+
+    newest = max(r[0] for r in mem.conn.execute("SELECT id FROM observations"))
+    fg.apply(mem.conn, fg.select(mem.conn, fg.Filters(ids=(newest,))))
+    mem.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    repaired = str(tmp_path / "repaired.db")
+    recover(mem.path, repaired, use_cli=False)
+    conn = open_db(repaired)
+    try:
+        assert conn.execute("SELECT n FROM id_high_water WHERE name = 'observations'").fetchone()[0] == newest
+        sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="after", project="shop",
+                                  project_root="/src/shop", cwd="/src/shop", at=T0)
+        fresh = repo.insert_observation(conn, sid, "shop", ObservationDraft(type="change", title="After repair",
+                                                                            created_at=T0), "rules")
+        assert fresh == newest + 1
+    finally:
+        conn.close()
 
 
 # -------------------------------------------------------------------------------- reclaim
@@ -281,13 +352,13 @@ def raw_bytes(path: str) -> bytes:
 def test_forgotten_text_is_gone_from_the_file_and_the_wal(mem: Mem) -> None:
     reader = sqlite3.connect(mem.path)  # another connection, like the worker's, stays open throughout
     reader.execute("SELECT COUNT(*) FROM observations").fetchone()
-    assert b"ebracorn" in raw_bytes(mem.path)
+    data = Path(mem.path).parent
+    assert_present(data, "ebracorn")
     result = fg.forget(mem.conn, mem.path, fg.Filters(query="zebracorn"), dry_run=False)
     assert result["reclaimed"] is True, result
     assert result["deleted"]["observations"] == 2
-    blob = raw_bytes(mem.path)
-    assert b"ebracorn" not in blob  # not in rows, FTS segments, free pages or WAL frames
-    assert b"Invoice rounding fixed" in blob  # the rest is intact
+    assert_erased(data, "ebracorn")  # not in rows, FTS segments, free pages or WAL frames (nor -shm)
+    assert_present(data, "Invoice rounding fixed")  # the rest is intact
     assert reader.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 2
     reader.close()
 
@@ -302,7 +373,7 @@ def test_optional_fts_tables_are_merged_too(mem: Mem) -> None:
     result = fg.forget(mem.conn, mem.path, fg.Filters(query="zebracorn"), dry_run=False)
     assert result["reclaimed"] is True
     assert mem.conn.execute(hits).fetchone()[0] == 0
-    assert b"ebracorn" not in raw_bytes(mem.path) and b"bracor" not in raw_bytes(mem.path)
+    assert_erased(Path(mem.path).parent, "ebracorn", "bracor")
 
 
 def test_vectors_go_with_their_rows(mem: Mem) -> None:

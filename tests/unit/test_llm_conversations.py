@@ -5,6 +5,7 @@ fake Messages API.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -119,6 +120,26 @@ def test_a_conversation_past_its_bound_starts_afresh(tmp_path: Path, model: Mode
     sizes = [len(model.turns(b)) for b in model.bodies]
     assert sizes == [1, 2, 1]
     assert h.observer.snapshot()["conversations"]["closed"] == 1  # type: ignore[attr-defined]
+    h.close()
+
+
+def test_forgetting_a_memory_of_the_session_starts_its_conversation_afresh(tmp_path: Path, model: Model) -> None:
+    """The conversation holds the forgotten memory's text: kept, the model could write it again."""
+    from kenning.store import forget as fg
+
+    h = harness(tmp_path, model)
+    s = h.session()
+    h.spool(s.prompt("Work on ticket-1."), s.edit("src/a.py"))
+    h.settle()
+    [made] = [r for r in h.observations() if r["title"].startswith("Ticket 1")]
+    fg.forget(h.conn, h.paths.db, fg.Filters(ids=(int(made["id"]),)), dry_run=False)
+    h.spool(s.prompt("Now ticket-2."), s.edit("src/b.py"))
+    h.settle()
+    _first, second = model.bodies
+    assert len(model.turns(second)) == 1  # a fresh conversation, not the old history
+    assert "ticket-1" not in json.dumps(second) and "Ticket 1" not in json.dumps(second)
+    assert h.observer.snapshot()["conversations"]["closed"] == 1  # type: ignore[attr-defined]
+    assert [r["title"].split(" handled")[0] for r in h.observations()] == ["Ticket 2"]
     h.close()
 
 

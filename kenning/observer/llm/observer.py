@@ -108,6 +108,7 @@ class SessionState:
     seen: list[Event] = field(default_factory=list)  # file-touching events already sent, for evidence
     shown: set[int] = field(default_factory=set)  # memories this conversation was shown (may be superseded)
     said: list[Event] = field(default_factory=list)  # prompts and turn ends this conversation was shown (quotes)
+    forgotten_at: float | None = None  # the session's forgotten_at when last observed (None: not yet)
 
 
 @dataclass
@@ -171,6 +172,7 @@ class LLMObserver:
             st = self._sessions.setdefault(session.id, SessionState(last_used=now))
             result, st.result = st.result, None
             in_flight = st.in_flight
+            self._after_forget(st, session)
         out = LLMOutcome(provider=self.name)
         if result is not None:
             self._harvest(st, session, result, out)
@@ -190,6 +192,23 @@ class LLMObserver:
                               provider=self.fallback.name)
         self._submit(st, session, available, now, out)
         return out
+
+    def _after_forget(self, st: SessionState, session: SessionInfo) -> None:
+        """Start afresh when a memory of this session was forgotten since the last call
+        (``sessions.forgotten_at`` moved): the conversation still holds the forgotten text and could
+        write the memory again. The events of its turn are gone from the ledger, so the new
+        conversation never sees them. Under the lock; a conversation busy with a call is retired
+        at the next one."""
+        if st.forgotten_at is None:
+            st.forgotten_at = session.forgotten_at  # a new state: no conversation has seen the old text
+        if session.forgotten_at == st.forgotten_at or st.in_flight is not None:
+            return
+        log.info("a memory of session %s was forgotten: its observer conversation starts afresh", session.id)
+        self._retire(st)
+        st.seen.clear()
+        st.said.clear()
+        st.shown.clear()
+        st.forgotten_at = session.forgotten_at
 
     def maintain(self, now: float) -> None:
         """Close conversations idle past the timeout; forget long-idle sessions."""

@@ -115,7 +115,9 @@ def observation_drafts(reply: Reply, events: list[Event], session: SessionInfo, 
             d.why["how"] += f"; {note}" if "corrected:" in d.why["how"] else f"; corrected: {note}"
             d.supersedes = kept
         for note in v.notes:
-            log.info("observer (%s), %r: %s", judge, obs.title[:80], note)
+            # Not the title: the log is kept apart from the database, and a memory the user forgets
+            # must not stay there (SECURITY.md, "forget"). The note itself names no text.
+            log.info("observer (%s), a memory of session %s: %s", judge, session.id, note)
         out.append(d)
     return out
 

@@ -138,7 +138,7 @@ def routes(state: Any) -> list[Route]:
             return _error(e)
         except (ValueError, RecursionError) as e:
             return _error(BadRequest(str(e) if isinstance(e, ValueError) and str(e) else "the body must be JSON"))
-        if isinstance(by, bool) or not isinstance(by, int) or by <= 0:
+        if isinstance(by, bool) or not isinstance(by, int) or not 0 < by < 2**63:
             return _error(BadRequest("by must be the id of the observation that replaces them"))
 
         def run() -> dict[str, Any]:
