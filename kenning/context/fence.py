@@ -15,7 +15,7 @@ Standard library only; ``re`` and ``unicodedata`` are loaded on first need (the 
 from __future__ import annotations
 
 from kenning.context.invisible import NFKC_ASCII, NFKC_INERT, fold_char, fold_text, known_fold, nonascii, strip_hidden
-from kenning.context.unescape import MARKS, decode_one, decode_text, marks
+from kenning.context.unescape import MARKS, decode_kind, decode_one, marks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,14 +106,17 @@ def probe(text: str, chars: set[str] | None = None) -> str | None:
             chars = nonascii(text)
         if "<" not in text and not any(m in text for m in MARKS) and not chars & _OPENERS:
             return None
-    form = text
+    form = text if text.isascii() else fold_text(text)
     for _ in range(_PASSES):
-        if not form.isascii():
-            form = fold_text(form)
-        decoded = decode_text(form) if any(m in form for m in MARKS) else form
-        if decoded == form:
+        decoded = False
+        for kind in MARKS:  # (decode_text's order, each kind over the folded form the last one left)
+            if kind in form:
+                after = decode_kind(form, kind)
+                if after is not form:
+                    decoded = True
+                    form = after if after.isascii() else fold_text(after)
+        if not decoded:
             break
-        form = decoded
     else:
         return form
     return form if _may_hold_tag(form) else None
@@ -150,42 +153,53 @@ def _units(text: str) -> tuple[list[str], list[int], list[int]]:
             starts.append(i)
             ends.append(i + 1)
     for _ in range(_PASSES):
-        form = "".join(pieces)
-        found = marks(form)
-        if not found:
+        changed = False
+        for kind in MARKS:  # (in decode_text's order)
+            pieces, starts, ends, done = _decode_pieces(pieces, starts, ends, kind)
+            changed = changed or done
+        if not changed:
             break
-        owner = [u for u, p in enumerate(pieces) for _c in p]
-        offset = [0] * (len(pieces) + 1)
-        for u, p in enumerate(pieces):
-            offset[u + 1] = offset[u] + len(p)
-        out_p: list[str] = []
-        out_s: list[int] = []
-        out_e: list[int] = []
-        done = 0  # pieces before this one are copied
-        for i in found:
-            if i < offset[done]:
-                continue
-            got = decode_one(form, i)
-            if got is None:
-                continue
-            value, end = got
-            first, last = owner[i], owner[end - 1]
-            out_p += pieces[done:first]
-            out_s += starts[done:first]
-            out_e += ends[done:first]
-            value = "".join(map(fold_char, value))
-            out_p.append(form[offset[first]:i] + value + form[end:offset[last + 1]])
-            out_s.append(starts[first])
-            out_e.append(ends[last])
-            done = last + 1
-        if not out_p:
-            break
-        out_p += pieces[done:]
-        out_s += starts[done:]
-        out_e += ends[done:]
-        keep = [u for u, p in enumerate(out_p) if p]
-        pieces, starts, ends = [out_p[u] for u in keep], [out_s[u] for u in keep], [out_e[u] for u in keep]
     return pieces, starts, ends
+
+
+def _decode_pieces(pieces: list[str], starts: list[int], ends: list[int],
+                   kind: str) -> tuple[list[str], list[int], list[int], bool]:
+    """One round of :func:`decode_kind` over the pieces: a decoded sequence becomes one piece, with
+    the span of every piece it was made of."""
+    form = "".join(pieces)
+    found = marks(form, kind)
+    if not found:
+        return pieces, starts, ends, False
+    owner = [u for u, p in enumerate(pieces) for _c in p]
+    offset = [0] * (len(pieces) + 1)
+    for u, p in enumerate(pieces):
+        offset[u + 1] = offset[u] + len(p)
+    out_p: list[str] = []
+    out_s: list[int] = []
+    out_e: list[int] = []
+    done = 0  # the pieces before this one are copied
+    for i in found:
+        if i < offset[done]:
+            continue
+        got = decode_one(form, i)
+        if got is None:
+            continue
+        value, end = got
+        first, last = owner[i], owner[end - 1]
+        out_p += pieces[done:first]
+        out_s += starts[done:first]
+        out_e += ends[done:first]
+        out_p.append(form[offset[first]:i] + "".join(map(fold_char, value)) + form[end:offset[last + 1]])
+        out_s.append(starts[first])
+        out_e.append(ends[last])
+        done = last + 1
+    if not out_p:
+        return pieces, starts, ends, False
+    out_p += pieces[done:]
+    out_s += starts[done:]
+    out_e += ends[done:]
+    keep = [u for u, p in enumerate(out_p) if p]
+    return [out_p[u] for u in keep], [out_s[u] for u in keep], [out_e[u] for u in keep], True
 
 
 def _splice(text: str) -> str:

@@ -41,6 +41,25 @@ def _char(number: int) -> str:
     return chr(number) if 0 < number <= 0x10FFFF else "\ufffd"
 
 
+# What HTML makes of the numbers it does not take as they are (as ``html.unescape`` does): 0x80-0x9F
+# as Windows-1252 (``&#139;`` is ``‹``), NUL, surrogates and numbers past Unicode as U+FFFD, carriage
+# return for 0x0D, nothing at all for the other controls and the noncharacters.
+_CP1252 = ("\u20ac\x81\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\x8d\u017d\x8f"
+           "\x90\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\x9d\u017e\u0178")
+
+
+def _numeric(n: int) -> str:
+    if 0x80 <= n <= 0x9F:
+        return _CP1252[n - 0x80]
+    if n == 0x0D:
+        return "\r"
+    if n == 0 or 0xD800 <= n <= 0xDFFF or n > 0x10FFFF:
+        return "\ufffd"
+    if n < 0x09 or 0x0E <= n <= 0x1F or n in (0x0B, 0x7F) or 0xFDD0 <= n <= 0xFDEF or n & 0xFFFE == 0xFFFE:
+        return ""
+    return chr(n)
+
+
 def _reference(s: str, i: int) -> tuple[str, int] | None:
     if s.startswith("#", i + 1):
         j = i + 2
@@ -50,7 +69,7 @@ def _reference(s: str, i: int) -> tuple[str, int] | None:
         if k == j:
             return None
         number = int(s[j:k], 16 if hexa else 10) if k - j <= 8 else 0x110000  # (a longer number is out of range anyway)
-        return _char(number), k + (s[k:k + 1] == ";")
+        return _numeric(number), k + (s[k:k + 1] == ";")
     j = i + 1
     k = j
     while k < len(s) and k - j <= _LONGEST_NAME and s[k].isascii() and s[k].isalnum():
@@ -82,7 +101,8 @@ def _percent(s: str, i: int) -> tuple[str, int] | None:
     try:
         return bytes(raw).decode("utf-8"), k
     except UnicodeDecodeError:
-        return "\ufffd", i + 3
+        # Not (yet) UTF-8: left as it is, for a later round may complete it (``&#37;E1%B4%B7``).
+        return None
 
 
 def _backslash(s: str, i: int) -> tuple[str, int] | None:
@@ -96,7 +116,10 @@ def _backslash(s: str, i: int) -> tuple[str, int] | None:
                 return _char(int(s[i + 3:k], 16)), k + 1
             return None
         k = _digits(s, i + 2, _HEX, 8 if kind == "U" else 4)
-        if k - (i + 2) < 2:
+        n = k - (i + 2)
+        # Short forms (``\u3c``) are read too, unless what follows may complete them in a later
+        # round (``\u00&#97;d`` is ``\u00ad`` once the entity is decoded).
+        if n < 2 or (n < (8 if kind == "U" else 4) and k < len(s) and s[k] in MARKS):
             return None
         return _char(int(s[i + 2:k], 16)), k
     if kind in ("x", "X"):
@@ -105,10 +128,10 @@ def _backslash(s: str, i: int) -> tuple[str, int] | None:
     return None
 
 
-def marks(s: str) -> list[int]:
-    """Where ``s`` holds a ``&``, ``%`` or ``\\``, in order."""
+def marks(s: str, kinds: str = MARKS) -> list[int]:
+    """Where ``s`` holds one of ``kinds`` (``&``, ``%``, ``\\``), in order."""
     found: list[int] = []
-    for m in MARKS:
+    for m in kinds:
         k = s.find(m)
         while k != -1:
             found.append(k)
@@ -118,10 +141,18 @@ def marks(s: str) -> list[int]:
 
 
 def decode_text(s: str) -> str:
-    """``s`` with every sequence it holds decoded once (``s`` itself when none is)."""
+    """``s`` with every sequence it holds decoded once: HTML references, then percent-encoding, then
+    backslash escapes, each over what the one before left (as the standard library's decoders would
+    be applied one after the other); ``s`` itself when none is."""
+    for kind in MARKS:
+        s = decode_kind(s, kind)
+    return s
+
+
+def decode_kind(s: str, kind: str) -> str:
     out: list[str] = []
     pos = 0
-    for i in marks(s):
+    for i in marks(s, kind):
         if i < pos:
             continue
         got = decode_one(s, i)
