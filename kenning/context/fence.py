@@ -14,15 +14,12 @@ Standard library only; ``re`` and ``unicodedata`` are loaded on first need (the 
 
 from __future__ import annotations
 
-from kenning.context.invisible import NFKC_ASCII, NFKC_INERT, fold_char, fold_text, known_fold, nonascii, strip_hidden
-from kenning.context.unescape import MARKS, decode_kind, decode_one, marks
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from typing import Any
 
-__all__ = ["CLOSE", "NFKC_ASCII", "NFKC_INERT", "OPEN", "known_fold", "neutralise", "neutralise_value", "wrap"]
+__all__ = ["CLOSE", "OPEN", "neutralise", "neutralise_value", "probe", "wrap"]
 
 OPEN = "<kenning-context>"
 CLOSE = "</kenning-context>"
@@ -45,6 +42,7 @@ _GAP_OR_NAME = frozenset(WHITESPACE + "".join(w[0] for w in FIRST_WORDS) + "/")
 OPENERS = "".join(map(chr, (0x2C2, 0x2F1, 0x1438, 0x2039, 0x226E, 0x2329, 0x276C, 0x276E, 0x2770, 0x27E8, 0x3008,
                             0xFE3F, 0xFE60, 0xFE64, 0xFE68, 0xFE6A, 0xFF05, 0xFF06, 0xFF1C, 0xFF3C)))
 _OPENERS = frozenset(OPENERS)
+MARKS = "&%\\"  # (kenning.context.unescape.MARKS: the modules of the fold are loaded only for a text that needs them)
 _PASSES = 16  # decoding rounds; an encoding nested deeper than this is handed to the pattern as it stands
 _WINDOW = 512
 _pattern: re.Pattern[str] | None = None
@@ -81,6 +79,8 @@ def neutralise(text: str) -> str:
         return text
     chars = None
     if not text.isascii():
+        from kenning.context.invisible import nonascii, strip_hidden
+
         chars = nonascii(text)
         text = strip_hidden(text, chars)
     form = probe(text, chars)
@@ -102,19 +102,32 @@ def probe(text: str, chars: set[str] | None = None) -> str | None:
         if "<" not in text and not any(m in text for m in MARKS):
             return None
     else:
+        from kenning.context.invisible import nonascii
+
         if chars is None:
             chars = nonascii(text)
         if "<" not in text and not any(m in text for m in MARKS) and not chars & _OPENERS:
             return None
-    form = text if text.isascii() else fold_text(text)
+    from kenning.context.unescape import decode_kind
+
+    if text.isascii():
+        form = text
+    else:
+        from kenning.context.invisible import fold_text
+
+        form = fold_text(text)
     for _ in range(_PASSES):
         decoded = False
         for kind in MARKS:  # (decode_text's order, each kind over the folded form the last one left)
             if kind in form:
-                after = decode_kind(form, kind)
+                after = decode_kind(form, kind, skip_ideographs=True)
                 if after is not form:
                     decoded = True
-                    form = after if after.isascii() else fold_text(after)
+                    if not after.isascii():
+                        from kenning.context.invisible import fold_text
+
+                        after = fold_text(after)
+                    form = after
         if not decoded:
             break
     else:
@@ -143,6 +156,7 @@ def _names_follow(part: str) -> bool:
 
 def _units(text: str) -> tuple[list[str], list[int], list[int]]:
     """The form :func:`probe` gives, in pieces, each with the span of ``text`` it came from."""
+    from kenning.context.invisible import fold_char
     pieces: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -166,6 +180,8 @@ def _decode_pieces(pieces: list[str], starts: list[int], ends: list[int],
                    kind: str) -> tuple[list[str], list[int], list[int], bool]:
     """One round of :func:`decode_kind` over the pieces: a decoded sequence becomes one piece, with
     the span of every piece it was made of."""
+    from kenning.context.invisible import fold_char
+    from kenning.context.unescape import decode_one, marks
     form = "".join(pieces)
     found = marks(form, kind)
     if not found:
@@ -223,6 +239,15 @@ def _splice(text: str) -> str:
         if form is None or _compiled().search(form) is None:
             return text
     return text
+
+
+def __getattr__(name: str) -> Any:
+    """The fold's tables, as this module's (``fence.known_fold``), loaded on first use."""
+    if name in ("NFKC_ASCII", "NFKC_INERT", "known_fold"):
+        from kenning.context import invisible
+
+        return getattr(invisible, name)
+    raise AttributeError(name)
 
 
 def neutralise_value(value: Any) -> Any:

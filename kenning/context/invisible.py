@@ -75,7 +75,9 @@ _tables: dict[str, frozenset[str] | dict[str, str]] = {}
 def _table(name: str) -> frozenset[str]:
     t = _tables.get(name)
     if t is None:
-        t = _tables[name] = frozenset(chars_of({"ignorable": IGNORABLE, "kept": KEPT, "stripped": STRIPPED}[name]))
+        spec = {"ignorable_bmp": " ".join(r for r in IGNORABLE.split() if len(r.split("-")[0]) <= 4), "kept": KEPT,
+                "stripped_bmp": " ".join(r for r in STRIPPED.split() if len(r.split("-")[0]) <= 4)}[name]
+        t = _tables[name] = frozenset(chars_of(spec))
     return t  # type: ignore[return-value]
 
 
@@ -94,8 +96,19 @@ def nonascii(text: str) -> set[str]:
 _ASCII_BYTES = bytes(range(128))
 
 
-def _hidden(c: str) -> bool:
-    return c in _table("stripped") or c in _table("kept")
+_IGNORABLE_HIGH: tuple[tuple[str, str], ...] = tuple(
+    (chr(a), chr(b)) for a, b in ranges(" ".join(r for r in IGNORABLE.split() if len(r.split("-")[0]) > 4)))
+
+
+def ignorable(c: str) -> bool:
+    """``c`` is in IGNORABLE (a set for the BMP, ranges above it: the tag block alone is 4,096)."""
+    if c < "\U00010000":
+        return c in _table("ignorable_bmp")
+    return any(a <= c <= b for a, b in _IGNORABLE_HIGH)
+
+
+def _tag_block(c: str) -> bool:
+    return "\U000e0000" <= c <= "\U000e0fff"
 
 
 def strip_hidden(text: str, chars: set[str] | None = None) -> str:
@@ -107,20 +120,27 @@ def strip_hidden(text: str, chars: set[str] | None = None) -> str:
         return text
     if chars is None:
         chars = nonascii(text)
-    stripped = chars & _table("stripped")
+    stripped = {c for c in chars if c in _table("stripped_bmp") or (c >= "\U0001bca0" and _stripped_high(c))}
     kept = chars & _table("kept")
     if not stripped and not kept:
         return text
-    if not kept and not any(c >= "\U000e0000" for c in stripped):
-        for c in stripped:  # (replace: C speed; no sequence to keep)
+    if FLAG in chars and any(map(_tag_block, stripped)):
+        text = _keep_flags(text)  # (subdivision flags keep their tag letters; every other tag character goes)
+    else:
+        for c in stripped:  # (replace: C speed)
             text = text.replace(c, "")
+    if not kept:
         return text
-    if not stripped and not any(a + b in text for a in kept for b in kept):
-        return text  # joiners and selectors, each alone between visible characters
-    return _strip_runs(text)
+    if len(kept) <= 4 and not any(a + b + c in text for a in kept for b in kept for c in kept):
+        return text  # joiners and selectors, alone or in pairs between visible characters
+    return _drop_long_runs(text, kept)
 
 
-def _strip_runs(text: str) -> str:
+def _stripped_high(c: str) -> bool:
+    return _tag_block(c) or "\U0001bca0" <= c <= "\U0001bca3" or "\U0001d173" <= c <= "\U0001d17a"
+
+
+def _keep_flags(text: str) -> str:
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -133,16 +153,26 @@ def _strip_runs(text: str) -> str:
                 out.append(text[i:j + 1])
                 i = j + 1
                 continue
-        if not _hidden(c):
+        if not (c in _table("stripped_bmp") or _stripped_high(c)):
             out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _drop_long_runs(text: str, kept: set[str]) -> str:
+    """Runs of more than MAX_KEPT_RUN joiners, selectors or bidi controls: a carrier, not a job."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i
+        while j < n and text[j] in kept:
+            j += 1
+        if j == i:
+            out.append(text[i])
             i += 1
             continue
-        j = i
-        while j < n and _hidden(text[j]):
-            j += 1
-        run = [x for x in text[i:j] if x in _table("kept")]
-        if len(run) <= MAX_KEPT_RUN:
-            out += run
+        if j - i <= MAX_KEPT_RUN:
+            out.append(text[i:j])
         i = j
     return "".join(out)
 
@@ -162,7 +192,7 @@ def _fold_one(x: str, unicodedata: object) -> str:
     to = lookalikes().get(x)
     if to is not None:
         return to
-    if x in _table("ignorable"):
+    if ignorable(x):
         return ""
     if unicodedata.category(x) in ("Mn", "Me"):  # type: ignore[attr-defined]
         return ""
@@ -187,7 +217,7 @@ def fold_text(text: str) -> str:
     chars = nonascii(decomposed)
     folds = lookalikes()
     swap = folds.keys() & chars
-    drop = chars & _table("ignorable")
+    drop = {c for c in chars if ignorable(c)}
     rest = chars - swap - drop
     if rest and not known:  # (the known characters are no marks)
         import unicodedata

@@ -9,8 +9,6 @@ fence applies :func:`decode_text` until nothing changes, so ``&amp;lt;``, ``%253
 
 from __future__ import annotations
 
-from kenning.context.entities import names
-
 MARKS = "&%\\"
 _HEX = frozenset("0123456789abcdefABCDEF")
 _DEC = frozenset("0123456789")
@@ -74,6 +72,10 @@ def _reference(s: str, i: int) -> tuple[str, int] | None:
     k = j
     while k < len(s) and k - j <= _LONGEST_NAME and s[k].isascii() and s[k].isalnum():
         k += 1
+    if k == j:
+        return None
+    from kenning.context.entities import names
+
     table = names()
     if s[k:k + 1] == ";":
         value = table.get(s[j:k + 1])
@@ -107,6 +109,13 @@ def _percent(s: str, i: int) -> tuple[str, int] | None:
 
 def _backslash(s: str, i: int) -> tuple[str, int] | None:
     kind = s[i + 1:i + 2]
+    if kind == "u":  # the common case first (JSON's escapes): four hex digits
+        h = s[i + 2:i + 6]
+        if len(h) == 4 and h.isascii() and h.isalnum():
+            try:
+                return _char(int(h, 16)), i + 6
+            except ValueError:
+                pass
     if kind == "/":
         return "/", i + 2
     if kind in ("u", "U"):
@@ -126,6 +135,10 @@ def _backslash(s: str, i: int) -> tuple[str, int] | None:
         k = _digits(s, i + 2, _HEX, 2)
         return (chr(int(s[i + 2:k], 16)), k) if k == i + 4 else None
     return None
+
+
+def _ideograph(h: str) -> bool:
+    return len(h) == 4 and ("3400" <= h.lower() <= "9fff" or "ac00" <= h.lower() <= "d7af") and h.isalnum()
 
 
 def marks(s: str, kinds: str = MARKS) -> list[int]:
@@ -149,13 +162,24 @@ def decode_text(s: str) -> str:
     return s
 
 
-def decode_kind(s: str, kind: str) -> str:
+def decode_kind(s: str, kind: str, *, skip_ideographs: bool = False) -> str:
+    """``s`` with the sequences of one kind (``&``, ``%`` or ``\\``) decoded once.
+
+    ``skip_ideographs``: leave ``\\u`` escapes of CJK ideographs and Hangul syllables (JSON's usual
+    escapes) as they are. Such a character is never part of a tag, and neither is its escape: it
+    starts with a backslash, which no tag holds before its closer, and it ends in itself. So a
+    tag stands in the text decoded with them skipped exactly when it stands in the text decoded in
+    full; the pre-check uses this to spare its loop most of a JSON document's escapes.
+    """
+    one = _reference if kind == "&" else _percent if kind == "%" else _backslash
     out: list[str] = []
     pos = 0
     for i in marks(s, kind):
         if i < pos:
             continue
-        got = decode_one(s, i)
+        if skip_ideographs and s[i + 1:i + 2] == "u" and _ideograph(s[i + 2:i + 6]):
+            continue
+        got = one(s, i)
         if got is not None:
             value, end = got
             out += [s[pos:i], value]
