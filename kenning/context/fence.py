@@ -4,12 +4,17 @@ Everything Kenning tells the agent sits inside ``<kenning-context>…</kenning-c
 Claude Code wraps hook text in ``<system-reminder>``. Stored text comes from tool output, files
 and model replies: a lone ``</kenning-context>`` or ``<system-reminder>`` in it would end the
 fence early or open a block that reads as the harness speaking. So every tag-like mention of a
-fence or system tag, opening or closing, in any case, with any spacing, zero-width characters,
-full-width letters or entity/percent/escape encoding, becomes plain bracketed text
-(``</kenning-context>`` → ``[/kenning-context]``). It runs at capture (the hook) and again at
-render (every context builder), so text stored by any path, or by an older version, is covered.
+fence or system tag, opening or closing, becomes plain bracketed text (``</kenning-context>`` →
+``[/kenning-context]``), however it is disguised: tags are looked for in a folded form of the text
+(NFKD, invisible characters and marks dropped, look-alike brackets, dashes and letters folded:
+kenning/context/invisible.py) decoded until nothing changes (entities, percent-encoding, escapes:
+kenning/context/unescape.py), and each one found is replaced in the text itself. Characters that
+carry words nobody sees (the Unicode tag block ...) are removed first. It runs at capture (the
+hook) and again at render (every context builder), so text stored by any path, or by an older
+version, is covered.
 
-Standard library only; ``re`` and ``unicodedata`` are loaded on first need (the hook path).
+Standard library only; ``re``, ``unicodedata`` and the fold's modules are loaded on first need (the
+hook path): a pre-check in plain string operations decides most texts without them.
 """
 
 from __future__ import annotations

@@ -74,9 +74,7 @@ def _reference(s: str, i: int) -> tuple[str, int] | None:
         k += 1
     if k == j:
         return None
-    from kenning.context.entities import names
-
-    table = names()
+    table = _names()
     if s[k:k + 1] == ";":
         value = table.get(s[j:k + 1])
         if value is not None:
@@ -86,6 +84,17 @@ def _reference(s: str, i: int) -> tuple[str, int] | None:
         if value is not None:
             return value, end
     return None
+
+
+_entity_names: dict[str, str] = {}
+
+
+def _names() -> dict[str, str]:
+    if not _entity_names:
+        from kenning.context.entities import names  # (only for a text with a named reference)
+
+        _entity_names.update(names())
+    return _entity_names
 
 
 def _percent(s: str, i: int) -> tuple[str, int] | None:
@@ -137,10 +146,6 @@ def _backslash(s: str, i: int) -> tuple[str, int] | None:
     return None
 
 
-def _ideograph(h: str) -> bool:
-    return len(h) == 4 and ("3400" <= h.lower() <= "9fff" or "ac00" <= h.lower() <= "d7af") and h.isalnum()
-
-
 def marks(s: str, kinds: str = MARKS) -> list[int]:
     """Where ``s`` holds one of ``kinds`` (``&``, ``%``, ``\\``), in order."""
     found: list[int] = []
@@ -177,8 +182,20 @@ def decode_kind(s: str, kind: str, *, skip_ideographs: bool = False) -> str:
     for i in marks(s, kind):
         if i < pos:
             continue
-        if skip_ideographs and s[i + 1:i + 2] == "u" and _ideograph(s[i + 2:i + 6]):
-            continue
+        if kind == "\\" and s[i + 1:i + 2] == "u":  # JSON's \uXXXX, inline: the bulk of a document's marks
+            h = s[i + 2:i + 6]
+            if len(h) == 4 and h.isascii() and h.isalnum():
+                try:
+                    cp = int(h, 16)
+                except ValueError:
+                    cp = -1
+                if cp >= 0:
+                    if not (skip_ideographs and (0x3400 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7AF)):
+                        out += [s[pos:i], _char(cp)]
+                        pos = i + 6
+                    continue
+        elif kind == "&" and not (s[i + 1:i + 2].isalpha() or s[i + 1:i + 2] == "#"):
+            continue  # (``&&``, ``& ``: no reference)
         got = one(s, i)
         if got is not None:
             value, end = got
