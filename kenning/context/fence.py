@@ -159,89 +159,142 @@ def _names_follow(part: str) -> bool:
     return rest.startswith(FIRST_WORDS)
 
 
-def _units(text: str) -> tuple[list[str], list[int], list[int]]:
-    """The form :func:`probe` gives, in pieces, each with the span of ``text`` it came from."""
-    from kenning.context.invisible import fold_char
-    pieces: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    for i, c in enumerate(text):
-        piece = c if c.isascii() else fold_char(c)
+class Pieces:
+    """The folded, decoded form in pieces, each with the span of the original text it came from. A
+    run of ASCII without an escape is one piece standing for itself ("exact": its characters map
+    one to one); any other piece (a folded character, a decoded sequence) stands for its whole span."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.exact: list[bool] = []
+
+    def add(self, piece: str, start: int, end: int, exact: bool) -> None:
         if piece:
-            pieces.append(piece)
-            starts.append(i)
-            ends.append(i + 1)
+            self.pieces.append(piece)
+            self.starts.append(start)
+            self.ends.append(end)
+            self.exact.append(exact)
+
+    def copy(self, src: Pieces, lo: int, hi: int) -> None:
+        self.pieces += src.pieces[lo:hi]
+        self.starts += src.starts[lo:hi]
+        self.ends += src.ends[lo:hi]
+        self.exact += src.exact[lo:hi]
+
+    def offsets(self) -> list[int]:
+        offset = [0] * (len(self.pieces) + 1)
+        for u, p in enumerate(self.pieces):
+            offset[u + 1] = offset[u] + len(p)
+        return offset
+
+    def at(self, offset: list[int], f: int) -> tuple[int, int, int]:
+        """The piece holding form index ``f``, and the span of the text that character came from."""
+        import bisect
+
+        u = bisect.bisect_right(offset, f) - 1
+        if self.exact[u]:
+            k = self.starts[u] + f - offset[u]
+            return u, k, k + 1
+        return u, self.starts[u], self.ends[u]
+
+
+def _units(text: str) -> Pieces:
+    """The form :func:`probe` gives (its pattern matches are the same), in pieces."""
+    from kenning.context.invisible import fold_char, nonascii
+
+    form = Pieces()
+    where: list[int] = []
+    for c in nonascii(text):
+        k = text.find(c)
+        while k != -1:
+            where.append(k)
+            k = text.find(c, k + 1)
+    pos = 0
+    for k in sorted(where):
+        form.add(text[pos:k], pos, k, True)
+        form.add(fold_char(text[k]), k, k + 1, False)
+        pos = k + 1
+    form.add(text[pos:], pos, len(text), True)
     for _ in range(_PASSES):
         changed = False
         for kind in MARKS:  # (in decode_text's order)
-            pieces, starts, ends, done = _decode_pieces(pieces, starts, ends, kind)
+            form, done = _decode_pieces(form, kind)
             changed = changed or done
         if not changed:
             break
-    return pieces, starts, ends
+    return form
 
 
-def _decode_pieces(pieces: list[str], starts: list[int], ends: list[int],
-                   kind: str) -> tuple[list[str], list[int], list[int], bool]:
-    """One round of :func:`decode_kind` over the pieces: a decoded sequence becomes one piece, with
-    the span of every piece it was made of."""
+def _decode_pieces(form: Pieces, kind: str) -> tuple[Pieces, bool]:
+    """One round of :func:`decode_kind` over the pieces: a decoded sequence becomes one piece with the
+    span it was spelled over; exact pieces it cuts keep their rest as exact pieces."""
     from kenning.context.invisible import fold_char
     from kenning.context.unescape import decode_one, marks
-    form = "".join(pieces)
-    found = marks(form, kind)
+
+    text = "".join(form.pieces)
+    found = marks(text, kind)
     if not found:
-        return pieces, starts, ends, False
-    owner = [u for u, p in enumerate(pieces) for _c in p]
-    offset = [0] * (len(pieces) + 1)
-    for u, p in enumerate(pieces):
-        offset[u + 1] = offset[u] + len(p)
-    out_p: list[str] = []
-    out_s: list[int] = []
-    out_e: list[int] = []
+        return form, False
+    offset = form.offsets()
+    out = Pieces()
     done = 0  # the pieces before this one are copied
+    cut = 0  # the form index up to which piece ``done`` is copied (an exact piece cut before)
+    decoded_any = False
     for i in found:
-        if i < offset[done]:
+        if i < max(offset[done], cut):
             continue
-        got = decode_one(form, i)
+        got = decode_one(text, i)
         if got is None:
             continue
+        decoded_any = True
         value, end = got
-        first, last = owner[i], owner[end - 1]
-        out_p += pieces[done:first]
-        out_s += starts[done:first]
-        out_e += ends[done:first]
-        out_p.append(form[offset[first]:i] + "".join(map(fold_char, value)) + form[end:offset[last + 1]])
-        out_s.append(starts[first])
-        out_e.append(ends[last])
-        done = last + 1
-    if not out_p:
-        return pieces, starts, ends, False
-    out_p += pieces[done:]
-    out_s += starts[done:]
-    out_e += ends[done:]
-    keep = [u for u, p in enumerate(out_p) if p]
-    return [out_p[u] for u in keep], [out_s[u] for u in keep], [out_e[u] for u in keep], True
+        first, a, _b = form.at(offset, i)
+        last, _a, b = form.at(offset, end - 1)
+        if first > done and cut > offset[done]:  # the rest of an exact piece cut before
+            out.add(text[cut:offset[done + 1]], form.starts[done] + cut - offset[done], form.ends[done], True)
+            done += 1
+        out.copy(form, done, first)
+        head = max(offset[first], cut)
+        if form.exact[first] and i > head:  # the exact piece's part before the sequence stays exact
+            out.add(text[head:i], form.starts[first] + head - offset[first], a, True)
+            head = i
+        start = a if head == i else form.starts[first]  # (head < i: a folded piece, whole)
+        decoded = text[head:i] + "".join(map(fold_char, value))
+        if form.exact[last]:
+            out.add(decoded, start, b, False)
+            done, cut = last, end  # the rest of that exact piece: copied from ``cut`` later
+        else:
+            out.add(decoded + text[end:offset[last + 1]], start, form.ends[last], False)
+            done, cut = last + 1, offset[last + 1]
+    if not decoded_any:
+        return form, False
+    if done < len(form.pieces) and cut > offset[done]:  # the cut exact piece's rest
+        out.add(text[cut:offset[done + 1]], form.starts[done] + cut - offset[done], form.ends[done], True)
+        done += 1
+    out.copy(form, done, len(form.pieces))
+    return out, True
 
 
 def _splice(text: str) -> str:
     """Every tag the pattern finds in the form replaced, in ``text`` itself, by its bracketed words;
     what lies between tags is left exactly as it was."""
     for _ in range(4):  # a replacement can never make a tag; checked again all the same
-        pieces, starts, ends = _units(text)
-        owner = [u for u, p in enumerate(pieces) for _c in p]
+        form = _units(text)
+        offset = form.offsets()
         out: list[str] = []
         pos = 0
-        for m in _compiled().finditer("".join(pieces)):
-            a, b = starts[owner[m.start()]], ends[owner[m.end() - 1]]
-            if a < pos:
-                a = pos
-            out += [text[pos:a], _replace(m)]
+        for m in _compiled().finditer("".join(form.pieces)):
+            a = form.at(offset, m.start())[1]
+            b = form.at(offset, m.end() - 1)[2]
+            out += [text[pos:max(a, pos)], _replace(m)]
             pos = max(pos, b)
         if not out:
             return text
         text = "".join(out) + text[pos:]
-        form = probe(text)
-        if form is None or _compiled().search(form) is None:
+        probed = probe(text)
+        if probed is None or _compiled().search(probed) is None:
             return text
     return text
 

@@ -31,7 +31,7 @@ def reference(text: str) -> str:
 
 
 def form_of(text: str) -> str:
-    return "".join(fence._units(invisible.strip_hidden(text))[0])
+    return "".join(fence._units(invisible.strip_hidden(text)).pieces)
 
 
 def found_by_pattern(text: str) -> bool:
