@@ -113,8 +113,6 @@ def probe(text: str, chars: set[str] | None = None) -> str | None:
             chars = nonascii(text)
         if "<" not in text and not any(m in text for m in MARKS) and not chars & _OPENERS:
             return None
-    from kenning.context.unescape import decode_kind
-
     if text.isascii():
         form = text
     else:
@@ -125,6 +123,8 @@ def probe(text: str, chars: set[str] | None = None) -> str | None:
         decoded = False
         for kind in MARKS:  # (decode_text's order, each kind over the folded form the last one left)
             if kind in form:
+                from kenning.context.unescape import decode_kind
+
                 after = decode_kind(form, kind, skip_ideographs=True)
                 if after is not form:
                     decoded = True

@@ -106,12 +106,12 @@ ORDINARY = st.text(st.characters(blacklist_categories=("Cs", "Cf", "Cn", "Co", "
 @settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(hostile_tag(), min_size=1, max_size=3), ORDINARY, ORDINARY)
 def test_no_generated_tag_survives_capture_and_render(tags: list[str], before: str, after: str) -> None:
-    text = f"{before} \n{' '.join(tags)}\n {after}"
+    text = f"{before}\n#\n{' '.join(tags)}\n#\n{after}"  # ("#": no tag reaches across it)
     stored = neutralise(text)  # at capture
     assert neutralise(stored) == stored
     # Only the tags changed: the text around them is kept as it was (less invisible carriers).
-    assert stored.startswith(invisible.strip_hidden(before) + " \n"), (text, stored)
-    assert stored.endswith("\n " + invisible.strip_hidden(after)), (text, stored)
+    assert stored.startswith(invisible.strip_hidden(before) + "\n#\n"), (text, stored)
+    assert stored.endswith("\n#\n" + invisible.strip_hidden(after)), (text, stored)
     for rendered in (wrap(stored), wrap(text)):  # stored by the hook, or planted by any other path
         assert rendered.startswith(OPEN) and rendered.endswith(CLOSE)
         assert fence_count(rendered) == (1, 1, 2), (text, rendered, tags_in(rendered))
