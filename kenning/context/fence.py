@@ -4,12 +4,17 @@ Everything Kenning tells the agent sits inside ``<kenning-context>…</kenning-c
 Claude Code wraps hook text in ``<system-reminder>``. Stored text comes from tool output, files
 and model replies: a lone ``</kenning-context>`` or ``<system-reminder>`` in it would end the
 fence early or open a block that reads as the harness speaking. So every tag-like mention of a
-fence or system tag, opening or closing, in any case, with any spacing, zero-width characters,
-full-width letters or entity/percent/escape encoding, becomes plain bracketed text
-(``</kenning-context>`` → ``[/kenning-context]``). It runs at capture (the hook) and again at
-render (every context builder), so text stored by any path, or by an older version, is covered.
+fence or system tag, opening or closing, becomes plain bracketed text (``</kenning-context>`` →
+``[/kenning-context]``), however it is disguised: tags are looked for in a folded form of the text
+(NFKD, invisible characters and marks dropped, look-alike brackets, dashes and letters folded:
+kenning/context/invisible.py) decoded until nothing changes (entities, percent-encoding, escapes:
+kenning/context/unescape.py), and each one found is replaced in the text itself. Characters that
+carry words nobody sees (the Unicode tag block ...) are removed first. It runs at capture (the
+hook) and again at render (every context builder), so text stored by any path, or by an older
+version, is covered.
 
-Standard library only; ``re`` and ``unicodedata`` are loaded on first need (the hook path).
+Standard library only; ``re``, ``unicodedata`` and the fold's modules are loaded on first need (the
+hook path): a pre-check in plain string operations decides most texts without them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from typing import Any
+
+__all__ = ["CLOSE", "OPEN", "neutralise", "neutralise_value", "probe", "wrap"]
 
 OPEN = "<kenning-context>"
 CLOSE = "</kenning-context>"
@@ -29,51 +36,36 @@ NAMES = (
     ("system", "instructions"), ("system", "message"), ("system", "prompt"), ("persisted", "output"),
     ("function", "results"), ("function", "calls"), ("system",),
 )
-_FORMAT = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff"
-# The pre-check (may_hold_tag) in plain string operations; tests check each table against ``re``
-# and ``unicodedata`` over every code point.
 FIRST_WORDS = tuple(sorted({n[0] for n in NAMES}))
 _LONGEST_FIRST = max(map(len, FIRST_WORDS))
-FORMAT_CHARS = ("\u00ad\u034f\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-                "\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff")
 # What ``\s`` matches (str.isspace, the same set in CPython).
 WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
               "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-_GAP = WHITESPACE + FORMAT_CHARS
-_NO_FORMAT = dict.fromkeys(map(ord, FORMAT_CHARS))
-# Letters other than ASCII that the pattern's IGNORECASE matches with a name's letter (İ ı ſ K).
-CASE_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
-_CASE_FOLDS = tuple(CASE_FOLDS.items())
-FULL_OPENERS = ("\uff1c", "\ufe64")  # ＜ ﹤
-# The opener's spellings besides ``<`` (lower case; the numeric ones are read by _numeric_openers).
-_OPENERS = ("&lt", "\\x3c", "%3c")
-_SLASHES = ("/", "\uff0f", "&sol;", "\\/", "%2f")
-_GAP_OR_NAME = frozenset(_GAP + "".join(w[0] for w in FIRST_WORDS) + "/\uff0f&\\%;")
+_GAP_OR_NAME = frozenset(WHITESPACE + "".join(w[0] for w in FIRST_WORDS) + "/")
+# Non-ASCII characters that fold to an opener or to the start of an encoding (tests derive it from
+# fold_char over every code point): without one of them, or ``<`` and the MARKS, no tag can stand.
+OPENERS = "".join(map(chr, (0x2C2, 0x2F1, 0x1438, 0x2039, 0x226E, 0x2329, 0x276C, 0x276E, 0x2770, 0x27E8, 0x3008,
+                            0xFE3F, 0xFE60, 0xFE64, 0xFE68, 0xFE6A, 0xFF05, 0xFF06, 0xFF1C, 0xFF3C)))
+_OPENERS = frozenset(OPENERS)
+MARKS = "&%\\"  # (kenning.context.unescape.MARKS: the modules of the fold are loaded only for a text that needs them)
+_PASSES = 16  # decoding rounds; an encoding nested deeper than this is handed to the pattern as it stands
 _WINDOW = 512
 _pattern: re.Pattern[str] | None = None
 
 
 def _compiled() -> re.Pattern[str]:
+    """The tag, as it stands in the folded, decoded form (kenning/context/invisible.py, unescape.py)."""
     global _pattern
     if _pattern is None:
         import re
 
-        fmt = f"[{_FORMAT}]*"
-        gap = f"(?:[\\s\\-_.:{_FORMAT}]|&#0*45;|&#x0*2d;|&dash;|&hyphen;|%2d)*"
-
-        def word(w: str) -> str:
-            return fmt.join(re.escape(c) for c in w)
-
+        gap = r"[\s\-_.:]*"
         names = sorted(NAMES, key=lambda n: -sum(map(len, n)))  # longest first: system-reminder before system
-        name = "(?:" + "|".join(gap.join(word(w) for w in n) for n in names) + ")"
-        lt = r"(?:<|＜|﹤|&lt;?|&#0*60;?|&#x0*3c;?|\\u0*3c|\\x3c|%3c)"
-        slash = r"(?:/|／|&#0*47;?|&#x0*2f;?|&sol;|\\u0*2f|\\/|%2f)"
-        gt = r"(?:>|＞|﹥|&gt;?|&#0*62;?|&#x0*3e;?|\\u0*3e|\\x3e|%3e)"
+        name = "(?:" + "|".join(gap.join(re.escape(w) for w in n) for n in names) + ")"
         # The opener, an optional slash, the name not followed by more of a word, then (optionally)
         # whatever attributes run up to the tag's own closer on the same line.
         _pattern = re.compile(
-            rf"{lt}{fmt}\s*(?P<slash>{slash})?{fmt}\s*(?P<name>{name})(?![A-Za-z0-9])"
-            rf"(?P<rest>[^<>\n]{{0,200}}?{gt}|{fmt}\s*(?P<selfclose>{slash})?\s*{gt})?",
+            rf"<\s*(?P<slash>/)?\s*(?P<name>{name})(?![A-Za-z0-9])(?P<rest>[^<>\n]{{0,200}}?>|\s*(?P<selfclose>/)?\s*>)?",
             re.IGNORECASE)
     return _pattern
 
@@ -81,153 +73,239 @@ def _compiled() -> re.Pattern[str]:
 def _replace(m: re.Match[str]) -> str:
     import re
 
-    name = re.sub("[^A-Za-z]+", "-", re.sub(f"[{_FORMAT}]", "", m.group("name"))).strip("-").lower()
+    name = re.sub("[^A-Za-z]+", "-", m.group("name")).strip("-").lower()
     return f"[{'/' if m.group('slash') else ''}{name}]"
 
 
 def neutralise(text: str) -> str:
-    """``text`` with every fence or system tag turned into inert bracketed words."""
+    """``text`` with every fence or system tag turned into inert bracketed words, and without the
+    characters that carry words nobody sees (kenning/context/invisible.py: ``strip_hidden``)."""
     if not text:
         return text
+    chars = None
     if not text.isascii():
-        # Full-width or compatibility letters (ｓｙｓｔｅｍ) read as the ASCII name: match on their NFKC form.
-        folded = known_fold(text)
-        if folded is None:
-            import unicodedata
+        from kenning.context.invisible import nonascii, strip_hidden
 
-            folded = text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
-        if folded is not text and may_hold_tag(folded) and _has_tag(folded):
-            text = folded
-        elif not may_hold_tag(text):
-            return text
-    elif not may_hold_tag(text):
+        chars = nonascii(text)
+        text = strip_hidden(text, chars)
+    form = probe(text, chars)
+    if form is None or _compiled().search(form) is None:
         return text
-    return _compiled().sub(_replace, text)
+    return _splice(text)
 
 
-# Non-ASCII characters whose NFKC form is known without ``unicodedata`` (loading it and normalising
-# 20 KB costs a hook ~0.9 ms): the typography, arrows, symbols and emoji of ordinary code and output.
-# Each of NFKC_INERT has no decomposition, no combining class and is no second element of a canonical
-# composition; each of NFKC_ASCII decomposes to the ASCII text given. In a text made of ASCII and these,
-# nothing reorders or composes, so its NFKC form is the text with NFKC_ASCII replaced (tests check each
-# entry and the whole against unicodedata).
-NFKC_INERT = (
-    "a1-a7 a9 ab-ae b0-b1 b6-b7 bb bf 2010 2012-2016 2018-2023 2027 2030-2032 2035 2038-203b 203d 203f-2046 "
-    "204a-2056 2058-205e 2190-2199 219c-21ad 21af-21cc 21d0-2203 2205-2208 220a-220b 220d-2223 2225 2227-222b "
-    "222e 2231-2240 2242-2243 2245-2246 2248 224a-225f 2261 2263-226c 2272-2273 2276-2277 227a-227f 2282-2283 "
-    "2286-2287 228a-22ab 22b0-22df 22e4-22e9 22ee-2328 232b-2426 2440-244a 24eb-27bf 1f300-1f6d7 1f6dd-1f6ec "
-    "1f6f0-1f6fc 1f700-1f773 1f780-1f7d8 1f7e0-1f7eb 1f7f0 1f800-1f80b 1f810-1f847 1f850-1f859 1f860-1f887 "
-    "1f890-1f8ad 1f8b0-1f8b1 1f900-1fa53 1fa60-1fa6d 1fa70-1fa74 1fa78-1fa7c 1fa80-1fa86 1fa90-1faac 1fab0-1faba "
-    "1fac0-1fac5 1fad0-1fad9 1fae0-1fae7 1faf0-1faf6")
-NFKC_ASCII = {"\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ",
-              "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ",
-              "\u2024": ".", "\u2025": "..", "\u2026": "...", "\u2122": "TM", "\u00b2": "2", "\u00b3": "3",
-              "\u00b9": "1"}
-_ASCII_BYTES = bytes(range(128))
-_inert: tuple[tuple[int, int], ...] = ()
+def probe(text: str, chars: set[str] | None = None) -> str | None:
+    """None when no fence or system tag can stand in ``text``; else the form the pattern is run on.
 
-
-def known_fold(text: str) -> str | None:
-    """The NFKC form of ``text`` when each of its non-ASCII characters is in the tables above, else None."""
-    global _inert
-    # The non-ASCII characters in a few C passes: UTF-8 without its ASCII bytes is their own UTF-8.
-    chars = set(text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
-    if len(chars) > 64:
-        return None  # text in another script: unicodedata decides
-    if not _inert:
-        _inert = tuple((int(a, 16), int(b or a, 16)) for a, _sep, b in (r.partition("-") for r in NFKC_INERT.split()))
-    folded = text
-    for c in chars:
-        to = NFKC_ASCII.get(c)
-        if to is not None:
-            folded = folded.replace(c, to)
-            continue
-        n = ord(c)
-        if not any(a <= n <= b for a, b in _inert):
-            return None
-    return folded
-
-
-def may_hold_tag(text: str) -> bool:
-    """False when no fence or system tag can stand in ``text``: a few C passes, no ``re``.
-
-    Conservative by construction (True whenever the pattern could match, and sometimes when it
-    cannot): every match starts with an opener (``<`` in any of its spellings), then gap characters,
-    maybe a slash, gap again, and the first word of a name, its letters perhaps split by format
-    characters. Ordinary code is full of ``<`` (``a < b``, ``List<T>``) but rarely has a name's first
-    word right after one, so it is decided here instead of compiling the pattern (~20 ms on the hook path).
+    The form: the text folded (NFKD, invisible characters and marks dropped, look-alikes of ``< > / -``
+    and of the names' letters made ASCII) and decoded (entities, percent-encoding, backslash escapes)
+    until nothing changes. Decided in plain string operations, no ``re`` (~20 ms to compile the
+    pattern on the hook path): ordinary code is full of ``<`` but rarely has a name's first word
+    right after one.
     """
     if text.isascii():
-        low = text.lower()
-        if not any(w in low for w in FIRST_WORDS):
-            return False
-    else:  # (replace, not translate: a mapping translate costs ~0.1 µs a character)
-        low = text
-        for c, to in _CASE_FOLDS:
-            if c in low:
-                low = low.replace(c, to)
-        # Lower-case the ASCII letters only (str.lower is ~10x slower on non-ASCII text): the names,
-        # openers and slashes are ASCII or caseless, and the only other letters that lower to ASCII
-        # (İ and the Kelvin sign) were folded just above.
-        low = low.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
-        for c in FULL_OPENERS:
-            if c in low:
-                low = low.replace(c, "<")
-        if not any(w in low for w in FIRST_WORDS) and not (
-                any(c in low for c in FORMAT_CHARS) and any(w in low.translate(_NO_FORMAT) for w in FIRST_WORDS)):
-            return False
-    for spelling in _OPENERS:
-        if spelling in low:
-            low = low.replace(spelling, "<")
-    if "&#" in low or "\\u" in low:
-        low = _numeric_openers(low)
+        if "<" not in text and not any(m in text for m in MARKS):
+            return None
+    else:
+        from kenning.context.invisible import nonascii
+
+        if chars is None:
+            chars = nonascii(text)
+        if "<" not in text and not any(m in text for m in MARKS) and not chars & _OPENERS:
+            return None
+    if text.isascii():
+        form = text
+    else:
+        from kenning.context.invisible import fold_text
+
+        form = fold_text(text)
+    for _ in range(_PASSES):
+        decoded = False
+        for kind in MARKS:  # (decode_text's order, each kind over the folded form the last one left)
+            if kind in form:
+                from kenning.context.unescape import decode_kind
+
+                after = decode_kind(form, kind, skip_ideographs=True)
+                if after is not form:
+                    decoded = True
+                    if not after.isascii():
+                        from kenning.context.invisible import fold_text
+
+                        after = fold_text(after)
+                    form = after
+        if not decoded:
+            break
+    else:
+        return form
+    return form if _may_hold_tag(form) else None
+
+
+def _may_hold_tag(form: str) -> bool:
+    """A name's first word right after an opener (and perhaps a slash) in the folded, decoded form."""
+    low = form.lower() if form.isascii() else form.encode("utf-8", "surrogatepass").lower().decode(
+        "utf-8", "surrogatepass")  # (the names are ASCII: lower-casing only ASCII is ~10x faster)
+    if "<" not in low or not any(w in low for w in FIRST_WORDS):
+        return False
     return any(part[:1] in _GAP_OR_NAME and _names_follow(part) for part in low.split("<")[1:])
 
 
-def _numeric_openers(low: str) -> str:
-    """``&#0060;``, ``&#x003c;``, ``\\u003c`` (any number of zeros) spelled ``<``."""
-    for head, forms in (("&#", (("x", "3c"), ("", "60"))), ("\\u", (("", "3c"),))):
-        out: list[str] = []
-        pos = 0
-        i = low.find(head)
-        while i != -1:
-            for mark, number in forms:
-                k = i + len(head)
-                if not low.startswith(mark, k):
-                    continue
-                k += len(mark)
-                while low.startswith("0", k):
-                    k += 1
-                if low.startswith(number, k):
-                    out += [low[pos:i], "<"]
-                    pos = k + len(number)
-                    break
-            i = low.find(head, max(i + 1, pos))
-        low = "".join(out) + low[pos:]
-    return low
-
-
 def _names_follow(part: str) -> bool:
-    """After an opener (already removed): gap, a slash perhaps, gap, then the first word of a name."""
     window = part[:_WINDOW]
-    rest = (window[1:] if window.startswith(";") else window).lstrip(_GAP)  # ``&lt;``: its own semicolon
-    for slash in _SLASHES:
-        if rest.startswith(slash):
-            rest = rest[len(slash):]
-            break
-    else:
-        if rest.startswith(("&#", "\\u")):
-            return True  # a numeric slash: not worth spelling out here, let the pattern decide
-    rest = rest.lstrip(_GAP)
-    if not rest[:_LONGEST_FIRST].isascii():
-        rest = rest.translate(_NO_FORMAT)  # (format characters are never ASCII)
+    rest = window.lstrip(WHITESPACE)
+    if rest.startswith("/"):
+        rest = rest[1:].lstrip(WHITESPACE)
     if len(rest) < _LONGEST_FIRST and len(part) > _WINDOW:
-        return True  # a long run of gap or format characters: let the pattern decide
+        return True  # a long run of white space: let the pattern decide
     return rest.startswith(FIRST_WORDS)
 
 
-def _has_tag(text: str) -> bool:
-    return _compiled().search(text) is not None
+class Pieces:
+    """The folded, decoded form in pieces, each with the span of the original text it came from. A
+    run of ASCII without an escape is one piece standing for itself ("exact": its characters map
+    one to one); any other piece (a folded character, a decoded sequence) stands for its whole span."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.exact: list[bool] = []
+
+    def add(self, piece: str, start: int, end: int, exact: bool) -> None:
+        if piece:
+            self.pieces.append(piece)
+            self.starts.append(start)
+            self.ends.append(end)
+            self.exact.append(exact)
+
+    def copy(self, src: Pieces, lo: int, hi: int) -> None:
+        self.pieces += src.pieces[lo:hi]
+        self.starts += src.starts[lo:hi]
+        self.ends += src.ends[lo:hi]
+        self.exact += src.exact[lo:hi]
+
+    def offsets(self) -> list[int]:
+        offset = [0] * (len(self.pieces) + 1)
+        for u, p in enumerate(self.pieces):
+            offset[u + 1] = offset[u] + len(p)
+        return offset
+
+    def at(self, offset: list[int], f: int) -> tuple[int, int, int]:
+        """The piece holding form index ``f``, and the span of the text that character came from."""
+        import bisect
+
+        u = bisect.bisect_right(offset, f) - 1
+        if self.exact[u]:
+            k = self.starts[u] + f - offset[u]
+            return u, k, k + 1
+        return u, self.starts[u], self.ends[u]
+
+
+def _units(text: str) -> Pieces:
+    """The form :func:`probe` gives (its pattern matches are the same), in pieces."""
+    from kenning.context.invisible import fold_char, nonascii
+
+    form = Pieces()
+    where: list[int] = []
+    for c in nonascii(text):
+        k = text.find(c)
+        while k != -1:
+            where.append(k)
+            k = text.find(c, k + 1)
+    pos = 0
+    for k in sorted(where):
+        form.add(text[pos:k], pos, k, True)
+        form.add(fold_char(text[k]), k, k + 1, False)
+        pos = k + 1
+    form.add(text[pos:], pos, len(text), True)
+    for _ in range(_PASSES):
+        changed = False
+        for kind in MARKS:  # (in decode_text's order)
+            form, done = _decode_pieces(form, kind)
+            changed = changed or done
+        if not changed:
+            break
+    return form
+
+
+def _decode_pieces(form: Pieces, kind: str) -> tuple[Pieces, bool]:
+    """One round of :func:`decode_kind` over the pieces: a decoded sequence becomes one piece with the
+    span it was spelled over; exact pieces it cuts keep their rest as exact pieces."""
+    from kenning.context.invisible import fold_char
+    from kenning.context.unescape import decode_one, marks
+
+    text = "".join(form.pieces)
+    found = marks(text, kind)
+    if not found:
+        return form, False
+    offset = form.offsets()
+    out = Pieces()
+    done = 0  # the pieces before this one are copied
+    cut = 0  # the form index up to which piece ``done`` is copied (an exact piece cut before)
+    decoded_any = False
+    for i in found:
+        if i < max(offset[done], cut):
+            continue
+        got = decode_one(text, i)
+        if got is None:
+            continue
+        decoded_any = True
+        value, end = got
+        first, a, _b = form.at(offset, i)
+        last, _a, b = form.at(offset, end - 1)
+        if first > done and cut > offset[done]:  # the rest of an exact piece cut before
+            out.add(text[cut:offset[done + 1]], form.starts[done] + cut - offset[done], form.ends[done], True)
+            done += 1
+        out.copy(form, done, first)
+        head = max(offset[first], cut)
+        if form.exact[first] and i > head:  # the exact piece's part before the sequence stays exact
+            out.add(text[head:i], form.starts[first] + head - offset[first], a, True)
+            head = i
+        start = a if head == i else form.starts[first]  # (head < i: a folded piece, whole)
+        decoded = text[head:i] + "".join(map(fold_char, value))
+        if form.exact[last]:
+            out.add(decoded, start, b, False)
+            done, cut = last, end  # the rest of that exact piece: copied from ``cut`` later
+        else:
+            out.add(decoded + text[end:offset[last + 1]], start, form.ends[last], False)
+            done, cut = last + 1, offset[last + 1]
+    if not decoded_any:
+        return form, False
+    if done < len(form.pieces) and cut > offset[done]:  # the cut exact piece's rest
+        out.add(text[cut:offset[done + 1]], form.starts[done] + cut - offset[done], form.ends[done], True)
+        done += 1
+    out.copy(form, done, len(form.pieces))
+    return out, True
+
+
+def _splice(text: str) -> str:
+    """Every tag the pattern finds in the form replaced, in ``text`` itself, by its bracketed words;
+    what lies between tags is left exactly as it was."""
+    for _ in range(4):  # a replacement can never make a tag; checked again all the same
+        form = _units(text)
+        offset = form.offsets()
+        out: list[str] = []
+        pos = 0
+        for m in _compiled().finditer("".join(form.pieces)):
+            a = form.at(offset, m.start())[1]
+            b = form.at(offset, m.end() - 1)[2]
+            out += [text[pos:max(a, pos)], _replace(m)]
+            pos = max(pos, b)
+        if not out:
+            return text
+        text = "".join(out) + text[pos:]
+        probed = probe(text)
+        if probed is None or _compiled().search(probed) is None:
+            return text
+    return text
+
+
+def __getattr__(name: str) -> Any:
+    """The fold's tables, as this module's (``fence.known_fold``), loaded on first use."""
+    if name in ("NFKC_ASCII", "NFKC_INERT", "known_fold"):
+        from kenning.context import invisible
+
+        return getattr(invisible, name)
+    raise AttributeError(name)
 
 
 def neutralise_value(value: Any) -> Any:

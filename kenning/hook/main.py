@@ -284,8 +284,10 @@ def _clean(settings: Settings, payload: dict[str, Any]) -> tuple[dict[str, Any],
     """Strip private/echo blocks, cap sizes, redact secrets: nothing else reaches the disk."""
     session_id = payload["session_id"]  # an id the agent made up, not content: it must stay usable
     payload = strip_value(payload)
-    payload = neutralise_value(payload)  # a lone fence or system tag left over can never close a fence later
     payload, truncated = _truncate(payload, settings.max_field_chars)
+    # After the cut: what is kept is what is checked (a join of head and tail included), and a
+    # hostile 32 MB output costs the fence no more than its 32,000 kept characters.
+    payload = neutralise_value(payload)  # a lone fence or system tag left over can never close a fence later
     if settings.redact_secrets:
         from kenning.privacy import quick
 

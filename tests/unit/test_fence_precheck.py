@@ -1,8 +1,9 @@
-"""The fence's pre-check (``may_hold_tag``) decides without ``re`` and never misses a tag the pattern finds.
+"""The fence's pre-check (``probe``) decides without ``re`` and never misses a tag the pattern finds.
 
-``neutralise`` must give exactly what the pattern alone gives (on the text, or on its NFKC form when
-that form holds a tag); the pre-check only spares the pattern's compilation (~20 ms) where it
-provably finds nothing. Its tables are checked against ``re`` and ``unicodedata`` themselves.
+``neutralise`` must give exactly what the pattern alone gives on the folded, decoded form of every
+text (``reference``: no pre-check); the pre-check only spares the pattern's compilation (~20 ms) and
+the character-by-character fold where it provably finds nothing. Its tables are checked against
+``re`` and ``unicodedata`` themselves.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenning.context import fence
+from kenning.context import fence, invisible
 from tests.security.test_fence import HOSTILE
 
 EVERY = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass").decode("utf-8", "replace")
@@ -25,29 +26,28 @@ PLANES = [*range(0x80, 0x10000), *range(0x1D400, 0x1D800), *range(0x1F100, 0x1F2
 
 
 def reference(text: str) -> str:
-    """``neutralise`` as it was before the pre-check: the pattern on every text."""
-    if not text.isascii():
-        folded = unicodedata.normalize("NFKC", text)
-        if folded != text and fence._has_tag(folded):
-            text = folded
-    return fence._compiled().sub(fence._replace, text)
+    """``neutralise`` without the pre-check: the pattern on the folded form of every text."""
+    return fence._splice(invisible.strip_hidden(text))
+
+
+def form_of(text: str) -> str:
+    return "".join(fence._units(invisible.strip_hidden(text)).pieces)
 
 
 def found_by_pattern(text: str) -> bool:
-    return fence._has_tag(text) or fence._has_tag(unicodedata.normalize("NFKC", text))
+    return fence._compiled().search(form_of(text)) is not None
 
 
 def seen_by_precheck(text: str) -> bool:
-    return fence.may_hold_tag(text) or fence.may_hold_tag(unicodedata.normalize("NFKC", text))
+    return fence.probe(invisible.strip_hidden(text)) is not None
 
 
 def test_tables_are_what_re_and_unicodedata_say() -> None:
     assert set(fence.WHITESPACE) == set(re.findall(r"\s", EVERY)) == {c for c in EVERY if c.isspace()}
-    assert set(fence.FORMAT_CHARS) == set(re.findall(f"[{fence._FORMAT}]", EVERY))
-    letters = sorted({c for n in fence.NAMES for w in n for c in w})
-    folds = {c: m for m in letters for c in re.findall(re.escape(m), EVERY, re.IGNORECASE) if not c.isascii()}
-    assert folds == fence.CASE_FOLDS
     assert tuple(sorted({n[0] for n in fence.NAMES})) == fence.FIRST_WORDS
+    # Every character that folds to an opener or to the start of an encoding is in OPENERS.
+    openers = {c for c in EVERY[0x80:] if c != "\ufffd" and any(m in invisible.fold_char(c) for m in "<&%\\")}
+    assert openers == set(fence.OPENERS)
 
 
 def test_every_code_point_in_a_tag_is_seen() -> None:
@@ -79,7 +79,7 @@ def test_ordinary_text_is_decided_without_the_pattern() -> None:
     for text in ("if a < size and b <= count: return List<String>()", "x = {'system': 1}  # see <context>",
                  "for (i = 0; i < n; i++) { function(i); }", "a &lt; b, 3 < 4 -> <span>", "— “quoted” … ok",
                  "<div class='systemic'>", "the <sys> tag and <fun>", "\\u003cb\\u003e"):
-        assert not fence.may_hold_tag(text), text
+        assert fence.probe(text) is None, text
         assert fence.neutralise(text) is text
 
 
@@ -128,17 +128,18 @@ def composition_seconds() -> set[int]:
 def test_the_known_folds_are_what_unicodedata_says() -> None:
     seconds = composition_seconds()
     assert fence.known_fold("\u2022") == "\u2022"  # (builds the ranges)
-    inert = [cp for a, b in fence._inert for cp in range(a, b + 1)]
+    inert = [cp for a, b in invisible._inert for cp in range(a, b + 1)]
     assert len(inert) > 3000
     for cp in inert:
         c = chr(cp)
-        assert unicodedata.category(c) not in ("Cn", "Cs", "Co"), hex(cp)
+        assert unicodedata.category(c) not in ("Cn", "Cs", "Co", "Mn", "Me"), hex(cp)
+        assert unicodedata.category(c) != "Cf" or invisible.fold_char(c) == "", hex(cp)
         assert unicodedata.normalize("NFKD", c) == c and unicodedata.combining(c) == 0, hex(cp)
         assert cp not in seconds, hex(cp)
     for c, to in fence.NFKC_ASCII.items():
         assert not c.isascii() and to.isascii() and unicodedata.normalize("NFKD", c) == to, hex(ord(c))
     # A text outside the tables is left to unicodedata.
-    for text in ("caf\u00e9", "e\u0301", "\uff53ystem", "\u4e2d\u6587", "\udcff", "\u00bd", "\u2260"):
+    for text in ("caf\u00e9", "e\u0301", "\uff53ystem", "\uac00", "\udcff", "\u00bd", "\u2260"):
         assert fence.known_fold("ok " + text) is None, text
 
 
@@ -150,7 +151,7 @@ KNOWN = [*fence.NFKC_ASCII, "\u2022", "\u2014", "\u2192", "\u2264", "\u2713", "\
 def test_a_known_fold_is_the_nfkc_form(pieces: list[str], noise: str) -> None:
     text = "".join(pieces) + noise
     folded = fence.known_fold(text)
-    assert folded is None or folded == unicodedata.normalize("NFKC", text)
+    assert folded is None or folded == unicodedata.normalize("NFKC", text) == unicodedata.normalize("NFKD", text)
     if folded is not None and unicodedata.is_normalized("NFKC", text):
         assert folded is text
     assert fence.neutralise(text) == reference(text)
