@@ -354,7 +354,18 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
     out["quarantined_files"] = len(files["deleted"])
     if files["damaged_copies"]:
         sel.damaged_copies = files["damaged_copies"]
+    _reset_backups(conn)
     return out
+
+
+def _reset_backups(conn: sqlite3.Connection) -> None:
+    """Forgetting resets the backups (kenning/store/backup.py): here, where every forget's deletion
+    passes (CLI, HTTP, MCP, the viewer's delete), once the deletion is committed."""
+    from kenning.store.backup import after_forget
+
+    row = conn.execute("PRAGMA database_list").fetchone()
+    if row is not None and row[2]:
+        after_forget(str(row[2]))
 
 
 def reclaim(conn: sqlite3.Connection, *, timeout: float = 30.0,
@@ -418,9 +429,6 @@ def damaged_warning(paths: Sequence[str]) -> str:
 
 def reclaim_report(conn: sqlite3.Connection, db_path: str) -> dict[str, Any]:
     """Reclaim space; the deletion is already committed, so a busy database is a warning, not a failure."""
-    from kenning.store.backup import after_forget
-
-    after_forget(db_path)  # forgetting resets the backups: deleted, one fresh taken without the forgotten rows
     before = file_bytes(db_path)
     try:
         reclaim(conn)

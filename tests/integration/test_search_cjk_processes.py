@@ -12,7 +12,6 @@ import time
 import httpx
 
 from kenning.paths import read_token
-from kenning.records import ObservationDraft
 from kenning.store import repo
 from kenning.store.db import connect, migrate
 from tests.conftest import Home
@@ -35,10 +34,13 @@ def old_memory(home: Home) -> dict[str, int]:
                                   project_root=os.path.realpath(home.project), cwd=str(home.project),
                                   at=time.time() - 7200)
         for name, title in (("zh", ZH), ("zh2", ZH2), ("ja", JA), ("ko", KO), ("en", EN)):
-            oid = repo.insert_observation(conn, sid, home.key, ObservationDraft(
-                type="discovery", title=title, created_at=time.time() - 3600), "rules")
-            assert oid is not None
-            made[name] = oid
+            # by hand, as the code of that time wrote them (today's insert names later columns)
+            at = time.time() - 3600
+            cur = conn.execute(
+                "INSERT INTO observations (session_id, project, type, title, created_at, recorded_at, content_hash, "
+                "observer) VALUES (?, ?, 'discovery', ?, ?, ?, ?, 'rules')", (sid, home.key, title, at, at, name))
+            assert cur.lastrowid
+            made[name] = int(cur.lastrowid)
     conn.close()
     return made
 

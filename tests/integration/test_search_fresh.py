@@ -84,17 +84,19 @@ def home(tmp_path: Any) -> Iterator[Home]:
 def test_a_memory_saved_through_mcp_is_found_by_meaning_within_2_s(home: Home) -> None:
     async def save_others(client: Any) -> None:
         for text in OTHERS:
-            assert not (await client.call_tool("save_memory", {"text": text, "project": PROJECT})).is_error
+            assert not (await client.call_tool("save_memory", {"text": text})).is_error
 
     env = {k: v for k, v in home.env.items() if k.startswith(("KENNING_", "HF_", "PATH", "HOME"))}
-    run_client(save_others, env=env)
+    ledger = home.root / PROJECT  # the session's own project: MCP writes go nowhere else
+    ledger.mkdir()
+    run_client(save_others, env=env, cwd=str(ledger))
     home.start_worker()
     with _client(home) as http:
         _wait_embedded(http, timeout=120)
 
     async def save_then_search(client: Any) -> tuple[float, str, str]:
         t0 = time.monotonic()
-        saved = text_of(await client.call_tool("save_memory", {"text": TARGET, "project": PROJECT}))
+        saved = text_of(await client.call_tool("save_memory", {"text": TARGET}))
         oid = saved.split("#", 1)[1].split(" ", 1)[0]
         text = ""
         while time.monotonic() - t0 < 10:
@@ -105,7 +107,7 @@ def test_a_memory_saved_through_mcp_is_found_by_meaning_within_2_s(home: Home) -
                 return time.monotonic() - t0, text, oid
         return time.monotonic() - t0, text, oid
 
-    elapsed, text, oid = run_client(save_then_search, env=env)
+    elapsed, text, oid = run_client(save_then_search, env=env, cwd=str(ledger))
     assert text.splitlines()[1].startswith(f"#{oid} "), text  # the best match, by meaning alone
     assert "matched by meaning" in text.splitlines()[0] or "keywords and meaning" in text.splitlines()[0], text
     assert elapsed <= 2.0, f"found after {elapsed:.2f} s"
