@@ -104,7 +104,7 @@ def _worker(paths: Paths, method: str, path: str, body: bytes = b"", timeout: fl
     info = client.read_pid_file(paths)
     if not info or not daemon.running(paths):
         return None
-    res = client.authed(paths, info["port"], method, path, body=body, timeout=timeout, challenged=True)
+    res = client.authed(paths, info["port"], method, path, body=body, timeout=timeout)
     if res is None:
         return None
     try:

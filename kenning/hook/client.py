@@ -25,7 +25,7 @@ def request(port: int, method: str, path: str, *, body: bytes = b"", token: str 
 
     The token goes only to a listener proven to be our worker: after a crash or a reboot the pid
     file can name a port that another local user now listens on, and would be handed the token.
-    ``owner_checked``: the caller proved it (:func:`our_worker`, or the kernel as in
+    ``owner_checked``: the caller proved it (:func:`authed`, or the kernel as in
     :func:`proven_get`); otherwise only the kernel's word counts, and where the kernel cannot say
     (no sock_diag: macOS) no token is sent. Clients call :func:`authed`, which proves it first.
     """
@@ -98,28 +98,111 @@ def kernel_vouches(port: int) -> bool | None:
     return bool(found) and all(owner == uid for owner, _inode in found)
 
 
-def our_worker(paths: Paths, port: int, timeout: float = 0.3, *, challenged: bool = False) -> bool:
-    """Is the listener on ``port`` our worker? The one test every client passes before it sends the token.
+def authed(paths: Paths, port: int, method: str, path: str, *, body: bytes = b"",
+           timeout: float = 0.25) -> tuple[int, bytes] | None:
+    """``request`` with the API token, sent only to a listener proven to be our worker.
 
-    The kernel's word when it has one (a listener of this user, who can read the token file anyway);
-    where it cannot say (no sock_diag, as on macOS), the start-token challenge (:func:`worker_health`)
-    proves it: a squatter on the port never learns the token. ``challenged``: the caller's own
-    :func:`worker_health` on this port just passed (no second round trip).
+    The kernel's word when it has one (a listener of this user, who can read the token file anyway).
+    Where it cannot say (no sock_diag, as on macOS), the start-token challenge proves it on the very
+    connection that then carries the token (:func:`_proven_request`): a squatter cannot take the port
+    between the proof and the token, since an established connection stays with the process that
+    answered the challenge.
     """
     vouched = kernel_vouches(port)
-    if vouched is not None:
-        return vouched
-    return challenged or worker_health(paths, port, timeout=timeout) is not None
-
-
-def authed(paths: Paths, port: int, method: str, path: str, *, body: bytes = b"", timeout: float = 0.25,
-           challenged: bool = False) -> tuple[int, bytes] | None:
-    """``request`` with the API token, sent only once :func:`our_worker` proved the listener ours."""
-    started = time.monotonic()
-    if not our_worker(paths, port, timeout=min(0.3, timeout), challenged=challenged):
+    if vouched is False:
         return None
-    left = max(0.05, timeout - (time.monotonic() - started))
-    return request(port, method, path, body=body, token=token(paths), timeout=left, owner_checked=True)
+    if vouched:
+        return request(port, method, path, body=body, token=token(paths), timeout=timeout, owner_checked=True)
+    return _proven_request(paths, port, method, path, body=body, timeout=timeout)
+
+
+def _proven_request(paths: Paths, port: int, method: str, path: str, *, body: bytes,
+                    timeout: float) -> tuple[int, bytes] | None:
+    """Challenge, then the request with the token, on one keep-alive connection; None unless the
+    listener answered a fresh nonce with the start token's proof (nothing of the token sent before)."""
+    info = read_pid_file(paths)
+    start_token = info.get("start_token") if info else None
+    if not isinstance(start_token, str) or not start_token:
+        return None
+    deadline = time.monotonic() + timeout
+    nonce = posix.urandom(16).hex()
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(("127.0.0.1", port))
+        sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+        sock.sendall(f"GET /api/health?challenge={nonce} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     "Content-Length: 0\r\n\r\n".encode("ascii"))
+        answer, _rest = _one_response(sock, deadline)
+        health = json_answer(answer)
+        if health is None or health.get("proof") != health_proof(start_token, nonce):
+            return None
+        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+                f"Content-Length: {len(body)}\r\nAuthorization: Bearer {token(paths)}\r\n")
+        if body:
+            head += "Content-Type: application/json\r\n"
+        sock.sendall(head.encode("ascii") + b"\r\n" + body)
+        res, _rest = _one_response(sock, deadline)
+        return res
+    except OSError:
+        return None
+    finally:
+        sock.close()
+
+
+def _one_response(sock: _socket.socket, deadline: float) -> tuple[tuple[int, bytes] | None, bytes]:
+    """Read one HTTP response off a kept-alive connection: its head, then exactly its Content-Length
+    (a chunked body is read to its last chunk). (None, b"") on a timeout or anything unexpected."""
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        chunk = _recv(sock, deadline)
+        if not chunk:
+            return None, b""
+        raw += chunk
+        if len(raw) > 65536:
+            return None, b""
+    head_end = raw.index(b"\r\n\r\n")
+    headers = raw[:head_end].lower()
+    payload = raw[head_end + 4:]
+    try:
+        status = int(raw.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return None, b""
+    length = None
+    for line in headers.split(b"\r\n")[1:]:
+        name, _sep, value = line.partition(b":")
+        if name.strip() == b"content-length":
+            try:
+                length = int(value.strip())
+            except ValueError:
+                return None, b""
+    if length is not None:
+        while len(payload) < length:
+            chunk = _recv(sock, deadline)
+            if not chunk:
+                return None, b""
+            payload += chunk
+        return (status, payload[:length]), payload[length:]
+    if b"transfer-encoding: chunked" in headers:
+        while not payload.endswith(b"0\r\n\r\n"):
+            chunk = _recv(sock, deadline)
+            if not chunk:
+                return None, b""
+            payload += chunk
+        return (status, _dechunk(payload)), b""
+    while True:  # neither: the body runs to the end of the connection
+        chunk = _recv(sock, deadline)
+        if not chunk:
+            return (status, payload), b""
+        payload += chunk
+
+
+def _recv(sock: _socket.socket, deadline: float) -> bytes:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise OSError("timed out")
+    sock.settimeout(left)
+    return sock.recv(65536)
 
 
 def listeners(port: int) -> list[tuple[int, int]] | None:

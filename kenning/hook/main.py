@@ -461,9 +461,8 @@ def _context_from_worker(paths: Paths, health: dict[str, Any], payload: dict[str
     port = health.get("port")
     if not isinstance(port, int):
         return None
-    # ``health`` passed the start-token challenge (worker_health, daemon.ensure, proven_get)
     body = client.json_answer(client.authed(paths, port, "GET", _context_path(payload, agent, spooled),
-                                            timeout=left, challenged=True))
+                                            timeout=left))
     text = body.get("context") if body else None
     return text if isinstance(text, str) else None
 
@@ -535,8 +534,8 @@ def _prompt_context(paths: Paths, settings: Settings, log: HookLog, payload: dic
                            "min_similarity": settings.prompt_context_min_similarity,
                            "semantic_ms": settings.prompt_context_semantic_ms}).encode("ascii")
     left = budget - (time.monotonic() - started)
-    res = client.authed(paths, info["port"], "POST", "/api/context/prompt", body=body, timeout=left,
-                        challenged=True) if left > 0.01 else None
+    res = client.authed(paths, info["port"], "POST", "/api/context/prompt", body=body,
+                        timeout=left) if left > 0.01 else None
     if not res or res[0] != 200:
         log.write("UserPromptSubmit", "no prompt context: " + ("timed out" if not res else f"HTTP {res[0]}"))
         return None

@@ -45,7 +45,7 @@ def _worker_status(paths: Paths, health: dict[str, Any]) -> dict[str, Any] | Non
     from kenning.hook.client import authed
 
     # ``health`` passed the start-token challenge (daemon.running)
-    res = authed(paths, int(health["port"]), "GET", "/api/search/status", timeout=2.0, challenged=True)
+    res = authed(paths, int(health["port"]), "GET", "/api/search/status", timeout=2.0)
     if res is None or res[0] != 200:
         return None
     try:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +87,8 @@ def test_no_client_sends_the_token_to_a_squatter_the_kernel_cannot_name(home: Ho
         # The shim works: for these processes the kernel cannot say who listens.
         assert in_process(env, f"from kenning.hook import client; print(client.listeners({home.port}))") == "None"
         assert in_process(env, "from kenning.hook import client; from kenning.paths import Paths; "
-                               f"print(client.our_worker(Paths(), {home.port}, 2))") == "False"
+                               f"print(client.authed(Paths(), {home.port}, 'GET', '/api/status', timeout=2))") \
+            == "None"
         # The viewer launcher: its own request for a sign-in code, and the whole command.
         assert in_process(env, "from kenning.commands.viewer import one_time_code; from kenning.paths import Paths; "
                                f"print(one_time_code(Paths(), {home.port}))") == "None"
@@ -116,8 +119,9 @@ def test_our_own_worker_passes_the_challenge_without_the_kernel(home: Home, tmp_
     home.start_worker()
     env = without_sock_diag(home, tmp_path)
     assert in_process(env, "from kenning.hook import client; from kenning.paths import Paths; "
-                           f"print(client.listeners({home.port}), client.our_worker(Paths(), {home.port}, 5))") \
-        == "None True"
+                           f"print(client.listeners({home.port}), "
+                           f"client.authed(Paths(), {home.port}, 'GET', '/api/status', timeout=5)[0])") \
+        == "None 200"
     opened = subprocess.run([sys.executable, "-m", "kenning", "open", "--print"], env=env, capture_output=True,
                             text=True, timeout=60)
     assert opened.returncode == 0 and f"http://127.0.0.1:{home.port}/#code=" in opened.stdout, opened
@@ -128,3 +132,56 @@ def test_our_own_worker_passes_the_challenge_without_the_kernel(home: Home, tmp_
     status = subprocess.run([sys.executable, "-m", "kenning", "status", "--json"], env=env, capture_output=True,
                             text=True, timeout=60)
     assert status.returncode == 0, status.stderr
+
+
+def test_the_token_goes_on_the_connection_that_answered_the_challenge(home: Home, tmp_path: Path) -> None:
+    """Proof and token share one connection: nobody can take the port between the two (an established
+    connection stays with the process that answered). A relay in front of the real worker records what
+    each connection carries."""
+    from kenning.paths import read_token
+
+    home.start_worker()
+    env = without_sock_diag(home, tmp_path)
+    relay = socket.create_server(("127.0.0.1", 0))
+    seen: list[bytearray] = []
+
+    def pipe(src: socket.socket, dst: socket.socket, record: bytearray | None) -> None:
+        try:
+            while data := src.recv(65536):
+                if record is not None:
+                    record += data  # the worker accepts only its own port in Host: named as it expects
+                    data = data.replace(f"Host: 127.0.0.1:{port}".encode(), f"Host: 127.0.0.1:{home.port}".encode())
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                dst.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _addr = relay.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", home.port))
+            record = bytearray()
+            seen.append(record)
+            threading.Thread(target=pipe, args=(conn, upstream, record), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, conn, None), daemon=True).start()
+
+    port = relay.getsockname()[1]
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        status = in_process(env, "from kenning.hook import client; from kenning.paths import Paths; "
+                                 f"print(client.authed(Paths(), {port}, 'GET', '/api/status', timeout=5)[0])")
+    finally:
+        relay.close()
+    assert status == "200"
+    assert len(seen) == 1, f"{len(seen)} connections: the proof and the token must share one"
+    sent = bytes(seen[0])
+    challenge, token_at = sent.find(b"/api/health?challenge="), sent.find(read_token(home.paths).encode())
+    assert 0 <= challenge < token_at, sent[:400]
+    assert sent[:challenge].count(b"Authorization") == 0
