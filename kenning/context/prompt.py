@@ -243,10 +243,10 @@ class Given:
 class Candidate:
     """An observation of the project found by keywords, by meaning, or both."""
 
-    __slots__ = ("created_at", "id", "layer", "project", "rank", "session_id", "similarity", "title", "type")
+    __slots__ = ("created_at", "id", "kind", "layer", "project", "rank", "session_id", "similarity", "title", "type")
 
     def __init__(self, id: int, session_id: int, project: str, type: str, title: str, created_at: float,
-                 similarity: float | None = None, rank: float = 0.0, layer: str = "log") -> None:
+                 similarity: float | None = None, rank: float = 0.0, layer: str = "log", kind: str = "") -> None:
         self.id = id
         self.session_id = session_id
         self.project = project
@@ -256,6 +256,7 @@ class Candidate:
         self.similarity = similarity
         self.rank = rank  # fused reciprocal-rank score: higher first
         self.layer = layer
+        self.kind = kind  # "proposed": a rule the agent saved, not confirmed by the user
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "session_id": self.session_id, "project": self.project, "type": self.type,
@@ -283,11 +284,12 @@ def candidates(conn: sqlite3.Connection, project: str, keyword_ids: Sequence[int
     ids = [int(i) for i in fused]  # type: ignore[call-overload]
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        "SELECT id, session_id, project, type, title, created_at, layer FROM observations "
+        "SELECT id, session_id, project, type, title, created_at, layer, kind FROM observations "
         f"WHERE id IN ({marks}) AND project = ? AND status = 'active' AND duplicate_of IS NULL "
         "AND NOT (layer = 'log' AND created_at < ?)", (*ids, project, archive_before)).fetchall()
     out = [Candidate(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4] or ""), float(r[5]),
-                     similar.get(int(r[0])), fused[int(r[0])] * LAYER_WEIGHT.get(str(r[6]), 1.0), str(r[6] or "log"))
+                     similar.get(int(r[0])), fused[int(r[0])] * LAYER_WEIGHT.get(str(r[6]), 1.0), str(r[6] or "log"),
+                     str(r[7] or ""))
            for r in rows]
     out.sort(key=lambda c: (-c.rank, -c.created_at))
     return out
@@ -329,6 +331,8 @@ def select(conn: sqlite3.Connection, rel: Relevance, found: Sequence[Any], *, li
 
 
 def render(picks: Sequence[Pick], icons: dict[str, str]) -> str:
+    from kenning.context.layout import PROPOSED
+
     lines = [OPEN, "Kenning: earlier observations that share this prompt's rarer terms or its meaning "
                    "(best match first)."]
     for p in picks:
@@ -337,7 +341,8 @@ def render(picks: Sequence[Pick], icons: dict[str, str]) -> str:
         title = " ".join(str(h.title).split())
         if len(title) > TITLE_CHARS:
             title = title[:TITLE_CHARS - 1] + "…"
-        lines.append(f"#{h.id} {day} {icons.get(h.type, '•')} {title}")
+        mark = PROPOSED if h.kind == "proposed" and h.layer != "rule" else ""
+        lines.append(f"#{h.id} {day} {icons.get(h.type, '•')} {title}{mark}")
     lines.append("Full record of a row: `kenning show <ID>` or the get_observations tool.")
     return wrap("\n".join(lines[1:]))
 

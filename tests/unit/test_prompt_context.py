@@ -363,3 +363,14 @@ def test_a_slow_embedder_is_not_awaited_until_it_is_fast_again(mem: Memory) -> N
     assert [m.state for m in ms] == ["asked", "asked", "skipped: busy"]
     time.sleep(0.35)
     pc.Meaning.reset()
+
+
+def test_a_rule_the_agent_proposed_is_labelled_next_to_the_prompt(mem: Memory) -> None:
+    proposed = mem.observe("Always regenerate the invoice schema before deploying", kind="decision")
+    confirmed = mem.observe("The invoice schema lives in schema/invoice.json", kind="discovery")
+    mem.conn.execute("UPDATE observations SET kind = 'proposed', layer = 'key' WHERE id = ?", (proposed,))
+    text, picks = mem.build("how do we regenerate the invoice schema?")
+    assert proposed in ids(picks) and confirmed in ids(picks), text
+    lines = {int(m.group(1)): m.group(4) for m in map(ROW.match, text.splitlines()) if m}
+    assert lines[proposed].endswith("(proposed by the agent, not confirmed)"), text
+    assert "proposed" not in lines[confirmed], text
