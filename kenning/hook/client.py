@@ -137,8 +137,9 @@ def _proven_request(paths: Paths, port: int, method: str, path: str, *, body: by
         health = json_answer(answer)
         if health is None or health.get("proof") != health_proof(start_token, nonce):
             return None
+        secret = token(paths)
         head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
-                f"Content-Length: {len(body)}\r\nAuthorization: Bearer {token(paths)}\r\n")
+                f"Content-Length: {len(body)}\r\nAuthorization: Bearer {secret}\r\n")
         if body:
             head += "Content-Type: application/json\r\n"
         sock.sendall(head.encode("ascii") + b"\r\n" + body)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from kenning.hook import client
+from kenning.paths import Paths
 from tests.support import fake_responses
 from tests.support.agent_clis import claude_code_is_told, ensure_codex, run_codex, stored_bugfix, write_codex_config
 from tests.support.claude_cli import kenning_cli, scratch_env
@@ -60,6 +62,10 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
             outputs = fake_responses.tool_outputs(fake.model_requests()[-1]["body"])
             assert "exited with code 1" in outputs[1] and "exited with code 0" in outputs[3], outputs
             n_first = len(fake.model_requests())
+            # A session start answers from what is stored, not waiting for the spool (kenning/worker/app.py):
+            # a user's next session comes seconds later, `codex exec`'s next one in half a second. Let the
+            # worker's cycle for session 1 finish first, as those seconds would.
+            settle(data)
             second = run_codex("What did we do last time?", codex_bin=codex_bin, cwd=project, home=home,
                                extra_env=hook_env)
             assert second["rc"] == 0, second["stderr"][-3000:]
@@ -82,3 +88,10 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
             removed = kenning_cli(env, "uninstall", "--keep-worker")
         assert removed.returncode == 0, removed.stderr
         assert config.read_bytes() == before, "uninstall must give config.toml back byte for byte"
+
+
+def settle(data: Path) -> None:
+    paths = Paths(str(data))
+    info = client.read_pid_file(paths)
+    assert info, "session 1 started no worker"
+    assert client.authed(paths, info["port"], "POST", "/api/flush", timeout=12.0) is not None
