@@ -23,9 +23,24 @@ def main(argv: list[str] | None = None) -> int:
         from kenning.mcp.server import run
 
         return run()
+    problem = unsupported(sys.platform)
+    if problem:
+        print(f"kenning: {problem}", file=sys.stderr)
+        return 1
     from kenning.cli import main as cli_main
 
     return cli_main(args)
+
+
+def unsupported(platform: str) -> str | None:
+    """Why Kenning cannot run on ``platform`` (``sys.platform``), or None. The hooks, the worker's
+    files and its locks are POSIX (``posix``, ``fcntl``, named pipes, 0600 modes)."""
+    if platform.startswith(("linux", "darwin")) or "bsd" in platform:
+        return None
+    if platform in ("win32", "cygwin", "msys"):
+        return ("Windows is not supported (Linux and macOS are); under WSL Kenning runs as it does on Linux: "
+                "install it inside the WSL distribution")
+    return f"{platform} is not supported (Linux and macOS are)"
 
 
 if __name__ == "__main__":
