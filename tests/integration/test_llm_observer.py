@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -332,3 +333,25 @@ def test_a_call_in_flight_does_not_hold_up_the_worker_stop(home: Home, model: Mo
     assert time.monotonic() - t0 < 8  # SIGTERM honoured at once, not after a SIGKILL at 10 s
     assert home.pending() == 2  # the unanswered events wait for the next worker
     assert "SIGKILL" not in Path(home.paths.worker_log).read_text()
+
+
+def test_doctor_names_the_observer_the_worker_runs_not_the_shells(home: Home, model: Model) -> None:
+    # The key only in the worker's environment: the shell that runs doctor has none.
+    home.env.update(KENNING_PROVIDER="auto", KENNING_BASE_URL=model.fake.base_url, ANTHROPIC_API_KEY="sk-test")
+    home.env.pop("OPENAI_API_KEY", None)
+    home.start_worker()
+    shell = {k: v for k, v in home.env.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "KENNING_BASE_URL")}
+    out = subprocess.run([*home._argv(), "doctor"], env=shell, capture_output=True, text=True, timeout=60).stdout
+    line = next(ln for ln in out.splitlines() if "observer" in ln and "uses" in ln)
+    assert "the worker uses anthropic (claude-haiku-4-5): picked by auto" in line, out
+    assert "a worker started now from this shell would use rules" in line, out
+    home.stop_worker()
+    # The reverse: a worker started without the key, a shell that has it.
+    home.env.pop("ANTHROPIC_API_KEY")
+    home.env.pop("KENNING_BASE_URL")  # (a local base URL alone is a keyless openai-compatible server)
+    home.start_worker()
+    out = subprocess.run([*home._argv(), "doctor"], env={**home.env, "ANTHROPIC_API_KEY": "sk-test"},
+                         capture_output=True, text=True, timeout=60).stdout
+    line = next(ln for ln in out.splitlines() if "observer" in ln and "uses" in ln)
+    assert "the worker uses rules: offline observer" in line, out
+    assert "a worker started now from this shell would use anthropic (claude-haiku-4-5)" in line, out

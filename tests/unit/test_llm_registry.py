@@ -123,7 +123,8 @@ def test_doctor_and_stats_show_provider_budget_and_savings(tmp_path: Path, monke
         h.close()
     checks = {name: (level, detail) for level, name, detail in run_checks(Paths(str(tmp_path / "data")))}
     level, detail = checks["observer"]
-    assert level == "ok" and detail.startswith("openai (gpt-4o-mini): picked by auto")
+    assert level == "ok" and detail.startswith("no worker is running; a new one would use openai (gpt-4o-mini): "
+                                               "picked by auto"), detail
     level, detail = checks["observer budget"]
     assert level == "ok" and "of 100,000" in detail
 

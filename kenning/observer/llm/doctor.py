@@ -16,11 +16,20 @@ def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> l
     from kenning.observer.registry import resolve
 
     out: list[Check] = []
-    provider, why = resolve(settings, paths=paths)
-    fell_back = provider is None and settings.provider not in ("auto", "rules")
-    out.append(("warn" if fell_back else "ok", "observer", why))
+    provider, why = resolve(settings, paths=paths)  # from this shell's environment
     live = (health or {}).get("observer") or {}
-    if provider is None and not live.get("backoff"):
+    running = str(live.get("why") or "")
+    if running:  # the worker's own choice, made from its environment: what observes now
+        llm = not running.startswith("rules")
+        line = f"the worker uses {running}"
+        if _label(running) != _label(why):
+            line += f"; a worker started now from this shell would use {why}"
+        out.append(("warn" if running.startswith("rules: provider") else "ok", "observer", line))
+    else:
+        llm = provider is not None
+        fell_back = provider is None and settings.provider not in ("auto", "rules")
+        out.append(("warn" if fell_back else "ok", "observer", f"no worker is running; a new one would use {why}"))
+    if not llm and not live.get("backoff"):
         return out
     backoff = live.get("backoff") or {}
     if backoff.get("active"):
@@ -41,6 +50,11 @@ def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> l
                     f"{replies.get('empty', 0)} empty, {prose} prose (dropped); conversations "
                     f"{conv.get('live', 0)} live of {conv.get('limit', '?')} (peak {conv.get('peak', 0)})"))
     return out
+
+
+def _label(why: str) -> str:
+    """The provider and model of an observer's reason line ("openai (gpt-4o-mini): picked by auto; ...")."""
+    return why.split(":", 1)[0].strip()
 
 
 def _budget(paths: Paths, settings: Settings) -> Check:
