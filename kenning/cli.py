@@ -289,10 +289,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _check_record(level: str, name: str, detail: str) -> dict[str, Any]:
-    """One doctor check as data; ``fix`` is the command its detail names (`…`), if it names one."""
+    """One doctor check as data; ``fix`` is the command its detail says to run (`kenning install`), if any."""
     import re
 
-    fix = re.search(r"`([^`]+)`", detail) if level != "ok" else None
+    # A command has words: `kenning` or `claude` alone name a program, they are not a fix.
+    fix = re.search(r"`([^`\s]+ [^`]+)`", detail) if level != "ok" else None
     return {"check": name, "status": level.lower(), "ok": level == "ok", "detail": detail,
             "fix": fix.group(1) if fix else None}
 
