@@ -23,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
         from kenning.mcp.server import run
 
         return run()
+    if args in (["--version"], ["-V"]):  # before the CLI's imports: nothing else is needed
+        from kenning.clihelp import version
+
+        print(f"kenning {version()}")
+        return 0
     problem = unsupported(sys.platform)
     if problem:
         print(f"kenning: {problem}", file=sys.stderr)

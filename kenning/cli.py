@@ -278,12 +278,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         losses.clear(paths)
         return 0
     checks = run_checks(Paths())
-    worst = 0
+    worst = max([{"ok": 0, "warn": 0, "FAIL": 1}[level] for level, _, _ in checks], default=0)
+    if args.json:
+        print(json.dumps([_check_record(*c) for c in checks], indent=2, ensure_ascii=False))
+        return worst
     for level, name, detail in checks:
         mark = {"ok": "✓", "warn": "!", "FAIL": "✗"}[level]
         print(f"{mark} {name}: {detail}")
-        worst = max(worst, {"ok": 0, "warn": 0, "FAIL": 1}[level])
     return worst
+
+
+def _check_record(level: str, name: str, detail: str) -> dict[str, Any]:
+    """One doctor check as data; ``fix`` is the command its detail says to run (`kenning install`), if any."""
+    import re
+
+    # A command has words: `kenning` or `claude` alone name a program, they are not a fix.
+    fix = re.search(r"`([^`\s]+ [^`]+)`", detail) if level != "ok" else None
+    return {"check": name, "status": level.lower(), "ok": level == "ok", "detail": detail,
+            "fix": fix.group(1) if fix else None}
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -318,8 +330,13 @@ def cmd_settings(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kenning", description="Long-term memory for AI coding agents.")
-    sub = p.add_subparsers(dest="command", required=True)
+    from kenning.clihelp import VersionAction, grouped
+
+    p = argparse.ArgumentParser(prog="kenning", usage="kenning [-h] [-V] COMMAND ...",
+                                description="Long-term memory for AI coding agents.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-V", "--version", action=VersionAction)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)
     s = sub.add_parser("install", help="add Kenning's hooks to Claude Code and start the worker")
     s.add_argument("--no-start", action="store_true", help="do not start the worker")
     from kenning.integrations.agents import OTHERS
@@ -330,17 +347,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_install)
     s = sub.add_parser("uninstall", help="remove exactly the hooks and MCP server install added, and the "
                                          "~/.local/bin/kenning link; stop the worker")
-    s.add_argument("--keep-worker", action="store_true")
+    s.add_argument("--keep-worker", action="store_true", help="leave the worker running")
     s.set_defaults(func=cmd_uninstall)
-    s = sub.add_parser("doctor", help="check the whole installation")
+    s = sub.add_parser("doctor", help="check the whole installation; each problem with its fix")
     s.add_argument("--clear-losses", action="store_true",
                    help="forget the count of captures that could not be saved (after reading it)")
+    s.add_argument("--json", action="store_true",
+                   help="print the checks as a JSON list of {check, status, ok, detail, fix}")
     s.set_defaults(func=cmd_doctor)
     s = sub.add_parser("status", help="worker, memory counts, queue depth")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print everything as JSON")
     s.set_defaults(func=cmd_status)
     s = sub.add_parser("worker", help="manage the background worker")
-    s.add_argument("action", choices=["start", "stop", "restart", "status", "logs", "run"])
+    s.add_argument("action", choices=["start", "stop", "restart", "status", "logs", "run"],
+                   help="start, stop or restart it; status (its health as JSON); logs (the worker's and "
+                        "hooks' last lines); run (in the foreground)")
     s.add_argument("--wait", type=seconds, default=15.0, help="seconds to wait for start (default 15)")
     s.add_argument("-n", "--lines", type=count(0, 100_000), default=40, help="log lines to show")
     s.set_defaults(func=cmd_worker)
@@ -357,12 +378,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("settings", help="list every setting with its effective value")
     s.add_argument("--markdown", action="store_true", help="print the documentation table instead")
     s.set_defaults(func=cmd_settings)
-    s = sub.add_parser("hook", help="(called by the agent) handle one hook event")
-    s.add_argument("agent")
-    s.add_argument("event")
+    s = sub.add_parser("hook", help="(run by the agent, not by you) handle one hook event read from stdin")
+    s.add_argument("agent", help="the agent sending the event (claude-code, codex, gemini, …)")
+    s.add_argument("event", help="the agent's event name (e.g. SessionStart, PostToolUse)")
     from kenning.commands import register_all
 
     register_all(sub)
+    p.epilog = grouped(sub)
     return p
 
 
@@ -376,7 +398,11 @@ PATH_ARGS = ("cwd", "file", "output")
 def main(argv: list[str]) -> int:
     from kenning.store.identity import ForeignDatabase, check
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not argv:  # bare `kenning`: the overview, not a usage error
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     for name, value in vars(args).items():
         if name not in PATH_ARGS and undecodable(value):
             print(f"kenning: the {name.replace('_', '-')} argument is not valid UTF-8 text", file=sys.stderr)

@@ -41,9 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "opencode, cursor, copilot)")
     s.add_argument("--kind", dest="kinds", action="append", choices=("observation", "summary", "prompt"),
                    help="kinds of rows (repeatable; default all)")
-    s.add_argument("--order", choices=("relevance", "date"), default="relevance")
-    s.add_argument("-n", "--limit", type=count(1, 10_000), default=20)
-    s.add_argument("--offset", type=count(0, 1_000_000), default=0)
+    s.add_argument("--order", choices=("relevance", "date"), default="relevance",
+                   help="best match first (default) or newest first")
+    s.add_argument("-n", "--limit", type=count(1, 10_000), default=20, help="results to show (default 20)")
+    s.add_argument("--offset", type=count(0, 1_000_000), default=0, help="skip this many results first (paging)")
     s.add_argument("--all", dest="include_inactive", action="store_true",
                    help="include superseded and retracted observations (flagged)")
     s.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -53,9 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("id", nargs="?", type=row_id, help="the observation id")
     s.add_argument("-q", "--query", help="use the best observation for these words as the anchor")
     s.add_argument("-p", "--project", help="only this project ('.' = the current directory's)")
-    s.add_argument("-b", "--before", type=count(0, 1000), default=3)
-    s.add_argument("-a", "--after", type=count(0, 1000), default=3)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("-b", "--before", type=count(0, 1000), default=3, help="observations before the anchor (default 3)")
+    s.add_argument("-a", "--after", type=count(0, 1000), default=3, help="observations after the anchor (default 3)")
+    s.add_argument("--json", action="store_true", help="print the timeline as JSON")
     s.set_defaults(func=cmd_timeline)
 
     s = sub.add_parser("reindex", help="rebuild the search indexes (full-text, trigram, vectors) from the rows")

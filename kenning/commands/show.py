@@ -16,8 +16,8 @@ from kenning.settings import load
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("show", help="print one observation in full")
-    s.add_argument("id", type=row_id)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("id", type=row_id, help="the observation's id")
+    s.add_argument("--json", action="store_true", help="print the observation as JSON")
     s.set_defaults(func=cmd_show)
 
 
