@@ -120,10 +120,8 @@ def types_list(value: str | list[str] | None, valid: list[str]) -> list[str] | N
         return None
     unknown = [t for t in out if valid and t not in valid]
     if unknown:
-        try:
-            known.check_types(unknown[:1], valid)
-        except known.UnknownName as e:
-            raise ToolInputError(f"{e}; types are: {', '.join(valid)}") from None
+        raise ToolInputError(f"unknown type {', '.join(map(repr, unknown))}{known.suggestion(unknown[0], valid)}; "
+                             f"types are: {', '.join(valid)}")
     return out
 
 

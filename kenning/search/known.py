@@ -19,11 +19,17 @@ class UnknownName(ValueError):
     """A filter names no project, type or agent; the message names it and the nearest matches."""
 
 
+def suggestion(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the nearest known names, or nothing when none is near."""
+    close = difflib.get_close_matches(word, sorted(set(known)), n=3, cutoff=0.5)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
 def _nearest(word: str, known: Iterable[str]) -> str:
     pool = sorted(set(known))
-    close = difflib.get_close_matches(word, pool, n=3, cutoff=0.5)
+    close = suggestion(word, pool)
     if close:
-        return f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+        return close
     return f"; known: {', '.join(pool[:12])}{', …' if len(pool) > 12 else ''}" if pool else ""
 
 

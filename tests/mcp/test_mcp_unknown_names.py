@@ -24,7 +24,7 @@ def test_unknown_project_type_and_a_wordless_query_are_tool_errors(story: Story)
     for key in ("project", "timeline"):
         assert out[key].is_error, text_of(out[key])
         assert "no such project 'invoice-apj'" in text_of(out[key]) and "'invoice-api'" in text_of(out[key])
-    assert out["type"].is_error and "no such type 'bugfx' (did you mean 'bugfix'" in text_of(out["type"])
+    assert out["type"].is_error and "unknown type 'bugfx' (did you mean 'bugfix'" in text_of(out["type"])
     for key in ("star", "emoji"):
         assert out[key].is_error and "has no words to search for" in text_of(out[key]), text_of(out[key])
     assert not out["good"].is_error and "no such" not in text_of(out["good"])
