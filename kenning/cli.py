@@ -229,7 +229,9 @@ def cmd_context(args: argparse.Namespace) -> int:
             raise SystemExit(f"kenning: {e}") from None
     print(text)
     if args.stats:
-        print(f"\n[{len(text)} characters, ~{(len(text) + 3) // 4} tokens]", file=sys.stderr)
+        from kenning.records import text_tokens
+
+        print(f"\n[{len(text)} characters, ~{text_tokens(text)} tokens]", file=sys.stderr)
     return 0
 
 

@@ -94,3 +94,22 @@ def test_show_takes_every_id_search_prints(memory: Home) -> None:
     assert r.returncode == 1 and "no session summary S999999" in r.stderr
     r = memory.kenning("show", "X1")
     assert r.returncode == 2 and "is not an id" in r.stderr
+
+
+def test_one_token_count_for_the_index_everywhere(memory: Home) -> None:
+    """The context's own Economics line, `context --stats`, `stats` and the HTTP API (context and the
+    viewer's stats) report the same count for the same index: what its text costs to read."""
+    where = other_project(memory, "my-project")
+    r = memory.kenning("context", "--cwd", where, "--stats")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout[:-1]  # print() adds the newline
+    stated = int(re.search(r"reading this index costs ~([\d,]+) tokens", text)[1].replace(",", ""))  # type: ignore[index]
+    measured = int(re.search(r"~([\d,]+) tokens\]", r.stderr)[1].replace(",", ""))  # type: ignore[index]
+    assert stated == measured == (len(text) + 3) // 4, (stated, measured, len(text))
+    stats = json.loads(memory.kenning("stats", "--json", "-p", "my-project").stdout)
+    assert stats["savings"]["index_tokens"] == stated, stats["savings"]
+    status, body = call_json(memory, "GET", "/api/context?project=my-project")
+    assert status == 200 and body["tokens"] == stated, body.get("tokens")
+    key = json.loads(memory.kenning("search", "--json", "-p", "my-project").stdout)["results"][0]["project"]
+    status, body = call_json(memory, "GET", "/api/viewer/stats?project=" + quote(key))
+    assert status == 200 and body["savings"]["index_tokens"] == stated, body.get("savings")
