@@ -171,7 +171,7 @@ def _check(paths: Paths, *, project: str | None = None, types: list[str] | None 
 
     if query.strip() and not known.has_words(query):
         return known.no_words(query)
-    conn = _read(paths)
+    conn = _read(paths) if project and project != "." else None
     try:
         valid = known.observation_types(load(paths)[0], paths) if types else None
         known.check(conn, project=None if project == "." else project, types=types, valid_types=valid, agent=agent)

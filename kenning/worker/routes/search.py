@@ -160,12 +160,13 @@ def named_filters(runtime: SearchRuntime, query: str, kw: dict[str, Any], wait: 
     if query.strip() and not known.has_words(query):
         raise BadRequest(known.no_words(query))
     valid = known.observation_types(runtime.settings, runtime.paths) if kw.get("types") else None
-    with runtime.reading(wait) as conn:
-        try:
-            known.check(conn, project=kw.get("project"), types=kw.get("types"), valid_types=valid,
-                        agent=kw.get("agent"))
-        except known.UnknownName as e:
-            raise BadRequest(str(e)) from None
+    try:
+        known.check(None, types=kw.get("types"), valid_types=valid, agent=kw.get("agent"))
+        if kw.get("project"):  # only a named project needs the database
+            with runtime.reading(wait) as conn:
+                known.check(conn, project=kw["project"])
+    except known.UnknownName as e:
+        raise BadRequest(str(e)) from None
 
 
 def json_bytes(content: Any) -> bytes:
