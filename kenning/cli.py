@@ -207,6 +207,13 @@ def cmd_context(args: argparse.Namespace) -> int:
     paths = Paths()
     # A Windows folder (an imported session's) is never this machine's: realpath would put it under ours.
     cwd = args.cwd if args.cwd and winpath.is_windows(args.cwd) else os.path.realpath(args.cwd or os.getcwd())
+    if args.project:
+        from kenning.commands.search import _check
+
+        problem = _check(paths, project=args.project)
+        if problem:
+            print(f"kenning: {problem}", file=sys.stderr)
+            return 2
     query = f"project={quote(args.project)}" if args.project else f"cwd={quote(os.fsencode(cwd))}"
     res = _worker_get(paths, f"/api/context?{query}") if daemon.running(paths) else None
     if res and res[0] == 200 and isinstance(res[1], dict):
@@ -222,7 +229,9 @@ def cmd_context(args: argparse.Namespace) -> int:
             raise SystemExit(f"kenning: {e}") from None
     print(text)
     if args.stats:
-        print(f"\n[{len(text)} characters, ~{(len(text) + 3) // 4} tokens]", file=sys.stderr)
+        from kenning.records import text_tokens
+
+        print(f"\n[{len(text)} characters, ~{text_tokens(text)} tokens]", file=sys.stderr)
     return 0
 
 

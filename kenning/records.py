@@ -113,3 +113,8 @@ class Outcome:
 def tokens_of(chars: int) -> int:
     """The usual ~4 characters per token estimate."""
     return (chars + 3) // 4
+
+
+def text_tokens(text: str) -> int:
+    """What reading ``text`` costs: the one token count every surface reports (CLI, context, HTTP, viewer)."""
+    return tokens_of(len(text))

@@ -18,6 +18,7 @@ from kenning.context.cache import SelectionCache
 from kenning.context.session_start import context_text
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
+from kenning.records import text_tokens
 from kenning.settings import Settings
 from kenning.store import projects, repo
 from kenning.store.db import ReadPool, connect, current_version, migration_files
@@ -68,7 +69,7 @@ class Memory:
         text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent,
                                       pool=self.pool, cache=self.selections)
         return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
-                "tokens": (len(text) + 3) // 4}
+                "tokens": text_tokens(text)}
 
     def warm_contexts(self) -> int:
         """Read again the kept session-start selections that writes have changed (the worker's)."""

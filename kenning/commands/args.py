@@ -24,6 +24,19 @@ def row_id(raw: str) -> int:
     return value
 
 
+def shown_id(raw: str) -> tuple[str, int]:
+    """An id as search and the context print it: ``12`` or ``#12`` (an observation), ``S1`` (a
+    session summary), ``P6`` (a prompt)."""
+    text = raw.strip()
+    kind = {"s": "summary", "p": "prompt", "#": "observation"}.get(text[:1].lower(), "")
+    try:
+        return kind or "observation", row_id(text[1:] if kind else text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{_show(raw)} is not an id: use one search or the context prints "
+                                         "(12 or #12 for an observation, S1 for a session summary, P6 for a "
+                                         "prompt)") from None
+
+
 def count(lo: int, hi: int) -> Callable[[str], int]:
     """A whole number from ``lo`` to ``hi``."""
     def parse(raw: str) -> int:

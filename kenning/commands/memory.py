@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from kenning.commands.args import row_id
 from kenning.paths import FILE_MODE, Paths
 from kenning.privacy import ingress
+from kenning.search import known
 from kenning.settings import load
 from kenning.store import forget as fg
 from kenning.store import projects, transfer
@@ -93,6 +94,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     try:
         conn = open_db(paths.db)
         if filters.project:  # a name or path names a key
+            known.check_project(conn, filters.project)
             filters = dataclasses.replace(filters, project=projects.one(conn, filters.project))
         sel = fg.select(conn, filters)
         if args.json and (args.dry_run or sel.empty):
@@ -119,7 +121,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
                   **fg.reclaim_report(conn, paths.db)}
         if sel.damaged_copies:
             result["warning"] = "; ".join(filter(None, [result.get("warning"), fg.damaged_warning(sel.damaged_copies)]))
-    except projects.AmbiguousProject as e:
+    except (projects.AmbiguousProject, known.UnknownName) as e:
         return _fail(str(e), 2)
     except sqlite3.OperationalError as e:
         return _fail(f"the database is busy ({e}); nothing was forgotten, try again")
@@ -216,8 +218,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     project = args.project
     if conn is not None and project:
         try:
+            known.check_project(conn, project)
             project = projects.one(conn, project)
-        except projects.AmbiguousProject as e:
+        except (projects.AmbiguousProject, known.UnknownName) as e:
             conn.close()
             return _fail(str(e), 2)
     records = transfer.export(conn, project=project or None, since=since, until=until,

@@ -164,9 +164,33 @@ def _line(h: dict[str, Any]) -> str:
 
 # -------------------------------------------------------------------------- commands
 
+def _check(paths: Paths, *, project: str | None = None, types: list[str] | None = None,
+           agent: str | None = None, query: str = "") -> str | None:
+    """The error for a filter that names nothing known, or a query without words (None: fine)."""
+    from kenning.search import known
+    from kenning.settings import load
+
+    if query.strip() and not known.has_words(query):
+        return known.no_words(query)
+    conn = _read(paths) if project and project != "." else None
+    try:
+        valid = known.observation_types(load(paths)[0], paths) if types else None
+        known.check(conn, project=None if project == "." else project, types=types, valid_types=valid, agent=agent)
+    except known.UnknownName as e:
+        return str(e)
+    finally:
+        if conn is not None:
+            conn.close()
+    return None
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     paths = Paths()
     query = " ".join(args.query)
+    problem = _check(paths, project=args.project, types=args.types, agent=args.agent, query=query)
+    if problem:
+        print(f"kenning: {problem}", file=sys.stderr)
+        return 2
     kw: dict[str, Any] = {"project": _project(args.project), "types": args.types, "concepts": args.concepts,
                           "files": args.files, "since": _local_time(args.since, "--since"),
                           "until": _local_time(args.until, "--until"), "session": args.session,
@@ -221,6 +245,10 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         print("kenning: give an observation id or --query WORDS", file=sys.stderr)
         return 2
     paths = Paths()
+    problem = _check(paths, project=args.project, query=args.query or "")
+    if problem:
+        print(f"kenning: {problem}", file=sys.stderr)
+        return 2
     kw: dict[str, Any] = {"anchor": args.id, "query": args.query, "before": args.before, "after": args.after,
                           "project": _project(args.project)}
     params = {k: v for k, v in kw.items() if v is not None}

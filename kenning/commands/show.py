@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from kenning.commands.args import row_id
+from kenning.commands.args import shown_id
 from kenning.memory.judged import judged
 from kenning.paths import Paths
 from kenning.settings import load
@@ -16,8 +16,9 @@ from kenning.settings import load
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("show", help="print one observation in full")
-    s.add_argument("id", type=row_id, help="the observation's id")
-    s.add_argument("--json", action="store_true", help="print the observation as JSON")
+    s.add_argument("id", type=shown_id, help="what to print in full: an observation (12 or #12), a session summary "
+                                            "(S1) or a prompt (P6), as search and the context name them")
+    s.add_argument("--json", action="store_true", help="print it as JSON")
     s.set_defaults(func=cmd_show)
 
 
@@ -26,9 +27,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     paths = Paths()
     settings, _ = load(paths)
-    obs = Memory(paths, settings).observation(args.id)
+    kind, oid = args.id
+    if kind != "observation":
+        return _show_other(paths, kind, oid, args.json)
+    obs = Memory(paths, settings).observation(oid)
     if obs is None:
-        print(f"kenning: no observation {args.id}", file=sys.stderr)
+        print(f"kenning: no observation {oid}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(obs, indent=2, ensure_ascii=False))
@@ -75,3 +79,45 @@ def judged_lines(obs: dict[str, Any]) -> list[str]:
     elif j["kind"] == "proposed":
         out.append(f"Proposed by the agent, not confirmed: `kenning pin {obs['id']}` makes it a standing rule.")
     return out
+
+
+def _show_other(paths: Paths, kind: str, rid: int, as_json: bool) -> int:
+    """A session summary (``S1``) or a prompt (``P6``), as search and the context print their ids."""
+    import os
+
+    from kenning.store.db import connect
+
+    label = {"summary": "S", "prompt": "P"}[kind] + str(rid)
+    row = None
+    if os.path.exists(paths.db):
+        conn = connect(paths.db, readonly=True)
+        try:
+            sql = ("SELECT x.*, s.agent_session_id, s.platform FROM session_summaries x "
+                   "JOIN sessions s ON s.id = x.session_id WHERE x.id = ?") if kind == "summary" else (
+                  "SELECT x.*, s.project, s.agent_session_id, s.platform FROM user_prompts x "
+                  "JOIN sessions s ON s.id = x.session_id WHERE x.id = ?")
+            found = conn.execute(sql, (rid,)).fetchone()
+            row = dict(found) if found is not None else None
+        finally:
+            conn.close()
+    if row is None:
+        print(f"kenning: no {'session summary' if kind == 'summary' else 'prompt'} {label}", file=sys.stderr)
+        return 1
+    for key in ("files_read", "files_modified"):
+        if isinstance(row.get(key), str):
+            try:
+                row[key] = json.loads(row[key] or "[]")
+            except ValueError:
+                row[key] = []
+    if as_json:
+        print(json.dumps({"kind": kind, **row}, indent=2, ensure_ascii=False))
+        return 0
+    if kind == "summary":
+        from kenning.mcp.render import summary
+
+        print(summary(row))
+        return 0
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
+    print(f"{label} [prompt {row['prompt_number']}] {row['project']} · {when} · session {row['agent_session_id']}")
+    print(f"\n{row['prompt_text']}")
+    return 0

@@ -30,13 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def collect(conn: sqlite3.Connection, *, days: int = 14, project: str | None = None,
-            budget: int = 0) -> dict[str, Any]:
+            budget: int = 0, settings: Any = None, modes_dir: str | None = None) -> dict[str, Any]:
     from kenning.store import usage
 
     by_observer = {str(r[0]): int(r[1]) for r in conn.execute(
         "SELECT observer, COUNT(*) FROM observations GROUP BY observer ORDER BY 2 DESC")}
     summaries = int(conn.execute("SELECT COUNT(*) FROM session_summaries").fetchone()[0])
     saved = usage.savings(conn, project)
+    if settings is not None:  # the index as the session start gives it, counted as it counts itself
+        from kenning.context.session_start import index_tokens
+
+        saved["index_tokens"] = index_tokens(conn, settings, project, modes_dir=modes_dir)
     return {
         "observations": sum(by_observer.values()), "by_observer": by_observer, "summaries": summaries,
         "daily": usage.daily(conn, days), "sessions": usage.sessions(conn, 10),
@@ -98,7 +102,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     conn = connect(paths.db, readonly=True)
     try:
         project = projects.one(conn, args.project) if args.project else None
-        data = collect(conn, days=max(1, args.days), project=project, budget=settings.daily_token_budget)
+        data = collect(conn, days=max(1, args.days), project=project, budget=settings.daily_token_budget,
+                       settings=settings, modes_dir=paths.modes)
         shown = projects.names(conn, [s["project"] for s in data["sessions"]])
         for s in data["sessions"]:
             s["project_name"] = shown[s["project"]]

@@ -17,6 +17,7 @@ import re
 import time
 
 from kenning.context.fence import CLOSE, OPEN, wrap
+from kenning.records import text_tokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -225,14 +226,23 @@ class Layout:
             lines.append(self.footer)
         # Stored text (titles, summaries, the project's name) is neutralised inside the fence.
         body = wrap("\n".join(lines[1:]))
-        read_tokens = (len(body) + 3) // 4
+        # The count is of the whole text as injected, this line included (the one count every
+        # surface gives: records.text_tokens); its own digits can change it, so settle it.
+        read_tokens = text_tokens(body)
+        text = body
+        for _ in range(4):
+            text = body.replace("{economics}", self._economics(read_tokens), 1)
+            if text_tokens(text) == read_tokens:
+                break
+            read_tokens = text_tokens(text)
+        return text
+
+    def _economics(self, read_tokens: int) -> str:
         if self.work_tokens > 0:
             saved = max(0, 100 - round(read_tokens * 100 / self.work_tokens))
-            econ = (f"Economics: reading this index costs ~{read_tokens:,} tokens; it condenses "
+            return (f"Economics: reading this index costs ~{read_tokens:,} tokens; it condenses "
                     f"~{self.work_tokens:,} tokens of past work ({saved}% smaller).")
-        else:
-            econ = f"Economics: reading this index costs ~{read_tokens:,} tokens."
-        return body.replace("{economics}", econ, 1)
+        return f"Economics: reading this index costs ~{read_tokens:,} tokens."
 
     def _left_off(self) -> list[str]:
         """The latest work: what it was, its state, what it did, and what is still open (also from the

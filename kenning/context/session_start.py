@@ -196,3 +196,19 @@ def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str
     return "Observer: today's token budget is spent; until midnight, notes come from the offline rules observer."
 
 
+
+
+def index_tokens(conn: sqlite3.Connection, settings: Settings, project: str | None, *,
+                 modes_dir: str | None = None, now: float | None = None) -> int:
+    """What reading the session-start index costs, as the index counts itself (records.text_tokens of
+    its text): of ``project``'s, or the sum of every project's with memory when ``project`` is None."""
+    from kenning.records import text_tokens
+
+    keys = [project] if project else [str(r[0]) for r in conn.execute(
+        "SELECT DISTINCT project FROM observations WHERE status = 'active'")]
+    total = 0
+    for key in keys:
+        if conn.execute("SELECT 1 FROM observations WHERE project = ? AND status = 'active' LIMIT 1",
+                        (key,)).fetchone():
+            total += text_tokens(build(conn, settings, key, now=now, modes_dir=modes_dir))
+    return total

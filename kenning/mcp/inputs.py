@@ -7,6 +7,8 @@ import re
 import time
 from datetime import datetime, timedelta
 
+from kenning.search import known
+
 MAX_QUERY_CHARS = 4_000
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000
@@ -33,6 +35,8 @@ def query_text(query: str | None, *, required: bool) -> str:
     if required and not q:
         raise ToolInputError("query is empty: give words to look for (e.g. 'timezone bug'), "
                              "or a filter such as type or since")
+    if q and not known.has_words(q):
+        raise ToolInputError(known.no_words(q) + ": give words to look for, or leave query empty with a filter")
     return q
 
 
@@ -116,7 +120,8 @@ def types_list(value: str | list[str] | None, valid: list[str]) -> list[str] | N
         return None
     unknown = [t for t in out if valid and t not in valid]
     if unknown:
-        raise ToolInputError(f"unknown type {', '.join(map(repr, unknown))}; types are: {', '.join(valid)}")
+        raise ToolInputError(f"unknown type {', '.join(map(repr, unknown))}{known.suggestion(unknown[0], valid)}; "
+                             f"types are: {', '.join(valid)}")
     return out
 
 

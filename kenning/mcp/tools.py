@@ -24,6 +24,7 @@ from kenning.observer.modes import load_mode, type_ids
 from kenning.paths import Paths
 from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
+from kenning.search import known
 from kenning.settings import Settings, load
 from kenning.store import projects
 from kenning.store.db import connect, current_version, migration_files, open_db
@@ -101,6 +102,14 @@ class MemoryTools:
     def scope(self, project: str | None, cwd: str) -> tuple[str | None, str]:
         """The project filter (its key; None = every project) and how to name it to the model."""
         _root, key, name = self.project(project, cwd)
+        named = (project or "").strip()
+        if key is not None and named and not ("/" in named or named.startswith("~")):
+            with self.reading() as conn:  # a name that is no project's: say so, with the nearest names
+                try:
+                    if conn is not None:
+                        known.check_project(conn, named)
+                except known.UnknownName as e:
+                    raise ToolInputError(str(e)) from None
         return (None, "every project") if key is None else (key, f"project {name}")
 
     def project(self, project: str | None, cwd: str, *, allow_all: bool = True) -> tuple[str, str | None, str]:

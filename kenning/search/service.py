@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from kenning.records import text_tokens, tokens_of
 from kenning.search import bm25, fts, rank, trigram
 from kenning.search.config import DEFAULT, SearchConfig
 from kenning.search.filters import KINDS, Filters, make, where
@@ -79,7 +80,7 @@ def one_line(text: str, limit: int = TITLE_CHARS) -> str:
 
 def _hit(r: fts.Row, score: float, match: str = "", similarity: float | None = None) -> Hit:
     return Hit(kind=r.kind, id=r.id, type=r.type, title=one_line(r.title), project=r.project,
-               session_id=r.session_id, created_at=r.created_at, score=round(score, 6), tokens=(r.chars + 3) // 4,
+               session_id=r.session_id, created_at=r.created_at, score=round(score, 6), tokens=tokens_of(r.chars),
                status=r.status, match=match, similarity=None if similarity is None else round(similarity, 4))
 
 
@@ -524,6 +525,6 @@ def get_observations(conn: sqlite3.Connection, ids: Sequence[int], *, project: s
             except ValueError:
                 value = []
             d[k] = value if isinstance(value, list) else []
-        d["tokens"] = (len(json.dumps(d, ensure_ascii=False)) + 3) // 4
+        d["tokens"] = text_tokens(json.dumps(d, ensure_ascii=False))
         found[int(d["id"])] = d
     return [found[i] for i in wanted if i in found]

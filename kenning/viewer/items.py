@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from kenning.records import text_tokens
 from kenning.search.service import one_line
 
 KINDS = ("observation", "prompt", "summary")
@@ -127,7 +128,7 @@ def _prompt_item(r: Sequence[Any]) -> dict[str, Any]:
     text = r[4] or ""
     return {"kind": "prompt", "key": f"p:{r[0]}", "id": r[0], "at": r[1], "project": r[2], "session_id": r[3],
             "type": "prompt", "title": one_line(text), "subtitle": "", "number": r[5], "status": "active",
-            "concepts": [], "files": [], "tokens": (len(text) + 3) // 4}
+            "concepts": [], "files": [], "tokens": text_tokens(text)}
 
 
 def _summary_item(r: Sequence[Any]) -> dict[str, Any]:

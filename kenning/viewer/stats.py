@@ -58,7 +58,12 @@ def totals(conn: sqlite3.Connection, project: str | None = None) -> dict[str, in
     return {"observations": r[0], "active_observations": r[1], "sessions": r[2], "prompts": r[3], "summaries": r[4]}
 
 
-def savings(conn: sqlite3.Connection, project: str | None = None) -> dict[str, Any]:
+def savings(conn: sqlite3.Connection, project: str | None = None, settings: Any = None,
+            modes_dir: str | None = None) -> dict[str, Any]:
     """Work captured vs what reading its memory costs: the reason to keep memory at all."""
     s = usage.savings(conn, project)
+    if settings is not None:  # the index's own count of itself, as `kenning stats` and the context give it
+        from kenning.context.session_start import index_tokens
+
+        s["index_tokens"] = index_tokens(conn, settings, project, modes_dir=modes_dir)
     return {**s, "saved_pct": usage.saved_percent(s)}  # as `kenning stats` counts it

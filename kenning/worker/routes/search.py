@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from kenning.search import known
 from kenning.search.runtime import SearchRuntime, WouldWait
 from kenning.search.service import SearchInfo
 from kenning.store import projects
@@ -154,6 +155,20 @@ def project_key(runtime: SearchRuntime, text: str | None, wait: bool = True) -> 
             raise BadRequest(str(e)) from None
 
 
+def named_filters(runtime: SearchRuntime, query: str, kw: dict[str, Any], wait: bool = True) -> None:
+    """BadRequest when a filter names no known project, type or agent, or the query has no words."""
+    if query.strip() and not known.has_words(query):
+        raise BadRequest(known.no_words(query))
+    valid = known.observation_types(runtime.settings, runtime.paths) if kw.get("types") else None
+    try:
+        known.check(None, types=kw.get("types"), valid_types=valid, agent=kw.get("agent"))
+        if kw.get("project"):  # only a named project needs the database
+            with runtime.reading(wait) as conn:
+                known.check(conn, project=kw["project"])
+    except known.UnknownName as e:
+        raise BadRequest(str(e)) from None
+
+
 def json_bytes(content: Any) -> bytes:
     """``content`` encoded exactly as Starlette's JSONResponse encodes it."""
     return json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
@@ -171,6 +186,7 @@ def routes(state: Any) -> list[Route]:
         ``wait=False`` (WouldWait rather than block the event loop on a lock or an open)."""
         query = _text(qp, "query", "q") or ""
         kw = search_params(qp)
+        named_filters(runtime, query, kw, wait)
         kw["project"] = project_key(runtime, kw["project"], wait)
         info = SearchInfo()
         hits = runtime.search(query, wait=wait, info=info, **kw)
@@ -240,6 +256,7 @@ def routes(state: Any) -> list[Route]:
             if anchor is None and not kw["query"]:
                 return _error("give anchor (an observation id) or query")
             named = kw["project"]
+            await _call(lambda: named_filters(runtime, str(kw["query"] or ""), {"project": named}))
             kw["project"] = await _call(lambda: project_key(runtime, str(named) if named else None))
         except BadRequest as e:
             return _error(str(e))

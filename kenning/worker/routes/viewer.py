@@ -449,7 +449,8 @@ def routes(state: Any) -> list[Route]:
 
             def run(conn: sqlite3.Connection) -> dict[str, Any]:
                 return {"days": stats.days(conn, n, project), "totals": stats.totals(conn, project), "project": project,
-                        "savings": stats.savings(conn, project), "pending_events": repo.pending_count(conn)}
+                        "savings": stats.savings(conn, project, state.memory.settings, paths.modes),
+                        "pending_events": repo.pending_count(conn)}
             body = await with_read(run, {"days": [], "totals": {}, "savings": {}, "pending_events": 0})
             body["db_bytes"] = fg.file_bytes(paths.db) if os.path.exists(paths.db) else 0
             body["spool_depth"] = spool.depth(paths)
