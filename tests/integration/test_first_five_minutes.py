@@ -165,7 +165,7 @@ def test_with_anthropic_the_anthropic_provider_is_picked(scratch: Scratch,
     status = scratch.sh("kenning worker status", **key)
     assert '"provider": "anthropic"' in status.stdout, status.stdout
     doctor = scratch.sh("kenning doctor", **key)
-    assert re.search(r"^✓ observer: anthropic \(", doctor.stdout, re.M), doctor.stdout
+    assert re.search(r"^✓ observer: the worker uses anthropic \(", doctor.stdout, re.M), doctor.stdout
     # Without the key, the same install falls back to the offline observer, and says why.
     assert scratch.sh("kenning worker restart").returncode == 0
     assert '"provider": "rules"' in scratch.sh("kenning worker status").stdout
