@@ -181,9 +181,11 @@ def cut_unsynced_tail(db: str, rnd: random.Random) -> None:
     """What a power cut does to the ``-wal``: a random part of the frames after the last checkpoint is lost.
 
     SQLite fsyncs the WAL before it copies frames into the database file, so the frames up to the
-    checkpoint (``nBackfill`` in the ``-shm``) are on disk; the tail after them need not be. The cut
-    lands anywhere in that tail, mid-frame too. (Cutting below the checkpoint would leave the database
-    file newer than its log: no crash produces that.)
+    checkpoint are on disk; the tail after them need not be. The cut lands anywhere in that tail,
+    mid-frame too. A checkpoint killed while it copied has written pages of frames up to the one it
+    was attempting (``nBackfillAttempted``, set, after the fsync, before the copy starts) though
+    ``nBackfill`` still names the last one finished: the frames below the attempt are on disk too.
+    (Cutting below them would leave the database file newer than its log: no crash produces that.)
     """
     wal, shm = db + "-wal", db + "-shm"
     if not os.path.exists(wal) or os.path.getsize(wal) <= 32:
@@ -191,7 +193,8 @@ def cut_unsynced_tail(db: str, rnd: random.Random) -> None:
     with open(shm, "rb") as fh:
         index = fh.read(136)
     max_frame = int.from_bytes(index[16:20], "little")  # WalIndexHdr.mxFrame (native order, x86)
-    backfilled = int.from_bytes(index[96:100], "little")  # WalCkptInfo.nBackfill
+    backfilled = max(int.from_bytes(index[96:100], "little"),  # WalCkptInfo.nBackfill
+                     int.from_bytes(index[128:132], "little"))  # WalCkptInfo.nBackfillAttempted
     with open(wal, "rb") as fh:
         page_size = int.from_bytes(fh.read(32)[8:12], "big")
     frame = 24 + page_size
