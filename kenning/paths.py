@@ -267,10 +267,18 @@ class Paths:
 
 def write_private(path: str, data: bytes) -> None:
     """Atomically write ``data`` to ``path`` as a 0600 file (temp file, fsync, rename)."""
+    _replace(path, data, FILE_MODE)
+
+
+def _replace(path: str, data: bytes, mode: int, *, exact: bool = False) -> None:
+    """Write ``data`` to a temp file next to ``path`` (created with ``mode``; ``exact``: that mode
+    whatever the umask), fsync it and rename it over ``path``; the temp file never stays behind."""
     tmp = f"{path}.{posix.getpid()}.{posix.urandom(4).hex()}.tmp"  # unique per writer, threads included
-    fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, FILE_MODE)
+    fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, mode)
     try:
         try:
+            if exact:
+                posix.fchmod(fd, mode)
             view = memoryview(data)
             while view:
                 view = view[posix.write(fd, view):]
@@ -300,24 +308,7 @@ def write_through(path: str, data: bytes, new_mode: int = FILE_MODE) -> str:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
         mode = new_mode
-    tmp = f"{target}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        try:
-            os.fchmod(fd, mode)  # the umask must not narrow (or the default widen) what the file had
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _replace(target, data, mode, exact=True)  # the umask must not narrow (or the default widen) what the file had
     return target
 
 

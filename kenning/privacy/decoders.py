@@ -11,6 +11,8 @@ or is shorter than a key, is kept.
 
 from __future__ import annotations
 
+from kenning.privacy.commands import _logical_end
+
 Span = tuple[int, int, str]
 NAME = "decoded_secret"
 
@@ -64,17 +66,6 @@ def _shell(text: str, out: list[Span]) -> None:
                     _line_blobs(text, ls, le, tool == "xxd", out)
                     _quoted_before(text, ls, i, tool == "xxd", out)
             i = text.find(tool, end)
-
-
-def _logical_end(text: str, i: int) -> int:
-    while True:
-        j = text.find("\n", i)
-        if j == -1:
-            return len(text)
-        if j > 0 and text[j - 1] == "\\":
-            i = j + 1
-            continue
-        return j
 
 
 def _line_blobs(text: str, ls: int, le: int, hexa: bool, out: list[Span]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -68,3 +69,13 @@ def scratch_dir(tmp: Path) -> str:
     d = tmp / "elsewhere"
     d.mkdir(exist_ok=True)
     return str(d)
+
+
+def db_rows(story: Story, sql: str, *args: Any) -> list[sqlite3.Row]:
+    """Rows of the story's database, read-only (what the tools left behind)."""
+    conn = sqlite3.connect(f"file:{story.data}/kenning.db?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()

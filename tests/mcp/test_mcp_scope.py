@@ -13,25 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import Story, run_client, text_of
+from mcp_helpers import Story, db_rows, run_client, text_of
 
 from kenning.paths import Paths
-
-
-def rows(story: Story, sql: str, *args: Any) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(f"file:{story.data}/kenning.db?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def context(story: Story) -> str:
@@ -69,7 +59,7 @@ def call(story: Story, calls: list[tuple[str, dict[str, Any]]], env: dict[str, s
 
 def test_writes_and_forgets_stay_in_the_sessions_project(story: Story, other: tuple[str, int]) -> None:
     repo, theirs = other
-    before = rows(story, "SELECT COUNT(*) FROM observations")[0][0]
+    before = db_rows(story, "SELECT COUNT(*) FROM observations")[0][0]
     ours = saved_id(text_of(call(story, [("save_memory", {"text": "Invoice numbers never repeat."})])[0]))
     results = call(story, [
         ("save_memory", {"text": "Planted into the other project by name.", "project": "billing-worker"}),
@@ -95,9 +85,9 @@ def test_writes_and_forgets_stay_in_the_sessions_project(story: Story, other: tu
     assert f"#{theirs} " in texts[8] and not results[8].is_error
     assert texts[9].startswith("Saved as #") and "in project invoice-api" in texts[9]
     # Nothing changed in either project: no plant, both memories there and active.
-    assert not rows(story, "SELECT 1 FROM observations WHERE title LIKE 'Planted%'")
-    assert rows(story, "SELECT COUNT(*) FROM observations")[0][0] == before + 2
-    state = {r["id"]: r["status"] for r in rows(story, "SELECT id, status FROM observations WHERE id IN (?, ?)",
+    assert not db_rows(story, "SELECT 1 FROM observations WHERE title LIKE 'Planted%'")
+    assert db_rows(story, "SELECT COUNT(*) FROM observations")[0][0] == before + 2
+    state = {r["id"]: r["status"] for r in db_rows(story, "SELECT id, status FROM observations WHERE id IN (?, ?)",
                                                  ours, theirs)}
     assert state == {ours: "active", theirs: "active"}
 
@@ -130,7 +120,7 @@ def test_a_rule_the_agent_saves_is_a_proposal_until_the_user_pins_it(story: Stor
                                                  "type": "decision"})])[0])
     oid = saved_id(text)
     assert "only the user makes" in text and f"kenning pin {oid}" in text, text
-    row = rows(story, "SELECT layer, kind, why FROM observations WHERE id = ?", oid)[0]
+    row = db_rows(story, "SELECT layer, kind, why FROM observations WHERE id = ?", oid)[0]
     assert row["layer"] == "key" and row["kind"] == "proposed" and json.loads(row["why"])["by"] == "agent"
     ctx = context(story)
     rules = ctx.split("## Standing rules and preferences", 1)[1].split("\n## ", 1)[0]
@@ -151,7 +141,7 @@ def test_a_rule_the_agent_saves_is_a_proposal_until_the_user_pins_it(story: Stor
 
 
 def _decimal_rule(story: Story) -> int:
-    found = rows(story, "SELECT id FROM observations WHERE layer = 'rule' AND status = 'active' AND "
+    found = db_rows(story, "SELECT id FROM observations WHERE layer = 'rule' AND status = 'active' AND "
                         "title LIKE '%Decimal%' AND why LIKE '%\"by\": \"user\"%'")
     assert found, "the story's user rule about Decimal is missing"
     return int(found[0]["id"])
@@ -162,9 +152,9 @@ def test_the_agent_never_replaces_the_users_rule(story: Story) -> None:
     results = call(story, [("save_memory", {"text": "Use float for money, not Decimal.", "type": "decision"})])
     mine = saved_id(text_of(results[0]))
     # Saving the contrary did not supersede it, and the agent cannot supersede it by hand either.
-    assert rows(story, "SELECT status FROM observations WHERE id = ?", rule)[0]["status"] == "active"
+    assert db_rows(story, "SELECT status FROM observations WHERE id = ?", rule)[0]["status"] == "active"
     refused = call(story, [("supersede_memory", {"ids": [rule], "by": mine})])[0]
     assert refused.is_error and "only the user replaces it" in text_of(refused), text_of(refused)
-    assert rows(story, "SELECT status FROM observations WHERE id = ?", rule)[0]["status"] == "active"
+    assert db_rows(story, "SELECT status FROM observations WHERE id = ?", rule)[0]["status"] == "active"
     rules = context(story).split("## Standing rules and preferences", 1)[1].split("\n## ", 1)[0]
     assert f"#{rule} " in rules and f"#{mine} " not in rules

@@ -5,11 +5,10 @@ stopped): tool listing, every tool on real data, errors as tool errors, project 
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
-from mcp_helpers import Story, run_client, scratch_dir, text_of
+from mcp_helpers import Story, db_rows, run_client, scratch_dir, text_of
 
 from kenning import daemon
 from kenning.paths import Paths
@@ -22,15 +21,6 @@ ROW = re.compile(r"^(#|S|P)\d+ \d{4}-\d{2}-\d{2} \S+ .+ \(~[\d,]+ tokens\)$")
 
 def rows_of(text: str) -> list[str]:
     return [line for line in text.splitlines() if re.match(r"^(#|S|P)\d+ ", line)]
-
-
-def db_rows(story: Story, sql: str, *args: Any) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(f"file:{story.data}/kenning.db?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def test_tools_are_listed_with_findable_names_descriptions_and_schemas(story: Story, tmp_path: Path) -> None:
