@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.store.fts5_format import varint
+
 HEADER = b"SQLite format 3\x00"
 LEAF_TABLE, INTERIOR_TABLE = 0x0D, 0x05
 MAX_DEPTH = 20
@@ -188,16 +190,6 @@ class _Lost(Exception):
     """An overflow chain that runs past the cut."""
 
 
-def varint(data: bytes, at: int) -> tuple[int, int]:
-    value = 0
-    for i in range(9):
-        b = data[at + i]
-        if i == 8:
-            return (value << 8) | b, at + 9
-        value = (value << 7) | (b & 0x7F)
-        if not b & 0x80:
-            return value, at + i + 1
-    raise ValueError("varint")  # unreachable
 
 
 def table_columns(sql: str) -> tuple[list[str], str | None]:
