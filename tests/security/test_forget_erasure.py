@@ -118,7 +118,8 @@ def test_forget_of_a_cjk_memory_empties_the_cjk_shadow_rows(home: Home) -> None:
         CJK_WORD not in str(scalar(home, "SELECT group_concat(prompt_text) FROM user_prompts_cjk"))
 
 
-def test_forgetting_what_superseded_a_rule_makes_the_rule_current_again(home: Home) -> None:
+def tox_then_nox(home: Home) -> tuple[int, int]:
+    """Two sessions: a rule (tox), then the user's correction (nox); their observation ids."""
     home.start_worker()
     session(home, "s-old", ["Always run the tests with tox from now on."])
     session(home, "s-new", ["Always run the tests with nox from now on, not tox."])
@@ -126,6 +127,11 @@ def test_forgetting_what_superseded_a_rule_makes_the_rule_current_again(home: Ho
     obs = {o["title"]: o["id"] for o in observations(home)}
     old = next(i for t, i in obs.items() if "tox" in t and "nox" not in t)
     new = next(i for t, i in obs.items() if "nox" in t)
+    return old, new
+
+
+def test_forgetting_what_superseded_a_rule_makes_the_rule_current_again(home: Home) -> None:
+    old, new = tox_then_nox(home)
     if scalar(home, f"SELECT status FROM observations WHERE id = {old}") != "superseded":
         r = home.kenning("supersede", str(old), "--by", str(new))
         assert r.returncode == 0, r.stderr
@@ -138,13 +144,7 @@ def test_forgetting_what_superseded_a_rule_makes_the_rule_current_again(home: Ho
 
 
 def test_a_rule_the_user_retracted_stays_retracted_when_its_successor_is_forgotten(home: Home) -> None:
-    home.start_worker()
-    session(home, "s-old", ["Always run the tests with tox from now on."])
-    session(home, "s-new", ["Always run the tests with nox from now on, not tox."])
-    home.flush()
-    obs = {o["title"]: o["id"] for o in observations(home)}
-    old = next(i for t, i in obs.items() if "tox" in t and "nox" not in t)
-    new = next(i for t, i in obs.items() if "nox" in t)
+    old, new = tox_then_nox(home)
     conn = home.db()
     try:
         with conn:
