@@ -76,12 +76,23 @@ class Home:
 
     def start_worker(self, wait: float = 20) -> dict[str, Any]:
         r = self.kenning("worker", "start", "--wait", str(wait))
-        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.returncode == 0, r.stdout + r.stderr + self.worker_logs()
         from kenning.daemon import running
 
         health = running(self.paths, timeout=2)
         assert health, "worker did not answer"
         return health
+
+    def worker_logs(self, tail: int = 4000) -> str:
+        """The ends of the worker's logs and failure note: what a failed start needs to be explained."""
+        out = []
+        for f in (Path(self.paths.root) / "logs" / "worker.log", Path(self.paths.root) / "logs" / "worker.stdout.log",
+                  Path(self.paths.worker_failed)):
+            try:
+                out.append(f"\n--- {f.name}:\n" + f.read_text(errors="replace")[-tail:])
+            except OSError:
+                continue
+        return "".join(out)
 
     def stop_worker(self) -> None:
         self.kenning("worker", "stop")
