@@ -80,6 +80,8 @@ def _dates(args: argparse.Namespace) -> tuple[float | None, float | None]:
 # ---------------------------------------------------------------------------------- forget
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    from kenning.memory_service import MemoryService
+
     paths = Paths()
     try:
         since, until = _dates(args)
@@ -116,7 +118,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 print("Nothing forgotten.")
                 return 1
-        deleted = fg.apply(conn, sel)
+        deleted = MemoryService(conn, "cli").forget_selected(sel)
         result = {"dry_run": False, "selection": sel.as_dict(), "deleted": deleted,
                   **fg.reclaim_report(conn, paths.db)}
         if sel.damaged_copies:
@@ -282,6 +284,8 @@ def _describe(counts: dict[str, int]) -> str:
 # ---------------------------------------------------------------------------------- import
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from kenning.memory_service import MemoryService
+
     paths = Paths()
     try:
         fh = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115 - closed below
@@ -295,8 +299,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         paths.ensure()
         conn = open_db(paths.db)
         try:
-            added = transfer.import_records(conn, transfer.read_jsonl(transfer.bounded_lines(fh)),
-                                            ingress.cleaner(load(paths)[0]).text)
+            added = MemoryService(conn, "cli").import_records(transfer.read_jsonl(transfer.bounded_lines(fh)),
+                                                             ingress.cleaner(load(paths)[0]).text)
         finally:
             conn.close()
         from kenning.hook import client

@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
+    from kenning.memory_service import MemoryService
+
     paths = Paths()
     conn = _conn(paths)
     if conn is None:
@@ -47,14 +49,15 @@ def cmd_decide(args: argparse.Namespace) -> int:
     done: list[dict[str, Any]] = []
     failed: dict[int, str] = {}
     days = load(paths)[0].archive_after_days
+    door = MemoryService(conn, "cli")
     try:
         for oid in dict.fromkeys(args.ids):
             try:
                 if args.action == "unarchive":
-                    done.append(decisions.unarchive(conn, oid, archive_after_days=days, project=args.project))
+                    done.append(door.unarchive(oid, archive_after_days=days, project=args.project))
                 else:
-                    fn = decisions.pin if args.action == "pin" else decisions.unpin
-                    done.append(fn(conn, oid, project=args.project))
+                    fn = door.pin if args.action == "pin" else door.unpin
+                    done.append(fn(oid, project=args.project))
             except decisions.DecisionError as e:
                 failed[oid] = str(e)
     except sqlite3.OperationalError as e:

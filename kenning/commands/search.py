@@ -329,12 +329,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         derived = "".join(f"; {name.replace('_', ' ')}: {out[name]:,} rows" for name in
                           ("observation_files", "observation_concepts") if name in out)
         print(f"Full-text index rebuilt in {out['fts_seconds']} s{derived}; trigram index: {out['trigram']}.")
-        from kenning.store import memory_index
-        from kenning.store.repo import transaction
+        from kenning.memory_service import MemoryService
 
         t0 = time.monotonic()
-        with transaction(conn):
-            mem = memory_index.rebuild(conn)
+        mem = MemoryService(conn, "cli").reindex()
         print(f"Memory index rebuilt in {time.monotonic() - t0:.1f} s: layers and subjects of "
               f"{mem['observations']:,} observations, {mem['duplicates']:,} of them near-duplicates of another.")
         if args.no_vectors or settings.embedding_backend == "none":

@@ -42,11 +42,13 @@ def _conn(paths: Paths) -> sqlite3.Connection | None:
 
 
 def cmd_supersede(args: argparse.Namespace) -> int:
+    from kenning.memory_service import MemoryService
+
     conn = _conn(Paths())
     if conn is None:
         return 1
     try:
-        res = supersede.by_hand(conn, args.ids, args.by)
+        res = MemoryService(conn, "cli").supersede(args.ids, args.by)
     except supersede.SupersedeError as e:
         print(f"kenning: {e}", file=sys.stderr)
         return 2
@@ -66,11 +68,13 @@ def cmd_supersede(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from kenning.memory_service import MemoryService
+
     conn = _conn(Paths())
     if conn is None:
         return 1
     try:
-        done = supersede.restore(conn, args.ids)
+        done = MemoryService(conn, "cli").restore(args.ids)
     except sqlite3.OperationalError as e:
         print(f"kenning: the database is busy ({e}); nothing changed, try again", file=sys.stderr)
         return 1

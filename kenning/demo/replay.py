@@ -143,6 +143,7 @@ def _pending(db: str) -> int:
 
 def merge(source_data: str, target_db: str) -> dict[str, int]:
     """Import everything the replay remembered into ``target_db`` (one transaction, idempotent)."""
+    from kenning.memory_service import MemoryService
     from kenning.store import transfer
     from kenning.store.db import connect, open_db
 
@@ -153,7 +154,7 @@ def merge(source_data: str, target_db: str) -> dict[str, int]:
         src.close()
     dst = open_db(target_db)
     try:
-        return transfer.import_records(dst, enumerate(records, 1))
+        return MemoryService(dst, "demo").import_records(enumerate(records, 1))
     finally:
         dst.close()
 

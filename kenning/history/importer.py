@@ -148,10 +148,10 @@ def _join_checkouts(conn: sqlite3.Connection, since: float) -> list[str]:
     """Join the checkouts of one repository that this and earlier imports stored apart (after every
     file, so the evidence of all its sessions counts); every join made since ``since``, and why
     (those of a remote the transcripts named, made as sessions were filed, too)."""
-    from kenning.store import checkouts, repo
+    from kenning.memory_service import MemoryService
+    from kenning.store import checkouts
 
-    with repo.transaction(conn):
-        checkouts.join_checkouts(conn, time.time())
+    MemoryService(conn, "import").join_checkouts()
     return [j.line() for j in reversed(checkouts.joins(conn, limit=1000, since=since))]
 
 
@@ -255,8 +255,8 @@ def _captured_live(conn: sqlite3.Connection, agent: str, sid: str) -> bool:
 def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settings, f: SessionFile, totals: Totals,
                  *, since: float | None, project: str | None, dry_run: bool, now: float | None) -> None:
     from kenning.history.evidence import of_record
-    from kenning.store import checkouts, repo
-    from kenning.worker.pipeline import ingest_record
+    from kenning.memory_service import MemoryService
+    from kenning.store import repo
 
     events = _reader(f.agent).events(f, now=now)
     batch: list[dict[str, Any]] = []
@@ -269,16 +269,17 @@ def _import_file(conn: sqlite3.Connection | None, paths: Paths, settings: Settin
         if conn is None or dry_run or not batch:
             batch.clear()
             return
+        door = MemoryService(conn, "import")
         with repo.transaction(conn):
             for rec in batch:
-                if ingest_record(conn, rec):
+                if door.capture(rec):
                     new += 1
                 else:
                     totals.already += 1
                 if f.agent in GLOBAL_KEYS:
                     conn.execute("INSERT OR IGNORE INTO history_messages (agent, key, agent_session_id) "
                                  "VALUES (?, ?, ?)", (f.agent, rec["message_key"], rec["payload"]["session_id"]))
-                checkouts.add_evidence(conn, rec["project_key"], of_record(rec))
+                door.evidence(rec["project_key"], of_record(rec))
         batch.clear()
 
     already = totals.already

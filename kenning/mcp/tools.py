@@ -351,6 +351,7 @@ class MemoryTools:
 
     def save(self, text: str, *, cwd: str, title: str | None = None, type: str | None = None,
              project: str | None = None) -> str:
+        from kenning.memory_service import MemoryService
         from kenning.store import manual
 
         draft = manual.prepare(text, title=title, type=type, valid_types=self.types,
@@ -358,8 +359,8 @@ class MemoryTools:
         proposed = manual.by_the_agent(draft)  # a rule the agent states is its proposal, not a standing rule
         root, key, name = self.written(project, cwd, "save_memory")
         with self.writing() as conn:
-            saved = manual.save(conn, draft, project=key, project_root=root, cwd=cwd if not project else root,
-                                name=name)
+            saved = MemoryService(conn, "mcp").save(draft, project=key, project_root=root,
+                                                    cwd=cwd if not project else root, name=name)
         if saved.created:
             from kenning.hook import client
 
@@ -375,6 +376,7 @@ class MemoryTools:
         return out + "It is searchable now and will be listed at the start of the next session in this project."
 
     def forget(self, ids: list[int | str] | int | str | None, *, cwd: str) -> str:
+        from kenning.memory_service import MemoryService
         from kenning.store import forget
 
         wanted = [n for _k, n in inputs.parse_ids(ids, most=inputs.MAX_FORGET_IDS, allow_summaries=False)]
@@ -383,7 +385,7 @@ class MemoryTools:
         with self.writing() as conn:
             self._in_scope(conn, wanted, cwd, "forget_memory")
             # Explicit ids only (never a query): what the model names is exactly what goes.
-            result = forget.forget(conn, self.paths.db, forget.Filters(ids=tuple(wanted)), dry_run=False)
+            result = MemoryService(conn, "mcp").forget(self.paths.db, forget.Filters(ids=tuple(wanted)), dry_run=False)
         sel = result["selection"]
         gone = [f"#{o['id']}" for o in sel["observations"]]
         missing = [f"#{n}" for n in sel["missing_ids"]]
@@ -398,6 +400,7 @@ class MemoryTools:
 
     def supersede(self, ids: list[int | str] | int | str | None, by: int | str | None, *, cwd: str) -> str:
         """Mark memories as no longer true, replaced by a newer one of the same project (undone with restore)."""
+        from kenning.memory_service import MemoryService
         from kenning.store import supersede
 
         old = [n for _k, n in inputs.parse_ids(ids, most=inputs.MAX_FORGET_IDS, allow_summaries=False)]
@@ -410,7 +413,7 @@ class MemoryTools:
         with self.writing() as conn:
             self._in_scope(conn, [*old, new], cwd, "supersede_memory")
             try:
-                res = supersede.by_hand(conn, old, new, agent=True)
+                res = MemoryService(conn, "mcp").supersede(old, new, agent=True)
             except supersede.SupersedeError as e:
                 raise ToolInputError(str(e)) from None
         if not res.superseded:

@@ -306,8 +306,10 @@ def _turn_events(conn: sqlite3.Connection, rows: list[tuple[int, str]]) -> list[
     return out
 
 
-def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
-    """Delete exactly what ``sel`` names, in one transaction; returns what was removed."""
+def apply(conn: sqlite3.Connection, sel: Selection,
+          log: Callable[[sqlite3.Connection, Selection], None] | None = None) -> dict[str, int]:
+    """Delete exactly what ``sel`` names, in one transaction (with ``log``'s row: the memory service's
+    operation log); returns what was removed."""
     out = {"observations": 0, "summaries": 0, "prompts": 0, "sessions": 0, "event_payloads": 0,
            "summaries_rewritten": 0, "made_current": 0, "quarantined_files": 0}
     conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left readable in the file
@@ -350,6 +352,8 @@ def apply(conn: sqlite3.Connection, sel: Selection) -> dict[str, int]:
                 f"DELETE FROM sessions WHERE id IN ({_marks(chunk)})", chunk).rowcount
         for project in sorted({i.project for i in sel.sessions}):
             forget_evidence(conn, project)  # what its sessions showed about the repository goes with them
+        if log is not None:
+            log(conn, sel)
     files = erase.scrub_files(conn, sel.needles)
     out["quarantined_files"] = len(files["deleted"])
     if files["damaged_copies"]:
@@ -408,14 +412,15 @@ def file_bytes(db_path: str) -> int:
     return sum(os.path.getsize(p) for p in (db_path, db_path + "-wal") if os.path.exists(p))
 
 
-def forget(conn: sqlite3.Connection, db_path: str, f: Filters, *, dry_run: bool) -> dict[str, Any]:
+def forget(conn: sqlite3.Connection, db_path: str, f: Filters, *, dry_run: bool,
+           log: Callable[[sqlite3.Connection, Selection], None] | None = None) -> dict[str, Any]:
     """Select, and unless ``dry_run`` delete and reclaim: the whole request in one call (HTTP, MCP)."""
     sel = select(conn, f)
     out: dict[str, Any] = {"dry_run": dry_run, "selection": sel.as_dict()}
     if dry_run or sel.empty:
         out["deleted"] = None
         return out
-    out["deleted"] = apply(conn, sel)
+    out["deleted"] = apply(conn, sel, log)
     out.update(reclaim_report(conn, db_path))
     if sel.damaged_copies:
         out["warning"] = "; ".join(filter(None, [out.get("warning"), damaged_warning(sel.damaged_copies)]))

@@ -23,7 +23,19 @@ JSON_LIST_FIELDS = ("facts", "concepts", "files_read", "files_modified")
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any exception. Inside another transaction (the memory
+    service wraps a store call and its log row in one) it is a savepoint of that one."""
+    if conn.in_transaction:
+        conn.execute("SAVEPOINT kenning_nested")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO kenning_nested")
+                conn.execute("RELEASE kenning_nested")
+            raise
+        conn.execute("RELEASE kenning_nested")
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Read the schema once under the write lock, before anything is prepared: when another

@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from kenning.memory.judged import judged
-from kenning.store import repo
+from kenning.store import edits, repo
 from kenning.store.decisions import is_archived
 from kenning.viewer.items import hydrate, json_list, one_line
 
@@ -15,8 +15,7 @@ MAX_TITLE = 300
 RELATED_LIMIT = 20
 
 
-class NotFound(LookupError):
-    pass
+NotFound = edits.NotFound  # no such observation or session (the routes answer 404)
 
 
 def _session(conn: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
@@ -160,16 +159,10 @@ def check_edit(body: Any, types: list[str]) -> dict[str, str]:
 
 
 def edit(conn: sqlite3.Connection, oid: int, changes: dict[str, str]) -> dict[str, Any]:
-    """Apply checked changes in one transaction (FTS and file index follow by trigger)."""
-    with repo.transaction(conn):
-        row = conn.execute("SELECT status FROM observations WHERE id = ?", (oid,)).fetchone()
-        if row is None:
-            raise NotFound(f"no observation {oid}")
-        if changes.get("status") == "active" and row[0] == "superseded":
-            changes = {k: v for k, v in changes.items() if k != "status"}  # superseded stays so: a newer one exists
-        if changes:
-            sets = ", ".join(f"{k} = ?" for k in changes)
-            conn.execute(f"UPDATE observations SET {sets} WHERE id = ?", [*changes.values(), oid])
+    """Apply checked changes through the memory service, in one transaction; the memory as it is now."""
+    from kenning.memory_service import MemoryService
+
+    MemoryService(conn, "viewer").edit(oid, changes)
     obs = repo.get_observation(conn, oid)
     assert obs is not None
     obs["tokens"] = tokens(conn, oid)

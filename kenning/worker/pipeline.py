@@ -24,7 +24,6 @@ still in flight), ``maintain(now)`` (idle timeouts) and ``close()`` (no orphan c
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -35,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import spool
-from kenning.memory import order
+from kenning.memory_service import MemoryService
 from kenning.observer.base import Observer
 from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
-from kenning.store import projects, repo, segments, usage
+from kenning.store import repo, segments, usage
 from kenning.store.db import open_db
 
 log = logging.getLogger("kenning.worker")
@@ -286,7 +285,7 @@ class Pipeline:
                 log.exception("listener failed")
 
     def _ingest_one(self, rec: dict[str, Any]) -> bool:
-        return ingest_record(self.conn, rec)
+        return MemoryService(self.conn, "observer").capture(rec)
 
     # ------------------------------------------------------------------------ observe
     def observe(self, now: float | None = None) -> int:
@@ -324,7 +323,7 @@ class Pipeline:
             producer = getattr(outcome, "provider", "") or self.observer.name
             self._clean(outcome)  # what an observer writes is cleaned like everything else that gets in
             with repo.transaction(self.conn):
-                ids = repo.store_outcome(self.conn, sid, info.project, outcome, producer)
+                ids = MemoryService(self.conn, "observer").observed(sid, info.project, outcome, producer)
                 if getattr(outcome, "calls", 0):
                     usage.record_call(self.conn, sid, provider=producer, model=outcome.model,
                                       tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
@@ -370,9 +369,8 @@ class Pipeline:
         if now - self._last_prune < 3600:
             return
         self._last_prune = now
-        with repo.transaction(self.conn):
-            repo.prune_payloads(self.conn, now - PAYLOAD_RETENTION_S)
-            repo.prune_events(self.conn, now - EVENT_RETENTION_S)
+        MemoryService(self.conn, "observer").prune(now, payloads_before=now - PAYLOAD_RETENTION_S,
+                                                   events_before=now - EVENT_RETENTION_S)
         spool.clean_tmp(self.paths)
 
     def back_up(self, now: float) -> None:
@@ -443,52 +441,6 @@ def file_id(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
-
-def ingest_record(conn: sqlite3.Connection, rec: dict[str, Any]) -> bool:
-    """Session / prompt / event rows for one spool record (a captured or imported event); False when
-    its event is stored already. Call inside a transaction."""
-    p: dict[str, Any] = rec["payload"]
-    event: str = rec["event"]
-    arrived = time.time()
-    # A time from the future (a fast clock, a transcript dated ahead) is not believed: the event is
-    # stored at its arrival and the claim kept, so it can neither outrank what comes after it nor
-    # leave its turn open until that date (kenning/memory/order.py).
-    at, claimed = order.clamp(float(rec.get("at") or arrived), arrived)
-    sid = repo.upsert_session(
-        conn, platform=str(rec.get("agent") or "claude-code"), agent_session_id=p["session_id"],
-        project=projects.key_for_record(rec), project_root=str(rec.get("project_root") or ""),
-        cwd=str(p.get("cwd") or ""), at=at, name=str(rec.get("project") or ""),
-        remote=rec["project_remote"] if isinstance(rec.get("project_remote"), str) else None)
-    tool_use_id = p.get("tool_use_id")
-    key = f"{event}:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else str(rec["id"])
-    if repo.event_exists(conn, sid, key):
-        return False
-    status = "pending"
-    if event == "UserPromptSubmit":
-        number = repo.next_prompt_number(conn, sid)
-        raw_prompt = p.get("prompt")
-        prompt = raw_prompt if isinstance(raw_prompt, str) else ""
-        # The hook sends "" for a prompt that was entirely <private>: its turn stays private.
-        repo.add_prompt(conn, sid, number, "" if rec.get("private") else prompt, at)
-        if rec.get("private"):
-            status = "skipped"
-    else:
-        number = repo.current_prompt_number(conn, sid)
-        # Everything of a private turn, its Stop too (the last answer would reach the summary).
-        if event in ("PostToolUse", "PostToolUseFailure", "Stop") and repo.prompt_is_private(
-                conn, sid, number):
-            status = "skipped"
-    if event == "SessionEnd":
-        repo.end_session(conn, sid, at, str(p.get("reason") or ""))
-    agent_id = p.get("agent_id") if isinstance(p.get("agent_id"), str) else None
-    agent_type = p.get("agent_type") if isinstance(p.get("agent_type"), str) else None
-    tool = p.get("tool_name") if isinstance(p.get("tool_name"), str) else None
-    return repo.insert_event(
-        conn, session_id=sid, event_key=key, kind=event, tool_name=tool, prompt_number=number,
-        agent_id=agent_id, agent_type=agent_type, occurred_at=at, claimed_at=claimed,
-        # A private turn's events keep their key (idempotent ingest) but not their content.
-        payload=json.dumps(p, ensure_ascii=False) if status == "pending" else "{}", status=status)
 
 
 def _validate(rec: dict[str, Any]) -> None:

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from kenning import settings as settings_mod
+from kenning.memory_service import MemoryService
 from kenning.privacy import ingress
 from kenning.store import decisions, projects, supersede, transfer
 from kenning.store import forget as fg
@@ -66,7 +67,7 @@ def routes(state: Any) -> list[Route]:
             try:
                 wanted = dataclasses.replace(filters, project=projects.one(conn, filters.project)) \
                     if filters.project else filters
-                return fg.forget(conn, paths.db, wanted, dry_run=dry_run)
+                return MemoryService(conn, "http").forget(paths.db, wanted, dry_run=dry_run)
             finally:
                 conn.close()
 
@@ -117,7 +118,7 @@ def routes(state: Any) -> list[Route]:
         def run() -> dict[str, int]:
             conn = connect(paths.db)
             try:
-                return transfer.import_records(conn, transfer.read_jsonl(raw.split(b"\n")), clean)
+                return MemoryService(conn, "http").import_records(transfer.read_jsonl(raw.split(b"\n")), clean)
             finally:
                 conn.close()
 
@@ -144,7 +145,7 @@ def routes(state: Any) -> list[Route]:
         def run() -> dict[str, Any]:
             conn = connect(paths.db)
             try:
-                return supersede.by_hand(conn, ids, by).as_dict()
+                return MemoryService(conn, "http").supersede(ids, by).as_dict()
             finally:
                 conn.close()
 
@@ -167,7 +168,7 @@ def routes(state: Any) -> list[Route]:
         def run() -> dict[str, Any]:
             conn = connect(paths.db)
             try:
-                done = supersede.restore(conn, ids)
+                done = MemoryService(conn, "http").restore(ids)
             finally:
                 conn.close()
             return {"restored": done, "unchanged": [i for i in ids if i not in done]}
@@ -192,8 +193,9 @@ def routes(state: Any) -> list[Route]:
                 try:
                     if action == "unarchive":
                         days = int(getattr(state.memory.settings, "archive_after_days", 0) or 0)
-                        return decisions.unarchive(conn, oid, archive_after_days=days, project=project)
-                    return (decisions.pin if action == "pin" else decisions.unpin)(conn, oid, project=project)
+                        return MemoryService(conn, "http").unarchive(oid, archive_after_days=days, project=project)
+                    door = MemoryService(conn, "http")
+                    return (door.pin if action == "pin" else door.unpin)(oid, project=project)
                 finally:
                     conn.close()
 

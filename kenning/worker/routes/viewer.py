@@ -28,6 +28,7 @@ from starlette.routing import Route
 from kenning import settings as settings_mod
 from kenning import spool
 from kenning.hook.client import connection_owner
+from kenning.memory_service import MemoryService
 from kenning.observer.modes import available_modes, load_mode
 from kenning.paths import read_token
 from kenning.privacy import ingress
@@ -405,7 +406,7 @@ def routes(state: Any) -> list[Route]:
             conn = connect(paths.db)
             try:
                 sel = fg.select(conn, fg.Filters(ids=(oid,)))
-                return 0 if sel.empty else fg.apply(conn, sel).get("observations", 0)
+                return 0 if sel.empty else MemoryService(conn, "viewer").forget_selected(sel).get("observations", 0)
             finally:
                 conn.close()
         gone = await run_in_threadpool(run)
