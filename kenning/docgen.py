@@ -27,10 +27,59 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.Ar
     return {}
 
 
+def _metavar(action: argparse.Action) -> str:
+    """How an argument's value is written: ``ID``, ``ID [ID ...]``, ``[query ...]``, ``{a,b}``."""
+    if action.metavar is not None:
+        name = str(action.metavar)
+    elif action.choices is not None:
+        name = "{" + ",".join(str(c) for c in action.choices) + "}"
+    else:
+        name = action.dest if not action.option_strings else action.dest.upper()
+    if action.nargs == "?":
+        return f"[{name}]"
+    if action.nargs == "*":
+        return f"[{name} ...]"
+    if action.nargs == "+":
+        return f"{name} [{name} ...]"
+    if action.nargs == argparse.PARSER:
+        return f"{name} ..."
+    return name
+
+
+def _shown(action: argparse.Action) -> bool:
+    return not isinstance(action, argparse._HelpAction) and action.help != argparse.SUPPRESS
+
+
+def _flag(action: argparse.Action) -> str:
+    value = "" if action.nargs == 0 else " " + _metavar(action)
+    return action.option_strings[0] + value
+
+
 def _usage(parser: argparse.ArgumentParser, path: str) -> str:
-    fmt = argparse.HelpFormatter(path, width=WIDTH)  # not parser.prog: it holds the top level's usage
-    fmt.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups, prefix="")
-    return fmt.format_help().strip()
+    """``path [options] positionals``, wrapped at WIDTH: our own layout, the same on every Python."""
+    grouped = {id(a): g for g in parser._mutually_exclusive_groups for a in g._group_actions}
+    parts: list[str] = []
+    done: set[int] = set()
+    for action in parser._actions:
+        if not _shown(action) or id(action) in done:
+            continue
+        if not action.option_strings:
+            parts.append(_metavar(action))
+            continue
+        group = grouped.get(id(action))
+        members = [a for a in group._group_actions if _shown(a)] if group else [action]
+        done.update(id(a) for a in members)
+        text = " | ".join(_flag(a) for a in members)
+        parts.append(text if (group and group.required) or (not group and action.required) else f"[{text}]")
+    parts.sort(key=lambda p: not p.startswith(("[-", "-")))  # options first, positionals last
+    lines, line = [], path
+    for part in parts:
+        if len(line) + 1 + len(part) > WIDTH and line.strip():
+            lines.append(line)
+            line = " " * (len(path) + 1) + part
+        else:
+            line += " " + part
+    return "\n".join([*lines, line])
 
 
 def _cell(text: str) -> str:
@@ -41,15 +90,15 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
     fmt = argparse.HelpFormatter(parser.prog, width=WIDTH)
     rows = []
     for action in parser._actions:
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) or action.help == argparse.SUPPRESS:
+        if not _shown(action) or isinstance(action, argparse._SubParsersAction):
             continue
         if action.option_strings:
-            metavar = "" if action.nargs == 0 else " " + fmt._format_args(action, action.dest.upper())
-            name = ", ".join(f"{o}{metavar}" for o in action.option_strings)
+            value = "" if action.nargs == 0 else " " + _metavar(action)
+            name = ", ".join(f"{o}{value}" for o in action.option_strings)
+        elif action.choices and action.metavar is None:
+            name = action.dest.upper() + ": " + " | ".join(str(c) for c in action.choices)
         else:
-            name = fmt._metavar_formatter(action, action.dest)(1)[0]
-            if action.choices and not action.metavar:
-                name = action.dest.upper() + ": " + " | ".join(str(c) for c in action.choices)
+            name = str(action.metavar or action.dest)
         rows.append(f"| `{_cell(name)}` | {_cell(fmt._expand_help(action))} |")
     return (["| argument | what it does |", "| --- | --- |", *rows] if rows else [])
 
