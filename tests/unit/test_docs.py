@@ -245,3 +245,20 @@ def test_the_readme_is_the_first_five_minutes() -> None:
     for page in ("getting-started", "memory", "commands", "configuration", "privacy", "troubleshooting", "api",
                  "development"):
         assert f"(docs/{page}.md)" in readme, f"the README does not point to docs/{page}.md"
+
+
+def test_getting_started_has_a_section_for_every_agent() -> None:
+    from kenning.integrations import LABELS
+
+    headings = set(re.findall(r"^## (.+)$", text(ROOT / "docs" / "getting-started.md"), re.M))
+    missing = [label for label in LABELS.values() if label not in headings]
+    assert not missing, f"docs/getting-started.md has no section for {missing}"
+
+
+def test_every_environment_variable_named_exists() -> None:
+    code = "\n".join(text(p) for p in [*(ROOT / "kenning").rglob("*.py"), *(ROOT / "scripts").glob("*.sh")])
+    from kenning.settings import SPECS
+
+    known = {f"KENNING_{name.upper()}" for name in SPECS} | set(re.findall(r"KENNING_[A-Z_]+", code))
+    named = {v for page in PAGES for v in re.findall(r"\bKENNING_[A-Z][A-Z_]*[A-Z]\b", text(page))}
+    assert named - known == set(), f"environment variables no code reads: {sorted(named - known)}"
