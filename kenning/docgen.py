@@ -118,8 +118,10 @@ def commands_markdown() -> str:
     from kenning.cli import build_parser
     from kenning.clihelp import GROUPS
 
-    commands = _subcommands(build_parser())
-    lines: list[str] = []
+    parser = build_parser()
+    commands = _subcommands(parser)
+    lines = ["```", f"kenning {parser.usage.removeprefix('kenning ') if parser.usage else ''}".rstrip(), "```", "",
+             *_options(parser), ""]
     for title, names in GROUPS.items():
         lines += [f"## {title}", ""]
         for name in sorted(names):
