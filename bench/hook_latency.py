@@ -500,7 +500,7 @@ def main() -> int:
         base, c = bench.post_tool_use(runs)
         p(latency_table([base, *c.values()], base, floor=c["js"]))
         p(f"\n{bench.captured}\n")
-        p("Targets (DESIGN.md §2: capture hooks p50 ≤ 30 ms, p99 ≤ 60 ms). *Scaled* = this machine's number × "
+        p("Targets (capture hooks p50 ≤ 30 ms, p99 ≤ 60 ms). *Scaled* = this machine's number × "
           f"{REFERENCE_BASELINE_MS} ms ÷ this run's baseline p50 ({fmt(summary_ms(base.samples)['p50'])} ms): an "
           "estimate for the machine where the targets were set, which measured `python -I -S -c pass` at "
           f"{REFERENCE_BASELINE_MS} ms.\n")

@@ -314,7 +314,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def settings_markdown() -> str:
-    """The configuration table of the README (a test keeps them identical)."""
+    """The settings table of docs/configuration.md (python -m kenning.docgen writes it there)."""
     from kenning.settings import Settings
 
     rows = ["| setting | environment | default | meaning |", "| --- | --- | --- | --- |"]

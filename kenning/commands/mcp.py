@@ -10,11 +10,13 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from kenning.mcp.schema import TOOLS  # the names the server lists, so this help cannot miss one
+
+    names = [t.name for t in TOOLS]
     s = sub.add_parser("mcp", help="run the MCP server (stdio) with the memory search tools",
-                       description="Serve search_memory, memory_timeline, get_observations, save_memory, "
-                                   "forget_memory and memory_guide over MCP on stdin/stdout. Claude Code starts "
-                                   "it by itself once `kenning install` has registered it; logs go to "
-                                   "<data dir>/logs/mcp.log.")
+                       description=f"Serve {', '.join(names[:-1])} and {names[-1]} over MCP on stdin/stdout. "
+                                   "Claude Code starts it by itself once `kenning install` has registered it; "
+                                   "logs go to <data dir>/logs/mcp.log.")
     s.set_defaults(func=cmd_mcp)
 
 

@@ -1,11 +1,11 @@
 """A new user's first five minutes, as the README tells them, on a copy of this checkout in a scratch HOME.
 
-`bash scripts/install.sh` exactly as written (the README's first set-up command; the second runs this
-very suite), the PATH line it prints, then every command of the README's "See it work" block, parsed
-from README.md and run as written through a shell: each must exit 0 and show what the README
-promises, every example id in the README's sample output must exist with that title, and
-`kenning doctor` must be green. Then `install.sh --with anthropic` must give a venv whose worker
-picks the anthropic provider once ANTHROPIC_API_KEY is set, and `kenning uninstall` must take the
+`bash scripts/install.sh` exactly as written (the README's set-up command; the `bash scripts/test.sh` of
+its Development section runs this very suite), the PATH line it prints, then every command of the
+README's "See it work" block, parsed from README.md and run as written through a shell: each must exit 0
+and show what the README promises, every example id in the README's sample output must exist with that
+title, and `kenning doctor` must be green. Then `install.sh --with anthropic` must give a venv whose
+worker picks the anthropic provider once ANTHROPIC_API_KEY is set, and `kenning uninstall` must take the
 command's link away again.
 
 Nothing of the developer's is used but the pip cache (a cache: every package still installs into the
@@ -34,17 +34,28 @@ pytestmark = pytest.mark.slow
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
+def readme_section(heading: str) -> str:
+    """The text under ``## heading`` up to the next ``## `` heading outside a code block."""
+    lines, fenced = [], False
+    for line in README.split(f"\n## {heading}\n", 1)[1].splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif line.startswith("## ") and not fenced:
+            break
+        lines.append(line)
+    return "".join(lines)
+
+
 def readme_block(heading: str) -> list[str]:
     """The command lines of the first ```bash block under ``## heading``."""
-    section = README.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    section = readme_section(heading)
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def sample_rows() -> dict[str, str]:
     """id -> title of the rows in the README's sample of what a new session sees (ellipses cut)."""
-    section = README.split("\n## See it work\n", 1)[1].split("\n## How it works", 1)[0]
-    sample = section.split("```\n<kenning-context>", 1)[1].split("</kenning-context>", 1)[0]
+    sample = readme_section("See it work").split("```\n<kenning-context>", 1)[1].split("</kenning-context>", 1)[0]
     rows = {}
     for line in sample.splitlines():
         m = re.match(r'^(#\d+|S\d+)\s+\d+(?:m|h|d|w|mo|y)\s+\S+\s+(.*)$', line)  # id, age, icon, title
