@@ -34,6 +34,8 @@ CODEX_VERSION = "0.171.0"
 GEMINI_VERSION = "0.61.0"
 CODEX_MODEL = "gpt-5.5"  # in Codex's built-in model catalog, so apply_patch is offered as a tool
 GEMINI_MODEL = "gemini-2.5-flash"
+COPILOT_VERSION = "1.0.102"
+OPENCODE_VERSION = "1.18.33"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE = REPO_ROOT / ".cache"
@@ -99,6 +101,20 @@ def ensure_gemini() -> str | None:
     if env_bin:
         return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
     return _ensure("gemini-cli", "@google/gemini-cli", GEMINI_VERSION, "gemini")
+
+
+def ensure_copilot() -> str | None:
+    env_bin = os.environ.get("COPILOT_BIN")
+    if env_bin:
+        return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    return _ensure("copilot", "@github/copilot", COPILOT_VERSION, "copilot")
+
+
+def ensure_opencode() -> str | None:
+    env_bin = os.environ.get("OPENCODE_BIN")
+    if env_bin:
+        return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    return _ensure("opencode", "opencode-ai", OPENCODE_VERSION, "opencode")
 
 
 def _base_env(home: str | os.PathLike[str], extra: Mapping[str, str] | None) -> dict[str, str]:
