@@ -8,8 +8,9 @@ type is ``failure`` or a shell command's text ends in a non-zero ``<shellId: N c
 code C>`` (a failing command is a ``success`` result: the exit code is only in the text), agentStop →
 Stop, sessionEnd (``reason``) → SessionEnd. agentStop carries no message, only ``transcriptPath``
 (the session's ``events.jsonl``): the final answer is the last top-level ``assistant.message`` of the
-turn, read from the file's tail. The session is ``sessionId`` (sent by 1.0.102); without one a
-session id is kept per directory from one sessionStart to the next. Context: sessionStart and
+turn, read from the file's tail once Copilot has written the turn's end there (:func:`final_answer`).
+The session is ``sessionId`` (sent by 1.0.102); without one a session id is kept per directory
+from one sessionStart to the next. Context: sessionStart and
 userPromptSubmitted answer ``{"additionalContext": …}`` (1.0.102 gives the first as a user message,
 the second as a ``<system_reminder>`` after the prompt). Copilot runs a repository's hooks only in a
 trusted folder (copilot_trust): install, doctor and the first context say so when it is not.
@@ -35,6 +36,7 @@ NAME = "copilot"
 _EVENTS = {"sessionStart": "SessionStart", "userPromptSubmitted": "UserPromptSubmit", "postToolUse": "PostToolUse",
            "agentStop": "Stop", "sessionEnd": "SessionEnd"}
 TRANSCRIPT_TAIL_BYTES = 1024 * 1024  # the turn's final answer is among the last lines written
+TRANSCRIPT_WAIT = 2.0  # seconds agentStop waits at most for Copilot to write the turn's end to its transcript
 TOOLS = {"bash": "Bash", "shell": "Bash", "view": "Read", "read": "Read", "create": "Write", "write": "Write",
          "edit": "Edit", "str_replace": "Edit", "glob": "Glob", "grep": "Grep"}
 
@@ -82,7 +84,8 @@ class CopilotHook:
         elif ours == "Stop":
             text = payload.get("lastAssistantMessage") or payload.get("response")
             if not isinstance(text, str) or not text:
-                text = final_answer(payload.get("transcriptPath") or payload.get("transcript_path"))
+                text = final_answer(payload.get("transcriptPath") or payload.get("transcript_path"),
+                                    payload.get("timestamp"))
             out["last_assistant_message"] = text
         elif ours == "SessionStart":
             self.untrusted = _untrusted_folder(payload)
@@ -127,40 +130,83 @@ def shell_exit(text: str) -> tuple[int | None, str]:
     return int(m.group(1)), "\n".join(lines[:i]).rstrip("\n")
 
 
-def final_answer(path: Any, tail_bytes: int = TRANSCRIPT_TAIL_BYTES) -> str:
-    """The turn's final answer from Copilot's ``events.jsonl``: the last ``assistant.message`` with text
-    after the turn's ``user.message`` (a subagent's messages, with a ``parentToolCallId``, are not it).
-    Reads only the file's last ``tail_bytes``; '' when it cannot tell."""
+def final_answer(path: Any, stamp: Any = None, *, wait: float = TRANSCRIPT_WAIT,
+                 tail_bytes: int = TRANSCRIPT_TAIL_BYTES) -> str:
+    """The turn's final answer from Copilot's ``events.jsonl``: the last top-level ``assistant.message``
+    with text between the turn's ``user.message`` and the ``hook.start`` line of this agentStop (its
+    input's ``timestamp`` is ``stamp``). Copilot writes that file in batches, a little after the
+    events (observed: ~0.1 s behind when agentStop runs): the file's tail is read again until that
+    line is in it, for at most ``wait`` seconds, reading only the last ``tail_bytes``. '' when it
+    cannot tell (no such line in time, or a turn without an answer in words)."""
     if not isinstance(path, str) or not path.endswith(".jsonl"):
         return ""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - tail_bytes))
-            tail = fh.read(tail_bytes)
-    except OSError:
-        return ""
+    import time
+
+    deadline = time.monotonic() + wait
+    last_size = -1
+    while True:
+        try:
+            size = os.stat(path).st_size
+            if size != last_size:
+                last_size = size
+                found = _answer_before_stop(_tail_lines(path, size, tail_bytes), stamp)
+                if found is not None:
+                    return found
+        except OSError:
+            return ""
+        if time.monotonic() >= deadline:
+            return ""
+        time.sleep(0.02)
+
+
+def _tail_lines(path: str, size: int, tail_bytes: int) -> list[bytes]:
+    with open(path, "rb") as fh:
+        fh.seek(max(0, size - tail_bytes))
+        tail = fh.read(tail_bytes)
     lines = tail.split(b"\n")
-    if size > tail_bytes:
-        lines = lines[1:]  # the first line read is cut
+    return lines[1:] if size > tail_bytes else lines  # the first line read is cut
+
+
+def _kind(line: bytes) -> bytes:
+    head = line[:40].replace(b" ", b"")
+    if not head.startswith(b'{"type":"'):
+        return b""
+    return head[9:].split(b'"', 1)[0]
+
+
+def _answer_before_stop(lines: list[bytes], stamp: Any) -> str | None:
+    """The answer (or '') when this agentStop's ``hook.start`` line is among ``lines``, else None."""
     from kenning import fastjson
 
-    for line in reversed(lines):
-        head = line[:80].replace(b" ", b"")
-        if head.startswith(b'{"type":"user.message"'):
-            return ""  # the turn has no answer in words
-        if not head.startswith(b'{"type":"assistant.message"'):
-            continue
+    def data(line: bytes) -> dict[str, Any]:
         try:
-            data = fastjson.loads(line.decode("utf-8", "replace")).get("data")
+            found = fastjson.loads(line.decode("utf-8", "replace")).get("data")
         except (ValueError, AttributeError):
-            continue
-        if not isinstance(data, dict) or data.get("parentToolCallId"):
-            continue
-        content = data.get("content")
-        if isinstance(content, str) and content.strip():
-            return content
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    stop = None
+    for i in range(len(lines) - 1, -1, -1):
+        kind = _kind(lines[i])
+        if kind == b"user.message":
+            return None  # a new turn began after any agentStop line: ours is not written yet
+        if kind == b"hook.start" and b'"agentStop"' in lines[i]:
+            d = data(lines[i])
+            given = d.get("input") if isinstance(d.get("input"), dict) else {}
+            if d.get("hookType") == "agentStop" and (stamp is None or given.get("timestamp") == stamp):
+                stop = i
+                break
+    if stop is None:
+        return None
+    for line in reversed(lines[:stop]):
+        kind = _kind(line)
+        if kind == b"user.message":
+            return ""
+        if kind == b"assistant.message":
+            d = data(line)
+            content = d.get("content")
+            if not d.get("parentToolCallId") and isinstance(content, str) and content.strip():
+                return content
     return ""
 
 

@@ -7,7 +7,8 @@ Hook half (stdlib only). The plugin sends Claude Code's field names already (``s
 this maps OpenCode's tool names (``bash``, ``write``, ``edit``, ``read``…) to Claude Code's and a
 non-zero exit to PostToolUseFailure. ``opencode run "…"`` quotes every word of its message that
 holds a space; the plugin sends the process's arguments (``cli_args``) with the prompt and
-:func:`run_prompt` undoes exactly that quoting (``cli_args`` itself is never stored). Context comes back as ``hookSpecificOutput.additionalContext``:
+:func:`run_prompt` undoes exactly that quoting (``cli_args`` itself is never stored). Context comes
+back as ``hookSpecificOutput.additionalContext``:
 the plugin adds SessionStart's to every request's system prompt
 (``experimental.chat.system.transform``) and the prompt's as a text part of the user message.
 
