@@ -43,8 +43,8 @@ class OpenCodeHook:
 
     def translate(self, event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         if event == "UserPromptSubmit" and "cli_args" in payload:
-            payload = {k: v for k, v in payload.items() if k != "cli_args"}
             prompt, args = payload.get("prompt"), payload_args(payload)
+            payload = {k: v for k, v in payload.items() if k != "cli_args"}  # the arguments are not stored
             if isinstance(prompt, str) and args:
                 payload["prompt"] = run_prompt(prompt, args)
         if event != "PostToolUse":
