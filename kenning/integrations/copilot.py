@@ -192,8 +192,9 @@ def _answer_before_stop(lines: list[bytes], stamp: Any) -> str | None:
             return None  # a new turn began after any agentStop line: ours is not written yet
         if kind == b"hook.start" and b'"agentStop"' in lines[i]:
             d = data(lines[i])
-            given = d.get("input") if isinstance(d.get("input"), dict) else {}
-            if d.get("hookType") == "agentStop" and (stamp is None or given.get("timestamp") == stamp):
+            given = d.get("input")
+            when = given.get("timestamp") if isinstance(given, dict) else None
+            if d.get("hookType") == "agentStop" and (stamp is None or when == stamp):
                 stop = i
                 break
     if stop is None:
