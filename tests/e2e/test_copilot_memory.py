@@ -34,7 +34,7 @@ ANSWER = "Fixed: add() now adds, and the check passes."
 def copilot_bin() -> str:
     path = ensure_copilot()
     if path is None:
-        pytest.skip("Copilot CLI unavailable (no COPILOT_BIN, npm missing or install failed)")
+        pytest.skip("Copilot CLI unavailable (KENNING_TEST_COPILOT=0, or no COPILOT_BIN, no npm or a failed install)")
     return path
 
 

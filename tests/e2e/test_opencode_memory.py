@@ -27,7 +27,7 @@ PROMPT = 'Rename the "total" helper in billing.py to "grand_total" everywhere'
 def opencode_bin() -> str:
     path = ensure_opencode()
     if path is None:
-        pytest.skip("OpenCode CLI unavailable (no OPENCODE_BIN, npm missing or install failed)")
+        pytest.skip("OpenCode unavailable (KENNING_TEST_OPENCODE=0, or no OPENCODE_BIN and no npm or a failed install)")
     return path
 
 

@@ -112,19 +112,32 @@ OPENCODE_CONFIG_TEMPLATE = CACHE / "opencode" / "config-template"
 
 
 def ensure_copilot() -> str | None:
+    """The pinned Copilot CLI (~420 MB in .cache/ with what it unpacks); ``KENNING_TEST_COPILOT=0``: None."""
     env_bin = os.environ.get("COPILOT_BIN")
     if env_bin:
         return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    if os.environ.get("KENNING_TEST_COPILOT") == "0":
+        return None
     return _ensure("copilot", "@github/copilot", COPILOT_VERSION, "copilot")
 
 
 def ensure_opencode() -> str | None:
+    """The pinned OpenCode CLI (~240 MB in .cache/ with its plugin package); ``KENNING_TEST_OPENCODE=0``: None."""
     env_bin = os.environ.get("OPENCODE_BIN")
     if env_bin:
         return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    if os.environ.get("KENNING_TEST_OPENCODE") == "0":
+        return None
     found = _ensure("opencode", "opencode-ai", OPENCODE_VERSION, "opencode")
     if found is None:
         return None
+    # npm installs two 177 MB builds (one for CPUs without AVX2); OpenCode's postinstall hard-links the
+    # one it picked as its bin: the other platform packages are never run.
+    picked = CACHE / "opencode" / "node_modules" / "opencode-ai" / "bin" / "opencode.exe"
+    for pkg in (CACHE / "opencode" / "node_modules").glob("opencode-*-*"):
+        binary = pkg / "bin" / "opencode"
+        if picked.exists() and binary.exists() and not binary.samefile(picked):
+            shutil.rmtree(pkg, ignore_errors=True)
     done = OPENCODE_CONFIG_TEMPLATE / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
     if done.exists():
         return found
