@@ -4,7 +4,8 @@ provider whose ``baseURL`` is the fake Chat Completions API, with Kenning's plug
 
 ``opencode run`` turns its message words into the prompt by wrapping each word that holds a space in
 double quotes (its own ``"`` escaped as ``\\"``): the prompt is stored as the user typed it, and the next
-session's context tells it that way, not as a quoted sentence. Uninstall deletes the plugin file.
+session's context tells it (and the standing rule it states) that way, not as a quoted sentence.
+Uninstall deletes the plugin file.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
 
-PROMPT = 'Rename the "total" helper in billing.py to "grand_total" everywhere'
+# A standing rule too ("always …"): the rules observer keeps the whole prompt as one, told to every agent.
+PROMPT = 'Rename the "total" helper in billing.py to "grand_total" and always run the billing tests after editing it'
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,9 @@ def test_opencode_run_prompt_is_stored_without_the_cli_quoting(opencode_bin: str
         # Session 3 is told the sessions as they were asked, not as the CLI's quoted sentence.
         fenced = told[told.index("<kenning-context>"):told.index("</kenning-context>")]
         assert "Memory of billing-project" in fenced
-        assert f"\U0001f4cb {PROMPT} \u2192" in fenced and quoted not in fenced, fenced
+        rules = [ln for ln in fenced.splitlines() if ln.startswith("#") and "\u2696" in ln]  # the rule rows
+        assert len(rules) == 1 and rules[0].endswith(f" {PROMPT}"), fenced
+        assert quoted not in fenced and '\\"' not in fenced, fenced
         assert "\U0001f4cb Now check the tests \u2192" in fenced, fenced
     finally:
         kenning_cli(env, "worker", "stop")
