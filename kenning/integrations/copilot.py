@@ -96,10 +96,10 @@ class CopilotHook:
 
     def respond(self, host_event: str, event: str, context: str) -> dict[str, Any] | None:
         if event == "SessionStart" and self.untrusted:
-            from kenning.integrations.copilot_trust import untrusted_warning
+            from kenning.integrations.copilot_trust import session_only_warning
 
             # Said to the model, so that it tells the user: trust given for this session only ends with it.
-            context = f"Kenning, for the user: {untrusted_warning(self.untrusted)}\n\n{context}"
+            context = f"Kenning, for the user: {session_only_warning(self.untrusted)}\n\n{context}"
         if event in ("SessionStart", "UserPromptSubmit"):
             return {"additionalContext": context}
         return None

@@ -73,7 +73,14 @@ def how_to_trust(folder: str) -> str:
 
 
 def untrusted_warning(folder: str) -> str:
-    """One line for install, doctor and the session's first context."""
-    return (f"GitHub Copilot CLI does not trust {folder} for future sessions, and it runs a repository's "
-            f"hooks only in a trusted folder: nothing of a session there is remembered. To trust it, "
+    """One line for install and doctor."""
+    return (f"GitHub Copilot CLI does not trust {folder} (it is not among its trusted folders), and it runs "
+            f"a repository's hooks only in a trusted folder: its sessions there are not remembered. To trust "
+            f"it, {how_to_trust(folder)}.")
+
+
+def session_only_warning(folder: str) -> str:
+    """One line for the first context of a session whose hooks ran on trust given for that session only."""
+    return (f"GitHub Copilot CLI trusts {folder} for this session only, and it runs a repository's hooks "
+            f"only in a trusted folder: later sessions there will not be remembered. To trust it for good, "
             f"{how_to_trust(folder)}.")

@@ -52,7 +52,9 @@ def test_untrusted_folder_is_said_by_install_doctor_and_the_first_context(home: 
     assert any("Copilot CLI trust" in ln and warning in ln for ln in doctor.stdout.splitlines()), doctor.stdout
 
     first = _session_start(home, env)  # the hooks ran all the same: trust given for this session only
-    assert first.startswith("Kenning, for the user: GitHub Copilot CLI does not trust"), first[:300]
+    assert first.startswith(f"Kenning, for the user: GitHub Copilot CLI trusts {home.project} for this session "
+                            "only"), first[:300]
+    assert "trustedFolders" in first.split("\n", 1)[0]
     assert "<kenning-context>" in first
     assert "Kenning, for the user" not in _session_start(home, {**env, "COPILOT_ALLOW_ALL": "true"})
 

@@ -181,3 +181,5 @@ def test_copilot_home_and_the_warning(monkeypatch: pytest.MonkeyPatch, tmp_path:
     warning = copilot_trust.untrusted_warning("/w/repo")
     assert "does not trust /w/repo" in warning and "trustedFolders" in warning and str(tmp_path / "ch") in warning
     assert "\n" not in warning
+    later = copilot_trust.session_only_warning("/w/repo")
+    assert "for this session only" in later and "trustedFolders" in later and "\n" not in later
