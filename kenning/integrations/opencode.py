@@ -5,14 +5,18 @@ Hook half (stdlib only). The plugin sends Claude Code's field names already (``s
 ``cwd``, ``prompt``, ``tool_name``, ``tool_input``, ``tool_response``, ``tool_use_id``,
 ``last_assistant_message``) plus ``exit`` (the shell's exit code from ``output.metadata.exit``);
 this maps OpenCode's tool names (``bash``, ``write``, ``edit``, ``read``…) to Claude Code's and a
-non-zero exit to PostToolUseFailure. Context comes back as ``hookSpecificOutput.additionalContext``:
+non-zero exit to PostToolUseFailure. ``opencode run "…"`` quotes every word of its message that
+holds a space; the plugin sends the process's arguments (``cli_args``) with the prompt and
+:func:`run_prompt` undoes exactly that quoting (``cli_args`` itself is never stored). Context comes
+back as ``hookSpecificOutput.additionalContext``:
 the plugin adds SessionStart's to every request's system prompt
 (``experimental.chat.system.transform``) and the prompt's as a text part of the user message.
 
 Installer half: the plugin file in ``$XDG_CONFIG_HOME/opencode/plugin/`` (OpenCode loads every
 module there); ``opencode.json`` is never touched, so uninstall (deleting our file) leaves the
-config byte-identical. Verified by running the plugin module under node with OpenCode's plugin
-call shapes (tests/integration/test_opencode_plugin.py); the real CLI was not run in CI.
+config byte-identical. Verified with the real CLI, 1.18.33, offline (tests/e2e/test_opencode_memory.py),
+and by running the plugin module under node with OpenCode's plugin call shapes
+(tests/integration/test_opencode_plugin.py).
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ class OpenCodeHook:
     events = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
 
     def translate(self, event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        if event == "UserPromptSubmit" and "cli_args" in payload:
+            prompt, args = payload.get("prompt"), payload_args(payload)
+            payload = {k: v for k, v in payload.items() if k != "cli_args"}  # the arguments are not stored
+            if isinstance(prompt, str) and args:
+                payload["prompt"] = run_prompt(prompt, args)
         if event != "PostToolUse":
             return event, payload
         host = payload.get("tool_name")
@@ -65,6 +74,48 @@ class OpenCodeHook:
 
 
 HOOK = OpenCodeHook()
+
+
+def payload_args(payload: dict[str, Any]) -> list[str]:
+    args = payload.get("cli_args")
+    return [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+
+
+def _as_run_quotes(word: str) -> str:
+    """One word of ``opencode run``'s message as the CLI puts it in the prompt (1.18.33, ``run``
+    command): a word holding a space is wrapped in double quotes with its own ``"`` escaped as ``\\"``;
+    any other word is kept as is; the words are joined by one space."""
+    return '"' + word.replace('"', '\\"') + '"' if " " in word else word
+
+
+def run_prompt(prompt: str, cli_args: list[str]) -> str:
+    """The prompt as the user wrote it when it is what ``opencode run <words>`` made of ``cli_args``
+    (the process's arguments, ``run`` first; the message words are some of the arguments after it,
+    in order: options and their values sit between them). The CLI quotes each word that holds a space
+    and appends piped stdin after a newline; undone only when the prompt is exactly that, so a prompt
+    typed with quotes of its own (in the TUI, or in a word without a space) is kept as is."""
+    if "run" not in cli_args:
+        return prompt
+    words = cli_args[cli_args.index("run") + 1:][:256]
+    encoded = [_as_run_quotes(w) for w in words]
+    # Which words, in order, spell the prompt's head: pos -> the words used so far (first found wins).
+    found: dict[int, list[int]] = {}
+    frontier: list[tuple[int, int, list[int]]] = [(0, 0, [])]  # (position in prompt, next word, words used)
+    seen: set[tuple[int, int]] = set()
+    while frontier:
+        pos, start, used = frontier.pop()
+        for i in range(start, len(words)):
+            piece = encoded[i] if not used else " " + encoded[i]
+            if (pos, i) in seen or not prompt.startswith(piece, pos):
+                continue
+            seen.add((pos, i))
+            end, now = pos + len(piece), [*used, i]
+            found.setdefault(end, now)
+            frontier.append((end, i + 1, now))
+    for end in sorted(found, reverse=True):
+        if end == len(prompt) or prompt.startswith("\n", end):  # the whole prompt, or it then has stdin
+            return " ".join(words[i] for i in found[end]) + prompt[end:]
+    return prompt
 
 # ----------------------------------------------------------------------------------- installer
 

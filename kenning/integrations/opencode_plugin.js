@@ -10,6 +10,9 @@ const PYTHON = "__KENNING_PYTHON__";
 const ENTRY = "from kenning.hook.main import cli; cli()";
 const EXTRA_ENV = __KENNING_ENV__;
 const TIMEOUT_MS = 5000;
+// `opencode run "…"` quotes each word of its message that holds a space before it becomes the prompt:
+// the hook gets the process's arguments to undo exactly that (kenning/integrations/opencode.py, run_prompt).
+const CLI_ARGS = Array.isArray(process.argv) ? process.argv.slice(2).filter((a) => typeof a === "string") : [];
 
 function run(event, payload) {
   return new Promise((resolve) => {
@@ -80,7 +83,7 @@ export const KenningMemory = async ({ directory, worktree }) => {
       await start(sessionID);
       const prompt = (output.parts || []).filter((p) => p.type === "text" && !p.synthetic).map((p) => p.text).join("\n");
       if (!prompt) return;
-      const answer = await run("UserPromptSubmit", { ...base(sessionID, "UserPromptSubmit"), prompt });
+      const answer = await run("UserPromptSubmit", { ...base(sessionID, "UserPromptSubmit"), prompt, cli_args: CLI_ARGS });
       const text = contextOf(answer);
       if (text && output.message) {
         output.parts.push({ id: `prt-kenning-${Date.now()}`, sessionID, messageID: output.message.id, type: "text", text, synthetic: true });

@@ -1,7 +1,8 @@
-"""Agents that cannot run offline here, replayed from payload fixtures built from their published hook
-schemas (tests/fixtures/agents/*.json), through real hook processes and a real worker: Cursor's own
-hooks.json events, Cursor running Claude Code's hooks, GitHub Copilot CLI. Plus the adapters' own
-mapping rules for Codex and Gemini CLI (the real CLIs run in tests/e2e).
+"""Payload fixtures (tests/fixtures/agents/*.json) replayed through real hook processes and a real worker:
+Cursor's own hooks.json events and Cursor running Claude Code's hooks (built from Cursor's published hook
+schemas: Cursor cannot run offline here), GitHub Copilot CLI (the shapes of the real 1.0.102, which
+tests/e2e/test_copilot_memory.py also runs). Plus the adapters' own mapping rules for Codex and Gemini
+CLI (the real CLIs run in tests/e2e).
 """
 
 from __future__ import annotations
@@ -23,13 +24,20 @@ PLACEHOLDER = "/tmp/agent-fixture-project"
 
 
 def _hook(home: Home, agent: str, event: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[bytes]:
+    env = {**home.env, "KENNING_PROVIDER": "rules", "COPILOT_HOME": str(home.root / "copilot-home")}
     return subprocess.run([sys.executable, "-I", "-m", "kenning", "hook", agent, event],
-                          input=json.dumps(payload).encode(), env={**home.env, "KENNING_PROVIDER": "rules"},
-                          capture_output=True, timeout=30, cwd=str(home.project))
+                          input=json.dumps(payload).encode(), env=env, capture_output=True, timeout=30,
+                          cwd=str(home.project))
 
 
 def _replay(home: Home, agent: str) -> dict[str, Any]:
     spec = json.loads((AGENT_FIXTURES / f"{agent}.json").read_text().replace(PLACEHOLDER, str(home.project)))
+    if spec.get("transcript"):  # the session's transcript file, where the agent's stop event points
+        stop = next(p for _e, p in spec["events"] if p.get("transcriptPath"))
+        transcript = Path(stop["transcriptPath"])
+        transcript.parent.mkdir(parents=True, exist_ok=True)
+        transcript.write_text((AGENT_FIXTURES / spec["transcript"]).read_text().replace(PLACEHOLDER,
+                                                                                         str(home.project)))
     answers = {}
     for event, payload in spec["events"]:
         r = _hook(home, agent, event, payload)
@@ -60,6 +68,11 @@ def test_replayed_session_becomes_memory_attributed_to_its_agent(home: Home, age
         assert bugfix and "add is broken" in bugfix[0][1] and json.loads(bugfix[0][2]) == ["calc.py"], rows
         sessions = _rows(home, "SELECT platform, status FROM sessions")
         assert sessions == [(agent, "completed")], sessions
+        failures = _rows(home, "SELECT tool_name FROM events WHERE kind = 'PostToolUseFailure'")
+        assert failures == [("Bash",)], failures
+        stops = _rows(home, "SELECT payload FROM events WHERE kind = 'Stop'")
+        answers_kept = [json.loads(p)["last_assistant_message"] for (p,) in stops]
+        assert len(answers_kept) == 1 and answers_kept[0].startswith("Fixed: add() now adds."), answers_kept
         # The session-start answer is in the host's own shape, and a second session is told.
         start = next(iter(json.loads(a) for e, a in answers.items() if e == "sessionStart"))
         key = "additional_context" if agent == "cursor" else "additionalContext"

@@ -34,6 +34,8 @@ CODEX_VERSION = "0.171.0"
 GEMINI_VERSION = "0.61.0"
 CODEX_MODEL = "gpt-5.5"  # in Codex's built-in model catalog, so apply_patch is offered as a tool
 GEMINI_MODEL = "gemini-2.5-flash"
+COPILOT_VERSION = "1.0.102"
+OPENCODE_VERSION = "1.18.33"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE = REPO_ROOT / ".cache"
@@ -99,6 +101,117 @@ def ensure_gemini() -> str | None:
     if env_bin:
         return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
     return _ensure("gemini-cli", "@google/gemini-cli", GEMINI_VERSION, "gemini")
+
+
+# Copilot CLI's npm package is a node single-executable that unpacks its JS (~235 MB) on first run
+# into $COPILOT_PKG_CACHE_HOME (default ~/.cache/copilot): one shared unpacked copy, not one per HOME.
+COPILOT_PKG_CACHE = CACHE / "copilot" / "pkg-cache"
+# OpenCode npm-installs its plugin package into its config dir on first start (~22 s): done once
+# here, and each scratch config dir gets a copy.
+OPENCODE_CONFIG_TEMPLATE = CACHE / "opencode" / "config-template"
+
+
+def ensure_copilot() -> str | None:
+    """The pinned Copilot CLI (~420 MB in .cache/ with what it unpacks); ``KENNING_TEST_COPILOT=0``: None."""
+    env_bin = os.environ.get("COPILOT_BIN")
+    if env_bin:
+        return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    if os.environ.get("KENNING_TEST_COPILOT") == "0":
+        return None
+    return _ensure("copilot", "@github/copilot", COPILOT_VERSION, "copilot")
+
+
+def ensure_opencode() -> str | None:
+    """The pinned OpenCode CLI (~240 MB in .cache/ with its plugin package); ``KENNING_TEST_OPENCODE=0``: None."""
+    env_bin = os.environ.get("OPENCODE_BIN")
+    if env_bin:
+        return shutil.which(env_bin) or (env_bin if Path(env_bin).is_file() else None)
+    if os.environ.get("KENNING_TEST_OPENCODE") == "0":
+        return None
+    found = _ensure("opencode", "opencode-ai", OPENCODE_VERSION, "opencode")
+    if found is None:
+        return None
+    # npm installs two 177 MB builds (one for CPUs without AVX2); OpenCode's postinstall hard-links the
+    # one it picked as its bin: the other platform packages are never run.
+    picked = CACHE / "opencode" / "node_modules" / "opencode-ai" / "bin" / "opencode.exe"
+    for pkg in (CACHE / "opencode" / "node_modules").glob("opencode-*-*"):
+        binary = pkg / "bin" / "opencode"
+        if picked.exists() and binary.exists() and not binary.samefile(picked):
+            shutil.rmtree(pkg, ignore_errors=True)
+    done = OPENCODE_CONFIG_TEMPLATE / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
+    if done.exists():
+        return found
+    with _file_lock(CACHE / "opencode.lock"):
+        if done.exists():
+            return found
+        shutil.rmtree(OPENCODE_CONFIG_TEMPLATE, ignore_errors=True)
+        OPENCODE_CONFIG_TEMPLATE.mkdir(parents=True)
+        (OPENCODE_CONFIG_TEMPLATE / "package.json").write_text(
+            json.dumps({"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}, indent=2) + "\n")
+        npm, npm_cache = shutil.which("npm"), tempfile.mkdtemp(prefix="kenning-npm-opencode-")
+        try:
+            proc = subprocess.run([npm or "npm", "install", "--no-fund", "--no-audit", "--cache", npm_cache],
+                                  cwd=OPENCODE_CONFIG_TEMPLATE, capture_output=True, text=True, timeout=600,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        finally:
+            shutil.rmtree(npm_cache, ignore_errors=True)
+        if proc.returncode != 0 or not done.exists():
+            return None
+    return found
+
+
+def write_opencode_config(home: str | os.PathLike[str], base_url: str) -> Path:
+    """``$XDG_CONFIG_HOME/opencode`` (``home/.config``) pointing OpenCode at the fake Chat Completions API,
+    with the plugin package already in place."""
+    cfg = Path(home) / ".config" / "opencode"
+    cfg.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        if (OPENCODE_CONFIG_TEMPLATE / name).exists():
+            shutil.copy2(OPENCODE_CONFIG_TEMPLATE / name, cfg / name)
+    if (OPENCODE_CONFIG_TEMPLATE / "node_modules").is_dir():
+        shutil.copytree(OPENCODE_CONFIG_TEMPLATE / "node_modules", cfg / "node_modules", symlinks=True)
+    path = cfg / "opencode.json"
+    path.write_text(json.dumps({
+        "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+        "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                              "options": {"baseURL": base_url, "apiKey": "fake-key"},
+                              "models": {"fake-model": {"name": "fake-model", "tool_call": True}}}},
+        "permission": {"bash": "allow", "edit": "allow"}}, indent=2) + "\n")
+    return path
+
+
+def run_opencode(args: list[str], *, opencode_bin: str, cwd: str | os.PathLike[str], home: str | os.PathLike[str],
+                 extra_env: Mapping[str, str] | None = None, timeout: float = 180) -> dict[str, Any]:
+    """``opencode run -m fake/fake-model <args>`` once (``args``: the words of the message, as a shell passes them)."""
+    h = Path(home)
+    env = _base_env(home, {"XDG_CONFIG_HOME": str(h / ".config"), "XDG_DATA_HOME": str(h / ".local" / "share"),
+                           "XDG_CACHE_HOME": str(h / ".cache"), "XDG_STATE_HOME": str(h / ".local" / "state"),
+                           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+                           **(extra_env or {})})
+    return run_cli([opencode_bin, "run", "-m", "fake/fake-model", *args], cwd, env, timeout)
+
+
+def trust_copilot_folder(home: str | os.PathLike[str], folder: str | os.PathLike[str]) -> Path:
+    """What answering Copilot CLI's folder-trust question with "remember" writes: ``trustedFolders``
+    in ``~/.copilot/config.json`` (behind its two comment lines)."""
+    path = Path(home) / ".copilot" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("// User settings belong in settings.json.\n// This file is managed automatically.\n"
+                    + json.dumps({"trustedFolders": [str(folder)]}, indent=2) + "\n")
+    return path
+
+
+def run_copilot(prompt: str, *, copilot_bin: str, cwd: str | os.PathLike[str], home: str | os.PathLike[str],
+                base_url: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> dict[str, Any]:
+    """``copilot -p`` once, offline on a BYOK provider (the fake Chat Completions API), tools allowed
+    (``--allow-all-tools``, which does not trust the folder: ``COPILOT_ALLOW_ALL=true`` would)."""
+    env = _base_env(home, {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": base_url,
+                           "COPILOT_PROVIDER_API_KEY": "fake-key", "COPILOT_MODEL": "gpt-4.1",
+                           "COPILOT_AUTO_UPDATE": "false", "COPILOT_PKG_CACHE_HOME": str(COPILOT_PKG_CACHE),
+                           **(extra_env or {})})
+    return run_cli([copilot_bin, "-p", prompt, "--allow-all-tools", "--no-color"], cwd, env, timeout)
 
 
 def _base_env(home: str | os.PathLike[str], extra: Mapping[str, str] | None) -> dict[str, str]:

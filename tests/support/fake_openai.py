@@ -14,7 +14,8 @@ the API's error shape. Every request is recorded in ``fake.requests`` *when it a
 (``status`` is filled in once answered), so a test can act while a slow reply is pending.
 
 Scripting: a *step* is a reply text, a dict ``{"content": str, "delay": s, "usage": {...},
-"finish_reason": str}``, or ``error(status, message, ...)``. ``script`` is a list answered
+"finish_reason": str, "tool_calls": [tool_call(name, args), ...]}`` (tool calls end the turn with
+``finish_reason: "tool_calls"``, as agents expect), or ``error(status, message, ...)``. ``script`` is a list answered
 in arrival order (the last step repeats), or a callable ``script(body) -> step | None``
 (None: an empty reply).
 """
@@ -45,6 +46,12 @@ def error(status: int, message: str | None = None, *, type: str | None = None, c
                       "type": type or ERROR_TYPES.get(status, "server_error"),
                       "code": code if code is not None else ERROR_CODES.get(status),
                       "retry_after": retry_after}}
+
+
+def tool_call(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A function call for a step's ``tool_calls`` (the arguments are sent as a JSON string)."""
+    return {"id": "call_" + uuid.uuid4().hex[:20], "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
 def user_text(body: Mapping[str, Any]) -> str:
@@ -99,7 +106,9 @@ class _Handler(fake_http.FakeHandler):
             self._send_json(status, _error_body(err["type"], err["message"], err.get("code")), headers)
             return
         content = step if isinstance(step, str) else str(step.get("content") or "")
-        finish = "stop" if isinstance(step, str) else str(step.get("finish_reason") or "stop")
+        calls = [] if isinstance(step, str) else list(step.get("tool_calls") or [])
+        finish = "stop" if isinstance(step, str) else str(step.get("finish_reason") or
+                                                           ("tool_calls" if calls else "stop"))
         usage: dict[str, Any] = {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": max(1, len(content) // 4),
                  "prompt_tokens_details": {"cached_tokens": 0}}
         if isinstance(step, dict) and step.get("usage"):
@@ -109,16 +118,18 @@ class _Handler(fake_http.FakeHandler):
         model = str(body.get("model") or "fake-model")
         if body.get("stream"):
             include = bool((body.get("stream_options") or {}).get("include_usage"))
-            self._stream(model, content, finish, usage if include else None)
+            self._stream(model, content, finish, usage if include else None, calls)
         else:
             self._send_json(200, {
                 "id": "chatcmpl-" + uuid.uuid4().hex[:24], "object": "chat.completion", "created": int(time.time()),
                 "model": model, "system_fingerprint": "fp_fake",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None},
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None,
+                                                     **({"tool_calls": calls} if calls else {})},
                              "logprobs": None, "finish_reason": finish}],
                 "usage": usage})
 
-    def _stream(self, model: str, content: str, finish: str, usage: dict[str, Any] | None) -> None:
+    def _stream(self, model: str, content: str, finish: str, usage: dict[str, Any] | None,
+                calls: list[dict[str, Any]] | None = None) -> None:
         self.start_stream(content_type="text/event-stream; charset=utf-8")
         cid = "chatcmpl-" + uuid.uuid4().hex[:24]
 
@@ -130,6 +141,9 @@ class _Handler(fake_http.FakeHandler):
         chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}])
         for i in range(0, len(content), 64):
             chunk([{"index": 0, "delta": {"content": content[i:i + 64]}, "logprobs": None, "finish_reason": None}])
+        for n, call in enumerate(calls or []):
+            delta = {"tool_calls": [{"index": n, **call}]}
+            chunk([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}])
         chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish}])
         if usage is not None:
             chunk([], {"usage": usage})
