@@ -103,6 +103,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     for p in problems:
         print(f"settings: {p}")
     failed += _install_others(paths, targets)
+    if not args.agents:
+        _name_the_others()
     _offer_history(paths)
     done = [a for a in targets if a not in failed]
     rc = 2 if failed else 0
@@ -164,6 +166,19 @@ def _install_others(paths: Paths, targets: list[str]) -> list[str]:
         if r.backup:
             print(f"Backup of the previous file: {r.backup}")
     return failed
+
+
+# Agents plain `install` does not set up, and why: said when they are found.
+ON_REQUEST = {"cursor": "it already runs Claude Code's hooks; this gives it its own ~/.cursor/hooks.json instead",
+              "copilot": "its hooks are written into the repository you run it in, one repository at a time"}
+
+
+def _name_the_others() -> None:
+    from kenning.integrations import LABELS, agents
+
+    for agent, why in ON_REQUEST.items():
+        if agents.found(agent):
+            print(f"{LABELS[agent]} is on this machine too: `kenning install --agent {agent}` sets it up ({why}).")
 
 
 def _offer_history(paths: Paths) -> None:
