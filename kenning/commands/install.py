@@ -209,6 +209,9 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
         link = command_link.remove_link()
         if link:
             print(f"Removed the link {link}")
+        tool = command_link.manager()
+        if tool is not None:
+            print(f"The `kenning` command stays: `{command_link.MANAGERS[tool][1]}` removes it.")
         if not args.keep_worker:
             daemon.stop(paths)
             print("Worker stopped.")
