@@ -134,6 +134,9 @@ def _install_claude_code(paths: Paths, skip_tools: tuple[str, ...]) -> bool:
         return False
     print(f"Hooks for {', '.join(report.events)} are in {report.path}"
           + (" (unchanged)" if not report.changed else ""))
+    plugin = claude_code.plugin_enabled()
+    if plugin:
+        print(f"The Kenning plugin ({plugin}) is enabled too: its hooks stand aside while these are installed.")
     if report.backup:
         print(f"Backup of the previous file: {report.backup}")
     legacy = report.legacy_removed + (report.mcp.legacy_removed if report.mcp else [])

@@ -333,6 +333,19 @@ def installed_handlers() -> dict[str, list[str]]:
     return out
 
 
+def plugin_enabled() -> str | None:
+    """The id of Kenning's Claude Code plugin (``kenning@<marketplace>``) when settings.json enables it."""
+    try:
+        current, _raw = _load(settings_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        return None
+    enabled = current.get("enabledPlugins")
+    for key, on in enabled.items() if isinstance(enabled, dict) else ():
+        if isinstance(key, str) and key.startswith("kenning@") and on is True:
+            return key
+    return None
+
+
 def _hook_handlers(current: dict[str, Any]) -> list[tuple[str, Any]]:
     hooks = current.get("hooks")
     out: list[tuple[str, Any]] = []

@@ -89,6 +89,10 @@ def test_installed_plugin_captures_a_session_and_tells_the_next(claude_bin: str,
         assert titles, "the observer made no memory of session 1"
         told = json.dumps(main[n_first]["body"]["messages"][0])
         assert "kenning-context" in told and "calc.py" in told, told[:2000]
+        doctor = subprocess.run([str(kenning_wheel.parent / "kenning"), "doctor", "--json"], capture_output=True,
+                                text=True, timeout=120, env={**claude_env(home, "http://127.0.0.1:9", hook_env)})
+        check = next(c for c in json.loads(doctor.stdout) if c["check"] == "Claude Code hooks")
+        assert check["ok"] and "Kenning plugin (kenning@kenning)" in check["detail"], check
     finally:
         subprocess.run([str(kenning_wheel.parent / "kenning"), "worker", "stop"], capture_output=True, timeout=60,
                        env={**os.environ, "KENNING_DATA_DIR": str(data), "KENNING_PORT": port})

@@ -205,3 +205,24 @@ def test_on_a_terminal_yes_sets_it_up_and_yes_flag_does_not_ask(machine: Machine
     rc, out, err = machine.on_a_terminal("install", "--no-start", "--agent", "opencode", "--yes", answer="n")
     assert rc == 0 and "anyway?" not in out, out + err
     assert (machine.home / ".config" / "opencode" / "plugin" / "kenning.js").exists()
+
+
+def test_doctor_judges_claude_code_by_what_was_set_up(machine: Machine) -> None:
+    def claude_check() -> dict[str, str]:
+        r = machine.kenning("doctor", "--json")
+        return next(c for c in json.loads(r.stdout) if c["check"] == "Claude Code hooks")
+
+    assert machine.kenning("install", "--no-start", "--yes", "--agent", "codex").returncode == 0
+    check = claude_check()
+    assert check["status"] == "ok" and "`kenning install --agent claude-code`" in check["detail"], check
+    settings = machine.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"enabledPlugins": {"kenning@kenning": true}}\n')
+    check = claude_check()
+    assert check["status"] == "ok" and "Kenning plugin (kenning@kenning)" in check["detail"], check
+    r = machine.kenning("install", "--no-start", "--agent", "claude-code")
+    assert "The Kenning plugin (kenning@kenning) is enabled too: its hooks stand aside" in r.stdout, r.stdout
+    assert machine.kenning("uninstall", "--agent", "codex").returncode == 0
+    settings.write_text("{}\n")
+    machine.kenning("uninstall", "--agent", "claude-code")
+    assert claude_check()["status"] == "fail"  # nothing set up anywhere: `kenning install`
