@@ -238,6 +238,10 @@ def _uninstall_claude_code(paths: Paths) -> bool:
             print(f"Removed Kenning's MCP server from {report.mcp.path}")
     if report.backup:
         print(f"Backup of the previous file: {report.backup}")
+    plugin = claude_code.plugin_enabled()
+    if plugin:
+        print(f"The Kenning plugin ({plugin}) is still enabled in Claude Code: `claude plugin uninstall {plugin}` "
+              "removes it.")
     return bool(report.problems)
 
 

@@ -29,8 +29,8 @@ def test_the_plugin_installs_the_hooks_kenning_install_does() -> None:
         [handler] = group["hooks"]
         assert handler == {"type": "command", "command": "sh", "timeout": timeout,
                            "args": ["${CLAUDE_PLUGIN_ROOT}/hooks/kenning-hook.sh", event]}
-    mcp = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]
-    assert mcp == {"kenning": {"command": "kenning", "args": ["mcp"]}}
+    [(name, mcp)] = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"].items()
+    assert name == cc.MCP_SERVER_NAME and mcp["command"] == "sh" and mcp["args"][-1].endswith('exec "$k" mcp')
     # Claude Code updates an installed plugin only when its version changes: it is Kenning's.
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())["version"] == version
@@ -86,6 +86,28 @@ def test_the_installed_kenning_gets_the_event(user: dict[str, str], home: Home) 
     r = run("UserPromptSubmit", {**prompt, "prompt": "And per invoice."}, user)
     assert r.returncode == 0, r.stderr
     assert home.spool_depth() == 2
+
+
+def test_the_mcp_server_is_the_installed_kenning_s(user: dict[str, str], home: Home) -> None:
+    """The plugin's MCP command, run as Claude Code runs it, answers the MCP handshake: from PATH, and
+    from ~/.local/bin when PATH lacks it (where uv, pipx and scripts/install.sh put the command)."""
+    mcp = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["kenning"]
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}) + "\n"
+    script = f"#!{sys.executable}\nimport sys\nfrom kenning.__main__ import main\nsys.exit(main())\n"
+    local = Path(user["HOME"]) / ".local" / "bin" / "kenning"
+    for where in ("PATH", "~/.local/bin"):
+        if where == "PATH":
+            fake_kenning(user, script)
+        else:
+            Path(user["PATH"].split(os.pathsep)[0], "kenning").unlink()
+            local.parent.mkdir(parents=True)
+            local.write_text(script)
+            local.chmod(0o755)
+        r = subprocess.run([mcp["command"], *mcp["args"]], input=hello, env=user, capture_output=True, text=True,
+                           timeout=60)
+        answer = json.loads(r.stdout.splitlines()[0])
+        assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "kenning", (where, r.stdout, r.stderr)
 
 
 def test_a_broken_kenning_never_fails_the_session(user: dict[str, str], home: Home) -> None:

@@ -223,6 +223,8 @@ def test_doctor_judges_claude_code_by_what_was_set_up(machine: Machine) -> None:
     r = machine.kenning("install", "--no-start", "--agent", "claude-code")
     assert "The Kenning plugin (kenning@kenning) is enabled too: its hooks stand aside" in r.stdout, r.stdout
     assert machine.kenning("uninstall", "--agent", "codex").returncode == 0
+    r = machine.kenning("uninstall", "--agent", "claude-code")
+    assert "`claude plugin uninstall kenning@kenning` removes it" in r.stdout, r.stdout
     settings.write_text("{}\n")
     machine.kenning("uninstall", "--agent", "claude-code")
     assert claude_check()["status"] == "fail"  # nothing set up anywhere: `kenning install`
