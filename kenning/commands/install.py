@@ -78,8 +78,9 @@ def choose(names: list[str] | None, *, yes: bool, interactive: bool) -> tuple[li
         if _ask(f"Set Kenning up for {labels} anyway (its hooks start working once it is installed)?"):
             return targets, missing
         return [a for a in targets if a not in missing], []
-    print(f"kenning: setting it up anyway (no terminal to ask; `kenning uninstall --agent "
-          f"{missing[0]}` removes it); nothing is captured until {labels} is installed.", file=sys.stderr)
+    undo = " ".join(f"--agent {a}" for a in missing)
+    print(f"kenning: setting it up anyway (no terminal to ask; `kenning uninstall {undo}` removes it); "
+          f"nothing is captured until {labels} is installed.", file=sys.stderr)
     return targets, missing
 
 
