@@ -5,7 +5,8 @@ The repository is a plugin marketplace: ``claude plugin validate --strict`` acce
 scratch HOME (nothing else is installed: no ``kenning install``); its MCP server connects; a
 ``claude -p`` session's prompt and tool calls reach memory through the plugin's hooks, and the next
 session is told what the first did. The ``kenning`` the hooks call is this checkout's wheel, on PATH.
-Without ``kenning`` on PATH the session still succeeds, and nothing is written.
+Without ``kenning`` on PATH (the plugin installed in one step, ``claude plugin install kenning
+--marketplace <checkout>``) the session still succeeds, and nothing is written.
 """
 
 from __future__ import annotations
@@ -102,8 +103,9 @@ def test_without_kenning_the_session_still_succeeds(claude_bin: str, tmp_path: P
     home, project, data, port, _env = scratch_env(tmp_path, "calc-project")
     path = os.pathsep.join(d for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
                            if d and not os.path.exists(os.path.join(d, "kenning")))
-    assert plugin_cli(claude_bin, home, "marketplace", "add", str(marketplace), path=path).returncode == 0
-    assert plugin_cli(claude_bin, home, "install", "kenning@kenning", path=path).returncode == 0
+    # The one-step form: the marketplace is added on the way.
+    r = plugin_cli(claude_bin, home, "install", "kenning", "--marketplace", str(marketplace), path=path)
+    assert r.returncode == 0 and "Successfully installed plugin: kenning@kenning" in r.stdout, r.stdout + r.stderr
     hook_env = {"PATH": path, "KENNING_DATA_DIR": str(data), "KENNING_PORT": port}
     with FakeAnthropic(script=script_by_prompt({"hello": [[text("Hello.")]]})) as fake:
         r = run_claude("Say hello.", cwd=project, home=home, base_url=fake.base_url, extra_env=hook_env,
