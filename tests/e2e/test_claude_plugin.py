@@ -56,6 +56,8 @@ def test_installed_plugin_captures_a_session_and_tells_the_next(claude_bin: str,
     assert r.returncode == 0 and "Successfully installed" in r.stdout, r.stdout + r.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert settings["enabledPlugins"] == {"kenning@kenning": True} and "hooks" not in settings
+    listed = plugin_cli(claude_bin, home, "list", path=path).stdout
+    assert "kenning@kenning" in listed and "enabled" in listed.split("kenning@kenning", 1)[1].split("❯")[0], listed
 
     hook_env = {"PATH": path, "KENNING_DATA_DIR": str(data), "KENNING_PORT": port, "KENNING_PROVIDER": "rules"}
     mcp = subprocess.run([claude_bin, "mcp", "list"], env=claude_env(home, "http://127.0.0.1:9", hook_env),
