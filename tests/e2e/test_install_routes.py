@@ -1,8 +1,9 @@
 """The install routes of docs/install.md, each on a fresh machine (a scratch HOME): ``uv tool install``
 and ``pipx install`` of a copy of this checkout and of its wheel, and ``pip install`` of the wheel
 into a new venv; then ``kenning install`` and every command of the README's "See it work" block as
-written, through a shell. Then ``kenning uninstall`` leaves the tool installer's command alone (its
-own uninstall removes it, and does).
+written, through a shell; and ``scripts/install.sh`` with options for ``kenning install``. Then
+``kenning uninstall`` leaves the tool installer's command alone (its own uninstall removes it, and
+does) and removes the script's link.
 
 uv and pipx are the dev extras' (pyproject.toml); a route whose tool is missing is skipped. They fetch
 Kenning's dependencies from the package index, as they do for a user.
@@ -90,13 +91,13 @@ def machine(root: Path) -> Machine:
     return Machine(root=root, home=home, env=env)
 
 
-ROUTES = ["uv-checkout", "uv-wheel", "pipx-checkout", "pipx-wheel", "pip-wheel"]
+ROUTES = ["uv-checkout", "uv-wheel", "pipx-checkout", "pipx-wheel", "pip-wheel", "script-checkout"]
 
 
 @pytest.mark.parametrize("route", ROUTES)
 def test_install_route_then_kenning_install_then_see_it_work(route: str, tmp_path: Path, wheel_file: Path) -> None:
     how, what = route.split("-")
-    exe = tool(how) if how != "pip" else sys.executable
+    exe = tool(how) if how in ("uv", "pipx") else sys.executable
     if exe is None:
         pytest.skip(f"{how} is not installed (the dev extras bring it)")
     m = machine(tmp_path)
@@ -105,6 +106,9 @@ def test_install_route_then_kenning_install_then_see_it_work(route: str, tmp_pat
         step = f"{shlex.quote(exe)} tool install {shlex.quote(source)}"
     elif how == "pipx":
         step = f"{shlex.quote(exe)} install {shlex.quote(source)}"
+    elif how == "script":  # its options reach `kenning install`: Codex, found, is not set up
+        (m.home / ".codex").mkdir()
+        step = f"bash {shlex.quote(source)}/scripts/install.sh --agent claude-code --yes"
     else:  # a venv of the user's, its bin folder on PATH
         venv = m.home / "venv"
         step = f'{shlex.quote(sys.executable)} -m venv "$VENV" && "$VENV/bin/pip" install -q "$SOURCE"'
@@ -112,6 +116,8 @@ def test_install_route_then_kenning_install_then_see_it_work(route: str, tmp_pat
         m.env["PATH"] = f"{venv}/bin{os.pathsep}{m.env['PATH']}"
     r = m.sh(step, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+    if how == "script":
+        assert "Hooks for SessionStart" in r.stdout and not (m.home / ".codex" / "config.toml").exists(), r.stdout
     command = shutil.which("kenning", path=m.env["PATH"])
     assert command and command.startswith(str(m.home)), command
     try:
@@ -143,7 +149,9 @@ def test_install_route_then_kenning_install_then_see_it_work(route: str, tmp_pat
         r = m.sh("kenning uninstall")
         assert r.returncode == 0, r.stdout + r.stderr
         assert "Removed Kenning's hooks" in r.stdout
-        if how == "pip":
+        if how == "script":
+            assert "Removed the link" in r.stdout and shutil.which("kenning", path=m.env["PATH"]) is None
+        elif how == "pip":
             assert "command stays" not in r.stdout
         else:  # the tool installer's command stays until its own uninstall
             assert f"The `kenning` command stays: `{how} {'tool uninstall' if how == 'uv' else 'uninstall'} kenning`" \
