@@ -99,7 +99,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     ensure_token(paths)
     losses.prepare(paths)  # the count of lost captures, sized now so that a full disk cannot stop it
     failed: list[str] = []
-    if "claude-code" in targets and not _install_claude_code(paths, settings.skip_tools):
+    plugin = _plugin_sets_up_claude_code(args.agents)
+    if "claude-code" in targets and not plugin and not _install_claude_code(paths, settings.skip_tools):
         failed.append("claude-code")
     for p in problems:
         print(f"settings: {p}")
@@ -123,6 +124,19 @@ def cmd_install(args: argparse.Namespace) -> int:
     if waiting:
         print(f"{' and '.join(waiting)}: not on this machine yet; its sessions are remembered once it is installed.")
     return rc
+
+
+def _plugin_sets_up_claude_code(names: list[str] | None) -> bool:
+    """Plain ``install`` leaves Claude Code to the Kenning plugin when it is enabled (its hooks and MCP
+    server); ``--agent claude-code`` writes ours into settings.json all the same (the plugin's stand aside)."""
+    from kenning.integrations import claude_code
+
+    plugin = claude_code.plugin_enabled()
+    if names or not plugin:
+        return False
+    print(f"Claude Code: set up by the Kenning plugin ({plugin}): hooks and MCP server "
+          "(`kenning install --agent claude-code` writes them into settings.json instead).")
+    return True
 
 
 def _install_claude_code(paths: Paths, skip_tools: tuple[str, ...]) -> bool:

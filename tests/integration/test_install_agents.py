@@ -220,6 +220,10 @@ def test_doctor_judges_claude_code_by_what_was_set_up(machine: Machine) -> None:
     settings.write_text('{"enabledPlugins": {"kenning@kenning": true}}\n')
     check = claude_check()
     assert check["status"] == "ok" and "Kenning plugin (kenning@kenning)" in check["detail"], check
+    r = machine.kenning("install", "--no-start")  # Claude Code is found, and set up by the plugin
+    assert "Claude Code: set up by the Kenning plugin (kenning@kenning)" in r.stdout, r.stdout
+    assert json.loads(settings.read_text()) == {"enabledPlugins": {"kenning@kenning": True}}
+    assert not (machine.home / ".claude.json").exists()
     r = machine.kenning("install", "--no-start", "--agent", "claude-code")
     assert "The Kenning plugin (kenning@kenning) is enabled too: its hooks stand aside" in r.stdout, r.stdout
     assert machine.kenning("uninstall", "--agent", "codex").returncode == 0
