@@ -22,8 +22,8 @@ INSTALL_DESCRIPTION = (
     "this machine is set up (its command is on PATH or its config folder exists): Claude Code, Codex CLI, "
     "Gemini CLI, OpenCode. Cursor and GitHub Copilot CLI are set up only when named: Cursor already runs "
     "Claude Code's hooks, and Copilot's hooks are written into the repository you run this in. When none "
-    "is found, Claude Code is the one set up (and when the Kenning plugin for Claude Code is enabled, it is "
-    "left to the plugin). An agent named or chosen but not on this machine is said "
+    "is found, Claude Code is the one set up; with Kenning's Claude Code plugin enabled, Claude Code is "
+    "left to the plugin. An agent named or chosen but not on this machine is said "
     "first: on a terminal you are asked whether to set it up anyway (--yes answers yes); without a "
     "terminal (a script) install goes on, says so, and the hooks work once the agent is installed.")
 UNINSTALL_HELP = ("remove exactly the hooks and MCP server install added (every agent, or those named with "
