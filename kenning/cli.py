@@ -13,7 +13,7 @@ from kenning import daemon
 from kenning.commands import show
 from kenning.commands.args import count, seconds, undecodable
 from kenning.hook import client
-from kenning.paths import Paths, ensure_token
+from kenning.paths import Paths
 from kenning.settings import SPECS, load
 
 
@@ -31,119 +31,6 @@ def _worker_get(paths: Paths, path: str, timeout: float = 5.0) -> tuple[int, Any
 
 
 # ------------------------------------------------------------------------------ commands
-
-def cmd_install(args: argparse.Namespace) -> int:
-    from kenning.integrations import claude_code
-
-    paths = Paths()
-    paths.ensure()
-    settings, problems = load(paths, create=True)
-    ensure_token(paths)
-    from kenning import losses
-
-    losses.prepare(paths)  # the count of lost captures, sized now so that a full disk cannot stop it
-    try:
-        report = claude_code.install(paths, skip_tools=settings.skip_tools)
-    except (ValueError, UnicodeDecodeError) as e:
-        print(f"kenning: not installed: {e}", file=sys.stderr)
-        return 2
-    print(f"Hooks for {', '.join(report.events)} are in {report.path}"
-          + (" (unchanged)" if not report.changed else ""))
-    if report.backup:
-        print(f"Backup of the previous file: {report.backup}")
-    legacy = report.legacy_removed + (report.mcp.legacy_removed if report.mcp else [])
-    if legacy:
-        print(f"Removed what an install under this project's former name left: {', '.join(legacy)}")
-    if report.mcp is not None:
-        for p in report.mcp.problems:
-            print(f"kenning: {p}", file=sys.stderr)
-        if not report.mcp.problems:
-            print(f"MCP server 'kenning' (memory search tools) is registered in {report.mcp.path}"
-                  + (" (unchanged)" if not report.mcp.changed else ""))
-    for p in problems:
-        print(f"settings: {p}")
-    _install_other_agents(paths, getattr(args, "agents", None))
-    _offer_history(paths)
-    if args.no_start:
-        return 0
-    health = daemon.ensure(paths, wait=15.0)
-    if not health:
-        print(f"kenning: {daemon.not_started(paths)}", file=sys.stderr)
-        return 1
-    print(f"Worker running on 127.0.0.1:{health['port']} (pid {health['pid']}). "
-          "Start a new Claude Code session: it will be remembered.")
-    return 0
-
-
-def _install_other_agents(paths: Paths, names: list[str] | None) -> None:
-    """Codex, Gemini CLI, … : those found on this machine, or those named with --agent."""
-    from kenning.integrations import LABELS, agents
-
-    for r in agents.install(paths, agents.wanted(names)):
-        for p in r.problems:
-            print(f"kenning: {p}", file=sys.stderr)
-        if not r.problems:
-            print(f"{LABELS[r.agent]}: hooks for {', '.join(r.events)} are in {r.path}"
-                  + (" (unchanged)" if not r.changed else ""))
-        for note in r.notes:
-            print(f"{LABELS[r.agent]}: {note}")
-        if r.backup:
-            print(f"Backup of the previous file: {r.backup}")
-
-
-def _offer_history(paths: Paths) -> None:
-    """Say how many past sessions could be imported (``kenning import-history``)."""
-    from kenning.history.importer import pending_sessions
-    from kenning.integrations import LABELS
-
-    found = pending_sessions(paths)
-    if found:
-        per = ", ".join(f"{LABELS.get(a, a)} {n}" for a, n in sorted(found.items()))
-        print(f"Found {sum(found.values())} past session(s) not in memory yet ({per}): "
-              "`kenning import-history` imports them (`--dry-run` first shows what it would store).")
-
-
-def _uninstall_other_agents(paths: Paths) -> int:
-    from kenning.integrations import LABELS, agents
-
-    failed = 0
-    for r in agents.uninstall(paths):
-        for p in r.problems:
-            print(f"kenning: {p}", file=sys.stderr)
-            failed = 1
-        if r.changed:
-            print(f"Removed Kenning's {LABELS[r.agent]} hooks from {r.path}")
-    return failed
-
-
-def cmd_uninstall(args: argparse.Namespace) -> int:
-    from kenning.integrations import claude_code
-
-    paths = Paths()
-    report = claude_code.uninstall(paths)
-    for p in report.problems:
-        print(f"kenning: {p}", file=sys.stderr)
-    print(f"Removed Kenning's hooks from {report.path}" if report.changed else f"No Kenning hooks in {report.path}")
-    if report.mcp is not None:
-        for p in report.mcp.problems:
-            print(f"kenning: {p}", file=sys.stderr)
-        if report.mcp.changed:
-            print(f"Removed Kenning's MCP server from {report.mcp.path}")
-    if report.backup:
-        print(f"Backup of the previous file: {report.backup}")
-    others_failed = _uninstall_other_agents(paths)
-
-    from kenning.integrations import command_link
-
-    link = command_link.remove_link()
-    if link:
-        print(f"Removed the link {link}")
-    if not args.keep_worker:
-        daemon.stop(paths)
-        print("Worker stopped.")
-    print(f"Your memory stays in {paths.root}; delete that folder to erase it.")
-    return 1 if report.problems or others_failed else 0
-
 
 def cmd_worker(args: argparse.Namespace) -> int:
     paths = Paths()
@@ -346,18 +233,6 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-V", "--version", action=VersionAction)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)
-    s = sub.add_parser("install", help="add Kenning's hooks to Claude Code and start the worker")
-    s.add_argument("--no-start", action="store_true", help="do not start the worker")
-    from kenning.integrations.agents import OTHERS
-
-    s.add_argument("--agent", dest="agents", action="append", choices=[*OTHERS, "all"], metavar="AGENT",
-                   help="also set up this agent (repeatable: " + ", ".join(OTHERS) + ", all); "
-                        "default: those found on this machine")
-    s.set_defaults(func=cmd_install)
-    s = sub.add_parser("uninstall", help="remove exactly the hooks and MCP server install added, and the "
-                                         "~/.local/bin/kenning link; stop the worker")
-    s.add_argument("--keep-worker", action="store_true", help="leave the worker running")
-    s.set_defaults(func=cmd_uninstall)
     s = sub.add_parser("doctor", help="check the whole installation; each problem with its fix")
     s.add_argument("--clear-losses", action="store_true",
                    help="forget the count of captures that could not be saved (after reading it)")

@@ -51,14 +51,21 @@ def run_checks(paths: Paths) -> list[Check]:
 
     handlers = claude_code.installed_handlers()
     missing = [e for e in claude_code.EVENTS if e not in handlers]
-    if not handlers:
+    from kenning.integrations import agents
+
+    plugin = claude_code.plugin_enabled()
+    if not handlers and plugin:
+        out.append(("ok", "Claude Code hooks", f"from the Kenning plugin ({plugin}), which runs the `kenning` "
+                                               "command on PATH"))
+    elif not handlers and agents.installed_commands():  # set up for other agents only (install --agent)
+        out.append(("ok", "Claude Code hooks", "not set up (other agents are): `kenning install --agent "
+                                               "claude-code` sets them up"))
+    elif not handlers:
         out.append(("FAIL", "Claude Code hooks", f"none in {claude_code.settings_path()}: run `kenning install`"))
     elif missing:
         out.append(("FAIL", "Claude Code hooks", f"missing for {', '.join(missing)}: run `kenning install`"))
     else:
         out.append(("ok", "Claude Code hooks", f"{len(handlers)} events in {claude_code.settings_path()}"))
-    from kenning.integrations import agents
-
     out.extend(agents.checks())
     legacy = claude_code.legacy_entries()
     if legacy:

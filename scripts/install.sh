@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install Kenning for this user: a private venv, the `kenning` command linked into ~/.local/bin,
-# the hooks and MCP server in Claude Code, the worker running. Re-running it upgrades in place.
+# `kenning install` (the hooks of the agents on this machine, the MCP server in Claude Code, the
+# worker running). Re-running it upgrades in place.
 #   bash scripts/install.sh --with anthropic,embeddings   also add optional parts (`kenning extras list`)
+#   bash scripts/install.sh --agent codex --yes           passed on to `kenning install` (`kenning install --help`)
 # Undo with: kenning uninstall (then delete the venv).
 set -euo pipefail
 SRC="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,11 +11,15 @@ VENV="${KENNING_VENV:-$HOME/.local/share/kenning/venv}"
 BIN_DIR="$HOME/.local/bin"
 PYTHON="${PYTHON:-python3}"
 WITH=""
+INSTALL_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --with) WITH="${2:?--with needs a list, e.g. --with anthropic,embeddings}"; shift 2 ;;
     --with=*) WITH="${1#--with=}"; shift ;;
-    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --agent) INSTALL_ARGS+=(--agent "${2:?--agent needs a name, e.g. --agent codex}"); shift 2 ;;
+    --agent=*) INSTALL_ARGS+=("$1"); shift ;;
+    -y|--yes) INSTALL_ARGS+=(--yes); shift ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -67,8 +73,8 @@ esac
 
 # A worker already running holds the code it started with: stop it, `install` starts the new one.
 "$VENV/bin/kenning" worker stop >/dev/null 2>&1 || true
-"$VENV/bin/kenning" install
+"$VENV/bin/kenning" install ${INSTALL_ARGS[@]+"${INSTALL_ARGS[@]}"}
 "$VENV/bin/kenning" doctor || true
 echo
 echo "Kenning is installed: $target"
-echo "Your next Claude Code session in any project is remembered. Try: kenning demo"
+echo "Try: kenning demo"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from importlib import import_module
 
-MODULES: list[str] = ["extras", "memory", "mcp", "repair", "search", "stats", "supersede", "pin", "viewer",
+MODULES: list[str] = ["install", "extras", "memory", "mcp", "repair", "search", "stats", "supersede", "pin", "viewer",
                      "history"]
 
 

@@ -22,6 +22,7 @@ Memory stays bounded: files are streamed line by line and rows are written in ba
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -84,8 +85,11 @@ def discover(agents: tuple[str, ...] = READERS, roots: dict[str, str] | None = N
 
 
 def pending_sessions(paths: Paths, roots: dict[str, str] | None = None) -> dict[str, int]:
-    """Past sessions per agent that were never imported (for ``kenning install``'s offer)."""
+    """Past sessions per agent that are not in memory yet (for ``kenning install``'s offer): neither
+    imported (their file is in ``history_imports``) nor captured live by the hooks (a session of that
+    agent with that id is stored; ``kenning import-history`` leaves those alone too)."""
     done: set[str] = set()
+    stored: set[tuple[str, str]] = set()
     if os.path.exists(paths.db):
         from kenning.store.db import connect
 
@@ -93,15 +97,43 @@ def pending_sessions(paths: Paths, roots: dict[str, str] | None = None) -> dict[
             conn = connect(paths.db, readonly=True)
             try:
                 done = {r[0] for r in conn.execute("SELECT path FROM history_imports")}
+                marks = ",".join("?" * len(READERS))
+                stored = {(r[0], r[1]) for r in conn.execute(
+                    f"SELECT platform, agent_session_id FROM sessions WHERE platform IN ({marks})", READERS)}
             finally:
                 conn.close()
         except sqlite3.Error:
-            done = set()
+            done, stored = set(), set()
     out: dict[str, int] = {}
     for f in discover(roots=roots):
-        if f.path not in done:
+        if f.path not in done and (f.agent, session_id(f)) not in stored:
             out[f.agent] = out.get(f.agent, 0) + 1
     return out
+
+
+_ROLLOUT_ID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+_META_BYTES = 1024 * 1024  # a rollout's first line (session_meta) carries the instructions: it can be long
+
+
+def session_id(f: SessionFile) -> str:
+    """The id the agent's hooks send for a past session: a Claude Code transcript is named by it
+    (``<id>.jsonl``), a Codex rollout ends with it (``rollout-<time>-<id>.jsonl``; else its
+    ``session_meta`` line says it)."""
+    name = os.path.basename(f.path)
+    if f.agent == "claude-code":
+        return name[:-len(".jsonl")]
+    m = _ROLLOUT_ID.search(name)
+    if m:
+        return m.group(1)
+    from kenning.history import source
+
+    try:
+        with source.open_regular(f.path) as fh:
+            rec = source.parse(fh.readline(_META_BYTES))
+    except (source.Unreadable, OSError):
+        return ""
+    meta = rec.get("payload") if isinstance(rec, dict) and rec.get("type") == "session_meta" else None
+    return str(meta.get("id") or meta.get("session_id") or "") if isinstance(meta, dict) else ""
 
 
 def run(paths: Paths, settings: Settings, *, agents: tuple[str, ...] = READERS, since: float | None = None,

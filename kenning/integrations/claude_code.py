@@ -333,6 +333,19 @@ def installed_handlers() -> dict[str, list[str]]:
     return out
 
 
+def plugin_enabled() -> str | None:
+    """The id of Kenning's Claude Code plugin (``kenning@<marketplace>``) when settings.json enables it."""
+    try:
+        current, _raw = _load(settings_path())
+    except (ValueError, UnicodeDecodeError, OSError):
+        return None
+    enabled = current.get("enabledPlugins")
+    for key, on in enabled.items() if isinstance(enabled, dict) else ():
+        if isinstance(key, str) and key.startswith("kenning@") and on is True:
+            return key
+    return None
+
+
 def _hook_handlers(current: dict[str, Any]) -> list[tuple[str, Any]]:
     hooks = current.get("hooks")
     out: list[tuple[str, Any]] = []
@@ -456,7 +469,9 @@ def install_mcp(paths: Paths, *, python: str | None = None, hook_packages: froze
     if not os.path.exists(_mcp_state_file(paths)):
         # Remember what uninstall must restore: whether the key and the file existed at all.
         paths.ensure()
-        write_private(_mcp_state_file(paths), json.dumps({"had_file": raw is not None,
+        # and the file's bytes, given back when nothing else changed in it (byte for byte).
+        original = None if raw is None else raw.decode("utf-8", "surrogateescape")
+        write_private(_mcp_state_file(paths), json.dumps({"had_file": raw is not None, "original": original,
                                                           "had_key": "mcpServers" in current}).encode())
     kept = {k: v for k, v in servers.items() if k not in legacy}
     new = {**current, "mcpServers": {**kept, MCP_SERVER_NAME: entry}}
@@ -498,10 +513,22 @@ def uninstall_mcp(paths: Paths) -> Report:
         os.unlink(path)  # install created the file and it holds nothing else: no backup needed
     else:
         report.backup = backup(path, raw)
-        _write(path, new)
+        write_bytes(path, _mcp_original(state, new) or _dump(new))
     report.changed = True
     _forget_mcp_state(paths)
     return report
+
+
+def _mcp_original(state: dict[str, Any], new: dict[str, Any]) -> bytes | None:
+    """The file's bytes before install when what remains means the same (Claude Code has not changed it)."""
+    text = state.get("original")
+    if not isinstance(text, str):
+        return None
+    old = text.encode("utf-8", "surrogateescape")
+    try:
+        return old if _parse(old) == new else None
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 def _forget_mcp_state(paths: Paths) -> None:

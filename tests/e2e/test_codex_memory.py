@@ -50,7 +50,7 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
     with FakeResponses(script=script_by_prompt({"calc.py": session1, "last time": [[text("Noted.")]]})) as fake:
         config = write_codex_config(home, fake.base_url)
         before = config.read_bytes()
-        installed = kenning_cli(env, "install", "--no-start", "--agent", "codex")
+        installed = kenning_cli(env, "install", "--no-start", "--agent", "codex", "--agent", "claude-code")
         assert installed.returncode == 0, installed.stderr
         assert "Codex CLI: hooks for" in installed.stdout
         assert b"trusted_hash" in config.read_bytes()

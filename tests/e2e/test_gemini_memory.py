@@ -45,7 +45,7 @@ def test_gemini_sessions_remember_and_claude_code_is_told(gemini_bin: str, tmp_p
     calc = project / "calc.py"
     settings = write_gemini_settings(home)
     before = json.loads(settings.read_text())
-    installed = kenning_cli(env, "install", "--no-start", "--agent", "gemini")
+    installed = kenning_cli(env, "install", "--no-start", "--agent", "gemini", "--agent", "claude-code")
     assert installed.returncode == 0, installed.stderr
     assert "Gemini CLI: hooks for" in installed.stdout
 

@@ -216,3 +216,43 @@ def test_copilot_hook_file_per_repository(paths: Paths, tmp_path: Path, monkeypa
     copilot.uninstall(paths)
     assert not hook_file.exists() and not (repo / ".github" / "hooks").exists()
     assert (repo / ".github" / "workflows.yml").read_text() == "on: push\n"
+
+
+# ------------------------------------------------------------------- which agents, Claude Code's MCP
+
+def test_wanted_names_exactly_and_auto_detects_only_what_is_found(paths: Paths, monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    from kenning.integrations import agents
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    assert agents.wanted(None) == []
+    assert agents.wanted(["codex", "codex", "cursor"]) == ["codex", "cursor"]
+    assert agents.wanted(["all"]) == list(agents.ALL)
+    (tmp_path / "home" / ".codex").mkdir()
+    (tmp_path / "home" / ".cursor").mkdir()  # found, but only set up when named
+    bin_dir = tmp_path / "empty-bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\n")
+    (bin_dir / "claude").chmod(0o755)
+    assert agents.wanted(None) == ["claude-code", "codex"]
+    assert agents.found("cursor") and not agents.found("gemini")
+    assert agents.where_looked("gemini") == "no `gemini` command on PATH and no ~/.gemini folder"
+
+
+def test_claude_code_mcp_entry_removed_gives_claude_json_back_byte_for_byte(paths: Paths) -> None:
+    from kenning.integrations import claude_code
+
+    path = Path(claude_code.claude_json_path())
+    text = '{\n  "numStartups": 3,\n  "mcpServers": {}\n}'  # Claude Code's formatting: no newline at the end
+    path.write_text(text)
+    assert claude_code.install_mcp(paths).changed
+    assert json.loads(path.read_text())["mcpServers"]["kenning"]["args"][-2:] == ["kenning", "mcp"]
+    assert claude_code.uninstall_mcp(paths).changed
+    assert path.read_text() == text
+    # Claude Code rewrote it meanwhile: its version stays, minus our entry.
+    claude_code.install_mcp(paths)
+    data = json.loads(path.read_text())
+    data["numStartups"] = 4
+    path.write_text(json.dumps(data))
+    claude_code.uninstall_mcp(paths)
+    assert json.loads(path.read_text()) == {"numStartups": 4, "mcpServers": {}}
