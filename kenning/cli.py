@@ -264,6 +264,8 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
     print(f"queue      {st['spool_depth']} in spool, {c.get('pending_events', 0)} events waiting for the observer"
           + (f", {st['spool_corrupt']} quarantined" if st["spool_corrupt"] else ""))
+    if st.get("observer_trouble"):  # events wait for an observer that cannot work: why, and the fix
+        print(f"observer   {st['observer_trouble']['line']}")
     for p in st.get("projects", [])[:10]:
         print(f"project    {p.get('name') or p['project']}: {p['observations']} observations")
     if (health or {}).get("db_replaced"):

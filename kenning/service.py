@@ -16,6 +16,7 @@ from typing import Any
 from kenning import spool
 from kenning.context.cache import SelectionCache
 from kenning.context.session_start import context_text
+from kenning.observer import trouble
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.records import text_tokens
@@ -118,6 +119,8 @@ class Memory:
                     health.note_damage(self.paths.db, out["db_error"])
             out["db_bytes"] = sum(os.path.getsize(p) for p in (self.paths.db, self.paths.db + "-wal")
                                   if os.path.exists(p))
+            waiting = int(out["counts"].get("pending_events", 0)) + int(out["spool_depth"])
+            out["observer_trouble"] = trouble.summary(self.paths, waiting)  # None: the observer works
         except sqlite3.Error as e:
             from kenning.store import health
 
