@@ -414,7 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that work whatever the file at the database path is: they report on it, or never open it.
-WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp", "extras"}
+WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp", "extras", "completion"}
 # Arguments that name files: any bytes the file system allows. Every other argument is text
 # that gets stored, searched or printed, so it must be UTF-8.
 PATH_ARGS = ("cwd", "file", "output")

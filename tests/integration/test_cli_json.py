@@ -18,6 +18,7 @@ DATA = {"context", "doctor", "extras", "extras list", "forget", "pin", "restore"
         "stats", "status", "supersede", "timeline", "unarchive", "unpin"}
 # Commands that act rather than report, or whose output is a format of its own already.
 NOT_DATA = {
+    "completion": "prints a shell script",
     "demo": "a guided story for a person to read",
     "export": "writes JSON Lines already",
     "extras add": "runs pip",
