@@ -219,7 +219,9 @@ function onStatus(s) {
 // the worker's one line, shown as text until the observer works again.
 function showWaiting(line) {
   $('#waiting').hidden = !line;
-  $('#waiting-what').textContent = line || '';
+  // `command` in the worker's words is a command to run: shown as code (as text, never as markup)
+  const parts = (line || '').split('`');
+  $('#waiting-what').replaceChildren(...parts.map((part, i) => (i % 2 ? h('code', {}, part) : part)));
 }
 
 function onItem(item) {
