@@ -75,19 +75,21 @@ def _where(rec: dict[str, Any]) -> str:
     return f"{label} at {endpoint}" if endpoint else label
 
 
-def reason(rec: dict[str, Any], now: float) -> tuple[str, str, str]:
-    """(why the observer cannot work, when what waits will be processed, the fix), in plain words."""
+def reason(rec: dict[str, Any], now: float, *, doctor: bool = True) -> tuple[str, str, str]:
+    """(why the observer cannot work, when what waits will be processed, the fix), in plain words;
+    ``doctor``: the fix may point to `kenning doctor` (not in doctor's own lines)."""
     kind = rec.get("kind")
+    check = DOCTOR if doctor else ""
     where = _where(rec)
     cause = str(rec.get("cause") or "")
     paren = f" ({cause})" if cause else ""
     retry = float(rec.get("retry_at") or 0) - now
     later = f" (next try in {_duration(retry)})" if retry > 1 else ""
     if kind == "unreachable":
-        return f"{where} is unreachable{paren}", "when it answers", DOCTOR
+        return f"{where} is unreachable{paren}", "when it answers", check
     if kind == "quota":
         return (f"{where} refuses calls for now: rate limit or quota{paren}", f"once it takes calls again{later}",
-                f"Check the account's limits and credit; {DOCTOR}")
+                f"Check the account's limits and credit{'; ' + check if check else '.'}")
     if kind == "auth":
         var = str(rec.get("key_var") or "")
         fix = (f"Set a valid key in {var} where the worker starts, then run `kenning worker restart`." if var
@@ -97,10 +99,10 @@ def reason(rec: dict[str, Any], now: float) -> tuple[str, str, str]:
         return (f"{where} refuses the observer's requests{paren}",
                 "after a few retries, by the offline rules observer if the model still refuses",
                 "`kenning worker logs` shows the error.")
-    return f"{where} is failing{paren}", f"when it recovers{later}", DOCTOR
+    return f"{where} is failing{paren}", f"when it recovers{later}", check
 
 
-def line(rec: dict[str, Any] | None, waiting: int, now: float, *, here: str = "") -> str:
+def line(rec: dict[str, Any] | None, waiting: int, now: float, *, here: str = "", doctor: bool = True) -> str:
     """One line for the user: how many events wait, why, and the fix ("" when there is no trouble).
 
     ``waiting``: events captured but not yet turned into memory; ``here``: whose (" of this project")."""
@@ -111,12 +113,12 @@ def line(rec: dict[str, Any] | None, waiting: int, now: float, *, here: str = ""
         return (f"{BUDGET_SPENT} (daily_token_budget {budget:,}): until "
                 "midnight, notes come from the offline rules observer and are thinner; raise the setting "
                 "(KENNING_DAILY_TOKEN_BUDGET, or in the viewer's Settings) to go on with the model.")
-    why, when, fix = reason(rec, now)
+    why, when, fix = reason(rec, now, doctor=doctor)
     if waiting > 0:
         events = f"1 event{here} waits" if waiting == 1 else f"{waiting} events{here} wait"
-        return f"{events} for the observer: {why}; they will be turned into memory {when}. {fix}"
+        return f"{events} for the observer: {why}; they will be turned into memory {when}. {fix}".rstrip()
     return (f"Kenning's observer cannot work now: {why}; what is captured waits, and will be turned into memory "
-            f"{when}. {fix}")
+            f"{when}. {fix}").rstrip()
 
 
 def _duration(seconds: float) -> str:

@@ -97,6 +97,10 @@ def test_an_unreachable_observer_api_is_told_in_context_status_and_viewer(home: 
 
     meta = viewer_meta(home)
     assert "unreachable (connection refused)" in meta["waiting"], meta
+    doctor = json.loads(home.kenning("doctor", "--json").stdout)
+    waits = [c for c in doctor if c["check"] == "observer waits"]
+    assert len(waits) == 1 and waits[0]["status"] == "warn", doctor
+    assert "unreachable (connection refused)" in waits[0]["detail"] and "kenning doctor" not in waits[0]["detail"]
 
     # A restarted worker (a reboot) keeps saying it until its own first call answers: the SessionStart
     # hook that finds no worker starts one, and the context it gets is still the truth.
@@ -127,7 +131,7 @@ def test_a_refused_key_or_a_rate_limit_is_told_with_its_fix(home: Home, anthropi
     for w in words:
         assert w in text, text
     assert KEY not in text
-    assert all(w in home.kenning("status").stdout for w in words[:1])
+    assert words[0] in home.kenning("status").stdout and words[0] in home.kenning("doctor").stdout
     assert words[0] in viewer_meta(home)["waiting"]
 
 
