@@ -101,6 +101,9 @@ class Memory:
         """Counts, queue depths and database health."""
         out: dict[str, Any] = {"data_dir": self.paths.root, "spool_depth": spool.depth(self.paths),
                                "spool_corrupt": spool.corrupt_count(self.paths), "db": self.paths.db}
+        # Why events wait for an observer that cannot work (None: it works); counted again below with the
+        # events already in the database.
+        out["observer_trouble"] = trouble.summary(self.paths, out["spool_depth"])
         if not os.path.exists(self.paths.db):
             out.update(db_ok=False, db_error="database not created yet (the worker creates it)")
             return out
