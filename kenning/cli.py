@@ -104,20 +104,26 @@ def cmd_context(args: argparse.Namespace) -> int:
     query = f"project={quote(args.project)}" if args.project else f"cwd={quote(os.fsencode(cwd))}"
     res = _worker_get(paths, f"/api/context?{query}") if daemon.running(paths) else None
     if res and res[0] == 200 and isinstance(res[1], dict):
-        text = res[1].get("context", "")
+        body = res[1]
     else:
         from kenning.service import Memory
         from kenning.store.projects import AmbiguousProject
 
         settings, _ = load(paths)
         try:
-            text = Memory(paths, settings).context(cwd, project=args.project or "")["context"]
+            body = Memory(paths, settings).context(cwd, project=args.project or "")
         except AmbiguousProject as e:  # the candidates, with their paths and sessions: pick one by its path
             raise SystemExit(f"kenning: {e}") from None
+    from kenning.records import text_tokens
+
+    text = str(body.get("context", ""))
+    if args.json:
+        print(json.dumps({"project": body.get("project"), "key": body.get("key"),
+                          "excluded": bool(body.get("excluded")), "context": text, "chars": len(text),
+                          "tokens": text_tokens(text)}, indent=2, ensure_ascii=False))
+        return 0
     print(text)
     if args.stats:
-        from kenning.records import text_tokens
-
         print(f"\n[{len(text)} characters, ~{text_tokens(text)} tokens]", file=sys.stderr)
     return 0
 
@@ -151,6 +157,8 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"{c.get('sessions', 0)} sessions, {c.get('user_prompts', 0)} prompts")
     print(f"queue      {st['spool_depth']} in spool, {c.get('pending_events', 0)} events waiting for the observer"
           + (f", {st['spool_corrupt']} quarantined" if st["spool_corrupt"] else ""))
+    if st.get("observer_trouble"):  # events wait for an observer that cannot work: why, and the fix
+        print(f"observer   {st['observer_trouble']['line']}")
     for p in st.get("projects", [])[:10]:
         print(f"project    {p.get('name') or p['project']}: {p['observations']} observations")
     if (health or {}).get("db_replaced"):
@@ -218,6 +226,11 @@ def cmd_settings(args: argparse.Namespace) -> int:
         return 0
     paths = Paths()
     settings, problems = load(paths, create=True)
+    if args.json:
+        values = settings.as_dict()
+        print(json.dumps({"settings": {name: values[name] for name in SPECS}, "problems": problems}, indent=2,
+                         ensure_ascii=False))
+        return 0
     for name, spec in SPECS.items():
         print(f"{name} = {json.dumps(settings.as_dict()[name])}    # {spec.help}")
     for p in problems:
@@ -254,6 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--cwd", help="project directory (default: current)")
     g.add_argument("--project", help="project name instead of a directory (e.g. kenning-demo)")
     s.add_argument("--stats", action="store_true", help="also print its size")
+    s.add_argument("--json", action="store_true",
+                   help="print {project, key, excluded, context, chars, tokens} as JSON instead")
     s.set_defaults(func=cmd_context)
     show.register(sub)
     s = sub.add_parser("demo", help="replay a bundled coding story into your memory (project kenning-demo) "
@@ -261,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
     s = sub.add_parser("settings", help="list every setting with its effective value")
     s.add_argument("--markdown", action="store_true", help="print the documentation table instead")
+    s.add_argument("--json", action="store_true", help="print {settings: {name: value}, problems: [...]} as JSON")
     s.set_defaults(func=cmd_settings)
     s = sub.add_parser("hook", help="(run by the agent, not by you) handle one hook event read from stdin")
     s.add_argument("agent", help="the agent sending the event (claude-code, codex, gemini, …)")
@@ -273,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that work whatever the file at the database path is: they report on it, or never open it.
-WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp", "extras"}
+WITHOUT_DB = {"doctor", "uninstall", "settings", "mcp", "extras", "completion"}
 # Arguments that name files: any bytes the file system allows. Every other argument is text
 # that gets stored, searched or printed, so it must be UTF-8.
 PATH_ARGS = ("cwd", "file", "output")

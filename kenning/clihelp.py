@@ -18,7 +18,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "Start here": ("demo", "doctor", "install", "open", "status"),
     "Memory": ("forget", "pin", "restore", "show", "supersede", "unarchive", "unpin"),
     "Search and context": ("context", "reindex", "search", "stats", "timeline"),
-    "Agents and install": ("extras", "hook", "mcp", "uninstall"),
+    "Agents and install": ("completion", "extras", "hook", "mcp", "uninstall"),
     "Worker and health": ("repair", "settings", "worker"),
     "Import/export": ("export", "import", "import-history"),
 }

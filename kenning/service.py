@@ -16,6 +16,7 @@ from typing import Any
 from kenning import spool
 from kenning.context.cache import SelectionCache
 from kenning.context.session_start import context_text
+from kenning.observer import trouble
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.records import text_tokens
@@ -100,6 +101,9 @@ class Memory:
         """Counts, queue depths and database health."""
         out: dict[str, Any] = {"data_dir": self.paths.root, "spool_depth": spool.depth(self.paths),
                                "spool_corrupt": spool.corrupt_count(self.paths), "db": self.paths.db}
+        # Why events wait for an observer that cannot work (None: it works); counted again below with the
+        # events already in the database.
+        out["observer_trouble"] = trouble.summary(self.paths, out["spool_depth"])
         if not os.path.exists(self.paths.db):
             out.update(db_ok=False, db_error="database not created yet (the worker creates it)")
             return out
@@ -118,6 +122,8 @@ class Memory:
                     health.note_damage(self.paths.db, out["db_error"])
             out["db_bytes"] = sum(os.path.getsize(p) for p in (self.paths.db, self.paths.db + "-wal")
                                   if os.path.exists(p))
+            waiting = int(out["counts"].get("pending_events", 0)) + int(out["spool_depth"])
+            out["observer_trouble"] = trouble.summary(self.paths, waiting)  # None: the observer works
         except sqlite3.Error as e:
             from kenning.store import health
 

@@ -9,6 +9,7 @@ No package index name is typed by the user, so no look-alike package can come in
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -64,8 +65,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Optional parts of Kenning, installed into the environment this kenning "
                                    "runs in, exactly as Kenning's own metadata declares them.")
     s.set_defaults(func=cmd_extras, names=[], quiet=False)
+    s.add_argument("--json", action="store_true", help="print them as a JSON list of {name, installed, packages, help}")
     actions = s.add_subparsers(dest="action")
-    actions.add_parser("list", help="each extra, whether it is installed, what it is for")
+    listing = actions.add_parser("list", help="each extra, whether it is installed, what it is for")
+    listing.add_argument("--json", action="store_true", default=argparse.SUPPRESS,  # (the parent's, if not given here)
+                         help="print them as a JSON list of {name, installed, packages, help}")
     add = actions.add_parser("add", help="install extras into this installation (then restart the worker)")
     add.add_argument("names", nargs="*", metavar="EXTRA", help="extras to add, e.g. anthropic or anthropic,embeddings")
     add.add_argument("-q", "--quiet", action="store_true", help="pass -q to pip")
@@ -78,10 +82,13 @@ def cmd_extras(args: argparse.Namespace) -> int:
               "(bash scripts/install.sh)", file=sys.stderr)
         return 2
     if args.action in (None, "list"):
-        for name, reqs in extras.items():
-            if name in HELP:
-                state = "installed" if _installed(name, reqs) else "not installed"
-                print(f"{name:<22} {state:<14} {HELP[name]}")
+        rows = [{"name": name, "installed": _installed(name, reqs), "packages": reqs, "help": HELP[name]}
+                for name, reqs in extras.items() if name in HELP]
+        if getattr(args, "json", False):
+            print(json.dumps(rows, indent=2))
+            return 0
+        for r in rows:
+            print(f"{r['name']:<22} {'installed' if r['installed'] else 'not installed':<14} {r['help']}")
         return 0
     names = [n.strip() for raw in args.names for n in raw.split(",") if n.strip()]
     if not names:

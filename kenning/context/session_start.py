@@ -17,6 +17,7 @@ import time
 
 from kenning.context.fence import CLOSE, OPEN, neutralise, wrap
 from kenning.context.index import Layout, Selection
+from kenning.observer import trouble
 from kenning.observer.modes import load_mode, type_icons
 from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
@@ -58,6 +59,7 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
     from kenning.store.identity import ForeignDatabase, not_a_database, verify
 
     key = ""
+    waiting = ""  # why captured events are not memory yet (kenning.observer.trouble), when they are not
     if not os.path.exists(paths.db):
         text = empty_note(name, saving=health.writable_dir(paths.root) if os.path.isdir(paths.root) else True)
     else:
@@ -74,8 +76,9 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
                     conn.execute("PRAGMA busy_timeout = 1000")
                 verify(conn, paths.db)
                 key = key_of(conn)
+                waiting = waiting_note(conn, paths, key, now)
                 text = build(conn, settings, key, now=now, modes_dir=paths.modes, name=name,
-                             agent=agent, cache=cache)
+                             agent=agent, cache=cache, waiting=waiting)
                 ok = True
             except ForeignDatabase:
                 raise  # the caller tells the user: "no memory of this project yet" would be untrue
@@ -87,6 +90,8 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
                 else:
                     conn.close()
     notes = status_notes(paths, now)
+    if waiting and neutralise(waiting) not in text and not waiting.startswith(trouble.BUDGET_SPENT):
+        notes.insert(0, waiting)  # (a spent budget: the index's own footer says it)
     damage = health.noted_damage(paths.db) if key else ""
     if damage:  # found by another process (the worker's integrity check): what was read may be incomplete
         notes.insert(0, damage_note(damage))
@@ -110,10 +115,29 @@ def damage_note(message: str) -> str:
             "saved until it is repaired (the spool keeps every event).")
 
 
-def empty_note(project: str, *, saving: bool = True) -> str:
+def empty_note(project: str, *, saving: bool = True, waiting: str = "") -> str:
+    """No memory of ``project``; ``waiting``: why what was captured is not memory yet (then that, not
+    the promise that this session will be remembered)."""
+    if waiting:
+        return f"{OPEN}Kenning has no memory of project {neutralise(project)} yet. {neutralise(waiting)}{CLOSE}"
     then = ("what happens in this session will be remembered." if saving
             else "nothing can be saved either (see below).")
     return f"{OPEN}Kenning has no memory of project {neutralise(project)} yet; {then}{CLOSE}"
+
+
+def waiting_note(conn: sqlite3.Connection, paths: Paths, key: str, now: float | None = None) -> str:
+    """One line when the observer is in trouble (unreachable, quota, auth, budget): how many of the
+    project's events wait, why, and the fix; "" otherwise (the usual case costs one failed ``open``)."""
+    rec = trouble.read(paths)
+    if rec is None:
+        return ""
+    try:
+        waiting = int(conn.execute(
+            "SELECT COUNT(*) FROM events WHERE status = 'pending' AND session_id IN "
+            "(SELECT id FROM sessions WHERE project = ?)", (key,)).fetchone()[0]) if key else 0
+    except sqlite3.Error:
+        waiting = 0
+    return trouble.line(rec, waiting, time.time() if now is None else now, here=" of this project")
 
 
 def unavailable_note(project: str, message: str) -> str:
@@ -160,7 +184,7 @@ def free_bytes(path: str) -> int | None:
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
           modes_dir: str | None = None, name: str = "", agent: str = "claude-code",
-          cache: SelectionCache | None = None) -> str:
+          cache: SelectionCache | None = None, waiting: str = "") -> str:
     """Render the index for the project keyed ``project`` from an open connection.
 
     ``name`` is what to call it when the database does not know it (yet). Rows recorded by another
@@ -170,7 +194,7 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     title = display(conn, project, name)
     sel = Selection(conn, settings, project, now) if cache is None else cache.selection(conn, settings, project, now)
     if sel.empty:
-        return empty_note(title)
+        return empty_note(title, waiting=waiting)
     icons = type_icons(load_mode(settings.mode, modes_dir))
     footer = budget_note(conn, settings, now)
 

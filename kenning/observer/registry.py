@@ -55,5 +55,6 @@ def choose(settings: Settings, *, paths: Paths | None = None,
                     max_concurrent=settings.max_concurrent_conversations, idle_timeout_s=settings.idle_timeout_s,
                     max_conversation_chars=settings.max_conversation_chars,
                     max_output_tokens=settings.max_output_tokens, daily_token_budget=settings.daily_token_budget,
-                    prompt_wait_s=settings.turn_idle_seconds)
+                    prompt_wait_s=settings.turn_idle_seconds, endpoint=settings.base_url,
+                    key_var=providers.api_key(provider.name, settings, os.environ if env is None else env)[1])
     return LLMObserver(provider, config, load_mode(settings.mode, paths.modes), fallback=rules), why

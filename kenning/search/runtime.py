@@ -144,6 +144,8 @@ class SearchRuntime:
             return ""
         if state == "failed":
             return f"the embedding model is unavailable: {self.semantic.detail}"
+        if state == "off":
+            return str(self.semantic.detail)
         return "the embedding model is still loading"
 
     def timeline(self, **kw: Any) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class Semantic:
     def __init__(self, paths: Paths, settings: Any, embedder: embedders.Embedder | None = None) -> None:
         self.paths = paths
         self.embedder = embedder or embedders.make(settings, paths.root)
-        self.state = "starting"   # starting | loading | indexing | ready | failed | stopped
+        self.state = "starting"   # starting | loading | indexing | ready | failed | stopped | off
         self.detail = ""
         self.embedded_total = 0
         self.missing = -1
@@ -71,6 +71,13 @@ class Semantic:
 
     # ----------------------------------------------------------------------- control
     def start(self) -> None:
+        if self.embedder.backend == "none":
+            # `auto` found no back-end installed: keyword search, as doctor says in green. Nothing to
+            # warn about, and nothing to retry (the back-end is chosen once, at start).
+            self.state, self.detail = "off", ("embeddings are off: no embedding back-end is installed "
+                                                 "(`kenning extras add embeddings` adds one); search uses keywords")
+            log.info("%s", self.detail)
+            return
         missing = embedders.missing_package(self.embedder.backend)
         if missing:  # say so at once (no "starting" for a back-end that cannot load)
             self.state, self.detail = "failed", f"{missing} is not installed for {self.embedder.backend} " \
@@ -109,7 +116,7 @@ class Semantic:
         """For tests and reindex: wait until loaded and nothing is left to embed (or failure)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.state in ("ready", "failed", "stopped"):
+            if self.state in ("ready", "failed", "stopped", "off"):
                 return self.state == "ready"
             time.sleep(0.05)
         return False

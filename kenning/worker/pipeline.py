@@ -92,6 +92,9 @@ class Pipeline:
         # Spool files whose rows are committed but not yet durable in the database file, oldest first.
         self._unsettled: dict[str, float] = {}
         self.wake: Callable[[], None] = lambda: None  # set by PipelineThread: asks for a cycle
+        # Why the observer does not work now, as last written to the data dir (kenning.observer.trouble).
+        self._trouble: dict[str, Any] | None = {"kind": "unknown"}  # not known: written at the first cycle
+        self._carry_trouble()
         bind = getattr(observer, "bind", None)
         if callable(bind):
             # spent_today reads with this (the pipeline's) connection: it is only called from observe().
@@ -339,7 +342,43 @@ class Pipeline:
         maintain = getattr(self.observer, "maintain", None)
         if maintain is not None:
             maintain(now)
+        self.note_trouble()
         return stored
+
+    def _carry_trouble(self) -> None:
+        """A worker started on the same model as the one that met trouble (a reboot, a restart) keeps
+        saying so until its own first call answers or fails: else the first session after a restart
+        would hear "no memory yet" while the events still wait. Nothing waiting: nothing to carry."""
+        from kenning.observer import trouble
+
+        carry = getattr(self.observer, "carry", None)
+        prior = trouble.read(self.paths)
+        if prior is None or not callable(carry):
+            return
+        try:
+            waiting = repo.pending_count(self.conn) + spool.depth(self.paths)
+        except sqlite3.Error:
+            return
+        if waiting and carry(prior):
+            self._trouble = prior
+
+    def note_trouble(self) -> None:
+        """Write (or remove) the observer's trouble where the context, status and the viewer read it."""
+        from kenning.observer import trouble
+
+        current = getattr(self.observer, "trouble", None)
+        rec = current() if callable(current) else None
+        if rec == self._trouble:
+            return
+        try:
+            if rec is None:
+                trouble.clear(self.paths)
+            else:
+                trouble.write(self.paths, rec)
+        except OSError as e:  # a full disk: the surfaces then say less, nothing else is affected
+            log.warning("could not record the observer's state: %s", e)
+            return
+        self._trouble = rec
 
     def close(self) -> None:
         """Settle what was committed and stop the observer's conversations (the pipeline thread ends)."""

@@ -31,13 +31,18 @@ class ProviderError(Exception):
 
     ``kind``: ``quota`` (usage limit / rate limit / 429), ``auth`` (401/403, bad key, logged
     out), ``transient`` (network, 5xx, timeout), ``fatal`` (bad request: retrying won't help).
-    Events of a failed call always stay pending; only the back-off differs.
+    Events of a failed call always stay pending; only the back-off differs. ``cause``: a short
+    phrase for the user ("connection refused", "HTTP 429"); ``unreachable``: no connection was made
+    (refused, no such host, no route), as opposed to a server that answered badly.
     """
 
-    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, kind: str, message: str, retry_after: float | None = None, *, cause: str = "",
+                 unreachable: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
         self.retry_after = retry_after
+        self.cause = cause
+        self.unreachable = unreachable
 
 
 class Conversation(Protocol):

@@ -17,6 +17,7 @@ def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> l
 
     out: list[Check] = []
     provider, why = resolve(settings, paths=paths)  # from this shell's environment
+    told = _waiting(paths)
     live = (health or {}).get("observer") or {}
     running = str(live.get("why") or "")
     if running:  # the worker's own choice, made from its environment: what observes now
@@ -29,6 +30,8 @@ def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> l
         llm = provider is not None
         fell_back = provider is None and settings.provider not in ("auto", "rules")
         out.append(("warn" if fell_back else "ok", "observer", f"no worker is running; a new one would use {why}"))
+    if told:  # recorded by the worker (kenning/observer/trouble.py): true even when no worker runs now
+        out.append(("warn", "observer waits", told))
     if not llm and not live.get("backoff"):
         return out
     backoff = live.get("backoff") or {}
@@ -50,6 +53,32 @@ def checks(paths: Paths, settings: Settings, health: dict[str, Any] | None) -> l
                     f"{replies.get('empty', 0)} empty, {prose} prose (dropped); conversations "
                     f"{conv.get('live', 0)} live of {conv.get('limit', '?')} (peak {conv.get('peak', 0)})"))
     return out
+
+
+def _waiting(paths: Paths) -> str:
+    """Why events wait for the observer, as the worker recorded it, in the words every surface uses."""
+    from kenning import spool
+    from kenning.observer import trouble
+
+    rec = trouble.read(paths)
+    if rec is None or rec.get("kind") == "budget":  # (a spent budget: the budget line says it)
+        return ""
+    waiting = spool.depth(paths)
+    if os.path.exists(paths.db):
+        from kenning.store.db import connect
+        from kenning.store.repo import pending_count
+
+        try:
+            conn = connect(paths.db, readonly=True)
+            try:
+                waiting += pending_count(conn)
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    import time
+
+    return trouble.line(rec, waiting, time.time(), doctor=False)
 
 
 def _label(why: str) -> str:

@@ -71,6 +71,8 @@ class Config:
     max_output_tokens: int = 4096
     daily_token_budget: int = 0
     prompt_wait_s: float = 600.0
+    endpoint: str = ""  # the base URL when not the provider's own (said when it cannot be reached)
+    key_var: str = ""  # where the worker took its API key (said when the key is rejected)
 
 
 @dataclass
@@ -150,6 +152,7 @@ class LLMObserver:
         self._spent_day = ""
         self._spent = 0.0
         self._closed = False
+        self._trouble: dict[str, Any] | None = None  # the current failure streak (kenning.observer.trouble)
 
     # ----------------------------------------------------------------- pipeline hooks
     def bind(self, wake: Callable[[], None], spent_today: Callable[[], float] | None = None) -> None:
@@ -361,7 +364,8 @@ class LLMObserver:
         job = res.job
         self.counters.calls += 1
         if res.error is not None:
-            self._failed(st, res.error.kind, str(res.error), res.error.retry_after)
+            e = res.error
+            self._failed(st, e.kind, str(e), e.retry_after, cause=e.cause, unreachable=e.unreachable)
             return
         u = res.usage
         out.calls = 1
@@ -381,6 +385,8 @@ class LLMObserver:
             out.tokens_in = out.tokens_out = 0  # nothing stored for it; usage still counts in the budget
             return
         self.backoff.succeed()
+        with self._lock:
+            self._trouble = None
         st.unusable = 0
         st.shown |= job.memory_ids  # the turn is in the conversation now
         out.done.extend(e.id for e in job.events)
@@ -414,9 +420,11 @@ class LLMObserver:
             with self._lock:
                 self._retire(st)
 
-    def _failed(self, st: SessionState, kind: str, message: str, retry_after: float | None) -> None:
+    def _failed(self, st: SessionState, kind: str, message: str, retry_after: float | None, *, cause: str = "",
+                unreachable: bool = False) -> None:
         self.counters.failures += 1
         delay = self.backoff.fail(kind, message, retry_after)
+        self._note_trouble("unreachable" if unreachable else kind, message, cause, delay)
         log.warning("observer %s: %s failure, events kept, next call in %.0f s: %s", self.name, kind, delay,
                     message[:200])
         if kind == "fatal":
@@ -426,6 +434,39 @@ class LLMObserver:
             if st.unusable >= FATAL_LIMIT:
                 st.rules_only = True
                 log.warning("observer: %d unusable calls in a row; the rules observer takes this session", st.unusable)
+
+    def _note_trouble(self, kind: str, message: str, cause: str, delay: float) -> None:
+        """Keep the failure for the surfaces that tell the user (the pipeline writes it to the data dir)."""
+        from kenning.privacy.redact import Redactor
+
+        now = self.clock()
+        with self._lock:
+            prior = self._trouble or {}
+            self._trouble = {
+                "kind": kind, "provider": self.name, "model": self.config.model, "endpoint": self.config.endpoint,
+                "key_var": self.config.key_var, "cause": cause, "message": Redactor().text(message)[:300],
+                "since": prior.get("since", now) if prior.get("kind") == kind else now, "at": now,
+                "failures": int(prior.get("failures", 0)) + 1 if prior.get("kind") == kind else 1,
+                "retry_at": now + delay}
+
+    def carry(self, prior: dict[str, Any]) -> bool:
+        """Take over the trouble an earlier worker recorded when it was met with this very provider,
+        endpoint and key variable (it is most likely still true); the first call's outcome replaces it."""
+        same = (prior.get("provider"), prior.get("endpoint"), prior.get("key_var")) == (
+            self.name, self.config.endpoint, self.config.key_var)
+        if not same or prior.get("kind") == "budget":
+            return False
+        with self._lock:
+            self._trouble = dict(prior)
+        return True
+
+    def trouble(self) -> dict[str, Any] | None:
+        """Why events are not turned into memory by the model now (kenning.observer.trouble), or None."""
+        if self.over_budget(load=False):
+            return {"kind": "budget", "provider": self.name, "model": self.config.model,
+                    "budget": self.config.daily_token_budget, "since": 0, "at": 0}
+        with self._lock:
+            return dict(self._trouble) if self._trouble else None
 
     def _spend(self, u: Usage) -> None:
         self.spent_today()  # roll the day over first

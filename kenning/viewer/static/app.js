@@ -212,6 +212,16 @@ function onStatus(s) {
   obs.dataset.busy = s.observer_busy ? 'true' : 'false';
   obs.title = s.provider ? `observer: ${s.provider}` : '';
   if (s.compaction) showCompaction(s.compaction);
+  if (typeof s.waiting === 'string') showWaiting(s.waiting);
+}
+
+// Events captured but not yet memory, and why (the observer cannot reach its model, a quota, a key):
+// the worker's one line, shown as text until the observer works again.
+function showWaiting(line) {
+  $('#waiting').hidden = !line;
+  // `command` in the worker's words is a command to run: shown as code (as text, never as markup)
+  const parts = (line || '').split('`');
+  $('#waiting-what').replaceChildren(...parts.map((part, i) => (i % 2 ? h('code', {}, part) : part)));
 }
 
 function onItem(item) {
@@ -313,6 +323,7 @@ function applyMeta(meta) {
   if (meta.token_file) $('#token-file').textContent = meta.token_file;
   $('#damage').hidden = !meta.damage;  // the worker's words for a damaged database, as text
   $('#damage-what').textContent = meta.damage || '';
+  showWaiting(meta.waiting || '');
 }
 
 async function loadMeta() {

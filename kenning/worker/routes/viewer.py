@@ -29,6 +29,7 @@ from kenning import settings as settings_mod
 from kenning import spool
 from kenning.hook.client import connection_owner
 from kenning.memory_service import MemoryService
+from kenning.observer import trouble
 from kenning.observer.modes import available_modes, load_mode
 from kenning.paths import read_token
 from kenning.privacy import ingress
@@ -281,6 +282,10 @@ def routes(state: Any) -> list[Route]:
             mode = _mode(state)  # read once: the types and the concepts come from the same file
             # A damaged database, in the words every other surface uses (kenning.store.health).
             body["damage"] = state.thread.pipeline.stats.db_error or damage or noted_damage(paths.db)
+            # Events captured but not yet memory, and why (an observer that cannot work), in one line.
+            waiting = await with_read(repo.pending_count, 0) + spool.depth(paths) if trouble.read(paths) else 0
+            told = trouble.summary(paths, waiting)
+            body["waiting"] = told["line"] if told else ""
             body.update(version=_version(), data_dir=paths.root, token_file=paths.token,
                         provider=state.thread.pipeline.observer.name, types=_types(mode),
                         known_concepts=list(mode.get("observation_concepts") or mode.get("concepts") or []))
@@ -598,7 +603,9 @@ async def _events(state: Any, read: Callable[[], sqlite3.Connection | None], sta
 def _queue_status(state: Any, conn: sqlite3.Connection | None) -> dict[str, Any]:
     pending = repo.pending_count(conn) if conn is not None else 0
     compactor = getattr(state, "compactor", None)
-    return {"spool_depth": spool.depth(state.paths), "pending_events": pending,
+    depth = spool.depth(state.paths)
+    told = trouble.summary(state.paths, pending + depth)  # events wait for an observer that cannot work
+    return {"spool_depth": depth, "pending_events": pending, "waiting": told["line"] if told else "",
             "observer_busy": state.thread.pipeline.stats.observer_busy,
             "provider": state.thread.pipeline.observer.name,
             "compaction": compactor.status() if compactor is not None else None, "at": time.time()}
