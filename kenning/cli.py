@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Long-term memory for AI coding agents.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-V", "--version", action=VersionAction)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="kenning")
     s = sub.add_parser("doctor", help="check the whole installation; each problem with its fix")
     s.add_argument("--clear-losses", action="store_true",
                    help="forget the count of captures that could not be saved (after reading it)")

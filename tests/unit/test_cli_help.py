@@ -77,3 +77,11 @@ def test_bare_kenning_prints_the_help_and_succeeds() -> None:
     r = _kenning()
     assert r.returncode == 0 and r.stderr == ""
     assert r.stdout.startswith("usage: kenning") and "Start here:" in r.stdout and "import-history" in r.stdout
+
+
+def test_a_commands_usage_names_only_that_command() -> None:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in sub.choices.items():
+        usage = parser.format_usage()
+        assert usage.startswith(f"usage: kenning {name} "), usage
+        assert "COMMAND" not in usage, usage
