@@ -244,7 +244,8 @@ def uninstall(paths: Paths) -> Report:
         del new["hooks"]
     if new == current:
         return report
-    report.backup = backup(path, raw)
+    if not original.ours_alone(not new):
+        report.backup = backup(path, raw)
     old = original.original_bytes()
     try:
         same = old is not None and _parse(old) == new

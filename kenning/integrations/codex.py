@@ -389,7 +389,8 @@ def uninstall(paths: Paths) -> Report:
         original.forget()
         return report
     old = original.original_bytes()
-    report.backup = backup(path, raw)
+    if not original.ours_alone(not rest.strip()):
+        report.backup = backup(path, raw)
     # Nothing else changed since install: the very bytes of before.
     original.write_back(old, old is not None and _same(old, rest), not rest.strip(), rest.encode("utf-8"))
     report.changed = True

@@ -186,9 +186,10 @@ def uninstall(paths: Paths) -> Report:
         original.forget()
         return report
     old = original.original_bytes()
-    report.backup = backup(path, raw)
-    original.write_back(old, old is not None and _same(old, new),
-                        set(new) <= {"version", "hooks"} and not new.get("hooks"),
+    empty = set(new) <= {"version", "hooks"} and not new.get("hooks")
+    if not original.ours_alone(empty):
+        report.backup = backup(path, raw)
+    original.write_back(old, old is not None and _same(old, new), empty,
                         (json.dumps(new, indent=2) + "\n").encode())
     report.changed = True
     return report

@@ -129,6 +129,11 @@ class Original:
         except OSError:
             pass
 
+    def ours_alone(self, empty: bool) -> bool:
+        """Nothing remains (``empty``) of a file that did not exist before: every byte in it was ours,
+        so it goes without a backup (a backup would be litter in the agent's folder)."""
+        return empty and not self.had_file()
+
     def write_back(self, old: bytes | None, same: bool, empty: bool, rest: bytes) -> None:
         """Uninstall's last step, then forgotten: the original bytes ``old`` when what remains means
         the same (``same``); no file when nothing remains (``empty``) of one that did not exist before;

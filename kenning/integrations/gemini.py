@@ -274,7 +274,8 @@ def uninstall(paths: Paths) -> Report:
         original.forget()
         return report
     old = original.original_bytes()
-    report.backup = backup(path, raw)
+    if not original.ours_alone(not new):
+        report.backup = backup(path, raw)
     same = False
     if old is not None:
         try:

@@ -256,3 +256,22 @@ def test_claude_code_mcp_entry_removed_gives_claude_json_back_byte_for_byte(path
     path.write_text(json.dumps(data))
     claude_code.uninstall_mcp(paths)
     assert json.loads(path.read_text()) == {"numStartups": 4, "mcpServers": {}}
+
+
+# ------------------------------------------------------------- a config file that was all ours
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "cursor", "gemini"])
+def test_uninstalling_a_file_that_was_all_ours_leaves_neither_it_nor_a_backup(paths: Paths, agent: str) -> None:
+    from kenning.integrations import claude_code
+
+    module = {"claude-code": claude_code, "codex": codex, "cursor": cursor, "gemini": gemini}[agent]
+    home = Path(os.environ["HOME"])
+    before = {p for p in home.rglob("*")}
+    report = module.install(paths)
+    assert report.changed
+    created = {p for p in home.rglob("*") if p.is_file()} - before
+    assert created, "install wrote no config file"
+    gone = module.uninstall(paths)
+    assert gone.changed and not gone.backup, gone.backup
+    left = {p for p in home.rglob("*") if p.is_file()} - before
+    assert not left, sorted(map(str, left))  # no config of ours, no backup of our own bytes
