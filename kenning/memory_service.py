@@ -23,6 +23,7 @@ from typing import Any
 from kenning.memory import order
 from kenning.observer.base import ObservationDraft, Outcome
 from kenning.store import checkouts, decisions, edits, manual, memory_index, oplog, projects, repo, supersede, transfer
+from kenning.store import evidence as evidence_store
 from kenning.store import forget as fg
 
 Surface = str  # one of kenning.store.oplog.SURFACES
@@ -82,6 +83,14 @@ class MemoryService:
         if ids or outcome.summary is not None:
             self._log("observed", ids, project)
         return ids
+
+    def evidence_checked(self, project: str, checked: Iterable[int], gone: dict[int, list[str]],
+                         now: float | None = None) -> None:
+        """What one session start's evidence check found (kenning/context/evidence_marks.py): the memories
+        whose cited files, identifiers or commands are gone, counted for review. Not a change to a memory
+        (nothing it says changes), so not in the operation log."""
+        with repo.transaction(self.conn):
+            evidence_store.record(self.conn, project, checked, gone, time.time() if now is None else now)
 
     # ------------------------------------------------------------------ by hand
 

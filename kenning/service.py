@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -68,9 +69,33 @@ class Memory:
             def key_of(conn: sqlite3.Connection) -> str:
                 return resolve_key(conn, key)
         text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent,
-                                      pool=self.pool, cache=self.selections)
+                                      pool=self.pool, cache=self.selections, root=root)
+        if self.pool is not None and resolved:  # the worker: count what the check found, for review
+            self._record_evidence(resolved)
         return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": text_tokens(text)}
+
+    def _record_evidence(self, project: str) -> None:
+        """Record the evidence check of the session start just answered, off the answer's path."""
+        from kenning.context.evidence_marks import last_checked
+
+        got = last_checked(project)
+        if got is None or not (got[1] or got[0]):
+            return
+
+        def write() -> None:
+            from kenning.memory_service import MemoryService
+
+            try:
+                conn = connect(self.paths.db)
+                try:
+                    MemoryService(conn, "http").evidence_checked(project, got[0], got[1])
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                pass  # counted again at the next session start
+
+        threading.Thread(target=write, name="kenning-evidence-record", daemon=True).start()
 
     def warm_contexts(self) -> int:
         """Read again the kept session-start selections that writes have changed (the worker's)."""
@@ -84,6 +109,30 @@ class Memory:
             return None
         with self.reading() as conn:
             return repo.get_observation(conn, oid)
+
+    def evidence(self, oid: int, cwd: str = "") -> dict[str, Any]:
+        """What the evidence check says of one memory: its record (gone since, in how many sessions)
+        and, checked now against the working tree of ``cwd``, what it cites that is gone."""
+        from kenning.context.evidence_marks import check
+        from kenning.store import evidence
+
+        if not os.path.exists(self.paths.db):
+            return {}
+        with self.reading() as conn:
+            rec = evidence.of(conn, oid)
+            now = check(conn, identify(cwd).root, [oid]).get(oid, []) if cwd else []
+        return {"record": rec, "gone_here": now}
+
+    def stale(self, project: str = "", min_sessions: int | None = None) -> list[dict[str, Any]]:
+        """Memories whose evidence was found gone in at least ``min_sessions`` session starts (review)."""
+        from kenning.store import evidence
+
+        if not os.path.exists(self.paths.db):
+            return []
+        wanted = self.settings.evidence_review_sessions if min_sessions is None else min_sessions
+        with self.reading() as conn:
+            key = projects.one(conn, project) if project else ""
+            return evidence.listed(conn, key or None, wanted)
 
     def checkout_joins(self) -> list[Any]:
         """Checkouts filed under another project and why (``kenning.store.checkouts.Join``), newest first."""

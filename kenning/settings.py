@@ -110,6 +110,12 @@ SPECS: dict[str, Spec] = {
     "poke_timeout_ms": Spec(250, "how long a capture hook waits to poke the worker", min=10, max=250),
     "context_timeout_ms": Spec(1200, "how long SessionStart waits for the worker before building context itself",
                                min=50, max=1500),
+    "evidence_check": Spec(True, "before a memory about code is given, check that the files, identifiers and "
+                                 "make/just/npm targets it names still exist in the working tree; mark it if not"),
+    "evidence_keep_days": Spec(0, "a memory whose evidence has been gone this many days is left out of context "
+                                  "(kept, and listed by `kenning stale`; 0: keep it, marked)", min=0, max=36500),
+    "evidence_review_sessions": Spec(3, "sessions whose start found a memory's evidence gone before `kenning stale` "
+                                        "proposes it for review", min=1, max=1000),
     "file_context": Spec(True, "on Read of a file, tell the agent which earlier observations touched it"),
     "file_context_min_bytes": Spec(1500, "smallest file (bytes) whose Read gets its history", min=0,
                                    max=100_000_000),
@@ -198,6 +204,9 @@ class Settings:
     hook_max_stdin_bytes: int
     poke_timeout_ms: int
     context_timeout_ms: int
+    evidence_check: bool
+    evidence_keep_days: int
+    evidence_review_sessions: int
     file_context: bool
     file_context_min_bytes: int
     file_context_limit: int

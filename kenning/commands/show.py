@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -30,11 +31,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     kind, oid = args.id
     if kind != "observation":
         return _show_other(paths, kind, oid, args.json)
-    obs = Memory(paths, settings).observation(oid)
+    memory = Memory(paths, settings)
+    obs = memory.observation(oid)
     if obs is None:
         print(f"kenning: no observation {oid}", file=sys.stderr)
         return 1
+    checked = memory.evidence(oid, os.getcwd())
     if args.json:
+        obs = {**obs, "evidence": checked}
         print(json.dumps(obs, indent=2, ensure_ascii=False))
         return 0
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(obs["created_at"]))
@@ -57,7 +61,21 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"{label}: {', '.join(obs[key])}")
     for line in judged_lines(obs):
         print(line)
+    for line in evidence_lines(checked):
+        print(line)
     return 0
+
+
+def evidence_lines(checked: dict[str, Any]) -> list[str]:
+    """What the evidence check found: gone here and now, and since when (the review's record)."""
+    out = []
+    rec = checked.get("record")
+    if checked.get("gone_here"):
+        out.append("\nPossibly stale in this working tree: " + "; ".join(checked["gone_here"]))
+    if rec:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(rec["since"]))
+        out.append(f"Evidence gone since {when} ({rec['sessions']} session start(s)): " + "; ".join(rec["notes"]))
+    return out
 
 
 def judged_lines(obs: dict[str, Any]) -> list[str]:

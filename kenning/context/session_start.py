@@ -43,12 +43,12 @@ def build_for_cwd(paths: Paths, settings: Settings, cwd: str, *, now: float | No
     if is_excluded(project.name, project.root, cwd, settings.excluded_projects):
         return ""
     return context_text(paths, settings, project.name, lambda conn: resolve_key(conn, project.key), now=now,
-                        agent=agent)[0]
+                        agent=agent, root=project.root)[0]
 
 
 def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[sqlite3.Connection], str], *,
                  now: float | None = None, agent: str = "claude-code", pool: ReadPool | None = None,
-                 cache: SelectionCache | None = None) -> tuple[str, str]:
+                 cache: SelectionCache | None = None, root: str = "") -> tuple[str, str]:
     """(the index for the project ``key_of`` resolves, its key) - or one line saying why memory is
     unavailable (never "no memory" when there is memory that cannot be read) - followed by what the
     user must know: captures that could not be saved, a read-only data dir, a nearly full disk.
@@ -78,7 +78,7 @@ def context_text(paths: Paths, settings: Settings, name: str, key_of: Callable[[
                 key = key_of(conn)
                 waiting = waiting_note(conn, paths, key, now)
                 text = build(conn, settings, key, now=now, modes_dir=paths.modes, name=name,
-                             agent=agent, cache=cache, waiting=waiting)
+                             agent=agent, cache=cache, waiting=waiting, root=root)
                 ok = True
             except ForeignDatabase:
                 raise  # the caller tells the user: "no memory of this project yet" would be untrue
@@ -184,7 +184,7 @@ def free_bytes(path: str) -> int | None:
 
 def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: float | None = None,
           modes_dir: str | None = None, name: str = "", agent: str = "claude-code",
-          cache: SelectionCache | None = None, waiting: str = "") -> str:
+          cache: SelectionCache | None = None, waiting: str = "", root: str = "") -> str:
     """Render the index for the project keyed ``project`` from an open connection.
 
     ``name`` is what to call it when the database does not know it (yet). Rows recorded by another
@@ -195,13 +195,17 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     sel = Selection(conn, settings, project, now) if cache is None else cache.selection(conn, settings, project, now)
     if sel.empty:
         return empty_note(title, waiting=waiting)
+    from kenning.context.evidence_marks import vet  # checked against the working tree at ``root``
+
+    sel, checked = vet(conn, sel, root, settings, project)
     icons = type_icons(load_mode(settings.mode, modes_dir))
     footer = budget_note(conn, settings, now)
 
     def render() -> str:
         return Layout(sel, settings, title, icons, footer=footer, work_tokens=sel.work_tokens(), agent=agent).text()
 
-    return render() if cache is None else cache.text(project, sel, (title, tuple(icons.items()), footer, agent), render)
+    rest = (title, tuple(icons.items()), footer, agent, checked)
+    return render() if cache is None else cache.text(project, sel, rest, render)
 
 
 def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str:

@@ -1,0 +1,272 @@
+"""Whether what a memory cites still exists in the working tree the agent is in.
+
+For each citation (kenning/memory/citations.py) one of three answers: it holds, it is gone, or
+the check cannot tell (no working tree, a file that is not a regular file, unreadable, binary,
+past the read cap or the time budget, a Makefile that includes others). Only "gone" is ever
+told to the agent: a check that cannot decide says nothing.
+
+- a file: exists under the project root (a stat). Renames are not followed: ``git`` in a
+  subprocess costs more than the hook's whole budget, so a renamed file reads as gone from
+  its old path, which is what the memory says.
+- an identifier: appears (as a whole word) in at least one cited file that exists, reading at
+  most ``READ_CAP`` bytes of each; found nowhere though every such file was read whole: gone.
+- a target: ``make``/``just`` targets in the root's Makefile/justfile, ``npm``/``pnpm``/``yarn``/
+  ``bun`` scripts in its package.json; no such file at the root: cannot tell.
+
+Results are kept per file by (mtime, size, inode): a warm check costs one ``stat`` per file.
+Standard library only: the SessionStart hook's fallback and the Read hook run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import threading
+import time
+
+from kenning.memory.citations import Citations
+
+READ_CAP = 256 * 1024   # bytes of one file read to look for identifiers (never more)
+BUDGET_S = 0.15         # one context's checks; past it, what is left is "cannot tell"
+KEPT_FILES = 4096       # files whose answers are kept (per process)
+HOLDS, GONE, UNKNOWN = "holds", "gone", "unknown"
+
+_lock = threading.Lock()
+# path -> (stat signature, {identifier: found?}, whole file read?)
+_seen: dict[str, tuple[tuple[int, int, int], dict[str, bool], bool]] = {}
+_targets: dict[str, tuple[tuple[int, int, int], frozenset[str] | None]] = {}
+reads = 0  # files opened to look for identifiers (the bench and tests count them)
+bytes_read = 0
+
+
+def _sig(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+class Checker:
+    """The checks of one context (one root, one time budget)."""
+
+    def __init__(self, root: str, *, budget_s: float = BUDGET_S, cap: int = READ_CAP) -> None:
+        self.root = os.path.realpath(root) if root else ""
+        self.deadline = time.monotonic() + budget_s
+        self.cap = cap
+        self._stats: dict[str, os.stat_result | str] = {}  # per context: one stat per file
+
+    def usable(self) -> bool:
+        return bool(self.root) and os.path.isdir(self.root)
+
+    def _abs(self, path: str) -> str | None:
+        """``path`` (as the memory wrote it) in this working tree; None: not in it, or not checkable."""
+        p = path.replace("\\", "/")
+        if p.startswith("~") or "\x00" in p or len(p) > 1024:
+            return None
+        if os.path.isabs(p):
+            real = os.path.normpath(p)
+            return real if real == self.root or real.startswith(self.root + os.sep) else None
+        full = os.path.normpath(os.path.join(self.root, p))
+        return full if full.startswith(self.root + os.sep) else None
+
+    def _stat(self, full: str) -> os.stat_result | str:
+        """The file's stat, GONE (nothing at the path), or UNKNOWN (a loop, no permission...)."""
+        got = self._stats.get(full)
+        if got is not None:
+            return got
+        try:
+            res: os.stat_result | str = os.stat(full)
+        except FileNotFoundError:
+            try:
+                os.lstat(full)  # a dangling link is something at the path: cannot tell
+                res = UNKNOWN
+            except OSError:
+                res = GONE
+        except (OSError, ValueError):
+            res = UNKNOWN
+        self._stats[full] = res
+        return res
+
+    def file(self, path: str) -> str:
+        full = self._abs(path)
+        if full is None:
+            return UNKNOWN
+        st = self._stat(full)
+        return st if isinstance(st, str) else HOLDS
+
+    def name_in(self, name: str, path: str) -> str:
+        """Whether identifier ``name`` appears in the cited file ``path``."""
+        full = self._abs(path)
+        if full is None:
+            return UNKNOWN
+        st = self._stat(full)
+        if isinstance(st, str) or not stat.S_ISREG(st.st_mode):
+            return UNKNOWN  # gone (said by the file's own check), a FIFO, a device, a folder
+        sig = _sig(st)
+        with _lock:
+            kept = _seen.get(full)
+        if kept is not None and kept[0] == sig and name in kept[1]:
+            return HOLDS if kept[1][name] else (GONE if kept[2] else UNKNOWN)
+        if time.monotonic() > self.deadline:
+            return UNKNOWN
+        found, whole = _search(full, name, self.cap)
+        if found is None:
+            return UNKNOWN
+        with _lock:
+            entry = _seen.get(full)
+            if entry is None or entry[0] != sig:
+                entry = (sig, {}, whole)
+                if len(_seen) >= KEPT_FILES:
+                    _seen.pop(next(iter(_seen)))
+                _seen[full] = entry
+            entry[1][name] = found
+        return HOLDS if found else (GONE if whole else UNKNOWN)
+
+    def target(self, runner: str, name: str) -> tuple[str, str]:
+        """(answer, the file it was looked up in)."""
+        if time.monotonic() > self.deadline:
+            return UNKNOWN, ""
+        for fname in _FILES_OF.get(runner, ()):
+            full = os.path.join(self.root, fname)
+            st = self._stat(full)
+            if isinstance(st, str):
+                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_size > self.cap:
+                return UNKNOWN, fname
+            sig = _sig(st)
+            with _lock:
+                kept = _targets.get(full)
+            names = kept[1] if kept is not None and kept[0] == sig else None
+            if kept is None or kept[0] != sig:
+                names = _read_targets(full, runner, self.cap)
+                with _lock:
+                    _targets[full] = (sig, names)
+            if names is None:
+                return UNKNOWN, fname
+            return (HOLDS if name in names else GONE), fname
+        return UNKNOWN, ""
+
+
+_FILES_OF = {"make": ("GNUmakefile", "makefile", "Makefile"), "just": ("justfile", "Justfile", ".justfile"),
+             "npm": ("package.json",), "pnpm": ("package.json",), "yarn": ("package.json",),
+             "bun": ("package.json",)}
+
+
+def _open_regular(full: str) -> int | None:
+    """A descriptor of ``full`` if it is a regular file (never blocks on a FIFO)."""
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read(full: str, cap: int) -> tuple[bytes, bool] | None:
+    """At most ``cap`` bytes of a regular file, and whether that is all of it; None: unreadable."""
+    global reads, bytes_read
+    fd = _open_regular(full)
+    if fd is None:
+        return None
+    try:
+        data = os.read(fd, cap + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    reads += 1
+    bytes_read += min(len(data), cap)
+    return data[:cap], len(data) <= cap
+
+
+def _search(full: str, name: str, cap: int) -> tuple[bool | None, bool]:
+    got = _read(full, cap)
+    if got is None:
+        return None, False
+    data, whole = got
+    if b"\x00" in data[:8192]:
+        return None, whole  # binary: an identifier in it is nothing to judge by
+    word = name.lstrip("-").encode("ascii", "ignore")
+    if not word:
+        return None, whole
+    pattern = rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])"
+    found = re.search(pattern, data) is not None
+    if not found and name.startswith("--"):  # ``--dry-run`` is often declared as ``dry_run``
+        found = re.search(rb"(?<![A-Za-z0-9_])" + re.escape(word.replace(b"-", b"_")) + rb"(?![A-Za-z0-9_])",
+                          data) is not None
+    return found, whole
+
+
+_MAKE_RULE = re.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)", re.MULTILINE)
+_JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_][\w-]*)(?:\s+[^:=\n]*)?:(?!=)", re.MULTILINE)
+
+
+def _read_targets(full: str, runner: str, cap: int) -> frozenset[str] | None:
+    """The targets a Makefile/justfile defines, or package.json's scripts; None: cannot tell."""
+    got = _read(full, cap)
+    if got is None or not got[1]:
+        return None
+    text = got[0].decode("utf-8", "replace")
+    if runner in ("make", "just"):
+        if re.search(r"^\s*-?(?:include|sinclude|import|mod)\s", text, re.MULTILINE):
+            return None  # targets may come from another file
+        rule = _MAKE_RULE if runner == "make" else _JUST_RECIPE
+        names: set[str] = set()
+        for m in rule.finditer(text):
+            names.update(m.group(1).split())
+        if runner == "make" and re.search(r"^[^\s#]*%[^:]*:", text, re.MULTILINE):
+            return None  # pattern rules: any name may be a target
+        return frozenset(names)
+    try:
+        scripts = json.loads(text).get("scripts")
+    except (ValueError, AttributeError):
+        return None
+    return frozenset(str(k) for k in scripts) if isinstance(scripts, dict) else frozenset()
+
+
+def gone(checker: Checker, cit: Citations) -> list[str]:
+    """What ``cit`` names that is gone from the working tree, each as a short note
+    ("`src/totals.py` no longer exists"); empty when everything holds or cannot be told."""
+    notes: list[str] = []
+    present: list[str] = []
+    for f in cit.files:
+        answer = checker.file(f)
+        if answer == GONE:
+            notes.append(f"`{f}` no longer exists")
+        elif answer == HOLDS:
+            present.append(f)
+    if present:
+        for name in cit.names:
+            answers = [checker.name_in(name, f) for f in present[:6]]
+            if answers and all(a == GONE for a in answers):
+                where = present[0] if len(present) == 1 else f"{len(present)} cited files"
+                notes.append(f"`{name}` not found in `{where}`" if len(present) == 1
+                             else f"`{name}` not found in {where}")
+    for runner, target in cit.targets:
+        answer, fname = checker.target(runner, target)
+        if answer == GONE:
+            notes.append(f"`{runner} {target}`: no such target in {fname}" if runner in ("make", "just")
+                         else f"`{runner} {target}`: no such script in {fname}")
+    return notes
+
+
+def note(notes: list[str]) -> str:
+    """The mark a line carries: `` (`totals.py` no longer exists)``, the first note and how many more."""
+    if not notes:
+        return ""
+    more = f"; +{len(notes) - 1} more" if len(notes) > 1 else ""
+    return f" (possibly stale: {notes[0]}{more})"
+
+
+def forget_cache() -> None:
+    """Drop every kept answer (tests; a bench's cold run)."""
+    global reads, bytes_read
+    with _lock:
+        _seen.clear()
+        _targets.clear()
+    reads = bytes_read = 0

@@ -1,0 +1,132 @@
+"""What the agent is told about a memory whose evidence is gone (the rule, docs/memory.md):
+
+- a memory whose cited files, identifiers and commands hold (or cannot be checked) is listed as today;
+- one whose evidence is gone carries a note: ``(possibly stale: `src/totals.py` no longer exists)``;
+- in the session-start index's key layer it also goes after every key memory that verifies, so
+  within the layer's budget one that verifies takes its place;
+- a standing rule that names a vanished command keeps its place, with the note (it is still the
+  user's rule; the agent must know that what it names is gone);
+- with ``evidence_keep_days`` set, a memory (not a rule) whose evidence has been gone that long
+  is left out of context (kept in memory: `kenning stale` lists it).
+
+Standard library only: the SessionStart hook's fallback and the Read hook call this.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from kenning.context.evidence_check import Checker, gone, note
+from kenning.memory.citations import Citations, cite, text_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from kenning.context.index import Row, Selection
+    from kenning.settings import Settings
+
+MARK_ROOM = 60  # characters of a line's title kept free for other marks ("(tentative)", "(×3)")
+_LIMITS = {"rule": 220, "key": 300, "todo": 200, "log": 160}  # kenning/context/layout.py's title limits
+
+# The latest session-start checks per project (project -> (checked ids, gone notes)): the worker
+# records them for review (kenning/service.py) after answering.
+_last: dict[str, tuple[tuple[int, ...], dict[int, list[str]]]] = {}
+_last_lock = threading.Lock()
+
+
+def citations(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Citations]:
+    """What each of ``ids`` cites (one query; the extraction is cached by text)."""
+    wanted = sorted(set(ids))
+    out: dict[int, Citations] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        for r in conn.execute("SELECT id, title, narrative, facts, files_modified, files_read FROM observations "
+                              f"WHERE id IN ({','.join('?' * len(part))})", part):
+            out[int(r[0])] = cite(text_of(str(r[1] or ""), str(r[2] or ""), str(r[3] or "[]")),
+                                  str(r[4] or "[]"), str(r[5] or "[]"))
+    return out
+
+
+def check(conn: sqlite3.Connection, root: str, ids: Iterable[int]) -> dict[int, list[str]]:
+    """id -> what it cites that is gone from the working tree at ``root`` (only those with something gone)."""
+    checker = Checker(root)
+    if not checker.usable():
+        return {}
+    out: dict[int, list[str]] = {}
+    try:
+        cited = citations(conn, ids)
+    except sqlite3.Error:
+        return {}
+    for oid, cit in cited.items():
+        if cit:
+            notes = gone(checker, cit)
+            if notes:
+                out[oid] = notes
+    return out
+
+
+def _marked(r: Row, text: str, layer: str) -> Row:
+    from kenning.context.index import Row as RowType
+
+    limit = _LIMITS.get(layer, 160) - len(text) - MARK_ROOM
+    title = " ".join(r.title.split())
+    if len(title) > max(20, limit):
+        title = title[: max(20, limit) - 1] + "…"
+    copy = object.__new__(RowType)
+    for slot in RowType.__slots__:
+        setattr(copy, slot, getattr(r, slot))
+    copy.title = title + text
+    return copy
+
+
+def vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings,
+        project: str = "") -> tuple[Selection, tuple[object, ...]]:
+    """``sel`` with its rows checked against the working tree at ``root``: marked, the key layer
+    reordered, the long-gone left out. Returns (the selection to lay out, what the check decided:
+    part of the worker's text cache key)."""
+    if not getattr(settings, "evidence_check", True) or not root or sel.empty:
+        return sel, ()
+    try:
+        return _vet(conn, sel, root, settings, project)
+    except Exception:  # never into the hook: a check that fails says nothing
+        return sel, ()
+
+
+def _vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings,
+         project: str) -> tuple[Selection, tuple[object, ...]]:
+    layers = {"rule": sel.rules, "key": list(sel.keys), "todo": sel.todos, "log": sel.log}
+    ids = [r.id for rows in layers.values() for r in rows]
+    found = check(conn, root, ids)
+    key = (root, tuple(sorted((i, tuple(n)) for i, n in found.items())))
+    if project:
+        with _last_lock:
+            _last[project] = (tuple(ids), found)
+    if not found:
+        return sel, key
+    expired: set[int] = set()
+    days = int(getattr(settings, "evidence_keep_days", 0) or 0)
+    if days:
+        from kenning.store.evidence import since
+
+        cut = sel.now - days * 86400
+        expired = {i for i, at in since(conn, found).items() if at <= cut}
+    other = sel.at(sel.now)
+
+    def redo(rows: list[Row], layer: str) -> list[Row]:
+        kept = [r for r in rows if layer == "rule" or r.id not in expired]
+        return [_marked(r, note(found[r.id]), layer) if r.id in found else r for r in kept]
+
+    other.rules = redo(sel.rules, "rule")
+    keys = redo(sel.keys, "key")
+    other.keys = [r for r in keys if r.id not in found] + [r for r in keys if r.id in found]
+    other.todos = redo(sel.todos, "todo")
+    other.log = redo(sel.log, "log")
+    return other, key
+
+
+def last_checked(project: str) -> tuple[tuple[int, ...], dict[int, list[str]]] | None:
+    """The latest session start's check of ``project`` (and forget it: recorded once)."""
+    with _last_lock:
+        return _last.pop(project, None)

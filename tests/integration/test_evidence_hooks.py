@@ -1,0 +1,188 @@
+"""Memory that checks itself against the code, through real SessionStart hook processes.
+
+A memory about code names what it rests on (files, identifiers, make targets); the next session
+start checks them in the working tree the agent is in, and a memory whose evidence is gone is
+marked (kenning/context/evidence_marks.py). Each test runs both ways the hook builds context:
+from the database file itself (no worker) and through a real worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kenning.records import ObservationDraft
+from kenning.store import repo
+from kenning.store.db import open_db
+from tests.conftest import Home, load_fixture
+from tests.integration.test_context_hooks import context_of
+
+GONE = "possibly stale"
+
+
+def remember(home: Home, title: str, *, kind: str = "decision", files: list[str] | None = None,
+             modified: list[str] | None = None, narrative: str = "", session: str = "past",
+             age: float = 600) -> int:
+    home.paths.ensure()
+    conn = open_db(home.paths.db)
+    try:
+        with repo.transaction(conn):
+            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id=session, project=home.key,
+                                      project_root=os.path.realpath(home.project), cwd=str(home.project),
+                                      at=time.time() - age - 60)
+            oid = repo.insert_observation(conn, sid, home.key, ObservationDraft(
+                type="decision", title=title, narrative=narrative or title,
+                created_at=time.time() - age, files_read=files or [], files_modified=modified or [],
+                kind=kind), "rules")
+        assert oid is not None
+        return oid
+    finally:
+        conn.close()
+
+
+def start(home: Home, session: str = "new-session") -> str:
+    p = load_fixture("print-mode/events/SessionStart.json", cwd=str(home.project))
+    p["session_id"] = session
+    return context_of(home.hook("SessionStart", p), "SessionStart")
+
+
+def line_of(text: str, oid: int) -> str:
+    return next((ln for ln in text.splitlines() if ln.startswith(f"#{oid} ")), "")
+
+
+def write(home: Home, rel: str, text: str) -> Path:
+    path = home.project / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(params=["file", "worker"])
+def via(request: pytest.FixtureRequest, home: Home) -> str:
+    if request.param == "worker":
+        home.start_worker()
+    return str(request.param)
+
+
+def test_a_renamed_file_marks_its_memory_and_restoring_it_clears_the_mark(home: Home, via: str) -> None:
+    src = write(home, "src/invoice_api/totals.py", "def line_vat(line):\n    return round(line.vat, 2)\n")
+    oid = remember(home, "`line_vat()` in src/invoice_api/totals.py rounds each line's VAT with Decimal",
+                   modified=["src/invoice_api/totals.py"])
+    text = start(home)
+    assert line_of(text, oid) and GONE not in line_of(text, oid)
+    src.rename(src.with_name("amounts.py"))  # renamed: the memory's path is gone
+    line = line_of(start(home, "s2"), oid)
+    assert GONE in line and "`src/invoice_api/totals.py` no longer exists" in line
+    src.with_name("amounts.py").rename(src)  # restored: plain again
+    line = line_of(start(home, "s3"), oid)
+    assert line and GONE not in line
+
+
+def test_a_deleted_function_marks_the_memory_that_names_it(home: Home, via: str) -> None:
+    write(home, "app/billing.py", "def charge_card(amount):\n    return amount\n\ndef refund(x):\n    return x\n")
+    oid = remember(home, "Fixed the rounding in `charge_card` in app/billing.py", kind="fix",
+                   modified=["app/billing.py"])
+    other = remember(home, "`refund()` in app/billing.py returns the amount as is", session="other")
+    assert GONE not in line_of(start(home), oid)
+    write(home, "app/billing.py", "def refund(x):\n    return x\n")  # charge_card deleted
+    text = start(home, "s2")
+    assert "`charge_card` not found in `app/billing.py`" in line_of(text, oid)
+    assert line_of(text, other) and GONE not in line_of(text, other)  # its function is still there
+
+
+def test_a_removed_make_target_puts_a_note_on_the_rule_that_names_it(home: Home, via: str) -> None:
+    write(home, "Makefile", ".PHONY: proto lint\nproto:\n\tprotoc --python_out=app proto/pay.proto\n"
+                            "lint:\n\truff check .\n")
+    rule = remember(home, "Never edit app/payment_pb2.py by hand: run `make proto` to regenerate it", kind="rule")
+    lint = remember(home, "Always run `make lint` before committing", kind="rule", session="r2")
+    write(home, "app/payment_pb2.py", "# generated\n")
+    text = start(home)
+    assert "Standing rules" in text and line_of(text, rule) and GONE not in line_of(text, rule)
+    write(home, "Makefile", ".PHONY: lint\nlint:\n\truff check .\n")  # the proto target is gone
+    text = start(home, "s2")
+    line = line_of(text, rule)
+    assert "`make proto`: no such target in Makefile" in line  # kept (the user's rule), with the note
+    assert line_of(text, lint) and GONE not in line_of(text, lint)
+
+
+def test_identifiers_in_a_chinese_memory_are_checked_the_same_way(home: Home, via: str) -> None:
+    write(home, "src/totals.py", "def line_vat(line):\n    return line\n\nKENNING_ROUNDING = 'line'\n")
+    oid = remember(home, "src/totals.py 里的 line_vat() 函数按行四舍五入增值税，由 KENNING_ROUNDING 控制")
+    assert GONE not in line_of(start(home), oid)
+    write(home, "src/totals.py", "def invoice_vat(lines):\n    return lines\n\nKENNING_ROUNDING = 'line'\n")
+    line = line_of(start(home, "s2"), oid)
+    assert "`line_vat` not found in `src/totals.py`" in line and "KENNING_ROUNDING" not in line.split(GONE)[1]
+
+
+def test_a_key_memory_whose_file_is_gone_gives_way_to_one_that_verifies(home: Home) -> None:
+    write(home, "src/kept.py", "def kept():\n    pass\n")
+    gone = remember(home, "Gotcha: src/old_module.py caches the tax table per process " + "x" * 150,
+                    kind="gotcha", modified=["src/old_module.py"], age=60)
+    topics = ["invoices are numbered per year", "refunds post a negative line", "currencies stay ISO codes"]
+    kept = [remember(home, f"Decision: in src/kept.py {t}, see `kept` " + "y" * 140, modified=["src/kept.py"],
+                     session=f"k{i}", age=6000 + i) for i, t in enumerate(topics)]
+    # A key layer with room for about three lines: the one whose file is gone goes last, and out.
+    home.env["KENNING_CONTEXT_KEY_CHARS"] = "700"  # the hook's, and the worker's it starts
+    text = start(home)
+    assert all(line_of(text, k) for k in kept), text
+    assert not line_of(text, gone)
+    write(home, "src/old_module.py", "TABLE = {}\n")  # back: it is the newest key memory again
+    text = start(home, "n2")
+    assert line_of(text, gone) and GONE not in line_of(text, gone)
+
+
+def test_the_check_can_be_switched_off(home: Home) -> None:
+    home.env["KENNING_EVIDENCE_CHECK"] = "false"  # the hook's, and the worker's it starts
+    oid = remember(home, "src/missing.py holds the VAT table", modified=["src/missing.py"])
+    for session in ("a", "b"):  # from the file, then (most likely) from the worker the first one started
+        line = line_of(start(home, session), oid)
+        assert line and GONE not in line
+
+
+def test_sessions_that_find_evidence_gone_propose_the_memory_for_review(home: Home) -> None:
+    home.start_worker()
+    oid = remember(home, "src/vanished.py parses the bank export", modified=["src/vanished.py"])
+    fine = remember(home, "Nothing cited here at all", session="x")
+    for i in range(3):
+        start(home, f"s{i}")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # recorded off the answer's path
+        r = home.kenning("stale", "--json")
+        assert r.returncode == 0, r.stderr
+        rows = json.loads(r.stdout)
+        if rows and rows[0]["sessions"] >= 3:
+            break
+        time.sleep(0.2)
+    assert [x["id"] for x in rows] == [oid] and fine not in [x["id"] for x in rows]
+    assert "`src/vanished.py` no longer exists" in rows[0]["notes"]
+    shown = home.kenning("show", str(oid))
+    assert "Evidence gone since" in shown.stdout
+    write(home, "src/vanished.py", "def parse():\n    pass\n")
+    start(home, "s9")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and json.loads(home.kenning("stale", "--json").stdout):
+        time.sleep(0.2)
+    assert json.loads(home.kenning("stale", "--json").stdout) == []
+
+
+def test_evidence_that_cannot_be_read_never_breaks_the_hook(home: Home) -> None:
+    root = home.project
+    os.mkfifo(root / "pipe.py")
+    (root / "loop.py").symlink_to(root / "loop.py")
+    locked = write(home, "locked.py", "def secret_fn():\n    pass\n")
+    locked.chmod(0)
+    write(home, "huge.py", "x = 1\n" * 200_000 + "def late_fn():\n    pass\n")
+    (root / "blob.py").write_bytes(b"\x00\x01binary\x00" * 1000)
+    ids = [remember(home, f"`{fn}` lives in {rel}", modified=[rel], session=f"s{i}")
+           for i, (fn, rel) in enumerate([("pipe_fn", "pipe.py"), ("loop_fn", "loop.py"),
+                                          ("secret_fn", "locked.py"), ("late_fn", "huge.py"),
+                                          ("blob_fn", "blob.py")])]
+    started = time.monotonic()
+    text = start(home)
+    assert time.monotonic() - started < 10
+    for oid in ids:  # none can be judged: listed, and not marked
+        assert line_of(text, oid) and GONE not in line_of(text, oid), line_of(text, oid)
