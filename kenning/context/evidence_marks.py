@@ -22,7 +22,8 @@ from kenning.memory.citations import Citations, cite, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
     from kenning.context.index import Row, Selection
     from kenning.settings import Settings
@@ -130,3 +131,44 @@ def last_checked(project: str) -> tuple[tuple[int, ...], dict[int, list[str]]] |
     """The latest session start's check of ``project`` (and forget it: recorded once)."""
     with _last_lock:
         return _last.pop(project, None)
+
+
+def marked_title(title: str, mark: str, limit: int) -> str:
+    """``title`` on one line, clipped so that it and ``mark`` fit in ``limit`` characters."""
+    s = " ".join(str(title or "").split())
+    room = max(20, limit - len(mark))
+    if len(s) > room:
+        s = s[:room - 1] + "…"
+    return s + mark
+
+
+def mark_titles(conn: sqlite3.Connection, root: str, items: Sequence[Any], settings: Settings | None,
+                limit: int) -> None:
+    """Append the note to the ``title`` of each of ``items`` (objects with ``id`` and ``title``: file
+    history and prompt recall rows) whose evidence is gone from the working tree at ``root``."""
+    if not items or not root or (settings is not None and not getattr(settings, "evidence_check", True)):
+        return
+    try:
+        found = check(conn, root, [int(x.id) for x in items])
+        for x in items:
+            if x.id in found:
+                x.title = marked_title(x.title, note(found[x.id]), limit)
+    except Exception:  # never into the hook: a check that fails says nothing
+        return
+
+
+def mark_dicts(conn: sqlite3.Connection, root: str, rows: Sequence[dict[str, Any]], limit: int = 200, *,
+               records: bool = False) -> None:
+    """The same for search hits (observations among them: ``kind``) or observation ``records`` as dicts."""
+    obs = [r for r in rows if (records or str(r.get("kind") or "observation") == "observation")
+           and isinstance(r.get("id"), int)]
+    if not obs or not root:
+        return
+    try:
+        found = check(conn, root, [int(r["id"]) for r in obs])
+        for r in obs:
+            if r["id"] in found:
+                r["title"] = marked_title(str(r.get("title") or ""), note(found[r["id"]]), limit)
+                r["evidence_gone"] = found[r["id"]]
+    except Exception:
+        return

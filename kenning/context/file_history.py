@@ -373,6 +373,9 @@ def lookup(conn: Any, settings: Settings, abs_path: str, project: str, root: str
     shown = display_path(abs_path, root)
     history = History(shown, found, settings.file_context_limit, rules_for(conn, key, shown))
     with_titles(conn, history.picked)
+    from kenning.context.evidence_marks import mark_titles  # gone evidence noted (docs/memory.md)
+
+    mark_titles(conn, root, [*history.picked, *history.rules], settings, TITLE_CHARS)
     return history
 
 

@@ -449,7 +449,8 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
           limit: int, min_relevance: float, min_similarity: float, agent_session_id: str = "",
           start_count: int = 50, given: Given | None = None, icons: dict[str, str] | None = None,
           weights: tuple[float, float, int] = (1.0, 0.5, 60), semantic_budget_s: float | None = None,
-          meaning: Meaning | None = None, agent: str = "claude-code", settings: Any = None) -> tuple[str, list[Pick]]:
+          meaning: Meaning | None = None, agent: str = "claude-code", settings: Any = None,
+          root: str = "") -> tuple[str, list[Pick]]:
     """Text for additionalContext ('' when nothing is relevant) and the picks.
 
     ``keyword_search(query, project=, kinds=, limit=)`` is the search service without vectors;
@@ -457,7 +458,8 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
     in parallel with the keyword side and awaited at most ``semantic_budget_s`` (None: no limit);
     ``weights`` = (keyword weight, vector weight, RRF k), the search settings' fusion;
     ``meaning``, when given, is used for the lookup (its ``state`` then tells what happened);
-    ``settings``, when given, says what the session-start index listed and what is archived.
+    ``settings``, when given, says what the session-start index listed and what is archived;
+    ``root``, the working tree the memories are checked against (kenning/context/evidence_marks.py).
     """
     exclude: set[int] = set()
     this_session = None
@@ -494,6 +496,10 @@ def build(conn: sqlite3.Connection, prompt: str, project: str, *, keyword_search
         return "", []
     if given is not None and agent_session_id:
         given.add(agent_session_id, (p.hit.id for p in picks))
+    if root:
+        from kenning.context.evidence_marks import mark_titles  # gone evidence noted (docs/memory.md)
+
+        mark_titles(conn, root, [p.hit for p in picks], settings, TITLE_CHARS)
     if icons is None:
         from kenning.context.file_history import CODE_ICONS
 

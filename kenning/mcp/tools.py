@@ -150,6 +150,18 @@ class MemoryTools:
                 r["project"] = shown.get(str(r["project"]), r["project"])
         return out
 
+    def checked(self, rows: list[dict[str, Any]], cwd: str, *, records: bool = False) -> list[dict[str, Any]]:
+        """``rows`` whose evidence is gone from the working tree of ``cwd`` carry the note (docs/memory.md)."""
+        if not self.settings.evidence_check or not cwd:
+            return rows
+        from kenning.context.evidence_marks import mark_dicts
+        from kenning.project import identify
+
+        with self.reading() as conn:
+            if conn is not None:
+                mark_dicts(conn, identify(cwd).root, rows, records=records)
+        return rows
+
     def named_timeline(self, result: dict[str, Any]) -> dict[str, Any]:
         anchor, before, after = (self.named([result["anchor"]])[0],
                                  self.named(result.get("before") or []), self.named(result.get("after") or []))
@@ -231,7 +243,8 @@ class MemoryTools:
         if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
             body = res[1]
             paths = body.get("paths")
-            return render.search_result(self.named(body["results"]), query=q, scope=label, offset=skip, limit=n,
+            return render.search_result(self.checked(self.named(body["results"]), cwd), query=q, scope=label,
+                                        offset=skip, limit=n,
                                         paths=[str(p) for p in paths] if isinstance(paths, list) else ["keywords"],
                                         note=str(body.get("note") or ""))
         if res is not None and res[0] == 400 and isinstance(res[1], dict):
@@ -246,7 +259,8 @@ class MemoryTools:
                                       order=order, limit=n, offset=skip)
             except ValueError as e:
                 raise ToolInputError(str(e)) from None
-        return render.search_result(self.named(hits), query=q, scope=label, offset=skip, limit=n, paths=["keywords"],
+        return render.search_result(self.checked(self.named(hits), cwd), query=q, scope=label, offset=skip, limit=n,
+                                    paths=["keywords"],
                                     note="the Kenning worker is not running, so nothing is matched by meaning"
                                     if self.settings.embedding_backend != "none" else "")
 
@@ -293,8 +307,8 @@ class MemoryTools:
         with self.reading() as conn:
             if conn is None:
                 raise ToolInputError("there is no memory yet")
-            obs = {int(o["id"]): o for o in self.named(service.get_observations(
-                conn, [n for k, n in wanted if k == "observation"], project=here))}
+            obs = {int(o["id"]): o for o in self.checked(self.named(service.get_observations(
+                conn, [n for k, n in wanted if k == "observation"], project=here)), cwd, records=True)}
             sums = {int(s["id"]): s for s in self.named(_summaries(conn, [n for k, n in wanted if k == "summary"]))}
         found: list[str] = []
         missing: list[str] = []

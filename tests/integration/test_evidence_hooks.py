@@ -186,3 +186,49 @@ def test_evidence_that_cannot_be_read_never_breaks_the_hook(home: Home) -> None:
     assert time.monotonic() - started < 10
     for oid in ids:  # none can be judged: listed, and not marked
         assert line_of(text, oid) and GONE not in line_of(text, oid), line_of(text, oid)
+
+
+# ------------------------------------------------------------------ file history, prompt recall, MCP
+
+def test_a_files_history_notes_a_function_deleted_from_it(home: Home) -> None:
+    body = "def invoice_vat(lines):\n    return lines\n" + "# padding\n" * 300
+    path = write(home, "src/totals.py", "def line_vat(line):\n    return line\n" + body)
+    oid = remember(home, "`line_vat()` in src/totals.py rounds each line", modified=["src/totals.py"], age=60)
+    old = time.time() - 3600  # older than the memory: its notes are current
+    os.utime(path, (old, old))
+    p = load_fixture("print-mode/events/PreToolUse.Read.json", cwd=str(home.project))
+    p["tool_input"] = {"file_path": str(path)}
+    text = context_of(home.hook("PreToolUse", {**p, "session_id": "r1"}), "PreToolUse")
+    assert line_of(text, oid) and GONE not in text
+    path.write_text(body)  # line_vat deleted
+    os.utime(path, (old, old))
+    text = context_of(home.hook("PreToolUse", {**p, "session_id": "r2"}), "PreToolUse")
+    assert "`line_vat` not found in `src/totals.py`" in line_of(text, oid)
+
+
+def test_prompt_recall_notes_a_memory_whose_file_is_gone(home: Home) -> None:
+    home.env["KENNING_PROMPT_CONTEXT"] = "1"
+    home.start_worker()
+    oid = remember(home, "Invoice totals round the VAT per line in src/invoice_api/totals.py", age=3600,
+                   modified=["src/invoice_api/totals.py"])
+    for i in range(50):  # newer notes fill the session-start index: the old one is news next to the prompt
+        remember(home, f"Changed build step {i} of the deploy pipeline", session="filler", age=1800 - i)
+    p = load_fixture("print-mode/events/UserPromptSubmit.json", cwd=str(home.project))
+    p.update(session_id="asker", prompt="How do the invoice totals round the VAT per line?")
+    text = context_of(home.hook("UserPromptSubmit", p), "UserPromptSubmit")
+    assert "`src/invoice_api/totals.py` no longer exists" in line_of(text, oid)
+
+
+def test_mcp_answers_carry_the_note(home: Home) -> None:
+    from kenning.mcp.tools import MemoryTools
+    from kenning.paths import Paths
+    from kenning.settings import Settings
+
+    write(home, "src/kept.py", "def kept():\n    pass\n")
+    gone = remember(home, "Refund rounding lives in src/refunds.py", modified=["src/refunds.py"])
+    fine = remember(home, "Refund currency codes live in src/kept.py", modified=["src/kept.py"], session="x")
+    tools = MemoryTools(Paths(str(home.data)), Settings())
+    found = tools.search("refund", cwd=str(home.project))
+    assert f"#{gone} " in found and "`src/refunds.py` no longer exists" in found
+    assert GONE not in next(ln for ln in found.splitlines() if f"#{fine} " in ln)
+    assert "`src/refunds.py` no longer exists" in tools.get([gone], cwd=str(home.project))

@@ -139,7 +139,7 @@ def routes(state: Any) -> list[Route]:
         min_rel = _int(body.get("min_relevance"), "min_relevance", settings.prompt_context_min_relevance, 0, 100)
         min_sim = _int(body.get("min_similarity"), "min_similarity", settings.prompt_context_min_similarity, 0, 100)
         semantic_ms = _int(body.get("semantic_ms"), "semantic_ms", settings.prompt_context_semantic_ms, 0, 1500)
-        name, _root, key, excluded = _project(cwd, project_name, settings.excluded_projects)
+        name, root, key, excluded = _project(cwd, project_name, settings.excluded_projects)
         if excluded or not text.strip():
             return {"project": name, "context": "", "results": [], "excluded": excluded}
         with read() as conn:
@@ -151,7 +151,7 @@ def routes(state: Any) -> list[Route]:
                                       limit=limit, min_relevance=min_rel / 100, min_similarity=min_sim / 100,
                                       agent_session_id=session, start_count=settings.context_observations,
                                       given=given if session else None, icons=icons(), weights=weights,
-                                      meaning=meaning, agent=agent, settings=settings)
+                                      meaning=meaning, agent=agent, settings=settings, root=root if cwd else "")
         return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False,
                 "semantic": meaning.state}
 
