@@ -93,24 +93,34 @@ class Checker:
         st = self._stat(full)
         return st if isinstance(st, str) else HOLDS
 
-    def name_in(self, name: str, path: str) -> str:
-        """Whether identifier ``name`` appears in the cited file ``path``."""
+    def names_in(self, names: tuple[str, ...], path: str) -> dict[str, str]:
+        """Whether each identifier of ``names`` appears in the cited file ``path`` (one read at most)."""
+        unknown = dict.fromkeys(names, UNKNOWN)
         full = self._abs(path)
         if full is None:
-            return UNKNOWN
+            return unknown
         st = self._stat(full)
         if isinstance(st, str) or not stat.S_ISREG(st.st_mode):
-            return UNKNOWN  # gone (said by the file's own check), a FIFO, a device, a folder
+            return unknown  # gone (said by the file's own check), a FIFO, a device, a folder
         sig = _sig(st)
         with _lock:
             kept = _seen.get(full)
-        if kept is not None and kept[0] == sig and name in kept[1]:
-            return HOLDS if kept[1][name] else (GONE if kept[2] else UNKNOWN)
+        if kept is None or kept[0] != sig:
+            kept = None
+        out: dict[str, str] = {}
+        todo = []
+        for name in names:
+            if kept is not None and name in kept[1]:
+                out[name] = HOLDS if kept[1][name] else (GONE if kept[2] else UNKNOWN)
+            else:
+                todo.append(name)
+        if not todo:
+            return out
         if time.monotonic() > self.deadline:
-            return UNKNOWN
-        found, whole = _search(full, name, self.cap)
+            return {**unknown, **out}
+        found, whole = _search(full, todo, self.cap)
         if found is None:
-            return UNKNOWN
+            return {**unknown, **out}
         with _lock:
             entry = _seen.get(full)
             if entry is None or entry[0] != sig:
@@ -118,8 +128,10 @@ class Checker:
                 if len(_seen) >= KEPT_FILES:
                     _seen.pop(next(iter(_seen)))
                 _seen[full] = entry
-            entry[1][name] = found
-        return HOLDS if found else (GONE if whole else UNKNOWN)
+            entry[1].update(found)
+        for name, hit in found.items():
+            out[name] = HOLDS if hit else (GONE if whole else UNKNOWN)
+        return out
 
     def target(self, runner: str, name: str) -> tuple[str, str]:
         """(answer, the file it was looked up in)."""
@@ -184,22 +196,21 @@ def _read(full: str, cap: int) -> tuple[bytes, bool] | None:
     return data[:cap], len(data) <= cap
 
 
-def _search(full: str, name: str, cap: int) -> tuple[bool | None, bool]:
+def _search(full: str, names: list[str], cap: int) -> tuple[dict[str, bool] | None, bool]:
+    """Which of ``names`` appear as whole words in the first ``cap`` bytes of ``full`` (None: cannot tell)."""
     got = _read(full, cap)
     if got is None:
         return None, False
     data, whole = got
     if b"\x00" in data[:8192]:
         return None, whole  # binary: an identifier in it is nothing to judge by
-    word = name.lstrip("-").encode("ascii", "ignore")
-    if not word:
-        return None, whole
-    pattern = rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])"
-    found = re.search(pattern, data) is not None
-    if not found and name.startswith("--"):  # ``--dry-run`` is often declared as ``dry_run``
-        found = re.search(rb"(?<![A-Za-z0-9_])" + re.escape(word.replace(b"-", b"_")) + rb"(?![A-Za-z0-9_])",
-                          data) is not None
-    return found, whole
+    out: dict[str, bool] = {}
+    for name in names:
+        word = name.lstrip("-").encode("ascii", "ignore")
+        forms = [word] + ([word.replace(b"-", b"_")] if name.startswith("--") else [])  # --dry-run: dry_run
+        out[name] = bool(word) and any(
+            re.search(rb"(?<![A-Za-z0-9_])" + re.escape(w) + rb"(?![A-Za-z0-9_])", data) is not None for w in forms)
+    return out, whole
 
 
 _MAKE_RULE = re.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)", re.MULTILINE)
@@ -240,9 +251,10 @@ def gone(checker: Checker, cit: Citations) -> list[str]:
             notes.append(f"`{f}` no longer exists")
         elif answer == HOLDS:
             present.append(f)
-    if present:
+    if present and cit.names:
+        per_file = [checker.names_in(cit.names, f) for f in present[:6]]
         for name in cit.names:
-            answers = [checker.name_in(name, f) for f in present[:6]]
+            answers = [got[name] for got in per_file]
             if answers and all(a == GONE for a in answers):
                 where = present[0] if len(present) == 1 else f"{len(present)} cited files"
                 notes.append(f"`{name}` not found in `{where}`" if len(present) == 1

@@ -18,7 +18,7 @@ import re
 
 MAX_FILES = 12    # cited files per memory (files_modified first, then the text's, then files_read)
 MAX_NAMES = 8
-MAX_TARGETS = 4
+MAX_TARGETS = 6
 
 _EXT = ("py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|vue|svelte|css|scss|html|"
         "sql|sh|bash|zsh|proto|toml|ya?ml|json|ini|cfg|md|rst|txt|lock|gradle|tf|ex|exs|erl|lua|dart|scala|r|jl")
