@@ -34,11 +34,12 @@ KEPT_FILES = 4096       # files whose answers are kept (per process)
 HOLDS, GONE, UNKNOWN = "holds", "gone", "unknown"
 
 _lock = threading.Lock()
-# path -> (stat signature, {identifier: found?}, whole file read?)
+# path -> (stat signature, {identifier: found in what was read?}, whole file read?)
 _seen: dict[str, tuple[tuple[int, int, int], dict[str, bool], bool]] = {}
 _targets: dict[str, tuple[tuple[int, int, int], frozenset[str] | None]] = {}
-reads = 0  # files opened to look for identifiers (the bench and tests count them)
+reads = 0  # files read to look for identifiers or targets (the bench and tests count them)
 bytes_read = 0
+largest_read = 0  # the most bytes one read took (never past READ_CAP)
 
 
 def _sig(st: os.stat_result) -> tuple[int, int, int]:
@@ -53,12 +54,21 @@ class Checker:
         self.deadline = time.monotonic() + budget_s
         self.cap = cap
         self._stats: dict[str, os.stat_result | str] = {}  # per context: one stat per file
+        self._paths: dict[str, str | None] = {}
+        self._answers: dict[tuple[str, str], tuple[str, str]] = {}
 
     def usable(self) -> bool:
         return bool(self.root) and os.path.isdir(self.root)
 
     def _abs(self, path: str) -> str | None:
         """``path`` (as the memory wrote it) in this working tree; None: not in it, or not checkable."""
+        if path in self._paths:
+            return self._paths[path]
+        full = self._resolve(path)
+        self._paths[path] = full
+        return full
+
+    def _resolve(self, path: str) -> str | None:
         p = path.replace("\\", "/")
         if p.startswith("~") or "\x00" in p or len(p) > 1024:
             return None
@@ -94,7 +104,8 @@ class Checker:
         return st if isinstance(st, str) else HOLDS
 
     def names_in(self, names: tuple[str, ...], path: str) -> dict[str, str]:
-        """Whether each identifier of ``names`` appears in the cited file ``path`` (one read at most)."""
+        """Whether each identifier of ``names`` appears in the cited file ``path`` (answers are kept
+        while the file is unchanged; a name not asked before costs one bounded read)."""
         unknown = dict.fromkeys(names, UNKNOWN)
         full = self._abs(path)
         if full is None:
@@ -105,36 +116,34 @@ class Checker:
         sig = _sig(st)
         with _lock:
             kept = _seen.get(full)
-        if kept is None or kept[0] != sig:
+        if kept is not None and kept[0] != sig:
             kept = None
-        out: dict[str, str] = {}
-        todo = []
-        for name in names:
-            if kept is not None and name in kept[1]:
-                out[name] = HOLDS if kept[1][name] else (GONE if kept[2] else UNKNOWN)
-            else:
-                todo.append(name)
-        if not todo:
-            return out
-        if time.monotonic() > self.deadline:
-            return {**unknown, **out}
-        found, whole = _search(full, todo, self.cap)
-        if found is None:
-            return {**unknown, **out}
-        with _lock:
-            entry = _seen.get(full)
-            if entry is None or entry[0] != sig:
-                entry = (sig, {}, whole)
-                if len(_seen) >= KEPT_FILES:
-                    _seen.pop(next(iter(_seen)))
-                _seen[full] = entry
-            entry[1].update(found)
-        for name, hit in found.items():
-            out[name] = HOLDS if hit else (GONE if whole else UNKNOWN)
-        return out
+        todo = [n for n in names if kept is None or n not in kept[1]]
+        if todo:
+            if time.monotonic() > self.deadline:
+                return unknown if kept is None else {**unknown, **_answers(kept, names)}
+            found, whole = _search(full, todo, self.cap)
+            if found is None:
+                return unknown
+            with _lock:
+                kept = _seen.get(full)
+                if kept is None or kept[0] != sig:
+                    kept = (sig, {}, whole)
+                    if len(_seen) >= KEPT_FILES:
+                        _seen.pop(next(iter(_seen)))
+                    _seen[full] = kept
+                kept[1].update(found)
+        assert kept is not None
+        return _answers(kept, names)
 
     def target(self, runner: str, name: str) -> tuple[str, str]:
         """(answer, the file it was looked up in)."""
+        got = self._answers.get((runner, name))
+        if got is None:
+            got = self._answers[(runner, name)] = self._target(runner, name)
+        return got
+
+    def _target(self, runner: str, name: str) -> tuple[str, str]:
         if time.monotonic() > self.deadline:
             return UNKNOWN, ""
         for fname in _FILES_OF.get(runner, ()):
@@ -163,37 +172,60 @@ _FILES_OF = {"make": ("GNUmakefile", "makefile", "Makefile"), "just": ("justfile
              "bun": ("package.json",)}
 
 
-def _open_regular(full: str) -> int | None:
-    """A descriptor of ``full`` if it is a regular file (never blocks on a FIFO)."""
+def _open_regular(full: str) -> tuple[int, int] | None:
+    """(a descriptor, the size) of ``full`` if it is a regular file (never blocks on a FIFO)."""
     try:
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
+        st = os.fstat(fd)
     except OSError:
         os.close(fd)
         return None
-    return fd
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return fd, st.st_size
 
 
 def _read(full: str, cap: int) -> tuple[bytes, bool] | None:
-    """At most ``cap`` bytes of a regular file, and whether that is all of it; None: unreadable."""
-    global reads, bytes_read
-    fd = _open_regular(full)
-    if fd is None:
+    """At most ``cap`` bytes of a regular file (never more), and whether that is all of it; None: unreadable."""
+    global reads, bytes_read, largest_read
+    opened = _open_regular(full)
+    if opened is None:
         return None
+    fd, size = opened
     try:
-        data = os.read(fd, cap + 1)
+        data = os.read(fd, cap)
     except OSError:
         return None
     finally:
         os.close(fd)
     reads += 1
-    bytes_read += min(len(data), cap)
-    return data[:cap], len(data) <= cap
+    bytes_read += len(data)
+    largest_read = max(largest_read, len(data))
+    return data, size <= cap and len(data) == size
+
+
+def _answers(kept: tuple[tuple[int, int, int], dict[str, bool], bool], names: tuple[str, ...]) -> dict[str, str]:
+    return {n: (HOLDS if kept[1][n] else (GONE if kept[2] else UNKNOWN)) if n in kept[1] else UNKNOWN
+            for n in names}
+
+
+def _has_word(data: bytes, word: bytes) -> bool:
+    """``word`` in ``data`` with no identifier character either side (``bytes.find``: a regex with
+    look-arounds costs ten times as much)."""
+    start = data.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or data[start - 1] not in _IDENT) and (end >= len(data) or data[end] not in _IDENT):
+            return True
+        start = data.find(word, start + 1)
+    return False
+
+
+_IDENT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def _search(full: str, names: list[str], cap: int) -> tuple[dict[str, bool] | None, bool]:
@@ -208,8 +240,7 @@ def _search(full: str, names: list[str], cap: int) -> tuple[dict[str, bool] | No
     for name in names:
         word = name.lstrip("-").encode("ascii", "ignore")
         forms = [word] + ([word.replace(b"-", b"_")] if name.startswith("--") else [])  # --dry-run: dry_run
-        out[name] = bool(word) and any(
-            re.search(rb"(?<![A-Za-z0-9_])" + re.escape(w) + rb"(?![A-Za-z0-9_])", data) is not None for w in forms)
+        out[name] = bool(word) and any(_has_word(data, w) for w in forms)
     return out, whole
 
 
@@ -277,8 +308,8 @@ def note(notes: list[str]) -> str:
 
 def forget_cache() -> None:
     """Drop every kept answer (tests; a bench's cold run)."""
-    global reads, bytes_read
+    global reads, bytes_read, largest_read
     with _lock:
         _seen.clear()
         _targets.clear()
-    reads = bytes_read = 0
+    reads = bytes_read = largest_read = 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 
 from kenning.context.evidence_check import Checker, gone, note
 from kenning.memory.citations import Citations, cite, text_of
@@ -35,6 +36,7 @@ _LIMITS = {"rule": 220, "key": 300, "todo": 200, "log": 160}  # kenning/context/
 # records them for review (kenning/service.py) after answering.
 _last: dict[str, tuple[tuple[int, ...], dict[int, list[str]]]] = {}
 _last_lock = threading.Lock()
+_cited: weakref.WeakKeyDictionary[object, dict[int, Citations]] = weakref.WeakKeyDictionary()
 
 
 def citations(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Citations]:
@@ -50,14 +52,20 @@ def citations(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Citatio
     return out
 
 
-def check(conn: sqlite3.Connection, root: str, ids: Iterable[int]) -> dict[int, list[str]]:
-    """id -> what it cites that is gone from the working tree at ``root`` (only those with something gone)."""
+def check(conn: sqlite3.Connection, root: str, ids: Iterable[int],
+          kept: dict[int, Citations] | None = None) -> dict[int, list[str]]:
+    """id -> what it cites that is gone from the working tree at ``root`` (only those with something gone).
+    ``kept``: the citations already read of some ids (those of the worker's kept selection)."""
     checker = Checker(root)
     if not checker.usable():
         return {}
     out: dict[int, list[str]] = {}
+    wanted = list(ids)
     try:
-        cited = citations(conn, ids)
+        cited = {i: kept[i] for i in wanted if i in kept} if kept else {}
+        cited.update(citations(conn, [i for i in wanted if i not in cited]))
+        if kept is not None:
+            kept.update(cited)
     except sqlite3.Error:
         return {}
     for oid, cit in cited.items():
@@ -99,7 +107,15 @@ def _vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings
          project: str) -> tuple[Selection, tuple[object, ...]]:
     layers = {"rule": sel.rules, "key": list(sel.keys), "todo": sel.todos, "log": sel.log}
     ids = [r.id for rows in layers.values() for r in rows]
-    found = check(conn, root, ids)
+    # What the rows cite is read once per selection read (the worker keeps one while nothing changes).
+    kept = _cited.get(sel.base)
+    if kept is None:
+        kept = {}
+        try:
+            _cited[sel.base] = kept
+        except TypeError:
+            pass
+    found = check(conn, root, ids, kept)
     key = (root, tuple(sorted((i, tuple(n)) for i, n in found.items())))
     if project:
         with _last_lock:
@@ -113,7 +129,8 @@ def _vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings
 
         cut = sel.now - days * 86400
         expired = {i for i, at in since(conn, found).items() if at <= cut}
-    other = sel.at(sel.now)
+    other = object.__new__(type(sel))  # a shallow copy: the rows as ranked, re-listed below
+    other.__dict__.update(sel.__dict__)
 
     def redo(rows: list[Row], layer: str) -> list[Row]:
         kept = [r for r in rows if layer == "rule" or r.id not in expired]
