@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from kenning.records import text_tokens
 from kenning.settings import Settings
 from kenning.store import projects, repo
 from kenning.store.db import ReadPool, connect, current_version, migration_files
+from kenning.worker.evidence_recorder import Recorder
 
 
 class Memory:
@@ -38,6 +38,7 @@ class Memory:
         self.settings = settings
         self.pool = ReadPool(paths.db) if pooled else None
         self.selections = SelectionCache(paths.db) if pooled else None  # the worker's: see kenning/context/cache.py
+        self.recorder = Recorder(paths.db) if pooled else None  # what session starts found gone (review)
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -70,32 +71,18 @@ class Memory:
                 return resolve_key(conn, key)
         text, resolved = context_text(self.paths, self.settings, name, key_of, now=now, agent=agent,
                                       pool=self.pool, cache=self.selections, root=root)
-        if self.pool is not None and resolved:  # the worker: count what the check found, for review
+        if self.recorder is not None and resolved:  # the worker: count what the check found, for review
             self._record_evidence(resolved)
         return {"project": name, "key": resolved or key, "context": text, "excluded": False, "chars": len(text),
                 "tokens": text_tokens(text)}
 
     def _record_evidence(self, project: str) -> None:
-        """Record the evidence check of the session start just answered, off the answer's path."""
+        """Hand the evidence check of the session start just answered to the worker's recorder."""
         from kenning.context.evidence_marks import last_checked
 
         got = last_checked(project)
-        if got is None or not (got[1] or got[0]):
-            return
-
-        def write() -> None:
-            from kenning.memory_service import MemoryService
-
-            try:
-                conn = connect(self.paths.db)
-                try:
-                    MemoryService(conn, "http").evidence_checked(project, got[0], got[1])
-                finally:
-                    conn.close()
-            except sqlite3.Error:
-                pass  # counted again at the next session start
-
-        threading.Thread(target=write, name="kenning-evidence-record", daemon=True).start()
+        if got is not None and self.recorder is not None and (got[0] or got[1]):
+            self.recorder.add(project, got[0], got[1])
 
     def warm_contexts(self) -> int:
         """Read again the kept session-start selections that writes have changed (the worker's)."""

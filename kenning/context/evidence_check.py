@@ -271,6 +271,24 @@ def _read_targets(full: str, runner: str, cap: int) -> frozenset[str] | None:
     return frozenset(str(k) for k in scripts) if isinstance(scripts, dict) else frozenset()
 
 
+def signature(root: str, cited: list[Citations]) -> tuple[object, ...]:
+    """What every answer about ``cited`` in the working tree at ``root`` rests on: a stat of each
+    cited file and of each runner's file. Equal signatures, equal answers (one stat per file)."""
+    checker = Checker(root)
+    files = sorted({f for c in cited for f in c.files})
+    runners = sorted({r for c in cited for r, _t in c.targets})
+    extra = [name for r in runners for name in _FILES_OF.get(r, ())]
+    out: list[object] = []
+    for f in files:
+        full = checker._abs(f)
+        st = checker._stat(full) if full is not None else UNKNOWN
+        out.append(st if isinstance(st, str) else _sig(st))
+    for name in extra:
+        st = checker._stat(os.path.join(checker.root, name))
+        out.append(st if isinstance(st, str) else _sig(st))
+    return (checker.root, tuple(files), tuple(extra), tuple(out))
+
+
 def gone(checker: Checker, cit: Citations) -> list[str]:
     """What ``cit`` names that is gone from the working tree, each as a short note
     ("`src/totals.py` no longer exists"); empty when everything holds or cannot be told."""

@@ -37,6 +37,7 @@ _LIMITS = {"rule": 220, "key": 300, "todo": 200, "log": 160}  # kenning/context/
 _last: dict[str, tuple[tuple[int, ...], dict[int, list[str]]]] = {}
 _last_lock = threading.Lock()
 _cited: weakref.WeakKeyDictionary[object, dict[int, Citations]] = weakref.WeakKeyDictionary()
+_memo: dict[int, tuple[object, dict[int, list[str]]]] = {}  # id(citations kept) -> (signature, answer)
 
 
 def citations(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Citations]:
@@ -74,6 +75,25 @@ def check(conn: sqlite3.Connection, root: str, ids: Iterable[int],
             if notes:
                 out[oid] = notes
     return out
+
+
+def _checked(conn: sqlite3.Connection, root: str, ids: list[int], kept: dict[int, Citations]) -> dict[int, list[str]]:
+    """:func:`check`, or its last answer for the same rows while nothing they rest on changed (a
+    stat per cited file: the worker's warm session start)."""
+    from kenning.context.evidence_check import signature
+
+    if any(i not in kept for i in ids):
+        kept.update(citations(conn, [i for i in ids if i not in kept]))
+    cited = [kept[i] for i in ids if i in kept]
+    sig = (tuple(ids), tuple(cited), signature(root, cited))
+    memo = _memo.get(id(kept))
+    if memo is not None and memo[0] == sig:
+        return memo[1]
+    found = check(conn, root, ids, kept)
+    if len(_memo) >= 64:
+        _memo.pop(next(iter(_memo)))
+    _memo[id(kept)] = (sig, found)
+    return found
 
 
 def _marked(r: Row, text: str, layer: str) -> Row:
@@ -115,7 +135,7 @@ def _vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings
             _cited[sel.base] = kept
         except TypeError:
             pass
-    found = check(conn, root, ids, kept)
+    found = _checked(conn, root, ids, kept)
     key = (root, tuple(sorted((i, tuple(n)) for i, n in found.items())))
     if project:
         with _last_lock:

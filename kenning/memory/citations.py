@@ -62,6 +62,13 @@ class Citations:
     def __bool__(self) -> bool:
         return bool(self.files or self.names or self.targets)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Citations) and (self.files, self.names, self.targets) == \
+            (other.files, other.names, other.targets)
+
+    def __hash__(self) -> int:
+        return hash((self.files, self.names, self.targets))
+
     def __repr__(self) -> str:
         return f"Citations(files={self.files!r}, names={self.names!r}, targets={self.targets!r})"
 
