@@ -271,10 +271,9 @@ def _read_targets(full: str, runner: str, cap: int) -> frozenset[str] | None:
     return frozenset(str(k) for k in scripts) if isinstance(scripts, dict) else frozenset()
 
 
-def signature(root: str, cited: list[Citations]) -> tuple[object, ...]:
-    """What every answer about ``cited`` in the working tree at ``root`` rests on: a stat of each
+def signature(checker: Checker, cited: list[Citations]) -> tuple[object, ...]:
+    """What every answer about ``cited`` in the checker's working tree rests on: a stat of each
     cited file and of each runner's file. Equal signatures, equal answers (one stat per file)."""
-    checker = Checker(root)
     files = sorted({f for c in cited for f in c.files})
     runners = sorted({r for c in cited for r, _t in c.targets})
     extra = [name for r in runners for name in _FILES_OF.get(r, ())]

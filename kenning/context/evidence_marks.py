@@ -37,27 +37,45 @@ _LIMITS = {"rule": 220, "key": 300, "todo": 200, "log": 160}  # kenning/context/
 _last: dict[str, tuple[tuple[int, ...], dict[int, list[str]]]] = {}
 _last_lock = threading.Lock()
 _cited: weakref.WeakKeyDictionary[object, dict[int, Citations]] = weakref.WeakKeyDictionary()
-_memo: dict[int, tuple[object, dict[int, list[str]]]] = {}  # id(citations kept) -> (signature, answer)
+_memo: dict[tuple[str, tuple[int, ...]], tuple[object, dict[int, list[str]]]] = {}  # -> (signature, answer)
+KEPT_ROWS = 20_000
+_by_id: dict[int, tuple[tuple[object, ...], Citations]] = {}  # id -> (what its text was read at, its citations)
 
 
 def citations(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Citations]:
-    """What each of ``ids`` cites (one query; the extraction is cached by text)."""
+    """What each of ``ids`` cites. A row's text is read only when its title, content hash or file
+    lists differ from what this process last read of it (the extraction is cached by text too)."""
     wanted = sorted(set(ids))
     out: dict[int, Citations] = {}
+    stale: list[int] = []
     for start in range(0, len(wanted), 500):
         part = wanted[start:start + 500]
-        for r in conn.execute("SELECT id, title, narrative, facts, files_modified, files_read FROM observations "
+        for r in conn.execute("SELECT id, title, content_hash, files_modified, files_read FROM observations "
                               f"WHERE id IN ({','.join('?' * len(part))})", part):
-            out[int(r[0])] = cite(text_of(str(r[1] or ""), str(r[2] or ""), str(r[3] or "[]")),
-                                  str(r[4] or "[]"), str(r[5] or "[]"))
+            stamp = (r[1], r[2], r[3], r[4])
+            known = _by_id.get(int(r[0]))
+            if known is not None and known[0] == stamp:
+                out[int(r[0])] = known[1]
+            else:
+                stale.append(int(r[0]))
+    for start in range(0, len(stale), 500):
+        part = stale[start:start + 500]
+        for r in conn.execute("SELECT id, title, narrative, facts, files_modified, files_read, content_hash "
+                              f"FROM observations WHERE id IN ({','.join('?' * len(part))})", part):
+            cit = cite(text_of(str(r[1] or ""), str(r[2] or ""), str(r[3] or "[]")), str(r[4] or "[]"),
+                       str(r[5] or "[]"))
+            out[int(r[0])] = cit
+            if len(_by_id) >= KEPT_ROWS:
+                _by_id.pop(next(iter(_by_id)))
+            _by_id[int(r[0])] = ((r[1], r[6], r[4], r[5]), cit)
     return out
 
 
 def check(conn: sqlite3.Connection, root: str, ids: Iterable[int],
-          kept: dict[int, Citations] | None = None) -> dict[int, list[str]]:
+          kept: dict[int, Citations] | None = None, checker: Checker | None = None) -> dict[int, list[str]]:
     """id -> what it cites that is gone from the working tree at ``root`` (only those with something gone).
     ``kept``: the citations already read of some ids (those of the worker's kept selection)."""
-    checker = Checker(root)
+    checker = checker or Checker(root)
     if not checker.usable():
         return {}
     out: dict[int, list[str]] = {}
@@ -79,20 +97,25 @@ def check(conn: sqlite3.Connection, root: str, ids: Iterable[int],
 
 def _checked(conn: sqlite3.Connection, root: str, ids: list[int], kept: dict[int, Citations]) -> dict[int, list[str]]:
     """:func:`check`, or its last answer for the same rows while nothing they rest on changed (a
-    stat per cited file: the worker's warm session start)."""
+    stat per cited file: a warm session start)."""
     from kenning.context.evidence_check import signature
 
+    checker = Checker(root)
+    if not checker.usable():
+        return {}
     if any(i not in kept for i in ids):
         kept.update(citations(conn, [i for i in ids if i not in kept]))
     cited = [kept[i] for i in ids if i in kept]
-    sig = (tuple(ids), tuple(cited), signature(root, cited))
-    memo = _memo.get(id(kept))
+    sig = (tuple(cited), signature(checker, cited))
+    with _last_lock:
+        memo = _memo.get((root, tuple(ids)))
     if memo is not None and memo[0] == sig:
         return memo[1]
-    found = check(conn, root, ids, kept)
-    if len(_memo) >= 64:
-        _memo.pop(next(iter(_memo)))
-    _memo[id(kept)] = (sig, found)
+    found = check(conn, root, ids, kept, checker)
+    with _last_lock:
+        if len(_memo) >= 64:
+            _memo.pop(next(iter(_memo)))
+        _memo[(root, tuple(ids))] = (sig, found)
     return found
 
 
