@@ -47,6 +47,7 @@ from common import (
 )
 
 from kenning.context import evidence_check as ec
+from kenning.context.evidence_marks import forget_caches
 from kenning.context.session_start import build
 from kenning.memory.citations import cite
 from kenning.settings import Settings
@@ -93,7 +94,7 @@ def in_process(db: str, key: str, tree: str, rounds: int) -> dict[str, list[floa
     for r in range(rounds + 3):
         for name in ("off", "warm", "cold")[r % 3:] + ("off", "warm", "cold")[:r % 3]:
             if name == "cold":
-                ec.forget_cache()
+                forget_caches()
             t0 = time.perf_counter_ns()
             build(conn, off if name == "off" else on, key, root=tree)
             if r >= 3:
@@ -123,7 +124,7 @@ def run(root: Path, args: argparse.Namespace) -> int:
     tree = str(inst.project)
 
     # What one cold check reads: every cited file once, none past the cap.
-    ec.forget_cache()
+    forget_caches()
     conn = connect(inst.paths.db, readonly=True)
     text = build(conn, Settings(), key, root=tree)
     conn.close()

@@ -232,3 +232,15 @@ def mark_dicts(conn: sqlite3.Connection, root: str, rows: Sequence[dict[str, Any
                 r["evidence_gone"] = found[r["id"]]
     except Exception:
         return
+
+
+def forget_caches() -> None:
+    """Drop everything kept between checks (a bench's cold run; tests)."""
+    from kenning.context.evidence_check import forget_cache
+
+    forget_cache()
+    cite.cache_clear()
+    with _last_lock:
+        _memo.clear()
+        _by_id.clear()
+        _last.clear()
