@@ -232,3 +232,47 @@ def test_mcp_answers_carry_the_note(home: Home) -> None:
     assert f"#{gone} " in found and "`src/refunds.py` no longer exists" in found
     assert GONE not in next(ln for ln in found.splitlines() if f"#{fine} " in ln)
     assert "`src/refunds.py` no longer exists" in tools.get([gone], cwd=str(home.project))
+
+
+def test_evidence_gone_longer_than_the_setting_leaves_the_memory_out_but_not_a_rule(home: Home) -> None:
+    from kenning.memory_service import MemoryService
+    from kenning.store.db import connect
+
+    home.env["KENNING_EVIDENCE_KEEP_DAYS"] = "7"  # the hook's, and the worker's it starts
+    old = remember(home, "src/legacy.py holds the old tax table", modified=["src/legacy.py"])
+    recent = remember(home, "src/interim.py holds the interim tax table", modified=["src/interim.py"], session="i")
+    rule = remember(home, "Always run `make legacy` before a release", kind="rule", session="r")
+    write(home, "Makefile", "lint:\n\ttrue\n")
+    conn = connect(str(home.paths.db))
+    try:  # found gone ten days ago, and three days ago (as the worker records it)
+        door = MemoryService(conn, "http")
+        door.evidence_checked(home.key, [old, rule], {old: ["gone"], rule: ["gone"]}, time.time() - 10 * 86400)
+        door.evidence_checked(home.key, [recent], {recent: ["gone"]}, time.time() - 3 * 86400)
+    finally:
+        conn.close()
+    for session in ("a", "b"):  # from the file, then (most likely) from the worker the first one started
+        text = start(home, session)
+        assert not line_of(text, old)  # gone for longer than 7 days: left out (still in memory)
+        assert GONE in line_of(text, recent)
+        assert "`make legacy`: no such target in Makefile" in line_of(text, rule)  # a rule stays, noted
+    assert "legacy.py" in home.kenning("show", str(old)).stdout
+
+
+def test_forgetting_a_memory_forgets_its_evidence_record(home: Home) -> None:
+    from kenning.memory_service import MemoryService
+    from kenning.store.db import connect
+
+    oid = remember(home, "src/gone_for_good.py parses the export", modified=["src/gone_for_good.py"])
+    conn = connect(str(home.paths.db))
+    try:
+        MemoryService(conn, "http").evidence_checked(home.key, [oid], {oid: ["`src/gone_for_good.py` gone"]})
+        assert conn.execute("SELECT COUNT(*) FROM evidence_gone").fetchone()[0] == 1
+    finally:
+        conn.close()
+    r = home.kenning("forget", "--id", str(oid), "--yes")
+    assert r.returncode == 0, r.stderr
+    conn = connect(str(home.paths.db))
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM evidence_gone").fetchone()[0] == 0
+    finally:
+        conn.close()
