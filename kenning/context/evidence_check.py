@@ -101,6 +101,8 @@ class Checker:
         if full is None:
             return UNKNOWN
         st = self._stat(full)
+        if st == GONE and "/" not in path.replace("\\", "/"):
+            return UNKNOWN  # a bare name ("totals.py") may live in any folder: not found at the root proves nothing
         return st if isinstance(st, str) else HOLDS
 
     def names_in(self, names: tuple[str, ...], path: str) -> dict[str, str]:

@@ -46,6 +46,11 @@ _PM_BUILTINS = frozenset((
     "unlink", "publish", "pack", "audit", "outdated", "list", "ls", "info", "view", "config", "store", "import",
     "patch",
 ))
+# A memory that records a removal ("deleted src/old.py", "renamed `old_fn`") cites what is meant to be
+# gone: it is not checked at all.
+_REMOVAL = re.compile(r"(?<![A-Za-z])(?:delet|remov|renam|mov(?:ed|ing|e)\b|drop|rm\s|git rm|unlink|obsolet|deprecat|"
+                      r"replac|migrat(?:ed|ing) (?:away|off))|删除|删掉|移除|重命名|改名|削除|名前を変更|삭제|제거",
+                      re.IGNORECASE)
 _NOT_NAMES = frozenset(["e.g", "i.e", "etc", "utf_8", "utf-8", "n_a"])
 
 
@@ -71,6 +76,9 @@ class Citations:
 
     def __repr__(self) -> str:
         return f"Citations(files={self.files!r}, names={self.names!r}, targets={self.targets!r})"
+
+
+NOTHING = Citations((), (), ())
 
 
 def _paths(raw: str) -> list[str]:
@@ -109,6 +117,8 @@ def cite(text: str, files_modified: str = "[]", files_read: str = "[]") -> Citat
     files: list[str] = []
     names: list[str] = []
     targets: list[tuple[str, str]] = []
+    if _REMOVAL.search(text):
+        return NOTHING
     for p in _paths(files_modified):
         _add(files, p, MAX_FILES)
     for m in _FILE.finditer(text):

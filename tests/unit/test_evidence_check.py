@@ -120,3 +120,16 @@ def test_past_the_time_budget_nothing_more_is_read(tmp_path: Path) -> None:
     time.sleep(0.001)
     assert ec.gone(checker, cite("`absent_fn()` in m0.py m1.py m2.py m3.py m4.py")) == []
     assert ec.reads == 0
+
+
+def test_a_memory_of_a_removal_is_not_checked() -> None:
+    for text in ("Deleted src/old.py: nothing imports it", "Renamed `old_fn()` to `new_fn()` in src/a.py",
+                 "删除了 src/old.py 里的 old_fn()", "src/old.py を削除した", "Moved helpers out of src/util.py"):
+        assert not cite(text), text
+
+
+def test_a_bare_file_name_is_never_judged_gone(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("def setup_all():\n    pass\n")
+    assert ec.gone(_tree(tmp_path), cite("the rounding bug in totals.py")) == []  # may be src/x/totals.py
+    assert ec.gone(_tree(tmp_path), cite("`setup_all()` and `gone_fn()` in setup.py")) == \
+        ["`gone_fn` not found in `setup.py`"]  # found at the root: its identifiers are checked
