@@ -183,6 +183,11 @@ def run(root: Path, args: argparse.Namespace) -> int:
         f"{ec.READ_CAP:,}) and its function past the cap not judged gone. The index marked {marked} rows.",
         md_table(["what (same run, alternated)", "p50 ms", "p95 ms", "p50 / check off"], rows),
         f"Slowest p95 through a process: {fmt(worst, 1)} ms, against the context hooks' budget of {BUDGET_MS} ms.",
+        "Warm: the rows' citations are kept per row, and the last answer is reused while a stat of every cited "
+        "file (and Makefile/package.json) is unchanged. Cold: each cited file is opened once and at most the cap "
+        "read. The hook's own fallback (worker down) is a fresh process, so its check is always cold; the "
+        "worker keeps its answers. The worker records what session starts found gone (for `kenning stale`) on "
+        "its own thread once they pause for a second: one write for a burst, none while a hook waits.",
     ])
     print(body)
     if args.write:

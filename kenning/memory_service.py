@@ -85,12 +85,15 @@ class MemoryService:
         return ids
 
     def evidence_checked(self, project: str, checked: Iterable[int], gone: dict[int, list[str]],
-                         now: float | None = None) -> None:
+                         now: float | None = None, *, counts: dict[int, int] | None = None,
+                         since: float | None = None) -> None:
         """What one session start's evidence check found (kenning/context/evidence_marks.py): the memories
-        whose cited files, identifiers or commands are gone, counted for review. Not a change to a memory
+        whose cited files, identifiers or commands are gone, counted for review (``counts``: sessions each
+        was found gone in, when several are recorded at once; ``since``: the first). Not a change to a memory
         (nothing it says changes), so not in the operation log."""
         with repo.transaction(self.conn):
-            evidence_store.record(self.conn, project, checked, gone, time.time() if now is None else now)
+            evidence_store.record(self.conn, project, checked, gone, time.time() if now is None else now, counts,
+                                  since)
 
     # ------------------------------------------------------------------ by hand
 

@@ -12,14 +12,17 @@ from typing import Any
 
 
 def record(conn: sqlite3.Connection, project: str, checked: Iterable[int], gone: Mapping[int, list[str]],
-           now: float) -> None:
-    """One session start's checks: ``gone`` (id -> notes) counted once more, every other ``checked``
-    id forgotten (its evidence holds again, or can no longer be told)."""
+           now: float, counts: Mapping[int, int] | None = None, since: float | None = None) -> None:
+    """Session starts' checks: each of ``gone`` (id -> notes) counted ``counts[id]`` (1) more sessions,
+    first found at ``since`` (``now``); every other ``checked`` id forgotten (its evidence holds again,
+    or can no longer be told)."""
+    first = now if since is None else since
     for oid, notes in gone.items():
+        n = (counts or {}).get(oid, 1)
         conn.execute("INSERT INTO evidence_gone (observation_id, project, since, last_at, sessions, notes) "
-                     "SELECT ?1, ?2, ?3, ?3, 1, ?4 WHERE EXISTS (SELECT 1 FROM observations WHERE id = ?1) "
-                     "ON CONFLICT (observation_id) DO UPDATE SET last_at = ?3, sessions = sessions + 1, notes = ?4",
-                     (oid, project, now, json.dumps(notes[:5], ensure_ascii=False)))
+                     "SELECT ?1, ?2, ?5, ?3, ?6, ?4 WHERE EXISTS (SELECT 1 FROM observations WHERE id = ?1) "
+                     "ON CONFLICT (observation_id) DO UPDATE SET last_at = ?3, sessions = sessions + ?6, notes = ?4",
+                     (oid, project, now, json.dumps(notes[:5], ensure_ascii=False), first, n))
     held = [i for i in checked if i not in gone]
     for start in range(0, len(held), 500):
         part = held[start:start + 500]
