@@ -19,11 +19,10 @@ Standard library only: the SessionStart hook's fallback and the Read hook run it
 
 from __future__ import annotations
 
-import json
+import _thread
 import os
 import re
 import stat
-import threading
 import time
 
 from kenning.memory.citations import Citations
@@ -33,10 +32,11 @@ BUDGET_S = 0.15         # one context's checks; past it, what is left is "cannot
 KEPT_FILES = 4096       # files whose answers are kept (per process)
 HOLDS, GONE, UNKNOWN = "holds", "gone", "unknown"
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # (``threading`` is more than a hook should import)
 # path -> (stat signature, {identifier: found in what was read?}, whole file read?)
 _seen: dict[str, tuple[tuple[int, int, int], dict[str, bool], bool]] = {}
 _targets: dict[str, tuple[tuple[int, int, int], frozenset[str] | None]] = {}
+_resolved: dict[tuple[str, str], str | None] = {}  # (root, cited path) -> the path in the tree (pure string work)
 reads = 0  # files read to look for identifiers or targets (the bench and tests count them)
 bytes_read = 0
 largest_read = 0  # the most bytes one read took (never past READ_CAP)
@@ -54,7 +54,6 @@ class Checker:
         self.deadline = time.monotonic() + budget_s
         self.cap = cap
         self._stats: dict[str, os.stat_result | str] = {}  # per context: one stat per file
-        self._paths: dict[str, str | None] = {}
         self._answers: dict[tuple[str, str], tuple[str, str]] = {}
 
     def usable(self) -> bool:
@@ -62,10 +61,13 @@ class Checker:
 
     def _abs(self, path: str) -> str | None:
         """``path`` (as the memory wrote it) in this working tree; None: not in it, or not checkable."""
-        if path in self._paths:
-            return self._paths[path]
-        full = self._resolve(path)
-        self._paths[path] = full
+        key = (self.root, path)
+        full = _resolved.get(key, "")
+        if full == "":
+            full = self._resolve(path)
+            if len(_resolved) >= KEPT_FILES * 4:
+                _resolved.clear()
+            _resolved[key] = full
         return full
 
     def _resolve(self, path: str) -> str | None:
@@ -266,9 +268,11 @@ def _read_targets(full: str, runner: str, cap: int) -> frozenset[str] | None:
         if runner == "make" and re.search(r"^[^\s#]*%[^:]*:", text, re.MULTILINE):
             return None  # pattern rules: any name may be a target
         return frozenset(names)
+    from kenning.fastjson import loads
+
     try:
-        scripts = json.loads(text).get("scripts")
-    except (ValueError, AttributeError):
+        scripts = loads(text).get("scripts")
+    except (ValueError, TypeError, AttributeError):
         return None
     return frozenset(str(k) for k in scripts) if isinstance(scripts, dict) else frozenset()
 
@@ -331,4 +335,5 @@ def forget_cache() -> None:
     with _lock:
         _seen.clear()
         _targets.clear()
+        _resolved.clear()
     reads = bytes_read = largest_read = 0

@@ -14,8 +14,7 @@ Standard library only: the SessionStart hook's fallback and the Read hook call t
 
 from __future__ import annotations
 
-import sqlite3
-import threading
+import _thread
 import weakref
 
 from kenning.context.evidence_check import Checker, gone, note
@@ -23,6 +22,7 @@ from kenning.memory.citations import Citations, cite, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Iterable, Sequence
     from typing import Any
 
@@ -35,7 +35,7 @@ _LIMITS = {"rule": 220, "key": 300, "todo": 200, "log": 160}  # kenning/context/
 # The latest session-start checks per project (project -> (checked ids, gone notes)): the worker
 # records them for review (kenning/service.py) after answering.
 _last: dict[str, tuple[tuple[int, ...], dict[int, list[str]]]] = {}
-_last_lock = threading.Lock()
+_last_lock = _thread.allocate_lock()  # (the Read hook imports neither threading nor sqlite3)
 _cited: weakref.WeakKeyDictionary[object, dict[int, Citations]] = weakref.WeakKeyDictionary()
 _memo: dict[tuple[str, tuple[int, ...]], tuple[object, dict[int, list[str]]]] = {}  # -> (signature, answer)
 KEPT_ROWS = 20_000
@@ -85,7 +85,7 @@ def check(conn: sqlite3.Connection, root: str, ids: Iterable[int],
         cited.update(citations(conn, [i for i in wanted if i not in cited]))
         if kept is not None:
             kept.update(cited)
-    except sqlite3.Error:
+    except Exception:  # sqlite3.Error (the module itself is not imported here)
         return {}
     for oid, cit in cited.items():
         if cit:

@@ -13,8 +13,9 @@ and a check that cannot decide says nothing. Standard library only (the hooks im
 from __future__ import annotations
 
 import functools
-import json
 import re
+
+from kenning.fastjson import loads
 
 MAX_FILES = 12    # cited files per memory (files_modified first, then the text's, then files_read)
 MAX_NAMES = 8
@@ -83,7 +84,7 @@ NOTHING = Citations((), (), ())
 
 def _paths(raw: str) -> list[str]:
     try:
-        value = json.loads(raw or "[]")
+        value = loads(raw or "[]")
     except (ValueError, TypeError):
         return []
     return [str(x) for x in value if isinstance(x, str) and x and "\x00" not in x] if isinstance(value, list) else []
@@ -158,7 +159,7 @@ def cite(text: str, files_modified: str = "[]", files_read: str = "[]") -> Citat
 def text_of(title: str, narrative: str, facts: str) -> str:
     """The words of a memory that may cite something: its title, narrative and facts (a JSON list)."""
     try:
-        items = json.loads(facts or "[]")
+        items = loads(facts or "[]")
     except (ValueError, TypeError):
         items = []
     extra = "\n".join(str(x) for x in items) if isinstance(items, list) else ""
