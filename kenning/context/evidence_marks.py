@@ -38,6 +38,7 @@ _last: dict[str, tuple[tuple[int, ...], dict[int, list[str]]]] = {}
 _last_lock = _thread.allocate_lock()  # (the Read hook imports neither threading nor sqlite3)
 _cited: weakref.WeakKeyDictionary[object, dict[int, Citations]] = weakref.WeakKeyDictionary()
 _memo: dict[tuple[str, tuple[int, ...]], tuple[object, dict[int, list[str]]]] = {}  # -> (signature, answer)
+_marks: weakref.WeakKeyDictionary[object, dict[tuple[int, str, str], Row]] = weakref.WeakKeyDictionary()
 KEPT_ROWS = 20_000
 _by_id: dict[int, tuple[tuple[object, ...], Citations]] = {}  # id -> (what its text was read at, its citations)
 
@@ -152,10 +153,11 @@ def _vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings
     ids = [r.id for rows in layers.values() for r in rows]
     # What the rows cite is read once per selection read (the worker keeps one while nothing changes).
     kept = _cited.get(sel.base)
-    if kept is None:
-        kept = {}
+    marks = _marks.get(sel.base)
+    if kept is None or marks is None:
+        kept, marks = {}, {}
         try:
-            _cited[sel.base] = kept
+            _cited[sel.base], _marks[sel.base] = kept, marks
         except TypeError:
             pass
     found = _checked(conn, root, ids, kept)
@@ -176,8 +178,18 @@ def _vet(conn: sqlite3.Connection, sel: Selection, root: str, settings: Settings
     other.__dict__.update(sel.__dict__)
 
     def redo(rows: list[Row], layer: str) -> list[Row]:
-        kept = [r for r in rows if layer == "rule" or r.id not in expired]
-        return [_marked(r, note(found[r.id]), layer) if r.id in found else r for r in kept]
+        out = []
+        for r in rows:
+            if layer != "rule" and r.id in expired:
+                continue
+            if r.id in found:
+                text = note(found[r.id])
+                copy = marks.get((r.id, layer, text))  # the rows of one selection read: marked once
+                if copy is None:
+                    copy = marks[(r.id, layer, text)] = _marked(r, text, layer)
+                r = copy
+            out.append(r)
+        return out
 
     other.rules = redo(sel.rules, "rule")
     keys = redo(sel.keys, "key")
