@@ -15,7 +15,7 @@ from tests.conftest import Home
 
 # Commands whose output is data: each must take --json.
 DATA = {"context", "doctor", "extras", "extras list", "forget", "pin", "restore", "search", "settings", "show",
-        "stats", "status", "supersede", "timeline", "unarchive", "unpin"}
+        "stale", "stats", "status", "supersede", "timeline", "unarchive", "unpin"}
 # Commands that act rather than report, or whose output is a format of its own already.
 NOT_DATA = {
     "completion": "prints a shell script",
