@@ -87,10 +87,10 @@ DECLARE
     gone boolean;
     auto boolean;
 BEGIN
-    SELECT forgotten INTO gone FROM kenning.memories WHERE gid = NEW.gid;
+    SELECT forgotten INTO gone FROM kenning.memories WHERE gid = NEW.gid AND team = NEW.team;
     IF NEW.kind = 'forgotten' THEN
         NEW.payload := NULL;
-        UPDATE kenning.ops SET payload = NULL WHERE gid = NEW.gid AND payload IS NOT NULL;
+        UPDATE kenning.ops SET payload = NULL WHERE gid = NEW.gid AND team = NEW.team AND payload IS NOT NULL;
         INSERT INTO kenning.memories AS m (gid, team, project, author, hlc, forgotten)
             VALUES (NEW.gid, NEW.team, NEW.project, NEW.author, NEW.hlc, true)
         ON CONFLICT (gid) DO UPDATE SET title = NULL, body = NULL, forgotten = true,
