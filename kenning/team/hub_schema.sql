@@ -166,7 +166,7 @@ GRANT USAGE ON SCHEMA kenning TO kenning_member;
 GRANT SELECT, INSERT ON kenning.ops TO kenning_member;
 GRANT USAGE ON SEQUENCE kenning.ops_seq_seq TO kenning_member;
 GRANT SELECT ON kenning.memories, kenning.audit, kenning.meta TO kenning_member;
-GRANT SELECT (name, auto_approve) ON kenning.teams TO kenning_member;
+GRANT SELECT ON kenning.teams TO kenning_member;
 GRANT EXECUTE ON FUNCTION kenning.review(text, text), kenning.is_member(text) TO kenning_member;
 
 ALTER TABLE kenning.ops ENABLE ROW LEVEL SECURITY;
