@@ -98,7 +98,7 @@ def cmd_join(args: argparse.Namespace) -> int:
     paths = Paths()
     try:
         cfg = config.load(paths)
-        name, root = find_root(os.getcwd())
+        _name, root = find_root(os.getcwd())
         remote = git_remote(root) if root else ""
         if not remote:
             return _err("run `kenning team join` inside a git checkout with a remote: the remote names the project "
@@ -166,7 +166,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if st:
         age = time.time() - float(str(st.get("at") or 0))
         print(f"last sync {age:.0f} s ago: " + ("ok" if st.get("ok") else f"failed ({st.get('error')})"))
-        for line in st.get("refused") or []:  # type: ignore[union-attr]
+        refused = st.get("refused")
+        for line in refused if isinstance(refused, list) else []:
             print(f"  refused: {line}")
     return 0
 

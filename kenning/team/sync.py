@@ -84,8 +84,8 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
         door.team_cursor(cfg.team, hlc=last)
     ops: list[hub.Op] = []
     created: list[str] = []
-    for oid, gid, hlc, project, typ, title, text, layer, chash in conn.execute(
-            "SELECT o.id, l.gid, l.hlc, o.project, o.type, o.title, o.narrative, o.layer, o.content_hash "
+    for gid, hlc, project, typ, title, text, layer, chash in conn.execute(
+            "SELECT l.gid, l.hlc, o.project, o.type, o.title, o.narrative, o.layer, o.content_hash "
             "FROM team_links l JOIN observations o ON o.id = l.observation_id "
             "WHERE l.team = ? AND l.origin = 'local' AND l.pushed = 0 ORDER BY l.observation_id LIMIT ?",
             (cfg.team, PUSH_BATCH)).fetchall():
@@ -96,8 +96,8 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
                           {"title": title[:hub.MAX_TITLE], "text": text[:hub.MAX_TEXT], "type": typ, "layer": layer}))
         created.append(gid)
     edges: list[tuple[str, str]] = []
-    for gid, hlc, project, by in conn.execute(
-            "SELECT l.gid, l.hlc, o.project, nl.gid FROM team_links l JOIN observations o ON o.id = l.observation_id "
+    for gid, project, by in conn.execute(
+            "SELECT l.gid, o.project, nl.gid FROM team_links l JOIN observations o ON o.id = l.observation_id "
             "JOIN team_links nl ON nl.observation_id = o.superseded_by "
             "WHERE l.team = ? AND l.origin = 'local' AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
             "AND nl.pushed = 1", (cfg.team,)).fetchall():

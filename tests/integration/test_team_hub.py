@@ -206,7 +206,8 @@ def test_a_credential_of_another_team_reads_no_row_and_writes_none(hub: postgres
             conn.execute("INSERT INTO kenning.ops (team, gid, kind, project, device, hlc) VALUES "
                          "('alpha', 'abcdef0123456789:1', 'created', 'x', 'abcdef0123456789', "
                          "'0000000000001.00000.abcdef0123456789')")
-        for sql in ("DELETE FROM kenning.ops", "UPDATE kenning.memories SET body = 'x'", "SELECT * FROM kenning.members"):
+        for sql in ("DELETE FROM kenning.ops", "UPDATE kenning.memories SET body = 'x'",
+                    "SELECT * FROM kenning.members"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(sql)
         with pytest.raises(psycopg.errors.RaiseException):
