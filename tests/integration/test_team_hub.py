@@ -270,3 +270,56 @@ def test_a_memory_holding_a_secret_is_refused_at_promotion(hub: postgres.Server,
     assert f"memory #{saved.id} holds a secret" in r.stderr
     assert token not in _hub_text(hub)
     assert not a.rows("SELECT 1 FROM team_links WHERE observation_id = ?", saved.id)
+
+
+def test_an_acknowledgement_lost_on_the_way_back_sends_the_same_op_again_and_nothing_doubles(
+        hub: postgres.Server, team: dict[str, Any]) -> None:
+    a = team["a"]
+    a.wait("SELECT 1 FROM team_links WHERE origin = 'local' AND pushed = 1")
+    before = _hub_rows(hub, "SELECT count(*) FROM kenning.ops")[0][0]
+    a.stop_worker()
+    try:
+        conn = sqlite3.connect(a.paths.db)
+        with conn:  # as if the hub took the ops but the answer never came back
+            lost = conn.execute("UPDATE team_links SET pushed = 0 WHERE origin = 'local'").rowcount
+        conn.close()
+        assert lost >= 1
+        r = a.team("push", "--json")
+        assert json.loads(r.stdout)["pushed"] == 0
+        assert _hub_rows(hub, "SELECT count(*) FROM kenning.ops")[0][0] == before
+        assert a.rows("SELECT count(*) FROM team_links WHERE origin = 'local' AND pushed = 0") == [(0,)]
+    finally:
+        a.start_worker()
+
+
+def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_returns(
+        hub: postgres.Server, team: dict[str, Any]) -> None:
+    a, b = team["a"], team["b"]
+    rule = "From now on every migration file name starts with a UTC timestamp"
+    hub.stop()
+    try:
+        a.say(rule)
+        a.flush()  # ingest and observe do not wait for the hub
+        a.wait("SELECT 1 FROM observations WHERE title LIKE '%UTC timestamp%'")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            st = json.loads((a.data / "team.status.json").read_text()) if (a.data / "team.status.json").exists() \
+                else {}
+            if st.get("ok") is False and float(st.get("at") or 0) > 0:
+                break
+            time.sleep(0.3)
+        assert st.get("ok") is False and "reach" in str(st.get("error"))
+        assert "failed" in a.team("status").stdout
+        assert "UTC timestamp" in a.session_start()  # the local memory is told as ever
+    finally:
+        hub.start()
+    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
+           "WHERE o.title LIKE '%UTC timestamp%' AND l.pushed = 1")
+    gids = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%UTC timestamp%")
+    assert len(gids) == 1
+    gid = gids[0][0]
+    assert _hub_rows(hub, "SELECT count(*) FROM kenning.ops WHERE gid = %s", gid) == [(1,)]
+    b.team("review", "--approve", gid)
+    b.wait("SELECT 1 FROM team_links WHERE gid = ?", gid)
+    assert b.rows("SELECT count(*) FROM team_links WHERE gid = ?", gid) == [(1,)]
+    assert "UTC timestamp" in b.session_start()
