@@ -102,7 +102,13 @@ class MemoryService:
 
     def supersede(self, old_ids: Sequence[int], new_id: int, *, agent: bool = False) -> supersede.Result:
         with repo.transaction(self.conn):
-            res = supersede.by_hand(self.conn, old_ids, new_id, agent=agent)
+            # A teammate's memory (pulled from the hub) replaced by one of this project: an edge the sync
+            # pushes; the rest follow the ordinary rules (one project, the agent leaves rules alone).
+            team_done, rest = ([], list(old_ids)) if agent else tm.team_superseded(
+                self.conn, list(old_ids), new_id, time.time())
+            res = supersede.by_hand(self.conn, rest, new_id, agent=agent) if rest or not team_done \
+                else supersede.Result(by=new_id)
+            res.superseded = [*team_done, *res.superseded]
             if res.superseded:
                 self._log("superseded", [*res.superseded, new_id], self._project_of(new_id))
         return res
@@ -183,6 +189,7 @@ class MemoryService:
         if oid is None:
             return False
         with repo.transaction(self.conn):
+            tm.mark_edge(self.conn, gid, by_gid)  # known to the hub: not sent back
             done = tm.supersede_pulled(self.conn, oid, tm.linked(self.conn, by_gid), time.time())
             if done:
                 self._log("superseded", [oid], self._project_of(oid))

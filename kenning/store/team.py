@@ -71,6 +71,9 @@ def insert_pulled(conn: sqlite3.Connection, m: Pulled, now: float) -> int | None
                  (m.layer, m.layer, now, oid))
     conn.execute("INSERT INTO team_links (observation_id, gid, team, origin, author, reviewer, reviewed_at, pushed) "
                  "VALUES (?, ?, ?, 'hub', ?, ?, ?, 1)", (oid, m.gid, m.team, m.author, m.reviewer, m.reviewed_at))
+    # Memories an edge said it replaces, before it was here: now they link to it.
+    conn.execute("UPDATE observations SET superseded_by = ? WHERE superseded_by IS NULL AND status = 'superseded' "
+                 "AND id IN (SELECT observation_id FROM team_links WHERE edge = ?)", (oid, m.gid))
     return oid
 
 
@@ -99,9 +102,32 @@ def tombstone(conn: sqlite3.Connection, gid: str, team: str, *, pushed: bool) ->
 
 
 def supersede_pulled(conn: sqlite3.Connection, oid: int, by_oid: int | None, now: float) -> bool:
-    """An edge from the hub: the pulled memory ``oid`` is no longer current (its text stays, searchable)."""
+    """An edge: the shared memory ``oid`` is no longer current (its text stays, searchable); ``by_oid`` is
+    its successor when that is here already (else the link is made when it arrives: ``insert_pulled``)."""
     return conn.execute("UPDATE observations SET status = 'superseded', superseded_by = ?, superseded_at = ? "
                         "WHERE id = ? AND status = 'active'", (by_oid, now, oid)).rowcount > 0
+
+
+def team_superseded(conn: sqlite3.Connection, old_ids: list[int], new_id: int, now: float) -> tuple[list[int],
+                                                                                                     list[int]]:
+    """The user's supersession of memories pulled from the hub by a memory of their own project (the same
+    repository: its remote names the pulled rows' key). Returns (superseded, the ids left for the ordinary
+    rules)."""
+    row = conn.execute("SELECT p.remote FROM observations o JOIN projects p ON p.key = o.project WHERE o.id = ?",
+                       (new_id,)).fetchone()
+    key = project_key(str(row[0])) if row and row[0] else None
+    done: list[int] = []
+    rest: list[int] = []
+    for oid in old_ids:
+        hit = conn.execute("SELECT 1 FROM observations o JOIN team_links l ON l.observation_id = o.id "
+                           "WHERE o.id = ? AND o.project = ? AND l.origin = 'hub'", (oid, key)).fetchone()
+        if key is None or hit is None:
+            rest.append(oid)
+        elif supersede_pulled(conn, oid, new_id, now):
+            done.append(oid)
+        else:
+            rest.append(oid)  # not active: the ordinary check says why
+    return done, rest
 
 
 def cursor(conn: sqlite3.Connection, team: str) -> tuple[int, str]:

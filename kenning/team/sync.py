@@ -99,10 +99,11 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
     for gid, project, by in conn.execute(
             "SELECT l.gid, o.project, nl.gid FROM team_links l JOIN observations o ON o.id = l.observation_id "
             "JOIN team_links nl ON nl.observation_id = o.superseded_by "
-            "WHERE l.team = ? AND l.origin = 'local' AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
+            "WHERE l.team = ? AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
             "AND nl.pushed = 1", (cfg.team,)).fetchall():
         last = clock.tick(last, cfg.device, time.time())
-        ops.append(hub.Op(gid, "superseded", remotes.get(project, "unknown"), cfg.device, last, "", {"by": by}))
+        remote = remotes.get(project) or (project[len(tm.PREFIX):] if project.startswith(tm.PREFIX) else "unknown")
+        ops.append(hub.Op(gid, "superseded", remote, cfg.device, last, "", {"by": by}))
         edges.append((gid, by))
     tombs: list[str] = []
     for gid, at in conn.execute("SELECT gid, at FROM team_tombstones WHERE team = ? AND pushed = 0",

@@ -323,3 +323,42 @@ def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_ret
     b.wait("SELECT 1 FROM team_links WHERE gid = ?", gid)
     assert b.rows("SELECT count(*) FROM team_links WHERE gid = ?", gid) == [(1,)]
     assert "UTC timestamp" in b.session_start()
+
+
+def test_a_teammate_supersedes_a_team_rule_and_both_machines_show_only_theirs_with_the_link(
+        hub: postgres.Server, team: dict[str, Any]) -> None:
+    a, b = team["a"], team["b"]
+    a.say("From now on the job queue takes its jobs with advisory locks")
+    a.flush()
+    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
+           "WHERE o.title LIKE '%advisory locks%' AND l.pushed = 1")
+    old_gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%advisory locks%")[0][0]
+    b.team("review", "--approve", old_gid)
+    b.wait("SELECT 1 FROM team_links WHERE gid = ?", old_gid)
+    b.say("From now on the job queue takes its jobs with SELECT FOR UPDATE SKIP LOCKED")
+    b.flush()
+    b.wait("SELECT 1 FROM observations WHERE title LIKE '%SKIP LOCKED%'")
+    new_id = b.rows("SELECT id FROM observations WHERE title LIKE '%SKIP LOCKED%' AND project NOT LIKE 'team:%'")[0][0]
+    old_on_b = b.rows("SELECT observation_id FROM team_links WHERE gid = ?", old_gid)[0][0]
+    r = b.kenning("supersede", str(old_on_b), "--by", str(new_id))
+    assert r.returncode == 0, r.stdout + r.stderr
+    b.wait("SELECT 1 FROM team_links WHERE observation_id = ? AND pushed = 1", new_id)
+    new_gid = b.rows("SELECT gid FROM team_links WHERE observation_id = ?", new_id)[0][0]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _hub_rows(
+            hub, "SELECT superseded_by FROM kenning.memories WHERE gid = %s", old_gid) != [(new_gid,)]:
+        time.sleep(0.3)
+    # An edge, never an overwrite: the old memory keeps its text on the hub, and points to the new one.
+    assert _hub_rows(hub, "SELECT superseded_by, body IS NOT NULL FROM kenning.memories WHERE gid = %s",
+                     old_gid) == [(new_gid, True)]
+    a.team("review", "--approve", new_gid)
+    a.wait("SELECT 1 FROM team_links WHERE gid = ?", new_gid)
+    old_on_a = a.rows("SELECT observation_id FROM team_links WHERE gid = ?", old_gid)[0][0]
+    new_on_a = a.rows("SELECT observation_id FROM team_links WHERE gid = ?", new_gid)[0][0]
+    a.wait("SELECT 1 FROM observations WHERE id = ? AND status = 'superseded'", old_on_a)
+    assert a.rows("SELECT superseded_by FROM observations WHERE id = ?", old_on_a) == [(new_on_a,)]
+    assert b.rows("SELECT status, superseded_by FROM observations WHERE id = ?", old_on_b) == [("superseded", new_id)]
+    for dev in (a, b):
+        text = dev.session_start()
+        assert "SKIP LOCKED" in text and "advisory locks" not in text, text
+    assert "(from li," in a.session_start()
