@@ -216,6 +216,15 @@ class MemoryService:
         with repo.transaction(self.conn):
             tm.set_cursor(self.conn, team, rev=rev, hlc=hlc)
 
+    def team_joined(self, team: str, key: str, *, name: str, root: str, remote: str) -> str:
+        """A project shared with ``team`` from this checkout: registered with its remote (so its session start
+        finds the team's memories before any session ran here) and pulled from the start. Returns its key."""
+        with repo.transaction(self.conn):
+            key = projects.attach(self.conn, key, name=name, root=root, at=time.time(), remote=remote)
+            tm.forget_team(self.conn, team)
+            self._log("team-joined", project=key)
+        return key
+
     def team_left(self, team: str) -> None:
         with repo.transaction(self.conn):
             tm.forget_team(self.conn, team)

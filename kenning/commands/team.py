@@ -98,7 +98,7 @@ def cmd_join(args: argparse.Namespace) -> int:
     paths = Paths()
     try:
         cfg = config.load(paths)
-        _name, root = find_root(os.getcwd())
+        name, root = find_root(os.getcwd())
         remote = git_remote(root) if root else ""
         if not remote:
             return _err("run `kenning team join` inside a git checkout with a remote: the remote names the project "
@@ -119,11 +119,18 @@ def cmd_join(args: argparse.Namespace) -> int:
             finally:
                 conn.close()
             cfg = TeamConfig(dsn=args.dsn, team=args.team, user=user, device=cfg.device if cfg else config.new_device())
-        from kenning.project import canonical
+        from kenning.memory_service import MemoryService
+        from kenning.project import project_key
+        from kenning.store.db import open_db
 
-        cfg.projects[remote] = canonical(root)
+        paths.ensure()
+        conn = open_db(paths.db)
+        try:
+            cfg.projects[remote] = MemoryService(conn, "team").team_joined(
+                cfg.team, project_key(root, name), name=name, root=root, remote=remote)
+        finally:
+            conn.close()
         config.save(paths, cfg, pw)
-        _reset_cursor(paths, cfg.team)  # a newly joined project: its memories are pulled from the start
     except TeamError as e:
         return _err(str(e))
     print(f"joined team {cfg.team} as {cfg.user}: project {remote} is shared (standing rules and key memories; "
