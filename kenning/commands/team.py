@@ -40,6 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--team", help="team name (first join)")
     s.set_defaults(func=cmd_join)
 
+    s = ts.add_parser("mine", help="share your own preferences across your machines through your space on the hub",
+                      description="Your preferences for all your work (said in any project) go to your own space on "
+                                  "the hub (a team whose only member is you, made with `init --auto-approve`) and "
+                                  "are told on every machine that joins it. Never to the team.")
+    s.add_argument("--team", required=True, metavar="SPACE", help="your own space's name on the hub")
+    s.set_defaults(func=cmd_mine)
+
     s = ts.add_parser("status", help="the team, its projects, the last sync and what waits for review")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_status)
@@ -135,6 +142,38 @@ def cmd_join(args: argparse.Namespace) -> int:
         return _err(str(e))
     print(f"joined team {cfg.team} as {cfg.user}: project {remote} is shared (standing rules and key memories; "
           "never your personal preferences, prompts or transcripts)")
+    return 0
+
+
+def cmd_mine(args: argparse.Namespace) -> int:
+    from kenning.team import config, hub
+    from kenning.team.config import TeamError
+
+    paths = Paths()
+    try:
+        cfg = config.load(paths)
+        if cfg is None:
+            return _err("join a team first (`kenning team join`): your space uses the same hub and credential")
+        if args.team == cfg.team:
+            return _err(f"{args.team} is the team: your own space is another one, whose only member is you")
+        conn = hub.connect(cfg.dsn, config.password(paths))
+        try:
+            row = conn.execute("SELECT auto_approve FROM kenning.teams WHERE name = %s", (args.team,)).fetchone()
+            others = conn.execute("SELECT count(DISTINCT author) FROM kenning.memories WHERE team = %s "
+                                  "AND author != %s", (args.team, cfg.user)).fetchone()[0]
+        finally:
+            conn.close()
+        if row is None:
+            return _err(f"{cfg.user} is not a member of {args.team} on this hub")
+        if others:
+            return _err(f"{args.team} holds memories of others: it is a team, not your own space")
+        cfg.mine = args.team
+        config.save(paths, cfg)
+        _reset_cursor(paths, args.team)
+    except TeamError as e:
+        return _err(str(e))
+    print(f"your preferences go to {args.team} and come from it on every machine that joins it"
+          + ("" if row[0] else " (it is not set to approve automatically: approve them from another machine)"))
     return 0
 
 

@@ -38,6 +38,7 @@ class Pulled:
     reviewer: str
     reviewed_at: float
     created_at: float
+    scope: str = "project"  # "user": the user's own preference, from another of their machines
 
 
 def linked(conn: sqlite3.Connection, gid: str) -> int | None:
@@ -61,8 +62,9 @@ def insert_pulled(conn: sqlite3.Connection, m: Pulled, now: float) -> int | None
     conn.execute("UPDATE sessions SET status = 'completed', ended_at = ? WHERE id = ? AND status = 'active'",
                  (now, sid))
     draft = ObservationDraft(type=m.type or "discovery", title=m.title, narrative=m.text, created_at=m.created_at,
-                             kind="rule" if m.layer == "rule" else "",
-                             why={"by": "team", "origin": "hub", "how": f"approved team memory of {m.team}"})
+                             kind="rule" if m.layer == "rule" else "", scope=m.scope,
+                             why={"by": "team", "origin": "hub", "how": f"approved team memory of {m.team}"
+                                  if m.scope != "user" else "your preference, said on another of your machines"})
     oid = repo.insert_observation(conn, sid, key, draft, OBSERVER, now, group=False)
     if oid is None:
         return None

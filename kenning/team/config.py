@@ -32,10 +32,11 @@ class TeamConfig:
     user: str
     device: str
     projects: dict[str, str] = field(default_factory=dict)  # remote → local project key
+    mine: str = ""  # the user's own space on the hub (their preferences on every machine); '' = none
 
     def to_json(self) -> bytes:
         return json.dumps({"dsn": self.dsn, "team": self.team, "user": self.user, "device": self.device,
-                           "projects": self.projects}, indent=1).encode()
+                           "projects": self.projects, "mine": self.mine}, indent=1).encode()
 
 
 def config_path(paths: Paths) -> str:
@@ -52,7 +53,8 @@ def load(paths: Paths) -> TeamConfig | None:
         with open(config_path(paths), encoding="utf-8") as fh:
             d = json.load(fh)
         return TeamConfig(dsn=str(d["dsn"]), team=str(d["team"]), user=str(d["user"]), device=str(d["device"]),
-                          projects={str(k): str(v) for k, v in dict(d.get("projects") or {}).items()})
+                          projects={str(k): str(v) for k, v in dict(d.get("projects") or {}).items()},
+                          mine=str(d.get("mine") or ""))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as e:

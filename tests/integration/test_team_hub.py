@@ -369,3 +369,34 @@ def test_a_teammate_supersedes_a_team_rule_and_both_machines_show_only_theirs_wi
         text = dev.session_start()
         assert "SKIP LOCKED" in text and "advisory locks" not in text, text
     assert "(from li," in a.session_start()
+
+
+def test_one_developer_two_machines_a_preference_said_on_one_is_told_on_the_other_and_never_to_the_team(
+        hub: postgres.Server, team: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> None:
+    preference = "In every project, write commit messages in the imperative mood"
+    team["a"].team("init", "--dsn", hub.dsn(), "--team", "ana_mine", "--member", "ana", "--auto-approve",
+                   password=hub.admin_password)
+    laptop, desktop = Dev(tmp_path_factory.mktemp("ana-laptop")), Dev(tmp_path_factory.mktemp("ana-desktop"))
+    for dev in (laptop, desktop):
+        dev.start_worker()
+    try:
+        for dev in (laptop, desktop):
+            dev.team("join", "--dsn", hub.dsn("ana"), "--team", "alpha", password=team["passwords"]["ana"])
+            assert "your preferences go to ana_mine" in dev.team("mine", "--team", "ana_mine").stdout
+        laptop.say(preference)
+        laptop.flush()
+        assert laptop.rows("SELECT scope, layer FROM observations WHERE title LIKE '%imperative mood%'") == \
+            [("user", "rule")]
+        desktop.wait("SELECT 1 FROM observations WHERE title LIKE '%imperative mood%' AND scope = 'user'")
+        assert "imperative mood" in desktop.session_start()
+        assert _hub_rows(hub, "SELECT team, review FROM kenning.memories WHERE title LIKE %s", "%imperative mood%") \
+            == [("ana_mine", "approved")]
+        with hub.connect("li", team["passwords"]["li"]) as conn:
+            assert conn.execute("SELECT count(*) FROM kenning.memories WHERE team = 'ana_mine'").fetchone()[0] == 0
+        assert "imperative mood" not in team["b"].session_start()
+        # Told once on each machine: the pulled copy is not sent back.
+        time.sleep(2.5)
+        assert _hub_rows(hub, "SELECT count(*) FROM kenning.ops WHERE team = 'ana_mine' AND kind = 'created'") == [(1,)]
+    finally:
+        for dev in (laptop, desktop):
+            dev.stop_worker()
