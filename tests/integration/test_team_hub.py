@@ -400,3 +400,44 @@ def test_one_developer_two_machines_a_preference_said_on_one_is_told_on_the_othe
     finally:
         for dev in (laptop, desktop):
             dev.stop_worker()
+
+
+def test_the_hub_killed_during_a_pull_loses_nothing_and_doubles_nothing(
+        hub: postgres.Server, team: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kenning.store.db import open_db
+    from kenning.team import hub as hubmod
+    from kenning.team import sync
+    from kenning.team.config import TeamError
+
+    approved = _hub_rows(hub, "SELECT count(*) FROM kenning.memories WHERE team = 'alpha' AND review = 'approved' "
+                              "AND NOT forgotten AND superseded_by IS NULL")[0][0]
+    assert approved >= 3
+    fresh = Dev(tmp_path_factory.mktemp("li-new-laptop"))  # no worker: the rounds run here, one by one
+    fresh.team("join", "--dsn", hub.dsn("li"), "--team", "alpha", password=team["passwords"]["li"])
+    monkeypatch.setattr(hubmod, "PULL_BATCH", 1)
+    real_pull = hubmod.pull
+    calls = []
+
+    def dying_pull(conn: Any, name: str, after: int, limit: int = 1) -> list[dict[str, Any]]:
+        calls.append(after)
+        if len(calls) == 3:  # the hub dies in the middle of the third batch
+            hub.stop("immediate")
+        return real_pull(conn, name, after, limit)
+
+    monkeypatch.setattr(hubmod, "pull", dying_pull)
+    conn = open_db(str(fresh.paths.db))
+    try:
+        with pytest.raises((TeamError, psycopg.OperationalError)):
+            sync.once(fresh.paths, conn, do_push=False)
+        got = conn.execute("SELECT count(*) FROM team_links").fetchone()[0]
+        assert 1 <= got < approved
+        hub.start()
+        monkeypatch.setattr(hubmod, "pull", real_pull)
+        sync.once(fresh.paths, conn, do_push=False)
+        rows = conn.execute("SELECT gid, count(*) FROM team_links GROUP BY gid").fetchall()
+        assert len(rows) == approved and all(n == 1 for _gid, n in rows)
+        assert conn.execute("SELECT count(*) FROM observations WHERE project LIKE 'team:%' AND status = 'active'"
+                            ).fetchone()[0] == approved
+    finally:
+        conn.close()
