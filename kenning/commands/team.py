@@ -258,6 +258,8 @@ def cmd_review(args: argparse.Namespace) -> int:
                 for m in waiting:
                     day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
                     print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")
+                    for old in m["replaces"]:
+                        print(f"    replaces: {old}")
                 if not waiting:
                     print("nothing waits for review")
                 return 0

@@ -144,11 +144,15 @@ def review(conn: Any, gid: str, decision: str) -> str:
 
 
 def pending(conn: Any, team: str) -> list[dict[str, Any]]:
+    """Memories waiting for review, each with the titles of what it supersedes (the reviewer sees both)."""
     rows = conn.execute(
         "SELECT gid, left(author, 64), extract(epoch FROM created_at)::float8, layer, left(title, %s), "
-        "left(body, %s) FROM kenning.memories WHERE team = %s AND review = 'pending' AND NOT forgotten "
-        "ORDER BY created_at", (MAX_TITLE, MAX_TEXT, team)).fetchall()
-    return [dict(zip(("gid", "author", "created_at", "layer", "title", "body"), r, strict=True)) for r in rows]
+        "left(body, %s), ARRAY(SELECT left(o.title, %s) FROM kenning.memories o WHERE o.team = m.team "
+        "AND o.superseded_by = m.gid AND NOT o.forgotten ORDER BY o.created_at) "
+        "FROM kenning.memories m WHERE team = %s AND review = 'pending' AND NOT forgotten "
+        "ORDER BY created_at", (MAX_TITLE, MAX_TEXT, MAX_TITLE, team)).fetchall()
+    return [dict(zip(("gid", "author", "created_at", "layer", "title", "body", "replaces"), r, strict=True))
+            for r in rows]
 
 
 def status(conn: Any, team: str) -> dict[str, Any]:

@@ -358,6 +358,9 @@ def test_a_teammate_supersedes_a_team_rule_and_both_machines_show_only_theirs_wi
     # An edge, never an overwrite: the old memory keeps its text on the hub, and points to the new one.
     assert _hub_rows(hub, "SELECT superseded_by, body IS NOT NULL FROM kenning.memories WHERE gid = %s",
                      old_gid) == [(new_gid, True)]
+    listed = a.team("review").stdout
+    assert f"{new_gid}  [rule]" in listed
+    assert "replaces: From now on the job queue takes its jobs with advisory locks" in listed  # what it supersedes
     a.team("review", "--approve", new_gid)
     a.wait("SELECT 1 FROM team_links WHERE gid = ?", new_gid)
     old_on_a = a.rows("SELECT observation_id FROM team_links WHERE gid = ?", old_gid)[0][0]
