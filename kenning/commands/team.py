@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--dsn", required=True, help="PostgreSQL connection string of an admin role, without password")
     s.add_argument("--team", required=True, help="team name (lower-case letters, digits, _)")
     s.add_argument("--member", action="append", default=[], metavar="NAME", help="a member's login role (repeat)")
+    s.add_argument("--remove-member", action="append", default=[], metavar="NAME",
+                   help="take a member out of the team: they read none of its rows from then on (repeat)")
     s.add_argument("--auto-approve", action="store_true", help="new team memories are approved without review")
     s.set_defaults(func=cmd_init)
 
@@ -83,7 +85,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     try:
         conn = hub.connect(args.dsn, read_password(sys.stdin.isatty(), "admin password: "))
         try:
-            made = hub.init(conn, args.team, auto_approve=args.auto_approve, members=args.member)
+            made = hub.init(conn, args.team, auto_approve=args.auto_approve, members=args.member,
+                            removed=args.remove_member)
         finally:
             conn.close()
     except TeamError as e:

@@ -63,9 +63,11 @@ def schema_sql() -> str:
     return resources.files("kenning.team").joinpath("hub_schema.sql").read_text(encoding="utf-8")
 
 
-def init(conn: Any, team: str, *, auto_approve: bool, members: list[str]) -> dict[str, str]:
+def init(conn: Any, team: str, *, auto_approve: bool, members: list[str],
+         removed: list[str] | None = None) -> dict[str, str]:
     """Schema, roles and the team on the database ``conn`` reaches (its role must be able to create roles);
-    returns each new member's generated password (shown once, to be handed over privately)."""
+    returns each new member's generated password (shown once, to be handed over privately). ``removed``:
+    members taken out of the team (they read none of its rows from then on)."""
     if not TEAM_NAME.match(team):
         raise TeamError(f"team name {team!r}: lower-case letters, digits and _, starting with a letter")
     from psycopg import sql
@@ -89,6 +91,9 @@ def init(conn: Any, team: str, *, auto_approve: bool, members: list[str]) -> dic
             conn.execute("INSERT INTO kenning.members (team, role_name) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                          (team, m))
             conn.execute("INSERT INTO kenning.audit (team, action, gid) VALUES (%s, 'member+', %s)", (team, m))
+        for m in removed or []:
+            if conn.execute("DELETE FROM kenning.members WHERE team = %s AND role_name = %s", (team, m)).rowcount:
+                conn.execute("INSERT INTO kenning.audit (team, action, gid) VALUES (%s, 'member-', %s)", (team, m))
     return made
 
 

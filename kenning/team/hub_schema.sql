@@ -110,7 +110,7 @@ BEGIN
         ON CONFLICT (gid) DO NOTHING;
     ELSIF NEW.kind = 'superseded' THEN
         UPDATE kenning.memories SET superseded_by = NEW.payload->>'by', rev = nextval('kenning.revisions')
-            WHERE gid = NEW.gid AND team = NEW.team;
+            WHERE gid = NEW.gid AND team = NEW.team AND (NEW.payload->>'by') ~ '^[0-9a-f]{8,32}:[0-9]{1,19}$';
     ELSIF NEW.kind = 'pinned' THEN
         UPDATE kenning.memories SET layer = 'rule', rev = nextval('kenning.revisions')
             WHERE gid = NEW.gid AND team = NEW.team;

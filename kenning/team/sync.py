@@ -142,11 +142,13 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
 
 
 def bounded(text: str | None, limit: int) -> str:
-    """Hub text as captured text is treated: hidden characters dropped, fence and system tags made inert;
-    then cut to ``limit``."""
+    """Hub text as captured text is treated: private blocks stripped, secrets redacted, hidden characters
+    dropped, fence and system tags made inert; then cut to ``limit``."""
     from kenning.context.fence import neutralise
+    from kenning.privacy.ingress import Cleaner
+    from kenning.privacy.redact import Redactor
 
-    out = neutralise((text or "")[: limit * 2])
+    out = neutralise(Cleaner(Redactor()).text((text or "")[: limit * 2]))
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 

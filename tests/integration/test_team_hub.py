@@ -444,3 +444,34 @@ def test_the_hub_killed_during_a_pull_loses_nothing_and_doubles_nothing(
                             ).fetchone()[0] == approved
     finally:
         conn.close()
+
+
+def test_a_member_removed_from_the_team_reads_nothing_more(hub: postgres.Server, team: dict[str, Any]) -> None:
+    a = team["a"]
+    a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "sam", password=hub.admin_password)
+    pw = json.loads((a.data / "team-alpha-members.json").read_text())["sam"]
+    with hub.connect("sam", pw) as conn:
+        assert conn.execute("SELECT count(*) FROM kenning.memories").fetchone()[0] > 0
+    a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--remove-member", "sam", password=hub.admin_password)
+    with hub.connect("sam", pw) as conn:
+        for table in ("ops", "memories", "audit", "teams"):
+            assert conn.execute(f"SELECT count(*) FROM kenning.{table}").fetchone()[0] == 0, table
+    assert _hub_rows(hub, "SELECT action FROM kenning.audit WHERE gid = 'sam' ORDER BY id") == [("member+",),
+                                                                                                ("member-",)]
+
+
+def test_a_secret_written_straight_into_the_hub_is_redacted_before_it_is_stored(hub: postgres.Server,
+                                                                                team: dict[str, Any]) -> None:
+    b = team["b"]
+    remote = next(iter(json.loads((b.data / "team.json").read_text())["projects"]))
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    _hub_rows(hub, "INSERT INTO kenning.memories (gid, team, project, author, hlc, layer, title, body, review, "
+                   "reviewer) VALUES ('0123456789abcdef:77', 'alpha', %s, 'ana', "
+                   "'0000000000001.00000.0123456789abcdef', 'key', 'Deploy key for staging', %s, 'approved', 'li') "
+                   "RETURNING gid", remote, f"the deploy uses {token} on staging")
+    b.wait("SELECT 1 FROM team_links WHERE gid = '0123456789abcdef:77'")
+    b.stop_worker()
+    try:
+        assert hits(b.data, [token]) == []
+    finally:
+        b.start_worker()
