@@ -65,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = s.add_mutually_exclusive_group()
     g.add_argument("--approve", metavar="GID", help="approve the memory with this global id")
     g.add_argument("--reject", metavar="GID", help="reject the memory with this global id")
+    s.add_argument("--json", action="store_true", help="print the pending memories as JSON")
     s.set_defaults(func=cmd_review)
 
     s = ts.add_parser("leave", help="stop syncing and remove this machine's team credential")
@@ -258,6 +259,9 @@ def cmd_review(args: argparse.Namespace) -> int:
         try:
             waiting = hub.pending(conn, cfg.team)
             if not (args.approve or args.reject):
+                if args.json:
+                    print(json.dumps(waiting, indent=1))
+                    return 0
                 for m in waiting:
                     day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
                     print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")

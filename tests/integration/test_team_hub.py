@@ -143,6 +143,7 @@ def test_a_team_rule_reaches_a_teammate_after_approval_and_a_preference_never_le
     assert r.returncode != 0 and "teammate" in r.stderr
     listed = b.team("review").stdout
     assert gid in listed and "from ana" in listed
+    assert [(m["gid"], m["author"]) for m in json.loads(b.team("review", "--json").stdout)] == [(gid, "ana")]
     assert "approved" in b.team("review", "--approve", gid).stdout
     b.wait("SELECT 1 FROM team_links WHERE gid = ? AND origin = 'hub'", gid)
     text = b.session_start()
