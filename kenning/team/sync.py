@@ -118,15 +118,16 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
                           {"title": title[:hub.MAX_TITLE], "text": text[:hub.MAX_TEXT], "type": typ, "layer": layer}))
         created.append(gid)
     edges: list[tuple[str, str]] = []
-    for gid, project, by in conn.execute(
-            "SELECT l.gid, o.project, nl.gid FROM team_links l JOIN observations o ON o.id = l.observation_id "
-            "JOIN team_links nl ON nl.observation_id = o.superseded_by "
+    for gid, project, by, at in conn.execute(
+            "SELECT l.gid, o.project, nl.gid, o.superseded_at FROM team_links l "
+            "JOIN observations o ON o.id = l.observation_id JOIN team_links nl ON nl.observation_id = o.superseded_by "
             "WHERE l.team = ? AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
             "AND nl.pushed = 1", (space.team,)).fetchall():
-        last = clock.tick(last, cfg.device, time.time())
         remote = MINE if space.mine else remotes.get(project) or (
             project[len(tm.PREFIX):] if project.startswith(tm.PREFIX) else "unknown")
-        ops.append(hub.Op(gid, "superseded", remote, cfg.device, last, "", {"by": by}))
+        # Its clock derives from when it was superseded: a retry after a lost answer is the same op.
+        ops.append(hub.Op(gid, "superseded", remote, cfg.device, clock.at(float(at or 0), cfg.device), "",
+                          {"by": by}))
         edges.append((gid, by))
     tombs: list[str] = []
     for gid, at in conn.execute("SELECT gid, at FROM team_tombstones WHERE team = ? AND pushed = 0",
@@ -137,8 +138,6 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
     if ops:
         report.pushed += hub.push(hubconn, space.team, ops)
         door.team_pushed(created, edges, tombs)
-        if edges:
-            door.team_cursor(space.team, hlc=last)
 
 
 def bounded(text: str | None, limit: int) -> str:
