@@ -128,6 +128,9 @@ def run_checks(paths: Paths) -> list[Check]:
     from kenning.observer.llm.doctor import checks as observer_checks
 
     out.extend(observer_checks(paths, settings, health))
+    from kenning.team.doctor import checks as team_checks
+
+    out.extend(team_checks(paths))
     return out
 
 

@@ -23,6 +23,7 @@ from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings
 from kenning.store.projects import display
+from kenning.team.render import add as team_section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -194,14 +195,15 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     title = display(conn, project, name)
     sel = Selection(conn, settings, project, now) if cache is None else cache.selection(conn, settings, project, now)
     if sel.empty:
-        return empty_note(title, waiting=waiting)
+        return team_section(empty_note(title, waiting=waiting), conn, project)
     icons = type_icons(load_mode(settings.mode, modes_dir))
     footer = budget_note(conn, settings, now)
 
     def render() -> str:
         return Layout(sel, settings, title, icons, footer=footer, work_tokens=sel.work_tokens(), agent=agent).text()
 
-    return render() if cache is None else cache.text(project, sel, (title, tuple(icons.items()), footer, agent), render)
+    text = render() if cache is None else cache.text(project, sel, (title, tuple(icons.items()), footer, agent), render)
+    return team_section(text, conn, project)
 
 
 def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str:
