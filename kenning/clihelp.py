@@ -21,6 +21,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "Agents and install": ("completion", "extras", "hook", "mcp", "uninstall"),
     "Worker and health": ("repair", "settings", "worker"),
     "Import/export": ("export", "import", "import-history"),
+    "Team": ("team",),
 }
 
 

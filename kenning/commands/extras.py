@@ -29,6 +29,7 @@ HELP = {
     "embeddings": "search by meaning with all-MiniLM-L6-v2 on numpy (no torch, offline)",
     "fastembed": "embedding back-end fastembed (downloads BAAI/bge-small-en-v1.5 once)",
     "sentence-transformers": "embedding back-end sentence-transformers (pulls torch)",
+    "team": "team memory on a PostgreSQL hub (the psycopg driver; docs/team.md)",
 }
 _EXTRA_CLAUSE = re.compile(r"""^extra\s*==\s*["']([^"']+)["']$""")
 

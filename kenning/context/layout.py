@@ -32,6 +32,8 @@ RULE_CHARS, KEY_CHARS, LOG_CHARS = 220, 300, 160   # longest title of a row in e
 SESSION_CHARS = 230    # a session's line: what it was about, and what came of it
 TODO_CHARS = 200
 OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
+EARLIER_SESSIONS = 4   # sessions before the latest whose uncommitted files are named there
+EARLIER_WINDOW_S = 14 * 86400  # ... when they ended at most this long before the latest
 BY = " · in "
 HEADER_TIME = "%a %Y-%m-%d %H:%M %Z"
 RULES_HEADER = "\n## Standing rules and preferences (follow them; newest version only)"
@@ -101,6 +103,24 @@ def obs_line(r: Row, now: float, icons: dict[str, str], limit: int, agent: str =
 def state_of(notes: str) -> str:
     """The state line the offline observer writes in a summary's notes ("committed 12a669e; pushed")."""
     return next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
+
+
+def uncommitted(notes: str) -> list[str]:
+    """The files a summary's state line names as not committed when its session ended."""
+    for part in state_of(notes).split("; "):
+        if part.startswith("not committed: "):
+            return [f for f in re.split(r", | and \d+ more", part[len("not committed: "):]) if f]
+    return []
+
+
+def _files(field: str) -> list[str]:
+    from kenning import fastjson  # (json costs the hook path a few ms at import)
+
+    try:
+        found = fastjson.loads(field or "[]")
+    except ValueError:
+        return []
+    return [f for f in found if isinstance(f, str)] if isinstance(found, list) else []
 
 
 def _items(field: str) -> list[str]:
@@ -274,6 +294,24 @@ class Layout:
             out.append(f"Learned: {clean_field(latest.learned, 400)}")
         if opened:
             out.append(f"Still open: {clean('; '.join(opened[:OPEN_ITEMS]), 500)}")
+        earlier = self._earlier_uncommitted(latest)
+        if earlier:
+            out.append(f"Earlier sessions ended with changes not committed: {clean('; '.join(earlier), 400)}")
+        return out
+
+    def _earlier_uncommitted(self, latest: Summary) -> list[str]:
+        """What the recent sessions before the latest ended with uncommitted, where no later session changed
+        the file again: a fact about how they ended (the user may have committed since), said as such."""
+        before = sorted((s for s in self.sel.summaries if s.id != latest.id and s.created_at <= latest.created_at
+                         and latest.created_at - s.created_at <= EARLIER_WINDOW_S), key=lambda s: -s.created_at)
+        touched = set(_files(latest.files_modified))
+        out: list[str] = []
+        for s in before[:EARLIER_SESSIONS]:
+            left = [f for f in uncommitted(s.notes) if f not in touched]
+            if left:
+                day = time.strftime("%m-%d", time.localtime(s.created_at))
+                out.append(f"{', '.join(left[:3])}{' …' if len(left) > 3 else ''} (S{s.id}, {day})")
+            touched.update(_files(s.files_modified))
         return out
 
     def dropped(self, shown_recent: int) -> int:

@@ -23,6 +23,7 @@ from kenning.paths import Paths
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.settings import Settings
 from kenning.store.projects import display
+from kenning.team.render import add as team_section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
     title = display(conn, project, name)
     sel = Selection(conn, settings, project, now) if cache is None else cache.selection(conn, settings, project, now)
     if sel.empty:
-        return empty_note(title, waiting=waiting)
+        return team_section(empty_note(title, waiting=waiting), conn, project)
     from kenning.context.evidence_marks import vet  # checked against the working tree at ``root``
 
     sel, checked = vet(conn, sel, root, settings, project)
@@ -205,7 +206,8 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
         return Layout(sel, settings, title, icons, footer=footer, work_tokens=sel.work_tokens(), agent=agent).text()
 
     rest = (title, tuple(icons.items()), footer, agent, checked)
-    return render() if cache is None else cache.text(project, sel, rest, render)
+    text = render() if cache is None else cache.text(project, sel, rest, render)
+    return team_section(text, conn, project)
 
 
 def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str:

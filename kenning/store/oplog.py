@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 
 RETENTION_S = 90 * 24 * 3600
-SURFACES = ("observer", "import", "cli", "http", "viewer", "mcp", "demo")
+SURFACES = ("observer", "import", "cli", "http", "viewer", "mcp", "demo", "team")
 
 
 def record(conn: sqlite3.Connection, *, surface: str, op: str, ids: Iterable[int] = (), project: str = "",

@@ -142,6 +142,15 @@ def create_app(state: WorkerState) -> Any:
             return JSONResponse({"error": f"no observation {raw}"}, status_code=404)
         return JSONResponse(obs)
 
+    async def worker_settings(request: Request) -> JSONResponse:
+        """The settings this worker runs with, and which of them its environment set (names only):
+        ``kenning doctor`` compares them with what a worker started from the caller's shell would get."""
+        from kenning.settings import ENV_PREFIX, NON_SETTING_ENV, SPECS
+
+        env = sorted(k for k in os.environ if k.startswith(ENV_PREFIX) and k not in NON_SETTING_ENV
+                     and k[len(ENV_PREFIX):].lower() in SPECS)
+        return JSONResponse({"settings": state.memory.settings.as_dict(), "env": env})
+
     async def flush(request: Request) -> JSONResponse:
         done = await run_in_threadpool(state.thread.flush, 10.0)
         return JSONResponse({"flushed": done, "spool_depth": spool.depth(state.paths)})
@@ -153,6 +162,7 @@ def create_app(state: WorkerState) -> Any:
         Route("/api/flush", flush, methods=["POST"]),
         Route("/api/context", context),
         Route("/api/status", status),
+        Route("/api/worker/settings", worker_settings),
         Route("/api/observations/{oid}", observation),
     ]
     from kenning.worker.routes import feature_routes

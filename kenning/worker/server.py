@@ -111,6 +111,9 @@ def run(paths: Paths | None = None) -> int:
             "started_at": state.started_at, "version": VERSION}).encode())
         _clear_failure(paths)
         thread.start()
+        from kenning.team.worker import SyncThread
+
+        SyncThread(paths, settings.team_sync_seconds).start()  # idle until this machine joins a team
         thread.poke()  # drain whatever the spool gathered while no worker ran
         if udp is not None:
             threading.Thread(target=_poke_listener, args=(udp, thread), name="kenning-poke", daemon=True).start()

@@ -24,7 +24,7 @@ import pytest
 
 from tests.conftest import REPO, free_port
 from tests.integration.test_first_five_minutes import readme_block
-from tests.support.claude_cli import ensure_claude_cli
+from tests.support.machine import outside_env, user_commands
 
 pytestmark = pytest.mark.slow
 
@@ -67,21 +67,8 @@ def wheel_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def machine(root: Path) -> Machine:
     home = root / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("KENNING_", "CLAUDE", "ANTHROPIC_", "OPENAI_", "VIRTUAL_ENV", "PYTHON", "UV_",
-                                "PIPX_", "XDG_", "CODEX_", "GEMINI_"))}
-    system_path = [d for d in env.get("PATH", "/usr/bin:/bin").split(os.pathsep)
-                   if d and not (Path(d) / "kenning").exists() and Path(d) != Path(sys.executable).parent]
-    bin_dir = root / "bin"  # what a machine with Claude Code installed has on PATH
-    bin_dir.mkdir()
-    claude = ensure_claude_cli()
-    if claude:
-        (bin_dir / "claude").symlink_to(os.path.realpath(claude))
-    else:
-        (bin_dir / "claude").write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
-        (bin_dir / "claude").chmod(0o755)
-    (bin_dir / "browser").write_text(f"#!/bin/sh\necho \"$1\" > {root}/opened-url\n")
-    (bin_dir / "browser").chmod(0o755)
+    env, system_path = outside_env("UV_", "PIPX_", "XDG_", "CODEX_", "GEMINI_")
+    bin_dir = user_commands(root, fake_claude=True)  # what a machine with Claude Code installed has on PATH
     # The user's own folder of commands first, as `uv tool update-shell` / `pipx ensurepath` make it.
     env.update({"HOME": str(home), "PATH": os.pathsep.join([str(home / ".local" / "bin"), str(bin_dir),
                                                             *system_path]),

@@ -15,7 +15,8 @@ from tests.conftest import Home
 
 # Commands whose output is data: each must take --json.
 DATA = {"context", "doctor", "extras", "extras list", "forget", "pin", "restore", "search", "settings", "show",
-        "stale", "stats", "status", "supersede", "timeline", "unarchive", "unpin"}
+        "stale", "stats", "status", "supersede", "timeline", "unarchive", "unpin", "team status", "team push",
+        "team pull", "team sync", "team review"}
 # Commands that act rather than report, or whose output is a format of its own already.
 NOT_DATA = {
     "completion": "prints a shell script",
@@ -32,6 +33,11 @@ NOT_DATA = {
     "repair": "an action",
     "uninstall": "an action",
     "worker": "actions; `worker status` prints JSON already",
+    "team": "a group of actions",
+    "team init": "an action (new members' passwords go to a 0600 file, never to the output)",
+    "team join": "an action",
+    "team leave": "an action",
+    "team mine": "an action",
 }
 
 

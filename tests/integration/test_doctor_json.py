@@ -53,3 +53,30 @@ def test_doctor_json_after_install_lists_the_same_checks(home: Home, tmp_path: P
     assert worker["status"] == "fail" and worker["fix"] == "kenning worker start", worker
     assert rc == json_rc == 1 and [(c["status"], c["check"]) for c in checks] == lines
     assert os.path.isdir(home.data)
+
+
+def test_doctor_compares_the_workers_settings_with_the_shells(home: Home) -> None:
+    """Asked of the running worker: a variable only in its environment, then settings.json edited after it
+    started; the shell's values are named as what a new worker would use."""
+    import subprocess
+
+    home.env["KENNING_CONTEXT_MAX_CHARS"] = "5000"
+    home.start_worker()
+    shell = {k: v for k, v in home.env.items() if k != "KENNING_CONTEXT_MAX_CHARS"}
+
+    def line() -> str:
+        out = subprocess.run([*home._argv(), "doctor", "--json"], env=shell, capture_output=True, text=True,
+                             timeout=60).stdout
+        return next(f"{c['status']} {c['detail']}" for c in json.loads(out) if c["check"] == "worker settings")
+
+    got = line()
+    assert got.startswith("warn") and "context_max_chars=5000 (this shell: " in got, got
+    assert "KENNING_CONTEXT_MAX_CHARS" in got and "kenning worker restart" in got, got
+    # The same environment: nothing to say but that they agree.
+    shell["KENNING_CONTEXT_MAX_CHARS"] = "5000"
+    assert line().startswith("ok "), line()
+    # settings.json edited while the worker runs: the file's new value is the shell's.
+    Path(home.paths.settings).write_text(json.dumps({"archive_after_days": 3}))
+    got = line()
+    assert got.startswith("warn") and "archive_after_days=" in got and "(this shell: 3)" in got, got
+    home.stop_worker()

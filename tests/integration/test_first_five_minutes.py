@@ -19,7 +19,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, free_port
-from tests.support.claude_cli import ensure_claude_cli
+from tests.support.machine import outside_env, user_commands
 
 pytestmark = pytest.mark.slow
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -88,17 +87,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
         if (REPO / rel).is_file():
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, src / rel)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("KENNING_", "CLAUDE", "ANTHROPIC_", "OPENAI_", "VIRTUAL_ENV", "PYTHON"))}
-    system_path = [d for d in env.get("PATH", "/usr/bin:/bin").split(os.pathsep)
-                   if d and not (Path(d) / "kenning").exists() and Path(d) != Path(sys.executable).parent]
-    bin_dir = root / "bin"  # what a machine with Claude Code installed has on PATH
-    bin_dir.mkdir()
-    claude = ensure_claude_cli()
-    if claude:
-        (bin_dir / "claude").symlink_to(os.path.realpath(claude))
-    (bin_dir / "browser").write_text(f"#!/bin/sh\necho \"$1\" > {root}/opened-url\n")
-    (bin_dir / "browser").chmod(0o755)
+    env, system_path = outside_env()
+    bin_dir = user_commands(root)  # what a machine with Claude Code installed has on PATH
     env.update({"HOME": str(home), "PATH": os.pathsep.join([str(bin_dir), *system_path]),
                 "KENNING_PORT": str(free_port()), "BROWSER": str(bin_dir / "browser"),
                 "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR") or os.path.expanduser("~/.cache/pip"),

@@ -79,11 +79,11 @@ def observe(conn: sqlite3.Connection, sid: int, title: str, at: float, kind: str
 
 def summarize(conn: sqlite3.Connection, sid: int, at: float, *, project: str = PROJECT, request: str = "",
               learned: str = "", completed: str = "", next_steps: str = "", source_tokens: int = 0,
-              files_modified: list[str] | None = None) -> int:
+              files_modified: list[str] | None = None, notes: str = "") -> int:
     with repo.transaction(conn):
         repo.upsert_summary(conn, sid, project, SummaryDraft(
             created_at=at, request=request, learned=learned, completed=completed, next_steps=next_steps,
-            source_tokens=source_tokens, files_modified=files_modified or []), "rules", at)
+            source_tokens=source_tokens, files_modified=files_modified or [], notes=notes), "rules", at)
     return int(conn.execute("SELECT id FROM session_summaries WHERE session_id = ?", (sid,)).fetchone()[0])
 
 
@@ -276,6 +276,32 @@ def test_summaries_are_rows_interleaved_with_their_sessions(conn: sqlite3.Connec
     assert "Done: Export module added" in tail
     assert "Still open: Wire an endpoint later" in tail
     assert not any("Banker's rounding" in ln for ln in tail)
+
+
+def test_where_we_left_off_names_what_earlier_sessions_left_uncommitted(conn: sqlite3.Connection) -> None:
+    """A session ended with files not committed; later sessions worked elsewhere: said, as how it ended.
+    A file a later session changed again is that session's business (its own state says it)."""
+    a = session(conn, "a", BASE)
+    summarize(conn, a, BASE + 600, request="Make checkout failures non-fatal", completed="checkout made non-fatal",
+              files_modified=["src/git_ops.ts", "src/runner.ts"],
+              notes="State: not committed: src/git_ops.ts, src/runner.ts")
+    b = session(conn, "b", BASE + 3600)
+    summarize(conn, b, BASE + 4200, request="Tidy the runner", completed="runner tidied",
+              files_modified=["src/runner.ts"], notes="State: committed 1a2b3c4 Tidy the runner; not pushed")
+    c = session(conn, "c", BASE + 7200)
+    latest = summarize(conn, c, BASE + 7800, request="Add the score button", completed="button added",
+                       files_modified=["web/score.tsx"], notes="State: committed 9f8e7d6 Add the score button")
+    text = render(conn)
+    tail = text[text.index("## Where we left off"):]
+    line = next(ln for ln in tail.splitlines() if ln.startswith("Earlier sessions ended with changes not committed"))
+    sid_a = conn.execute("SELECT id FROM session_summaries WHERE session_id = ?", (a,)).fetchone()[0]
+    assert f"src/git_ops.ts (S{sid_a}, " in line, line
+    assert "runner.ts" not in line, line  # changed again (and committed) later
+    assert f"S{latest}" not in line
+    # Nothing left uncommitted before the latest: no such line.
+    with repo.transaction(conn):
+        conn.execute("UPDATE session_summaries SET notes = '' WHERE session_id = ?", (a,))
+    assert "Earlier sessions ended with" not in render(conn)
 
 
 def test_where_we_left_off_is_the_latest_work_not_the_latest_question(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,300 @@
+"""``kenning team``: share standing rules and key memories with a team through a PostgreSQL hub.
+
+init (schema, roles, team, members: one command on a database the team already has), join (this
+machine, this repository), status, push, pull, sync, review (approve or reject), leave. Passwords
+come from ``KENNING_HUB_PASSWORD`` or stdin, never from the command line (docs/team.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from kenning.paths import Paths
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    t = sub.add_parser("team", help="share rules and key memories with a team through a PostgreSQL hub",
+                       description="Team memory on a PostgreSQL server the team already runs (docs/team.md).")
+    ts = t.add_subparsers(dest="team_command", metavar="ACTION")
+    t.set_defaults(func=lambda a: (t.print_help(), 2)[1])
+
+    s = ts.add_parser("init", help="create the hub's schema, roles and a team on an existing database",
+                      description="Create the hub's schema and roles, the team, and a login role per member (each "
+                                  "gets a generated password, written 0600 to the data dir to hand over). The admin "
+                                  "password comes from KENNING_HUB_PASSWORD or stdin.")
+    s.add_argument("--dsn", required=True, help="PostgreSQL connection string of an admin role, without password")
+    s.add_argument("--team", required=True, help="team name (lower-case letters, digits, _)")
+    s.add_argument("--member", action="append", default=[], metavar="NAME", help="a member's login role (repeat)")
+    s.add_argument("--remove-member", action="append", default=[], metavar="NAME",
+                   help="take a member out of the team: they read none of its rows from then on (repeat)")
+    s.add_argument("--auto-approve", action="store_true", help="new team memories are approved without review")
+    s.set_defaults(func=cmd_init)
+
+    s = ts.add_parser("join", help="join a team with this machine and share this repository's memories",
+                      description="Join the team with this machine's member credential (KENNING_HUB_PASSWORD or "
+                                  "stdin) and add the repository of the current directory (its git remote names "
+                                  "the project on every machine).")
+    s.add_argument("--dsn", help="the hub, with your member role as user, without password (first join)")
+    s.add_argument("--team", help="team name (first join)")
+    s.set_defaults(func=cmd_join)
+
+    s = ts.add_parser("mine", help="share your own preferences across your machines through your space on the hub",
+                      description="Your preferences for all your work (said in any project) go to your own space on "
+                                  "the hub (a team whose only member is you, made with `init --auto-approve`) and "
+                                  "are told on every machine that joins it. Never to the team.")
+    s.add_argument("--team", required=True, metavar="SPACE", help="your own space's name on the hub")
+    s.set_defaults(func=cmd_mine)
+
+    s = ts.add_parser("status", help="the team, its projects, the last sync and what waits for review")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+    s.set_defaults(func=cmd_status)
+
+    for name, what in (("push", "send this machine's shareable memories now"),
+                       ("pull", "take the team's approved memories now"), ("sync", "push, then pull, now")):
+        s = ts.add_parser(name, help=what)
+        s.add_argument("--json", action="store_true", help="print the result as JSON")
+        s.set_defaults(func=cmd_sync, push=name != "pull", pull=name != "push")
+
+    s = ts.add_parser("review", help="list memories waiting for review; approve or reject one",
+                      description="Without options: list pending memories. A memory is scanned for secrets again "
+                                  "before it is approved.")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--approve", metavar="GID", help="approve the memory with this global id")
+    g.add_argument("--reject", metavar="GID", help="reject the memory with this global id")
+    s.add_argument("--json", action="store_true", help="print the pending memories as JSON")
+    s.set_defaults(func=cmd_review)
+
+    s = ts.add_parser("leave", help="stop syncing and remove this machine's team credential")
+    s.set_defaults(func=cmd_leave)
+
+
+def _err(msg: str, code: int = 2) -> int:
+    print(f"kenning: {msg}", file=sys.stderr)
+    return code
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from kenning.paths import write_private
+    from kenning.team import hub
+    from kenning.team.config import TeamError, read_password
+
+    paths = Paths()
+    try:
+        conn = hub.connect(args.dsn, read_password(sys.stdin.isatty(), "admin password: "))
+        try:
+            made = hub.init(conn, args.team, auto_approve=args.auto_approve, members=args.member,
+                            removed=args.remove_member)
+        finally:
+            conn.close()
+    except TeamError as e:
+        return _err(str(e))
+    print(f"team {args.team}: schema and roles ready{' (automatic approval)' if args.auto_approve else ''}")
+    if made:
+        paths.ensure()
+        out = os.path.join(paths.root, f"team-{args.team}-members.json")
+        write_private(out, json.dumps(made, indent=1).encode())
+        print(f"new members' passwords are in {out} (0600): hand each its own privately, then delete the file")
+    return 0
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    from kenning.project import find_root, git_remote
+    from kenning.team import config, hub
+    from kenning.team.config import TeamConfig, TeamError
+
+    paths = Paths()
+    try:
+        cfg = config.load(paths)
+        name, root = find_root(os.getcwd())
+        remote = git_remote(root) if root else ""
+        if not remote:
+            return _err("run `kenning team join` inside a git checkout with a remote: the remote names the project "
+                        "on every machine")
+        pw = None
+        if cfg is None or (args.dsn and args.dsn != cfg.dsn) or (args.team and args.team != cfg.team):
+            if not (args.dsn and args.team):
+                return _err("the first join needs --dsn and --team")
+            parts = hub.check_dsn(args.dsn)
+            user = parts.get("user") or ""
+            if not user:
+                return _err("the DSN names no user: add user=<your member role>")
+            pw = config.read_password(sys.stdin.isatty())
+            conn = hub.connect(args.dsn, pw)
+            try:
+                if not conn.execute("SELECT kenning.is_member(%s)", (args.team,)).fetchone()[0]:
+                    return _err(f"{user} is not a member of team {args.team} on this hub")
+            finally:
+                conn.close()
+            cfg = TeamConfig(dsn=args.dsn, team=args.team, user=user, device=cfg.device if cfg else config.new_device())
+        from kenning.memory_service import MemoryService
+        from kenning.project import project_key
+        from kenning.store.db import open_db
+
+        paths.ensure()
+        conn = open_db(paths.db)
+        try:
+            cfg.projects[remote] = MemoryService(conn, "team").team_joined(
+                cfg.team, project_key(root, name), name=name, root=root, remote=remote)
+        finally:
+            conn.close()
+        config.save(paths, cfg, pw)
+    except TeamError as e:
+        return _err(str(e))
+    print(f"joined team {cfg.team} as {cfg.user}: project {remote} is shared (standing rules and key memories; "
+          "never your personal preferences, prompts or transcripts)")
+    return 0
+
+
+def cmd_mine(args: argparse.Namespace) -> int:
+    from kenning.team import config, hub
+    from kenning.team.config import TeamError
+
+    paths = Paths()
+    try:
+        cfg = config.load(paths)
+        if cfg is None:
+            return _err("join a team first (`kenning team join`): your space uses the same hub and credential")
+        if args.team == cfg.team:
+            return _err(f"{args.team} is the team: your own space is another one, whose only member is you")
+        conn = hub.connect(cfg.dsn, config.password(paths))
+        try:
+            row = conn.execute("SELECT auto_approve FROM kenning.teams WHERE name = %s", (args.team,)).fetchone()
+            others = conn.execute("SELECT count(DISTINCT author) FROM kenning.memories WHERE team = %s "
+                                  "AND author != %s", (args.team, cfg.user)).fetchone()[0]
+        finally:
+            conn.close()
+        if row is None:
+            return _err(f"{cfg.user} is not a member of {args.team} on this hub")
+        if others:
+            return _err(f"{args.team} holds memories of others: it is a team, not your own space")
+        cfg.mine = args.team
+        config.save(paths, cfg)
+        _reset_cursor(paths, args.team)
+    except TeamError as e:
+        return _err(str(e))
+    print(f"your preferences go to {args.team} and come from it on every machine that joins it"
+          + ("" if row[0] else " (it is not set to approve automatically: approve them from another machine)"))
+    return 0
+
+
+def _reset_cursor(paths: Paths, team: str) -> None:
+    if not os.path.exists(paths.db):
+        return
+    from kenning.memory_service import MemoryService
+    from kenning.store.db import open_db
+
+    conn = open_db(paths.db)
+    try:
+        MemoryService(conn, "team").team_left(team)
+    finally:
+        conn.close()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from kenning.team import config
+    from kenning.team.worker import read_status
+
+    paths = Paths()
+    try:
+        cfg = config.load(paths)
+    except config.TeamError as e:
+        return _err(str(e))
+    if cfg is None:
+        print("no team: `kenning team join --dsn … --team …` in a repository (docs/team.md)")
+        return 0
+    st = read_status(paths)
+    out = {"team": cfg.team, "user": cfg.user, "device": cfg.device, "projects": sorted(cfg.projects),
+           "last_sync": st}
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"team {cfg.team} as {cfg.user} (device {cfg.device}); projects: {', '.join(sorted(cfg.projects))}")
+    if st:
+        age = time.time() - float(str(st.get("at") or 0))
+        print(f"last sync {age:.0f} s ago: " + ("ok" if st.get("ok") else f"failed ({st.get('error')})"))
+        refused = st.get("refused")
+        for line in refused if isinstance(refused, list) else []:
+            print(f"  refused: {line}")
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    from kenning.store.db import open_db
+    from kenning.team import sync
+    from kenning.team.config import TeamError
+
+    paths = Paths()
+    conn = open_db(paths.db)
+    try:
+        report = sync.once(paths, conn, do_push=args.push, do_pull=args.pull)
+    except TeamError as e:
+        return _err(str(e), 1)
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    else:
+        print(f"pushed {report.pushed}, pulled {report.pulled}, forgotten {report.forgotten}, "
+              f"superseded {report.superseded}")
+    for line in report.refused:
+        print(f"refused: {line}", file=sys.stderr)
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from kenning.team import config, hub
+    from kenning.team.config import TeamError
+    from kenning.team.sync import secret_in
+
+    paths = Paths()
+    try:
+        cfg = config.load(paths)
+        if cfg is None:
+            return _err("this machine joined no team")
+        conn = hub.connect(cfg.dsn, config.password(paths))
+        try:
+            waiting = hub.pending(conn, cfg.team)
+            if not (args.approve or args.reject):
+                if args.json:
+                    print(json.dumps(waiting, indent=1))
+                    return 0
+                for m in waiting:
+                    day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
+                    print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")
+                    for old in m["replaces"]:
+                        print(f"    replaces: {old}")
+                if not waiting:
+                    print("nothing waits for review")
+                return 0
+            gid = args.approve or args.reject
+            if args.approve:
+                found = next((m for m in waiting if m["gid"] == gid), None)
+                leak = secret_in(f"{found['title']}\n{found['body']}") if found else ""
+                if leak:
+                    return _err(f"memory {gid} holds a secret ({leak}): refused; reject it and ask its author "
+                                "to forget it")
+            print(hub.review(conn, gid, "approved" if args.approve else "rejected"), gid)
+        finally:
+            conn.close()
+    except TeamError as e:
+        return _err(str(e))
+    return 0
+
+
+def cmd_leave(args: argparse.Namespace) -> int:
+    from kenning.team import config
+
+    paths = Paths()
+    try:
+        cfg = config.load(paths)
+    except config.TeamError:
+        cfg = None
+    if cfg is not None:
+        _reset_cursor(paths, cfg.team)
+    print("left the team; memories already pulled stay until you forget them" if config.remove(paths)
+          else "no team to leave")
+    return 0

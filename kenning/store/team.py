@@ -1,0 +1,150 @@
+"""Team memory in the local database (migration 0033): links to the hub, tombstones, cursors, pulled rows.
+
+Only :mod:`kenning.memory_service` calls the writers here. A memory pulled from the hub is an ordinary
+observation, filed under the project key ``team:<remote>`` (so the project's own index, search by
+project and supersession among the user's memories never mix it with theirs) in one synthetic session
+per team and remote; its link row says who wrote it and who approved it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from kenning.records import ObservationDraft
+from kenning.store import repo
+
+PLATFORM = "team"
+OBSERVER = "team"
+PREFIX = "team:"
+
+
+def project_key(remote: str) -> str:
+    """The local project key of memories pulled for the project whose git remote is ``remote``."""
+    return PREFIX + remote
+
+
+@dataclass
+class Pulled:
+    gid: str
+    team: str
+    remote: str
+    layer: str        # rule | key
+    type: str
+    title: str
+    text: str
+    author: str
+    reviewer: str
+    reviewed_at: float
+    created_at: float
+    scope: str = "project"  # "user": the user's own preference, from another of their machines
+
+
+def linked(conn: sqlite3.Connection, gid: str) -> int | None:
+    row = conn.execute("SELECT observation_id FROM team_links WHERE gid = ?", (gid,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def tombstoned(conn: sqlite3.Connection, gid: str) -> bool:
+    return conn.execute("SELECT 1 FROM team_tombstones WHERE gid = ?", (gid,)).fetchone() is not None
+
+
+def insert_pulled(conn: sqlite3.Connection, m: Pulled, now: float) -> int | None:
+    """Store one approved memory from the hub (inside the caller's transaction); None when it is here
+    already or was forgotten here."""
+    if linked(conn, m.gid) is not None or tombstoned(conn, m.gid):
+        return None
+    key = project_key(m.remote)
+    sid = repo.upsert_session(conn, platform=PLATFORM, agent_session_id=f"{m.team}:{m.remote}", project=key,
+                              project_root="", cwd="", at=m.created_at, name=m.remote.rsplit("/", 1)[-1],
+                              remote="")
+    conn.execute("UPDATE sessions SET status = 'completed', ended_at = ? WHERE id = ? AND status = 'active'",
+                 (now, sid))
+    draft = ObservationDraft(type=m.type or "discovery", title=m.title, narrative=m.text, created_at=m.created_at,
+                             kind="rule" if m.layer == "rule" else "", scope=m.scope,
+                             why={"by": "team", "origin": "hub", "how": f"approved team memory of {m.team}"
+                                  if m.scope != "user" else "your preference, said on another of your machines"})
+    oid = repo.insert_observation(conn, sid, key, draft, OBSERVER, now, group=False)
+    if oid is None:
+        return None
+    # The team's layer holds, whatever the local rules would derive (like a pin: kept by `reindex`).
+    conn.execute("UPDATE observations SET layer = ?, user_layer = ?, user_layer_at = ? WHERE id = ?",
+                 (m.layer, m.layer, now, oid))
+    conn.execute("INSERT INTO team_links (observation_id, gid, team, origin, author, reviewer, reviewed_at, pushed) "
+                 "VALUES (?, ?, ?, 'hub', ?, ?, ?, 1)", (oid, m.gid, m.team, m.author, m.reviewer, m.reviewed_at))
+    # Memories an edge said it replaces, before it was here: now they link to it.
+    conn.execute("UPDATE observations SET superseded_by = ? WHERE superseded_by IS NULL AND status = 'superseded' "
+                 "AND id IN (SELECT observation_id FROM team_links WHERE edge = ?)", (oid, m.gid))
+    return oid
+
+
+def link_local(conn: sqlite3.Connection, oid: int, gid: str, team: str, hlc: str, author: str) -> None:
+    """Name a local memory by its global id before its first push (a re-push sends the very same op)."""
+    conn.execute("INSERT OR IGNORE INTO team_links (observation_id, gid, team, origin, hlc, author) "
+                 "VALUES (?, ?, ?, 'local', ?, ?)", (oid, gid, team, hlc, author))
+
+
+def mark_pushed(conn: sqlite3.Connection, gids: list[str]) -> None:
+    conn.executemany("UPDATE team_links SET pushed = 1 WHERE gid = ?", [(g,) for g in gids])
+
+
+def mark_edge(conn: sqlite3.Connection, gid: str, by: str) -> None:
+    conn.execute("UPDATE team_links SET edge = ? WHERE gid = ?", (by, gid))
+
+
+def mark_tombstones_pushed(conn: sqlite3.Connection, gids: list[str]) -> None:
+    conn.executemany("UPDATE team_tombstones SET pushed = 1 WHERE gid = ?", [(g,) for g in gids])
+
+
+def tombstone(conn: sqlite3.Connection, gid: str, team: str, *, pushed: bool) -> None:
+    """Record a forgotten gid (``pushed``: the hub told us, nothing to send back)."""
+    conn.execute("INSERT OR IGNORE INTO team_tombstones (gid, team, at, pushed) VALUES (?, ?, ?, ?)",
+                 (gid, team, time.time(), int(pushed)))
+
+
+def supersede_pulled(conn: sqlite3.Connection, oid: int, by_oid: int | None, now: float) -> bool:
+    """An edge: the shared memory ``oid`` is no longer current (its text stays, searchable); ``by_oid`` is
+    its successor when that is here already (else the link is made when it arrives: ``insert_pulled``)."""
+    return conn.execute("UPDATE observations SET status = 'superseded', superseded_by = ?, superseded_at = ? "
+                        "WHERE id = ? AND status = 'active'", (by_oid, now, oid)).rowcount > 0
+
+
+def team_superseded(conn: sqlite3.Connection, old_ids: list[int], new_id: int, now: float) -> tuple[list[int],
+                                                                                                     list[int]]:
+    """The user's supersession of memories pulled from the hub by a memory of their own project (the same
+    repository: its remote names the pulled rows' key). Returns (superseded, the ids left for the ordinary
+    rules)."""
+    row = conn.execute("SELECT p.remote FROM observations o JOIN projects p ON p.key = o.project WHERE o.id = ?",
+                       (new_id,)).fetchone()
+    key = project_key(str(row[0])) if row and row[0] else None
+    done: list[int] = []
+    rest: list[int] = []
+    for oid in old_ids:
+        hit = conn.execute("SELECT 1 FROM observations o JOIN team_links l ON l.observation_id = o.id "
+                           "WHERE o.id = ? AND o.project = ? AND l.origin = 'hub'", (oid, key)).fetchone()
+        if key is None or hit is None:
+            rest.append(oid)
+        elif supersede_pulled(conn, oid, new_id, now):
+            done.append(oid)
+        else:
+            rest.append(oid)  # not active: the ordinary check says why
+    return done, rest
+
+
+def cursor(conn: sqlite3.Connection, team: str) -> tuple[int, str]:
+    row = conn.execute("SELECT rev, hlc FROM team_cursors WHERE team = ?", (team,)).fetchone()
+    return (int(row[0]), str(row[1])) if row else (0, "")
+
+
+def set_cursor(conn: sqlite3.Connection, team: str, *, rev: int | None = None, hlc: str | None = None) -> None:
+    conn.execute("INSERT OR IGNORE INTO team_cursors (team) VALUES (?)", (team,))
+    if rev is not None:
+        conn.execute("UPDATE team_cursors SET rev = MAX(rev, ?) WHERE team = ?", (rev, team))
+    if hlc is not None:
+        conn.execute("UPDATE team_cursors SET hlc = MAX(hlc, ?) WHERE team = ?", (hlc, team))
+
+
+def forget_team(conn: sqlite3.Connection, team: str) -> None:
+    """Leaving a team: its cursor goes (links and tombstones stay, so nothing forgotten returns on a rejoin)."""
+    conn.execute("DELETE FROM team_cursors WHERE team = ?", (team,))

@@ -1,0 +1,168 @@
+"""Talking to the team hub (PostgreSQL through ``psycopg``, imported here only: never on a hook path).
+
+The hub's schema is ``hub_schema.sql``; this module connects (TLS unless the host is loopback; the
+password never in the DSN a user typed), creates the schema and roles, appends operations and reads
+memories by revision.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from kenning.team.config import LOOPBACK, TEAM_NAME, TeamError
+
+CONNECT_TIMEOUT_S = 5
+PULL_BATCH = 200
+MAX_TITLE = 200       # what one memory may carry from the hub (its text is cut to this on the way)
+MAX_TEXT = 4_000
+ROLE_NAME = TEAM_NAME  # the same shape: a lower-case identifier
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise TeamError("the team hub needs the PostgreSQL driver: `pip install 'kenning[team]'` "
+                        "(or `kenning extras add team`)") from None
+    return psycopg
+
+
+def check_dsn(dsn: str) -> dict[str, str]:
+    """The DSN's parts; refused when it carries a password (it would sit in shell history and ``ps``) or
+    when a remote host is reached without TLS."""
+    psycopg = _psycopg()
+    try:
+        parts = {k: str(v) for k, v in psycopg.conninfo.conninfo_to_dict(dsn).items() if v is not None}
+    except psycopg.ProgrammingError as e:
+        raise TeamError(f"not a PostgreSQL connection string: {e}") from None
+    if parts.get("password"):
+        raise TeamError("the DSN holds a password: leave it out; give it in KENNING_HUB_PASSWORD or on stdin")
+    host = parts.get("host", "")
+    if not all(h in LOOPBACK or h.startswith("/") for h in host.split(",")) and \
+            parts.get("sslmode", "") not in ("require", "verify-ca", "verify-full"):
+        raise TeamError(f"the hub at {host} is not on this machine: add sslmode=verify-full (or require) to the DSN")
+    return parts
+
+
+def connect(dsn: str, password: str, *, autocommit: bool = True) -> Any:
+    check_dsn(dsn)
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(dsn, password=password or None, autocommit=autocommit,
+                               connect_timeout=CONNECT_TIMEOUT_S, application_name="kenning")
+    except psycopg.OperationalError as e:
+        raise TeamError(f"cannot reach the team hub: {str(e).strip().splitlines()[0] if str(e).strip() else e}") \
+            from None
+
+
+def schema_sql() -> str:
+    return resources.files("kenning.team").joinpath("hub_schema.sql").read_text(encoding="utf-8")
+
+
+def init(conn: Any, team: str, *, auto_approve: bool, members: list[str],
+         removed: list[str] | None = None) -> dict[str, str]:
+    """Schema, roles and the team on the database ``conn`` reaches (its role must be able to create roles);
+    returns each new member's generated password (shown once, to be handed over privately). ``removed``:
+    members taken out of the team (they read none of its rows from then on)."""
+    if not TEAM_NAME.match(team):
+        raise TeamError(f"team name {team!r}: lower-case letters, digits and _, starting with a letter")
+    from psycopg import sql
+
+    made: dict[str, str] = {}
+    with conn.transaction():
+        conn.execute(schema_sql())
+        conn.execute("INSERT INTO kenning.teams (name, auto_approve) VALUES (%s, %s) "
+                     "ON CONFLICT (name) DO UPDATE SET auto_approve = EXCLUDED.auto_approve", (team, auto_approve))
+        for m in members:
+            if not ROLE_NAME.match(m):
+                raise TeamError(f"member name {m!r}: lower-case letters, digits and _, starting with a letter")
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (m,)).fetchone()
+            if not exists:
+                pw = secrets.token_urlsafe(24)
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE kenning_member").format(
+                    sql.Identifier(m), sql.Literal(pw)))
+                made[m] = pw
+            else:
+                conn.execute(sql.SQL("GRANT kenning_member TO {}").format(sql.Identifier(m)))
+            conn.execute("INSERT INTO kenning.members (team, role_name) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                         (team, m))
+            conn.execute("INSERT INTO kenning.audit (team, action, gid) VALUES (%s, 'member+', %s)", (team, m))
+        for m in removed or []:
+            if conn.execute("DELETE FROM kenning.members WHERE team = %s AND role_name = %s", (team, m)).rowcount:
+                conn.execute("INSERT INTO kenning.audit (team, action, gid) VALUES (%s, 'member-', %s)", (team, m))
+    return made
+
+
+@dataclass
+class Op:
+    gid: str
+    kind: str
+    project: str
+    device: str
+    hlc: str
+    content_hash: str = ""
+    payload: dict[str, Any] | None = None
+
+
+def push(conn: Any, team: str, ops: list[Op]) -> int:
+    """Append ``ops`` (idempotent: an op already there, same id, kind and clock, is skipped); returns how
+    many were new."""
+    if not ops:
+        return 0
+    new = 0
+    with conn.transaction():
+        for op in ops:
+            cur = conn.execute(
+                "INSERT INTO kenning.ops (team, gid, kind, project, device, hlc, content_hash, payload) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (gid, kind, hlc) DO NOTHING",
+                (team, op.gid, op.kind, op.project, op.device, op.hlc, op.content_hash,
+                 None if op.payload is None else json.dumps(op.payload)))
+            new += cur.rowcount
+    return new
+
+
+PULL_COLS = ("gid", "project", "author", "created_at", "hlc", "content_hash", "layer", "type", "title", "body",
+             "review", "reviewer", "reviewed_at", "superseded_by", "forgotten", "rev")
+
+
+def pull(conn: Any, team: str, after: int, limit: int = PULL_BATCH) -> list[dict[str, Any]]:
+    """Memories of ``team`` changed after revision ``after``, oldest change first. Texts are cut on the hub
+    (a 10 MB row never crosses the wire whole); times as epoch seconds."""
+    rows = conn.execute(
+        "SELECT gid, project, left(author, 64), extract(epoch FROM created_at)::float8, hlc, content_hash, layer, "
+        f"left(type, 40), left(title, {MAX_TITLE + 1}), left(body, {MAX_TEXT + 1}), review, left(reviewer, 64), "
+        "extract(epoch FROM reviewed_at)::float8, superseded_by, forgotten, rev FROM kenning.memories "
+        "WHERE team = %s AND rev > %s ORDER BY rev LIMIT %s", (team, after, limit)).fetchall()
+    return [dict(zip(PULL_COLS, r, strict=True)) for r in rows]
+
+
+def review(conn: Any, gid: str, decision: str) -> str:
+    psycopg = _psycopg()
+    try:
+        return str(conn.execute("SELECT kenning.review(%s, %s)", (gid, decision)).fetchone()[0])
+    except psycopg.errors.RaiseException as e:
+        raise TeamError(str(e.diag.message_primary or e)) from None
+
+
+def pending(conn: Any, team: str) -> list[dict[str, Any]]:
+    """Memories waiting for review, each with the titles of what it supersedes (the reviewer sees both)."""
+    rows = conn.execute(
+        "SELECT gid, left(author, 64), extract(epoch FROM created_at)::float8, layer, left(title, %s), "
+        "left(body, %s), ARRAY(SELECT left(o.title, %s) FROM kenning.memories o WHERE o.team = m.team "
+        "AND o.superseded_by = m.gid AND NOT o.forgotten ORDER BY o.created_at) "
+        "FROM kenning.memories m WHERE team = %s AND review = 'pending' AND NOT forgotten "
+        "ORDER BY created_at", (MAX_TITLE, MAX_TEXT, MAX_TITLE, team)).fetchall()
+    return [dict(zip(("gid", "author", "created_at", "layer", "title", "body", "replaces"), r, strict=True))
+            for r in rows]
+
+
+def status(conn: Any, team: str) -> dict[str, Any]:
+    version = conn.execute("SELECT value FROM kenning.meta WHERE key = 'schema_version'").fetchone()
+    counts = dict(conn.execute("SELECT review, count(*) FROM kenning.memories WHERE team = %s AND NOT forgotten "
+                               "GROUP BY review", (team,)).fetchall())
+    skew = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0]
+    return {"schema_version": version[0] if version else None, "memories": counts, "hub_time": float(skew)}

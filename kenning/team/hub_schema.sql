@@ -1,0 +1,186 @@
+-- Kenning's team hub on PostgreSQL (14 or later): created by `kenning team init` with the rights of the
+-- role that runs it (it owns every object here); idempotent, so running it again upgrades in place.
+--
+-- What crosses the wire is `ops`: an append-only log of immutable operations on memories, each with a
+-- global id (origin device + local id), its author (the database role that wrote it: checked, never
+-- claimed), a hybrid logical clock and a content hash. `memories` is materialised from it by a trigger
+-- (owner rights), with the review state and a revision number that clients pull by. A `forgotten`
+-- operation is a tombstone: the trigger erases the text from `memories` and from every earlier op of
+-- that memory, and a later `created` of the same id stays empty. Members read and append rows of their
+-- own teams only (row-level security); nobody but the owner updates or deletes.
+CREATE SCHEMA IF NOT EXISTS kenning;
+
+CREATE TABLE IF NOT EXISTS kenning.meta (key text PRIMARY KEY, value text NOT NULL);
+INSERT INTO kenning.meta VALUES ('schema_version', '1') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+
+CREATE TABLE IF NOT EXISTS kenning.teams (
+    name text PRIMARY KEY CHECK (name ~ '^[a-z][a-z0-9_]{0,39}$'),
+    auto_approve boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS kenning.members (
+    team text NOT NULL REFERENCES kenning.teams (name) ON DELETE CASCADE,
+    role_name text NOT NULL,
+    can_review boolean NOT NULL DEFAULT true,
+    added_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (team, role_name)
+);
+
+CREATE TABLE IF NOT EXISTS kenning.ops (
+    seq bigserial PRIMARY KEY,
+    team text NOT NULL REFERENCES kenning.teams (name),
+    gid text NOT NULL CHECK (gid ~ '^[0-9a-f]{8,32}:[0-9]{1,19}$'),
+    kind text NOT NULL CHECK (kind IN ('created', 'superseded', 'edited', 'pinned', 'forgotten')),
+    project text NOT NULL CHECK (length(project) BETWEEN 1 AND 300),  -- the normalised git remote
+    author text NOT NULL DEFAULT session_user,
+    device text NOT NULL CHECK (device ~ '^[0-9a-f]{8,32}$'),
+    hlc text NOT NULL CHECK (hlc ~ '^[0-9]{13}\.[0-9]{5}\.[0-9a-f]{8,32}$'),
+    content_hash text NOT NULL DEFAULT '' CHECK (length(content_hash) <= 64),
+    payload jsonb CHECK (payload IS NULL OR octet_length(payload::text) <= 16384),
+    at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (gid, kind, hlc)
+);
+CREATE INDEX IF NOT EXISTS ops_team_seq ON kenning.ops (team, seq);
+
+CREATE SEQUENCE IF NOT EXISTS kenning.revisions;
+CREATE TABLE IF NOT EXISTS kenning.memories (
+    gid text PRIMARY KEY,
+    team text NOT NULL REFERENCES kenning.teams (name),
+    project text NOT NULL,
+    author text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    hlc text NOT NULL,
+    content_hash text NOT NULL DEFAULT '',
+    layer text NOT NULL DEFAULT 'key' CHECK (layer IN ('rule', 'key')),
+    type text NOT NULL DEFAULT 'discovery',
+    title text,                              -- NULL once forgotten
+    body text,                               -- NULL once forgotten
+    review text NOT NULL DEFAULT 'pending' CHECK (review IN ('pending', 'approved', 'rejected')),
+    reviewer text NOT NULL DEFAULT '',
+    reviewed_at timestamptz,
+    superseded_by text,                      -- an edge to the gid that replaces it, never an overwrite
+    forgotten boolean NOT NULL DEFAULT false,
+    rev bigint NOT NULL DEFAULT nextval('kenning.revisions')  -- what clients pull by
+);
+CREATE INDEX IF NOT EXISTS memories_team_rev ON kenning.memories (team, rev);
+
+CREATE TABLE IF NOT EXISTS kenning.audit (
+    id bigserial PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT now(),
+    actor text NOT NULL DEFAULT session_user,
+    team text NOT NULL,
+    action text NOT NULL,     -- write:<kind>, approved, rejected, member+, member-
+    gid text NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS audit_team ON kenning.audit (team, at);
+
+-- Membership, asked with owner rights (members cannot list who else is in which team).
+CREATE OR REPLACE FUNCTION kenning.is_member(t text) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
+    SELECT EXISTS (SELECT 1 FROM kenning.members m WHERE m.team = t AND m.role_name = session_user)
+$$;
+
+CREATE OR REPLACE FUNCTION kenning.apply_op() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
+DECLARE
+    gone boolean;
+    auto boolean;
+BEGIN
+    SELECT forgotten INTO gone FROM kenning.memories WHERE gid = NEW.gid AND team = NEW.team;
+    IF NEW.kind = 'forgotten' THEN
+        NEW.payload := NULL;
+        UPDATE kenning.ops SET payload = NULL WHERE gid = NEW.gid AND team = NEW.team AND payload IS NOT NULL;
+        INSERT INTO kenning.memories AS m (gid, team, project, author, hlc, forgotten)
+            VALUES (NEW.gid, NEW.team, NEW.project, NEW.author, NEW.hlc, true)
+        ON CONFLICT (gid) DO UPDATE SET title = NULL, body = NULL, forgotten = true,
+            rev = nextval('kenning.revisions') WHERE m.team = NEW.team;
+    ELSIF gone THEN
+        NEW.payload := NULL;  -- nothing comes back after a tombstone
+    ELSIF NEW.kind = 'created' THEN
+        SELECT auto_approve INTO auto FROM kenning.teams WHERE name = NEW.team;
+        INSERT INTO kenning.memories (gid, team, project, author, hlc, content_hash, layer, type, title, body,
+                                      review, reviewer, reviewed_at)
+            VALUES (NEW.gid, NEW.team, NEW.project, NEW.author, NEW.hlc, NEW.content_hash,
+                    CASE WHEN NEW.payload->>'layer' = 'rule' THEN 'rule' ELSE 'key' END,
+                    left(coalesce(NEW.payload->>'type', 'discovery'), 40),
+                    NEW.payload->>'title', NEW.payload->>'text',
+                    CASE WHEN auto THEN 'approved' ELSE 'pending' END,
+                    CASE WHEN auto THEN 'automatic' ELSE '' END, CASE WHEN auto THEN now() END)
+        ON CONFLICT (gid) DO NOTHING;
+    ELSIF NEW.kind = 'superseded' THEN
+        UPDATE kenning.memories SET superseded_by = NEW.payload->>'by', rev = nextval('kenning.revisions')
+            WHERE gid = NEW.gid AND team = NEW.team AND (NEW.payload->>'by') ~ '^[0-9a-f]{8,32}:[0-9]{1,19}$';
+    ELSIF NEW.kind = 'pinned' THEN
+        UPDATE kenning.memories SET layer = 'rule', rev = nextval('kenning.revisions')
+            WHERE gid = NEW.gid AND team = NEW.team;
+    ELSIF NEW.kind = 'edited' THEN  -- last writer wins under the clock; an edit is reviewed again
+        SELECT auto_approve INTO auto FROM kenning.teams WHERE name = NEW.team;
+        UPDATE kenning.memories SET title = NEW.payload->>'title', body = NEW.payload->>'text',
+            content_hash = NEW.content_hash, hlc = NEW.hlc, rev = nextval('kenning.revisions'),
+            review = CASE WHEN auto THEN 'approved' ELSE 'pending' END
+            WHERE gid = NEW.gid AND team = NEW.team AND hlc < NEW.hlc;
+    END IF;
+    INSERT INTO kenning.audit (actor, team, action, gid) VALUES (NEW.author, NEW.team, 'write:' || NEW.kind, NEW.gid);
+    RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS ops_apply ON kenning.ops;
+CREATE TRIGGER ops_apply BEFORE INSERT ON kenning.ops FOR EACH ROW EXECUTE FUNCTION kenning.apply_op();
+
+-- A reviewer approves or rejects a memory of their team; nobody reviews their own.
+CREATE OR REPLACE FUNCTION kenning.review(g text, decision text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
+DECLARE
+    m kenning.memories%ROWTYPE;
+BEGIN
+    IF decision NOT IN ('approved', 'rejected') THEN
+        RAISE EXCEPTION 'a review is approved or rejected, not %', decision;
+    END IF;
+    SELECT * INTO m FROM kenning.memories WHERE gid = g;
+    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
+                                AND can_review) THEN
+        RAISE EXCEPTION 'no memory % to review in your teams', g;
+    END IF;
+    IF m.forgotten THEN
+        RAISE EXCEPTION 'memory % was forgotten', g;
+    END IF;
+    IF m.author = session_user THEN
+        RAISE EXCEPTION 'memory % is yours: a teammate reviews it', g;
+    END IF;
+    UPDATE kenning.memories SET review = decision, reviewer = session_user, reviewed_at = now(),
+        rev = nextval('kenning.revisions') WHERE gid = g;
+    INSERT INTO kenning.audit (team, action, gid) VALUES (m.team, decision, g);
+    RETURN decision;
+END $$;
+
+-- Least privilege: members read their teams' rows and append operations; that is all.
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'kenning_member') THEN
+        CREATE ROLE kenning_member NOLOGIN;
+    END IF;
+END $$;
+REVOKE ALL ON ALL TABLES IN SCHEMA kenning FROM PUBLIC;
+REVOKE ALL ON FUNCTION kenning.review(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kenning.apply_op() FROM PUBLIC;
+GRANT USAGE ON SCHEMA kenning TO kenning_member;
+GRANT SELECT, INSERT ON kenning.ops TO kenning_member;
+GRANT USAGE ON SEQUENCE kenning.ops_seq_seq TO kenning_member;
+GRANT SELECT ON kenning.memories, kenning.audit, kenning.meta TO kenning_member;
+GRANT SELECT ON kenning.teams TO kenning_member;
+GRANT EXECUTE ON FUNCTION kenning.review(text, text), kenning.is_member(text) TO kenning_member;
+
+ALTER TABLE kenning.ops ENABLE ROW LEVEL SECURITY;
+ALTER TABLE kenning.memories ENABLE ROW LEVEL SECURITY;
+ALTER TABLE kenning.audit ENABLE ROW LEVEL SECURITY;
+ALTER TABLE kenning.teams ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS ops_read ON kenning.ops;
+DROP POLICY IF EXISTS ops_append ON kenning.ops;
+DROP POLICY IF EXISTS memories_read ON kenning.memories;
+DROP POLICY IF EXISTS audit_read ON kenning.audit;
+DROP POLICY IF EXISTS teams_read ON kenning.teams;
+CREATE POLICY ops_read ON kenning.ops FOR SELECT USING (kenning.is_member(team));
+-- The author is the role that writes: a row claiming someone else is refused.
+CREATE POLICY ops_append ON kenning.ops FOR INSERT WITH CHECK (kenning.is_member(team) AND author = session_user);
+CREATE POLICY memories_read ON kenning.memories FOR SELECT USING (kenning.is_member(team));
+CREATE POLICY audit_read ON kenning.audit FOR SELECT USING (kenning.is_member(team));
+CREATE POLICY teams_read ON kenning.teams FOR SELECT USING (kenning.is_member(name));

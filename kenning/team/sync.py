@@ -1,0 +1,211 @@
+"""One round of team sync: push this machine's shareable memories as operations, pull the team's by cursor.
+
+Runs in the worker's sync thread (kenning/team/worker.py) and behind ``kenning team push|pull|sync``;
+never on a hook path. Every local write goes through :class:`kenning.memory_service.MemoryService`
+(surface ``team``). What is shared: active standing rules and key memories (the layers the team chose)
+of the projects the team joined, never a preference of the user (scope ``user``), an agent's unconfirmed
+proposal, raw events, prompts or transcripts. Each is scanned for secrets again at this promotion: one
+that holds a secret is refused, named, and never sent.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.memory_service import MemoryService
+from kenning.paths import Paths
+from kenning.project import resolve_key
+from kenning.store import team as tm
+from kenning.team import clock, hub
+from kenning.team.config import TeamConfig, TeamError, password
+from kenning.team.config import load as load_config
+
+SHARED_LAYERS = ("rule", "key")
+MINE = "~"  # the hub project of the user's own memories: every project
+PUSH_BATCH = 200
+
+
+@dataclass
+class Report:
+    pushed: int = 0
+    pulled: int = 0
+    forgotten: int = 0
+    superseded: int = 0
+    refused: list[str] = field(default_factory=list)  # why a memory was not shared
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pushed": self.pushed, "pulled": self.pulled, "forgotten": self.forgotten,
+                "superseded": self.superseded, "refused": self.refused}
+
+
+def secret_in(text: str) -> str:
+    """The name of the first secret detector that fires on ``text``; '' when none does."""
+    from kenning.privacy.redact import Redactor
+
+    spans = Redactor().spans(text)
+    return spans[0][2] if spans else ""
+
+
+@dataclass
+class Space:
+    """Where on the hub memories go: the team (its projects' rules and key memories), or the user's own
+    space (``mine``: their preferences for all their work, on every machine they join it from)."""
+
+    team: str
+    mine: bool = False
+
+
+def spaces(cfg: TeamConfig) -> list[Space]:
+    return [Space(cfg.team)] + ([Space(cfg.mine, mine=True)] if cfg.mine else [])
+
+
+def _local_keys(conn: sqlite3.Connection, cfg: TeamConfig) -> dict[str, str]:
+    return {resolve_key(conn, key): remote for remote, key in cfg.projects.items()}
+
+
+_NEW = ("AND o.duplicate_of IS NULL AND COALESCE(o.kind, '') != 'proposed' "
+        "AND NOT EXISTS (SELECT 1 FROM team_links l WHERE l.observation_id = o.id) ORDER BY o.id")
+
+
+def candidates(conn: sqlite3.Connection, cfg: TeamConfig, space: Space | None = None) -> list[tuple[Any, ...]]:
+    """(id, hub project) of the local memories to share that have no global id yet: the team's (a project
+    scope rule or key memory of a joined project), or, for the user's own space, their preferences."""
+    if space is not None and space.mine:
+        return [(int(r[0]), MINE) for r in conn.execute(
+            "SELECT o.id FROM observations o WHERE o.scope = 'user' AND o.status = 'active' AND o.layer = 'rule' "
+            + _NEW)]
+    out: list[tuple[Any, ...]] = []
+    marks = ",".join("?" * len(SHARED_LAYERS))
+    for key, remote in _local_keys(conn, cfg).items():
+        out += [(int(r[0]), remote) for r in conn.execute(
+            "SELECT o.id FROM observations o WHERE o.project = ? AND o.status = 'active' AND o.scope = 'project' "
+            f"AND o.layer IN ({marks}) {_NEW}", (key, *SHARED_LAYERS))]
+    return out
+
+
+def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report, space: Space | None = None) -> None:
+    space = space or Space(cfg.team)
+    door = MemoryService(conn, "team")
+    remotes: dict[str, str] = {} if space.mine else _local_keys(conn, cfg)
+    last = tm.cursor(conn, space.team)[1]
+    links = []
+    for oid, _remote in candidates(conn, cfg, space):
+        row = conn.execute("SELECT title, narrative FROM observations WHERE id = ?", (oid,)).fetchone()
+        found = secret_in(f"{row[0]}\n{row[1]}")
+        if found:
+            report.refused.append(f"memory #{oid} holds a secret ({found}): not shared with {space.team}; "
+                                  "edit or forget it")
+            continue
+        last = clock.tick(last, cfg.device, time.time())
+        links.append((oid, f"{cfg.device}:{oid}", space.team, last, cfg.user))
+    if links:
+        door.team_links(links)
+        door.team_cursor(space.team, hlc=last)
+    ops: list[hub.Op] = []
+    created: list[str] = []
+    for gid, hlc, project, typ, title, text, layer, chash in conn.execute(
+            "SELECT l.gid, l.hlc, o.project, o.type, o.title, o.narrative, o.layer, o.content_hash "
+            "FROM team_links l JOIN observations o ON o.id = l.observation_id "
+            "WHERE l.team = ? AND l.origin = 'local' AND l.pushed = 0 ORDER BY l.observation_id LIMIT ?",
+            (space.team, PUSH_BATCH)).fetchall():
+        remote = MINE if space.mine else remotes.get(project)
+        if remote is None or secret_in(f"{title}\n{text}"):  # moved out of a joined project, or edited since
+            continue
+        ops.append(hub.Op(gid, "created", remote, cfg.device, hlc, chash,
+                          {"title": title[:hub.MAX_TITLE], "text": text[:hub.MAX_TEXT], "type": typ, "layer": layer}))
+        created.append(gid)
+    edges: list[tuple[str, str]] = []
+    for gid, project, by, at in conn.execute(
+            "SELECT l.gid, o.project, nl.gid, o.superseded_at FROM team_links l "
+            "JOIN observations o ON o.id = l.observation_id JOIN team_links nl ON nl.observation_id = o.superseded_by "
+            "WHERE l.team = ? AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
+            "AND nl.pushed = 1", (space.team,)).fetchall():
+        remote = MINE if space.mine else remotes.get(project) or (
+            project[len(tm.PREFIX):] if project.startswith(tm.PREFIX) else "unknown")
+        # Its clock derives from when it was superseded: a retry after a lost answer is the same op.
+        ops.append(hub.Op(gid, "superseded", remote, cfg.device, clock.at(float(at or 0), cfg.device), "",
+                          {"by": by}))
+        edges.append((gid, by))
+    tombs: list[str] = []
+    for gid, at in conn.execute("SELECT gid, at FROM team_tombstones WHERE team = ? AND pushed = 0",
+                                (space.team,)).fetchall():
+        # The clock of a tombstone derives from when it was made: a retry sends the very same op.
+        ops.append(hub.Op(gid, "forgotten", "unknown", cfg.device, clock.at(at, cfg.device)))
+        tombs.append(gid)
+    if ops:
+        report.pushed += hub.push(hubconn, space.team, ops)
+        door.team_pushed(created, edges, tombs)
+
+
+def bounded(text: str | None, limit: int) -> str:
+    """Hub text as captured text is treated: private blocks stripped, secrets redacted, hidden characters
+    dropped, fence and system tags made inert; then cut to ``limit``."""
+    from kenning.context.fence import neutralise
+    from kenning.privacy.ingress import Cleaner
+    from kenning.privacy.redact import Redactor
+
+    out = neutralise(Cleaner(Redactor()).text((text or "")[: limit * 2]))
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def _name(value: object) -> str:
+    s = "".join(c for c in str(value or "") if c.isalnum() or c in "._-@")[:40]
+    return s or "unknown"
+
+
+def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, report: Report,
+         space: Space | None = None) -> None:
+    space = space or Space(cfg.team)
+    door = MemoryService(conn, "team")
+    rev = tm.cursor(conn, space.team)[0]
+
+    def ours(project: object) -> bool:
+        return project == MINE if space.mine else project in cfg.projects
+    while True:
+        rows = hub.pull(hubconn, space.team, rev)
+        if not rows:
+            return
+        for r in rows:
+            gid = str(r["gid"])
+            if r["forgotten"]:
+                report.forgotten += int(door.hub_forgotten(db_path, gid, space.team))
+            elif r["superseded_by"]:
+                report.superseded += int(door.hub_superseded(gid, str(r["superseded_by"])))
+            elif r["review"] == "approved" and ours(r["project"]) and not gid.startswith(cfg.device + ":") and \
+                    (r["title"] or r["body"]):
+                got = door.from_hub(tm.Pulled(
+                    gid=gid, team=space.team, remote=str(r["project"]), layer="rule" if r["layer"] == "rule" else "key",
+                    type=_name(r["type"]) if r["type"] else "discovery",
+                    title=bounded(r["title"], hub.MAX_TITLE) or bounded(r["body"], 80),
+                    text=bounded(r["body"], hub.MAX_TEXT), author=_name(r["author"]), reviewer=_name(r["reviewer"]),
+                    reviewed_at=float(r["reviewed_at"] or 0), created_at=float(r["created_at"] or time.time()),
+                    scope="user" if space.mine else "project"))
+                report.pulled += int(got is not None)
+            if r["hlc"]:
+                door.team_cursor(space.team, hlc=clock.observe(tm.cursor(conn, space.team)[1], str(r["hlc"])))
+        rev = int(rows[-1]["rev"])
+        door.team_cursor(space.team, rev=rev)
+        if len(rows) < hub.PULL_BATCH:
+            return
+
+
+def once(paths: Paths, conn: sqlite3.Connection, *, do_push: bool = True, do_pull: bool = True) -> Report:
+    """Push then pull; raises TeamError when this machine joined no team or the hub cannot be reached
+    (nothing is lost: what was not acknowledged is sent again next time)."""
+    cfg = load_config(paths)
+    if cfg is None:
+        raise TeamError("this machine joined no team: `kenning team join --dsn … --team …` in a repository")
+    report = Report()
+    hubconn = hub.connect(cfg.dsn, password(paths))
+    try:
+        for space in spaces(cfg):
+            if do_push:
+                push(conn, hubconn, cfg, report, space)
+            if do_pull:
+                pull(conn, hubconn, cfg, paths.db, report, space)
+    finally:
+        hubconn.close()
+    return report
