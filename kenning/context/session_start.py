@@ -207,7 +207,7 @@ def build(conn: sqlite3.Connection, settings: Settings, project: str, *, now: fl
 
     rest = (title, tuple(icons.items()), footer, agent, checked)
     text = render() if cache is None else cache.text(project, sel, rest, render)
-    return team_section(text, conn, project)
+    return team_section(text, conn, project, root if settings.evidence_check else "")
 
 
 def budget_note(conn: sqlite3.Connection, settings: Settings, now: float) -> str:

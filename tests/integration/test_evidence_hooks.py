@@ -276,3 +276,34 @@ def test_forgetting_a_memory_forgets_its_evidence_record(home: Home) -> None:
         assert conn.execute("SELECT COUNT(*) FROM evidence_gone").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def test_a_teammates_memory_is_checked_against_my_working_tree(home: Home) -> None:
+    remote = "git@example.com:acme/invoices.git"
+    write(home, "src/kept.py", "def kept():\n    pass\n")
+    home.paths.ensure()
+    conn = open_db(home.paths.db)
+    try:
+        with repo.transaction(conn):
+            mine = repo.upsert_session(conn, platform="claude-code", agent_session_id="mine", project=home.key,
+                                       project_root=os.path.realpath(home.project), cwd=str(home.project),
+                                       at=time.time() - 900, remote=remote)
+            repo.insert_observation(conn, mine, home.key, ObservationDraft(
+                type="change", title="Local note", created_at=time.time() - 800), "rules")
+            team = repo.upsert_session(conn, platform="claude-code", agent_session_id="hub", project="team:" + remote,
+                                       project_root="", cwd="", at=time.time() - 900)
+            ids = [repo.insert_observation(conn, team, "team:" + remote, ObservationDraft(
+                type="decision", title=title, created_at=time.time() - 700, files_modified=[path]), "rules")
+                for title, path in (("Tax tables live in src/tax_tables.py", "src/tax_tables.py"),
+                                    ("Currency codes live in src/kept.py", "src/kept.py"))]
+            for i, oid in enumerate(ids):  # pulled from the hub, approved by a reviewer
+                conn.execute("INSERT INTO team_links (observation_id, gid, team, origin, author, reviewer) "
+                             "VALUES (?, ?, 'acme', 'hub', 'ana', 'bo')", (oid, f"dev-{i}"))
+    finally:
+        conn.close()
+    text = start(home)
+    team_lines = [ln for ln in text.splitlines() if ln.startswith("- [")]
+    gone = next(ln for ln in team_lines if "tax_tables" in ln)
+    kept = next(ln for ln in team_lines if "Currency codes" in ln)
+    assert "`src/tax_tables.py` no longer exists" in gone and "(from ana," in gone
+    assert GONE not in kept
