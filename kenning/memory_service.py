@@ -22,7 +22,19 @@ from typing import Any
 
 from kenning.memory import order
 from kenning.observer.base import ObservationDraft, Outcome
-from kenning.store import checkouts, decisions, edits, manual, memory_index, oplog, projects, repo, supersede, transfer
+from kenning.store import (
+    checkouts,
+    decisions,
+    edits,
+    injections,
+    manual,
+    memory_index,
+    oplog,
+    projects,
+    repo,
+    supersede,
+    transfer,
+)
 from kenning.store import forget as fg
 
 Surface = str  # one of kenning.store.oplog.SURFACES
@@ -63,11 +75,12 @@ class MemoryService:
                 self._log("joined", project=j.into)
 
     def prune(self, now: float, *, payloads_before: float, events_before: float) -> None:
-        """The ledgers' retention: captured payloads, handled events, the operation log."""
+        """The ledgers' retention: captured payloads, handled events, the operation log, the injection ledger."""
         with repo.transaction(self.conn):
             repo.prune_payloads(self.conn, payloads_before)
             repo.prune_events(self.conn, events_before)
             oplog.prune(self.conn, now - oplog.RETENTION_S)
+            injections.prune(self.conn, now - injections.RETENTION_S)
 
     def reindex(self) -> dict[str, int]:
         """Rebuild every memory's layer, subject and near-duplicate group (``kenning reindex``)."""
@@ -116,6 +129,10 @@ class MemoryService:
     def pin(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
         return self._decide("pinned", decisions.pin, oid, project=project)
 
+    def confirm(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
+        """A standing rule the user confirmed (``kenning review``)."""
+        return self._decide("confirmed", decisions.confirm, oid, project=project)
+
     def unpin(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
         return self._decide("unpinned", decisions.unpin, oid, project=project)
 
@@ -152,6 +169,7 @@ class MemoryService:
     def _forgotten(self, conn: sqlite3.Connection, sel: fg.Selection) -> None:
         # Ids only: the log must keep no word of what was forgotten.
         oplog.record(conn, surface=self.surface, op="forgotten", ids=[i.id for i in sel.observations])
+        injections.forget(conn, [i.id for i in sel.observations])  # what it was given and used for goes too
 
 
 def _high_water(conn: sqlite3.Connection) -> int:

@@ -26,7 +26,7 @@ from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.search import known
 from kenning.settings import Settings, load
-from kenning.store import projects
+from kenning.store import projects, repo
 from kenning.store.db import connect, current_version, migration_files, open_db
 
 # The write side (store.forget, store.manual), the local search core and logging are imported
@@ -231,6 +231,7 @@ class MemoryTools:
         if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
             body = res[1]
             paths = body.get("paths")
+            self._searched(body["results"], name)
             return render.search_result(self.named(body["results"]), query=q, scope=label, offset=skip, limit=n,
                                         paths=[str(p) for p in paths] if isinstance(paths, list) else ["keywords"],
                                         note=str(body.get("note") or ""))
@@ -246,6 +247,7 @@ class MemoryTools:
                                       order=order, limit=n, offset=skip)
             except ValueError as e:
                 raise ToolInputError(str(e)) from None
+        self._searched(hits, name)
         return render.search_result(self.named(hits), query=q, scope=label, offset=skip, limit=n, paths=["keywords"],
                                     note="the Kenning worker is not running, so nothing is matched by meaning"
                                     if self.settings.embedding_backend != "none" else "")
@@ -307,7 +309,37 @@ class MemoryTools:
                 missing.append(f"#{n}" if kind == "observation" else f"S{n}")
         if not found:
             raise ToolInputError(f"no memory with id {', '.join(missing)}; use search_memory to find ids")
-        return render.records(found, missing)
+        text = render.records(found, missing)
+        # A full record fetched: a use of whatever was handed over recently, and a handing of its own.
+        self._ledger(sorted(obs), "fetched in full (get_observations)", here, fetched=True,
+                     chars=len(text) // max(1, len(found)))
+        return text
+
+    def _searched(self, hits: Iterable[Any], project: str | None) -> None:
+        """Search results handed over: observations only (``#id`` rows; summaries and prompts are not memories)."""
+        ids = []
+        for h in hits:
+            kind, oid = (h.get("kind"), h.get("id")) if isinstance(h, dict) else (getattr(h, "kind", None),
+                                                                                   getattr(h, "id", None))
+            if kind == "observation" and isinstance(oid, int):
+                ids.append(oid)
+        self._ledger(ids, "search result (search_memory)", project or "")
+
+    def _ledger(self, ids: list[int], reason: str, project: str, *, fetched: bool = False, chars: int = 0) -> None:
+        """The injection ledger (kenning/store/injections.py): best effort, never in the way of the answer.
+        The MCP server does not know the agent's session id: its rows have none."""
+        if not ids or not os.path.exists(self.paths.db):
+            return
+        from kenning.store import injections
+
+        try:
+            with self.writing() as conn, repo.transaction(conn):
+                if fetched:
+                    injections.use(conn, observation_ids=ids, kind="fetched", detail="get_observations")
+                injections.record(conn, via="mcp", items=[injections.Given(i, reason, chars) for i in ids],
+                                  project=project)
+        except sqlite3.Error as e:
+            _log().debug("injection ledger: %s", e)
 
     def current_settings(self) -> Settings:
         """The settings as they are now: a long-lived server re-reads them when settings.json changes

@@ -86,6 +86,16 @@ def pin(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> di
         return _apply(conn, r, RULE, RULE)
 
 
+def confirm(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> dict[str, Any]:
+    """The user confirms a standing rule: it stays one whatever a rebuild of the index derives (a pin of a
+    rule that is a rule by what it says; ``kenning review``)."""
+    with transaction(conn):
+        r = _row(conn, oid, project)
+        if r["layer"] != RULE:
+            raise DecisionError(f"#{oid} is not a standing rule: pin it to make it one")
+        return _apply(conn, r, RULE, RULE)
+
+
 def unpin(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> dict[str, Any]:
     """Make a standing rule an ordinary memory: a key memory, or the layer it had before a pin."""
     with transaction(conn):
