@@ -1,0 +1,87 @@
+"""HTTP routes of the injection ledger (behind the guard: token, Host, Origin). Read only.
+
+``GET /api/ledger/session?session=ID``  what one agent session was told, why, and what it used
+                                        (``kenning why``); 404 when nothing is recorded for it.
+``GET /api/ledger/memory/{id}``         one memory's handings and uses: given N times, used M times.
+``GET /api/ledger/health``              ``?since=&until=&project=``: the memory's dashboard (``kenning stats``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from kenning.worker.routes import BadRequest
+
+
+def routes(state: Any) -> list[Route]:
+    paths = state.paths
+
+    def read(fn: Any) -> Any:
+        if not os.path.exists(paths.db):
+            raise BadRequest("no memory yet", 404)
+        with state.memory.reading() as conn:
+            return fn(conn)
+
+    async def answer(fn: Any) -> JSONResponse:
+        try:
+            return JSONResponse(await run_in_threadpool(read, fn))
+        except BadRequest as e:
+            return JSONResponse({"error": str(e)}, status_code=e.status)
+        except sqlite3.Error as e:
+            return JSONResponse({"error": f"the database is busy ({e}); try again"}, status_code=503)
+
+    async def session(request: Request) -> JSONResponse:
+        from kenning.commands.audit import session_report
+
+        wanted = request.query_params.get("session", "").strip()
+        if not wanted or len(wanted) > 512:
+            return JSONResponse({"error": "give session (an agent session id)"}, status_code=400)
+
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            rep = session_report(conn, wanted)
+            if rep is None:
+                raise BadRequest(f"nothing recorded as given to session {wanted}", 404)
+            return rep
+
+        return await answer(run)
+
+    async def memory(request: Request) -> JSONResponse:
+        from kenning.store import injections
+
+        raw = request.path_params["oid"]
+        if not raw.isdigit() or len(raw) > 18:
+            return JSONResponse({"error": "observation id must be a positive integer"}, status_code=400)
+        return await answer(lambda conn: injections.for_memory(conn, int(raw)))
+
+    async def health(request: Request) -> JSONResponse:
+        from kenning.commands.stats import health as dashboard
+        from kenning.mcp.inputs import ToolInputError, time_range
+        from kenning.store import projects
+
+        qp = request.query_params
+        try:
+            since, until = time_range(qp.get("since") or None, qp.get("until") or None)
+        except ToolInputError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            try:
+                project = projects.one(conn, qp["project"]) if qp.get("project") else None
+            except projects.AmbiguousProject as e:
+                raise BadRequest(str(e)) from None
+            return dashboard(conn, project=project, since=since, until=until, settings=state.memory.settings)
+
+        return await answer(run)
+
+    return [
+        Route("/api/ledger/session", session),
+        Route("/api/ledger/memory/{oid}", memory),
+        Route("/api/ledger/health", health),
+    ]
