@@ -20,9 +20,19 @@ export class Preview {
     clear(this.select).append(...projects.map((p) => h('option', {value: p.project}, p.name || p.project)));
     if (!projects.length) this.select.append(h('option', {value: ''}, 'no project yet'));
     if (current && projects.some((p) => p.project === current)) this.select.value = current;
+    this.known = true;
+    if (this.waiting) {  // asked for before the projects were known (a reload on this tab, a ?tab=preview link)
+      this.waiting = false;
+      this.load();
+    }
   }
 
   async load() {
+    if (!this.known) {
+      this.waiting = true;
+      this.size.textContent = 'Loading…';
+      return;
+    }
     const project = this.select.value;
     if (!project) {
       this.size.textContent = 'No project has memory yet.';
