@@ -79,7 +79,8 @@ def render_session(rep: dict[str, Any]) -> str:
     told = rep["injections"]
     agents = sorted({t["agent"] for t in told if t["agent"]})
     lines = [f"Session {rep['session']}" + (f" ({', '.join(agents)})" if agents else "")
-             + f": told {rep['given']} memories (~{rep['tokens']:,} tokens); {rep['used']} used, "
+             + f": told {rep['given']} {'memory' if rep['given'] == 1 else 'memories'} (~{rep['tokens']:,} tokens); "
+             f"{rep['used']} used, "
              f"{rep['contradicted']} superseded or retracted since."]
     uses: dict[int, list[str]] = {}
     for u in rep["uses"]:

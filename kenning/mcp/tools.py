@@ -72,6 +72,8 @@ save_memory(text, title?, type?) stores a fact, decision or gotcha worth knowing
 sessions (default type: discovery). It is searchable at once and listed at the start of
 the next session in this project. Secrets and <private> blocks are removed before storing.
 A rule you save ("always ...") is your proposal: the user makes it a standing rule.
+memory_ledger(id=12) says how often a memory was given to sessions, why, and whether it was used;
+memory_ledger(session=...) what a session was told; with neither, the project's memory health.
 supersede_memory(ids, by) marks memories as no longer true, replaced by a newer one (by its id):
 they stop being injected and stay searchable; a standing rule only the user replaces.
 forget_memory(ids) deletes observations by id for good: only when the user asks for it.
@@ -314,6 +316,37 @@ class MemoryTools:
         self._ledger(sorted(obs), "fetched in full (get_observations)", here, fetched=True,
                      chars=len(text) // max(1, len(found)))
         return text
+
+    def ledger(self, id: int | str | None = None, session: str | None = None, *, cwd: str) -> str:
+        """The injection ledger as ``kenning show`` / ``kenning why`` / ``kenning stats`` tell it."""
+        from kenning.commands.audit import render_session, session_report
+        from kenning.commands.show import ledger_lines
+        from kenning.commands.stats import health, render_health
+        from kenning.store import injections
+
+        with self.reading() as conn:
+            if conn is None:
+                raise ToolInputError("there is no memory yet")
+            try:
+                if id is not None:
+                    kind, oid = inputs.parse_id(id)
+                    if kind != "observation":
+                        raise ToolInputError(f"{id} is not an observation id (like 12 or '#12')")
+                    if conn.execute("SELECT 1 FROM observations WHERE id = ?", (oid,)).fetchone() is None:
+                        raise ToolInputError(f"no memory #{oid}; use search_memory to find ids")
+                    return f"#{oid}" + "\n".join(ledger_lines(injections.for_memory(conn, oid, limit=10)))
+                if session is not None and session.strip():
+                    rep = session_report(conn, inputs.name_text(session, "session"))
+                    if rep is None:
+                        return (f"Nothing is recorded as given to session {session.strip()[:80]} (what a hook built "
+                                "without the worker is not recorded).")
+                    return render_session(rep)
+                key = self.project_of(cwd)[0] or None
+                return "\n".join(render_health(health(conn, project=key, settings=self.settings)))
+            except sqlite3.OperationalError as e:
+                if "no such table" in str(e):
+                    return "No ledger yet: the worker records it once it runs this version of Kenning."
+                raise
 
     def _searched(self, hits: Iterable[Any], project: str | None) -> None:
         """Search results handed over: observations only (``#id`` rows; summaries and prompts are not memories)."""

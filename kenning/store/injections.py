@@ -139,8 +139,12 @@ def for_session(conn: sqlite3.Connection, session: str) -> list[dict[str, Any]]:
 
 
 def uses_in(conn: sqlite3.Connection, session: str) -> list[dict[str, Any]]:
+    """The uses that count for ``session``'s handings: its own, and those with no session (an MCP fetch)
+    of a memory it was given, within :data:`USE_WINDOW_S` after."""
     return [{"at": r[0], "id": r[1], "kind": r[2], "detail": r[3]} for r in conn.execute(
-        "SELECT at, observation_id, kind, detail FROM injection_uses WHERE session = ? ORDER BY at, id", (session,))]
+        "SELECT at, observation_id, kind, detail FROM injection_uses u WHERE u.session = ?1 OR (u.session = '' "
+        "AND EXISTS (SELECT 1 FROM injections i WHERE i.session = ?1 AND i.observation_id = u.observation_id "
+        f"AND u.at >= i.at AND u.at <= i.at + {USE_WINDOW_S})) ORDER BY at, id", (session,))]
 
 
 def for_memory(conn: sqlite3.Connection, oid: int, limit: int = 50) -> dict[str, Any]:
