@@ -62,6 +62,16 @@ def test_a_session_shows_what_it_was_told_and_a_memory_how_often(worker: Home, p
     expect(given).to_contain_text("session ledger-next")
     shot(page, "ledger-memory", full_page=True)
 
+    # The Stats tab: the memory's health over a date range.
+    page.click("#tab-stats")
+    health = page.locator("#memory-health")
+    expect(health).to_contain_text("1 time in 1 session")
+    expect(health).to_contain_text("0.0% · a check-up is due")
+    shot(page, "memory-health", full_page=True)
+    page.fill("#health-from", time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400)))
+    page.click("#health-range button[type='submit']")
+    expect(health).to_contain_text("nothing recorded")
+
 
 def test_next_session_tab_after_a_reload_and_from_a_link(worker: Home, page: Any) -> None:
     home = worker
