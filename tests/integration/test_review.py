@@ -113,7 +113,9 @@ def test_stats_health_over_a_date_range_and_the_ledger_routes(home: Home) -> Non
     status, body = get("/api/ledger/session?session=sess-a")
     assert status == 200 and [(x["id"], x["used"]) for x in body["injections"]] == [
         (ids["rule_new"], True), (ids["newer_cache"], False)]
-    assert get("/api/ledger/session?session=nobody")[0] == 404
+    assert get("/api/ledger/session?session=nobody") == (200, {"session": "nobody", "given": 0, "used": 0,
+                                                            "contradicted": 0, "tokens": 0, "injections": [],
+                                                            "uses": []})
     status, body = get(f"/api/ledger/memory/{ids['rule_new']}")
     assert status == 200 and (body["given"], body["used"]) == (1, 1)
     status, body = get("/api/ledger/health?since=2d")

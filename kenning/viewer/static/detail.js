@@ -315,6 +315,11 @@ export class Detail {
     }
     const signal = this.ctrl && this.ctrl.signal;
     api('/api/ledger/session', {params: {session: agentSession}, signal}).then((rep) => {
+      if (!rep.given) {
+        clear(slot).append(h('p', {class: 'muted'}, 'Nothing recorded as given to this session (a context a hook '
+          + 'built without the worker is not recorded).'));
+        return;
+      }
       const groups = [];
       let last = null;
       for (const t of rep.injections || []) {
@@ -335,9 +340,7 @@ export class Detail {
           t.contradicted ? h('span', {class: 'flag flag-superseded'}, `${t.status} since`) : null)))]));
     }).catch((err) => {
       if (err.name === 'AbortError' || err instanceof AuthError) return;
-      clear(slot).append(h('p', {class: 'muted'}, err.status === 404
-        ? 'Nothing recorded as given to this session (a context a hook built without the worker is not recorded).'
-        : `The ledger could not be read: ${err.message}.`));
+      clear(slot).append(h('p', {class: 'muted'}, `The ledger could not be read: ${err.message}.`));
     });
     return slot;
   }

@@ -1,7 +1,7 @@
 """HTTP routes of the injection ledger (behind the guard: token, Host, Origin). Read only.
 
 ``GET /api/ledger/session?session=ID``  what one agent session was told, why, and what it used
-                                        (``kenning why``); 404 when nothing is recorded for it.
+                                        (``kenning why``); nothing recorded: ``given`` 0.
 ``GET /api/ledger/memory/{id}``         one memory's handings and uses: given N times, used M times.
 ``GET /api/ledger/health``              ``?since=&until=&project=``: the memory's dashboard (``kenning stats``).
 """
@@ -46,8 +46,9 @@ def routes(state: Any) -> list[Route]:
 
         def run(conn: sqlite3.Connection) -> dict[str, Any]:
             rep = session_report(conn, wanted)
-            if rep is None:
-                raise BadRequest(f"nothing recorded as given to session {wanted}", 404)
+            if rep is None:  # not an error: a session told nothing, or by a hook without the worker
+                return {"session": wanted, "given": 0, "used": 0, "contradicted": 0, "tokens": 0, "injections": [],
+                        "uses": []}
             return rep
 
         return await answer(run)
