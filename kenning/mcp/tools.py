@@ -26,7 +26,7 @@ from kenning.privacy import ingress
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.search import known
 from kenning.settings import Settings, load
-from kenning.store import projects, repo
+from kenning.store import projects
 from kenning.store.db import connect, current_version, migration_files, open_db
 
 # The write side (store.forget, store.manual), the local search core and logging are imported
@@ -359,20 +359,19 @@ class MemoryTools:
         self._ledger(ids, "search result (search_memory)", project or "")
 
     def _ledger(self, ids: list[int], reason: str, project: str, *, fetched: bool = False, chars: int = 0) -> None:
-        """The injection ledger (kenning/store/injections.py): best effort, never in the way of the answer.
-        The MCP server does not know the agent's session id: its rows have none."""
-        if not ids or not os.path.exists(self.paths.db):
+        """The injection ledger (kenning/store/injections.py): the worker records what this server handed
+        over (this server only reads the database); with the worker down it is not recorded. Best effort,
+        never in the way of the answer. The MCP server does not know the agent's session id."""
+        if not ids:
             return
-        from kenning.store import injections
+        from kenning.hook import client
 
-        try:
-            with self.writing() as conn, repo.transaction(conn):
-                if fetched:
-                    injections.use(conn, observation_ids=ids, kind="fetched", detail="get_observations")
-                injections.record(conn, via="mcp", items=[injections.Given(i, reason, chars) for i in ids],
-                                  project=project)
-        except sqlite3.Error as e:
-            _log().debug("injection ledger: %s", e)
+        info = client.read_pid_file(self.paths)
+        if not info:
+            return
+        body = json.dumps({"ids": ids[:100], "reason": reason, "project": project, "chars": chars,
+                           "fetched": fetched}).encode()
+        client.authed(self.paths, info["port"], "POST", "/api/ledger/handed", body=body, timeout=0.5)
 
     def current_settings(self) -> Settings:
         """The settings as they are now: a long-lived server re-reads them when settings.json changes

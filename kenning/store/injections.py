@@ -1,9 +1,10 @@
 """The injection ledger: which memories were handed to an agent, when, by which path and why, and the
 signs that they helped (migration 0032).
 
-Not memory: it records what memory did. Written by the worker (the session-start index, prompt recall
-and file history it served or read back, and the uses it finds in captured events) and by the MCP
-server (its answers, and full records fetched); never by a hook. Rows name memories by id; forgetting a
+Not memory: it records what memory did. Written by the worker only (kenning/worker/given.py): the
+session-start index, prompt recall and file history it served or read back, what the MCP server tells
+it it answered (that server only reads the database), and the uses it finds in captured events;
+never by a hook. Rows name memories by id; forgetting a
 memory deletes its rows (:func:`forget`). Bounded: rows older than :data:`RETENTION_S` go, and past
 :data:`MAX_ROWS` the oldest go (:func:`prune`, with the other ledgers).
 

@@ -46,6 +46,7 @@ class Note:
     items: list[Given]
     at: float = field(default_factory=time.time)
     prompt: str = ""  # prompt recall: the reasons name the prompt's terms each memory shares
+    fetched: bool = False  # an MCP get_observations: first a use ("fetched") of what was handed before
 
 
 class Handed:
@@ -168,8 +169,11 @@ def _record(conn: sqlite3.Connection, notes: list[Note], told: list[tuple[str, d
     with repo.transaction(conn):
         for n in notes:
             items = _matched(conn, n.prompt, n.items) if n.prompt else n.items
+            if n.fetched:  # a use of the earlier handings; the fetch's own handing comes just after it
+                injections.use(conn, observation_ids=[g.observation_id for g in items], kind="fetched",
+                               session=n.session, detail="get_observations", at=n.at)
             added += injections.record(conn, via=n.via, items=items, session=n.session, agent=n.agent,
-                                       project=n.project, at=n.at)
+                                       project=n.project, at=n.at + (0.001 if n.fetched else 0.0))
         for ref, d in told:
             rules, notes_ids, modified = set(d.get("r") or ()), set(d.get("n") or ()), set(d.get("m") or ())
             path = str(d.get("f") or "")

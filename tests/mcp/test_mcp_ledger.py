@@ -1,9 +1,14 @@
 """The injection ledger through ``kenning mcp`` driven by the MCP SDK's stdio client, over the demo
-story's memory: a get_observations of a memory given to a session is a use ("fetched"), search results
-are handings of their own, and memory_ledger answers as ``kenning show`` / ``why`` / ``stats`` do."""
+story's memory and a real worker: a get_observations of a memory given to a session is a use
+("fetched"), search results are handings of their own (the server, which only reads the database, has
+the worker record them), and memory_ledger answers as ``kenning show`` / ``why`` / ``stats`` do."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -24,9 +29,12 @@ def test_a_fetch_is_a_use_and_memory_ledger_answers(story: Story) -> None:
     finally:
         conn.close()
 
+    async def handing(c: Any) -> dict[str, str]:
+        return {"get": text_of(await c.call_tool("get_observations", {"ids": [oid]})),
+                "search": text_of(await c.call_tool("search_memory", {"query": "invoice"}))}
+
     async def go(c: Any) -> dict[str, str]:
-        out = {"get": text_of(await c.call_tool("get_observations", {"ids": [oid]}))}
-        out["search"] = text_of(await c.call_tool("search_memory", {"query": "invoice"}))
+        out = {}
         for key, args in (("memory", {"id": f"#{oid}"}), ("session", {"session": "sess-mcp"}), ("health", {}),
                           ("nobody", {"session": "nobody"})):
             out[key] = text_of(await c.call_tool("memory_ledger", args))
@@ -34,7 +42,22 @@ def test_a_fetch_is_a_use_and_memory_ledger_answers(story: Story) -> None:
         out["bad"] = text_of(bad) if bad.is_error else "not an error"
         return out
 
-    got = run_client(go, env=story.env(), cwd=story.project)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    env = {**os.environ, **story.env(KENNING_PORT=port, KENNING_EMBEDDING_BACKEND="none")}
+    env.pop("KENNING_INTERNAL", None)
+    worker = [sys.executable, "-m", "kenning", "worker"]
+    started = subprocess.run([*worker, "start", "--wait", "30"], env=env, capture_output=True, text=True, timeout=90)
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        run_client(handing, env=story.env(KENNING_PORT=port), cwd=story.project)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(db_rows(story, "SELECT DISTINCT reason FROM injections")) < 3:
+            time.sleep(0.2)  # the worker's next cycle records what the server handed it
+        got = run_client(go, env=story.env(KENNING_PORT=port), cwd=story.project)
+    finally:
+        subprocess.run([*worker, "stop"], env=env, capture_output=True, timeout=60)
     uses = db_rows(story, "SELECT observation_id, kind, session FROM injection_uses")
     assert [(r[0], r[1], r[2]) for r in uses] == [(oid, "fetched", "")]
     vias = {(r[0], r[1]) for r in db_rows(story, "SELECT via, reason FROM injections WHERE observation_id = ?", oid)}

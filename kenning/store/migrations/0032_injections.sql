@@ -1,6 +1,7 @@
 -- The injection ledger: which memories were handed to which agent session, by which path, why, and at
--- what size (kenning/store/injections.py). Written by the worker and the MCP server, never by a hook.
--- It names memories by id and keeps no memory's text; forgetting a memory deletes its rows here.
+-- what size (kenning/store/injections.py). Written by the worker only, never by a hook.
+-- It names memories by id; a reason names at most the few words a memory shares with a prompt, or a file.
+-- Forgetting a memory deletes its rows here.
 CREATE TABLE injections (
     id INTEGER PRIMARY KEY,
     at REAL NOT NULL,

@@ -4,6 +4,8 @@
                                         (``kenning why``); nothing recorded: ``given`` 0.
 ``GET /api/ledger/memory/{id}``         one memory's handings and uses: given N times, used M times.
 ``GET /api/ledger/health``              ``?since=&until=&project=``: the memory's dashboard (``kenning stats``).
+``POST /api/ledger/handed``             ``{"ids", "reason", "project", "fetched"}``: what the MCP server handed
+                                        over (it only reads the database): noted, recorded by the pipeline.
 """
 
 from __future__ import annotations
@@ -81,7 +83,39 @@ def routes(state: Any) -> list[Route]:
 
         return await answer(run)
 
+    async def handed(request: Request) -> JSONResponse:
+        import json
+
+        from kenning.store.injections import Given
+        from kenning.worker.given import Note
+        from kenning.worker.routes.memory import read_body
+
+        try:
+            body = json.loads(await read_body(request, 64 * 1024) or b"null")
+        except BadRequest as e:
+            return JSONResponse({"error": str(e)}, status_code=e.status)
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            return JSONResponse({"error": 'the body must be a JSON object like {"ids": [12], "reason": "..."}'},
+                                status_code=400)
+        ids, reason, project = body.get("ids"), body.get("reason", ""), body.get("project", "")
+        chars, fetched = body.get("chars", 0), body.get("fetched", False)
+        if not (isinstance(ids, list) and 0 < len(ids) <= 100
+                and all(isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**63 for i in ids)):
+            return JSONResponse({"error": "ids must be a list of 1 to 100 observation ids"}, status_code=400)
+        if not (isinstance(reason, str) and len(reason) <= 200 and isinstance(project, str) and len(project) <= 4096
+                and isinstance(chars, int) and not isinstance(chars, bool) and 0 <= chars < 10**7
+                and isinstance(fetched, bool)):
+            return JSONResponse({"error": "reason (at most 200 characters), project, chars (a count) and fetched "
+                                          "(true or false) have the wrong type"}, status_code=400)
+        state.thread.pipeline.handed.put(Note("mcp", "", "", project, [Given(i, reason, chars) for i in ids],
+                                              fetched=fetched))
+        state.thread.poke()
+        return JSONResponse({"noted": len(ids)}, status_code=202)
+
     return [
+        Route("/api/ledger/handed", handed, methods=["POST"]),
         Route("/api/ledger/session", session),
         Route("/api/ledger/memory/{oid}", memory),
         Route("/api/ledger/health", health),
