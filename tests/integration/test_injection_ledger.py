@@ -152,11 +152,11 @@ def test_a_session_is_told_and_the_ledger_says_why_and_what_was_used(home: Home)
     until(home, lambda: (about_file, "edited", "src/totals.py") in uses(home))
     assert (recalled, "edited", "src/totals.py") not in uses(home)  # names no such file
 
-    # 5. An MCP get_observations of a memory handed over: a use ("fetched").
+    # 5. An MCP get_observations of a memory handed over: a use ("fetched"), recorded by the worker.
     from kenning.mcp.tools import MemoryTools
 
     assert TOPIC in MemoryTools(home.paths).get([recalled], cwd=str(home.project))
-    assert (recalled, "fetched", "get_observations") in uses(home)
+    until(home, lambda: (recalled, "fetched", "get_observations") in uses(home))  # the worker records it
 
     # 6. Superseded after it was given: contradicted, and `kenning why` says so.
     conn = open_db(home.paths.db)
