@@ -327,14 +327,19 @@ def _uses(conn: sqlite3.Connection, p: dict[str, Any], tool: str, given: set[int
         if edited and _names_file(ev.files, edited):
             out.append((oid, "edited", edited))
             continue
-        cmd = next((c for c in ev.commands if command and c in command), "")
+        cmd = max((c for c in ev.commands if command and _said_word(c, command)), key=len, default="")  # most precise
         if cmd:
             out.append((oid, "ran", cmd))
             continue
-        name = next((n for n in ev.names if written and re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", written)), "")
+        name = max((n for n in ev.names if written and _said_word(n, written)), key=len, default="")
         if name:
             out.append((oid, "named", name))
     return out
+
+
+def _said_word(name: str, text: str) -> bool:
+    """``name`` in ``text`` as a whole word or command (``make`` is not in ``cmake``)."""
+    return name in text and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w])", text) is not None
 
 
 def _said(p: dict[str, Any]) -> str:

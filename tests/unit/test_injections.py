@@ -141,3 +141,52 @@ def test_the_worker_reads_back_what_the_read_hook_told_once(conn: sqlite3.Connec
     told_rows = injections.for_session(conn, "sess-1")
     assert [(r["via"], r["id"], r["reason"], r["chars"]) for r in told_rows] == [
         ("file", a, "file read: src/t.py (changed it)", 44)]
+
+
+def _event(conn: sqlite3.Connection, n: int, event: str, payload: dict, at: float) -> None:
+    """One captured event of session ``sess-use`` (project root /p), as the pipeline stores it."""
+    door = MemoryService(conn, "observer")
+    with conn:
+        door.capture({"id": f"spool-{n}", "event": event, "at": at, "agent": "claude-code", "project": "p",
+                      "project_key": "shop", "project_root": "/p",
+                      "payload": {"session_id": "sess-use", "cwd": "/p", **payload}})
+
+
+def test_the_worker_finds_each_kind_of_use_in_the_events_after_a_handing(conn: sqlite3.Connection) -> None:
+    from kenning.store import repo
+
+    now = time.time()
+    with repo.transaction(conn):
+        sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="past", project="shop",
+                                  project_root="/p", cwd="/p", at=now - 900)
+        ids = {k: repo.insert_observation(conn, sid, "shop", ObservationDraft(
+            type="decision", title=t, narrative=t, created_at=now - 800, files_modified=files), "rules")
+               for k, t, files in (
+                   ("file", "Totals round VAT per line in src/totals.py", ["src/totals.py"]),
+                   ("cmd", "Regenerate the stubs with `make proto` after editing api.proto", []),
+                   ("ident", "The cache key is built by tenant_cache_key in the cache module", []),
+                   ("cited", "Releases are tagged by hand", []),
+                   ("idle", "Docs live in docs/ and are built with mkdocs", []),
+                   ("late", "The parser lives in src/parse.py", ["src/parse.py"]))}
+    assert given.find_uses(conn) == 0  # nothing handed yet: the events so far are skipped for good
+    _event(conn, 0, "UserPromptSubmit", {"prompt": "go"}, now - 300)
+    injections.record(conn, via="session_start", session="sess-use", project="shop", at=now - 200,
+                      items=[Given(ids[k]) for k in ("file", "cmd", "ident", "cited", "idle")])
+    edit = {"tool_name": "Edit", "tool_use_id": "t1", "tool_input": {"file_path": "/p/src/totals.py",
+                                                                     "old_string": "a", "new_string": "b"}}
+    bash = {"tool_name": "Bash", "tool_use_id": "t2", "tool_input": {"command": "make proto && git status"}}
+    write = {"tool_name": "Write", "tool_use_id": "t3",
+             "tool_input": {"file_path": "/p/src/cache.py", "content": "def tenant_cache_key(t):\n    return t\n"}}
+    read = {"tool_name": "Read", "tool_use_id": "t4", "tool_input": {"file_path": "/p/src/parse.py"},
+            "tool_response": {"file": {"content": f"see #{ids['idle']} and mkdocs"}}}
+    for i, p in enumerate((edit, bash, write, read), start=1):
+        _event(conn, i, "PostToolUse", p, now - 100 + i)
+    _event(conn, 9, "Stop", {"last_assistant_message": f"Done; I kept to #{ids['cited']}."}, now - 50)
+    found = given.find_uses(conn)
+    got = {(r[0], r[1], r[2]) for r in conn.execute("SELECT observation_id, kind, detail FROM injection_uses")}
+    # The most precise command it names; never a use: "late" (read, but never given), "idle" (its id and a
+    # word of it only in a tool's output, which the agent did not write).
+    assert got == {(ids["file"], "edited", "src/totals.py"), (ids["cmd"], "ran", "make proto"),
+                   (ids["ident"], "named", "tenant_cache_key"), (ids["cited"], "cited", f"#{ids['cited']}")}
+    assert found == 4
+    assert given.find_uses(conn) == 0  # each event is looked at once
