@@ -133,6 +133,10 @@ class MemoryService:
         """A standing rule the user confirmed (``kenning review``)."""
         return self._decide("confirmed", decisions.confirm, oid, project=project)
 
+    def put_back(self, oid: int, *, layer: str, user_layer: str | None, project: str | None = None) -> dict[str, Any]:
+        """Undo a pin or unpin (the viewer's bulk actions): the layer and decision it had before."""
+        return self._decide("undone", decisions.put_back, oid, layer=layer, user_layer=user_layer, project=project)
+
     def unpin(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
         return self._decide("unpinned", decisions.unpin, oid, project=project)
 

@@ -96,6 +96,15 @@ def confirm(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -
         return _apply(conn, r, RULE, RULE)
 
 
+def put_back(conn: sqlite3.Connection, oid: int, *, layer: str, user_layer: str | None,
+             project: str | None = None) -> dict[str, Any]:
+    """Undo a pin or unpin: the layer and the user's decision the memory had before (the viewer's undo)."""
+    if layer not in (RULE, KEY, LOG) or user_layer not in (None, RULE, KEY, LOG):
+        raise DecisionError(f"cannot put #{oid} back in layer {layer!r} (decided {user_layer!r})")
+    with transaction(conn):
+        return _apply(conn, _row(conn, oid, project), user_layer, layer)
+
+
 def unpin(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> dict[str, Any]:
     """Make a standing rule an ordinary memory: a key memory, or the layer it had before a pin."""
     with transaction(conn):

@@ -1,6 +1,7 @@
 """The injection ledger in the viewer (issue 29), in headless Chromium against the installed wheel: a
-session shows what it was told from memory and why; a memory shows how often it was given and used.
-And the Next-session tab after a reload or from a ``?tab=preview`` link shows the preview at once."""
+session shows what it was told from memory and why; a memory shows how often it was given and used;
+Stats show the memory's health over a date range. The Next-session tab after a reload or from a
+``?tab=preview`` link shows the preview at once. Twenty rules unpinned at once, and undone."""
 
 from __future__ import annotations
 
@@ -85,3 +86,55 @@ def test_next_session_tab_after_a_reload_and_from_a_link(worker: Home, page: Any
     expect(page.locator("#preview-text")).to_have_text(expected)
     assert "No project has memory yet" not in page.locator("#preview-size").inner_text()
     shot(page, "preview-after-reload")
+
+
+def test_bulk_unpin_of_twenty_rules_with_undo(worker: Home, page: Any) -> None:
+    from kenning.memory_service import MemoryService
+    from kenning.observer.base import ObservationDraft
+    from kenning.store.db import open_db
+
+    home = worker
+    home.paths.ensure()
+    conn = open_db(home.paths.db)
+    try:
+        door = MemoryService(conn, "cli")
+        ids = []
+        for i in range(20):
+            draft = ObservationDraft(type="discovery", title=f"Imported convention number {i} about module m{i}",
+                                     narrative=f"convention {i}", created_at=time.time() - 600 + i)
+            oid = door.save(draft, project=home.key).id
+            door.pin(oid)
+            ids.append(oid)
+    finally:
+        conn.close()
+
+    def layers() -> dict[int, tuple[str, str | None]]:
+        c = home.db()
+        try:
+            return {int(r[0]): (str(r[1]), r[2]) for r in c.execute(
+                f"SELECT id, layer, user_layer FROM observations WHERE id IN ({','.join(map(str, ids))})")}
+        finally:
+            c.close()
+
+    before = layers()
+    assert {v[0] for v in before.values()} == {"rule"}
+    open_viewer(page, home, "?memory=rule")
+    expect(page.locator("#feed article.item[data-kind='observation']")).to_have_count(20)
+    page.click("#bulk-select")
+    page.click("#bulk-all")
+    expect(page.locator("#bulk-count")).to_have_text("20 selected")
+    shot(page, "bulk-selected")
+    page.click("#bulk-unpin")
+    expect(page.locator("#bulk-undo")).to_contain_text("Unpinned 20.")
+    expect(page.locator("#feed article.item[data-kind='observation']")).to_have_count(0)  # none is a rule now
+    assert {v[0] for v in layers().values()} == {"key"}
+    shot(page, "bulk-unpinned")
+    page.click("#bulk-undo-btn")
+    expect(page.locator("#feed article.item[data-kind='observation']")).to_have_count(20)
+    assert layers() == before  # each put back exactly as it was: a rule, pinned by the user
+    c = home.db()
+    try:
+        ops = [str(r[0]) for r in c.execute("SELECT op FROM memory_log WHERE surface = 'viewer'")]
+    finally:
+        c.close()
+    assert ops.count("unpinned") == 20 and ops.count("undone") == 20

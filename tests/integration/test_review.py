@@ -121,3 +121,33 @@ def test_stats_health_over_a_date_range_and_the_ledger_routes(home: Home) -> Non
     status, body = get("/api/ledger/health?since=2d")
     assert status == 200 and body["injections"]["given"] == 0
     assert get("/api/ledger/health?since=nonsense")[0] == 400
+
+
+def test_bulk_decisions_report_each_refusal_and_undo_puts_back(home: Home) -> None:
+    ids = setup(home)
+    home.start_worker()
+    from kenning.hook.client import read_pid_file, request
+    from kenning.paths import read_token
+
+    port, token = read_pid_file(home.paths)["port"], read_token(home.paths)
+
+    def post(body: object) -> tuple[int, dict]:
+        res = request(port, "POST", "/api/observations/bulk", body=json.dumps(body).encode(), token=token,
+                      timeout=10)
+        assert res is not None
+        return res[0], json.loads(res[1])
+
+    assert post({"action": "forget", "ids": [1]})[0] == 400
+    assert post({"action": "unpin", "ids": []})[0] == 400
+    assert post({"action": "undo", "previous": [{"id": "x"}]})[0] == 400
+    status, res = post({"action": "unpin", "ids": [ids["rule_old"], ids["stale"], ids["rule_new"]]})
+    assert status == 200 and res["done"] == [ids["rule_old"], ids["rule_new"]]
+    assert [f["id"] for f in res["failed"]] == [ids["stale"]] and "not a standing rule" in res["failed"][0]["error"]
+    status, undone = post({"action": "undo", "previous": res["previous"]})
+    assert status == 200 and undone["done"] == [ids["rule_old"], ids["rule_new"]]
+    conn = home.db()
+    try:
+        layers = {int(r[0]): r[1] for r in conn.execute("SELECT id, layer FROM observations")}
+    finally:
+        conn.close()
+    assert layers[ids["rule_old"]] == layers[ids["rule_new"]] == "rule"

@@ -6,6 +6,7 @@ import {api, AuthError, clearToken, getToken, link, NetworkError, openStream, re
 import {h, $, bytes, debounce, refreshTimes, toast} from './dom.js';
 import {Feed} from './feed.js';
 import {Detail} from './detail.js';
+import {Bulk} from './bulk.js';
 import {readView, writeView} from './route.js';
 import {Preview, SettingsForm, Stats} from './views.js';
 
@@ -57,9 +58,12 @@ const metaPromise = new Promise((resolve) => { metaReady = resolve; });
 const feed = new Feed({
   list: $('#feed'), sentinel: $('#feed-sentinel'), heading: $('#feed-heading'), end: $('#feed-end'),
   typeInfo, conceptLabel, projectName, ready: metaPromise,
-  onOpen: (item, el) => detail.openItem(item, el),
+  onOpen: (item, el) => {
+    if (!bulk.take(item, el)) detail.openItem(item, el);
+  },
   onSession: (sid, el) => detail.openSession(sid, el),
 });
+const bulk = new Bulk({bar: $('#bulk'), feed, onChanged: () => feed.reset()});
 const detail = new Detail({
   panel: $('#detail'), title: $('#detail-title'), body: $('#detail-body'), back: $('#detail-back'),
   close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo, conceptLabel, projectName,
