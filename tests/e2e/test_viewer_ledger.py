@@ -138,3 +138,33 @@ def test_bulk_unpin_of_twenty_rules_with_undo(worker: Home, page: Any) -> None:
     finally:
         c.close()
     assert ops.count("unpinned") == 20 and ops.count("undone") == 20
+
+
+def test_supersede_from_the_viewer_naming_the_replacement(worker: Home, page: Any) -> None:
+    from kenning.memory_service import MemoryService
+    from kenning.observer.base import ObservationDraft
+    from kenning.store.db import open_db
+
+    home = worker
+    capture_turn(home, "supersede-turn")
+    home.flush()
+    old = obs_row(home, "Added hello.txt")
+    conn = open_db(home.paths.db)
+    try:
+        new = MemoryService(conn, "cli").save(ObservationDraft(
+            type="feature", title="hello.txt now greets in English and French", narrative="replaced the greeting",
+            created_at=time.time()), project=home.key).id
+    finally:
+        conn.close()
+    open_viewer(page, home, f"?item=o{old['id']}")
+    page.click("#act-supersede")
+    page.fill("#supersede-by", str(old["id"]))  # itself: refused before any request
+    page.click("#supersede-go")
+    expect(page.locator("#act-error")).to_contain_text("another memory")
+    page.fill("#supersede-by", f"#{new}")
+    page.click("#supersede-go")
+    expect(page.locator("#superseded-by")).to_contain_text(f"#{new}")
+    expect(page.locator("#act-restore")).to_be_visible()
+    row = obs_row(home, "Added hello.txt")
+    assert row["status"] == "superseded" and row["superseded_by"] == new
+    shot(page, "supersede-from-viewer")
