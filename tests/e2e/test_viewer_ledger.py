@@ -168,3 +168,34 @@ def test_supersede_from_the_viewer_naming_the_replacement(worker: Home, page: An
     row = obs_row(home, "Added hello.txt")
     assert row["status"] == "superseded" and row["superseded_by"] == new
     shot(page, "supersede-from-viewer")
+
+
+def test_a_cli_supersede_appears_on_an_open_page(worker: Home, page: Any) -> None:
+    from kenning.memory_service import MemoryService
+    from kenning.observer.base import ObservationDraft
+    from kenning.store.db import open_db
+
+    home = worker
+    capture_turn(home, "live-turn")
+    home.flush()
+    old = obs_row(home, "Added hello.txt")
+    conn = open_db(home.paths.db)
+    try:
+        new = MemoryService(conn, "cli").save(ObservationDraft(
+            type="feature", title="hello.txt greets in two languages now", narrative="replaced the greeting",
+            created_at=time.time()), project=home.key).id
+    finally:
+        conn.close()
+    open_viewer(page, home, f"?item=o{old['id']}")
+    card = page.locator(f"#feed article.item[data-key='o:{old['id']}']")
+    expect(card).to_be_visible()
+    expect(card.locator(".flag-superseded")).to_have_count(0)
+    r = home.kenning("supersede", str(old["id"]), "--by", str(new))
+    assert r.returncode == 0, r.stdout + r.stderr
+    t0 = time.monotonic()
+    expect(page.locator("#superseded-by")).to_contain_text(f"#{new}", timeout=5000)  # the open detail
+    took = time.monotonic() - t0
+    # The feed of current memory no longer lists it (or flags it, in a view that keeps superseded ones).
+    expect(page.locator(f"#feed article.item[data-key='o:{old['id']}']:not(.status-superseded)")).to_have_count(0)
+    assert took < 2.0, f"shown {took:.1f} s after the CLI returned"
+    shot(page, "live-cli-supersede")

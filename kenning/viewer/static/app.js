@@ -1,7 +1,7 @@
 // Kenning viewer: boot, tabs, header (project, search, live indicator, theme), the address
 // (route.js), the connection banner, keyboard.
 
-import {api, AuthError, clearToken, getToken, link, NetworkError, openStream, retryable, signIn,
+import {api, ApiError, AuthError, clearToken, getToken, link, NetworkError, openStream, retryable, signIn,
   takeCodeFromUrl} from './api.js';
 import {h, $, bytes, debounce, refreshTimes, toast} from './dom.js';
 import {Feed} from './feed.js';
@@ -228,6 +228,37 @@ function showWaiting(line) {
   $('#waiting-what').replaceChildren(...parts.map((part, i) => (i % 2 ? h('code', {}, part) : part)));
 }
 
+/** Memories changed by any surface (the CLI, MCP, the observer, this or another page): shown anew. */
+async function onChanged(change) {
+  for (const id of change.ids || []) {
+    const key = `o:${id}`;
+    const shown = detail.current && detail.current.kind === 'observation' && detail.current.id === id;
+    if (!feed.rows.has(key) && !shown) continue;
+    if (change.op === 'forgotten') {  // gone: nothing to ask for
+      feed.remove(key);
+      if (shown) {
+        detail.close();
+        toast(`#${id} was deleted (${change.surface === 'viewer' ? 'in the viewer' : `through ${change.surface}`}).`);
+      }
+      continue;
+    }
+    let f = null;
+    try {
+      f = (await api(`observations/${id}`)).observation;
+    } catch (err) {
+      if (err instanceof AuthError) return;
+      if (!(err instanceof ApiError && err.status === 404)) continue;
+    }
+    if (f) {
+      feed.update(key, {title: f.title, type: f.type, layer: f.layer, pinned: f.pinned, decided: f.user_layer,
+        archived: f.archived, status: f.status, superseded_by: f.superseded_by});
+    } else {
+      feed.remove(key);
+    }
+    if (shown && detail.current && detail.current.id === id) detail.load(detail.current);
+  }
+}
+
 function onItem(item) {
   if (item.project && state.meta && !state.meta.projects.some((p) => p.project === item.project)) {
     state.meta.projects.push({project: item.project, observations: 0, last_at: item.at});
@@ -360,7 +391,7 @@ async function start() {
   const first = feed.loading;
   await loadMeta();
   if (!state.stream && state.started) {
-    state.stream = openStream({onItem, onStatus, onState: setLive});
+    state.stream = openStream({onItem, onStatus, onState: setLive, onChanged});
   }
   await first;
 }
