@@ -208,6 +208,9 @@ def _file_context_lines(data_root: str) -> list[tuple[str, dict[str, Any]]]:
     except OSError:
         return []
     out: list[tuple[str, dict[str, Any]]] = []
+    here = {os.path.join(folder, n) for n in names}
+    for gone in [p for p in _offsets.at if p.startswith(folder + os.sep) and p not in here]:
+        del _offsets.at[gone]  # pruned by the hook after a week
     for name in names:
         p = os.path.join(folder, name)
         try:

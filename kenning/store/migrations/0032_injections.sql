@@ -32,8 +32,10 @@ CREATE TABLE injection_uses (
 CREATE INDEX injection_uses_observation ON injection_uses (observation_id, at);
 CREATE INDEX injection_uses_session ON injection_uses (session, at);
 
--- How far the worker has looked through captured events for uses (one row).
+-- How far the worker has looked through captured events for uses (one row). The events captured before
+-- the ledger existed cannot show a use of anything it records: the look starts after them.
 CREATE TABLE injection_scan (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     event_id INTEGER NOT NULL
 );
+INSERT INTO injection_scan (id, event_id) SELECT 1, COALESCE(MAX(id), 0) FROM events;
