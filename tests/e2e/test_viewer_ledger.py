@@ -199,3 +199,32 @@ def test_a_cli_supersede_appears_on_an_open_page(worker: Home, page: Any) -> Non
     expect(page.locator(f"#feed article.item[data-key='o:{old['id']}']:not(.status-superseded)")).to_have_count(0)
     assert took < 2.0, f"shown {took:.1f} s after the CLI returned"
     shot(page, "live-cli-supersede")
+
+
+def test_interleaved_sessions_are_grouped_once_per_session(worker: Home, page: Any) -> None:
+    from kenning.records import ObservationDraft as Draft
+    from kenning.store import repo
+    from kenning.store.db import open_db
+
+    home = worker
+    home.paths.ensure()
+    conn = open_db(home.paths.db)
+    now = time.time()
+    try:
+        with repo.transaction(conn):
+            sids = [repo.upsert_session(conn, platform="claude-code", agent_session_id=f"par-{k}", project=home.key,
+                                        project_root=str(home.project), cwd=str(home.project), at=now - 900)
+                    for k in "ab"]
+            for i in range(12):  # a, b, a, b, … one minute apart
+                repo.insert_observation(conn, sids[i % 2], home.key, Draft(
+                    type="change", title=f"Step {i} of the {'ab'[i % 2]} work on module {i}",
+                    created_at=now - 800 + i * 60), "rules")
+    finally:
+        conn.close()
+    open_viewer(page, home)
+    expect(page.locator("#feed article.item[data-kind='observation']")).to_have_count(12)
+    groups = page.eval_on_selector_all("#feed .day .session", "els => els.map(e => e.dataset.session)")
+    assert sorted(groups) == sorted(str(s) for s in sids), groups  # one group each, not twelve
+    counts = page.eval_on_selector_all("#feed .session .session-count", "els => els.map(e => e.textContent)")
+    assert counts == ["6 items", "6 items"]
+    shot(page, "interleaved-sessions")
