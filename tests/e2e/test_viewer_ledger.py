@@ -228,3 +228,15 @@ def test_interleaved_sessions_are_grouped_once_per_session(worker: Home, page: A
     counts = page.eval_on_selector_all("#feed .session .session-count", "els => els.map(e => e.textContent)")
     assert counts == ["6 items", "6 items"]
     shot(page, "interleaved-sessions")
+
+
+def test_search_says_why_meaning_did_not_answer(worker: Home, page: Any) -> None:
+    home = worker  # embedding_backend none (the worker fixture)
+    capture_turn(home, "note-turn")
+    home.flush()
+    open_viewer(page, home)
+    page.fill("#search", "hello")
+    page.press("#search", "Enter")
+    heading = page.locator("#feed-heading")
+    expect(heading).to_contain_text("for “hello” (keywords)")
+    expect(heading).to_contain_text("by meaning: no, embeddings are off (embedding_backend none)")

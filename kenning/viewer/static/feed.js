@@ -228,7 +228,8 @@ export class Feed {
     const n = this.rows.size;
     const how = this.semantic ? ' (keywords and meaning)' : ' (keywords)';
     const count = this.done ? plural(n, 'result') : `${n}+ results`;
-    this.heading.textContent = this.noWords ? `Nothing to search for in ${q}` : `${count} for ${q}${how}${scope}`;
+    this.heading.textContent = this.noWords ? `Nothing to search for in ${q}`
+      : `${count} for ${q}${how}${scope}${this.note ? ` · by meaning: no, ${this.note}` : ''}`;
   }
 
   showEnd(text, kind = '') {
@@ -277,6 +278,7 @@ export class Feed {
         items = body.items || [];
         next = body.next_offset ?? null;
         this.semantic = Boolean(body.semantic);
+        this.note = body.note || ''; // why meaning did not answer (embeddings off, loading, being embedded)
         this.noWords = Boolean(body.no_words);
         this.terms = body.terms || [];
         this.rx = matcher(this.terms);
