@@ -190,4 +190,3 @@ def test_the_worker_finds_each_kind_of_use_in_the_events_after_a_handing(conn: s
                    (ids["ident"], "named", "tenant_cache_key"), (ids["cited"], "cited", f"#{ids['cited']}")}
     assert found == 4
     assert given.find_uses(conn) == 0  # each event is looked at once
-
