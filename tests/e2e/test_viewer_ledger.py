@@ -240,3 +240,47 @@ def test_search_says_why_meaning_did_not_answer(worker: Home, page: Any) -> None
     heading = page.locator("#feed-heading")
     expect(heading).to_contain_text("for “hello” (keywords)")
     expect(heading).to_contain_text("by meaning: no, embeddings are off (embedding_backend none)")
+
+
+def _contrast(fg: str, bg: str) -> float:
+    """WCAG contrast of two computed ``rgb(r, g, b)`` colours."""
+    def lum(css: str) -> float:
+        parts = [float(x) / 255 for x in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
+        c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in parts]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    hi, lo = sorted((lum(fg), lum(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_superseded_cards_and_highlights_keep_aa_contrast_in_both_themes(worker: Home, page: Any) -> None:
+    from kenning.memory_service import MemoryService
+    from kenning.observer.base import ObservationDraft
+    from kenning.store.db import open_db
+
+    home = worker
+    capture_turn(home, "contrast-turn")
+    home.flush()
+    old = obs_row(home, "Added hello.txt")
+    conn = open_db(home.paths.db)
+    try:
+        new = MemoryService(conn, "cli").save(ObservationDraft(
+            type="feature", title="hello.txt greets twice", narrative="n", created_at=time.time()),
+            project=home.key).id
+        MemoryService(conn, "cli").supersede([old["id"]], new)
+    finally:
+        conn.close()
+    open_viewer(page, home, "?memory=superseded&q=hello")
+    card = page.locator(f"#feed article.item[data-key='o:{old['id']}']")
+    expect(card.locator("mark").first).to_be_visible()
+    for theme in ("light", "dark"):
+        page.evaluate(f"document.documentElement.dataset.theme = '{theme}'")
+        page.wait_for_timeout(100)
+        style = card.evaluate("""e => { const s = getComputedStyle(e); const t = e.querySelector('.item-title');
+            const m = e.querySelector('mark'); return {opacity: s.opacity, bg: s.backgroundColor,
+            title: getComputedStyle(t).color, mark: getComputedStyle(m).color,
+            markBg: getComputedStyle(m).backgroundColor}; }""")
+        assert style["opacity"] == "1", (theme, style)
+        assert _contrast(style["title"], style["bg"]) >= 4.5, (theme, style)
+        assert _contrast(style["mark"], style["markBg"]) >= 4.5, (theme, style)
+    shot(page, "superseded-contrast")
