@@ -284,3 +284,29 @@ def test_superseded_cards_and_highlights_keep_aa_contrast_in_both_themes(worker:
         assert _contrast(style["title"], style["bg"]) >= 4.5, (theme, style)
         assert _contrast(style["mark"], style["markBg"]) >= 4.5, (theme, style)
     shot(page, "superseded-contrast")
+
+
+def test_a_rule_written_by_hand_in_the_viewer(worker: Home, page: Any) -> None:
+    home = worker
+    capture_turn(home, "write-turn")
+    home.flush()
+    open_viewer(page, home)
+    page.click("#write-open")
+    page.select_option("#write-project", home.key)
+    page.click("#write-save")  # nothing written: the browser asks for the text first
+    assert page.locator("#write-form").is_visible()
+    page.fill("#write-text", "Deploys happen on Tuesdays only. token=ghp_" + "a1B2" * 9)
+    page.check("#write-rule")
+    page.click("#write-save")
+    expect(page.locator("#toast")).to_contain_text("a standing rule")
+    row = obs_row(home, "Deploys happen on Tuesdays")
+    assert row is not None and row["layer"] == "rule" and row["user_layer"] == "rule"
+    assert "ghp_" + "a1B2" * 9 not in (row["narrative"] or "") + (row["title"] or "")  # redacted like any capture
+    expect(page.locator("#detail-title")).to_contain_text("Deploys happen on Tuesdays")
+    conn = home.db()
+    try:
+        ops = [(str(r[0]), str(r[1])) for r in conn.execute("SELECT surface, op FROM memory_log ORDER BY id")][-2:]
+    finally:
+        conn.close()
+    assert ops == [("viewer", "saved"), ("viewer", "pinned")]
+    shot(page, "written-by-hand")

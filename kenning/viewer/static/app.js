@@ -7,6 +7,7 @@ import {h, $, bytes, debounce, refreshTimes, toast} from './dom.js';
 import {Feed} from './feed.js';
 import {Detail} from './detail.js';
 import {Bulk} from './bulk.js';
+import {Write} from './write.js';
 import {readView, writeView} from './route.js';
 import {Preview, SettingsForm, Stats} from './views.js';
 
@@ -64,6 +65,12 @@ const feed = new Feed({
   onSession: (sid, el) => detail.openSession(sid, el),
 });
 const bulk = new Bulk({bar: $('#bulk'), feed, onChanged: () => feed.reset()});
+new Write({slot: $('#bulk'), projects: () => (state.meta && state.meta.projects) || [],
+  types: () => (state.meta && state.meta.types) || [], current: () => $('#project').value,
+  onSaved: (id) => {
+    feed.reset();
+    detail.show({kind: 'observation', id});
+  }});
 const detail = new Detail({
   panel: $('#detail'), title: $('#detail-title'), body: $('#detail-body'), back: $('#detail-back'),
   close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo, conceptLabel, projectName,

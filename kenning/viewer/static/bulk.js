@@ -19,7 +19,7 @@ export class Bulk {
       h('button', {type: 'button', id: 'bulk-pin', onclick: () => this.run('pin')}, 'Pin selected'));
     this.undoBar = h('span', {class: 'bulk-undo', id: 'bulk-undo', hidden: true});
     this.toggleBtn.addEventListener('click', () => this.setActive(!this.active));
-    clear(bar).append(this.toggleBtn, ' ', this.actions, ' ', this.undoBar);
+    bar.append(this.toggleBtn, ' ', this.actions, ' ', this.undoBar);
     this.show();
   }
 
