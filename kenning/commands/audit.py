@@ -19,6 +19,7 @@ from typing import Any
 from kenning.paths import Paths
 
 VIA = {"session_start": "session start", "prompt": "prompt recall", "file": "file history", "mcp": "MCP answer"}
+CANDIDATES = 400  # the newest rules and key memories looked at for contradictions
 REVIEW_AFTER_DAYS = 180  # a memory never used in half a year is proposed for review (never deleted unasked)
 
 
@@ -128,14 +129,16 @@ def cmd_why(args: argparse.Namespace) -> int:
 def contradictions(conn: sqlite3.Connection, project: str | None, limit: int) -> list[tuple[dict[str, Any],
                                                                                           dict[str, Any]]]:
     """Pairs of active rules or key memories of one project about the same subject (older, newer)."""
-    extra, args = ("AND a.project = ?", [project]) if project else ("", [])
+    extra, args = ("AND project = ?", [project]) if project else ("", [])
+    # Among the newest rules and key memories only: a subject hundreds of memories share must not make
+    # the check-up pair them all.
     rows = conn.execute(
+        "WITH recent (id) AS MATERIALIZED (SELECT id FROM observations WHERE status = 'active' "
+        f"AND duplicate_of IS NULL AND layer IN ('rule', 'key') {extra} ORDER BY id DESC LIMIT {CANDIDATES}) "
         "SELECT DISTINCT a.observation_id, b.observation_id, a.subject FROM observation_subjects a "
         "JOIN observation_subjects b ON b.subject = a.subject AND b.project = a.project "
         "AND b.observation_id > a.observation_id "
-        "JOIN observations oa ON oa.id = a.observation_id JOIN observations ob ON ob.id = b.observation_id "
-        "WHERE oa.status = 'active' AND ob.status = 'active' AND oa.duplicate_of IS NULL AND ob.duplicate_of IS NULL "
-        f"AND oa.layer IN ('rule', 'key') AND ob.layer IN ('rule', 'key') {extra} "
+        "WHERE a.observation_id IN recent AND b.observation_id IN recent "
         "ORDER BY b.observation_id DESC LIMIT ?", (*args, limit * 4)).fetchall()
     out: list[tuple[dict[str, Any], dict[str, Any]]] = []
     seen: set[tuple[int, int]] = set()
