@@ -310,3 +310,28 @@ def test_a_rule_written_by_hand_in_the_viewer(worker: Home, page: Any) -> None:
         conn.close()
     assert ops == [("viewer", "saved"), ("viewer", "pinned")]
     shot(page, "written-by-hand")
+
+
+def test_on_a_phone_the_filters_fold_away_and_the_preview_fits(worker: Home, page: Any) -> None:
+    from tests.support.viewer import PHONE
+
+    home = worker
+    capture_turn(home, "phone-turn")
+    home.flush()
+    page.set_viewport_size(PHONE)
+    open_viewer(page, home, "?type=feature")
+    first = page.locator("#feed article.item").first
+    expect(first).to_be_visible()
+    folded = first.bounding_box()["y"]
+    assert not page.locator("#f-memory").is_visible()
+    expect(page.locator("#filters-toggle")).to_have_text("Filters (1)")  # the type set by the link
+    page.click("#filters-toggle")
+    expect(page.locator("#f-memory")).to_be_visible()
+    expect(page.locator("#filters-toggle")).to_have_attribute("aria-expanded", "true")
+    opened = first.bounding_box()["y"]
+    assert folded < 360 and opened - folded > 150, (folded, opened)  # the filters took ~180 px of a phone
+    page.click("#tab-preview")
+    expect(page.locator("#preview-text")).not_to_be_empty()
+    box = page.locator("#preview-project").bounding_box()
+    assert box["x"] + box["width"] <= PHONE["width"]
+    page.screenshot(path=str(br.artifacts_dir() / "phone-preview-390.png"))

@@ -157,6 +157,7 @@ function restore(view) {
     if (tab !== currentTab() || !state.restoredOnce) selectTab(tab, {record: false});
     state.restoredOnce = true;
     feed.setView(filterValues(), view.q);
+    countFilters();
     detail.openRef(view.item);
   } finally {
     restoring = false;
@@ -424,7 +425,20 @@ function checkDates() {
   return !bad;
 }
 
+/** The phone's "Filters" button says how many are set (the form itself is folded away there). */
+function countFilters() {
+  const set = Object.values(filterValues()).filter(Boolean).length;
+  $('#filters-toggle').textContent = set ? `Filters (${set})` : 'Filters';
+}
+
+$('#filters-toggle').addEventListener('click', () => {
+  const open = !document.body.classList.contains('filters-open');
+  document.body.classList.toggle('filters-open', open);
+  $('#filters-toggle').setAttribute('aria-expanded', open ? 'true' : 'false');
+});
+
 function applyFilters() {
+  countFilters();
   if (!checkDates()) return;
   feed.setView(filterValues(), $('#search').value);
   commit(true);
