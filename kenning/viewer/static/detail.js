@@ -4,6 +4,7 @@
 import {api, ApiError, AuthError, link, retryable} from './api.js';
 import {h, clear, fullTime, num, toast, plain, rich} from './dom.js';
 import {memoryTags} from './feed.js';
+import {givenSlot, toldSlot} from './ledger.js';
 
 // What each layer decision says when it is done, and what it says when it is refused.
 const DECISIONS = {
@@ -15,8 +16,6 @@ const DECISIONS = {
   supersede: {done: 'Superseded: the newer memory replaces it; it is no longer given to sessions.',
     failed: 'Not superseded'},
 };
-// The paths of the injection ledger (kenning/store/injections.py).
-const VIA = {session_start: 'session start', prompt: 'prompt recall', file: 'file history', mcp: 'MCP answer'};
 const LAYER_TEXT = {
   rule: ['Standing rule', 'given first to every session of its project (the newest version only)'],
   key: ['Key memory', 'a decision, fact, gotcha or root cause: given to sessions by importance, never pushed out by '
@@ -306,73 +305,9 @@ export class Detail {
         this.found ? [h('dt', null, 'Search score'), h('dd', {class: 'score'}, this.found.score.toFixed(2))] : null)),
       section(`Other observations on the same files (${(data.related || []).length})`,
         this.itemList(data.related || [], 'No other observation touched these files.')),
-      section('Given to sessions', this.givenSlot(o.id)),
+      section('Given to sessions', givenSlot(o.id, this.ctrl && this.ctrl.signal)),
     ];
     clear(this.body).append(...sections.filter(Boolean));
-  }
-
-  /** The injection ledger of one memory: how often it was given, why, and whether it was used. */
-  givenSlot(id) {
-    const slot = h('div', {id: 'ledger-memory'}, h('p', {class: 'muted'}, 'Loading…'));
-    const signal = this.ctrl && this.ctrl.signal;
-    api(`/api/ledger/memory/${id}`, {signal}).then((led) => {
-      const n = led.given || 0;
-      const m = led.used || 0;
-      clear(slot).append(
-        h('p', {class: 'ledger-counts'}, `Given ${n} time${n === 1 ? '' : 's'}, used ${m} time${m === 1 ? '' : 's'}`,
-          led.last_given ? ` · last given ${fullTime(led.last_given)}` : '',
-          ` · last used ${led.last_used ? fullTime(led.last_used) : 'never'}.`),
-        (led.injections || []).length ? h('ul', {class: 'ledger-list'}, led.injections.map((i) => h('li', null,
-          h('span', {class: 'muted'}, `${fullTime(i.at)} · ${VIA[i.via] || i.via}`),
-          i.session ? h('span', {class: 'muted'}, ` · session ${String(i.session).slice(0, 12)}`) : '',
-          ` · ${i.reason || 'listed'}`))) : h('p', {class: 'muted'}, 'Not given to any session yet (what a hook builds '
-          + 'without the worker is not recorded).'),
-        (led.uses || []).length ? h('ul', {class: 'ledger-uses'}, led.uses.map((u) => h('li', null,
-          h('span', {class: 'muted'}, fullTime(u.at)), ` · used: ${u.kind} `, u.detail ? h('code', null, u.detail) : ''))) : null);
-    }).catch((err) => {
-      if (err.name === 'AbortError' || err instanceof AuthError) return;
-      clear(slot).append(h('p', {class: 'muted'}, `The ledger could not be read: ${err.message}.`));
-    });
-    return slot;
-  }
-
-  /** The injection ledger of one agent session: what it was told, why, and what came of it. */
-  toldSlot(agentSession) {
-    const slot = h('div', {id: 'ledger-session'}, h('p', {class: 'muted'}, 'Loading…'));
-    if (!agentSession) {
-      clear(slot).append(h('p', {class: 'muted'}, 'No agent session id: nothing recorded.'));
-      return slot;
-    }
-    const signal = this.ctrl && this.ctrl.signal;
-    api('/api/ledger/session', {params: {session: agentSession}, signal}).then((rep) => {
-      if (!rep.given) {
-        clear(slot).append(h('p', {class: 'muted'}, 'Nothing recorded as given to this session (a context a hook '
-          + 'built without the worker is not recorded).'));
-        return;
-      }
-      const groups = [];
-      let last = null;
-      for (const t of rep.injections || []) {
-        const head = `${fullTime(t.at)} · ${VIA[t.via] || t.via}`;
-        if (head !== last) {
-          groups.push({head, rows: []});
-          last = head;
-        }
-        groups[groups.length - 1].rows.push(t);
-      }
-      clear(slot).append(
-        h('p', {class: 'ledger-counts'}, `Told ${rep.given} ${rep.given === 1 ? 'memory' : 'memories'} `
-          + `(~${num(rep.tokens)} tokens): ${rep.used} used, ${rep.contradicted} superseded or retracted since.`),
-        ...groups.flatMap((g) => [h('h4', null, g.head), h('ul', {class: 'ledger-list'}, g.rows.map((t) => h('li', null,
-          this.link(t.id, `#${t.id}`, null), ` ${t.title || '(forgotten)'}`,
-          h('span', {class: 'muted'}, ` · why: ${t.reason || 'listed'}`),
-          t.used ? h('span', {class: 'flag flag-used'}, 'used') : null,
-          t.contradicted ? h('span', {class: 'flag flag-superseded'}, `${t.status} since`) : null)))]));
-    }).catch((err) => {
-      if (err.name === 'AbortError' || err instanceof AuthError) return;
-      clear(slot).append(h('p', {class: 'muted'}, `The ledger could not be read: ${err.message}.`));
-    });
-    return slot;
   }
 
   /** Where the memory stands: its layer (and who decided it), what replaced it, what it replaced. */
@@ -534,7 +469,8 @@ export class Detail {
       section('Timeline', turns.length ? h('ol', {class: 'timeline'}, turns) : h('p', {class: 'muted'}, 'No prompts.')),
       section('Summary', sum ? h('dl', {class: 'kv'}, fields.filter(([k]) => sum[k]).map(([k, label]) =>
         [h('dt', null, label), h('dd', null, plain(sum[k]))])) : h('p', {class: 'muted'}, 'No summary yet.')),
-      section('What it was told from memory, and why', this.toldSlot(s.agent_session_id)));
+      section('What it was told from memory, and why', toldSlot(s.agent_session_id, this.ctrl && this.ctrl.signal,
+        (id, text) => this.link(id, text, null))));
   }
 
   itemList(items, empty) {
