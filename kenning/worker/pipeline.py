@@ -40,7 +40,7 @@ from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
 from kenning.store import repo, segments, usage
 from kenning.store.db import open_db
-from kenning.worker import given
+from kenning.worker import given, uses
 from kenning.worker.given import Handed
 
 log = logging.getLogger("kenning.worker")
@@ -412,7 +412,7 @@ class Pipeline:
         events just stored that it was used. Optional work: a busy database defers it."""
         try:
             given.record_pending(self.conn, self.handed, self.paths.root)
-            given.find_uses(self.conn)
+            uses.find_uses(self.conn)
         except sqlite3.OperationalError as e:
             log.debug("injection ledger deferred: %s", e)
         except (ValueError, TypeError, KeyError) as e:

@@ -15,7 +15,7 @@ from kenning.store import forget as fg
 from kenning.store import injections
 from kenning.store.db import open_db
 from kenning.store.injections import Given
-from kenning.worker import given
+from kenning.worker import given, uses
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_the_worker_finds_each_kind_of_use_in_the_events_after_a_handing(conn: s
                    ("cited", "Releases are tagged by hand", []),
                    ("idle", "Docs live in docs/ and are built with mkdocs", []),
                    ("late", "The parser lives in src/parse.py", ["src/parse.py"]))}
-    assert given.find_uses(conn) == 0  # nothing handed yet: the events so far are skipped for good
+    assert uses.find_uses(conn) == 0  # nothing handed yet: the events so far are skipped for good
     _event(conn, 0, "UserPromptSubmit", {"prompt": "go"}, now - 300)
     injections.record(conn, via="session_start", session="sess-use", project="shop", at=now - 200,
                       items=[Given(ids[k]) for k in ("file", "cmd", "ident", "cited", "idle")])
@@ -182,11 +182,11 @@ def test_the_worker_finds_each_kind_of_use_in_the_events_after_a_handing(conn: s
     for i, p in enumerate((edit, bash, write, read), start=1):
         _event(conn, i, "PostToolUse", p, now - 100 + i)
     _event(conn, 9, "Stop", {"last_assistant_message": f"Done; I kept to #{ids['cited']}."}, now - 50)
-    found = given.find_uses(conn)
+    found = uses.find_uses(conn)
     got = {(r[0], r[1], r[2]) for r in conn.execute("SELECT observation_id, kind, detail FROM injection_uses")}
     # The most precise command it names; never a use: "late" (read, but never given), "idle" (its id and a
     # word of it only in a tool's output, which the agent did not write).
     assert got == {(ids["file"], "edited", "src/totals.py"), (ids["cmd"], "ran", "make proto"),
                    (ids["ident"], "named", "tenant_cache_key"), (ids["cited"], "cited", f"#{ids['cited']}")}
     assert found == 4
-    assert given.find_uses(conn) == 0  # each event is looked at once
+    assert uses.find_uses(conn) == 0  # each event is looked at once
