@@ -371,7 +371,11 @@ class MemoryTools:
             return
         body = json.dumps({"ids": ids[:100], "reason": reason, "project": project, "chars": chars,
                            "fetched": fetched}).encode()
-        client.authed(self.paths, info["port"], "POST", "/api/ledger/handed", body=body, timeout=0.5)
+        import threading
+
+        # Sent beside the answer, never before it; not a daemon, so a server told to exit still sends it.
+        threading.Thread(target=client.authed, args=(self.paths, info["port"], "POST", "/api/ledger/handed"),
+                         kwargs={"body": body, "timeout": 2.0}, name="kenning-ledger").start()
 
     def current_settings(self) -> Settings:
         """The settings as they are now: a long-lived server re-reads them when settings.json changes
