@@ -16,7 +16,7 @@ from typing import Any
 # Every sub-command in exactly one group (tests/unit/test_cli_help.py checks it); listed sorted.
 GROUPS: dict[str, tuple[str, ...]] = {
     "Start here": ("demo", "doctor", "install", "open", "status"),
-    "Memory": ("forget", "pin", "restore", "show", "stale", "supersede", "unarchive", "unpin"),
+    "Memory": ("forget", "pin", "restore", "review", "show", "stale", "supersede", "unarchive", "unpin", "why"),
     "Search and context": ("context", "reindex", "search", "stats", "timeline"),
     "Agents and install": ("completion", "extras", "hook", "mcp", "uninstall"),
     "Worker and health": ("repair", "settings", "worker"),

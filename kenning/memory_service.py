@@ -22,7 +22,19 @@ from typing import Any
 
 from kenning.memory import order
 from kenning.observer.base import ObservationDraft, Outcome
-from kenning.store import checkouts, decisions, edits, manual, memory_index, oplog, projects, repo, supersede, transfer
+from kenning.store import (
+    checkouts,
+    decisions,
+    edits,
+    injections,
+    manual,
+    memory_index,
+    oplog,
+    projects,
+    repo,
+    supersede,
+    transfer,
+)
 from kenning.store import evidence as evidence_store
 from kenning.store import forget as fg
 from kenning.store import team as tm
@@ -65,11 +77,12 @@ class MemoryService:
                 self._log("joined", project=j.into)
 
     def prune(self, now: float, *, payloads_before: float, events_before: float) -> None:
-        """The ledgers' retention: captured payloads, handled events, the operation log."""
+        """The ledgers' retention: captured payloads, handled events, the operation log, the injection ledger."""
         with repo.transaction(self.conn):
             repo.prune_payloads(self.conn, payloads_before)
             repo.prune_events(self.conn, events_before)
             oplog.prune(self.conn, now - oplog.RETENTION_S)
+            injections.prune(self.conn, now - injections.RETENTION_S)
 
     def reindex(self) -> dict[str, int]:
         """Rebuild every memory's layer, subject and near-duplicate group (``kenning reindex``)."""
@@ -135,6 +148,14 @@ class MemoryService:
     def pin(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
         return self._decide("pinned", decisions.pin, oid, project=project)
 
+    def confirm(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
+        """A standing rule the user confirmed (``kenning review``)."""
+        return self._decide("confirmed", decisions.confirm, oid, project=project)
+
+    def put_back(self, oid: int, *, layer: str, user_layer: str | None, project: str | None = None) -> dict[str, Any]:
+        """Undo a pin or unpin (the viewer's bulk actions): the layer and decision it had before."""
+        return self._decide("undone", decisions.put_back, oid, layer=layer, user_layer=user_layer, project=project)
+
     def unpin(self, oid: int, *, project: str | None = None) -> dict[str, Any]:
         return self._decide("unpinned", decisions.unpin, oid, project=project)
 
@@ -171,6 +192,7 @@ class MemoryService:
     def _forgotten(self, conn: sqlite3.Connection, sel: fg.Selection) -> None:
         # Ids only: the log must keep no word of what was forgotten.
         oplog.record(conn, surface=self.surface, op="forgotten", ids=[i.id for i in sel.observations])
+        injections.forget(conn, [i.id for i in sel.observations])  # what it was given and used for goes too
 
 
     # ------------------------------------------------------------------ the team hub (kenning/team)

@@ -11,7 +11,7 @@ import argparse
 from importlib import import_module
 
 MODULES: list[str] = ["install", "extras", "memory", "mcp", "repair", "search", "stats", "supersede", "pin", "viewer",
-                     "history", "completion", "team", "stale"]
+                     "history", "completion", "team", "stale", "audit"]
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:

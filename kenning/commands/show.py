@@ -37,6 +37,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"kenning: no observation {oid}", file=sys.stderr)
         return 1
     checked = memory.evidence(oid, os.getcwd())
+    obs["ledger"] = _ledger(paths, oid)
     if args.json:
         obs = {**obs, "evidence": checked}
         print(json.dumps(obs, indent=2, ensure_ascii=False))
@@ -61,7 +62,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"{label}: {', '.join(obs[key])}")
     for line in judged_lines(obs):
         print(line)
-    for line in evidence_lines(checked):
+    for line in [*evidence_lines(checked), *ledger_lines(obs["ledger"])]:
         print(line)
     return 0
 
@@ -75,6 +76,40 @@ def evidence_lines(checked: dict[str, Any]) -> list[str]:
     if rec:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(rec["since"]))
         out.append(f"Evidence gone since {when} ({rec['sessions']} session start(s)): " + "; ".join(rec["notes"]))
+    return out
+
+
+def _ledger(paths: Paths, oid: int) -> dict[str, Any]:
+    """What the injection ledger knows of ``oid`` (empty on a database from before it)."""
+    import sqlite3
+
+    from kenning.store import injections
+    from kenning.store.db import connect
+
+    conn = connect(paths.db, readonly=True)
+    try:
+        return injections.for_memory(conn, oid, limit=20)
+    except sqlite3.OperationalError:
+        return {"given": 0, "used": 0, "last_given": None, "last_used": None, "injections": [], "uses": []}
+    finally:
+        conn.close()
+
+
+def ledger_lines(led: dict[str, Any]) -> list[str]:
+    """Given N times, used M times, last used …, then the latest handings and uses."""
+    from kenning.commands.audit import VIA
+
+    def when(at: float | None) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else "never"
+
+    n, m = led["given"], led["used"]
+    out = [f"\nGiven {n} time{'s' if n != 1 else ''} to agents, used {m} time{'s' if m != 1 else ''}; "
+           f"last given {when(led['last_given'])}, last used {when(led['last_used'])}."]
+    for i in led["injections"][:10]:
+        out.append(f"  {when(i['at'])}  {VIA.get(i['via'], i['via']):<14} {(i['session'] or '-')[:12]:<12} "
+                   f"{i['reason']}")
+    for u in led["uses"][:10]:
+        out.append(f"  {when(u['at'])}  used: {u['kind']} {u['detail']}".rstrip())
     return out
 
 

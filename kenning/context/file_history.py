@@ -426,13 +426,15 @@ class Seen:
             return 0
         best = 0
         for line in data.splitlines():
-            mark, _, path = line.partition("\t")
+            head, _, path = line.partition("\t")
+            mark = head.partition(" ")[0]  # after a space: what was told (read back by the worker's ledger)
             if path == file_key and mark.isdigit():
                 best = max(best, int(mark))
         return best
 
-    def record(self, file_key: str, mark: int) -> None:
-        line = f"{mark}\t{file_key}\n".encode("utf-8", "replace")
+    def record(self, file_key: str, mark: int, told: str = "") -> None:
+        """``told``: one line of JSON (no tab, no newline) naming what was shown, for the worker's ledger."""
+        line = (f"{mark} {told}\t{file_key}\n" if told else f"{mark}\t{file_key}\n").encode("utf-8", "replace")
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
             fresh = True
@@ -469,8 +471,12 @@ class Seen:
 
 
 def for_read(paths: Paths, settings: Settings, file_path: str, cwd: str, project: str, root: str,
-             session_key: str | None, *, budget_s: float | None = None) -> str | None:
-    """The additionalContext for a Read of ``file_path``, or None when there is nothing to say."""
+             session_key: str | None, *, budget_s: float | None = None,
+             session: tuple[str, str] = ("", "")) -> str | None:
+    """The additionalContext for a Read of ``file_path``, or None when there is nothing to say.
+
+    ``session`` (the agent's session id, its agent): written with the "already told" line, so the worker
+    can put this handing in its ledger (the hook itself never writes the database)."""
     deadline = time.monotonic() + (settings.file_context_timeout_ms / 1000 if budget_s is None else budget_s)
     abs_path = resolve(file_path, cwd)
     try:
@@ -501,7 +507,20 @@ def for_read(paths: Paths, settings: Settings, file_path: str, cwd: str, project
     text = history.text(icons_for(settings, paths.modes))
     if seen is not None:
         try:
-            seen.record(file_key, history.mark)
+            seen.record(file_key, history.mark, told(history, text, project, session) if session[0] else "")
         except OSError:
             pass  # worst case the same history is given again
     return text
+
+
+def told(history: History, text: str, project: str, session: tuple[str, str]) -> str:
+    """What a Read was told, as one line of JSON: when, to which session, the rules and notes shown
+    (with the characters of each row) and the rows that changed the file (kenning/worker/given.py)."""
+    from kenning import fastjson
+
+    chars = [[int(ln[1:].partition(" ")[0]), len(ln)] for ln in text.splitlines()
+             if ln.startswith("#") and ln[1:].partition(" ")[0].isdigit()]
+    return fastjson.dumps({"at": round(time.time(), 3), "s": session[0], "a": session[1], "k": project,
+                           "f": history.shown_path, "r": [r.id for r in history.rules],
+                           "n": [t.id for t in history.picked], "m": [t.id for t in history.picked if t.modified],
+                           "c": chars})

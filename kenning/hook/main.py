@@ -159,7 +159,7 @@ def _run(paths: Paths, settings: Settings, log: HookLog, event: str, payload: di
     if event == "SessionStart":
         return _session_start(paths, settings, log, payload, name, root, truncated, agent)
     if event == "PreToolUse":
-        return _file_context(paths, settings, log, payload, cwd, name, root)
+        return _file_context(paths, settings, log, payload, cwd, name, root, agent)
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool = payload.get("tool_name")
         if isinstance(tool, str) and _skipped_tool(tool, settings.skip_tools):
@@ -471,12 +471,14 @@ def _context_path(payload: dict[str, Any], agent: str, spooled: bool) -> str:
     from kenning.hook import client
 
     cwd = str(payload.get("cwd") or "")
+    # ``session``: the worker records in its ledger which memories this session was given.
     return f"/api/context?cwd={client.quote(cwd)}" + (f"&agent={client.quote(agent)}" if agent != "claude-code"
-                                                      else "") + ("&spooled=1" if spooled else "")
+                                                      else "") + ("&spooled=1" if spooled else "") + \
+        f"&session={client.quote(str(payload.get('session_id') or ''))}"
 
 
 def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[str, Any], cwd: str,
-                  name: str, root: str) -> dict[str, Any] | None:
+                  name: str, root: str, agent_name: str = "claude-code") -> dict[str, Any] | None:
     """PreToolUse(Read): the file's history as additionalContext. Never a permission decision:
     the Read goes ahead exactly as it would without Kenning."""
     if not settings.file_context or payload.get("tool_name") != "Read":
@@ -491,7 +493,8 @@ def _file_context(paths: Paths, settings: Settings, log: HookLog, payload: dict[
     agent = payload.get("agent_id")
     key = _safe_id(str(payload["session_id"]) + (f".{agent}" if isinstance(agent, str) and agent else ""))
     try:
-        text = for_read(paths, settings, file_path, cwd, project_key(root, name), root, key)
+        text = for_read(paths, settings, file_path, cwd, project_key(root, name), root, key,
+                        session=(str(payload["session_id"]), agent_name))
     except Exception as e:  # sqlite3.Error (interrupted at the deadline, no schema yet), OSError
         log.write("PreToolUse", f"no file history: {type(e).__name__}: {e}")
         return None

@@ -51,6 +51,12 @@ GUIDE_DESCRIPTION = (
     "full records (get_observations), save_memory and forget_memory; their filters and token costs. "
     "Call it once when unsure how to look something up in memory."
 )
+LEDGER_DESCRIPTION = (
+    "Why Kenning memories were given to sessions, and whether they helped: for one memory id, how often it "
+    "was handed to sessions (session start, prompt recall, file history, MCP), why each time, and its uses "
+    "(fetched in full, id cited, a file it names edited, a command it names run); for a session id, what that "
+    "session was told and why; with neither, this project's memory health (hit rate, memories never used)."
+)
 FORGET_DESCRIPTION = (
     "Permanently delete memories from Kenning's long-term memory by explicit observation id (from "
     "search_memory), e.g. when the user says a memory is wrong or must not be kept. Takes ids only, never a "
@@ -218,6 +224,10 @@ TOOLS: tuple[Tool, ...] = (
     Tool("supersede_memory", "Mark memories as replaced by a newer one", SUPERSEDE_DESCRIPTION, _hints(False), [
         Param("ids", "ids", "Ids of the memories no longer true, e.g. [12]; at most 100."),
         Param("by", "id", "Id of the memory that replaces them, e.g. 31."),
+    ]),
+    Tool("memory_ledger", "Why memories were given, and whether they helped", LEDGER_DESCRIPTION, _hints(True), [
+        Param("id", "id?", "A memory's id, e.g. 12 or '#12': its handings and uses.", None),
+        Param("session", "str?", "An agent session id: what that session was told, and why.", None),
     ]),
     Tool("memory_guide", "How to use the memory tools", GUIDE_DESCRIPTION, _hints(True), []),
 )

@@ -203,6 +203,8 @@ class KenningServer:
             return t.save(a["text"], cwd=cwd, title=a["title"], type=a["type"], project=a["project"])
         if name == "supersede_memory":
             return t.supersede(a["ids"], a["by"], cwd=cwd)
+        if name == "memory_ledger":
+            return t.ledger(a["id"], a["session"], cwd=cwd)
         raise AssertionError(name)
 
     # ------------------------------------------------------------------------ the cwd

@@ -72,6 +72,8 @@ save_memory(text, title?, type?) stores a fact, decision or gotcha worth knowing
 sessions (default type: discovery). It is searchable at once and listed at the start of
 the next session in this project. Secrets and <private> blocks are removed before storing.
 A rule you save ("always ...") is your proposal: the user makes it a standing rule.
+memory_ledger(id=12) says how often a memory was given to sessions, why, and whether it was used;
+memory_ledger(session=...) what a session was told; with neither, the project's memory health.
 supersede_memory(ids, by) marks memories as no longer true, replaced by a newer one (by its id):
 they stop being injected and stay searchable; a standing rule only the user replaces.
 forget_memory(ids) deletes observations by id for good: only when the user asks for it.
@@ -243,6 +245,7 @@ class MemoryTools:
         if res is not None and res[0] == 200 and isinstance(res[1], dict) and isinstance(res[1].get("results"), list):
             body = res[1]
             paths = body.get("paths")
+            self._searched(body["results"], name)
             return render.search_result(self.checked(self.named(body["results"]), cwd), query=q, scope=label,
                                         offset=skip, limit=n,
                                         paths=[str(p) for p in paths] if isinstance(paths, list) else ["keywords"],
@@ -259,6 +262,7 @@ class MemoryTools:
                                       order=order, limit=n, offset=skip)
             except ValueError as e:
                 raise ToolInputError(str(e)) from None
+        self._searched(hits, name)
         return render.search_result(self.checked(self.named(hits), cwd), query=q, scope=label, offset=skip, limit=n,
                                     paths=["keywords"],
                                     note="the Kenning worker is not running, so nothing is matched by meaning"
@@ -321,7 +325,71 @@ class MemoryTools:
                 missing.append(f"#{n}" if kind == "observation" else f"S{n}")
         if not found:
             raise ToolInputError(f"no memory with id {', '.join(missing)}; use search_memory to find ids")
-        return render.records(found, missing)
+        text = render.records(found, missing)
+        # A full record fetched: a use of whatever was handed over recently, and a handing of its own.
+        self._ledger(sorted(obs), "fetched in full (get_observations)", here, fetched=True,
+                     chars=len(text) // max(1, len(found)))
+        return text
+
+    def ledger(self, id: int | str | None = None, session: str | None = None, *, cwd: str) -> str:
+        """The injection ledger as ``kenning show`` / ``kenning why`` / ``kenning stats`` tell it."""
+        from kenning.commands.audit import render_session, session_report
+        from kenning.commands.show import ledger_lines
+        from kenning.commands.stats import health, render_health
+        from kenning.store import injections
+
+        with self.reading() as conn:
+            if conn is None:
+                raise ToolInputError("there is no memory yet")
+            try:
+                if id is not None:
+                    kind, oid = inputs.parse_id(id)
+                    if kind != "observation":
+                        raise ToolInputError(f"{id} is not an observation id (like 12 or '#12')")
+                    if conn.execute("SELECT 1 FROM observations WHERE id = ?", (oid,)).fetchone() is None:
+                        raise ToolInputError(f"no memory #{oid}; use search_memory to find ids")
+                    return f"#{oid}" + "\n".join(ledger_lines(injections.for_memory(conn, oid, limit=10)))
+                if session is not None and session.strip():
+                    rep = session_report(conn, inputs.name_text(session, "session"))
+                    if rep is None:
+                        return (f"Nothing is recorded as given to session {session.strip()[:80]} (what a hook built "
+                                "without the worker is not recorded).")
+                    return render_session(rep)
+                key = self.project_of(cwd)[0] or None
+                return "\n".join(render_health(health(conn, project=key, settings=self.settings)))
+            except sqlite3.OperationalError as e:
+                if "no such table" in str(e):
+                    return "No ledger yet: the worker records it once it runs this version of Kenning."
+                raise
+
+    def _searched(self, hits: Iterable[Any], project: str | None) -> None:
+        """Search results handed over: observations only (``#id`` rows; summaries and prompts are not memories)."""
+        ids = []
+        for h in hits:
+            kind, oid = (h.get("kind"), h.get("id")) if isinstance(h, dict) else (getattr(h, "kind", None),
+                                                                                   getattr(h, "id", None))
+            if kind == "observation" and isinstance(oid, int):
+                ids.append(oid)
+        self._ledger(ids, "search result (search_memory)", project or "")
+
+    def _ledger(self, ids: list[int], reason: str, project: str, *, fetched: bool = False, chars: int = 0) -> None:
+        """The injection ledger (kenning/store/injections.py): the worker records what this server handed
+        over (this server only reads the database); with the worker down it is not recorded. Best effort,
+        never in the way of the answer. The MCP server does not know the agent's session id."""
+        if not ids:
+            return
+        from kenning.hook import client
+
+        info = client.read_pid_file(self.paths)
+        if not info:
+            return
+        body = json.dumps({"ids": ids[:100], "reason": reason, "project": project, "chars": chars,
+                           "fetched": fetched}).encode()
+        import threading
+
+        # Sent beside the answer, never before it; not a daemon, so a server told to exit still sends it.
+        threading.Thread(target=client.authed, args=(self.paths, info["port"], "POST", "/api/ledger/handed"),
+                         kwargs={"body": body, "timeout": 2.0}, name="kenning-ledger").start()
 
     def current_settings(self) -> Settings:
         """The settings as they are now: a long-lived server re-reads them when settings.json changes

@@ -86,6 +86,25 @@ def pin(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> di
         return _apply(conn, r, RULE, RULE)
 
 
+def confirm(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> dict[str, Any]:
+    """The user confirms a standing rule: it stays one whatever a rebuild of the index derives (a pin of a
+    rule that is a rule by what it says; ``kenning review``)."""
+    with transaction(conn):
+        r = _row(conn, oid, project)
+        if r["layer"] != RULE:
+            raise DecisionError(f"#{oid} is not a standing rule: pin it to make it one")
+        return _apply(conn, r, RULE, RULE)
+
+
+def put_back(conn: sqlite3.Connection, oid: int, *, layer: str, user_layer: str | None,
+             project: str | None = None) -> dict[str, Any]:
+    """Undo a pin or unpin: the layer and the user's decision the memory had before (the viewer's undo)."""
+    if layer not in (RULE, KEY, LOG) or user_layer not in (None, RULE, KEY, LOG):
+        raise DecisionError(f"cannot put #{oid} back in layer {layer!r} (decided {user_layer!r})")
+    with transaction(conn):
+        return _apply(conn, _row(conn, oid, project), user_layer, layer)
+
+
 def unpin(conn: sqlite3.Connection, oid: int, *, project: str | None = None) -> dict[str, Any]:
     """Make a standing rule an ordinary memory: a key memory, or the layer it had before a pin."""
     with transaction(conn):

@@ -66,4 +66,15 @@ def savings(conn: sqlite3.Connection, project: str | None = None, settings: Any 
         from kenning.context.session_start import index_tokens
 
         s["index_tokens"] = index_tokens(conn, settings, project, modes_dir=modes_dir)
-    return {**s, "saved_pct": usage.saved_percent(s)}  # as `kenning stats` counts it
+    return {**s, "saved_pct": saved_tenths(s)}
+
+
+def saved_tenths(saved: dict[str, int]) -> float | None:
+    """How much smaller the index is than the work it condenses, in percent to one decimal, rounded
+    down: 99.65 % is 99.6 %, never "100.0 %" while the index costs anything (None: no work yet)."""
+    import math
+
+    work = saved["work_tokens"]
+    if not work:
+        return None
+    return max(0.0, math.floor(1000 - saved["index_tokens"] * 1000 / work) / 10)

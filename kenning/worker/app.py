@@ -107,6 +107,12 @@ def create_app(state: WorkerState) -> Any:
         if not state.thread.cycles_done:
             await run_in_threadpool(state.thread.flush, 0.8)
         body = await run_in_threadpool(state.memory.context, cwd, project, None, agent)
+        session = request.query_params.get("session", "")
+        if session and body.get("context") and len(session) <= 512:  # the ledger, written by the pipeline thread
+            from kenning.worker.given import Note, from_index
+
+            state.thread.pipeline.handed.put(Note("session_start", session, agent, str(body.get("key") or ""),
+                                                  from_index(body["context"])))
         damaged = state.thread.pipeline.stats.db_error
         if damaged and body.get("context") and damaged not in body["context"]:
             from kenning.context.session_start import damage_note, with_notes

@@ -40,6 +40,8 @@ from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
 from kenning.store import repo, segments, usage
 from kenning.store.db import open_db
+from kenning.worker import given, uses
+from kenning.worker.given import Handed
 
 log = logging.getLogger("kenning.worker")
 
@@ -84,6 +86,7 @@ class Pipeline:
         self._cleaner: tuple[int, Any] | None = None
         self.turns = turns if turns is not None else TurnReader(lambda text: self._settings_cleaner().text(text))
         self.stats = Stats()
+        self.handed = Handed()  # what the context routes served, for the injection ledger (kenning/worker/given.py)
         self._last_prune = 0.0
         self._last_backup_check = time.time() - BACKUP_CHECK_S + BACKUP_FIRST_S
         self._file = file_id(paths.db)  # the database file this connection writes
@@ -404,6 +407,17 @@ class Pipeline:
         if more:  # the next step in a moment (a cycle within POKE_GAP_S), not at the next 2 s tick
             self.wake()
 
+    def ledger(self) -> None:
+        """The injection ledger: what was handed to sessions since the last cycle, and the signs in the
+        events just stored that it was used. Optional work: a busy database defers it."""
+        try:
+            given.record_pending(self.conn, self.handed, self.paths.root)
+            uses.find_uses(self.conn)
+        except sqlite3.OperationalError as e:
+            log.debug("injection ledger deferred: %s", e)
+        except (ValueError, TypeError, KeyError) as e:
+            log.warning("injection ledger: %s: %s", type(e).__name__, e)
+
     def prune(self, now: float) -> None:
         if now - self._last_prune < 3600:
             return
@@ -448,6 +462,7 @@ class Pipeline:
             while self.ingest() >= INGEST_BATCH:
                 pass
             self.settle()
+            self.ledger()
             self.observe()
             self.prune(time.time())
             self.back_up(time.time())

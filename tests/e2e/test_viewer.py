@@ -432,7 +432,15 @@ def test_infinite_scroll_grouping_and_filters(installed: Home, page: Any) -> Non
     assert len(got) == len(set(got)) == 181
     assert feed.first.get_attribute("data-mark") == "first-node"
     titles = page.eval_on_selector_all("#feed article.item .item-title", "els => els.map(e => e.textContent)")
-    assert titles == [f"Note {i:03d} about the ledger" for i in range(180)] + [HOSTILE]  # newest first
+    assert sorted(titles) == sorted([f"Note {i:03d} about the ledger" for i in range(180)] + [HOSTILE])
+    # Newest first within each session's group (one group per session and day, even where the two
+    # projects' sessions interleave), and the groups of a day by their newest item.
+    groups = page.eval_on_selector_all("#feed .day", """days => days.map(d => [...d.querySelectorAll('.session')]
+        .map(g => [...g.querySelectorAll('.item-title')].map(t => t.textContent)))""")
+    for day in groups:
+        for g in day:
+            assert g == sorted(g, key=lambda t: (t == HOSTILE, t)), g  # "Note 000" is the newest
+        assert [g[0] for g in day] == sorted((g[0] for g in day), key=lambda t: (t == HOSTILE, t))
     assert page.locator("#feed img, #feed b").count() == 0
     # No filler: "1 created, 0 modified" is not shown, a real subtitle is.
     subs = page.eval_on_selector_all("#feed .item-sub", "els => els.map(e => e.textContent)")

@@ -16,7 +16,7 @@ from tests.conftest import Home
 # Commands whose output is data: each must take --json.
 DATA = {"context", "doctor", "extras", "extras list", "forget", "pin", "restore", "search", "settings", "show",
         "stale", "stats", "status", "supersede", "timeline", "unarchive", "unpin", "team status", "team push",
-        "team pull", "team sync", "team review"}
+        "team pull", "team sync", "team review", "why"}
 # Commands that act rather than report, or whose output is a format of its own already.
 NOT_DATA = {
     "completion": "prints a shell script",
@@ -31,6 +31,7 @@ NOT_DATA = {
     "open": "opens a browser",
     "reindex": "an action",
     "repair": "an action",
+    "review": "a conversation with a person (one answer a line)",
     "uninstall": "an action",
     "worker": "actions; `worker status` prints JSON already",
     "team": "a group of actions",

@@ -15,7 +15,7 @@ from kenning.paths import Paths
 from tests.support.erasure import assert_erased
 
 TOOLS = {"search_memory", "memory_timeline", "get_observations", "save_memory", "forget_memory", "memory_guide",
-         "supersede_memory"}
+         "supersede_memory", "memory_ledger"}
 ROW = re.compile(r"^(#|S|P)\d+ \d{4}-\d{2}-\d{2} \S+ .+ \(~[\d,]+ tokens\)$")
 
 

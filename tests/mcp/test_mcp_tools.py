@@ -282,8 +282,9 @@ def test_search_asks_the_running_worker_first_and_falls_back_to_the_database(
     asked.clear()
     out = memory.search("fiscal year", cwd=str(home.project), since="1d")
     assert "#1 " in out and "project project" in out
-    assert [p for p in asked if p.startswith("/api/search?")], asked
-    sent = parse_qs(urlsplit(asked[-1]).query)
+    searched = [p for p in asked if p.startswith("/api/search?")]
+    assert searched, asked
+    sent = parse_qs(urlsplit(searched[-1]).query)
     assert sent["query"] == ["fiscal year"] and float(sent["since"][0]) > 0
     assert sent["project"] == [home.key]  # the project's key, not its folder name
     with pytest.raises(ToolInputError, match="no observation matches"):

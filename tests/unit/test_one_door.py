@@ -30,7 +30,7 @@ WRITES: dict[str, set[str]] = {
     "forget": {"apply", "forget", "rewrite_summaries"},
     "erase": {"apply_successors", "rewrite_summaries", "scrub_files"},
     "supersede": {"by_hand", "restore", "mark", "automatic", "among", "named"},
-    "decisions": {"pin", "unpin", "unarchive"},
+    "decisions": {"pin", "unpin", "unarchive", "confirm", "put_back"},
     "transfer": {"import_records"},
     "edits": {"apply"},
     "oplog": {"record", "prune"},

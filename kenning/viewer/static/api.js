@@ -201,7 +201,7 @@ const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
  * item's id (Last-Event-ID). A connection silent for 20 s (status comes every 5 s) is
  * dropped and reopened. Returns {close()}.
  */
-export function openStream({onItem, onStatus, onState}) {
+export function openStream({onItem, onStatus, onState, onChanged = () => {}}) {
   let lastId = null;
   let closed = false;
   let ctrl = null;
@@ -231,6 +231,7 @@ export function openStream({onItem, onStatus, onState}) {
     }
     if (event === 'item') onItem(payload);
     else if (event === 'status') onStatus(payload);
+    else if (event === 'changed') onChanged(payload);
   }
 
   async function once() {

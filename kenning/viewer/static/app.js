@@ -1,11 +1,13 @@
 // Kenning viewer: boot, tabs, header (project, search, live indicator, theme), the address
 // (route.js), the connection banner, keyboard.
 
-import {api, AuthError, clearToken, getToken, link, NetworkError, openStream, retryable, signIn,
+import {api, ApiError, AuthError, clearToken, getToken, link, NetworkError, openStream, retryable, signIn,
   takeCodeFromUrl} from './api.js';
 import {h, $, bytes, debounce, refreshTimes, toast} from './dom.js';
 import {Feed} from './feed.js';
 import {Detail} from './detail.js';
+import {Bulk} from './bulk.js';
+import {Write} from './write.js';
 import {readView, writeView} from './route.js';
 import {Preview, SettingsForm, Stats} from './views.js';
 
@@ -57,9 +59,18 @@ const metaPromise = new Promise((resolve) => { metaReady = resolve; });
 const feed = new Feed({
   list: $('#feed'), sentinel: $('#feed-sentinel'), heading: $('#feed-heading'), end: $('#feed-end'),
   typeInfo, conceptLabel, projectName, ready: metaPromise,
-  onOpen: (item, el) => detail.openItem(item, el),
+  onOpen: (item, el) => {
+    if (!bulk.take(item, el)) detail.openItem(item, el);
+  },
   onSession: (sid, el) => detail.openSession(sid, el),
 });
+const bulk = new Bulk({bar: $('#bulk'), feed, onChanged: () => feed.reset()});
+new Write({slot: $('#bulk'), projects: () => (state.meta && state.meta.projects) || [],
+  types: () => (state.meta && state.meta.types) || [], current: () => $('#project').value,
+  onSaved: (id) => {
+    feed.reset();
+    detail.show({kind: 'observation', id});
+  }});
 const detail = new Detail({
   panel: $('#detail'), title: $('#detail-title'), body: $('#detail-body'), back: $('#detail-back'),
   close: $('#detail-close'), dialog: $('#confirm-delete'), meta: {types: []}, feed, typeInfo, conceptLabel, projectName,
@@ -146,6 +157,7 @@ function restore(view) {
     if (tab !== currentTab() || !state.restoredOnce) selectTab(tab, {record: false});
     state.restoredOnce = true;
     feed.setView(filterValues(), view.q);
+    countFilters();
     detail.openRef(view.item);
   } finally {
     restoring = false;
@@ -222,6 +234,37 @@ function showWaiting(line) {
   // `command` in the worker's words is a command to run: shown as code (as text, never as markup)
   const parts = (line || '').split('`');
   $('#waiting-what').replaceChildren(...parts.map((part, i) => (i % 2 ? h('code', {}, part) : part)));
+}
+
+/** Memories changed by any surface (the CLI, MCP, the observer, this or another page): shown anew. */
+async function onChanged(change) {
+  for (const id of change.ids || []) {
+    const key = `o:${id}`;
+    const shown = detail.current && detail.current.kind === 'observation' && detail.current.id === id;
+    if (!feed.rows.has(key) && !shown) continue;
+    if (change.op === 'forgotten') {  // gone: nothing to ask for
+      feed.remove(key);
+      if (shown) {
+        detail.close();
+        toast(`#${id} was deleted (${change.surface === 'viewer' ? 'in the viewer' : `through ${change.surface}`}).`);
+      }
+      continue;
+    }
+    let f = null;
+    try {
+      f = (await api(`observations/${id}`)).observation;
+    } catch (err) {
+      if (err instanceof AuthError) return;
+      if (!(err instanceof ApiError && err.status === 404)) continue;
+    }
+    if (f) {
+      feed.update(key, {title: f.title, type: f.type, layer: f.layer, pinned: f.pinned, decided: f.user_layer,
+        archived: f.archived, status: f.status, superseded_by: f.superseded_by});
+    } else {
+      feed.remove(key);
+    }
+    if (shown && detail.current && detail.current.id === id) detail.load(detail.current);
+  }
 }
 
 function onItem(item) {
@@ -356,7 +399,7 @@ async function start() {
   const first = feed.loading;
   await loadMeta();
   if (!state.stream && state.started) {
-    state.stream = openStream({onItem, onStatus, onState: setLive});
+    state.stream = openStream({onItem, onStatus, onState: setLive, onChanged});
   }
   await first;
 }
@@ -382,7 +425,20 @@ function checkDates() {
   return !bad;
 }
 
+/** The phone's "Filters" button says how many are set (the form itself is folded away there). */
+function countFilters() {
+  const set = Object.values(filterValues()).filter(Boolean).length;
+  $('#filters-toggle').textContent = set ? `Filters (${set})` : 'Filters';
+}
+
+$('#filters-toggle').addEventListener('click', () => {
+  const open = !document.body.classList.contains('filters-open');
+  document.body.classList.toggle('filters-open', open);
+  $('#filters-toggle').setAttribute('aria-expanded', open ? 'true' : 'false');
+});
+
 function applyFilters() {
+  countFilters();
   if (!checkDates()) return;
   feed.setView(filterValues(), $('#search').value);
   commit(true);

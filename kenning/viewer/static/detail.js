@@ -4,6 +4,7 @@
 import {api, ApiError, AuthError, link, retryable} from './api.js';
 import {h, clear, fullTime, num, toast, plain, rich} from './dom.js';
 import {memoryTags} from './feed.js';
+import {givenSlot, toldSlot} from './ledger.js';
 
 // What each layer decision says when it is done, and what it says when it is refused.
 const DECISIONS = {
@@ -12,6 +13,8 @@ const DECISIONS = {
   unarchive: {done: 'Restored from the archive: given to sessions again, and never archived.',
     failed: 'Not restored from the archive'},
   restore: {done: 'Restored: it is current again and given to sessions.', failed: 'Not restored'},
+  supersede: {done: 'Superseded: the newer memory replaces it; it is no longer given to sessions.',
+    failed: 'Not superseded'},
 };
 const LAYER_TEXT = {
   rule: ['Standing rule', 'given first to every session of its project (the newest version only)'],
@@ -159,6 +162,14 @@ export class Detail {
       title: 'Make it a key memory: given to sessions again, never archived'}, 'Restore from the archive') : null;
     const restoreBtn = superseded ? h('button', {type: 'button', id: 'act-restore',
       title: 'Make it current again (the newer memory stays too)'}, 'Restore (it is true again)') : null;
+    const supersedeBtn = active ? h('button', {type: 'button', id: 'act-supersede', 'aria-expanded': 'false',
+      title: 'No longer true: name the memory that replaces it'}, 'Supersede…') : null;
+    const byInput = h('input', {id: 'supersede-by', name: 'by', inputmode: 'numeric', pattern: '#?[0-9]{1,18}',
+      required: true, size: 8, placeholder: 'e.g. 31'});
+    const supersedeForm = h('form', {class: 'supersede-form', id: 'supersede-form', hidden: true},
+      h('label', {for: 'supersede-by'}, 'Replaced by memory #'), ' ', byInput, ' ',
+      h('button', {type: 'submit', id: 'supersede-go'}, 'Supersede'),
+      h('span', {class: 'muted'}, ' (the id of the newer memory: search for it, it is on its card)'));
     const actError = h('p', {class: 'error act-error', id: 'act-error', role: 'alert'});
     const decide = async (btn, action, path, body) => {
       btn.disabled = true;
@@ -192,6 +203,25 @@ export class Detail {
     if (unarchiveBtn) {
       unarchiveBtn.addEventListener('click', () => decide(unarchiveBtn, 'unarchive', '/api/observations/unarchive',
         {id: o.id, project: o.project}));
+    }
+    if (supersedeBtn) {
+      supersedeBtn.addEventListener('click', () => {
+        const open = supersedeForm.hidden;
+        supersedeForm.hidden = !open;
+        supersedeBtn.setAttribute('aria-expanded', open ? 'true' : 'false');
+        if (open) byInput.focus();
+      });
+      supersedeForm.addEventListener('submit', (e) => {
+        e.preventDefault();
+        const by = Number(byInput.value.replace(/^#/, ''));
+        if (!Number.isInteger(by) || by <= 0 || by === o.id) {
+          actError.textContent = 'Give the id of another memory, the one that replaces this one.';
+          byInput.focus();
+          return;
+        }
+        decide(supersedeForm.querySelector('#supersede-go'), 'supersede', '/api/observations/supersede',
+          {ids: [o.id], by});
+      });
     }
     if (restoreBtn) {
       restoreBtn.addEventListener('click', () => decide(restoreBtn, 'restore', '/api/observations/restore',
@@ -246,7 +276,8 @@ export class Detail {
         h('span', {class: 'muted', title: o.project || ''}, `#${o.id} · ${this.projectName(o.project || '')} · ${fullTime(o.created_at)}`)),
       o.subtitle ? h('p', {class: 'detail-sub'}, rich(o.subtitle, rx)) : null,
       h('div', {class: 'actions', role: 'group', 'aria-label': 'Actions'}, pinBtn, unarchiveBtn, restoreBtn, editBtn,
-        retractBtn, deleteBtn),
+        supersedeBtn, retractBtn, deleteBtn),
+      supersedeForm,
       actError,
       editSlot,
       section('Memory', this.lineage(o, m)),
@@ -274,6 +305,7 @@ export class Detail {
         this.found ? [h('dt', null, 'Search score'), h('dd', {class: 'score'}, this.found.score.toFixed(2))] : null)),
       section(`Other observations on the same files (${(data.related || []).length})`,
         this.itemList(data.related || [], 'No other observation touched these files.')),
+      section('Given to sessions', givenSlot(o.id, this.ctrl && this.ctrl.signal)),
     ];
     clear(this.body).append(...sections.filter(Boolean));
   }
@@ -436,7 +468,9 @@ export class Detail {
         s.ended_at ? `ended ${fullTime(s.ended_at)}` : '', s.status || ''].filter(Boolean).join(' · ')),
       section('Timeline', turns.length ? h('ol', {class: 'timeline'}, turns) : h('p', {class: 'muted'}, 'No prompts.')),
       section('Summary', sum ? h('dl', {class: 'kv'}, fields.filter(([k]) => sum[k]).map(([k, label]) =>
-        [h('dt', null, label), h('dd', null, plain(sum[k]))])) : h('p', {class: 'muted'}, 'No summary yet.')));
+        [h('dt', null, label), h('dd', null, plain(sum[k]))])) : h('p', {class: 'muted'}, 'No summary yet.')),
+      section('What it was told from memory, and why', toldSlot(s.agent_session_id, this.ctrl && this.ctrl.signal,
+        (id, text) => this.link(id, text, null))));
   }
 
   itemList(items, empty) {

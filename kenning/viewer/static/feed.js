@@ -228,7 +228,8 @@ export class Feed {
     const n = this.rows.size;
     const how = this.semantic ? ' (keywords and meaning)' : ' (keywords)';
     const count = this.done ? plural(n, 'result') : `${n}+ results`;
-    this.heading.textContent = this.noWords ? `Nothing to search for in ${q}` : `${count} for ${q}${how}${scope}`;
+    this.heading.textContent = this.noWords ? `Nothing to search for in ${q}`
+      : `${count} for ${q}${how}${scope}${this.note ? ` · by meaning: no, ${this.note}` : ''}`;
   }
 
   showEnd(text, kind = '') {
@@ -277,6 +278,7 @@ export class Feed {
         items = body.items || [];
         next = body.next_offset ?? null;
         this.semantic = Boolean(body.semantic);
+        this.note = body.note || ''; // why meaning did not answer (embeddings off, loading, being embedded)
         this.noWords = Boolean(body.no_words);
         this.terms = body.terms || [];
         this.rx = matcher(this.terms);
@@ -348,10 +350,14 @@ export class Feed {
       if (atTop) this.list.prepend(dayEl);
       else this.list.append(dayEl);
     }
+    // One group per session and day, even when sessions interleave (parallel or imported ones): a live
+    // item brings its session's group to the top of the day.
     const sid = item.session_id;
-    const runs = dayEl.querySelectorAll(':scope > .session');
-    const run = atTop ? runs[0] : runs[runs.length - 1];
-    if (run && Number(run.dataset.session) === sid) return run.querySelector('.session-items');
+    const run = [...dayEl.querySelectorAll(':scope > .session')].find((g) => Number(g.dataset.session) === sid);
+    if (run) {
+      if (atTop && run !== dayEl.querySelector(':scope > .session')) dayEl.querySelector('.day-head').after(run);
+      return run.querySelector('.session-items');
+    }
     const fresh = h('div', {class: 'session', dataset: {session: String(sid)}},
       h('h3', {class: 'session-head'},
         h('button', {type: 'button', class: 'session-open link', dataset: {session: String(sid)},

@@ -20,9 +20,19 @@ export class Preview {
     clear(this.select).append(...projects.map((p) => h('option', {value: p.project}, p.name || p.project)));
     if (!projects.length) this.select.append(h('option', {value: ''}, 'no project yet'));
     if (current && projects.some((p) => p.project === current)) this.select.value = current;
+    this.known = true;
+    if (this.waiting) {  // asked for before the projects were known (a reload on this tab, a ?tab=preview link)
+      this.waiting = false;
+      this.load();
+    }
   }
 
   async load() {
+    if (!this.known) {
+      this.waiting = true;
+      this.size.textContent = 'Loading…';
+      return;
+    }
     const project = this.select.value;
     if (!project) {
       this.size.textContent = 'No project has memory yet.';
@@ -139,11 +149,60 @@ function embeddingText(e) {
   return `${state || 'unknown'}${model}${e.detail ? `: ${e.detail}` : ''}`;
 }
 
+/** The memory's own dashboard over a date range (the injection ledger: /api/ledger/health). */
+class Health {
+  constructor() {
+    this.project = '';
+    this.from = h('input', {type: 'date', id: 'health-from', name: 'since'});
+    this.to = h('input', {type: 'date', id: 'health-to', name: 'until'});
+    this.out = h('div', {id: 'health-out', 'aria-live': 'polite'}, h('p', {class: 'muted'}, 'Loading…'));
+    const form = h('form', {class: 'health-range', id: 'health-range'},
+      h('label', null, 'From ', this.from), ' ', h('label', null, 'To ', this.to), ' ',
+      h('button', {type: 'submit'}, 'Show'));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.load(this.project);
+    });
+    this.el = h('section', {class: 'panel', id: 'memory-health'}, h('h3', null, 'Memory health'),
+      h('p', {class: 'muted'}, 'What was handed to agents and whether they used it (healthy from 70 % up; under 50 % '
+        + 'a check-up is due: `kenning review`). Empty dates: everything kept.'), form, this.out);
+  }
+
+  async load(project) {
+    this.project = project || '';
+    try {
+      const b = await api('/api/ledger/health', {params: {project: this.project, since: this.from.value,
+        until: this.to.value}});
+      const led = b.injections || {};
+      const day = (t) => (t ? new Date(t * 1000).toLocaleDateString() : 'never');
+      const list = (o) => Object.entries(o || {}).map(([k, v]) => `${k} ${num(v)}`).join(', ') || 'none';
+      clear(this.out).append(kv([
+        ['Handed to agents', led.given ? `${num(led.given)} ${led.given === 1 ? 'time' : 'times'} in `
+          + `${num(led.sessions)} ${led.sessions === 1 ? 'session' : 'sessions'}` : 'nothing recorded'],
+        ['Used (hit rate)', led.given ? `${num(led.used)} · ${pct((led.hit_rate || 0) * 100)} · ${b.verdict}` : '–'],
+        ['Injected tokens that were used', led.given ? `${pct((led.used_token_share || 0) * 100)} of ~${num(led.tokens)}`
+          : '–'],
+        ['Superseded or retracted after being given', num(led.contradicted || 0)],
+        [`Never used, older than ${b.never_used_days} days`, num(b.never_used)],
+        ['Entries by type', list(b.by_type)],
+        ['Entries by layer', list(b.by_layer)],
+        ['Archive', b.archive_before ? `routine work before ${day(b.archive_before)}` : 'off'],
+        ['Last backup', day(b.last_backup)],
+        ['Last reindex', day(b.last_reindex)],
+      ]));
+    } catch (err) {
+      if (err instanceof AuthError) return;
+      clear(this.out).append(h('p', {class: 'error'}, `Could not load the memory's health: ${err.message}.`));
+    }
+  }
+}
+
 /** The Stats tab: one load per call (project: '' for all), redrawn to its width on resize. */
 export class Stats {
   constructor(root, typeInfo, projectName) {
     Object.assign(this, {root, typeInfo});
     this.projectName = projectName || ((p) => p);
+    this.health = new Health();
     this.body = null;
     this.project = '';
     this.width = 0;
@@ -155,6 +214,7 @@ export class Stats {
 
   async load(project) {
     this.project = project || '';
+    this.health.load(this.project);
     if (!this.body) clear(this.root).append(h('p', {class: 'muted'}, 'Loading…'));
     try {
       this.body = await api('stats', {params: {days: 30, project: this.project}});
@@ -203,6 +263,7 @@ export class Stats {
         card('Saved', pct(need(body, 'savings.saved_pct'))),
         card('Database (all projects)', bytes(need(body, 'db_bytes'))),
         card('Waiting to be processed', num((need(body, 'spool_depth') || 0) + (need(body, 'pending_events') || 0)))),
+      this.health.el,
       h('section', {class: 'panel'},
         h('h3', null, `Observations per day and type, last ${days.length} days`),
         days.some((d) => d.total) ? barChart({days, series: obsSeries, label: 'Observations per day, stacked by type',

@@ -18,7 +18,7 @@ class BadRequest(ValueError):
         self.status = status
 
 
-MODULES: list[str] = ["memory", "search", "context", "viewer"]
+MODULES: list[str] = ["memory", "search", "context", "viewer", "ledger", "bulk", "written"]
 
 
 def feature_routes(state: Any) -> list[Any]:

@@ -29,6 +29,7 @@ from starlette.routing import Route
 from kenning.context import file_history, prompt
 from kenning.project import identify, is_excluded, resolve_key
 from kenning.store import projects
+from kenning.worker import given as ledger
 from kenning.worker.routes import BadRequest
 
 MAX_BODY = 256 * 1024
@@ -147,12 +148,17 @@ def routes(state: Any) -> list[Route]:
                 return {"project": name, "context": "", "results": [], "excluded": False}
             keywords, vectors, weights = searchers()
             meaning = prompt.Meaning(vectors if semantic_ms else None, semantic_ms / 1000)
-            out, picks = prompt.build(conn, text, _key(conn, key, bool(project_name)), keyword_search=keywords,
+            resolved = _key(conn, key, bool(project_name))
+            out, picks = prompt.build(conn, text, resolved, keyword_search=keywords,
                                       limit=limit, min_relevance=min_rel / 100, min_similarity=min_sim / 100,
                                       agent_session_id=session, start_count=settings.context_observations,
                                       given=given if session else None, icons=icons(), weights=weights,
                                       meaning=meaning, agent=agent, settings=settings, root=root if cwd else "")
-        return {"project": name, "context": out, "results": [p.as_dict() for p in picks], "excluded": False,
+        results = [p.as_dict() for p in picks]
+        if session and out:  # the ledger, written by the pipeline thread (kenning/worker/given.py)
+            state.thread.pipeline.handed.put(ledger.Note("prompt", session, agent, resolved, ledger.from_rows(
+                out, ledger.prompt_reasons(results)), prompt=text))
+        return {"project": name, "context": out, "results": results, "excluded": False,
                 "semantic": meaning.state}
 
     def file_context(qp: Any) -> dict[str, Any]:

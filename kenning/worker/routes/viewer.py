@@ -548,16 +548,37 @@ def apply_settings(state: Any) -> None:
         runtime.config = SearchConfig.from_settings(new.replace(search_trigram=trigram))
 
 
+# Operations of the log (kenning/store/oplog.py) that change memories already shown; new ones come as items.
+CHANGE_OPS = ("superseded", "restored", "pinned", "unpinned", "unarchived", "edited", "forgotten", "confirmed",
+              "undone")
+
+
+def _changes(conn: sqlite3.Connection, after: int | None) -> tuple[list[dict[str, Any]], int | None]:
+    """The operations logged since row ``after`` (None: from now on), as ``changed`` events."""
+    try:
+        if after is None:
+            return [], int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM memory_log").fetchone()[0])
+        rows = conn.execute("SELECT id, op, surface, ids FROM memory_log WHERE id > ? ORDER BY id LIMIT 500",
+                            (after,)).fetchall()
+    except sqlite3.OperationalError:  # a database from before the log (migration 0030)
+        return [], after
+    out = [{"op": str(r[1]), "surface": str(r[2]), "ids": json.loads(r[3] or "[]")} for r in rows
+           if str(r[1]) in CHANGE_OPS]
+    return out, int(rows[-1][0]) if rows else after
+
+
 async def _events(state: Any, read: Callable[[], sqlite3.Connection | None], start: items.Mark | None,
                   wake: asyncio.Event, listener: Callable[[dict[str, Any]], None],
                   request: Request) -> AsyncIterator[str]:
-    """The SSE body: new items as they are stored, the queue's state, heartbeats."""
+    """The SSE body: new items as they are stored, changes to memories from any surface, the queue's
+    state, heartbeats."""
     listeners = state.thread.pipeline.stats.listeners
     listeners.append(listener)
     conn: sqlite3.Connection | None = None
     try:
         yield "retry: 1000\n\n"
         mark = start
+        logged: int | None = None  # the last operation-log row looked at: changes made by any surface
         last_status: dict[str, Any] | None = None
         last_status_at = last_beat = 0.0
         while True:
@@ -574,6 +595,9 @@ async def _events(state: Any, read: Callable[[], sqlite3.Connection | None], sta
                     setattr(seen, it["kind"], max(getattr(seen, it["kind"]), it["id"]))
                     yield f"id: {seen.encode()}\nevent: item\ndata: {json.dumps(it, ensure_ascii=False)}\n\n"
                 mark = after
+                changes, logged = await run_in_threadpool(_changes, conn, logged)
+                for ch in changes:  # pinned, superseded, edited, forgotten… by the CLI, MCP, the observer, a page
+                    yield f"event: changed\ndata: {json.dumps(ch)}\n\n"
             now = time.monotonic()
             status = await run_in_threadpool(_queue_status, state, conn)
             changed = {k: v for k, v in status.items() if k != "at"} != (
