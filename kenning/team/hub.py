@@ -26,8 +26,7 @@ def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise TeamError("the team hub needs the PostgreSQL driver: `pip install 'kenning[team]'` "
-                        "(or `kenning extras add team`)") from None
+        raise TeamError("the team hub needs the PostgreSQL driver: `kenning extras add team`") from None
     return psycopg
 
 

@@ -148,6 +148,7 @@ def test_search_edge_cases_say_what_is_true(installed: Home, page: Any) -> None:
     rows = ProjectRows(home.paths.db)
     rows.obs("Use `pnpm install --frozen-lockfile` in CI", project="webshop", session="ci", type="decision",
              narrative="The lockfile must not drift: `pnpm install --frozen-lockfile` fails when it would.")
+    rows.obs("我们把数据库迁移到了新的集群，旧的先保留一周", project="webshop", session="zh", type="decision")
     rows.conn.close()
     started(home)
     open_viewer(page, home)
@@ -180,6 +181,13 @@ def test_search_edge_cases_say_what_is_true(installed: Home, page: Any) -> None:
     assert page.locator("#detail-body .narrative mark").count() >= 1
     shot(page, "search-highlight")
     page.keyboard.press("Escape")
+    # A Chinese word inside a longer run of Chinese: found, and only the word is marked, not the run.
+    page.fill("#search", "数据库")
+    expect(page.locator("#feed-heading")).to_contain_text("数据库")
+    card = item(page, "集群")
+    expect(card).to_be_visible()
+    marks = page.eval_on_selector_all("#feed .item-title mark", "els => els.map(e => e.textContent)")
+    assert marks == ["数据库"], marks
     # A result-less search says what was looked for, and where.
     page.fill("#search", "kubernetes")
     expect(page.locator("#feed-end")).to_have_text("Nothing matches “kubernetes”.")

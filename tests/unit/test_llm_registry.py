@@ -134,6 +134,8 @@ def test_doctor_and_stats_show_provider_budget_and_savings(tmp_path: Path, monke
         days = 7
         project = None
         json = False
+        since = None
+        until = None
 
     assert cmd_stats(Args()) == 0  # type: ignore[arg-type]
     out = capsys.readouterr().out
