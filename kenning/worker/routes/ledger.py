@@ -84,21 +84,14 @@ def routes(state: Any) -> list[Route]:
         return await answer(run)
 
     async def handed(request: Request) -> JSONResponse:
-        import json
 
         from kenning.store.injections import Given
         from kenning.worker.given import Note
-        from kenning.worker.routes.memory import read_body
+        from kenning.worker.routes.memory import json_object
 
-        try:
-            body = json.loads(await read_body(request, 64 * 1024) or b"null")
-        except BadRequest as e:
-            return JSONResponse({"error": str(e)}, status_code=e.status)
-        except (ValueError, RecursionError):
-            body = None
-        if not isinstance(body, dict):
-            return JSONResponse({"error": 'the body must be a JSON object like {"ids": [12], "reason": "..."}'},
-                                status_code=400)
+        body = await json_object(request, 64 * 1024, '{"ids": [12], "reason": "..."}')
+        if isinstance(body, JSONResponse):
+            return body
         ids, reason, project = body.get("ids"), body.get("reason", ""), body.get("project", "")
         chars, fetched = body.get("chars", 0), body.get("fetched", False)
         if not (isinstance(ids, list) and 0 < len(ids) <= 100

@@ -337,6 +337,22 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+async def json_object(request: Request, limit: int, example: str) -> dict[str, Any] | JSONResponse:
+    """The request's JSON object, or the error answer to send: too large (413), not JSON, not an object
+    (400, naming ``example``, the shape expected)."""
+    import json
+
+    try:
+        body = json.loads(await read_body(request, limit) or b"null")
+    except BadRequest as e:
+        return _error(e)
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        return JSONResponse({"error": f"the body must be a JSON object like {example}"}, status_code=400)
+    return body
+
+
 def _error(e: BadRequest) -> JSONResponse:
     return JSONResponse({"error": str(e)}, status_code=e.status)
 

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
@@ -21,23 +20,16 @@ from starlette.routing import Route
 from kenning.memory_service import MemoryService
 from kenning.store import decisions, projects
 from kenning.store.db import connect
-from kenning.worker.routes import BadRequest
-from kenning.worker.routes.memory import read_body
+from kenning.worker.routes.memory import json_object
 
 
 def routes(state: Any) -> list[Route]:
     paths = state.paths
 
     async def new(request: Request) -> Response:
-        try:
-            body = json.loads(await read_body(request, 64 * 1024) or b"null")
-        except BadRequest as e:
-            return JSONResponse({"error": str(e)}, status_code=e.status)
-        except (ValueError, RecursionError):
-            body = None
-        if not isinstance(body, dict):
-            return JSONResponse({"error": 'the body must be a JSON object like {"project": "…", "text": "…"}'},
-                                status_code=400)
+        body = await json_object(request, 64 * 1024, '{"project": "…", "text": "…"}')
+        if isinstance(body, JSONResponse):
+            return body
         project, text, title, kind, rule = (body.get("project"), body.get("text"), body.get("title"),
                                             body.get("type"), body.get("rule", False))
         if not isinstance(project, str) or not project.strip() or len(project) > 4096:
