@@ -88,15 +88,20 @@ def remember(home: Home, title: str, *, files: list[str] | None = None, modified
         conn.close()
 
 
+def filler_session(conn: Any, home: Home) -> int:
+    """The session the filler observations of a test belong to (inside the caller's transaction)."""
+    return repo.upsert_session(conn, platform="claude-code", agent_session_id="filler", project=home.key,
+                               project_root=os.path.realpath(home.project), cwd=str(home.project),
+                               at=time.time() - 1900)
+
+
 def fill(home: Home, n: int = 50) -> None:
     """Newer, unrelated observations: the session-start index (50 rows) lists these, not older ones."""
     home.paths.ensure()
     conn = open_db(home.paths.db)
     try:
         with repo.transaction(conn):
-            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="filler", project=home.key,
-                                      project_root=os.path.realpath(home.project), cwd=str(home.project),
-                                      at=time.time() - 1900)
+            sid = filler_session(conn, home)
             for i in range(n):
                 repo.insert_observation(conn, sid, home.key, ObservationDraft(
                     type="change", title=f"Changed the build script step {i}", created_at=time.time() - 1800 + i),

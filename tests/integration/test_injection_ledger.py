@@ -9,7 +9,6 @@ what it served, and a context the hook built from the file itself (worker down) 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from tests.integration.test_context_hooks import (
     TOPIC,
     big_file,
     context_of,
+    filler_session,
     output,
     prompt_payload,
     read_payload,
@@ -78,9 +78,7 @@ def varied(home: Home, n: int = 60) -> None:
     conn = open_db(home.paths.db)
     try:
         with repo.transaction(conn):
-            sid = repo.upsert_session(conn, platform="claude-code", agent_session_id="filler", project=home.key,
-                                      project_root=os.path.realpath(home.project), cwd=str(home.project),
-                                      at=time.time() - 1900)
+            sid = filler_session(conn, home)
             for i in range(n):
                 a, b, c = WORDS[i % 20], WORDS[(i * 7 + 3) % 20], WORDS[(i * 13 + 5) % 20]
                 repo.insert_observation(conn, sid, home.key, ObservationDraft(
