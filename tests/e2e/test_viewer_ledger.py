@@ -140,22 +140,28 @@ def test_bulk_unpin_of_twenty_rules_with_undo(worker: Home, page: Any) -> None:
     assert ops.count("unpinned") == 20 and ops.count("undone") == 20
 
 
-def test_supersede_from_the_viewer_naming_the_replacement(worker: Home, page: Any) -> None:
+def greeting_replaced(home: Home, turn: str, title: str) -> tuple[dict[str, Any], int]:
+    """A captured turn's "Added hello.txt" memory, and a newer memory (saved as the CLI saves) to replace it."""
     from kenning.memory_service import MemoryService
     from kenning.observer.base import ObservationDraft
     from kenning.store.db import open_db
 
-    home = worker
-    capture_turn(home, "supersede-turn")
+    capture_turn(home, turn)
     home.flush()
     old = obs_row(home, "Added hello.txt")
     conn = open_db(home.paths.db)
     try:
         new = MemoryService(conn, "cli").save(ObservationDraft(
-            type="feature", title="hello.txt now greets in English and French", narrative="replaced the greeting",
-            created_at=time.time()), project=home.key).id
+            type="feature", title=title, narrative="replaced the greeting", created_at=time.time()),
+            project=home.key).id
     finally:
         conn.close()
+    return old, new
+
+
+def test_supersede_from_the_viewer_naming_the_replacement(worker: Home, page: Any) -> None:
+    home = worker
+    old, new = greeting_replaced(home, "supersede-turn", "hello.txt now greets in English and French")
     open_viewer(page, home, f"?item=o{old['id']}")
     page.click("#act-supersede")
     page.fill("#supersede-by", str(old["id"]))  # itself: refused before any request
@@ -171,21 +177,8 @@ def test_supersede_from_the_viewer_naming_the_replacement(worker: Home, page: An
 
 
 def test_a_cli_supersede_appears_on_an_open_page(worker: Home, page: Any) -> None:
-    from kenning.memory_service import MemoryService
-    from kenning.observer.base import ObservationDraft
-    from kenning.store.db import open_db
-
     home = worker
-    capture_turn(home, "live-turn")
-    home.flush()
-    old = obs_row(home, "Added hello.txt")
-    conn = open_db(home.paths.db)
-    try:
-        new = MemoryService(conn, "cli").save(ObservationDraft(
-            type="feature", title="hello.txt greets in two languages now", narrative="replaced the greeting",
-            created_at=time.time()), project=home.key).id
-    finally:
-        conn.close()
+    old, new = greeting_replaced(home, "live-turn", "hello.txt greets in two languages now")
     open_viewer(page, home, f"?item=o{old['id']}")
     card = page.locator(f"#feed article.item[data-key='o:{old['id']}']")
     expect(card).to_be_visible()
