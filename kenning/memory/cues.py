@@ -40,8 +40,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"we (?:use|don'?t use|never|always|prefer|keep|run|deploy|write|name|put)|(?:our|the) (?:convention|policy|"
         r"standard|rule) (?:is|here)|in this (?:repo|repository|project|codebase)|house style|"
         r"on (?:utilise|n'utilise pas)|wir (?:nutzen|verwenden)|usamos|no usamos",
-        "我们用 我们不用 我们统一 这个项目里 这个仓库里 本项目 このリポジトリでは このプロジェクトでは 이 "
-        "저장소에서는 이 프로젝트에서는"),
+        "我们用 我们不用 我们统一 这个项目里 这个仓库里 本项目 このリポジトリでは このプロジェクトでは 이 저장소에서는 "
+        "이 프로젝트에서는"),
     "must": (
         r"must|mustn'?t|should|shouldn'?t|have to|has to|need to|needs to|required|is mandatory|"
         r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio",

@@ -1,0 +1,42 @@
+"""The cue words: each signal fires on what it names, in the languages it lists, and not on text that merely
+contains one of its syllables."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kenning.memory import cues
+
+HANGUL_SYLLABLE = re.compile(r"^[\uac00-\ud7af]$")
+
+
+def test_no_cjk_cue_is_a_lone_hangul_syllable() -> None:
+    """A phrase of several words is joined by no-break spaces: split on a plain space, its first word ("이",
+    "this") alone would fire on most Korean sentences (마이그레이션 holds it)."""
+    lone = [(name, word) for name, (_latin, cjk) in cues._CUES.items() for word in cjk.split(" ")
+            if HANGUL_SYLLABLE.match(word)]
+    assert lone == []
+
+
+@pytest.mark.parametrize("text", [
+    "PR #222 MCP 2.0 마이그레이션 작업 시작해줘",      # a one-off request: start this migration
+    "이 함수는 문자열을 반환합니다",                   # "this function returns a string"
+])
+def test_a_korean_sentence_is_not_a_convention_because_it_says_this(text: str) -> None:
+    assert "convention" not in cues.signals(text)
+
+
+@pytest.mark.parametrize("text", [
+    "이 저장소에서는 pnpm만 사용합니다",
+    "이 프로젝트에서는 탭 대신 공백을 씁니다",
+    "In this repository we use pnpm, never npm.",
+    "这个仓库里统一用 pnpm。",
+])
+def test_a_convention_is_signalled_in_korean_english_and_chinese(text: str) -> None:
+    assert "convention" in cues.signals(text)
+
+
+def test_a_korean_request_is_a_request() -> None:
+    assert "request" in cues.signals("릴리스 노트 정리 해줘")
