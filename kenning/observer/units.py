@@ -11,11 +11,15 @@ out. Nothing here decides what a unit means (kenning/observer/roles does that).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kenning.memory.text import sentences
 
 MAX_UNIT = 600  # characters; a longer "sentence" is a paste, not something said
+# A short code block that a sentence introduces ("To pick it up in jj, run:") is that sentence's object:
+# the command is what the next session must know. At most this many lines and characters.
+INLINE_CODE_LINES, INLINE_CODE_CHARS = 3, 200
+_INTRODUCES = re.compile(r"(?:[:：]|には|하려면|如下)\s*$")
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
@@ -67,10 +71,13 @@ def units(text: str) -> list[Unit]:
     para_bullet = False
     para_label = ""
     in_code = False
+    intro: int | None = None      # the unit whose sentence introduced what follows ("… run:"), if it just ended
+    code: list[str] | None = None  # the lines of a code block such a sentence introduced, while in it
 
     def flush() -> None:
-        nonlocal para, para_bullet, para_label
+        nonlocal para, para_bullet, para_label, intro
         if para:
+            before = len(out)
             body = " ".join(x.strip() for x in para)
             prev = ""
             for i, s in enumerate(sentences(body)):
@@ -80,19 +87,30 @@ def units(text: str) -> list[Unit]:
                     out.append(Unit(clean, para_label or heading, len(out), para_bullet, bool(para_label) and i == 0,
                                     before=prev))
                 prev = clean
+            intro = len(out) - 1 if len(out) > before and _INTRODUCES.search(para[-1]) else None
         para, para_bullet, para_label = [], False, ""
 
     for raw in (text or "").splitlines():
         if _FENCE.match(raw):
             flush()
+            if in_code and code is not None and intro is not None:
+                lines = [x.strip() for x in code if x.strip()]
+                if lines and len(lines) <= INLINE_CODE_LINES and sum(map(len, lines)) <= INLINE_CODE_CHARS \
+                        and "`" not in "".join(lines):
+                    out[intro] = replace(out[intro], text=f"{out[intro].text}: `{'; '.join(lines)}`")
+                intro = None
+            code = [] if not in_code and intro is not None else None
             in_code = not in_code
             continue
         if in_code:
+            if code is not None:
+                code.append(raw)
             continue
         line = _QUOTE.sub("", raw).rstrip()
         if not line.strip() or _RULE.match(line) or _DIRECTIVE.match(line.strip()):
             flush()
             continue
+        intro = None
         m = _HEADING.match(line)
         if m:
             flush()

@@ -1,0 +1,30 @@
+"""How a message is cut into units: code is not prose, except the short command a sentence introduces."""
+
+from __future__ import annotations
+
+from kenning.observer.units import units
+
+FENCE = "```"
+
+
+def test_a_short_command_a_sentence_introduces_becomes_its_object() -> None:
+    said = (f"The checkout is on a detached HEAD. To pick the commit up in jj, run:\n\n{FENCE}bash\n"
+            f"jj git import\njj bookmark set main -r @\n{FENCE}\n\nThen push.")
+    texts = [u.text for u in units(said)]
+    assert "To pick the commit up in jj, run: `jj git import; jj bookmark set main -r @`" in texts
+    assert texts[-1] == "Then push."
+
+
+def test_the_same_in_japanese_and_korean() -> None:
+    ja = f"jj でこのコミットを取り込むには:\n{FENCE}\njj git import\n{FENCE}"
+    ko = f"다시 생성하려면:\n{FENCE}\nmise run pkl:gen\n{FENCE}"
+    assert [u.text for u in units(ja)] == ["jj でこのコミットを取り込むには: `jj git import`"]
+    assert [u.text for u in units(ko)] == ["다시 생성하려면: `mise run pkl:gen`"]
+
+
+def test_a_long_block_or_one_nothing_introduced_stays_out() -> None:
+    long_block = "Here is the new function:\n" + FENCE + "\n" + "\n".join(f"line_{i} = {i}" for i in range(6)) + \
+        "\n" + FENCE
+    loose = f"The tests pass.\n{FENCE}\nrm -rf build\n{FENCE}"
+    assert [u.text for u in units(long_block)] == ["Here is the new function"]
+    assert [u.text for u in units(loose)] == ["The tests pass."]
