@@ -182,9 +182,16 @@ def tidy(text: str) -> str:
 _JSONISH = re.compile(r'^[\[{]|"\w+"\s*:\s*["\[{\d]|^\w+\([^)]*\)\s*[{;]?$')
 
 
+# A source position of a stack frame: "app.tsx:12:5", "chunk-36jr.js:30815:13", "main.py\", line 40".
+_FRAME = re.compile(r"\.\w{1,5}:\d+:\d+\b|\.\w{1,5}\", line \d+")
+
+
 def _noise(text: str) -> bool:
-    """Pasted output rather than something said: a log line, a bare path or command, JSON, a lone symbol."""
+    """Pasted output rather than something said: a log line, a stack trace (two frames or more), a bare
+    path or command, JSON, a lone symbol."""
     if len(text) < 3 or not any(c.isalpha() for c in text):
+        return True
+    if len(_FRAME.findall(text)) >= 2:
         return True
     if _JSONISH.search(text):
         return True

@@ -28,3 +28,11 @@ def test_a_long_block_or_one_nothing_introduced_stays_out() -> None:
     loose = f"The tests pass.\n{FENCE}\nrm -rf build\n{FENCE}"
     assert [u.text for u in units(long_block)] == ["Here is the new function"]
     assert [u.text for u in units(loose)] == ["The tests pass."]
+
+
+def test_a_pasted_stack_trace_is_no_unit_but_a_sentence_naming_one_frame_is() -> None:
+    js = "at render at http://localhost:3000/chunk-a1.js:30815:13 at http://localhost:3000/chunk-a1.js:31375:23"
+    py = 'File "app/main.py", line 40, in run File "app/db.py", line 12, in connect'
+    said = "The crash is in src/app.tsx:12:5, where render reads a prop the parent never passes."
+    assert units(js) == [] and units(py) == []
+    assert [u.text for u in units(said)] == [said]
