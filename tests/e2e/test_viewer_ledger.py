@@ -69,8 +69,9 @@ def test_a_session_shows_what_it_was_told_and_a_memory_how_often(worker: Home, p
     expect(health).to_contain_text("1 time in 1 session")
     expect(health).to_contain_text("0.0% · a check-up is due")
     shot(page, "memory-health", full_page=True)
-    page.fill("#health-from", time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400)))
-    page.click("#health-range button[type='submit']")
+    page.fill("#stats-from", time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400)))
+    page.fill("#stats-to", time.strftime("%Y-%m-%d", time.localtime(time.time() + 3 * 86400)))
+    page.click("#stats-range button[type='submit']")
     expect(health).to_contain_text("nothing recorded")
 
 

@@ -305,7 +305,8 @@ export class Detail {
         this.found ? [h('dt', null, 'Search score'), h('dd', {class: 'score'}, this.found.score.toFixed(2))] : null)),
       section(`Other observations on the same files (${(data.related || []).length})`,
         this.itemList(data.related || [], 'No other observation touched these files.')),
-      section('Given to sessions', givenSlot(o.id, this.ctrl && this.ctrl.signal)),
+      section('Given to sessions', givenSlot(o.id, this.ctrl && this.ctrl.signal,
+        (sid) => this.show({kind: 'session', id: sid}, true))),
     ];
     clear(this.body).append(...sections.filter(Boolean));
   }

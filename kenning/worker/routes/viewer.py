@@ -383,10 +383,16 @@ def routes(state: Any) -> list[Route]:
                 return await delete(oid)
             body = await _body(request)
             changes = detail.check_edit(body, [t["id"] for t in _types(_mode(state))])
-            if "title" in changes:  # an edit is text getting in: cleaned as the hooks clean captures
-                changes["title"] = ingress.cleaner(state.memory.settings).text(changes["title"]).strip()
-                if not changes["title"]:
-                    raise ValueError("nothing is left of the title once <private> content is removed")
+            # An edit is text getting in: cleaned as the hooks clean captures (<private>, secrets).
+            clean = ingress.cleaner(state.memory.settings).text
+            for name in ("title", "subtitle", "narrative"):
+                if name in changes:
+                    changes[name] = clean(changes[name]).strip()
+            for name in ("facts", "concepts", "files_read", "files_modified"):
+                if name in changes:
+                    changes[name] = [c for c in (clean(v).strip() for v in changes[name]) if c]
+            if "title" in changes and not changes["title"]:
+                raise ValueError("nothing is left of the title once <private> content is removed")
 
             def run() -> dict[str, Any]:
                 conn = connect(paths.db)
@@ -452,9 +458,20 @@ def routes(state: Any) -> list[Route]:
         async def go() -> Response:
             n = _int(request, "days", 30, 1, stats.MAX_DAYS)
             project = _param(request, "project")
+            # A chosen range (the Stats page's From/To, e.g. back to imported history), else the last n days.
+            last = stats.parse_day(_param(request, "to") or "", "to") if _param(request, "to") else \
+                time.strftime("%Y-%m-%d", time.gmtime())
+            first = stats.parse_day(_param(request, "from") or "", "from") if _param(request, "from") else \
+                time.strftime("%Y-%m-%d", time.gmtime(time.time() - (n - 1) * 86400))
+            if first > last:
+                raise BadRequest(f"from ({first}) is after to ({last})")
+            if stats.span(first, last) > stats.MAX_RANGE_DAYS:
+                raise BadRequest(f"a range is at most {stats.MAX_RANGE_DAYS} days")
 
             def run(conn: sqlite3.Connection) -> dict[str, Any]:
-                return {"days": stats.days(conn, n, project), "totals": stats.totals(conn, project), "project": project,
+                return {"days": stats.between(conn, first, last, project), "from": first, "to": last,
+                        "first_day": stats.first_day(conn, project),
+                        "totals": stats.totals(conn, project), "project": project,
                         "savings": stats.savings(conn, project, state.memory.settings, paths.modes),
                         "pending_events": repo.pending_count(conn)}
             body = await with_read(run, {"days": [], "totals": {}, "savings": {}, "pending_events": 0})
