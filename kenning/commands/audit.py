@@ -175,7 +175,8 @@ def checkup(conn: sqlite3.Connection, project: str | None, limit: int, older_tha
     never = [m for m in injections.never_used(conn, older_than=older, project=project, limit=limit)
              if m["layer"] != "rule"]
     total = injections.never_used_count(conn, older_than=older, project=project) if never else 0
-    pairs = [{"subject": old["subject"], "older": old, "newer": new} for old, new in contradictions(conn, project, limit)]
+    pairs = [{"subject": old["subject"], "older": old, "newer": new}
+             for old, new in contradictions(conn, project, limit)]
     return {"project": project, "older_than_days": older_than_days, "rules": rules, "never_used": never,
             "never_used_total": total, "contradictions": pairs}
 

@@ -125,7 +125,8 @@ def test_every_field_of_a_memory_can_be_edited(rows: Rows) -> None:
     oid = rows.obs("Parser drops tabs", type="discovery", files_modified=["src/parse.py"])
     types = ["bugfix", "discovery"]
     changes = detail.check_edit({"title": "Parser keeps tabs", "subtitle": "since the fix", "type": "bugfix",
-                                 "narrative": "The tokenizer\nnow keeps them.", "facts": ["tabs kept", " ", "tabs kept"],
+                                 "narrative": "The tokenizer\nnow keeps them.",
+                                 "facts": ["tabs kept", " ", "tabs kept"],
                                  "concepts": ["gotcha"], "files_read": ["src/lex.py"],
                                  "files_modified": ["src/parse.py", "src/lex.py"], "importance": 8}, types)
     assert changes["facts"] == ["tabs kept"]  # blanks and repeats dropped
@@ -134,7 +135,8 @@ def test_every_field_of_a_memory_can_be_edited(rows: Rows) -> None:
     assert obs["narrative"] == "The tokenizer\nnow keeps them." and obs["facts"] == ["tabs kept"]
     assert obs["files_modified"] == ["src/parse.py", "src/lex.py"] and obs["concepts"] == ["gotcha"]
     c = rows.conn
-    assert tuple(c.execute("SELECT importance, user_importance FROM observations WHERE id = ?", (oid,)).fetchone()) == (8, 8)
+    imp = c.execute("SELECT importance, user_importance FROM observations WHERE id = ?", (oid,)).fetchone()
+    assert tuple(imp) == (8, 8)
     # The indexes follow: full text, the file index and the concept index.
     assert [r[0] for r in c.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'tokenizer'")] \
         == [oid]

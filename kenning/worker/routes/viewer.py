@@ -317,7 +317,8 @@ def routes(state: Any) -> list[Route]:
             if not terms:
                 # An emoji, "*" or "-" alone: no word to look up. Saying so beats listing the newest
                 # items as if they matched.
-                return _json({"items": [], "terms": [], "no_words": True, "semantic": False, "next_offset": None})
+                return _json({"items": [], "terms": [], "no_words": True, "semantic": False, "next_offset": None,
+                              "total": 0, "more": False})
             limit = _int(request, "limit", 30, 1, 100)
             offset = _int(request, "offset", 0, 0, 10_000)
             from kenning.search.runtime import current
@@ -326,48 +327,37 @@ def routes(state: Any) -> list[Route]:
             if runtime is None:
                 return _error("search is not running in this worker", 503)
             kw: dict[str, Any] = {"project": f.project, "types": list(f.types) or None,
-                                  "concepts": [f.concept] if f.concept else None, "limit": limit + 1,
-                                  "offset": offset, "include_inactive": f.include_inactive,
+                                  "concepts": [f.concept] if f.concept else None,
+                                  "include_inactive": f.include_inactive,
                                   "kinds": list(f.wanted())}
             if f.since is not None:
                 kw["since"] = f.since
             if f.until is not None:
                 kw["until"] = f.until
             from kenning.search.service import SearchInfo
+            from kenning.viewer import found as found_mod
 
+            sort = _param(request, "sort") or "relevance"
+            if sort not in found_mod.SORTS:
+                raise BadRequest(f"sort must be one of {', '.join(found_mod.SORTS)}")
             info = SearchInfo()
-            # The memory view (superseded ones hidden unless asked for) is a property of the rows
-            # the search engine does not rank by: hits are read in windows and kept when they fit.
-            found: list[dict[str, Any]] = []
-            scores: dict[tuple[str, int], float] = {}
-            at, window, rounds, next_offset = offset, limit + 1, 0, None
-            while True:
-                kw.update(offset=at, limit=window)
-                hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, **kw))
-                keys = [(h.kind, h.id) for h in hits]
-                rows = await with_read(functools.partial(items.hydrate, keys=keys, archive_before=f.archive_before),
-                                       [])
-                scores.update({(h.kind, h.id): h.score for h in hits})
-                by_key = {(it["kind"], it["id"]): it for it in rows}
-                for n, h in enumerate(hits):
-                    it = by_key.get((h.kind, h.id))
-                    if it is None or not items.in_view(it, f):
-                        continue
-                    if len(found) == limit:  # one more fits: the next page starts at it
-                        next_offset = at + n
-                        break
-                    found.append(it)
-                rounds += 1
-                if next_offset is not None or len(hits) < window or rounds >= 4:
-                    if next_offset is None and len(hits) == window:
-                        next_offset = at + window  # more hits follow, none of this view in reach yet
+            # Every hit up to a bound, read in windows: what this view shows (superseded ones hidden unless asked
+            # for), one per memory (near-duplicates and repeated prompts once), counted, then sorted and paged.
+            hits_all: list[Any] = []
+            for at in range(0, found_mod.MAX_FOUND, found_mod.WINDOW):
+                hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, offset=at,
+                                                                 limit=found_mod.WINDOW, **kw))
+                hits_all.extend(hits)
+                if len(hits) < found_mod.WINDOW:
                     break
-                at += window
-                window = min(500, window * 4)
-            for it in found:
-                it["score"] = round(scores.get((it["kind"], it["id"]), 0.0), 4)
-            return _json({"items": found, "terms": terms, "no_words": False, "semantic": info.meaning,
-                          "note": info.note, "next_offset": next_offset})
+            rows = await with_read(functools.partial(items.hydrate, keys=[(h.kind, h.id) for h in hits_all],
+                                                     archive_before=f.archive_before), [])
+            listed = found_mod.collect(hits_all, rows, lambda it: items.in_view(it, f), sort)
+            page = listed.items[offset:offset + limit]
+            next_offset = offset + limit if offset + limit < len(listed.items) else None
+            return _json({"items": page, "terms": terms, "no_words": False, "semantic": info.meaning,
+                          "note": info.note, "next_offset": next_offset, "total": len(listed.items),
+                          "more": listed.more, "merged": listed.merged, "sort": sort})
         return await guarded(go)
 
     async def observation(request: Request) -> Response:
