@@ -387,7 +387,7 @@ export class Detail {
       inputmode: 'numeric', value: decided ? String(o.user_importance) : '', placeholder: String(o.importance ?? ''),
       'aria-describedby': 'edit-importance-help'});
     const err = h('p', {class: 'error', id: 'edit-error', role: 'alert'});
-    const form = h('form', {class: 'edit-form', id: 'edit-form', 'aria-label': 'Edit this memory'},
+    const form = h('form', {class: 'edit-form', id: 'edit-form', 'aria-label': 'Edit this memory', novalidate: true},
       field('edit-title', 'Title', titleIn),
       field('edit-subtitle', 'Subtitle', subIn),
       field('edit-type', 'Type', typeSel),

@@ -27,7 +27,7 @@ export function givenSlot(id, signal, openSession = null) {
         ` · ${i.reason || 'listed'}`))) : h('p', {class: 'muted'}, 'Not given to any session yet (what a hook builds '
         + 'without the worker is not recorded).'),
       (led.uses || []).length ? h('ul', {class: 'ledger-uses'}, led.uses.map((u) => h('li', null,
-        h('span', {class: 'muted'}, fullTime(u.at)), ` · used: ${u.kind} `, u.detail ? h('code', null, u.detail) : ''))) : null);
+        h('span', {class: 'muted'}, fullTime(u.at)), ` · used: ${u.kind} `, u.detail ? h('code', null, u.detail) : ''))) : '');
   }).catch((err) => {
     if (err.name === 'AbortError' || err instanceof AuthError) return;
     clear(slot).append(h('p', {class: 'muted'}, `The ledger could not be read: ${err.message}.`));
