@@ -139,7 +139,7 @@ def test_checkup_tab_confirms_demotes_and_forgets(installed: Home, page: Any) ->
     open_viewer(page, home, "?tab=review")
     rules = page.locator("#review-rules")
     expect(rules.locator(".review-item")).to_have_count(3)
-    expect(page.locator(f"#review-rule-{keep}")).to_contain_text("given 1 times, used 0")
+    expect(page.locator(f"#review-rule-{keep}")).to_contain_text("given 1 time, used 0 times")
     expect(page.locator(f"#review-never-{stale}")).to_contain_text("never used")
     shot(page, "checkup", full_page=True)
 

@@ -5,6 +5,8 @@
 import {api, AuthError, link, retryable} from './api.js';
 import {h, clear, fullTime, num, toast} from './dom.js';
 
+const times = (n) => `${num(n)} ${n === 1 ? 'time' : 'times'}`;
+
 export class Review {
   constructor({root, projectName, onOpen}) {
     Object.assign(this, {root, projectName, onOpen});
@@ -67,7 +69,7 @@ export class Review {
   ruleItem(r) {
     const li = h('li', {class: 'review-item', id: `review-rule-${r.id}`, dataset: {oid: String(r.id)}},
       h('p', {class: 'review-title'}, this.title(r)),
-      h('p', {class: 'muted'}, `since ${fullTime(r.created_at)} · given ${num(r.given)} times, used ${num(r.used)}`
+      h('p', {class: 'muted'}, `since ${fullTime(r.created_at)} · given ${times(r.given)}, used ${times(r.used)}`
         + (r.confirmed ? ' · confirmed by you' : '')));
     const actions = h('div', {class: 'actions', role: 'group', 'aria-label': `What to do with #${r.id}`},
       h('button', {type: 'button', class: 'review-confirm', onclick: () => this.act(li, 'Confirmed: it stays a standing rule.',
@@ -82,7 +84,7 @@ export class Review {
   neverItem(m) {
     const li = h('li', {class: 'review-item', id: `review-never-${m.id}`, dataset: {oid: String(m.id)}},
       h('p', {class: 'review-title'}, this.title(m)),
-      h('p', {class: 'muted'}, `${m.type} · since ${fullTime(m.created_at)} · given ${num(m.given)} times, never used`));
+      h('p', {class: 'muted'}, `${m.type} · since ${fullTime(m.created_at)} · given ${times(m.given)}, never used`));
     li.append(h('div', {class: 'actions', role: 'group', 'aria-label': `What to do with #${m.id}`},
       h('button', {type: 'button', class: 'review-keep', onclick: () => this.done(li, 'Kept.')}, 'Keep'),
       this.forgetButton(li, m)), h('p', {class: 'review-status', role: 'status'}));
