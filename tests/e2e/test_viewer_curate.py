@@ -201,9 +201,8 @@ def test_search_counts_sorts_and_lists_each_memory_once(installed: Home, page: A
     rows = ProjectRows(home.paths.db)
     now = time.time()
     # 45 distinct memories (each names its own identifier: near-duplicates would be one memory, one result).
-    words = ("amber basalt cobalt dune ember fjord garnet harbor indigo jasper kelp lagoon marble nectar onyx "
-             "pebble quartz raven saffron tundra umber violet walnut xenon yarrow zephyr acorn birch cedar delta "
-             "elm fern grove hazel iris juniper kiwi lotus maple nutmeg olive pine quince rowan sage").split()
+    words = [f"{a}{b}" for a in ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo")
+             for b in ("", "_kelp", "_onyx", "_pine", "_sage")]
     ids = [rows.obs(f"Uploader retry budget read by {words[i]}_queue, case {i:02d}", type="discovery",
                     session=f"s{i % 4}", at=now - (i + 1) * 3600) for i in range(45)]
     # One prompt typed in three imported sessions: one result, not three.

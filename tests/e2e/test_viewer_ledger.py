@@ -62,6 +62,13 @@ def test_a_session_shows_what_it_was_told_and_a_memory_how_often(worker: Home, p
     expect(given).to_contain_text("standing rule")
     expect(given).to_contain_text("session ledger-next")
     shot(page, "ledger-memory", full_page=True)
+    # Each handing links to the session that received it: its ledger, what it was told and why.
+    given.locator(f"button.session-link[data-sid='{sid}']").click()
+    expect(page.locator("#detail-title")).to_contain_text(f"Session #{sid}")
+    expect(page.locator("#ledger-session")).to_contain_text(DECISION_TITLE)
+    assert f"item=s{sid}" in page.url
+    page.click("#detail-back")  # and back to the memory
+    expect(page.locator("#ledger-memory")).to_contain_text("Given 1 time")
 
     # The Stats tab: the memory's health over a date range.
     page.click("#tab-stats")
@@ -233,7 +240,8 @@ def test_search_says_why_meaning_did_not_answer(worker: Home, page: Any) -> None
     page.press("#search", "Enter")
     heading = page.locator("#feed-heading")
     expect(heading).to_contain_text("for “hello” (keywords)")
-    expect(heading).to_contain_text("by meaning: no, embeddings are off (embedding_backend none)")
+    expect(page.locator("#search-note")).to_have_text(
+        "Search by meaning is off: embeddings are off (embedding_backend none). These results match keywords only.")
 
 
 def _contrast(fg: str, bg: str) -> float:

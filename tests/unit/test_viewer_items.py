@@ -264,3 +264,24 @@ def test_settings_form_sections_labels_and_modes() -> None:
     assert by_name["mode"]["kind"] == "choice" and by_name["mode"]["choices"] == ["code", "code-chill", "mine"]
     assert settings_form.check_mode({"mode": "mine"}, ["code", "mine"]) == []
     assert "no mode 'nope'" in settings_form.check_mode({"mode": "nope"}, ["code"])[0]
+
+
+def test_search_results_each_memory_once_counted_and_sorted() -> None:
+    from types import SimpleNamespace
+
+    from kenning.viewer import found
+
+    def obs(i: int, at: float, head: int | None = None) -> dict[str, object]:
+        return {"kind": "observation", "id": i, "at": at, "duplicate_of": head, "project": "p", "title": f"t{i}"}
+
+    rows = [obs(1, 10), obs(2, 30, head=1), obs(3, 20), obs(4, 5),
+            {"kind": "prompt", "id": 7, "at": 1, "project": "p", "title": "Why  does it retry?"},
+            {"kind": "prompt", "id": 8, "at": 2, "project": "p", "title": "why does it retry?"}]
+    hits = [SimpleNamespace(kind=r["kind"], id=r["id"], score=1.0 - n / 10) for n, r in enumerate(rows)]
+    got = found.collect(hits, rows, lambda it: it["id"] != 4)
+    assert [(it["kind"], it["id"]) for it in got.items] == [("observation", 1), ("observation", 3), ("prompt", 7)]
+    assert got.merged == 2 and not got.more and got.items[0]["score"] == 1.0
+    assert [it["id"] for it in found.collect(hits, rows, lambda it: True, "oldest").items] == [7, 4, 1, 3]
+    assert [it["id"] for it in found.collect(hits, rows, lambda it: True, "newest").items] == [3, 1, 4, 7]
+    with pytest.raises(ValueError):
+        found.collect(hits, rows, lambda it: True, "best")

@@ -138,6 +138,9 @@ export class Detail {
   }
 
   renderObservation(data) {
+    // Drawn again (a live change, an action here): the control that had focus keeps it.
+    const active = document.activeElement;
+    const focused = active && active.id && this.body.contains(active) ? active.id : '';
     const o = data.observation;
     const info = this.typeInfo(o.type) || {};
     const key = `o:${o.id}`;
@@ -309,6 +312,7 @@ export class Detail {
         (sid) => this.show({kind: 'session', id: sid}, true))),
     ];
     clear(this.body).append(...sections.filter(Boolean));
+    if (focused) document.getElementById(focused)?.focus();
   }
 
   /** Where the memory stands: its layer (and who decided it), what replaced it, what it replaced. */
