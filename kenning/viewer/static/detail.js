@@ -139,8 +139,8 @@ export class Detail {
 
   renderObservation(data) {
     // Drawn again (a live change, an action here): the control that had focus keeps it.
-    const active = document.activeElement;
-    const focused = active && active.id && this.body.contains(active) ? active.id : '';
+    const had = document.activeElement;
+    const focused = had && had.id && this.body.contains(had) ? had.id : '';
     const o = data.observation;
     const info = this.typeInfo(o.type) || {};
     const key = `o:${o.id}`;
