@@ -2,8 +2,9 @@
 
 The search engine ranks hits; the viewer keeps those its memory view shows (kenning/viewer/items.py
 ``in_view``), folds near-duplicates onto one row (an observation's group, a prompt repeated word for
-word by imported sessions), counts them (up to ``MAX_FOUND`` hits read) and sorts them by relevance
-(the engine's order), newest or oldest first.
+word by imported sessions), counts them (among the hits read: a lower bound while the engine has more)
+and sorts them by relevance (the engine's order), newest or oldest first. Every page of a search reads the
+same ranking to the same depth (``depth``), so scrolling neither skips nor repeats a row.
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SORTS = ("relevance", "newest", "oldest")
-WINDOW = 200       # hits per engine call (its maximum)
-MAX_FOUND = 600    # hits read for one search: the count says "600+" past it
+DEPTHS = (400, 2_000, 10_000)  # hits read for a page: the first tier that reaches past it
+SORT_DEPTH = 2_000             # hits read to sort by date: past them "newest first" is among the best 2,000
+
+
+def depth(end: int, sort: str = "relevance") -> int:
+    """How many hits to read for a page ending at row ``end``."""
+    need = max(end + 1, SORT_DEPTH if sort != "relevance" else 0)
+    return next((d for d in DEPTHS if d >= need), DEPTHS[-1])
 
 
 @dataclass
@@ -34,12 +41,12 @@ def _same(it: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def collect(hits: Sequence[Any], rows: Sequence[dict[str, Any]], keep: Callable[[dict[str, Any]], bool],
-            sort: str = "relevance") -> Found:
+            sort: str = "relevance", *, more: bool = False) -> Found:
     """``rows`` (hydrated ``hits``, any order) kept, folded, scored and sorted."""
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     by_key = {(it["kind"], it["id"]): it for it in rows}
-    out = Found(more=len(hits) >= MAX_FOUND)
+    out = Found(more=more)
     seen: set[tuple[Any, ...]] = set()
     for h in hits:
         it = by_key.get((h.kind, h.id))

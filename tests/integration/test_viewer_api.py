@@ -296,3 +296,30 @@ def test_stats_per_project_delete_at_once_and_mode_choices(live: tuple[Home, htt
     r = c.put("/api/viewer/settings", json={"changes": {"mode": "nope"}}, headers=origin)
     assert r.status_code == 400 and "mode" in r.json()["problems"] and "nothing was saved" not in r.json()["error"]
     assert c.put("/api/viewer/settings", json={"changes": {"mode": "code-chill"}}, headers=origin).status_code == 200
+
+
+def test_search_counts_and_pages_one_ranking_to_the_end(live: tuple[Home, httpx.Client]) -> None:
+    from tests.support.search_rows import Rows
+
+    home, c = live
+    rows = Rows(home.paths.db)
+    now = time.time()
+    for i in range(250):  # each names its own identifier: 250 memories, no near-duplicates, all tied in BM25
+        rows.obs(f"Zebra striping rule for grid_{i}_cell", at=now - i * 60)
+    rows.conn.commit()
+    seen: list[int] = []
+    offset: int | None = 0
+    while offset is not None:  # pages of one ranking: none skipped, none repeated
+        page = c.get("/api/viewer/search", params={"q": "zebra striping", "limit": 100, "offset": offset}).json()
+        assert page["total"] == 250 and page["more"] is False
+        seen += [it["id"] for it in page["items"]]
+        offset = page["next_offset"]
+    assert len(seen) == len(set(seen)) == 250
+    newest = c.get("/api/viewer/search", params={"q": "zebra striping", "sort": "newest"}).json()
+    assert newest["total"] == 250 and [it["title"] for it in newest["items"][:2]] == [
+        "Zebra striping rule for grid_0_cell", "Zebra striping rule for grid_1_cell"]
+    for i in range(250, 450):  # past the first depth read (400 hits): a lower bound, said so
+        rows.obs(f"Zebra striping rule for grid_{i}_cell", at=now - i * 60)
+    rows.conn.close()
+    first = c.get("/api/viewer/search", params={"q": "zebra striping"}).json()
+    assert first["more"] is True and first["total"] == 400

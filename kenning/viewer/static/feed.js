@@ -241,7 +241,8 @@ export class Feed {
     const n = this.total ?? this.rows.size;
     const how = this.semantic ? ' (keywords and meaning)' : ' (keywords)';
     const count = this.moreFound ? `${n}+ results` : plural(n, 'result');
-    const order = {newest: ', newest first', oldest: ', oldest first'}[this.sort] || '';
+    let order = {newest: ', newest first', oldest: ', oldest first'}[this.sort] || '';
+    if (order && this.moreFound) order += ` (among the best ${n})`;
     this.heading.textContent = this.noWords ? `Nothing to search for in ${q}` : `${count} for ${q}${how}${order}${scope}`;
   }
 

@@ -341,18 +341,16 @@ def routes(state: Any) -> list[Route]:
             if sort not in found_mod.SORTS:
                 raise BadRequest(f"sort must be one of {', '.join(found_mod.SORTS)}")
             info = SearchInfo()
-            # Every hit up to a bound, read in windows: what this view shows (superseded ones hidden unless asked
-            # for), one per memory (near-duplicates and repeated prompts once), counted, then sorted and paged.
-            hits_all: list[Any] = []
-            for at in range(0, found_mod.MAX_FOUND, found_mod.WINDOW):
-                hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, offset=at,
-                                                                 limit=found_mod.WINDOW, **kw))
-                hits_all.extend(hits)
-                if len(hits) < found_mod.WINDOW:
-                    break
-            rows = await with_read(functools.partial(items.hydrate, keys=[(h.kind, h.id) for h in hits_all],
+            # One ranking read in one call, as deep as this page needs (the same depth for every page inside it, so
+            # pages neither skip nor repeat rows): what this view shows (superseded ones hidden unless asked for),
+            # one per memory (near-duplicates and repeated prompts once), counted (a lower bound when the engine
+            # has more), then sorted and paged. Newest or oldest first sort the best SORT_DEPTH hits.
+            depth = found_mod.depth(offset + limit, sort)
+            hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, offset=0, limit=depth,
+                                                             max_limit=depth, **kw))
+            rows = await with_read(functools.partial(items.hydrate, keys=[(h.kind, h.id) for h in hits],
                                                      archive_before=f.archive_before), [])
-            listed = found_mod.collect(hits_all, rows, lambda it: items.in_view(it, f), sort)
+            listed = found_mod.collect(hits, rows, lambda it: items.in_view(it, f), sort, more=len(hits) >= depth)
             page = listed.items[offset:offset + limit]
             next_offset = offset + limit if offset + limit < len(listed.items) else None
             return _json({"items": page, "terms": terms, "no_words": False, "semantic": info.meaning,
