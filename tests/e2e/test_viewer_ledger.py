@@ -63,7 +63,10 @@ def test_a_session_shows_what_it_was_told_and_a_memory_how_often(worker: Home, p
     expect(given).to_contain_text("session ledger-next")
     shot(page, "ledger-memory", full_page=True)
     # Each handing links to the session that received it: its ledger, what it was told and why.
-    given.locator(f"button.session-link[data-sid='{sid}']").click()
+    link = given.locator(f"button.session-link[data-sid='{sid}']")
+    link.scroll_into_view_if_needed()
+    shot(page, "ledger-memory-sessions")
+    link.click()
     expect(page.locator("#detail-title")).to_contain_text(f"Session #{sid}")
     expect(page.locator("#ledger-session")).to_contain_text(DECISION_TITLE)
     assert f"item=s{sid}" in page.url
