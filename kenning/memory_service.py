@@ -119,8 +119,8 @@ class MemoryService:
                 self._log("saved", [saved.id], self._project_of(saved.id))
         return saved
 
-    def edit(self, oid: int, changes: dict[str, str]) -> None:
-        """The viewer's edit of a memory's title, type or status (checked by the caller)."""
+    def edit(self, oid: int, changes: dict[str, Any]) -> None:
+        """The viewer's edit of any field of a memory (kenning/viewer/editing.py checked the values)."""
         with repo.transaction(self.conn):
             if edits.apply(self.conn, oid, changes):
                 self._log("edited", [oid], self._project_of(oid))

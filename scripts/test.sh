@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything CI checks, from a fresh clone: dev venv, lint, types, the whole test suite.
 # The end-to-end tests install the real Claude Code, Codex, Gemini, Copilot and OpenCode CLIs from npm into .cache/ on
-# first run (KENNING_TEST_COPILOT=0 / KENNING_TEST_OPENCODE=0 skip the last two).
+# first run (KENNING_TEST_COPILOT=0 / KENNING_TEST_OPENCODE=0 skip the last two), and axe-core (`npm pack`, the
+# viewer's accessibility check: tests/support/axe.py).
 # Arguments go to pytest: `bash scripts/test.sh tests/unit -k spool`.
 set -euo pipefail
 cd "$(dirname "$0")/.."

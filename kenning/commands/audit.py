@@ -156,6 +156,31 @@ def contradictions(conn: sqlite3.Connection, project: str | None, limit: int) ->
     return out
 
 
+def checkup(conn: sqlite3.Connection, project: str | None, limit: int, older_than_days: int) -> dict[str, Any]:
+    """What a check-up walks through (the viewer's Check-up tab; ``kenning review`` asks the same): the
+    standing rules with how often each was given and used, the memories never used in ``older_than_days``
+    (rules are asked about above), and pairs of current memories about the same subject."""
+    from kenning.store import injections
+
+    extra, pargs = ("AND project = ?", [project]) if project else ("", [])
+    rules = []
+    for r in conn.execute(
+            f"SELECT id, title, type, project, created_at, user_layer FROM observations WHERE layer = 'rule' "
+            f"AND status = 'active' AND duplicate_of IS NULL {extra} ORDER BY created_at DESC LIMIT ?",
+            (*pargs, limit)).fetchall():
+        led = injections.for_memory(conn, int(r[0]), limit=1)
+        rules.append({"id": r[0], "title": r[1], "type": r[2], "project": r[3], "created_at": r[4],
+                      "confirmed": r[5] == "rule", "given": led["given"], "used": led["used"]})
+    older = time.time() - max(0, older_than_days) * 86400
+    never = [m for m in injections.never_used(conn, older_than=older, project=project, limit=limit)
+             if m["layer"] != "rule"]
+    total = injections.never_used_count(conn, older_than=older, project=project) if never else 0
+    pairs = [{"subject": old["subject"], "older": old, "newer": new}
+             for old, new in contradictions(conn, project, limit)]
+    return {"project": project, "older_than_days": older_than_days, "rules": rules, "never_used": never,
+            "never_used_total": total, "contradictions": pairs}
+
+
 class Walk:
     """One check-up: questions to ``ask``, answers read from ``read`` (stdin, or a test's script)."""
 

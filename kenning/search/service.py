@@ -116,17 +116,19 @@ def search(conn: sqlite3.Connection, query: str = "", *, project: str | None = N
            limit: int = 20, offset: int = 0, include_inactive: bool = False,
            vectors: VectorIndex | None = None, config: SearchConfig | None = None,
            now: float | None = None, agent: str | None = None, info: SearchInfo | None = None,
-           synonyms: bool | None = None) -> list[Hit]:
+           synonyms: bool | None = None, max_limit: int = MAX_LIMIT) -> list[Hit]:
     """Search memory. Any query text is safe (it is never passed raw to FTS5); bad options
     (unknown order or kind) raise ValueError. A search not scoped to a project never returns
     ``sensitive`` observations. ``synonyms`` (default: the config's) also matches the other words
-    for a query word (:mod:`kenning.search.synonyms`)."""
+    for a query word (:mod:`kenning.search.synonyms`). ``max_limit`` lets a caller that pages through one
+    ranking itself (the viewer) read it in one call: the ranking of a deeper call is not always the
+    shallower one's continuation (rows tied at a cut), so windows of one query would skip or repeat rows."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     cfg = config or DEFAULT
     info = info if info is not None else SearchInfo()
     now = time.time() if now is None else now
-    limit = max(1, min(int(limit), MAX_LIMIT))
+    limit = max(1, min(int(limit), max(MAX_LIMIT, min(int(max_limit), MAX_OFFSET))))
     offset = max(0, min(int(offset), MAX_OFFSET))
     f = make(project, types, concepts, files, since, until, session, include_inactive, agent)
     wanted = _kinds(kinds, f)

@@ -159,6 +159,13 @@ def for_memory(conn: sqlite3.Connection, oid: int, limit: int = 50) -> dict[str,
     uses = [{"at": r[0], "session": r[1], "kind": r[2], "detail": r[3]}
             for r in conn.execute("SELECT at, session, kind, detail FROM injection_uses WHERE observation_id = ? "
                                   "ORDER BY at DESC, id DESC LIMIT ?", (oid, limit))]
+    # The sessions' own row ids, so a surface can open the session that received it (its ledger).
+    named = sorted({r["session"] for r in recent if r["session"]})
+    rows = dict(conn.execute(f"SELECT agent_session_id, MIN(id) FROM sessions WHERE agent_session_id IN "
+                             f"({','.join('?' * len(named))}) GROUP BY agent_session_id", named).fetchall()) \
+        if named else {}
+    for r in recent:
+        r["session_id"] = rows.get(r["session"])
     return {"given": given, "used": used, "last_given": recent[0]["at"] if recent else None,
             "last_used": uses[0]["at"] if uses else None, "injections": recent, "uses": uses}
 

@@ -96,6 +96,12 @@ def _classify_one(conn: sqlite3.Connection, r: sqlite3.Row) -> None:
     _write_classified(conn, [_classified(r)], fresh=False)
 
 
+def reclassify(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+    """Derive layer, importance, signature and subjects again for rows whose text changed (an edit); a user's
+    layer decision and hand-set importance stand over what is derived."""
+    _write_classified(conn, [_classified(r) for r in _rows(conn, list(ids))], fresh=False)
+
+
 def derived_layer(conn: sqlite3.Connection, oid: int) -> str | None:
     """The layer an observation has by what it says (before any user decision); None if it does not exist."""
     found = _rows(conn, [oid])
@@ -135,7 +141,9 @@ def _write_classified(conn: sqlite3.Connection, done: list[tuple[tuple[object, .
                       *, fresh: bool) -> None:
     # A user's pin or demotion (user_layer) stands over the derived layer: a rebuild keeps it.
     layer = "COALESCE(user_layer, ?)" if decisions_column(conn) else "?"
-    conn.executemany(f"UPDATE observations SET layer = {layer}, importance = ?, signature = ? WHERE id = ?",
+    # ...and so does an importance set by hand (user_importance, migration 0035).
+    importance = "COALESCE(user_importance, ?)" if has_columns(conn, "observations", "user_importance") else "?"
+    conn.executemany(f"UPDATE observations SET layer = {layer}, importance = {importance}, signature = ? WHERE id = ?",
                      [d[0] for d in done])
     if not fresh:  # rows indexed before: their subjects go first
         conn.executemany("DELETE FROM observation_subjects WHERE observation_id = ?", [(d[0][3],) for d in done])

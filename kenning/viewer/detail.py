@@ -8,10 +8,9 @@ from typing import Any
 from kenning.memory.judged import judged
 from kenning.store import edits, repo
 from kenning.store.decisions import is_archived
-from kenning.viewer.items import hydrate, json_list, one_line
+from kenning.viewer import editing
+from kenning.viewer.items import hydrate, json_list
 
-EDITABLE_STATUS = ("active", "retracted")
-MAX_TITLE = 300
 RELATED_LIMIT = 20
 
 
@@ -129,36 +128,12 @@ def session(conn: sqlite3.Connection, sid: int, archive_before: float = 0.0) -> 
     return {"session": s, "turns": [turns[k] for k in sorted(turns)], "summary": summary}
 
 
-def check_edit(body: Any, types: list[str]) -> dict[str, str]:
-    """The validated changes of a PATCH body; ValueError with a message a user can act on."""
-    if not isinstance(body, dict) or not body:
-        raise ValueError('the body must be a JSON object like {"title": "…", "type": "bugfix", "status": "retracted"}')
-    unknown = sorted(set(body) - {"title", "type", "status"})
-    if unknown:
-        raise ValueError(f"only title, type and status can be edited, not {', '.join(unknown)}")
-    out: dict[str, str] = {}
-    if "title" in body:
-        title = body["title"]
-        if not isinstance(title, str) or not title.strip():
-            raise ValueError("title must be a non-empty string")
-        title = one_line(title, 10**6)
-        if len(title) > MAX_TITLE:
-            raise ValueError(f"title must be at most {MAX_TITLE} characters")
-        if "\x00" in title:
-            raise ValueError("title must not contain NUL")
-        out["title"] = title
-    if "type" in body:
-        if body["type"] not in types:
-            raise ValueError(f"type must be one of: {', '.join(types)}")
-        out["type"] = body["type"]
-    if "status" in body:
-        if body["status"] not in EDITABLE_STATUS:
-            raise ValueError("status must be active or retracted (no longer true)")
-        out["status"] = body["status"]
-    return out
+def check_edit(body: Any, types: list[str]) -> dict[str, Any]:
+    """The validated changes of a PATCH body (kenning/viewer/editing.py)."""
+    return editing.check(body, types)
 
 
-def edit(conn: sqlite3.Connection, oid: int, changes: dict[str, str]) -> dict[str, Any]:
+def edit(conn: sqlite3.Connection, oid: int, changes: dict[str, Any]) -> dict[str, Any]:
     """Apply checked changes through the memory service, in one transaction; the memory as it is now."""
     from kenning.memory_service import MemoryService
 

@@ -10,6 +10,7 @@ from typing import Any
 from kenning.store import usage
 
 MAX_DAYS = 365
+MAX_RANGE_DAYS = 3660  # a chosen range: ten years of days, one bar each
 
 
 def _day(at: float) -> str:
@@ -20,27 +21,56 @@ def days(conn: sqlite3.Connection, n: int, project: str | None = None,
          now: float | None = None) -> list[dict[str, Any]]:
     """The last ``n`` days (UTC, like the observer's usage table), oldest first, empty days included."""
     now = time.time() if now is None else now
-    start_day = _day(now - (n - 1) * 86400)
-    start = datetime.strptime(start_day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+    return between(conn, _day(now - (n - 1) * 86400), _day(now), project)
+
+
+def parse_day(text: str, name: str) -> str:
+    """A YYYY-MM-DD date as given (ValueError naming the parameter otherwise)."""
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").strftime("%Y-%m-%d")
+    except ValueError:
+        raise ValueError(f"{name} must be a date like 2026-12-05, not {text[:40]!r}") from None
+
+
+def span(first: str, last: str) -> int:
+    """Days from ``first`` to ``last`` inclusive (YYYY-MM-DD)."""
+    a = datetime.strptime(first, "%Y-%m-%d")
+    b = datetime.strptime(last, "%Y-%m-%d")
+    return (b - a).days + 1
+
+
+def between(conn: sqlite3.Connection, first: str, last: str, project: str | None = None) -> list[dict[str, Any]]:
+    """Every day from ``first`` to ``last`` (YYYY-MM-DD, UTC, inclusive), oldest first, empty days included:
+    observations per type and what the observer spent."""
+    start = datetime.strptime(first, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+    end = start + span(first, last) * 86400
     out: dict[str, dict[str, Any]] = {}
-    for i in range(n):
+    for i in range(span(first, last)):
         d = _day(start + i * 86400 + 3600)
         out[d] = {"day": d, "observations": {}, "total": 0, "tokens_in": 0, "tokens_out": 0, "cache_read": 0,
                   "calls": 0}
     where, args = ("", []) if not project else (" AND project = ?", [project])
     for day, typ, count in conn.execute(
             "SELECT strftime('%Y-%m-%d', created_at, 'unixepoch') AS day, type, COUNT(*) FROM observations "
-            f"WHERE created_at >= ?{where} GROUP BY day, type", [start, *args]):
+            f"WHERE created_at >= ? AND created_at < ?{where} GROUP BY day, type", [start, end, *args]):
         row = out.get(day)
         if row is not None:
             row["observations"][typ] = count
             row["total"] += count
-    for r in usage.daily(conn, days=n):
-        row = out.get(r["day"])
-        if row is not None and r["provider"] != "rules":
-            for k in ("tokens_in", "tokens_out", "cache_read", "calls"):
-                row[k] += int(r[k] or 0)
+    for r in conn.execute("SELECT day, provider, tokens_in, tokens_out, cache_read, calls FROM observer_usage "
+                          "WHERE day >= ? AND day <= ?", (first, last)):
+        row = out.get(r[0])
+        if row is not None and r[1] != "rules":
+            for k, v in zip(("tokens_in", "tokens_out", "cache_read", "calls"), r[2:], strict=True):
+                row[k] += int(v or 0)
     return list(out.values())
+
+
+def first_day(conn: sqlite3.Connection, project: str | None = None) -> str | None:
+    """The day of the oldest observation (imported history included), for "all history"."""
+    where, args = ("", ()) if not project else (" WHERE project = ?", (project,))
+    row = conn.execute(f"SELECT MIN(created_at) FROM observations{where}", args).fetchone()
+    return _day(row[0]) if row and row[0] is not None else None
 
 
 def totals(conn: sqlite3.Connection, project: str | None = None) -> dict[str, int]:

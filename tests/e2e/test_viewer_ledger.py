@@ -62,6 +62,16 @@ def test_a_session_shows_what_it_was_told_and_a_memory_how_often(worker: Home, p
     expect(given).to_contain_text("standing rule")
     expect(given).to_contain_text("session ledger-next")
     shot(page, "ledger-memory", full_page=True)
+    # Each handing links to the session that received it: its ledger, what it was told and why.
+    link = given.locator(f"button.session-link[data-sid='{sid}']")
+    link.scroll_into_view_if_needed()
+    shot(page, "ledger-memory-sessions")
+    link.click()
+    expect(page.locator("#detail-title")).to_contain_text(f"Session #{sid}")
+    expect(page.locator("#ledger-session")).to_contain_text(DECISION_TITLE)
+    assert f"item=s{sid}" in page.url
+    page.click("#detail-back")  # and back to the memory
+    expect(page.locator("#ledger-memory")).to_contain_text("Given 1 time")
 
     # The Stats tab: the memory's health over a date range.
     page.click("#tab-stats")
@@ -69,8 +79,9 @@ def test_a_session_shows_what_it_was_told_and_a_memory_how_often(worker: Home, p
     expect(health).to_contain_text("1 time in 1 session")
     expect(health).to_contain_text("0.0% · a check-up is due")
     shot(page, "memory-health", full_page=True)
-    page.fill("#health-from", time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400)))
-    page.click("#health-range button[type='submit']")
+    page.fill("#stats-from", time.strftime("%Y-%m-%d", time.localtime(time.time() + 2 * 86400)))
+    page.fill("#stats-to", time.strftime("%Y-%m-%d", time.localtime(time.time() + 3 * 86400)))
+    page.click("#stats-range button[type='submit']")
     expect(health).to_contain_text("nothing recorded")
 
 
@@ -232,7 +243,8 @@ def test_search_says_why_meaning_did_not_answer(worker: Home, page: Any) -> None
     page.press("#search", "Enter")
     heading = page.locator("#feed-heading")
     expect(heading).to_contain_text("for “hello” (keywords)")
-    expect(heading).to_contain_text("by meaning: no, embeddings are off (embedding_backend none)")
+    expect(page.locator("#search-note")).to_have_text(
+        "Search by meaning is off: embeddings are off (embedding_backend none). These results match keywords only.")
 
 
 def _contrast(fg: str, bg: str) -> float:

@@ -121,6 +121,32 @@ def test_stats_health_over_a_date_range_and_the_ledger_routes(home: Home) -> Non
     status, body = get("/api/ledger/health?since=2d")
     assert status == 200 and body["injections"]["given"] == 0
     assert get("/api/ledger/health?since=nonsense")[0] == 400
+    # The viewer's check-up: the same list `kenning review` walks, and its answers through the service.
+    status, body = get("/api/ledger/review")
+    assert status == 200
+    assert [r["id"] for r in body["rules"]] == [ids["rule_new"], ids["rule_old"]]
+    assert [(r["given"], r["used"]) for r in body["rules"]] == [(1, 1), (0, 0)]
+    assert [m["id"] for m in body["never_used"]] == [ids["stale"]] and body["never_used_total"] >= 1
+    assert [(p["older"]["id"], p["newer"]["id"]) for p in body["contradictions"]] == [
+        (ids["older_cache"], ids["newer_cache"])]
+    assert get("/api/ledger/review?older_than=soon")[0] == 400
+    assert get("/api/ledger/memory/" + str(ids["rule_new"]))[1]["injections"][0]["session_id"] is None  # no row
+
+    def post(path: str, body: dict) -> tuple[int, dict]:
+        res = request(port, "POST", path, body=json.dumps(body).encode(), token=token, timeout=10)
+        assert res is not None
+        return res[0], json.loads(res[1])
+
+    assert post("/api/observations/confirm", {"id": ids["rule_new"]})[0] == 200
+    assert post("/api/observations/confirm", {"id": ids["stale"]})[0] == 409  # not a standing rule
+    conn = home.db()
+    try:
+        assert conn.execute("SELECT user_layer FROM observations WHERE id = ?", (ids["rule_new"],)).fetchone()[0] \
+            == "rule"
+        assert tuple(conn.execute("SELECT surface, op FROM memory_log ORDER BY id DESC LIMIT 1").fetchone()) == (
+            "http", "confirmed")
+    finally:
+        conn.close()
 
 
 def test_bulk_decisions_report_each_refusal_and_undo_puts_back(home: Home) -> None:

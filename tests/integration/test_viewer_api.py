@@ -155,10 +155,17 @@ def test_stats_and_meta(live: tuple[Home, httpx.Client]) -> None:
     assert len(st["days"]) == 7 and st["days"][-1]["total"] >= 1
     assert st["totals"]["observations"] >= 1 and st["db_bytes"] > 0 and st["spool_depth"] == 0
     assert st["observer"]["provider"] == "rules" and "embedding" in st
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    ranged = c.get("/api/viewer/stats", params={"from": "2025-12-01", "to": today}).json()
+    assert ranged["from"] == "2025-12-01" and ranged["to"] == today and ranged["days"][0]["day"] == "2025-12-01"
+    assert len(ranged["days"]) > 360 and ranged["first_day"] == today
+    assert sum(d["total"] for d in ranged["days"]) == st["totals"]["observations"]
     meta = c.get("/api/viewer/meta").json()
     assert "decision" in [t["id"] for t in meta["types"]] and meta["projects"]
     for bad in ("feed?limit=0", "feed?limit=abc", "feed?before=nope", "feed?kinds=users", "feed?since=yesterday",
-                "stats?days=0", "search", "observations/0", "observations/abc", "sessions/x", "preview"):
+                "stats?days=0", "stats?from=2026-02-30", "stats?from=2026-03-02&to=2026-03-01",
+                "stats?from=1990-01-01&to=2026-01-01", "search", "search?q=x&sort=best",
+                "observations/0", "observations/abc", "sessions/x", "preview"):
         r = c.get(f"/api/viewer/{bad}")
         assert r.status_code in (400, 404) and "error" in r.json(), bad
 
@@ -242,6 +249,11 @@ def test_search_says_when_there_is_nothing_to_search_and_errors_speak_plainly(
         assert body["no_words"] is True and body["items"] == [] and body["terms"] == [], q
     body = c.get("/api/viewer/search", params={"q": "squash merges"}).json()
     assert body["no_words"] is False and body["terms"] == ["squash", "merges"] and body["items"]
+    assert body["total"] == len(body["items"]) and body["more"] is False and body["sort"] == "relevance"
+    ats = [it["at"] for it in c.get("/api/viewer/search", params={"q": "squash", "sort": "oldest"}).json()["items"]]
+    assert ats == sorted(ats)
+    ats = [it["at"] for it in c.get("/api/viewer/search", params={"q": "squash", "sort": "newest"}).json()["items"]]
+    assert ats == sorted(ats, reverse=True)
     assert c.get("/api/viewer/search", params={"q": "squash " + "x" * 10_000}).status_code == 200  # its head is used
     r = c.get("/api/viewer/search", params={"q": "x" * 20_000})
     assert r.status_code == 400 and "the search text is too long" in r.json()["error"]
@@ -284,3 +296,30 @@ def test_stats_per_project_delete_at_once_and_mode_choices(live: tuple[Home, htt
     r = c.put("/api/viewer/settings", json={"changes": {"mode": "nope"}}, headers=origin)
     assert r.status_code == 400 and "mode" in r.json()["problems"] and "nothing was saved" not in r.json()["error"]
     assert c.put("/api/viewer/settings", json={"changes": {"mode": "code-chill"}}, headers=origin).status_code == 200
+
+
+def test_search_counts_and_pages_one_ranking_to_the_end(live: tuple[Home, httpx.Client]) -> None:
+    from tests.support.search_rows import Rows
+
+    home, c = live
+    rows = Rows(home.paths.db)
+    now = time.time()
+    for i in range(250):  # each names its own identifier: 250 memories, no near-duplicates, all tied in BM25
+        rows.obs(f"Zebra striping rule for grid_{i}_cell", at=now - i * 60)
+    rows.conn.commit()
+    seen: list[int] = []
+    offset: int | None = 0
+    while offset is not None:  # pages of one ranking: none skipped, none repeated
+        page = c.get("/api/viewer/search", params={"q": "zebra striping", "limit": 100, "offset": offset}).json()
+        assert page["total"] == 250 and page["more"] is False
+        seen += [it["id"] for it in page["items"]]
+        offset = page["next_offset"]
+    assert len(seen) == len(set(seen)) == 250
+    newest = c.get("/api/viewer/search", params={"q": "zebra striping", "sort": "newest"}).json()
+    assert newest["total"] == 250 and [it["title"] for it in newest["items"][:2]] == [
+        "Zebra striping rule for grid_0_cell", "Zebra striping rule for grid_1_cell"]
+    for i in range(250, 450):  # past the first depth read (400 hits): a lower bound, said so
+        rows.obs(f"Zebra striping rule for grid_{i}_cell", at=now - i * 60)
+    rows.conn.close()
+    first = c.get("/api/viewer/search", params={"q": "zebra striping"}).json()
+    assert first["more"] is True and first["total"] == 400

@@ -121,8 +121,41 @@ def test_detail_related_session_and_edit(rows: Rows) -> None:
                              (second,)).fetchone()[0] == "retracted"
 
 
+def test_every_field_of_a_memory_can_be_edited(rows: Rows) -> None:
+    oid = rows.obs("Parser drops tabs", type="discovery", files_modified=["src/parse.py"])
+    types = ["bugfix", "discovery"]
+    changes = detail.check_edit({"title": "Parser keeps tabs", "subtitle": "since the fix", "type": "bugfix",
+                                 "narrative": "The tokenizer\nnow keeps them.",
+                                 "facts": ["tabs kept", " ", "tabs kept"],
+                                 "concepts": ["gotcha"], "files_read": ["src/lex.py"],
+                                 "files_modified": ["src/parse.py", "src/lex.py"], "importance": 8}, types)
+    assert changes["facts"] == ["tabs kept"]  # blanks and repeats dropped
+    obs = detail.edit(rows.conn, oid, changes)
+    assert (obs["title"], obs["subtitle"], obs["type"]) == ("Parser keeps tabs", "since the fix", "bugfix")
+    assert obs["narrative"] == "The tokenizer\nnow keeps them." and obs["facts"] == ["tabs kept"]
+    assert obs["files_modified"] == ["src/parse.py", "src/lex.py"] and obs["concepts"] == ["gotcha"]
+    c = rows.conn
+    imp = c.execute("SELECT importance, user_importance FROM observations WHERE id = ?", (oid,)).fetchone()
+    assert tuple(imp) == (8, 8)
+    # The indexes follow: full text, the file index and the concept index.
+    assert [r[0] for r in c.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'tokenizer'")] \
+        == [oid]
+    assert {r[0] for r in c.execute("SELECT path FROM observation_files WHERE observation_id = ?", (oid,))} \
+        >= {"src/parse.py", "src/lex.py"}
+    # A rebuild of the memory index keeps the importance set by hand; null gives it back to the index.
+    from kenning.store import memory_index
+
+    memory_index.reclassify(c, [oid])
+    assert c.execute("SELECT importance FROM observations WHERE id = ?", (oid,)).fetchone()[0] == 8
+    detail.edit(c, oid, {"importance": None})
+    assert c.execute("SELECT user_importance FROM observations WHERE id = ?", (oid,)).fetchone()[0] is None
+    assert c.execute("SELECT op FROM memory_log ORDER BY id DESC LIMIT 1").fetchone()[0] == "edited"
+
+
 @pytest.mark.parametrize("body", [None, {}, [], {"title": ""}, {"title": 3}, {"title": "x" * 301},
-                                  {"type": "nope"}, {"status": "superseded"}, {"narrative": "x"}, {"title": "a\x00"}])
+                                  {"type": "nope"}, {"status": "superseded"}, {"narrative": 3}, {"title": "a\x00"},
+                                  {"facts": "one fact"}, {"files_read": [1]}, {"importance": 11},
+                                  {"importance": True}, {"layer": "rule"}, {"concepts": ["x"] * 201}])
 def test_bad_edits_are_refused(body: object) -> None:
     with pytest.raises(ValueError):
         detail.check_edit(body, ["bugfix"])
@@ -231,3 +264,24 @@ def test_settings_form_sections_labels_and_modes() -> None:
     assert by_name["mode"]["kind"] == "choice" and by_name["mode"]["choices"] == ["code", "code-chill", "mine"]
     assert settings_form.check_mode({"mode": "mine"}, ["code", "mine"]) == []
     assert "no mode 'nope'" in settings_form.check_mode({"mode": "nope"}, ["code"])[0]
+
+
+def test_search_results_each_memory_once_counted_and_sorted() -> None:
+    from types import SimpleNamespace
+
+    from kenning.viewer import found
+
+    def obs(i: int, at: float, head: int | None = None) -> dict[str, object]:
+        return {"kind": "observation", "id": i, "at": at, "duplicate_of": head, "project": "p", "title": f"t{i}"}
+
+    rows = [obs(1, 10), obs(2, 30, head=1), obs(3, 20), obs(4, 5),
+            {"kind": "prompt", "id": 7, "at": 1, "project": "p", "title": "Why  does it retry?"},
+            {"kind": "prompt", "id": 8, "at": 2, "project": "p", "title": "why does it retry?"}]
+    hits = [SimpleNamespace(kind=r["kind"], id=r["id"], score=1.0 - n / 10) for n, r in enumerate(rows)]
+    got = found.collect(hits, rows, lambda it: it["id"] != 4)
+    assert [(it["kind"], it["id"]) for it in got.items] == [("observation", 1), ("observation", 3), ("prompt", 7)]
+    assert got.merged == 2 and not got.more and got.items[0]["score"] == 1.0
+    assert [it["id"] for it in found.collect(hits, rows, lambda it: True, "oldest").items] == [7, 4, 1, 3]
+    assert [it["id"] for it in found.collect(hits, rows, lambda it: True, "newest").items] == [3, 1, 4, 7]
+    with pytest.raises(ValueError):
+        found.collect(hits, rows, lambda it: True, "best")

@@ -10,6 +10,7 @@ import {Bulk} from './bulk.js';
 import {Write} from './write.js';
 import {readView, writeView} from './route.js';
 import {Preview, SettingsForm, Stats} from './views.js';
+import {Review} from './review.js';
 
 const THEME_KEY = 'kenning.theme';
 const root = document.documentElement;
@@ -81,6 +82,12 @@ const preview = new Preview({form: $('#preview-form'), select: $('#preview-proje
 const settings = new SettingsForm({form: $('#settings-form'), fields: $('#settings-fields'),
   status: $('#settings-status'), all: $('#settings-all'), file: $('#settings-file')});
 const stats = new Stats($('#stats'), typeInfo, projectName);
+const review = new Review({root: $('#review'), projectName, onOpen: (id, el) => {
+  detail.opener = el;
+  detail.stack = [];
+  detail.found = null;
+  detail.show({kind: 'observation', id});
+}});
 
 // ----------------------------------------------------------------------------- tabs
 
@@ -100,6 +107,7 @@ function selectTab(tab, {focus = false, record = true} = {}) {
   if (!state.started) return;
   const name = tabName(tab);
   if (name === 'stats') stats.load($('#project').value);
+  if (name === 'review') review.load($('#project').value);
   if (name === 'preview') preview.load();
   if (name === 'settings' && !settings.settings.length) settings.load();
 }
@@ -124,6 +132,7 @@ $('.tabs').addEventListener('keydown', (e) => {
 function currentView() {
   return {tab: tabName(currentTab()), project: $('#project').value, memory: $('#f-memory').value, type: $('#f-type').value,
     concept: $('#f-concept').value, from: $('#f-from').value, to: $('#f-to').value, q: $('#search').value.trim(),
+    sort: $('#search').value.trim() && $('#search-sort').value !== 'relevance' ? $('#search-sort').value : '',
     item: detail.ref};
 }
 
@@ -152,6 +161,9 @@ function restore(view) {
     $('#f-from').value = view.from;
     $('#f-to').value = view.to;
     $('#search').value = view.q;
+    $('#search-sort').value = view.sort || 'relevance';
+    feed.setSort($('#search-sort').value);
+    showSearchTools();
     checkDates();
     const tab = tabs.find((t) => tabName(t) === view.tab) || tabs[0];
     if (tab !== currentTab() || !state.restoredOnce) selectTab(tab, {record: false});
@@ -451,12 +463,27 @@ $('#project').addEventListener('change', () => {
     if (tabName(currentTab()) === 'preview') preview.load();
   }
   if (tabName(currentTab()) === 'stats') stats.load($('#project').value);
+  if (tabName(currentTab()) === 'review') review.load($('#project').value);
 });
 $('#filters').addEventListener('change', applyFilters);
 $('#filters').addEventListener('submit', (e) => e.preventDefault());
 $('#f-clear').addEventListener('click', () => {
   for (const id of ['#f-memory', '#f-type', '#f-concept', '#f-from', '#f-to']) $(id).value = '';
   applyFilters();
+});
+
+/** The sort control and the meaning-search note belong to search results only. */
+function showSearchTools() {
+  $('#search-tools').hidden = !$('#search').value.trim();
+}
+document.addEventListener('kenning:search-note', (e) => {
+  const note = e.detail || '';
+  $('#search-note').hidden = !note;
+  $('#search-note').textContent = note ? `Search by meaning is off: ${note}. These results match keywords only.` : '';
+});
+$('#search-sort').addEventListener('change', () => {
+  feed.setSort($('#search-sort').value);
+  commit(true);
 });
 
 const search = $('#search');
@@ -476,6 +503,7 @@ const endSearch = () => {
   commit(true);
 };
 search.addEventListener('input', () => {
+  showSearchTools();
   if (!search.value.trim()) endSearch();
   else searchSoon();
 });
@@ -490,6 +518,7 @@ search.addEventListener('keydown', (e) => {
     e.preventDefault();
     e.stopPropagation();
     search.value = '';
+    showSearchTools();
     endSearch();
   }
 });

@@ -138,6 +138,9 @@ export class Detail {
   }
 
   renderObservation(data) {
+    // Drawn again (a live change, an action here): the control that had focus keeps it.
+    const had = document.activeElement;
+    const focused = had && had.id && this.body.contains(had) ? had.id : '';
     const o = data.observation;
     const info = this.typeInfo(o.type) || {};
     const key = `o:${o.id}`;
@@ -147,7 +150,7 @@ export class Detail {
     const status = o.status || 'active';
     const retracted = status === 'retracted';
 
-    const editBtn = h('button', {type: 'button', id: 'act-edit'}, 'Edit title/type');
+    const editBtn = h('button', {type: 'button', id: 'act-edit', 'aria-expanded': 'false'}, 'Edit…');
     const superseded = status === 'superseded';
     const m = data.memory || {layer: o.layer || 'log', replaced: [], occurrences: 1};
     const active = status === 'active';
@@ -305,9 +308,11 @@ export class Detail {
         this.found ? [h('dt', null, 'Search score'), h('dd', {class: 'score'}, this.found.score.toFixed(2))] : null)),
       section(`Other observations on the same files (${(data.related || []).length})`,
         this.itemList(data.related || [], 'No other observation touched these files.')),
-      section('Given to sessions', givenSlot(o.id, this.ctrl && this.ctrl.signal)),
+      section('Given to sessions', givenSlot(o.id, this.ctrl && this.ctrl.signal,
+        (sid) => this.show({kind: 'session', id: sid}, true))),
     ];
     clear(this.body).append(...sections.filter(Boolean));
+    if (focused) document.getElementById(focused)?.focus();
   }
 
   /** Where the memory stands: its layer (and who decided it), what replaced it, what it replaced. */
@@ -364,14 +369,41 @@ export class Detail {
       onclick: () => this.show({kind: 'observation', id}, true)}, text);
   }
 
+  /** Every field of the memory, corrected by hand (kenning/viewer/editing.py says what each may hold). */
   editForm(o, done) {
+    const lines = (v) => (Array.isArray(v) ? v.join('\n') : '');
+    const field = (id, label, input, help) => h('div', {class: 'edit-field'},
+      h('label', {for: id}, label), input, help ? h('p', {class: 'help', id: `${id}-help`}, help) : null);
+    const area = (id, value, rows, help) => h('textarea', {id, name: id.replace(/^edit-/, ''), rows,
+      'aria-describedby': help ? `${id}-help` : null, spellcheck: id === 'edit-narrative' || id === 'edit-facts'}, value);
     const titleIn = h('input', {id: 'edit-title', name: 'title', required: true, maxlength: 300, value: o.title || ''});
+    const subIn = h('input', {id: 'edit-subtitle', name: 'subtitle', maxlength: 300, value: o.subtitle || ''});
     const typeSel = h('select', {id: 'edit-type', name: 'type'},
       this.meta.types.map((t) => h('option', {value: t.id, selected: t.id === o.type}, `${t.emoji || ''} ${t.label || t.id}`)));
+    const narrative = area('edit-narrative', o.narrative || '', 5);
+    const facts = area('edit-facts', lines(o.facts), 4, 'One fact per line.');
+    const concepts = h('input', {id: 'edit-concepts', name: 'concepts', value: (o.concepts || []).join(', '),
+      'aria-describedby': 'edit-concepts-help', spellcheck: 'false'});
+    const modified = area('edit-files-modified', lines(o.files_modified), 3, 'One path per line.');
+    const read = area('edit-files-read', lines(o.files_read), 3, 'One path per line.');
+    const decided = o.user_importance !== null && o.user_importance !== undefined;
+    const importance = h('input', {id: 'edit-importance', name: 'importance', type: 'number', min: 0, max: 10, step: 1,
+      inputmode: 'numeric', value: decided ? String(o.user_importance) : '', placeholder: String(o.importance ?? ''),
+      'aria-describedby': 'edit-importance-help'});
     const err = h('p', {class: 'error', id: 'edit-error', role: 'alert'});
-    const form = h('form', {class: 'edit-form', 'aria-label': 'Edit observation'},
-      h('label', {for: 'edit-title'}, 'Title'), titleIn,
-      h('label', {for: 'edit-type'}, 'Type'), typeSel, err,
+    const form = h('form', {class: 'edit-form', id: 'edit-form', 'aria-label': 'Edit this memory', novalidate: true},
+      field('edit-title', 'Title', titleIn),
+      field('edit-subtitle', 'Subtitle', subIn),
+      field('edit-type', 'Type', typeSel),
+      field('edit-narrative', 'Narrative', narrative),
+      field('edit-facts', 'Facts', facts, 'One fact per line.'),
+      field('edit-concepts', 'Concepts', concepts, 'Separated by commas, e.g. gotcha, pattern.'),
+      field('edit-files-modified', 'Files modified', modified, 'One path per line.'),
+      field('edit-files-read', 'Files read', read, 'One path per line.'),
+      field('edit-importance', 'Importance (0 to 10)', importance,
+        `Ranks key memories for the next session. Empty: as the memory index judges it (now ${o.importance ?? 0}). `
+        + 'Pin or unpin above to change its layer.'),
+      err,
       h('div', {class: 'form-actions'},
         h('button', {type: 'submit', class: 'primary'}, 'Save'),
         h('button', {type: 'button', onclick: done}, 'Cancel')));
@@ -382,6 +414,8 @@ export class Detail {
         done();
       }
     });
+    const split = (text, sep) => text.split(sep).map((x) => x.trim()).filter(Boolean);
+    const same = (a, b) => JSON.stringify(a || []) === JSON.stringify(b || []);
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       const title = titleIn.value.trim();
@@ -391,9 +425,23 @@ export class Detail {
         titleIn.focus();
         return;
       }
+      const imp = importance.value.trim();
+      const impValue = imp === '' ? null : Number(imp);
+      if (impValue !== null && !(Number.isInteger(impValue) && impValue >= 0 && impValue <= 10)) {
+        err.textContent = 'Importance is a whole number from 0 to 10, or empty.';
+        importance.setAttribute('aria-invalid', 'true');
+        importance.focus();
+        return;
+      }
       const changes = {};
       if (title !== o.title) changes.title = title;
+      if (subIn.value.trim() !== (o.subtitle || '')) changes.subtitle = subIn.value.trim();
       if (typeSel.value !== o.type) changes.type = typeSel.value;
+      if (narrative.value.trim() !== (o.narrative || '').trim()) changes.narrative = narrative.value;
+      const lists = {facts: split(facts.value, '\n'), concepts: split(concepts.value, ','),
+        files_modified: split(modified.value, '\n'), files_read: split(read.value, '\n')};
+      for (const [k, v] of Object.entries(lists)) if (!same(v, o[k])) changes[k] = v;
+      if (impValue !== (decided ? o.user_importance : null)) changes.importance = impValue;
       if (!Object.keys(changes).length) return done();
       try {
         const updated = await this.patch(o.id, changes);
@@ -402,7 +450,7 @@ export class Detail {
         this.renderObservation({...data, observation: {...data.observation, ...updated}});
         document.getElementById('act-edit').focus();
       } catch (ex) {
-        if (!(ex instanceof AuthError)) err.textContent = ex.message;
+        if (!(ex instanceof AuthError)) err.textContent = `Not saved: ${ex.message}`;
       }
     });
     return form;

@@ -81,6 +81,9 @@ export class Feed {
     this.rx = null;
     this.noWords = false;
     this.semantic = false;
+    this.sort = 'relevance'; // search results: relevance, newest or oldest
+    this.total = null;     // how many results the search found (a lower bound when more is true)
+    this.moreFound = false;
     this.cursor = null;
     this.done = false;
     this.loaded = false; // the first page of the current view is in
@@ -164,6 +167,14 @@ export class Feed {
     return this.setView({}, q);
   }
 
+  /** How search results are ordered; a search shown now is asked for again. */
+  setSort(sort) {
+    sort = ['newest', 'oldest'].includes(sort) ? sort : 'relevance';
+    if (sort === this.sort) return this.loading || Promise.resolve();
+    this.sort = sort;
+    return this.mode === 'search' ? this.reset() : Promise.resolve();
+  }
+
   clearSearch() {
     return this.setView({}, '');
   }
@@ -179,6 +190,8 @@ export class Feed {
     this.noWords = false;
     this.terms = [];
     this.rx = null;
+    this.total = null;
+    this.moreFound = false;
     this.rows.clear();
     this.counts = {days: new Map(), sessions: new Map()};
     clear(this.list);
@@ -225,11 +238,12 @@ export class Feed {
       this.heading.textContent = `Searching for ${q}${scope}…`;
       return;
     }
-    const n = this.rows.size;
+    const n = this.total ?? this.rows.size;
     const how = this.semantic ? ' (keywords and meaning)' : ' (keywords)';
-    const count = this.done ? plural(n, 'result') : `${n}+ results`;
-    this.heading.textContent = this.noWords ? `Nothing to search for in ${q}`
-      : `${count} for ${q}${how}${scope}${this.note ? ` · by meaning: no, ${this.note}` : ''}`;
+    const count = this.moreFound ? `${n}+ results` : plural(n, 'result');
+    let order = {newest: ', newest first', oldest: ', oldest first'}[this.sort] || '';
+    if (order && this.moreFound) order += ` (among the best ${n})`;
+    this.heading.textContent = this.noWords ? `Nothing to search for in ${q}` : `${count} for ${q}${how}${order}${scope}`;
   }
 
   showEnd(text, kind = '') {
@@ -274,11 +288,14 @@ export class Feed {
       let counts = null;
       if (this.mode === 'search') {
         const body = await api('search', {params: {...this.params(), q: this.q, limit: SEARCH_PAGE,
-          offset: this.cursor || 0}, signal: ctrl.signal});
+          offset: this.cursor || 0, sort: this.sort}, signal: ctrl.signal});
+        this.total = typeof body.total === 'number' ? body.total : null;
+        this.moreFound = Boolean(body.more);
         items = body.items || [];
         next = body.next_offset ?? null;
         this.semantic = Boolean(body.semantic);
         this.note = body.note || ''; // why meaning did not answer (embeddings off, loading, being embedded)
+        document.dispatchEvent(new CustomEvent('kenning:search-note', {detail: this.note}));
         this.noWords = Boolean(body.no_words);
         this.terms = body.terms || [];
         this.rx = matcher(this.terms);

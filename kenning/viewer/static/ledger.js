@@ -8,7 +8,7 @@ import {h, clear, fullTime, num} from './dom.js';
 const VIA = {session_start: 'session start', prompt: 'prompt recall', file: 'file history', mcp: 'MCP answer'};
 
 /** The injection ledger of one memory: how often it was given, why, and whether it was used. */
-export function givenSlot(id, signal) {
+export function givenSlot(id, signal, openSession = null) {
   const slot = h('div', {id: 'ledger-memory'}, h('p', {class: 'muted'}, 'Loading…'));
   api(`/api/ledger/memory/${id}`, {signal}).then((led) => {
     const n = led.given || 0;
@@ -19,11 +19,15 @@ export function givenSlot(id, signal) {
         ` · last used ${led.last_used ? fullTime(led.last_used) : 'never'}.`),
       (led.injections || []).length ? h('ul', {class: 'ledger-list'}, led.injections.map((i) => h('li', null,
         h('span', {class: 'muted'}, `${fullTime(i.at)} · ${VIA[i.via] || i.via}`),
-        i.session ? h('span', {class: 'muted'}, ` · session ${String(i.session).slice(0, 12)}`) : '',
+        i.session ? [' · ', i.session_id && openSession
+          ? h('button', {type: 'button', class: 'link session-link', dataset: {sid: String(i.session_id)},
+            title: `Open session ${i.session}: what it was told, and why`, onclick: () => openSession(i.session_id)},
+          `session ${String(i.session).slice(0, 12)}`)
+          : h('span', {class: 'muted'}, `session ${String(i.session).slice(0, 12)}`)] : '',
         ` · ${i.reason || 'listed'}`))) : h('p', {class: 'muted'}, 'Not given to any session yet (what a hook builds '
         + 'without the worker is not recorded).'),
       (led.uses || []).length ? h('ul', {class: 'ledger-uses'}, led.uses.map((u) => h('li', null,
-        h('span', {class: 'muted'}, fullTime(u.at)), ` · used: ${u.kind} `, u.detail ? h('code', null, u.detail) : ''))) : null);
+        h('span', {class: 'muted'}, fullTime(u.at)), ` · used: ${u.kind} `, u.detail ? h('code', null, u.detail) : ''))) : '');
   }).catch((err) => {
     if (err.name === 'AbortError' || err instanceof AuthError) return;
     clear(slot).append(h('p', {class: 'muted'}, `The ledger could not be read: ${err.message}.`));

@@ -2,8 +2,8 @@
 // item. Reload, Back/Forward and a pasted link all land on the same view. The query string is
 // used (the fragment carries `kenning open`'s one-time code, removed at once).
 
-export const TABS = ['feed', 'preview', 'stats', 'settings'];
-const KEYS = ['tab', 'project', 'memory', 'type', 'concept', 'from', 'to', 'q', 'item'];
+export const TABS = ['feed', 'preview', 'stats', 'review', 'settings'];
+const KEYS = ['tab', 'project', 'memory', 'type', 'concept', 'from', 'to', 'q', 'sort', 'item'];
 export const MEMORY_VIEWS = ['', 'rule', 'key', 'log', 'archived', 'superseded'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -17,6 +17,7 @@ export function readView() {
   for (const d of ['from', 'to']) if (view[d] && !DAY.test(view[d])) view[d] = '';
   if (view.item && !/^[os]\d{1,18}$/.test(view.item)) view.item = '';
   if (!MEMORY_VIEWS.includes(view.memory)) view.memory = '';
+  if (!['newest', 'oldest'].includes(view.sort)) view.sort = '';
   return view;
 }
 

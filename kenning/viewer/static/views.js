@@ -131,8 +131,10 @@ function kv(entries) {
     [h('dt', null, k), h('dd', null, v instanceof Node ? v : plain(v))]));
 }
 
-function pct(v) {
-  return v === undefined || v === null ? '–' : `${Number(v).toFixed(1)}%`;
+/** A percentage to one decimal, rounded down: 99.65 % reads 99.6 %, never 100.0 % while anything is missing. */
+export function pct(v) {
+  if (v === undefined || v === null || Number.isNaN(Number(v))) return '–';
+  return `${(Math.floor(Number(v) * 10 + 1e-9) / 10).toFixed(1)}%`;
 }
 
 /** The embedding back-end's state in words (a default install has none that works offline). */
@@ -153,26 +155,16 @@ function embeddingText(e) {
 class Health {
   constructor() {
     this.project = '';
-    this.from = h('input', {type: 'date', id: 'health-from', name: 'since'});
-    this.to = h('input', {type: 'date', id: 'health-to', name: 'until'});
     this.out = h('div', {id: 'health-out', 'aria-live': 'polite'}, h('p', {class: 'muted'}, 'Loading…'));
-    const form = h('form', {class: 'health-range', id: 'health-range'},
-      h('label', null, 'From ', this.from), ' ', h('label', null, 'To ', this.to), ' ',
-      h('button', {type: 'submit'}, 'Show'));
-    form.addEventListener('submit', (e) => {
-      e.preventDefault();
-      this.load(this.project);
-    });
     this.el = h('section', {class: 'panel', id: 'memory-health'}, h('h3', null, 'Memory health'),
-      h('p', {class: 'muted'}, 'What was handed to agents and whether they used it (healthy from 70 % up; under 50 % '
-        + 'a check-up is due: `kenning review`). Empty dates: everything kept.'), form, this.out);
+      h('p', {class: 'muted'}, 'What was handed to agents in these days and whether they used it (healthy from 70 % '
+        + 'up; under 50 % a check-up is due: the Check-up tab, or `kenning review`).'), this.out);
   }
 
-  async load(project) {
+  async load(project, since, until) {
     this.project = project || '';
     try {
-      const b = await api('/api/ledger/health', {params: {project: this.project, since: this.from.value,
-        until: this.to.value}});
+      const b = await api('/api/ledger/health', {params: {project: this.project, since, until}});
       const led = b.injections || {};
       const day = (t) => (t ? new Date(t * 1000).toLocaleDateString() : 'never');
       const list = (o) => Object.entries(o || {}).map(([k, v]) => `${k} ${num(v)}`).join(', ') || 'none';
@@ -197,7 +189,14 @@ class Health {
   }
 }
 
-/** The Stats tab: one load per call (project: '' for all), redrawn to its width on resize. */
+/** A date as the date inputs hold it (the viewer's local day). */
+function isoDay(d) {
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+/** The Stats tab over a date range (the last 30 days until another is chosen; "All history" goes back to
+ * the oldest memory, imported ones included); one load per call, redrawn to its width on resize. */
 export class Stats {
   constructor(root, typeInfo, projectName) {
     Object.assign(this, {root, typeInfo});
@@ -206,6 +205,25 @@ export class Stats {
     this.body = null;
     this.project = '';
     this.width = 0;
+    const today = new Date();
+    this.from = h('input', {type: 'date', id: 'stats-from', name: 'from', value: isoDay(new Date(today - 29 * 86400000))});
+    this.to = h('input', {type: 'date', id: 'stats-to', name: 'to', value: isoDay(today)});
+    this.rangeError = h('p', {class: 'error', id: 'stats-range-error', role: 'alert'});
+    const all = h('button', {type: 'button', id: 'stats-all'}, 'All history');
+    this.range = h('form', {class: 'stats-range row', id: 'stats-range', 'aria-label': 'Date range'},
+      h('label', {for: 'stats-from'}, 'From'), this.from, h('label', {for: 'stats-to'}, 'To'), this.to,
+      h('button', {type: 'submit'}, 'Show'), all, this.rangeError);
+    this.range.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.load(this.project);
+    });
+    all.addEventListener('click', () => {
+      const first = this.body && this.body.first_day;
+      if (first) this.from.value = first;
+      this.to.value = isoDay(new Date());
+      this.load(this.project);
+    });
+    root.before(this.range);
     new ResizeObserver(() => {
       const w = this.root.clientWidth;
       if (this.body && Math.abs(w - this.width) > 8) this.render();
@@ -214,10 +232,19 @@ export class Stats {
 
   async load(project) {
     this.project = project || '';
-    this.health.load(this.project);
+    const from = this.from.value;
+    const to = this.to.value;
+    if (from && to && from > to) {
+      this.rangeError.textContent = 'The From date is after the To date: swap them.';
+      this.from.setAttribute('aria-invalid', 'true');
+      return;
+    }
+    this.rangeError.textContent = '';
+    this.from.removeAttribute('aria-invalid');
+    this.health.load(this.project, from, to);
     if (!this.body) clear(this.root).append(h('p', {class: 'muted'}, 'Loading…'));
     try {
-      this.body = await api('stats', {params: {days: 30, project: this.project}});
+      this.body = await api('stats', {params: {days: 30, from, to, project: this.project}});
     } catch (err) {
       if (err instanceof AuthError) return;
       clear(this.root).append(h('p', {class: 'error'}, `Could not load stats: ${err.message}.`
@@ -265,7 +292,8 @@ export class Stats {
         card('Waiting to be processed', num((need(body, 'spool_depth') || 0) + (need(body, 'pending_events') || 0)))),
       this.health.el,
       h('section', {class: 'panel'},
-        h('h3', null, `Observations per day and type, last ${days.length} days`),
+        h('h3', null, `Observations per day and type, ${shortDay(need(body, 'from'))} to ${shortDay(need(body, 'to'))} `
+          + `(${days.length} ${days.length === 1 ? 'day' : 'days'})`),
         days.some((d) => d.total) ? barChart({days, series: obsSeries, label: 'Observations per day, stacked by type',
           unit: 'observations', typeClass: (s) => `fill-${s.id}`, width: chartW}) : h('p', {class: 'muted'}, `No observations ${where} in these days.`),
         legend,

@@ -4,6 +4,8 @@
                                         (``kenning why``); nothing recorded: ``given`` 0.
 ``GET /api/ledger/memory/{id}``         one memory's handings and uses: given N times, used M times.
 ``GET /api/ledger/health``              ``?since=&until=&project=``: the memory's dashboard (``kenning stats``).
+``GET /api/ledger/review``              ``?project=&older_than=&limit=``: a check-up's list (``kenning review``):
+                                        rules to confirm or demote, never-used memories, contradictions.
 ``POST /api/ledger/handed``             ``{"ids", "reason", "project", "fetched"}``: what the MCP server handed
                                         over (it only reads the database): noted, recorded by the pipeline.
 """
@@ -83,6 +85,28 @@ def routes(state: Any) -> list[Route]:
 
         return await answer(run)
 
+    async def review(request: Request) -> JSONResponse:
+        from kenning.commands.audit import REVIEW_AFTER_DAYS, checkup
+        from kenning.store import projects
+
+        qp = request.query_params
+        try:
+            older = int(qp.get("older_than") or REVIEW_AFTER_DAYS)
+            limit = int(qp.get("limit") or 50)
+        except ValueError:
+            return JSONResponse({"error": "older_than (days) and limit must be whole numbers"}, status_code=400)
+        if not (0 <= older <= 36500 and 1 <= limit <= 500):
+            return JSONResponse({"error": "older_than is 0 to 36500 days, limit 1 to 500"}, status_code=400)
+
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            try:
+                project = projects.one(conn, qp["project"]) if qp.get("project") else None
+            except projects.AmbiguousProject as e:
+                raise BadRequest(str(e)) from None
+            return checkup(conn, project, limit, older)
+
+        return await answer(run)
+
     async def handed(request: Request) -> JSONResponse:
 
         from kenning.store.injections import Given
@@ -112,4 +136,5 @@ def routes(state: Any) -> list[Route]:
         Route("/api/ledger/session", session),
         Route("/api/ledger/memory/{oid}", memory),
         Route("/api/ledger/health", health),
+        Route("/api/ledger/review", review),
     ]

@@ -195,7 +195,8 @@ def routes(state: Any) -> list[Route]:
                         days = int(getattr(state.memory.settings, "archive_after_days", 0) or 0)
                         return MemoryService(conn, "http").unarchive(oid, archive_after_days=days, project=project)
                     door = MemoryService(conn, "http")
-                    return (door.pin if action == "pin" else door.unpin)(oid, project=project)
+                    act = {"pin": door.pin, "unpin": door.unpin, "confirm": door.confirm}[action]
+                    return act(oid, project=project)
                 finally:
                     conn.close()
 
@@ -211,6 +212,7 @@ def routes(state: Any) -> list[Route]:
         Route("/api/observations/pin", decision_route("pin"), methods=["POST"]),
         Route("/api/observations/unpin", decision_route("unpin"), methods=["POST"]),
         Route("/api/observations/unarchive", decision_route("unarchive"), methods=["POST"]),
+        Route("/api/observations/confirm", decision_route("confirm"), methods=["POST"]),
         Route("/api/observations/supersede", supersede_route, methods=["POST"]),
         Route("/api/observations/restore", restore_route, methods=["POST"]),
         Route("/api/forget", forget, methods=["POST"]),

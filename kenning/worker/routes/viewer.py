@@ -317,7 +317,8 @@ def routes(state: Any) -> list[Route]:
             if not terms:
                 # An emoji, "*" or "-" alone: no word to look up. Saying so beats listing the newest
                 # items as if they matched.
-                return _json({"items": [], "terms": [], "no_words": True, "semantic": False, "next_offset": None})
+                return _json({"items": [], "terms": [], "no_words": True, "semantic": False, "next_offset": None,
+                              "total": 0, "more": False})
             limit = _int(request, "limit", 30, 1, 100)
             offset = _int(request, "offset", 0, 0, 10_000)
             from kenning.search.runtime import current
@@ -326,48 +327,35 @@ def routes(state: Any) -> list[Route]:
             if runtime is None:
                 return _error("search is not running in this worker", 503)
             kw: dict[str, Any] = {"project": f.project, "types": list(f.types) or None,
-                                  "concepts": [f.concept] if f.concept else None, "limit": limit + 1,
-                                  "offset": offset, "include_inactive": f.include_inactive,
+                                  "concepts": [f.concept] if f.concept else None,
+                                  "include_inactive": f.include_inactive,
                                   "kinds": list(f.wanted())}
             if f.since is not None:
                 kw["since"] = f.since
             if f.until is not None:
                 kw["until"] = f.until
             from kenning.search.service import SearchInfo
+            from kenning.viewer import found as found_mod
 
+            sort = _param(request, "sort") or "relevance"
+            if sort not in found_mod.SORTS:
+                raise BadRequest(f"sort must be one of {', '.join(found_mod.SORTS)}")
             info = SearchInfo()
-            # The memory view (superseded ones hidden unless asked for) is a property of the rows
-            # the search engine does not rank by: hits are read in windows and kept when they fit.
-            found: list[dict[str, Any]] = []
-            scores: dict[tuple[str, int], float] = {}
-            at, window, rounds, next_offset = offset, limit + 1, 0, None
-            while True:
-                kw.update(offset=at, limit=window)
-                hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, **kw))
-                keys = [(h.kind, h.id) for h in hits]
-                rows = await with_read(functools.partial(items.hydrate, keys=keys, archive_before=f.archive_before),
-                                       [])
-                scores.update({(h.kind, h.id): h.score for h in hits})
-                by_key = {(it["kind"], it["id"]): it for it in rows}
-                for n, h in enumerate(hits):
-                    it = by_key.get((h.kind, h.id))
-                    if it is None or not items.in_view(it, f):
-                        continue
-                    if len(found) == limit:  # one more fits: the next page starts at it
-                        next_offset = at + n
-                        break
-                    found.append(it)
-                rounds += 1
-                if next_offset is not None or len(hits) < window or rounds >= 4:
-                    if next_offset is None and len(hits) == window:
-                        next_offset = at + window  # more hits follow, none of this view in reach yet
-                    break
-                at += window
-                window = min(500, window * 4)
-            for it in found:
-                it["score"] = round(scores.get((it["kind"], it["id"]), 0.0), 4)
-            return _json({"items": found, "terms": terms, "no_words": False, "semantic": info.meaning,
-                          "note": info.note, "next_offset": next_offset})
+            # One ranking read in one call, as deep as this page needs (the same depth for every page inside it, so
+            # pages neither skip nor repeat rows): what this view shows (superseded ones hidden unless asked for),
+            # one per memory (near-duplicates and repeated prompts once), counted (a lower bound when the engine
+            # has more), then sorted and paged. Newest or oldest first sort the best SORT_DEPTH hits.
+            depth = found_mod.depth(offset + limit, sort)
+            hits = await run_in_threadpool(functools.partial(runtime.search, q, info=info, offset=0, limit=depth,
+                                                             max_limit=depth, **kw))
+            rows = await with_read(functools.partial(items.hydrate, keys=[(h.kind, h.id) for h in hits],
+                                                     archive_before=f.archive_before), [])
+            listed = found_mod.collect(hits, rows, lambda it: items.in_view(it, f), sort, more=len(hits) >= depth)
+            page = listed.items[offset:offset + limit]
+            next_offset = offset + limit if offset + limit < len(listed.items) else None
+            return _json({"items": page, "terms": terms, "no_words": False, "semantic": info.meaning,
+                          "note": info.note, "next_offset": next_offset, "total": len(listed.items),
+                          "more": listed.more, "merged": listed.merged, "sort": sort})
         return await guarded(go)
 
     async def observation(request: Request) -> Response:
@@ -383,10 +371,16 @@ def routes(state: Any) -> list[Route]:
                 return await delete(oid)
             body = await _body(request)
             changes = detail.check_edit(body, [t["id"] for t in _types(_mode(state))])
-            if "title" in changes:  # an edit is text getting in: cleaned as the hooks clean captures
-                changes["title"] = ingress.cleaner(state.memory.settings).text(changes["title"]).strip()
-                if not changes["title"]:
-                    raise ValueError("nothing is left of the title once <private> content is removed")
+            # An edit is text getting in: cleaned as the hooks clean captures (<private>, secrets).
+            clean = ingress.cleaner(state.memory.settings).text
+            for name in ("title", "subtitle", "narrative"):
+                if name in changes:
+                    changes[name] = clean(changes[name]).strip()
+            for name in ("facts", "concepts", "files_read", "files_modified"):
+                if name in changes:
+                    changes[name] = [c for c in (clean(v).strip() for v in changes[name]) if c]
+            if "title" in changes and not changes["title"]:
+                raise ValueError("nothing is left of the title once <private> content is removed")
 
             def run() -> dict[str, Any]:
                 conn = connect(paths.db)
@@ -452,9 +446,20 @@ def routes(state: Any) -> list[Route]:
         async def go() -> Response:
             n = _int(request, "days", 30, 1, stats.MAX_DAYS)
             project = _param(request, "project")
+            # A chosen range (the Stats page's From/To, e.g. back to imported history), else the last n days.
+            last = stats.parse_day(_param(request, "to") or "", "to") if _param(request, "to") else \
+                time.strftime("%Y-%m-%d", time.gmtime())
+            first = stats.parse_day(_param(request, "from") or "", "from") if _param(request, "from") else \
+                time.strftime("%Y-%m-%d", time.gmtime(time.time() - (n - 1) * 86400))
+            if first > last:
+                raise BadRequest(f"from ({first}) is after to ({last})")
+            if stats.span(first, last) > stats.MAX_RANGE_DAYS:
+                raise BadRequest(f"a range is at most {stats.MAX_RANGE_DAYS} days")
 
             def run(conn: sqlite3.Connection) -> dict[str, Any]:
-                return {"days": stats.days(conn, n, project), "totals": stats.totals(conn, project), "project": project,
+                return {"days": stats.between(conn, first, last, project), "from": first, "to": last,
+                        "first_day": stats.first_day(conn, project),
+                        "totals": stats.totals(conn, project), "project": project,
                         "savings": stats.savings(conn, project, state.memory.settings, paths.modes),
                         "pending_events": repo.pending_count(conn)}
             body = await with_read(run, {"days": [], "totals": {}, "savings": {}, "pending_events": 0})
