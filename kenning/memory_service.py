@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kenning.memory import order
@@ -196,6 +197,13 @@ class MemoryService:
 
 
     # ------------------------------------------------------------------ the team hub (kenning/team)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around several operations of the service (a pulled batch): each keeps its own
+        savepoint and log row; the commit, the costly part of a small write, is paid once."""
+        with repo.transaction(self.conn):
+            yield
 
     def from_hub(self, m: tm.Pulled) -> int | None:
         """One approved memory pulled from the team hub (its text already neutralised and bounded by

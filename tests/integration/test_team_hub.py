@@ -329,7 +329,7 @@ def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_ret
     assert b.rows("SELECT count(*) FROM team_links WHERE gid = ?", gid) == [(1,)]
     assert "UTC timestamp" in b.session_start()
     doctor = a.kenning("doctor").stdout
-    assert "team hub" in doctor and "reachable, schema 1" in doctor and "0 operation(s) waiting" in doctor, doctor
+    assert "team hub" in doctor and "reachable, schema 2" in doctor and "0 operation(s) waiting" in doctor, doctor
     assert "last synced" in a.kenning("status").stdout
 
 

@@ -56,7 +56,7 @@ def pair(hub: postgres.Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
     b.stop_worker()
 
 
-def _save_rules(dev: Dev, n: int) -> list[int]:
+def _save_rules(dev: Dev, n: int, who: str = "q") -> list[int]:
     from kenning.memory_service import MemoryService
     from kenning.observer.base import ObservationDraft
     from kenning.store.db import open_db
@@ -66,7 +66,7 @@ def _save_rules(dev: Dev, n: int) -> list[int]:
     try:
         door = MemoryService(conn, "cli")
         return [door.save(ObservationDraft(type="decision", title=title, narrative=text, created_at=time.time(),
-                                           kind="rule"), project=key).id for title, text in rules(n, who="q")]
+                                           kind="rule"), project=key).id for title, text in rules(n, who=who)]
     finally:
         conn.close()
 
@@ -114,7 +114,8 @@ def test_the_hub_killed_inside_a_push_transaction_loses_nothing_and_doubles_noth
     assert _hub_rows(hub, "SELECT count(*) FROM kenning.ops") == [(0,)]
     assert _hub_rows(hub, "SELECT count(*) FROM kenning.memories") == [(0,)]
     with hub.connect() as conn:
-        conn.execute("DROP TRIGGER slow_push ON kenning.ops")
+        conn.execute("DROP TRIGGER slow_push ON kenning.ops; DROP FUNCTION public.slow_push(); "
+                     "DROP SEQUENCE public.push_probe")
     conn = open_db(str(a.paths.db))
     try:
         report = sync.once(a.paths, conn, do_pull=False)
@@ -138,3 +139,67 @@ def test_the_hub_killed_inside_a_push_transaction_loses_nothing_and_doubles_noth
         [(N,)]
     titles = b.rows("SELECT title FROM observations WHERE project LIKE 'team:%' ORDER BY title")
     assert len({t for (t,) in titles}) == N
+
+
+def test_a_pull_between_two_overlapping_pushes_misses_nothing(hub: postgres.Server,
+                                                              tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A long push is in flight when a short one arrives and a teammate pulls: the pull must not move its
+    cursor past memories the long push has not committed yet (found by bench/team_scale.py)."""
+    from kenning.store.db import open_db
+    from kenning.team import sync
+
+    ana, bo, li = (Dev(tmp_path_factory.mktemp(n)) for n in ("ana2", "bo2", "li2"))
+    ana.team("init", "--dsn", hub.dsn(), "--team", "beta", "--auto-approve", "--member", "ana", "--member", "li",
+             "--member", "bo", password=hub.admin_password)
+    made = json.loads((ana.data / "team-beta-members.json").read_text())
+    for dev, user in ((ana, "ana"), (bo, "bo"), (li, "li")):
+        dev.team("join", "--dsn", hub.dsn(user), "--team", "beta", password=made.get(user) or _password(hub, user))
+    long_ids, short_ids = _save_rules(ana, 20), _save_rules(bo, 1, who="s")
+
+    def push_round(dev: Dev) -> None:
+        conn = open_db(str(dev.paths.db))
+        try:
+            sync.once(dev.paths, conn, do_pull=False)
+        finally:
+            conn.close()
+
+    def pull_round() -> int:
+        conn = open_db(str(li.paths.db))
+        try:
+            sync.once(li.paths, conn, do_push=False)
+            return int(conn.execute("SELECT count(*) FROM team_links WHERE origin = 'hub'").fetchone()[0])
+        finally:
+            conn.close()
+
+    with hub.connect() as conn:
+        conn.execute(SLOW)
+    try:
+        long_push = threading.Thread(target=push_round, args=(ana,))
+        long_push.start()
+        while _hub_rows(hub, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.push_probe")[0][0] < 5:
+            time.sleep(0.02)
+        short_push = threading.Thread(target=push_round, args=(bo,))
+        short_push.start()
+        short_push.join(0.8)  # done by now unless it waits for the long one to commit
+        pull_round()  # the long push is still in flight
+        long_push.join(30)
+        short_push.join(30)
+    finally:
+        with hub.connect() as conn:
+            conn.execute("DROP TRIGGER slow_push ON kenning.ops; DROP FUNCTION public.slow_push(); "
+                         "DROP SEQUENCE public.push_probe")
+    assert _hub_rows(hub, "SELECT count(*) FROM kenning.memories WHERE team = 'beta'") == \
+        [(len(long_ids) + len(short_ids),)]
+    assert pull_round() == len(long_ids) + len(short_ids)
+
+
+def _password(hub: postgres.Server, user: str) -> str:
+    """A member made by an earlier init of this server: a new password, set by the admin."""
+    import secrets
+
+    from psycopg import sql
+
+    pw = secrets.token_hex(12)
+    with hub.connect() as conn:
+        conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(user), sql.Literal(pw)))
+    return pw
