@@ -254,6 +254,15 @@ class MemoryService:
             if created or edges or tombstones:
                 self._log("pushed")
 
+    def team_reviewed(self, gid: str, review: str, reviewer: str, reviewed_at: float | None) -> bool:
+        """The hub's review of a memory this machine shared (pending, approved, rejected: the viewer shows it)."""
+        with repo.transaction(self.conn):
+            done = tm.set_review(self.conn, gid, review, reviewer, reviewed_at)
+            oid = tm.linked(self.conn, gid) if done else None
+            if oid is not None:
+                self._log("reviewed", [oid], self._project_of(oid))
+        return done
+
     def team_cursor(self, team: str, *, rev: int | None = None, hlc: str | None = None) -> None:
         with repo.transaction(self.conn):
             tm.set_cursor(self.conn, team, rev=rev, hlc=hlc)

@@ -180,6 +180,9 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
                     gone.append(gid)  # forgetting erases the file's free pages: outside the batch
                 elif r["superseded_by"]:
                     report.superseded += int(door.hub_superseded(gid, str(r["superseded_by"])))
+                elif gid.startswith(cfg.device + ":"):  # one of ours, back with its review state
+                    door.team_reviewed(gid, str(r["review"]), _name(r["reviewer"]) if r["reviewer"] else "",
+                                       float(r["reviewed_at"]) if r["reviewed_at"] else None)
                 elif r["review"] == "approved" and ours(r["project"]) and not gid.startswith(cfg.device + ":") \
                         and (r["title"] or r["body"]):
                     got = door.from_hub(tm.Pulled(

@@ -10,6 +10,7 @@ import {Bulk} from './bulk.js';
 import {Write} from './write.js';
 import {readView, writeView} from './route.js';
 import {Preview, SettingsForm, Stats} from './views.js';
+import {TeamReview} from './team.js';
 
 const THEME_KEY = 'kenning.theme';
 const root = document.documentElement;
@@ -81,6 +82,7 @@ const preview = new Preview({form: $('#preview-form'), select: $('#preview-proje
 const settings = new SettingsForm({form: $('#settings-form'), fields: $('#settings-fields'),
   status: $('#settings-status'), all: $('#settings-all'), file: $('#settings-file')});
 const stats = new Stats($('#stats'), typeInfo, projectName);
+const team = new TeamReview($('#team-review'));
 
 // ----------------------------------------------------------------------------- tabs
 
@@ -101,6 +103,7 @@ function selectTab(tab, {focus = false, record = true} = {}) {
   const name = tabName(tab);
   if (name === 'stats') stats.load($('#project').value);
   if (name === 'preview') preview.load();
+  if (name === 'team') team.load();
   if (name === 'settings' && !settings.settings.length) settings.load();
 }
 
