@@ -183,8 +183,7 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
                 elif gid.startswith(cfg.device + ":"):  # one of ours, back with its review state
                     door.team_reviewed(gid, str(r["review"]), _name(r["reviewer"]) if r["reviewer"] else "",
                                        float(r["reviewed_at"]) if r["reviewed_at"] else None)
-                elif r["review"] == "approved" and ours(r["project"]) and not gid.startswith(cfg.device + ":") \
-                        and (r["title"] or r["body"]):
+                elif r["review"] == "approved" and ours(r["project"]) and (r["title"] or r["body"]):
                     got = door.from_hub(tm.Pulled(
                         gid=gid, team=space.team, remote=str(r["project"]),
                         layer="rule" if r["layer"] == "rule" else "key",

@@ -33,7 +33,8 @@ export function shareLine(o) {
   }
   const where = s.scope === 'mine' ? 'Yours on every machine' : `Team ${s.team}`;
   const review = s.review === 'approved' || s.review === 'rejected'
-    ? `${s.review} by ${s.reviewer || 'a reviewer'}${s.reviewed_at ? ` on ${day(s.reviewed_at)}` : ''}`
+    ? `${s.review} ${s.reviewer === 'automatic' ? 'automatically' : `by ${s.reviewer || 'a reviewer'}`}`
+      + (s.reviewed_at ? ` on ${day(s.reviewed_at)}` : '')
     : REVIEW[s.review] || s.review;
   return h('p', {class: 'share-line', id: 'share-line'}, h('strong', null, where),
     `: from ${s.author || 'you'}, ${day(o.created_at)}, ${review}.`);
