@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kenning.memory import order
@@ -197,6 +198,13 @@ class MemoryService:
 
     # ------------------------------------------------------------------ the team hub (kenning/team)
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around several operations of the service (a pulled batch): each keeps its own
+        savepoint and log row; the commit, the costly part of a small write, is paid once."""
+        with repo.transaction(self.conn):
+            yield
+
     def from_hub(self, m: tm.Pulled) -> int | None:
         """One approved memory pulled from the team hub (its text already neutralised and bounded by
         kenning/team/sync.py); None when it is here already or was forgotten here."""
@@ -245,6 +253,15 @@ class MemoryService:
             tm.mark_tombstones_pushed(self.conn, list(tombstones))
             if created or edges or tombstones:
                 self._log("pushed")
+
+    def team_reviewed(self, gid: str, review: str, reviewer: str, reviewed_at: float | None) -> bool:
+        """The hub's review of a memory this machine shared (pending, approved, rejected: the viewer shows it)."""
+        with repo.transaction(self.conn):
+            done = tm.set_review(self.conn, gid, review, reviewer, reviewed_at)
+            oid = tm.linked(self.conn, gid) if done else None
+            if oid is not None:
+                self._log("reviewed", [oid], self._project_of(oid))
+        return done
 
     def team_cursor(self, team: str, *, rev: int | None = None, hlc: str | None = None) -> None:
         with repo.transaction(self.conn):

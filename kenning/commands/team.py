@@ -246,42 +246,28 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from kenning.team import config, hub
+    from kenning.team import review
     from kenning.team.config import TeamError
-    from kenning.team.sync import secret_in
 
     paths = Paths()
     try:
-        cfg = config.load(paths)
-        if cfg is None:
-            return _err("this machine joined no team")
-        conn = hub.connect(cfg.dsn, config.password(paths))
-        try:
-            waiting = hub.pending(conn, cfg.team)
-            if not (args.approve or args.reject):
-                if args.json:
-                    print(json.dumps(waiting, indent=1))
-                    return 0
-                for m in waiting:
-                    day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
-                    print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")
-                    for old in m["replaces"]:
-                        print(f"    replaces: {old}")
-                if not waiting:
-                    print("nothing waits for review")
-                return 0
+        if args.approve or args.reject:
             gid = args.approve or args.reject
-            if args.approve:
-                found = next((m for m in waiting if m["gid"] == gid), None)
-                leak = secret_in(f"{found['title']}\n{found['body']}") if found else ""
-                if leak:
-                    return _err(f"memory {gid} holds a secret ({leak}): refused; reject it and ask its author "
-                                "to forget it")
-            print(hub.review(conn, gid, "approved" if args.approve else "rejected"), gid)
-        finally:
-            conn.close()
+            print(review.decide(paths, gid, "approved" if args.approve else "rejected"), gid)
+            return 0
+        _cfg, waiting = review.waiting(paths)
     except TeamError as e:
         return _err(str(e))
+    if args.json:
+        print(json.dumps(waiting, indent=1))
+        return 0
+    for m in waiting:
+        day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
+        print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")
+        for old in m["replaces"]:
+            print(f"    replaces: {old}")
+    if not waiting:
+        print("nothing waits for review")
     return 0
 
 

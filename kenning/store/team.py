@@ -71,8 +71,9 @@ def insert_pulled(conn: sqlite3.Connection, m: Pulled, now: float) -> int | None
     # The team's layer holds, whatever the local rules would derive (like a pin: kept by `reindex`).
     conn.execute("UPDATE observations SET layer = ?, user_layer = ?, user_layer_at = ? WHERE id = ?",
                  (m.layer, m.layer, now, oid))
-    conn.execute("INSERT INTO team_links (observation_id, gid, team, origin, author, reviewer, reviewed_at, pushed) "
-                 "VALUES (?, ?, ?, 'hub', ?, ?, ?, 1)", (oid, m.gid, m.team, m.author, m.reviewer, m.reviewed_at))
+    conn.execute("INSERT INTO team_links (observation_id, gid, team, origin, author, reviewer, reviewed_at, pushed, "
+                 "review) VALUES (?, ?, ?, 'hub', ?, ?, ?, 1, 'approved')",
+                 (oid, m.gid, m.team, m.author, m.reviewer, m.reviewed_at))
     # Memories an edge said it replaces, before it was here: now they link to it.
     conn.execute("UPDATE observations SET superseded_by = ? WHERE superseded_by IS NULL AND status = 'superseded' "
                  "AND id IN (SELECT observation_id FROM team_links WHERE edge = ?)", (oid, m.gid))
@@ -87,6 +88,13 @@ def link_local(conn: sqlite3.Connection, oid: int, gid: str, team: str, hlc: str
 
 def mark_pushed(conn: sqlite3.Connection, gids: list[str]) -> None:
     conn.executemany("UPDATE team_links SET pushed = 1 WHERE gid = ?", [(g,) for g in gids])
+
+
+def set_review(conn: sqlite3.Connection, gid: str, review: str, reviewer: str, reviewed_at: float | None) -> bool:
+    """The hub's review of a memory this machine shared; True when it changed here."""
+    return conn.execute("UPDATE team_links SET review = ?, reviewer = ?, reviewed_at = ? WHERE gid = ? "
+                        "AND origin = 'local' AND (review, reviewer) IS NOT (?, ?)",
+                        (review, reviewer, reviewed_at, gid, review, reviewer)).rowcount > 0
 
 
 def mark_edge(conn: sqlite3.Connection, gid: str, by: str) -> None:

@@ -17,8 +17,9 @@ Check = tuple[str, str, str]
 SKEW_WARN_S = 5.0
 
 
-def lag_line(paths: Paths, now: float | None = None) -> str:
-    """One line for ``kenning status``: the team, and how long ago the last good sync was; '' without a team."""
+def lag_line(paths: Paths, now: float | None = None, *, pending: bool = True) -> str:
+    """One line for ``kenning status``: the team, how long ago the last good sync (push and pull) was, and
+    (``pending``) how many operations wait to be pushed; '' without a team."""
     from kenning.team.config import TeamError, load
     from kenning.team.worker import read_status
 
@@ -33,7 +34,8 @@ def lag_line(paths: Paths, now: float | None = None) -> str:
     last_ok = st.get("last_ok")
     lag = f"last synced {now - float(str(last_ok)):.0f} s ago" if last_ok else "never synced yet"
     failing = "" if st.get("ok", True) else f"; the last try failed: {st.get('error')}"
-    return f"{cfg.team} as {cfg.user}, {len(cfg.projects)} project(s), {lag}{failing}"
+    waits = f", {waiting(paths, cfg)[0]} operation(s) waiting to be pushed" if pending else ""
+    return f"{cfg.team} as {cfg.user}, {len(cfg.projects)} project(s), {lag}{waits}{failing}"
 
 
 def waiting(paths: Paths, cfg: TeamConfig) -> tuple[int, int]:
@@ -84,8 +86,10 @@ def checks(paths: Paths) -> list[Check]:
         finally:
             conn.close()
         skew = float(st["hub_time"]) - (before + time.time()) / 2
-        out.append(("ok", "team hub", f"team {cfg.team} reachable, schema {st['schema_version']}, "
-                                      f"memories {st['memories'] or {}}"))
+        old = str(st["schema_version"]) != hub.SCHEMA_VERSION
+        out.append(("warn" if old else "ok", "team hub", f"team {cfg.team} reachable, schema {st['schema_version']}"
+                    + (f" (this Kenning's is {hub.SCHEMA_VERSION}: the admin runs `kenning team init` again to "
+                       "upgrade it)" if old else "") + f", memories {st['memories'] or {}}"))
         out.append(("ok" if abs(skew) < SKEW_WARN_S else "warn", "team clock",
                     f"{skew:+.1f} s against the hub" + ("" if abs(skew) < SKEW_WARN_S else
                                                        ": the clocks still order operations, but check NTP")))
@@ -94,7 +98,8 @@ def checks(paths: Paths) -> list[Check]:
     except Exception as e:  # a schema from an older or newer Kenning, a revoked role
         out.append(("FAIL", "team hub", f"{type(e).__name__}: {str(e).strip()[:200]}"))
     n, refused = waiting(paths, cfg)
-    out.append(("ok" if n < 1000 else "warn", "team sync", f"{n} operation(s) waiting to be pushed; {lag_line(paths)}"))
+    lag = lag_line(paths, pending=False)
+    out.append(("ok" if n < 1000 else "warn", "team sync", f"{n} operation(s) waiting to be pushed; {lag}"))
     if refused:
         out.append(("warn", "team sync", f"{refused} memor{'y' if refused == 1 else 'ies'} not shared: "
                                          "they hold a secret (`kenning team push` names them; edit or forget them)"))

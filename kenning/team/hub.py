@@ -20,6 +20,7 @@ PULL_BATCH = 200
 MAX_TITLE = 200       # what one memory may carry from the hub (its text is cut to this on the way)
 MAX_TEXT = 4_000
 ROLE_NAME = TEAM_NAME  # the same shape: a lower-case identifier
+SCHEMA_VERSION = "2"  # what hub_schema.sql sets: 2 takes revisions in commit order
 
 
 def _psycopg() -> Any:

@@ -11,7 +11,7 @@
 CREATE SCHEMA IF NOT EXISTS kenning;
 
 CREATE TABLE IF NOT EXISTS kenning.meta (key text PRIMARY KEY, value text NOT NULL);
-INSERT INTO kenning.meta VALUES ('schema_version', '1') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+INSERT INTO kenning.meta VALUES ('schema_version', '2') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
 
 CREATE TABLE IF NOT EXISTS kenning.teams (
     name text PRIMARY KEY CHECK (name ~ '^[a-z][a-z0-9_]{0,39}$'),
@@ -87,6 +87,10 @@ DECLARE
     gone boolean;
     auto boolean;
 BEGIN
+    -- Revisions of a team are taken in commit order: a transaction that changes the team's memories holds
+    -- this lock until it commits, so a pull can never see a later revision while an earlier one is still
+    -- uncommitted (its cursor would pass it and the memory would never reach that machine).
+    PERFORM pg_advisory_xact_lock(hashtext('kenning.revisions:' || NEW.team));
     SELECT forgotten INTO gone FROM kenning.memories WHERE gid = NEW.gid AND team = NEW.team;
     IF NEW.kind = 'forgotten' THEN
         NEW.payload := NULL;
@@ -147,6 +151,7 @@ BEGIN
     IF m.author = session_user THEN
         RAISE EXCEPTION 'memory % is yours: a teammate reviews it', g;
     END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('kenning.revisions:' || m.team));  -- see apply_op
     UPDATE kenning.memories SET review = decision, reviewer = session_user, reviewed_at = now(),
         rev = nextval('kenning.revisions') WHERE gid = g;
     INSERT INTO kenning.audit (team, action, gid) VALUES (m.team, decision, g);

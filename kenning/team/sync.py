@@ -86,7 +86,9 @@ def candidates(conn: sqlite3.Connection, cfg: TeamConfig, space: Space | None = 
     return out
 
 
-def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report, space: Space | None = None) -> None:
+def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report, space: Space | None = None) -> int:
+    """One batch (at most PUSH_BATCH memories, with the edges and tombstones waiting): one transaction on the
+    hub, marked sent here only once it is acknowledged. Returns how many memories the batch carried."""
     space = space or Space(cfg.team)
     door = MemoryService(conn, "team")
     remotes: dict[str, str] = {} if space.mine else _local_keys(conn, cfg)
@@ -138,6 +140,7 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
     if ops:
         report.pushed += hub.push(hubconn, space.team, ops)
         door.team_pushed(created, edges, tombs)
+    return len(created)
 
 
 def bounded(text: str | None, limit: int) -> str:
@@ -168,24 +171,33 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
         rows = hub.pull(hubconn, space.team, rev)
         if not rows:
             return
-        for r in rows:
-            gid = str(r["gid"])
-            if r["forgotten"]:
-                report.forgotten += int(door.hub_forgotten(db_path, gid, space.team))
-            elif r["superseded_by"]:
-                report.superseded += int(door.hub_superseded(gid, str(r["superseded_by"])))
-            elif r["review"] == "approved" and ours(r["project"]) and not gid.startswith(cfg.device + ":") and \
-                    (r["title"] or r["body"]):
-                got = door.from_hub(tm.Pulled(
-                    gid=gid, team=space.team, remote=str(r["project"]), layer="rule" if r["layer"] == "rule" else "key",
-                    type=_name(r["type"]) if r["type"] else "discovery",
-                    title=bounded(r["title"], hub.MAX_TITLE) or bounded(r["body"], 80),
-                    text=bounded(r["body"], hub.MAX_TEXT), author=_name(r["author"]), reviewer=_name(r["reviewer"]),
-                    reviewed_at=float(r["reviewed_at"] or 0), created_at=float(r["created_at"] or time.time()),
-                    scope="user" if space.mine else "project"))
-                report.pulled += int(got is not None)
-            if r["hlc"]:
-                door.team_cursor(space.team, hlc=clock.observe(tm.cursor(conn, space.team)[1], str(r["hlc"])))
+        gone: list[str] = []
+        hlc = tm.cursor(conn, space.team)[1]
+        with door.batch():  # one commit per batch, not two per row
+            for r in rows:
+                gid = str(r["gid"])
+                if r["forgotten"]:
+                    gone.append(gid)  # forgetting erases the file's free pages: outside the batch
+                elif r["superseded_by"]:
+                    report.superseded += int(door.hub_superseded(gid, str(r["superseded_by"])))
+                elif gid.startswith(cfg.device + ":"):  # one of ours, back with its review state
+                    door.team_reviewed(gid, str(r["review"]), _name(r["reviewer"]) if r["reviewer"] else "",
+                                       float(r["reviewed_at"]) if r["reviewed_at"] else None)
+                elif r["review"] == "approved" and ours(r["project"]) and (r["title"] or r["body"]):
+                    got = door.from_hub(tm.Pulled(
+                        gid=gid, team=space.team, remote=str(r["project"]),
+                        layer="rule" if r["layer"] == "rule" else "key",
+                        type=_name(r["type"]) if r["type"] else "discovery",
+                        title=bounded(r["title"], hub.MAX_TITLE) or bounded(r["body"], 80),
+                        text=bounded(r["body"], hub.MAX_TEXT), author=_name(r["author"]),
+                        reviewer=_name(r["reviewer"]), reviewed_at=float(r["reviewed_at"] or 0),
+                        created_at=float(r["created_at"] or time.time()), scope="user" if space.mine else "project"))
+                    report.pulled += int(got is not None)
+                if r["hlc"]:
+                    hlc = clock.observe(hlc, str(r["hlc"]))
+            door.team_cursor(space.team, hlc=hlc)
+        for gid in gone:
+            report.forgotten += int(door.hub_forgotten(db_path, gid, space.team))
         rev = int(rows[-1]["rev"])
         door.team_cursor(space.team, rev=rev)
         if len(rows) < hub.PULL_BATCH:
@@ -202,8 +214,8 @@ def once(paths: Paths, conn: sqlite3.Connection, *, do_push: bool = True, do_pul
     hubconn = hub.connect(cfg.dsn, password(paths))
     try:
         for space in spaces(cfg):
-            if do_push:
-                push(conn, hubconn, cfg, report, space)
+            while do_push and push(conn, hubconn, cfg, report, space) >= PUSH_BATCH:
+                pass  # batch after batch, each acknowledged on its own, until what waits is sent
             if do_pull:
                 pull(conn, hubconn, cfg, paths.db, report, space)
     finally:

@@ -10,6 +10,7 @@ from kenning.store import edits, repo
 from kenning.store.decisions import is_archived
 from kenning.viewer import editing
 from kenning.viewer.items import hydrate, json_list
+from kenning.viewer.team import share_of
 
 RELATED_LIMIT = 20
 
@@ -30,6 +31,7 @@ def observation(conn: sqlite3.Connection, oid: int, archive_before: float = 0.0)
     obs["archived"] = is_archived(obs.get("layer"), obs.get("status"), float(obs["created_at"]), archive_before)
     obs["pinned"] = obs.get("user_layer") == "rule"
     obs["tokens"] = tokens(conn, oid)
+    obs["share"] = share_of(conn, oid, obs.get("scope"))
     prompt = None
     if obs.get("prompt_number") is not None:
         r = conn.execute("SELECT prompt_number, prompt_text, created_at FROM user_prompts "

@@ -17,6 +17,7 @@ from typing import Any
 
 from kenning.records import text_tokens
 from kenning.search.service import one_line
+from kenning.viewer.team import SHARE_SQL, share
 
 KINDS = ("observation", "prompt", "summary")
 LETTER = {"observation": "o", "prompt": "p", "summary": "s"}
@@ -105,7 +106,8 @@ def json_list(raw: str | None) -> list[str]:
 _OBS_COLS = ("o.id, o.created_at, o.project, o.session_id, o.type, o.title, o.subtitle, o.status, o.concepts, "
              "o.files_read, o.files_modified, "
              "(LENGTH(o.title) + LENGTH(o.subtitle) + LENGTH(o.narrative) + LENGTH(o.facts) + 3) / 4, "
-             "o.layer, o.user_layer, o.occurrences, o.superseded_by, o.duplicate_of")
+             "o.layer, o.user_layer, o.occurrences, o.superseded_by, o.duplicate_of, o.scope, "
+             f"({SHARE_SQL.format(oid='o.id')})")
 _PROMPT_COLS = "u.id, u.created_at, s.project, u.session_id, u.prompt_text, u.prompt_number"
 _SUMMARY_COLS = ("m.id, m.created_at, m.project, m.session_id, m.request, m.completed, m.files_modified, "
                  "(LENGTH(m.request) + LENGTH(m.investigated) + LENGTH(m.learned) + LENGTH(m.completed) "
@@ -121,7 +123,7 @@ def _obs_item(r: Sequence[Any], archive_before: float = 0.0) -> dict[str, Any]:
             "concepts": json_list(r[8]), "files": files, "tokens": int(r[11] or 0),
             "layer": layer, "pinned": r[13] == "rule", "decided": r[13], "occurrences": int(r[14] or 1),
             "superseded_by": r[15], "duplicate_of": r[16],
-            "archived": layer == "log" and r[7] == "active" and r[1] < archive_before}
+            "archived": layer == "log" and r[7] == "active" and r[1] < archive_before, "share": share(r[17], r[18])}
 
 
 def _prompt_item(r: Sequence[Any]) -> dict[str, Any]:

@@ -311,7 +311,9 @@ def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_ret
             time.sleep(0.3)
         assert st.get("ok") is False and "reach" in str(st.get("error"))
         assert "failed" in a.team("status").stdout
-        assert "the last try failed" in a.kenning("status").stdout
+        status = a.kenning("status").stdout
+        assert "the last try failed" in status
+        assert "operation(s) waiting to be pushed" in status and " 0 operation(s)" not in status, status
         doctor = a.kenning("doctor").stdout
         assert any(line.startswith("✗ team hub") and "cannot reach" in line for line in doctor.splitlines()), doctor
         assert "0 operation(s) waiting" not in doctor  # the new rule waits to be pushed
@@ -329,8 +331,9 @@ def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_ret
     assert b.rows("SELECT count(*) FROM team_links WHERE gid = ?", gid) == [(1,)]
     assert "UTC timestamp" in b.session_start()
     doctor = a.kenning("doctor").stdout
-    assert "team hub" in doctor and "reachable, schema 1" in doctor and "0 operation(s) waiting" in doctor, doctor
-    assert "last synced" in a.kenning("status").stdout
+    assert "team hub" in doctor and "reachable, schema 2" in doctor and "0 operation(s) waiting" in doctor, doctor
+    status = a.kenning("status").stdout
+    assert "last synced" in status and ", 0 operation(s) waiting to be pushed" in status, status
 
 
 def test_a_teammate_supersedes_a_team_rule_and_both_machines_show_only_theirs_with_the_link(

@@ -11,6 +11,7 @@ import {Write} from './write.js';
 import {readView, writeView} from './route.js';
 import {Preview, SettingsForm, Stats} from './views.js';
 import {Review} from './review.js';
+import {TeamReview} from './team.js';
 
 const THEME_KEY = 'kenning.theme';
 const root = document.documentElement;
@@ -88,6 +89,7 @@ const review = new Review({root: $('#review'), projectName, onOpen: (id, el) => 
   detail.found = null;
   detail.show({kind: 'observation', id});
 }});
+const team = new TeamReview($('#team-review'));
 
 // ----------------------------------------------------------------------------- tabs
 
@@ -109,6 +111,7 @@ function selectTab(tab, {focus = false, record = true} = {}) {
   if (name === 'stats') stats.load($('#project').value);
   if (name === 'review') review.load($('#project').value);
   if (name === 'preview') preview.load();
+  if (name === 'team') team.load();
   if (name === 'settings' && !settings.settings.length) settings.load();
 }
 

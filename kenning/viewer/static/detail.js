@@ -5,6 +5,7 @@ import {api, ApiError, AuthError, link, retryable} from './api.js';
 import {h, clear, fullTime, num, toast, plain, rich} from './dom.js';
 import {memoryTags} from './feed.js';
 import {givenSlot, toldSlot} from './ledger.js';
+import {shareLine} from './team.js';
 
 // What each layer decision says when it is done, and what it says when it is refused.
 const DECISIONS = {
@@ -319,7 +320,7 @@ export class Detail {
   lineage(o, m) {
     const status = o.status || 'active';
     const [name, what] = LAYER_TEXT[m.layer] || [m.layer, ''];
-    const parts = [];
+    const parts = [shareLine(o)];
     if (status === 'superseded') {
       parts.push(h('p', {class: 'layer-line'}, h('strong', null, 'Superseded'),
         ': replaced by a newer memory, never given to a session; kept and searchable.'));

@@ -9,6 +9,7 @@
 
 import {api, AuthError, link, retryable} from './api.js';
 import {h, clear, timeEl, localDay, dayName, dateText, shorten, plural, rich, matcher} from './dom.js';
+import {scopeTag} from './team.js';
 
 const PAGE = 50;
 const SEARCH_PAGE = 30;
@@ -45,6 +46,8 @@ export function memoryTags(item) {
     out.push(h('span', {class: ['layer', `layer-${item.layer}`], title: item.pinned ? `${title} (pinned by you)` : title},
       item.pinned ? `${label} · pinned` : label));
   }
+  const scope = item.share && item.share.scope !== 'personal' ? scopeTag(item) : null;  // personal: in the detail
+  if (scope) out.push(scope);
   if (item.occurrences > 1) {
     out.push(h('span', {class: 'occurrences', title: `recorded ${item.occurrences} times (near-duplicates merged)`},
       `×${item.occurrences}`));

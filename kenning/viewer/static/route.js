@@ -2,7 +2,7 @@
 // item. Reload, Back/Forward and a pasted link all land on the same view. The query string is
 // used (the fragment carries `kenning open`'s one-time code, removed at once).
 
-export const TABS = ['feed', 'preview', 'stats', 'review', 'settings'];
+export const TABS = ['feed', 'preview', 'stats', 'review', 'team', 'settings'];
 const KEYS = ['tab', 'project', 'memory', 'type', 'concept', 'from', 'to', 'q', 'sort', 'item'];
 export const MEMORY_VIEWS = ['', 'rule', 'key', 'log', 'archived', 'superseded'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;

@@ -18,7 +18,7 @@ class BadRequest(ValueError):
         self.status = status
 
 
-MODULES: list[str] = ["memory", "search", "context", "viewer", "ledger", "bulk", "written"]
+MODULES: list[str] = ["memory", "search", "context", "viewer", "ledger", "bulk", "written", "team"]
 
 
 def feature_routes(state: Any) -> list[Any]:

@@ -1,0 +1,105 @@
+"""Team memory in the viewer, in a real Chromium, against two developers' real workers and a real PostgreSQL hub.
+
+Ana teaches a team rule through the real hooks; her viewer shows it as a team memory waiting for review. Li
+approves it from his viewer's Team tab (the path `kenning team review` takes); his machine pulls it and
+shows who wrote it and who approved it; Ana's machine learns the review at its next pull. A preference of
+Ana's stays personal, and the detail says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.test_team_hub import PREFERENCE, RULE, Dev, _hub_rows
+from tests.support import browser as br
+from tests.support import postgres
+from tests.support.viewer import TIMEOUT_MS, open_viewer, shot
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(br.missing() is not None, reason=str(br.missing()))]
+pytest.importorskip("psycopg")
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed").expect
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[postgres.Server, Dev, Dev]]:
+    with postgres.server() as hub:
+        ana, li = Dev(tmp_path_factory.mktemp("ana")), Dev(tmp_path_factory.mktemp("li"))
+        ana.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "ana", "--member", "li",
+                 password=hub.admin_password)
+        made = json.loads((ana.data / "team-alpha-members.json").read_text())
+        for dev, user in ((ana, "ana"), (li, "li")):
+            dev.env.update(KENNING_PROVIDER="rules", KENNING_EMBEDDING_BACKEND="none")
+            dev.start_worker()
+            dev.team("join", "--dsn", hub.dsn(user), "--team", "alpha", password=made[user])
+        try:
+            yield hub, ana, li
+        finally:
+            for dev in (ana, li):
+                dev.stop_worker()
+
+
+def card(page: Any, oid: int) -> Any:
+    return page.locator(f"#feed article.item[data-key='o:{oid}']")
+
+
+def test_the_viewer_shows_scope_author_and_review_and_a_teammate_approves_from_it(
+        team: tuple[postgres.Server, Dev, Dev], page: Any) -> None:
+    hub, ana, li = team
+    ana.say(RULE)
+    ana.say(PREFERENCE)
+    ana.flush()
+    ana.wait("SELECT 1 FROM team_links WHERE origin = 'local' AND pushed = 1")
+    rule_id = ana.rows("SELECT observation_id FROM team_links WHERE origin = 'local'")[0][0]
+    pref_id = ana.rows("SELECT id FROM observations WHERE title LIKE '%Esperanto%'")[0][0]
+    gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%CREATE TABLE migration%")[0][0]
+
+    # Ana's machine: her rule is a team memory waiting for review; her preference is personal.
+    open_viewer(page, ana)
+    expect(card(page, rule_id).locator(".scope")).to_have_text("team · pending review")
+    expect(card(page, pref_id).locator(".scope")).to_have_count(0)
+    card(page, rule_id).click()
+    expect(page.locator("#share-line")).to_contain_text("Team alpha: from ana,")
+    expect(page.locator("#share-line")).to_contain_text("pending review")
+    card(page, pref_id).click()
+    expect(page.locator("#share-line")).to_have_text("Personal: on this machine only, never shared.")
+    # Her own memory waits in her Team tab too, but she cannot approve it.
+    page.click("#tab-team")
+    mine = page.locator(f"#review-list li.review-item[data-gid='{gid}']")
+    expect(mine.locator(".review-approve")).to_be_disabled()
+
+    # Li's machine: the Team tab lists it with its author; he approves it.
+    open_viewer(page, li, "?tab=team")
+    row = page.locator(f"#review-list li.review-item[data-gid='{gid}']")
+    expect(row.locator(".review-title")).to_contain_text("CREATE TABLE migration")
+    expect(row.locator(".review-by")).to_contain_text("from ana")
+    shot(page, "viewer-team-review")
+    row.locator(".review-approve").click()
+    expect(row).to_have_count(0)
+    expect(page.locator("#review-empty")).to_be_visible()
+    assert _hub_rows(hub, "SELECT review, reviewer FROM kenning.memories WHERE gid = %s", gid) == \
+        [("approved", "li")]
+    assert _hub_rows(hub, "SELECT actor, action FROM kenning.audit WHERE gid = %s AND action = 'approved'", gid) == \
+        [("li", "approved")]
+
+    # His worker pulls it: attributed, approved by him.
+    li.wait("SELECT 1 FROM team_links WHERE gid = ? AND origin = 'hub'", gid)
+    pulled = li.rows("SELECT observation_id FROM team_links WHERE gid = ?", gid)[0][0]
+    page.click("#tab-feed")
+    expect(card(page, pulled).locator(".scope")).to_have_text("team")
+    card(page, pulled).click()
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    expect(page.locator("#share-line")).to_contain_text("Team alpha: from ana,")
+    expect(page.locator("#share-line")).to_contain_text(f"approved by li on {today}")
+
+    # Ana's machine learns the review at its next pull, and her open page follows.
+    ana.wait("SELECT 1 FROM team_links WHERE gid = ? AND review = 'approved' AND reviewer = 'li'", gid)
+    open_viewer(page, ana)
+    expect(card(page, rule_id).locator(".scope")).to_have_text("team")
+    card(page, rule_id).click()
+    expect(page.locator("#share-line")).to_contain_text("approved by li")
