@@ -281,6 +281,8 @@ def test_layout_from_390_to_1440_px(installed: Home, page: Any) -> None:
     open_viewer(page, home)
     page.select_option("#project", long_name)
     expect(page.locator("#feed-heading")).to_contain_text(long_name)
+    # A machine that joined no team has no Team tab: the five others fit a phone's row.
+    expect(page.locator("#tab-team")).to_be_hidden()
     for vp in (DESKTOP, PHONE):
         page.set_viewport_size(vp)
         page.wait_for_timeout(200)

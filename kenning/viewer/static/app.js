@@ -117,17 +117,29 @@ function selectTab(tab, {focus = false, record = true} = {}) {
 
 for (const t of tabs) t.addEventListener('click', () => selectTab(t));
 $('.tabs').addEventListener('keydown', (e) => {
-  const i = tabs.indexOf(document.activeElement);
+  const shown = tabs.filter((t) => !t.hidden);  // the Team tab shows only on a machine that joined a team
+  const i = shown.indexOf(document.activeElement);
   if (i < 0) return;
   let j = null;
-  if (e.key === 'ArrowRight') j = (i + 1) % tabs.length;
-  else if (e.key === 'ArrowLeft') j = (i - 1 + tabs.length) % tabs.length;
+  if (e.key === 'ArrowRight') j = (i + 1) % shown.length;
+  else if (e.key === 'ArrowLeft') j = (i - 1 + shown.length) % shown.length;
   else if (e.key === 'Home') j = 0;
-  else if (e.key === 'End') j = tabs.length - 1;
+  else if (e.key === 'End') j = shown.length - 1;
   if (j === null) return;
   e.preventDefault();
-  selectTab(tabs[j], {focus: true});
+  selectTab(shown[j], {focus: true});
 });
+
+/** The Team tab, on a machine that joined a team (asked without reaching the hub). */
+async function showTeamTab() {
+  try {
+    const data = await api('/api/team/review?peek=1');
+    $('#tab-team').hidden = !data.team;
+    if (!data.team && currentTab() === $('#tab-team')) selectTab(tabs[0], {record: false});
+  } catch (err) {
+    if (err instanceof AuthError) return;
+  }
+}
 
 // -------------------------------------------------------------------------- address
 
@@ -413,6 +425,7 @@ async function start() {
   restore(readView());
   const first = feed.loading;
   await loadMeta();
+  await showTeamTab();
   if (!state.stream && state.started) {
     state.stream = openStream({onItem, onStatus, onState: setLive, onChanged});
   }

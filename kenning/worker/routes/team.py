@@ -40,8 +40,12 @@ def routes(state: Any) -> list[Route]:
             for m in waiting]}
 
     async def get(request: Request) -> Response:
+        from kenning.team import config
         from kenning.team.config import TeamError
 
+        if request.query_params.get("peek"):  # whether this machine joined a team: never asks the hub
+            cfg = await run_in_threadpool(config.load, paths)
+            return JSONResponse({"team": cfg.team if cfg is not None else None})
         try:
             return JSONResponse(await run_in_threadpool(listing))
         except TeamError as e:
