@@ -159,7 +159,7 @@ def render(data: dict[str, Any]) -> str:
     if sv["observations"]:
         lines.append(f"Savings: the index of {sv['observations']:,} observations costs ~{sv['index_tokens']:,} tokens "
                      f"to read (~{sv['full_tokens']:,} with every detail); it condenses ~{sv['work_tokens']:,} "
-                     f"tokens of captured work ({sv['percent']}% smaller). Producing it cost "
+                     f"tokens of captured work ({sv['percent']:g}% smaller). Producing it cost "
                      f"{sv['observer_tokens']:,} observer tokens.")
     else:
         lines.append("Savings: no observations yet.")

@@ -13,6 +13,7 @@ Standard library only (the SessionStart hook may write it itself).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
@@ -259,9 +260,10 @@ class Layout:
 
     def _economics(self, read_tokens: int) -> str:
         if self.work_tokens > 0:
-            saved = max(0, 100 - round(read_tokens * 100 / self.work_tokens))
+            # Rounded down to a tenth: 99.65 % is "99.6", never "100" (the index is always read).
+            saved = max(0.0, math.floor((100 - read_tokens * 100 / self.work_tokens) * 10 + 1e-9) / 10)
             return (f"Economics: reading this index costs ~{read_tokens:,} tokens; it condenses "
-                    f"~{self.work_tokens:,} tokens of past work ({saved}% smaller).")
+                    f"~{self.work_tokens:,} tokens of past work ({saved:g}% smaller).")
         return f"Economics: reading this index costs ~{read_tokens:,} tokens."
 
     def _left_off(self) -> list[str]:

@@ -7,6 +7,7 @@ per-session totals, in the same transaction.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import time
 from typing import Any
@@ -64,10 +65,16 @@ def sessions(conn: sqlite3.Connection, limit: int = 10) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def saved_percent(saved: dict[str, int]) -> int | None:
-    """How much smaller the session-start index is than the work it condenses (None: no work yet)."""
+def saved_percent(saved: dict[str, int]) -> float | None:
+    """How much smaller the session-start index is than the work it condenses, rounded down to a tenth
+    (99.65 is 99.6, never "100": some of it is always read) (None: no work yet)."""
     work = saved["work_tokens"]
-    return max(0, round(100 - saved["index_tokens"] * 100 / work)) if work else None
+    return floor_tenth(100 - saved["index_tokens"] * 100 / work) if work else None
+
+
+def floor_tenth(percent: float) -> float:
+    """A percentage rounded down to a tenth, at least 0."""
+    return max(0.0, math.floor(percent * 10 + 1e-9) / 10)
 
 
 def savings(conn: sqlite3.Connection, project: str | None = None) -> dict[str, int]:
