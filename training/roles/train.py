@@ -124,11 +124,14 @@ class Data:
 
 
 def train(data: Data, k: int, *, l2: float, epochs: int = 300, lr: float = 0.05,
-          class_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+          class_weight: np.ndarray | None = None,
+          sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     w = np.zeros((BUCKETS, k))
     b = np.zeros(k)
     mw, vw, mb, vb = np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)
     sw = class_weight[data.y] if class_weight is not None else np.ones(data.n)
+    if sample_weight is not None:
+        sw = sw * sample_weight
     y1 = np.zeros((data.n, k))
     y1[np.arange(data.n), data.y] = 1.0
     for t in range(1, epochs + 1):
@@ -207,6 +210,8 @@ def main() -> int:
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=300)
     ap.add_argument("--power", type=float, default=0.5, help="class weight = (1/frequency)^power")
+    ap.add_argument("--own-weight", type=float, default=1.0,
+                    help="weight of our own sentences (the only Chinese, Korean, German, Spanish) against real units")
     ap.add_argument("--no-cv", action="store_true")
     ap.add_argument("--json", help="write the cross-validation numbers here")
     ap.add_argument("--predictions", help="write every unit's held-out probabilities here (JSONL, no text)")
@@ -225,6 +230,7 @@ def main() -> int:
     feats = [featurise(e) for e in examples]
     y = [ROLES.index(str(e["role"])) for e in examples]
     groups = [str(e["group"]) for e in examples]
+    mult = np.array([a.own_weight if g.startswith("own:") else 1.0 for g in groups])
     print(f"{len(examples)} labelled units; roles: {dict(Counter(str(e['role']) for e in examples))}")
     print(f"groups: {dict(Counter(groups))}")
     result: dict[str, object] = {}
@@ -239,7 +245,7 @@ def main() -> int:
             te = [i for i, x in enumerate(groups) if x == g]
             ytr = [y[i] for i in tr]
             w, b = train(Data([feats[i] for i in tr], ytr), k, l2=a.l2, epochs=a.epochs,
-                         class_weight=weights_for(ytr, k, a.power))
+                         class_weight=weights_for(ytr, k, a.power), sample_weight=mult[tr])
             m = quantise(w, b)
             for i in te:
                 probs = m.probabilities(feats[i])
@@ -270,7 +276,8 @@ def main() -> int:
             with open(a.predictions, "w", encoding="utf-8") as fh:
                 fh.writelines(json.dumps(h) + "\n" for h in held)
     if a.write:
-        w, b = train(Data(feats, y), k, l2=a.l2, epochs=a.epochs, class_weight=weights_for(y, k, a.power))
+        w, b = train(Data(feats, y), k, l2=a.l2, epochs=a.epochs, class_weight=weights_for(y, k, a.power),
+                     sample_weight=mult)
         m = quantise(w, b)
         with open(a.out, "wb") as fh:
             fh.write(m.to_bytes())
