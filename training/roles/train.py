@@ -1,15 +1,19 @@
 """Train the role model (kenning/observer/roles) and say how well it does on projects it never saw.
 
-  python training/roles/train.py [--transcripts DIR] [--write] [--exclude PROJECT ...] [--out FILE]
+  python training/roles/train.py [--transcripts DIR] [--extra DIR | --no-extra] [--write] [--exclude PROJECT ...]
 
 Training material:
 * units of real sessions (`--transcripts`, default ../shared/data/real-sessions next to the
   checkout), cut by training/roles/extract.py, labelled in training/roles/labels/*.tsv (unit id →
   role; the text stays in the transcripts, never in this repository);
+* units of the extra real sessions of other projects (`--extra`, default ../extra-sessions next to
+  the checkout, read when it exists; training/roles/sources.json says where each file comes from),
+  labelled and joined the same way;
 * our own labelled sentences in training/roles/own/*.jsonl (written by us, several languages).
 
 It reports leave-one-project-out precision and recall per role (every project scored by a model
-trained without it; our own sentences are split by language the same way), then, with --write,
+trained without it, the extra projects too; our own sentences are split by language the same way),
+then, with --write,
 trains on everything and writes kenning/observer/roles/roles.bin. Needs numpy (the dev extra).
 """
 
@@ -35,9 +39,10 @@ from extract import session_units  # noqa: E402
 
 from kenning.observer.roles.features import BUCKETS, features  # noqa: E402
 from kenning.observer.roles.model import WEIGHTS, Model  # noqa: E402
-from kenning.observer.roles.roles import ROLES  # noqa: E402
+from kenning.observer.roles.roles import ROLES, WORTH  # noqa: E402
 
 DEFAULT_TRANSCRIPTS = os.path.abspath(os.path.join(ROOT, "..", "shared", "data", "real-sessions"))
+DEFAULT_EXTRA = os.path.abspath(os.path.join(ROOT, "..", "extra-sessions"))
 
 
 def load_labels() -> dict[str, tuple[str, str]]:
@@ -119,11 +124,14 @@ class Data:
 
 
 def train(data: Data, k: int, *, l2: float, epochs: int = 300, lr: float = 0.05,
-          class_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+          class_weight: np.ndarray | None = None,
+          sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     w = np.zeros((BUCKETS, k))
     b = np.zeros(k)
     mw, vw, mb, vb = np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)
     sw = class_weight[data.y] if class_weight is not None else np.ones(data.n)
+    if sample_weight is not None:
+        sw = sw * sample_weight
     y1 = np.zeros((data.n, k))
     y1[np.arange(data.n), data.y] = 1.0
     for t in range(1, epochs + 1):
@@ -159,8 +167,9 @@ def quantise(w: np.ndarray, b: np.ndarray) -> Model:
     return Model(tuple(ROLES), [float(x) for x in b], [float(x) for x in scale], array("b", q.tobytes()), BUCKETS)
 
 
-def report(name: str, gold: list[int], pred: list[int]) -> dict[str, dict[str, float]]:
-    out = {}
+def report(name: str, gold: list[int], pred: list[int],
+           worth: list[float] | None = None) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
     print(f"\n{name}: {len(gold)} units, accuracy {np.mean(np.array(gold) == np.array(pred)):.3f}")
     print(f"{'role':<10} {'n':>5} {'prec':>6} {'recall':>6} {'f1':>6}")
     for c, role in enumerate(ROLES):
@@ -175,20 +184,34 @@ def report(name: str, gold: list[int], pred: list[int]) -> dict[str, dict[str, f
     keep = [c for c, r in enumerate(ROLES) if r != "noise"]
     tp = sum(1 for g, p in zip(gold, pred, strict=True) if g in keep and p in keep)
     kept = sum(1 for p in pred if p in keep)
-    worth = sum(1 for g in gold if g in keep)
-    print(f"kept vs noise: precision {tp / max(1, kept):.3f}, recall {tp / max(1, worth):.3f}")
+    n_worth = sum(1 for g in gold if g in keep)
+    print(f"kept vs noise: precision {tp / max(1, kept):.3f}, recall {tp / max(1, n_worth):.3f}")
+    out["kept"] = {"n": n_worth, "precision": round(tp / max(1, kept), 3), "recall": round(tp / max(1, n_worth), 3)}
+    if worth is not None:
+        # What the observer keeps: the summed probability of the roles worth keeping (roles.py WORTH).
+        for t in (0.55, 0.7):
+            hit = [w >= t for w in worth]
+            good = [ROLES[g] in WORTH for g in gold]
+            tp_w = sum(1 for h, ok in zip(hit, good, strict=True) if h and ok)
+            prec, rec = tp_w / max(1, sum(hit)), tp_w / max(1, sum(good))
+            print(f"worth >= {t}: precision {prec:.3f}, recall {rec:.3f} ({sum(good)} worth keeping)")
+            out[f"worth>={t}"] = {"n": sum(good), "precision": round(prec, 3), "recall": round(rec, 3)}
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transcripts", default=DEFAULT_TRANSCRIPTS)
+    ap.add_argument("--extra", default=DEFAULT_EXTRA, help="extra real sessions of other projects (read if it exists)")
+    ap.add_argument("--no-extra", action="store_true", help="leave the extra sessions out (the development set only)")
     ap.add_argument("--write", action="store_true", help="train on everything and write the shipped weights")
     ap.add_argument("--out", default=WEIGHTS, help="where --write puts the weights")
     ap.add_argument("--exclude", action="append", default=[], help="leave this project (folder) out entirely")
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=300)
     ap.add_argument("--power", type=float, default=0.5, help="class weight = (1/frequency)^power")
+    ap.add_argument("--own-weight", type=float, default=1.0,
+                    help="weight of our own sentences (the only Chinese, Korean, German, Spanish) against real units")
     ap.add_argument("--no-cv", action="store_true")
     ap.add_argument("--json", help="write the cross-validation numbers here")
     ap.add_argument("--predictions", help="write every unit's held-out probabilities here (JSONL, no text)")
@@ -198,11 +221,16 @@ def main() -> int:
     examples = real_examples(a.transcripts, labels) if os.path.isdir(a.transcripts) else []
     if not examples:
         print(f"no labelled units found under {a.transcripts}: training on our own sentences only", file=sys.stderr)
-    examples = [e for e in examples if e["group"] not in a.exclude] + own_examples()
+    dev_groups = {str(e["group"]) for e in examples}
+    extra = real_examples(a.extra, labels) if not a.no_extra and os.path.isdir(a.extra) else []
+    if extra:
+        print(f"extra sessions: {len(extra)} labelled units under {a.extra}")
+    examples = [e for e in examples + extra if e["group"] not in a.exclude] + own_examples()
     k = len(ROLES)
     feats = [featurise(e) for e in examples]
     y = [ROLES.index(str(e["role"])) for e in examples]
     groups = [str(e["group"]) for e in examples]
+    mult = np.array([a.own_weight if g.startswith("own:") else 1.0 for g in groups])
     print(f"{len(examples)} labelled units; roles: {dict(Counter(str(e['role']) for e in examples))}")
     print(f"groups: {dict(Counter(groups))}")
     result: dict[str, object] = {}
@@ -210,13 +238,14 @@ def main() -> int:
         gold: list[int] = []
         pred: list[int] = []
         per_group: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        worths: list[float] = []
         held: list[dict[str, object]] = []
         for g in sorted(set(groups)):
             tr = [i for i, x in enumerate(groups) if x != g]
             te = [i for i, x in enumerate(groups) if x == g]
             ytr = [y[i] for i in tr]
             w, b = train(Data([feats[i] for i in tr], ytr), k, l2=a.l2, epochs=a.epochs,
-                         class_weight=weights_for(ytr, k, a.power))
+                         class_weight=weights_for(ytr, k, a.power), sample_weight=mult[tr])
             m = quantise(w, b)
             for i in te:
                 probs = m.probabilities(feats[i])
@@ -225,9 +254,21 @@ def main() -> int:
                              "origin": examples[i].get("origin"), "probs": {r: round(v, 4) for r, v in probs.items()}})
                 gold.append(y[i])
                 pred.append(p)
+                worths.append(sum(probs[r] for r in WORTH))
                 per_group[g][0].append(y[i])
                 per_group[g][1].append(p)
-        result["leave_one_project_out"] = report("leave one project out", gold, pred)
+        result["leave_one_project_out"] = report("leave one project out", gold, pred, worths)
+        # The same held-out judgements, on the development projects alone and on the extra ones alone,
+        # so that material added from elsewhere can be seen not to cost the development set anything.
+        subsets = {"development projects": lambda g: g in dev_groups,
+                   "extra projects": lambda g: not g.startswith("own:") and g not in dev_groups,
+                   "own sentences": lambda g: g.startswith("own:")}
+        groups_held = [str(h["group"]) for h in held]
+        for name, inside in subsets.items():
+            idx = [k for k, g in enumerate(groups_held) if inside(g)]
+            if idx:
+                result[name] = report(f"leave one project out, {name}", [gold[k] for k in idx],
+                                      [pred[k] for k in idx], [worths[k] for k in idx])
         for g, (gg, pp) in sorted(per_group.items()):
             acc = np.mean(np.array(gg) == np.array(pp))
             print(f"  {g}: {len(gg)} units, accuracy {acc:.3f}")
@@ -235,7 +276,8 @@ def main() -> int:
             with open(a.predictions, "w", encoding="utf-8") as fh:
                 fh.writelines(json.dumps(h) + "\n" for h in held)
     if a.write:
-        w, b = train(Data(feats, y), k, l2=a.l2, epochs=a.epochs, class_weight=weights_for(y, k, a.power))
+        w, b = train(Data(feats, y), k, l2=a.l2, epochs=a.epochs, class_weight=weights_for(y, k, a.power),
+                     sample_weight=mult)
         m = quantise(w, b)
         with open(a.out, "wb") as fh:
             fh.write(m.to_bytes())
