@@ -139,7 +139,12 @@ def _backslash(s: str, i: int) -> tuple[str, int] | None:
         # round (``\u00&#97;d`` is ``\u00ad`` once the entity is decoded).
         if n < 2 or (n < (8 if kind == "U" else 4) and k < len(s) and s[k] in MARKS):
             return None
-        return _char(int(s[i + 2:k], 16)), k
+        value = _char(int(s[i + 2:k], 16))
+        if n < (8 if kind == "U" else 4) and value.isascii() and value.isalnum() and i and s[i - 1].isalnum():
+            # A short form read as a letter or digit that would run on a word (``<system\u30…``: a strict
+            # reader sees the tag ``<system`` end at the backslash) is left as it stands.
+            return None
+        return value, k
     if kind in ("x", "X"):
         k = _digits(s, i + 2, _HEX, 2)
         return (chr(int(s[i + 2:k], 16)), k) if k == i + 4 else None
