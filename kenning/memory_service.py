@@ -244,15 +244,33 @@ class MemoryService:
                 tm.link_local(self.conn, oid, gid, team, hlc, author)
 
     def team_pushed(self, created: Sequence[str] = (), edges: Sequence[tuple[str, str]] = (),
-                    tombstones: Sequence[str] = ()) -> None:
-        """What the hub acknowledged."""
+                    tombstones: Sequence[str] = (), changes: Sequence[tuple[str, str]] = ()) -> None:
+        """What the hub acknowledged (``changes``: the (gid, clock) of edits and pins sent)."""
         with repo.transaction(self.conn):
             tm.mark_pushed(self.conn, list(created))
             for gid, by in edges:
                 tm.mark_edge(self.conn, gid, by)
             tm.mark_tombstones_pushed(self.conn, list(tombstones))
-            if created or edges or tombstones:
+            tm.mark_changes_pushed(self.conn, list(changes))
+            if created or edges or tombstones or changes:
                 self._log("pushed")
+
+    def team_edit_clocks(self, clocks: Sequence[tuple[str, str]]) -> None:
+        """The clocks of edits and pins about to be sent, fixed before the first try: a retry is the same op."""
+        with repo.transaction(self.conn):
+            for gid, hlc in clocks:
+                tm.set_edit_clock(self.conn, gid, hlc)
+
+    def hub_changed(self, gid: str, title: str, text: str, layer: str) -> bool:
+        """A teammate's edit or pin of a shared memory, approved on the hub: this machine's copy follows."""
+        oid = tm.linked(self.conn, gid)
+        if oid is None:
+            return False
+        with repo.transaction(self.conn):
+            done = tm.apply_hub_change(self.conn, oid, title, text, layer, time.time())
+            if done:
+                self._log("edited", [oid], self._project_of(oid))
+        return done
 
     def team_reviewed(self, gid: str, review: str, reviewer: str, reviewed_at: float | None) -> bool:
         """The hub's review of a memory this machine shared (pending, approved, rejected: the viewer shows it)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from kenning.records import ObservationDraft
 from kenning.store import repo
@@ -156,3 +157,41 @@ def set_cursor(conn: sqlite3.Connection, team: str, *, rev: int | None = None, h
 def forget_team(conn: sqlite3.Connection, team: str) -> None:
     """Leaving a team: its cursor goes (links and tombstones stay, so nothing forgotten returns on a rejoin)."""
     conn.execute("DELETE FROM team_cursors WHERE team = ?", (team,))
+
+
+def changed_links(conn: sqlite3.Connection, team: str, limit: int) -> list[tuple[Any, ...]]:
+    """Shared memories edited or pinned here since the hub knew them: (gid, project, title, text, layer, edited,
+    pinned, edit clock), oldest link first."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT l.gid, o.project, o.title, o.narrative, o.layer, l.edited, l.pinned, l.edit_hlc FROM team_links l "
+        "JOIN observations o ON o.id = l.observation_id WHERE l.team = ? AND l.pushed = 1 AND o.status = 'active' "
+        "AND (l.edited = 1 OR l.pinned = 1) ORDER BY l.observation_id LIMIT ?", (team, limit)).fetchall()]
+
+
+def set_edit_clock(conn: sqlite3.Connection, gid: str, hlc: str) -> None:
+    conn.execute("UPDATE team_links SET edit_hlc = ? WHERE gid = ?", (hlc, gid))
+
+
+def mark_changes_pushed(conn: sqlite3.Connection, sent: list[tuple[str, str]]) -> None:
+    """The hub acknowledged these (gid, clock) changes: unflag them, unless a newer change came meanwhile (its
+    trigger cleared the clock, so the next round sends it)."""
+    conn.executemany("UPDATE team_links SET edited = 0, pinned = 0, edit_hlc = '' WHERE gid = ? AND edit_hlc = ?",
+                     sent)
+
+
+def apply_hub_change(conn: sqlite3.Connection, oid: int, title: str, text: str, layer: str, now: float) -> bool:
+    """A teammate's edit or pin of a shared memory, approved on the hub (inside the caller's transaction): the
+    text and layer here follow; the flags the change raised are cleared, so it is not sent back. True when
+    something changed."""
+    from kenning.store import edits
+
+    if conn.execute("SELECT 1 FROM team_links WHERE observation_id = ? AND (edited = 1 OR pinned = 1)",
+                    (oid,)).fetchone():
+        return False  # changed here too, not yet sent: the hub orders the two by their clocks, then we follow
+    changed = edits.apply(conn, oid, {"title": title, "narrative": text})
+    if layer == "rule" and conn.execute("SELECT layer FROM observations WHERE id = ?", (oid,)).fetchone()[0] != "rule":
+        conn.execute("UPDATE observations SET layer = 'rule', user_layer = 'rule', user_layer_at = ? WHERE id = ?",
+                     (now, oid))
+        changed = True
+    conn.execute("UPDATE team_links SET edited = 0, pinned = 0, edit_hlc = '' WHERE observation_id = ?", (oid,))
+    return changed

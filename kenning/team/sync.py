@@ -119,6 +119,7 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
         ops.append(hub.Op(gid, "created", remote, cfg.device, hlc, chash,
                           {"title": title[:hub.MAX_TITLE], "text": text[:hub.MAX_TEXT], "type": typ, "layer": layer}))
         created.append(gid)
+    changes, last = _changes(conn, cfg, space, remotes, report, ops, last)
     edges: list[tuple[str, str]] = []
     for gid, project, by, at in conn.execute(
             "SELECT l.gid, o.project, nl.gid, o.superseded_at FROM team_links l "
@@ -139,8 +140,52 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
         tombs.append(gid)
     if ops:
         report.pushed += hub.push(hubconn, space.team, ops)
-        door.team_pushed(created, edges, tombs)
+        door.team_pushed(created, edges, tombs, changes)
     return len(created)
+
+
+def _hub_project(project: str, space: Space, remotes: dict[str, str]) -> str | None:
+    if space.mine:
+        return MINE
+    return remotes.get(project) or (project[len(tm.PREFIX):] if project.startswith(tm.PREFIX) else None)
+
+
+def _changes(conn: sqlite3.Connection, cfg: TeamConfig, space: Space, remotes: dict[str, str], report: Report,
+             ops: list[hub.Op], last: str) -> tuple[list[tuple[str, str]], str]:
+    """The edits and pins made here to memories the hub knows, as ``edited`` / ``pinned`` ops (appended to
+    ``ops``) under clocks fixed before the first try; returns their (gid, clock) and this device's clock."""
+    door = MemoryService(conn, "team")
+    changes: list[tuple[str, str]] = []
+    clocks: list[tuple[str, str]] = []
+    for gid, project, title, text, layer, edited, pinned, hlc in tm.changed_links(conn, space.team, PUSH_BATCH):
+        remote = _hub_project(str(project), space, remotes)
+        if remote is None:
+            continue
+        found = secret_in(f"{title}\n{text}")
+        if found:
+            report.refused.append(f"the edit of team memory {gid} holds a secret ({found}): not shared with "
+                                  f"{space.team}; edit or forget it")
+            continue
+        if not hlc:
+            hlc = last = clock.tick(last, cfg.device, time.time())
+            clocks.append((gid, hlc))
+        if edited:
+            ops.append(hub.Op(gid, "edited", remote, cfg.device, hlc, digest(title, text),
+                              {"title": title[:hub.MAX_TITLE], "text": (text or "")[:hub.MAX_TEXT]}))
+        if pinned and layer == "rule":
+            ops.append(hub.Op(gid, "pinned", remote, cfg.device, hlc))
+        changes.append((gid, hlc))
+    if clocks:
+        door.team_edit_clocks(clocks)
+        door.team_cursor(space.team, hlc=last)
+    return changes, last
+
+
+def digest(title: str, text: str | None) -> str:
+    """The content hash an edit carries (the hub keeps it; nothing reads the text back from it)."""
+    import hashlib
+
+    return hashlib.sha256(f"{title}\0{text or ''}".encode()).hexdigest()[:32]
 
 
 def bounded(text: str | None, limit: int) -> str:
@@ -180,9 +225,15 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
                     gone.append(gid)  # forgetting erases the file's free pages: outside the batch
                 elif r["superseded_by"]:
                     report.superseded += int(door.hub_superseded(gid, str(r["superseded_by"])))
-                elif gid.startswith(cfg.device + ":"):  # one of ours, back with its review state
+                elif gid.startswith(cfg.device + ":") and str(r["hlc"] or "").endswith("." + cfg.device):
+                    # One of ours, as we last wrote it, back with its review state.
                     door.team_reviewed(gid, str(r["review"]), _name(r["reviewer"]) if r["reviewer"] else "",
                                        float(r["reviewed_at"]) if r["reviewed_at"] else None)
+                elif r["review"] == "approved" and tm.linked(conn, gid) is not None:
+                    # Here already: a teammate's approved edit or pin of it (ours included) is followed.
+                    report.pulled += int(door.hub_changed(
+                        gid, bounded(r["title"], hub.MAX_TITLE) or bounded(r["body"], 80),
+                        bounded(r["body"], hub.MAX_TEXT), "rule" if r["layer"] == "rule" else "key"))
                 elif r["review"] == "approved" and ours(r["project"]) and (r["title"] or r["body"]):
                     got = door.from_hub(tm.Pulled(
                         gid=gid, team=space.team, remote=str(r["project"]),

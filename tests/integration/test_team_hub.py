@@ -450,6 +450,73 @@ def test_the_hub_killed_during_a_pull_loses_nothing_and_doubles_nothing(
         conn.close()
 
 
+def _patch(dev: Dev, oid: int, changes: dict[str, Any]) -> None:
+    """An edit in the viewer: PATCH over HTTP to the developer's own worker."""
+    import http.client
+
+    from kenning.paths import read_token
+
+    conn = http.client.HTTPConnection("127.0.0.1", dev.port, timeout=30)
+    try:
+        conn.request("PATCH", f"/api/viewer/observations/{oid}", body=json.dumps(changes).encode(),
+                     headers={"Authorization": f"Bearer {read_token(dev.paths)}", "Content-Type": "application/json"})
+        res = conn.getresponse()
+        assert res.status == 200, res.read()
+    finally:
+        conn.close()
+
+
+def _hub_ops(hub: postgres.Server, gid: str, kind: str) -> int:
+    return int(_hub_rows(hub, "SELECT count(*) FROM kenning.ops WHERE gid = %s AND kind = %s", gid, kind)[0][0])
+
+
+def test_an_edit_and_a_pin_reach_the_teammate_after_review_and_are_never_sent_back(
+        hub: postgres.Server, team: dict[str, Any]) -> None:
+    a, b = team["a"], team["b"]
+    a.say("From now on invoices are numbered per tenant, never with one global counter")
+    a.say("We decided to keep invoice PDFs in object storage because the database backups grew too large")
+    a.flush()
+    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
+           "WHERE o.title LIKE '%per tenant%' AND l.pushed = 1")
+    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
+           "WHERE o.title LIKE '%object storage%' AND l.pushed = 1")
+    rule = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%per tenant%")[0][0]
+    decision, layer = _hub_rows(hub, "SELECT gid, layer FROM kenning.memories WHERE title LIKE %s",
+                                "%object storage%")[0]
+    assert layer == "key"
+    for gid in (rule, decision):
+        b.team("review", "--approve", gid)
+        b.wait("SELECT 1 FROM team_links WHERE gid = ?", gid)
+    # A edits the rule in the viewer: an `edited` op, reviewed again, then B's copy follows.
+    rule_on_a = a.rows("SELECT observation_id FROM team_links WHERE gid = ?", rule)[0][0]
+    _patch(a, rule_on_a, {"title": "From now on invoices are numbered per tenant and per year"})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _hub_ops(hub, rule, "edited") == 0:
+        time.sleep(0.3)
+    assert _hub_rows(hub, "SELECT title, review FROM kenning.memories WHERE gid = %s", rule) == [
+        ("From now on invoices are numbered per tenant and per year", "pending")]
+    time.sleep(2.5)  # pending: B keeps the approved text
+    assert b.rows("SELECT o.title FROM observations o JOIN team_links l ON l.observation_id = o.id "
+                  "WHERE l.gid = ?", rule) == [("From now on invoices are numbered per tenant, never with one "
+                                                "global counter",)]
+    b.team("review", "--approve", rule)
+    b.wait("SELECT 1 FROM observations o JOIN team_links l ON l.observation_id = o.id WHERE l.gid = ? "
+           "AND o.title LIKE '%per year%'", rule)
+    assert "per tenant and per year" in b.session_start()
+    # A pins the decision: a `pinned` op, and B's copy becomes a standing rule too.
+    decision_on_a = a.rows("SELECT observation_id FROM team_links WHERE gid = ?", decision)[0][0]
+    r = a.kenning("pin", str(decision_on_a))
+    assert r.returncode == 0, r.stdout + r.stderr
+    b.wait("SELECT 1 FROM observations o JOIN team_links l ON l.observation_id = o.id WHERE l.gid = ? "
+           "AND o.layer = 'rule'", decision)
+    # What B applied is not sent back, and A's own change is sent once, whatever the rounds since.
+    time.sleep(3)
+    assert (_hub_ops(hub, rule, "edited"), _hub_ops(hub, decision, "pinned"), _hub_ops(hub, decision, "edited")) \
+        == (1, 1, 0)
+    assert not b.rows("SELECT 1 FROM team_links WHERE edited = 1 OR pinned = 1")
+    assert not a.rows("SELECT 1 FROM team_links WHERE edited = 1 OR pinned = 1")
+
+
 def test_a_member_removed_from_the_team_reads_nothing_more(hub: postgres.Server, team: dict[str, Any]) -> None:
     a = team["a"]
     a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "sam", password=hub.admin_password)
