@@ -89,6 +89,16 @@ def table(name: str, res: dict) -> list[str]:
             str(o["contradicted"]), f"{o['context_useful_rows']}/{o['context_rows']}", f"{o['context_chars']:,}"]
 
 
+def _extra_note() -> str:
+    """The held-out models' training material beyond the development set (training/roles/README.md)."""
+    extra = REPO.parent / "extra-sessions"
+    if not extra.is_dir():
+        return " The held-out models were trained on the development set's other projects and our own sentences."
+    return (" The held-out models were trained on the development set's other projects, our own sentences and the "
+            f"extra sessions of other projects in `{extra.name}/` (training/roles/sources.json), as train.py does "
+            "when that folder exists; the shipped weights are not trained on them.")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transcripts", type=Path, default=DATA)
@@ -134,7 +144,7 @@ def main() -> int:
             "Scorer: `../shared/tools/real_sessions_eval.py` on `../shared/data/real-sessions` (53 transcripts "
             "of 8 public projects, 98 expected items; offline observer). Precision proxy: the share of "
             "context rows (`#id`, `S<id>` lines) that hold an expected item; agentv has rows and no items. "
-            f"Targets: {goals}, no contradiction.", text]))
+            f"Targets: {goals}, no contradiction." + _extra_note(), text]))
     return 0
 
 
