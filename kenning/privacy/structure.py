@@ -495,8 +495,11 @@ def _netrc_line(text: str, s: int) -> bool:
     ls = _line_start(text, s)
     head = text[ls:s].strip()
     if not head:
-        window = text[max(0, ls - 300):ls]
-        return "machine " in window or "default\n" in window or "login " in window
+        # A ``password`` line of a block: one of the lines just above opens it (``machine``, ``default``) or is
+        # its ``login <name>`` line; prose that merely says "login" somewhere above such a line is not one.
+        above = [ln.strip() for ln in text[max(0, ls - 300):ls].splitlines() if ln.strip()][-3:]
+        return any(ln.startswith(("machine ", "default ")) or ln == "default"
+                   or (ln.startswith("login ") and len(ln.split()) == 2) for ln in above)
     return head.startswith(("machine ", "default ")) or " login " in f" {head} "
 
 

@@ -295,3 +295,18 @@ def test_the_first_look_lets_ordinary_text_through_without_loading_the_detectors
         assert quick.first_look(text) is None, text
     for text in ("DB_PASSWORD=x", "ghp_" + rnd("fl", 36), "postgres://u:p@h/db", "mysql -pX", "-----BEGIN X"):
         assert quick.first_look(text) is not None, text
+
+
+def test_a_password_line_is_a_netrc_one_only_under_its_machine_or_login_line() -> None:
+    """A ``.netrc`` block's password is taken whatever it looks like; prose that says "login" somewhere above a
+    line opening with "password" is prose (a README: "one login per member …\\npassword from the vault")."""
+    from tests.security.corpus import password
+
+    r = Redactor()
+    secret = password("netrc-unit")
+    for block in (f"machine db.example.org\n  login ops\n  password {secret}\n", f"login ops\npassword {secret}\n",
+                  f"default\n  login anon\n  password {secret}\n"):
+        assert secret not in r.text(block), block
+    prose = ("The admin makes one login per member; each member runs `kenning team join` and is asked for the\n"
+             "password from the vault or KENNING_HUB_PASSWORD.")
+    assert r.text(prose) == prose
