@@ -187,12 +187,16 @@ _FRAME = re.compile(r"\.\w{1,5}:\d+:\d+\b|\.\w{1,5}\", line \d+")
 
 
 def _noise(text: str) -> bool:
-    """Pasted output rather than something said: a log line, a stack trace (two frames or more), a bare
-    path or command, JSON, a lone symbol."""
+    """Pasted output rather than something said: a log line, a stack trace (two frames or more, and few
+    words besides), a bare path or command, JSON, a lone symbol."""
     if len(text) < 3 or not any(c.isalpha() for c in text):
         return True
-    if len(_FRAME.findall(text)) >= 2:
-        return True
+    frames = len(_FRAME.findall(text))
+    if frames >= 2:
+        # Mostly frames: a pasted trace. A sentence that cites two positions while it explains is kept.
+        said = [w for w in text.split() if w.isalpha() and len(w) >= 3]
+        if len(said) <= 4 * frames:
+            return True
     if _JSONISH.search(text):
         return True
     return bool(_LOGLIKE.match(text)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", text)

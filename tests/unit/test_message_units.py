@@ -34,5 +34,8 @@ def test_a_pasted_stack_trace_is_no_unit_but_a_sentence_naming_one_frame_is() ->
     js = "at render at http://localhost:3000/chunk-a1.js:30815:13 at http://localhost:3000/chunk-a1.js:31375:23"
     py = 'File "app/main.py", line 40, in run File "app/db.py", line 12, in connect'
     said = "The crash is in src/app.tsx:12:5, where render reads a prop the parent never passes."
+    two = ("The crash starts in src/app.tsx:12:5 and ends in src/table.tsx:40:2, because the table renders "
+           "before the parent has fetched the rows it passes down.")
     assert units(js) == [] and units(py) == []
     assert [u.text for u in units(said)] == [said]
+    assert [u.text for u in units(two)] == [two]
