@@ -157,6 +157,7 @@ def _changes(conn: sqlite3.Connection, cfg: TeamConfig, space: Space, remotes: d
     door = MemoryService(conn, "team")
     changes: list[tuple[str, str]] = []
     clocks: list[tuple[str, str]] = []
+    void: list[tuple[str, str]] = []
     for gid, project, title, text, layer, edited, pinned, hlc in tm.changed_links(conn, space.team, PUSH_BATCH):
         remote = _hub_project(str(project), space, remotes)
         if remote is None:
@@ -169,6 +170,9 @@ def _changes(conn: sqlite3.Connection, cfg: TeamConfig, space: Space, remotes: d
         if not hlc:
             hlc = last = clock.tick(last, cfg.device, time.time())
             clocks.append((gid, hlc))
+        if not edited and not (pinned and layer == "rule"):
+            void.append((gid, hlc))  # pinned, then unpinned before it was sent: nothing to tell the hub
+            continue
         if edited:
             ops.append(hub.Op(gid, "edited", remote, cfg.device, hlc, digest(title, text),
                               {"title": title[:hub.MAX_TITLE], "text": (text or "")[:hub.MAX_TEXT]}))
@@ -178,6 +182,8 @@ def _changes(conn: sqlite3.Connection, cfg: TeamConfig, space: Space, remotes: d
     if clocks:
         door.team_edit_clocks(clocks)
         door.team_cursor(space.team, hlc=last)
+    if void:
+        door.team_pushed(changes=void)
     return changes, last
 
 

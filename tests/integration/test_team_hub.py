@@ -517,6 +517,28 @@ def test_an_edit_and_a_pin_reach_the_teammate_after_review_and_are_never_sent_ba
     assert not a.rows("SELECT 1 FROM team_links WHERE edited = 1 OR pinned = 1")
 
 
+def test_a_pin_taken_back_before_it_was_sent_tells_the_hub_nothing(hub: postgres.Server,
+                                                                   team: dict[str, Any]) -> None:
+    a = team["a"]
+    a.say("We decided to render invoices server-side because the mobile app cannot run the PDF library")
+    a.flush()
+    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
+           "WHERE o.title LIKE '%server-side%' AND l.pushed = 1")
+    gid, oid = a.rows("SELECT l.gid, l.observation_id FROM team_links l JOIN observations o "
+                      "ON o.id = l.observation_id WHERE o.title LIKE '%server-side%'")[0]
+    a.stop_worker()
+    try:
+        for verb in ("pin", "unpin"):
+            r = a.kenning(verb, str(oid))
+            assert r.returncode == 0, r.stdout + r.stderr
+        assert a.rows("SELECT pinned FROM team_links WHERE gid = ?", gid) == [(1,)]
+    finally:
+        a.start_worker()
+    a.wait("SELECT 1 FROM team_links WHERE gid = ? AND pinned = 0", gid)
+    assert _hub_ops(hub, gid, "pinned") == 0
+    assert _hub_rows(hub, "SELECT layer FROM kenning.memories WHERE gid = %s", gid) == [("key",)]
+
+
 def test_a_member_removed_from_the_team_reads_nothing_more(hub: postgres.Server, team: dict[str, Any]) -> None:
     a = team["a"]
     a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "sam", password=hub.admin_password)
