@@ -126,8 +126,7 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
             "JOIN observations o ON o.id = l.observation_id JOIN team_links nl ON nl.observation_id = o.superseded_by "
             "WHERE l.team = ? AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
             "AND nl.pushed = 1", (space.team,)).fetchall():
-        remote = MINE if space.mine else remotes.get(project) or (
-            project[len(tm.PREFIX):] if project.startswith(tm.PREFIX) else "unknown")
+        remote = _hub_project(project, space, remotes) or "unknown"
         # Its clock derives from when it was superseded: a retry after a lost answer is the same op.
         ops.append(hub.Op(gid, "superseded", remote, cfg.device, clock.at(float(at or 0), cfg.device), "",
                           {"by": by}))

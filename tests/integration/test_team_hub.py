@@ -81,6 +81,11 @@ class Dev(Home):
         finally:
             conn.close()
 
+    def wait_pushed(self, words: str) -> None:
+        """Until the hub acknowledged the memory whose title holds ``words``."""
+        self.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
+                  "WHERE o.title LIKE ? AND l.pushed = 1", f"%{words}%")
+
     def wait(self, sql: str, *args: object, want: bool = True, timeout: float = 40) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -166,8 +171,7 @@ def test_a_forgotten_team_memory_is_erased_from_the_hub_and_the_teammate_and_doe
     secret_rule = "From now on the staging deploy goes through the blue-kestrel pipeline only"
     a.say(secret_rule)
     a.flush()
-    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
-           "WHERE o.title LIKE '%blue-kestrel%' AND l.pushed = 1")
+    a.wait_pushed("blue-kestrel")
     gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%blue-kestrel%")[0][0]
     b.team("review", "--approve", gid)
     b.wait("SELECT 1 FROM team_links WHERE gid = ?", gid)
@@ -320,8 +324,7 @@ def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_ret
         assert "UTC timestamp" in a.session_start()  # the local memory is told as ever
     finally:
         hub.start()
-    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
-           "WHERE o.title LIKE '%UTC timestamp%' AND l.pushed = 1")
+    a.wait_pushed("UTC timestamp")
     gids = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%UTC timestamp%")
     assert len(gids) == 1
     gid = gids[0][0]
@@ -341,8 +344,7 @@ def test_a_teammate_supersedes_a_team_rule_and_both_machines_show_only_theirs_wi
     a, b = team["a"], team["b"]
     a.say("From now on the job queue takes its jobs with advisory locks")
     a.flush()
-    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
-           "WHERE o.title LIKE '%advisory locks%' AND l.pushed = 1")
+    a.wait_pushed("advisory locks")
     old_gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%advisory locks%")[0][0]
     b.team("review", "--approve", old_gid)
     b.wait("SELECT 1 FROM team_links WHERE gid = ?", old_gid)
@@ -476,10 +478,8 @@ def test_an_edit_and_a_pin_reach_the_teammate_after_review_and_are_never_sent_ba
     a.say("From now on invoices are numbered per tenant, never with one global counter")
     a.say("We decided to keep invoice PDFs in object storage because the database backups grew too large")
     a.flush()
-    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
-           "WHERE o.title LIKE '%per tenant%' AND l.pushed = 1")
-    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
-           "WHERE o.title LIKE '%object storage%' AND l.pushed = 1")
+    a.wait_pushed("per tenant")
+    a.wait_pushed("object storage")
     rule = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%per tenant%")[0][0]
     decision, layer = _hub_rows(hub, "SELECT gid, layer FROM kenning.memories WHERE title LIKE %s",
                                 "%object storage%")[0]
@@ -522,8 +522,7 @@ def test_a_pin_taken_back_before_it_was_sent_tells_the_hub_nothing(hub: postgres
     a = team["a"]
     a.say("We decided to render invoices server-side because the mobile app cannot run the PDF library")
     a.flush()
-    a.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id "
-           "WHERE o.title LIKE '%server-side%' AND l.pushed = 1")
+    a.wait_pushed("server-side")
     gid, oid = a.rows("SELECT l.gid, l.observation_id FROM team_links l JOIN observations o "
                       "ON o.id = l.observation_id WHERE o.title LIKE '%server-side%'")[0]
     a.stop_worker()
