@@ -283,3 +283,13 @@ def test_what_package_managers_print_when_they_change_a_version() -> None:
     assert upgrades(cmds) == [Upgrade("golang.org/x/crypto", "0.51.0", "0.54.0"),
                               Upgrade("serde", "1.0.200", "1.0.203"), Upgrade("httpx", "0.27.0", "0.28.1"),
                               Upgrade("pydantic", "2.7.0", "2.8.2")]
+
+
+@pytest.mark.parametrize("prompt", ["Why does the CSV export drop its last row?",
+                                    "It must be the export changes of the last two days"])
+def test_a_change_is_never_titled_by_the_question_or_guess_that_asked_for_it(story: Story, prompt: str) -> None:
+    """No commit and no word of the agent on what it changed: the request is named as the request."""
+    story.session("shop", Turn(prompt, [edit(ROOT, "src/export.py")], last=""))
+    [change] = [r for r in story.active("shop") if r["kind"] == "change"]
+    assert change["title"] == f"Changed export.py (asked: {prompt})", change
+    assert "export.py (asked: " in story.context("shop")  # where it stands says the same

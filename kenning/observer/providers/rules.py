@@ -402,9 +402,13 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
     commit = r.actions.commits[-1] if r.actions.commits else None
     change = r.found("change", final_only=True, min_p=0.4)
     lead = topic(r, [], "")
-    outcome = commit.subject if commit else lead or (change[0].text if change else gist)
+    outcome = commit.subject if commit else lead or (change[0].text if change else "")
     verb = "Added" if created and len(created) == len(files) else "Changed"
     listed = _file_list([f for f in files if f in created] + [f for f in files if f not in created])
+    # Only a commit or the agent says what a change did. The request it answered (a question, a bug
+    # report, a guess) is named as the request, never as the change: "Changed x.py: why is X slow?" reads
+    # as if the change were the question.
+    asked = "" if outcome or not gist else f" ({'' if gist.startswith('Plan: ') else 'asked: '}{gist})"
     facts = [f"Created {f}" for f in files if f in created]
     facts += [f"Modified {f}" + (f" ({edits[f]} edits)" if edits.get(f, 1) > 1 else "")
               for f in files if f not in created]
@@ -415,8 +419,8 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
         facts.append(f"Committed{' ' + commit.hash[:7] if commit.hash else ''}: {commit.subject}")
     facts += [j.text for j in change[:3]]
     return ObservationDraft(
-        type="feature" if created else "change", title=clip(f"{verb} {listed}" + (f": {outcome}" if outcome else ""),
-                                                            CHANGE_TITLE),
+        type="feature" if created else "change",
+        title=clip(f"{verb} {listed}" + (f": {outcome}" if outcome else asked), CHANGE_TITLE),
         subtitle=f"{len(created)} created, {len(files) - len(created)} modified", facts=unique(facts),
         narrative=(f"Asked: {gist}. " if gist else "") + f"{verb} {len(files)} file(s): {', '.join(files[:8])}.",
         concepts=["what-changed"], files_read=reads, files_modified=files, created_at=at, kind="change")
