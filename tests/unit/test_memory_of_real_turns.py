@@ -293,3 +293,4 @@ def test_a_change_is_never_titled_by_the_question_or_guess_that_asked_for_it(sto
     [change] = [r for r in story.active("shop") if r["kind"] == "change"]
     assert change["title"] == f"Changed export.py (asked: {prompt})", change
     assert "export.py (asked: " in story.context("shop")  # where it stands says the same
+
