@@ -55,7 +55,7 @@ const changes = (diff) => (diff || []).some(([op]) => op !== '=');
 function replaced(o, m) {
   const bodyToo = changes(o.body_diff) && (o.body !== o.title || m.body !== m.title);
   return h('li', {class: 'review-replaced', 'data-gid': o.gid},
-    h('p', {class: 'muted'}, 'Replaces ', h('span', {class: 'review-old-title'}, o.title)),
+    h('p', {class: 'muted'}, 'Replaces “', h('span', {class: 'review-old-title'}, o.title), '”; what changes:'),
     changes(o.title_diff) ? h('p', {class: 'diff diff-title'}, h('span', {class: 'diff-label'}, 'Title: '),
       diffNodes(o.title_diff)) : null,
     bodyToo ? h('p', {class: 'diff diff-body'}, h('span', {class: 'diff-label'}, 'Text: '),
