@@ -166,7 +166,8 @@ def test_the_team_tab_shows_the_word_diff_and_a_reviewer_approves_with_an_edit(
     assert _hub_rows(hub, "SELECT title, body, review, reviewer FROM kenning.memories WHERE gid = %s", gid) == \
         [(EDITED_TITLE, EDITED_TEXT, "approved", "li")]
     assert _hub_rows(hub, "SELECT actor, action FROM kenning.audit WHERE gid = %s AND action IN "
-                          "('write:edited', 'approved') ORDER BY id", gid) == [("li", "write:edited"), ("li", "approved")]
+                          "('write:edited', 'approved') ORDER BY id", gid) == \
+        [("li", "write:edited"), ("li", "approved")]
     # Both machines follow.
     li.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id WHERE l.gid = ? "
             "AND o.title = ?", gid, EDITED_TITLE)
