@@ -141,7 +141,8 @@ export class TeamReview {
 
   async decide(m, decision, li, error, edit) {
     error.textContent = '';
-    const edited = decision === 'approved' && edit.open() ? edit.values() : null;
+    let edited = decision === 'approved' && edit.open() ? edit.values() : null;
+    if (edited && edited.title === m.title && edited.text === (m.body || '')) edited = null;  // opened, unchanged
     for (const b of li.querySelectorAll('button')) b.disabled = true;
     try {
       await api('/api/team/review', {method: 'POST', body: {gid: m.gid, decision, ...(edited || {})}});
