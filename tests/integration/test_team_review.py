@@ -189,3 +189,26 @@ def test_an_older_hub_schema_is_upgraded_in_place_by_init(pair: tuple[postgres.S
     assert _hub_rows(hub, "SELECT value FROM kenning.meta WHERE key = 'schema_version'") == [("3",)]
     assert _hub_rows(hub, "SELECT count(*) FROM pg_proc WHERE proname = 'review_edited'") == [(1,)]
     assert "reachable, schema 3" in a.kenning("doctor").stdout
+
+
+def test_the_hub_bounds_an_edit_at_review_whatever_the_client_sends(pair: tuple[postgres.Server, Dev, Dev]) -> None:
+    import psycopg
+
+    hub, a, b = pair
+    a.say("From now on every queue consumer acknowledges a message only after its work is committed")
+    a.flush()
+    a.wait_pushed("acknowledges a message")
+    gid = _gid(hub, "acknowledges a message")
+    (hlc,) = _hub_rows(hub, "SELECT hlc FROM kenning.memories WHERE gid = %s", gid)[0]
+    device = json.loads((b.data / "team.json").read_text())["device"]
+    later = f"{int(hlc.split('.')[0]) + 1000:013d}.00000.{device}"
+    li = json.loads((a.data / "team-alpha-members.json").read_text())["li"]
+    call = "SELECT kenning.review_edited(%s, %s, %s, %s, %s, '')"
+    for args, why in (((gid, "t" * 201, "x", later, device), "1 to 200 characters"),
+                      ((gid, "   ", "x", later, device), "1 to 200 characters"),
+                      ((gid, "Title", "x" * 4001, later, device), "at most 4000 characters"),
+                      ((gid, "Title", "x", hlc, device), "changed since it was read")):
+        with hub.connect("li", li) as conn, pytest.raises(psycopg.errors.RaiseException, match=why):
+            conn.execute(call, args)
+    assert _hub_rows(hub, "SELECT review FROM kenning.memories WHERE gid = %s", gid) == [("pending",)]
+    assert _hub_rows(hub, "SELECT count(*) FROM kenning.ops WHERE gid = %s AND kind = 'edited'", gid) == [(0,)]
