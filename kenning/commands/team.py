@@ -313,6 +313,8 @@ def _ask(prompt: str) -> str | None:
     """One line of the reviewer's answer (None at the end of the input)."""
     print(prompt, end="", flush=True)
     line = sys.stdin.readline()
+    if not sys.stdin.isatty():
+        print(line.rstrip("\n"))  # scripted answers: the transcript reads like a session, one answer a line
     return None if not line else line.rstrip("\n")
 
 
