@@ -261,13 +261,14 @@ class MemoryService:
             for gid, hlc in clocks:
                 tm.set_edit_clock(self.conn, gid, hlc)
 
-    def hub_changed(self, gid: str, title: str, text: str, layer: str) -> bool:
-        """A teammate's edit or pin of a shared memory, approved on the hub: this machine's copy follows."""
+    def hub_changed(self, gid: str, title: str, text: str, layer: str, *, hlc: str = "") -> bool:
+        """A teammate's edit or pin of a shared memory, approved on the hub (``hlc``: its clock there): this
+        machine's copy follows."""
         oid = tm.linked(self.conn, gid)
         if oid is None:
             return False
         with repo.transaction(self.conn):
-            done = tm.apply_hub_change(self.conn, oid, title, text, layer, time.time())
+            done = tm.apply_hub_change(self.conn, oid, title, text, layer, time.time(), hub_hlc=hlc)
             if done:
                 self._log("edited", [oid], self._project_of(oid))
         return done

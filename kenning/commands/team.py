@@ -1,8 +1,8 @@
 """``kenning team``: share standing rules and key memories with a team through a PostgreSQL hub.
 
 init (schema, roles, team, members: one command on a database the team already has), join (this
-machine, this repository), status, push, pull, sync, review (approve or reject), leave. Passwords
-come from ``KENNING_HUB_PASSWORD`` or stdin, never from the command line (docs/team.md).
+machine, this repository), status, push, pull, sync, review (approve, reject or edit, with a word diff),
+leave. Passwords come from ``KENNING_HUB_PASSWORD`` or stdin, never from the command line (docs/team.md).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from kenning.paths import Paths
 
@@ -59,12 +60,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         s.add_argument("--json", action="store_true", help="print the result as JSON")
         s.set_defaults(func=cmd_sync, push=name != "pull", pull=name != "push")
 
-    s = ts.add_parser("review", help="list memories waiting for review; approve or reject one",
-                      description="Without options: list pending memories. A memory is scanned for secrets again "
-                                  "before it is approved.")
+    s = ts.add_parser("review", help="list memories waiting for review, with the diff against what each replaces; "
+                                     "approve, reject or edit one",
+                      description="Without options: list pending memories, each with a word diff against what it "
+                                  "replaces. A memory is scanned for secrets again before it is approved; an edit "
+                                  "(--title, --text-file, or 'e' in --interactive) is scanned too, and the team is "
+                                  "told the edited wording.")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--approve", metavar="GID", help="approve the memory with this global id")
     g.add_argument("--reject", metavar="GID", help="reject the memory with this global id")
+    g.add_argument("--interactive", "-i", action="store_true",
+                   help="walk through the waiting memories and answer each: approve, reject, edit, skip, quit "
+                        "(answers read from stdin, so a script can give them)")
+    s.add_argument("--title", help="with --approve: approve with this title instead of the author's")
+    s.add_argument("--text-file", metavar="FILE",
+                   help="with --approve: approve with the text in FILE instead of the author's ('-': stdin)")
     s.add_argument("--json", action="store_true", help="print the pending memories as JSON")
     s.set_defaults(func=cmd_review)
 
@@ -250,25 +260,106 @@ def cmd_review(args: argparse.Namespace) -> int:
     from kenning.team.config import TeamError
 
     paths = Paths()
+    if (args.title is not None or args.text_file) and not args.approve:
+        return _err("--title and --text-file edit a memory at its approval: give them with --approve GID")
     try:
         if args.approve or args.reject:
             gid = args.approve or args.reject
-            print(review.decide(paths, gid, "approved" if args.approve else "rejected"), gid)
+            text = None
+            if args.text_file:
+                text = sys.stdin.read() if args.text_file == "-" else _read_text(args.text_file)
+            done = review.decide(paths, gid, "approved" if args.approve else "rejected", title=args.title, text=text)
+            print(done, gid, *(["with your edit"] if args.title is not None or text is not None else []))
             return 0
-        _cfg, waiting = review.waiting(paths)
-    except TeamError as e:
+        cfg, waiting = review.waiting(paths)
+    except (TeamError, OSError, UnicodeDecodeError) as e:
         return _err(str(e))
     if args.json:
-        print(json.dumps(waiting, indent=1))
+        print(json.dumps(waiting, indent=1, ensure_ascii=False))
         return 0
+    if args.interactive:
+        return _walk(paths, cfg.user, waiting)
     for m in waiting:
-        day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
-        print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")
-        for old in m["replaces"]:
-            print(f"    replaces: {old}")
+        _show(m)
     if not waiting:
         print("nothing waits for review")
     return 0
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read(64_000)  # far past MAX_TEXT: the length check says how long it was
+
+
+def _show(m: dict[str, Any], *, full: bool = False) -> None:
+    """One waiting memory, and for each memory it replaces the word diff of title and text ([-old-]{+new+},
+    in colour on a terminal)."""
+    from kenning.team.diff import changed, marked
+
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    day = time.strftime("%Y-%m-%d", time.localtime(m["created_at"]))
+    print(f"{m['gid']}  [{m['layer']}] {m['title']}  (from {m['author']}, {day})")
+    if full and m["body"] and m["body"] != m["title"]:
+        print(f"    text: {m['body']}")
+    for old in m["replaces"]:
+        print(f"    replaces: {old['title']}")
+        if changed(old["title_diff"]):
+            print(f"      title: {marked(old['title_diff'], colour=colour)}")
+        if changed(old["body_diff"]) and (old["body"], m["body"]) != (old["title"], m["title"]):
+            print(f"      text:  {marked(old['body_diff'], colour=colour)}")
+
+
+def _ask(prompt: str) -> str | None:
+    """One line of the reviewer's answer (None at the end of the input)."""
+    print(prompt, end="", flush=True)
+    line = sys.stdin.readline()
+    if not sys.stdin.isatty():
+        print(line.rstrip("\n"))  # scripted answers: the transcript reads like a session, one answer a line
+    return None if not line else line.rstrip("\n")
+
+
+def _walk(paths: Paths, user: str, waiting: list[dict[str, Any]]) -> int:
+    """``--interactive``: each waiting memory, then a/r/e/s/q from stdin. An edit asks for the title (Enter keeps
+    it) and the text (lines up to one holding only '.'; a '.' alone keeps it), then approves with them."""
+    from kenning.team import review
+    from kenning.team.config import TeamError
+
+    if not waiting:
+        print("nothing waits for review")
+    failed = 0
+    for m in waiting:
+        _show(m, full=True)
+        if m["author"] == user:
+            print("    yours: a teammate reviews it")
+            continue
+        while True:
+            answer = _ask("[a]pprove, [r]eject, [e]dit then approve, [s]kip, [q]uit? ")
+            if answer is None or answer.strip().lower() in ("q", "quit"):
+                return 1 if failed else 0
+            choice = answer.strip().lower()[:1]
+            if choice in ("a", "r", "e", "s"):
+                break
+            print("answer a, r, e, s or q")
+        if choice == "s":
+            continue
+        title = text = None
+        if choice == "e":
+            title = _ask(f"title (Enter keeps: {m['title']}): ")
+            print("text, ending with a line holding only '.' (a '.' alone keeps it):")
+            lines: list[str] = []
+            while (line := _ask("")) is not None and line != ".":
+                lines.append(line)
+            title, text = (title or None), ("\n".join(lines) if lines else None)
+            if title is None and text is None:
+                print("    nothing edited: approving as it is")
+        try:
+            done = review.decide(paths, m["gid"], "rejected" if choice == "r" else "approved", title=title, text=text)
+        except TeamError as e:
+            print(f"kenning: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"    {done}{' with your edit' if title is not None or text is not None else ''}")
+    return 1 if failed else 0
 
 
 def cmd_leave(args: argparse.Namespace) -> int:

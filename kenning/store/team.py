@@ -179,15 +179,24 @@ def mark_changes_pushed(conn: sqlite3.Connection, sent: list[tuple[str, str]]) -
                      sent)
 
 
-def apply_hub_change(conn: sqlite3.Connection, oid: int, title: str, text: str, layer: str, now: float) -> bool:
+def apply_hub_change(conn: sqlite3.Connection, oid: int, title: str, text: str, layer: str, now: float,
+                     hub_hlc: str = "") -> bool:
     """A teammate's edit or pin of a shared memory, approved on the hub (inside the caller's transaction): the
     text and layer here follow; the flags the change raised are cleared, so it is not sent back. True when
-    something changed."""
+    something changed.
+
+    An edit made here and not sent yet wins (docs/team.md): its clock, fixed at its first push, comes after
+    every clock this machine has seen, so the hub takes it (back to review) and every machine follows. Only
+    an edit whose clock was already fixed before ``hub_hlc`` (the hub's change) loses: the hub will ignore it,
+    so this copy follows the hub now rather than keep a wording no other machine has."""
     from kenning.store import edits
 
-    if conn.execute("SELECT 1 FROM team_links WHERE observation_id = ? AND (edited = 1 OR pinned = 1)",
-                    (oid,)).fetchone():
-        return False  # changed here too, not yet sent: the hub orders the two by their clocks, then we follow
+    flags = conn.execute("SELECT edited, pinned, edit_hlc FROM team_links WHERE observation_id = ?",
+                         (oid,)).fetchone()
+    if flags and (flags[0] or flags[1]):
+        older = bool(flags[0]) and not flags[1] and bool(flags[2]) and bool(hub_hlc) and str(flags[2]) < hub_hlc
+        if not older:
+            return False  # changed here too, not yet sent: the hub orders the two by their clocks, then we follow
     changed = edits.apply(conn, oid, {"title": title, "narrative": text})
     if layer == "rule" and conn.execute("SELECT layer FROM observations WHERE id = ?", (oid,)).fetchone()[0] != "rule":
         conn.execute("UPDATE observations SET layer = 'rule', user_layer = 'rule', user_layer_at = ? WHERE id = ?",

@@ -20,7 +20,8 @@ PULL_BATCH = 200
 MAX_TITLE = 200       # what one memory may carry from the hub (its text is cut to this on the way)
 MAX_TEXT = 4_000
 ROLE_NAME = TEAM_NAME  # the same shape: a lower-case identifier
-SCHEMA_VERSION = "2"  # what hub_schema.sql sets: 2 takes revisions in commit order
+SCHEMA_VERSION = "3"  # what hub_schema.sql sets: 2 takes revisions in commit order; 3 reviews with an edit
+MAX_REPLACED = 5      # the memories a waiting one replaces, shown to its reviewer
 
 
 def _psycopg() -> Any:
@@ -148,16 +149,37 @@ def review(conn: Any, gid: str, decision: str) -> str:
         raise TeamError(str(e.diag.message_primary or e)) from None
 
 
+def review_edited(conn: Any, gid: str, title: str, text: str, hlc: str, device: str, content_hash: str) -> str:
+    """Approve ``gid`` with the reviewer's wording: the hub writes it as an ``edited`` op of the reviewer (audited)
+    under the clock ``hlc`` (after the memory's own) and approves it, in one transaction."""
+    psycopg = _psycopg()
+    try:
+        return str(conn.execute("SELECT kenning.review_edited(%s, %s, %s, %s, %s, %s)",
+                                (gid, title, text, hlc, device, content_hash)).fetchone()[0])
+    except psycopg.errors.RaiseException as e:
+        raise TeamError(str(e.diag.message_primary or e)) from None
+    except psycopg.errors.UndefinedFunction:
+        raise TeamError("the hub's schema is older than this Kenning: the admin runs `kenning team init` again "
+                        "to upgrade it") from None
+
+
 def pending(conn: Any, team: str) -> list[dict[str, Any]]:
-    """Memories waiting for review, each with the titles of what it supersedes (the reviewer sees both)."""
+    """Memories waiting for review, each with its clock and what it supersedes (gid, title and text, bounded
+    like the rest: the reviewer sees both)."""
     rows = conn.execute(
         "SELECT gid, left(author, 64), extract(epoch FROM created_at)::float8, layer, left(title, %s), "
-        "left(body, %s), ARRAY(SELECT left(o.title, %s) FROM kenning.memories o WHERE o.team = m.team "
-        "AND o.superseded_by = m.gid AND NOT o.forgotten ORDER BY o.created_at) "
+        "left(body, %s), hlc, (SELECT coalesce(json_agg(json_build_object('gid', o.gid, 'title', left(o.title, %s), "
+        "'body', left(o.body, %s)) ORDER BY o.created_at), '[]') FROM (SELECT * FROM kenning.memories o "
+        "WHERE o.team = m.team AND o.superseded_by = m.gid AND NOT o.forgotten ORDER BY o.created_at LIMIT %s) o) "
         "FROM kenning.memories m WHERE team = %s AND review = 'pending' AND NOT forgotten "
-        "ORDER BY created_at", (MAX_TITLE, MAX_TEXT, MAX_TITLE, team)).fetchall()
-    return [dict(zip(("gid", "author", "created_at", "layer", "title", "body", "replaces"), r, strict=True))
-            for r in rows]
+        "ORDER BY created_at", (MAX_TITLE, MAX_TEXT, MAX_TITLE, MAX_TEXT, MAX_REPLACED, team)).fetchall()
+    out = []
+    for r in rows:
+        m = dict(zip(("gid", "author", "created_at", "layer", "title", "body", "hlc", "replaces"), r, strict=True))
+        m["replaces"] = [{"gid": str(o.get("gid") or ""), "title": str(o.get("title") or ""),
+                          "body": str(o.get("body") or "")} for o in (m["replaces"] or []) if isinstance(o, dict)]
+        out.append(m)
+    return out
 
 
 def status(conn: Any, team: str) -> dict[str, Any]:

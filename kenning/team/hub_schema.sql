@@ -11,7 +11,7 @@
 CREATE SCHEMA IF NOT EXISTS kenning;
 
 CREATE TABLE IF NOT EXISTS kenning.meta (key text PRIMARY KEY, value text NOT NULL);
-INSERT INTO kenning.meta VALUES ('schema_version', '2') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+INSERT INTO kenning.meta VALUES ('schema_version', '3') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
 
 CREATE TABLE IF NOT EXISTS kenning.teams (
     name text PRIMARY KEY CHECK (name ~ '^[a-z][a-z0-9_]{0,39}$'),
@@ -189,3 +189,54 @@ CREATE POLICY ops_append ON kenning.ops FOR INSERT WITH CHECK (kenning.is_member
 CREATE POLICY memories_read ON kenning.memories FOR SELECT USING (kenning.is_member(team));
 CREATE POLICY audit_read ON kenning.audit FOR SELECT USING (kenning.is_member(team));
 CREATE POLICY teams_read ON kenning.teams FOR SELECT USING (kenning.is_member(name));
+
+-- ==== Schema 3: review with an edit (kenning.review_edited) ==============================================
+-- A reviewer approves a waiting memory in their own wording. The edit is an `edited` op written as the
+-- reviewer (author = session_user: the ops log and the audit log, through apply_op, say who edited what),
+-- under a clock after the memory's own, then the approval: one transaction, so no pull sees the edit
+-- without its approval. The client scanned the new text for secrets; the hub bounds it like a pull does.
+-- An older hub gets this function when `kenning team init` runs this file again.
+CREATE OR REPLACE FUNCTION kenning.review_edited(g text, new_title text, new_body text, clock text, dev text,
+                                                 chash text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
+DECLARE
+    m kenning.memories%ROWTYPE;
+BEGIN
+    SELECT * INTO m FROM kenning.memories WHERE gid = g;
+    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
+                                AND can_review) THEN
+        RAISE EXCEPTION 'no memory % to review in your teams', g;
+    END IF;
+    IF m.forgotten THEN
+        RAISE EXCEPTION 'memory % was forgotten', g;
+    END IF;
+    IF m.author = session_user THEN
+        RAISE EXCEPTION 'memory % is yours: a teammate reviews it', g;
+    END IF;
+    IF m.review <> 'pending' THEN
+        RAISE EXCEPTION 'memory % is not waiting for review (it is %)', g, m.review;
+    END IF;
+    IF length(btrim(coalesce(new_title, ''))) = 0 OR length(new_title) > 200 THEN
+        RAISE EXCEPTION 'an edited title holds 1 to 200 characters';
+    END IF;
+    IF length(coalesce(new_body, '')) > 4000 THEN
+        RAISE EXCEPTION 'an edited text holds at most 4000 characters';
+    END IF;
+    IF clock IS NULL OR clock <= m.hlc THEN
+        RAISE EXCEPTION 'memory % changed since it was read: review it again', g;
+    END IF;
+    INSERT INTO kenning.ops (team, gid, kind, project, device, hlc, content_hash, payload)
+        VALUES (m.team, g, 'edited', m.project, dev, clock, left(coalesce(chash, ''), 64),
+                jsonb_build_object('title', new_title, 'text', coalesce(new_body, '')));
+    -- apply_op took the team's revisions lock and applied the edit (its clock is the latest).
+    UPDATE kenning.memories SET review = 'approved', reviewer = session_user, reviewed_at = now(),
+        rev = nextval('kenning.revisions') WHERE gid = g AND hlc = clock AND NOT forgotten;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'memory % changed since it was read: review it again', g;
+    END IF;
+    INSERT INTO kenning.audit (team, action, gid) VALUES (m.team, 'approved', g);
+    RETURN 'approved';
+END $$;
+REVOKE ALL ON FUNCTION kenning.review_edited(text, text, text, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION kenning.review_edited(text, text, text, text, text, text) TO kenning_member;
+-- ==== end of schema 3: review with an edit ===============================================================

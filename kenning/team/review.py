@@ -1,18 +1,22 @@
 """Reviewing the team's waiting memories: the one path behind ``kenning team review`` and the viewer's Team tab.
 
 A decision is the hub's (``kenning.review``: membership checked, nobody reviews their own, the audit log
-written); an approval scans the memory for secrets once more first. The approved memory reaches this
-machine, like every other, through the next pull.
+written); an approval scans the memory for secrets once more first. A reviewer may approve with their own
+wording (``kenning.review_edited``: an ``edited`` op of the reviewer, then the approval, audited); the new
+wording is scanned and bounded first. The approved memory reaches every machine, the author's included,
+like every other, through the next pull.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kenning.paths import Paths
-from kenning.team import config, hub
+from kenning.team import clock, config, hub
 from kenning.team.config import TeamError
-from kenning.team.sync import secret_in
+from kenning.team.diff import word_diff
+from kenning.team.sync import bounded, digest, secret_in
 
 DECISIONS = ("approved", "rejected")
 
@@ -24,29 +28,70 @@ def _membership(paths: Paths) -> config.TeamConfig:
     return cfg
 
 
+def shown(m: dict[str, Any]) -> dict[str, Any]:
+    """A waiting memory as a reviewer sees it: hub text treated like captured text (secrets redacted, hidden
+    characters dropped, fence tags inert, bounded), and for each memory it replaces, the word diff of the
+    title and the text (kept, removed, added runs)."""
+    title, body = bounded(m["title"], hub.MAX_TITLE), bounded(m["body"], hub.MAX_TEXT)
+    replaces = []
+    for old in m["replaces"]:
+        old_title, old_body = bounded(old["title"], hub.MAX_TITLE), bounded(old["body"], hub.MAX_TEXT)
+        replaces.append({"gid": old["gid"], "title": old_title, "body": old_body,
+                         "title_diff": word_diff(old_title, title), "body_diff": word_diff(old_body, body)})
+    return {"gid": m["gid"], "author": m["author"], "created_at": m["created_at"], "layer": m["layer"],
+            "title": title, "body": body, "replaces": replaces}
+
+
 def waiting(paths: Paths) -> tuple[config.TeamConfig, list[dict[str, Any]]]:
-    """The membership and the memories waiting for review, each with what it replaces."""
+    """The membership and the memories waiting for review, each with what it replaces and the diff (``shown``)."""
     cfg = _membership(paths)
     conn = hub.connect(cfg.dsn, config.password(paths))
     try:
-        return cfg, hub.pending(conn, cfg.team)
+        return cfg, [shown(m) for m in hub.pending(conn, cfg.team)]
     finally:
         conn.close()
 
 
-def decide(paths: Paths, gid: str, decision: str) -> str:
-    """Approve or reject ``gid``; TeamError with why when the hub or the secret scan refuses."""
+def check_edit(gid: str, title: str, text: str) -> tuple[str, str]:
+    """The reviewer's wording, trimmed; TeamError when it is empty, too long or holds a secret."""
+    title, text = (title or "").strip(), (text or "").strip()
+    if not title:
+        raise TeamError("an edited memory needs a title")
+    if len(title) > hub.MAX_TITLE or len(text) > hub.MAX_TEXT:
+        raise TeamError(f"an edited memory holds at most {hub.MAX_TITLE} characters of title and {hub.MAX_TEXT} "
+                        f"of text (this one: {len(title)} and {len(text)})")
+    leak = secret_in(f"{title}\n{text}")
+    if leak:
+        raise TeamError(f"the edit of memory {gid} holds a secret ({leak}): refused, nothing was approved; "
+                        "take the secret out of the text")
+    return title, text
+
+
+def decide(paths: Paths, gid: str, decision: str, *, title: str | None = None, text: str | None = None) -> str:
+    """Approve or reject ``gid``, or approve it with the reviewer's ``title`` and ``text`` (both given: what the
+    team is then told); TeamError with why when the hub or the secret scan refuses."""
     if decision not in DECISIONS:
         raise TeamError(f"a review is approved or rejected, not {decision!r}")
+    edit = title is not None or text is not None
+    if edit and decision != "approved":
+        raise TeamError("only an approval carries an edit")
     cfg = _membership(paths)
     conn = hub.connect(cfg.dsn, config.password(paths))
     try:
+        found = next((m for m in hub.pending(conn, cfg.team) if m["gid"] == gid), None)
+        if edit:
+            if found is None:
+                raise TeamError(f"memory {gid} is not waiting for review in team {cfg.team}")
+            new_title, new_text = check_edit(gid, found["title"] if title is None else title,
+                                             found["body"] if text is None else text)
+            # The edit's clock goes past the memory's own: the hub orders it after the author's wording.
+            hlc = clock.tick(str(found["hlc"] or ""), cfg.device, time.time())
+            return hub.review_edited(conn, gid, new_title, new_text, hlc, cfg.device, digest(new_title, new_text))
         if decision == "approved":
-            found = next((m for m in hub.pending(conn, cfg.team) if m["gid"] == gid), None)
             leak = secret_in(f"{found['title']}\n{found['body']}") if found else ""
             if leak:
                 raise TeamError(f"memory {gid} holds a secret ({leak}): refused; reject it and ask its author to "
-                                "forget it")
+                                "forget it, or approve it with an edit that takes the secret out")
         return hub.review(conn, gid, decision)
     finally:
         conn.close()

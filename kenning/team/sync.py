@@ -235,10 +235,14 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
                     door.team_reviewed(gid, str(r["review"]), _name(r["reviewer"]) if r["reviewer"] else "",
                                        float(r["reviewed_at"]) if r["reviewed_at"] else None)
                 elif r["review"] == "approved" and tm.linked(conn, gid) is not None:
-                    # Here already: a teammate's approved edit or pin of it (ours included) is followed.
+                    # Here already: a teammate's approved edit or pin of it (ours included, and a reviewer's
+                    # edit at approval: then the review of ours is learnt too) is followed.
                     report.pulled += int(door.hub_changed(
                         gid, bounded(r["title"], hub.MAX_TITLE) or bounded(r["body"], 80),
-                        bounded(r["body"], hub.MAX_TEXT), "rule" if r["layer"] == "rule" else "key"))
+                        bounded(r["body"], hub.MAX_TEXT), "rule" if r["layer"] == "rule" else "key",
+                        hlc=str(r["hlc"] or "")))
+                    door.team_reviewed(gid, "approved", _name(r["reviewer"]) if r["reviewer"] else "",
+                                       float(r["reviewed_at"]) if r["reviewed_at"] else None)
                 elif r["review"] == "approved" and ours(r["project"]) and (r["title"] or r["body"]):
                     got = door.from_hub(tm.Pulled(
                         gid=gid, team=space.team, remote=str(r["project"]),

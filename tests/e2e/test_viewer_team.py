@@ -103,3 +103,72 @@ def test_the_viewer_shows_scope_author_and_review_and_a_teammate_approves_from_i
     expect(card(page, rule_id).locator(".scope")).to_have_text("team")
     card(page, rule_id).click()
     expect(page.locator("#share-line")).to_contain_text("approved by li")
+
+
+def test_the_team_tab_shows_the_word_diff_and_a_reviewer_approves_with_an_edit(
+        team: tuple[postgres.Server, Dev, Dev], page: Any) -> None:
+    from tests.integration.test_team_review import EDITED_TEXT, EDITED_TITLE, NEW, OLD
+
+    hub, ana, li = team
+    ana.say(OLD)
+    ana.flush()
+    ana.wait_pushed("every night at two")
+    old_gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%every night at two%")[0][0]
+    li.team("review", "--approve", old_gid)
+    ana.say(NEW)
+    ana.flush()
+    ana.wait("SELECT 1 FROM observations WHERE title LIKE '%six hours%'")
+    old_on_ana = ana.rows("SELECT observation_id FROM team_links WHERE gid = ?", old_gid)[0][0]
+    new_on_ana = ana.rows("SELECT id FROM observations WHERE title LIKE '%six hours%'")[0][0]
+    if ana.rows("SELECT status FROM observations WHERE id = ?", old_on_ana) != [("superseded",)]:
+        r = ana.kenning("supersede", str(old_on_ana), "--by", str(new_on_ana))
+        assert r.returncode == 0, r.stdout + r.stderr
+    ana.wait_pushed("six hours")
+    gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%six hours%")[0][0]
+    remote = _hub_rows(hub, "SELECT project FROM kenning.memories WHERE gid = %s", gid)[0][0]
+    # A hostile pair written straight into the hub: markup in both texts must stay text.
+    _hub_rows(hub, "INSERT INTO kenning.memories (gid, team, project, author, hlc, title, body, review, superseded_by) "
+                   "VALUES ('0123456789abcdef:41', 'alpha', %s, 'ana', '0000000000001.00000.0123456789abcdef', "
+                   "'Deploy on Fridays', 'Deploy on Fridays', 'approved', '0123456789abcdef:42'), "
+                   "('0123456789abcdef:42', 'alpha', %s, 'ana', '0000000000001.00001.0123456789abcdef', "
+                   "'Deploy on <img src=x onerror=alert(1)> Mondays', 'Deploy on Mondays', 'pending', NULL) "
+                   "RETURNING gid", remote, remote)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _hub_rows(
+            hub, "SELECT 1 FROM kenning.memories WHERE gid = %s AND superseded_by = %s", old_gid, gid):
+        time.sleep(0.3)
+
+    open_viewer(page, li, "?tab=team")
+    row = page.locator(f"#review-list li.review-item[data-gid='{gid}']")
+    replaced = row.locator(f".review-replaced[data-gid='{old_gid}']")
+    expect(replaced.locator(".review-old-title")).to_have_text(OLD)
+    expect(replaced.locator(".diff-title del")).to_have_text("night at two")
+    expect(replaced.locator(".diff-title ins")).to_have_text("six hours by the cron job")
+    expect(replaced.locator(".diff-title")).to_contain_text("[removed: ")  # words a screen reader hears
+    hostile = page.locator("#review-list li.review-item[data-gid='0123456789abcdef:42']")
+    expect(hostile.locator(".diff-title ins")).to_contain_text("<img src=x onerror=alert(1)>")
+    assert page.locator("#review-list img").count() == 0
+    shot(page, "viewer-team-review-diff")
+
+    # Edit opens the fields, filled with the author's wording; Approve then approves the reviewer's.
+    expect(row.locator(".review-editor")).to_be_hidden()
+    row.locator(".review-edit").click()
+    expect(row.locator(".review-edit")).to_have_attribute("aria-expanded", "true")
+    expect(row.locator(".review-edit-title")).to_have_value(NEW)
+    expect(row.locator(".review-edit-title")).to_be_focused()
+    row.locator(".review-edit-title").fill(EDITED_TITLE)
+    row.locator(".review-edit-text").fill(EDITED_TEXT)
+    expect(row.locator(".review-approve")).to_have_text("Approve with edit")
+    shot(page, "viewer-team-review-edit")
+    row.locator(".review-approve").click()
+    expect(row).to_have_count(0)
+    expect(page.locator(".toast").last).to_contain_text("Approved with your edit")
+    assert _hub_rows(hub, "SELECT title, body, review, reviewer FROM kenning.memories WHERE gid = %s", gid) == \
+        [(EDITED_TITLE, EDITED_TEXT, "approved", "li")]
+    assert _hub_rows(hub, "SELECT actor, action FROM kenning.audit WHERE gid = %s AND action IN "
+                          "('write:edited', 'approved') ORDER BY id", gid) == \
+        [("li", "write:edited"), ("li", "approved")]
+    # Both machines follow.
+    li.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id WHERE l.gid = ? "
+            "AND o.title = ?", gid, EDITED_TITLE)
+    ana.wait("SELECT 1 FROM observations WHERE id = ? AND title = ?", new_on_ana, EDITED_TITLE)

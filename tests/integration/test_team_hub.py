@@ -334,7 +334,7 @@ def test_with_the_hub_down_capture_goes_on_and_the_machines_converge_when_it_ret
     assert b.rows("SELECT count(*) FROM team_links WHERE gid = ?", gid) == [(1,)]
     assert "UTC timestamp" in b.session_start()
     doctor = a.kenning("doctor").stdout
-    assert "team hub" in doctor and "reachable, schema 2" in doctor and "0 operation(s) waiting" in doctor, doctor
+    assert "team hub" in doctor and "reachable, schema 3" in doctor and "0 operation(s) waiting" in doctor, doctor
     status = a.kenning("status").stdout
     assert "last synced" in status and ", 0 operation(s) waiting to be pushed" in status, status
 

@@ -1,6 +1,7 @@
 // Team memory in the viewer (kenning/team, docs/team.md): where a memory lives and who vouches for it (a
-// tag on its card, a line in its detail), and the Team tab, where a reviewer approves or rejects what waits
-// on the hub (GET/POST /api/team/review: the path `kenning team review` takes).
+// tag on its card, a line in its detail), and the Team tab, where a reviewer approves, rejects or edits what
+// waits on the hub, seeing the word diff against what it replaces (GET/POST /api/team/review: the path
+// `kenning team review` takes).
 
 import {api, AuthError} from './api.js';
 import {h, clear, fullTime, toast} from './dom.js';
@@ -40,6 +41,27 @@ export function shareLine(o) {
     `: from ${s.author || 'you'}, ${day(o.created_at)}, ${review}.`);
 }
 
+/** A word diff ([[op, text], …]: '=' kept, '-' removed, '+' added) as text with <del> and <ins>; a screen reader
+ * hears "removed" and "added" (hidden words around each change), the hub's text goes in as text only. */
+export function diffNodes(diff) {
+  return diff.map(([op, text]) => (op === '=' ? text
+    : [h('span', {class: 'sr-only'}, op === '-' ? ' [removed: ' : ' [added: '),
+      h(op === '-' ? 'del' : 'ins', null, text), h('span', {class: 'sr-only'}, '] ')]));
+}
+
+const changes = (diff) => (diff || []).some(([op]) => op !== '=');
+
+/** One memory a waiting one replaces: its title, then what the waiting one changes in its title and text. */
+function replaced(o, m) {
+  const bodyToo = changes(o.body_diff) && (o.body !== o.title || m.body !== m.title);
+  return h('li', {class: 'review-replaced', 'data-gid': o.gid},
+    h('p', {class: 'muted'}, 'Replaces “', h('span', {class: 'review-old-title'}, o.title), '”; what changes:'),
+    changes(o.title_diff) ? h('p', {class: 'diff diff-title'}, h('span', {class: 'diff-label'}, 'Title: '),
+      diffNodes(o.title_diff)) : null,
+    bodyToo ? h('p', {class: 'diff diff-body'}, h('span', {class: 'diff-label'}, 'Text: '),
+      diffNodes(o.body_diff)) : null);
+}
+
 /** The Team tab: the memories waiting for review, each with what it replaces; approve or reject. */
 export class TeamReview {
   constructor(root) {
@@ -71,36 +93,68 @@ export class TeamReview {
 
   row(m) {
     const error = h('p', {class: 'error', role: 'alert'});
+    const edit = this.editor(m);
+    const approve = h('button', {type: 'button', class: 'review-approve', disabled: m.yours,
+      title: m.yours ? 'yours: a teammate reviews it' : 'Approve: every teammate\'s sessions are told it',
+      onclick: () => this.decide(m, 'approved', li, error, edit)}, 'Approve');
     const li = h('li', {class: 'review-item', 'data-gid': m.gid},
       h('p', null, h('span', {class: ['layer', `layer-${m.layer}`]}, m.layer === 'rule' ? 'Rule' : 'Key'), ' ',
         h('strong', {class: 'review-title'}, m.title)),
       m.body && m.body !== m.title ? h('p', {class: 'review-body'}, m.body) : null,
       h('p', {class: 'muted review-by'}, `from ${m.author}, ${fullTime(m.created_at)}`),
       (m.replaces || []).length ? h('ul', {class: 'review-replaces', 'aria-label': 'What it replaces'},
-        m.replaces.map((t) => h('li', null, h('del', null, t)))) : null,
+        m.replaces.map((o) => replaced(o, m))) : null,
+      edit.form,
       h('div', {class: 'actions', role: 'group', 'aria-label': 'Review'},
-        h('button', {type: 'button', class: 'review-approve', disabled: m.yours,
-          title: m.yours ? 'yours: a teammate reviews it' : 'Approve: every teammate\'s sessions are told it',
-          onclick: () => this.decide(m, 'approved', li, error)}, 'Approve'), ' ',
+        approve, ' ',
+        h('button', {type: 'button', class: 'review-edit', disabled: m.yours, 'aria-expanded': 'false',
+          'aria-controls': edit.form.id, onclick: (ev) => edit.toggle(ev.currentTarget, approve)}, 'Edit'), ' ',
         h('button', {type: 'button', class: 'review-reject', disabled: m.yours,
-          onclick: () => this.decide(m, 'rejected', li, error)}, 'Reject')),
+          onclick: () => this.decide(m, 'rejected', li, error, edit)}, 'Reject')),
       error);
     return li;
   }
 
-  async decide(m, decision, li, error) {
+  /** The fields of an approval with the reviewer's own wording, hidden until Edit opens them. */
+  editor(m) {
+    const key = m.gid.replace(/[^0-9a-f]/g, '-');
+    const title = h('input', {type: 'text', class: 'review-edit-title', id: `edit-title-${key}`, maxlength: 200,
+      value: m.title, required: true});
+    const text = h('textarea', {class: 'review-edit-text', id: `edit-text-${key}`, rows: 5, maxlength: 4000});
+    text.value = m.body || '';
+    const form = h('div', {class: 'review-editor', id: `edit-${key}`, hidden: true, role: 'group',
+      'aria-label': 'Your wording, approved in place of the author\'s'},
+      h('label', {for: title.id}, 'Title'), title, h('label', {for: text.id}, 'Text'), text);
+    return {
+      form,
+      open: () => !form.hidden,
+      values: () => ({title: title.value, text: text.value}),
+      toggle: (button, approve) => {
+        form.hidden = !form.hidden;
+        button.setAttribute('aria-expanded', String(!form.hidden));
+        button.textContent = form.hidden ? 'Edit' : 'Cancel edit';
+        approve.textContent = form.hidden ? 'Approve' : 'Approve with edit';
+        if (!form.hidden) title.focus();
+      },
+    };
+  }
+
+  async decide(m, decision, li, error, edit) {
     error.textContent = '';
+    let edited = decision === 'approved' && edit.open() ? edit.values() : null;
+    if (edited && edited.title === m.title && edited.text === (m.body || '')) edited = null;  // opened, unchanged
     for (const b of li.querySelectorAll('button')) b.disabled = true;
     try {
-      await api('/api/team/review', {method: 'POST', body: {gid: m.gid, decision}});
+      await api('/api/team/review', {method: 'POST', body: {gid: m.gid, decision, ...(edited || {})}});
     } catch (err) {
       error.textContent = err.message;
       for (const b of li.querySelectorAll('button')) b.disabled = m.yours;
       return;
     }
     li.remove();
-    toast(decision === 'approved' ? `Approved: “${m.title}” reaches every teammate at their next sync.`
-      : `Rejected: “${m.title}” is told to nobody.`);
+    toast(decision !== 'approved' ? `Rejected: “${m.title}” is told to nobody.`
+      : edited ? `Approved with your edit: “${edited.title}” reaches every teammate at their next sync.`
+        : `Approved: “${m.title}” reaches every teammate at their next sync.`);
     if (!this.root.querySelector('.review-item')) {
       this.root.querySelector('#review-list')?.replaceWith(
         h('p', {class: 'muted', id: 'review-empty'}, 'Nothing waits for review.'));

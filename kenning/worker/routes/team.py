@@ -2,10 +2,12 @@
 hub, and a reviewer's decision. Both go through kenning/team/review.py, the path ``kenning team review`` takes.
 
 ``GET /api/team/review``   ``{"team", "user", "pending": [{"gid", "author", "created_at", "layer", "title",
-                           "body", "replaces", "yours"}]}``; ``team`` null when this machine joined none; 503
-                           with why when the hub cannot be reached.
-``POST /api/team/review``  ``{"gid", "decision": "approved" | "rejected"}`` → ``{"gid", "review"}``; 400 with
-                           the hub's reason (your own memory, not in your teams, holds a secret).
+                           "body", "replaces": [{"gid", "title", "body", "title_diff", "body_diff"}], "yours"}]}``
+                           (a diff: ``[[op, text], …]``, op ``=`` kept, ``-`` removed, ``+`` added); ``team`` null
+                           when this machine joined none; 503 with why when the hub cannot be reached.
+``POST /api/team/review``  ``{"gid", "decision": "approved" | "rejected", "title"?, "text"?}`` → ``{"gid",
+                           "review", "edited"}`` (title and text: approve with the reviewer's wording); 400 with
+                           the hub's reason (your own memory, not in your teams, holds a secret, too long).
 """
 
 from __future__ import annotations
@@ -27,17 +29,15 @@ def routes(state: Any) -> list[Route]:
     paths = state.paths
 
     def listing() -> dict[str, Any]:
-        from kenning.team import config, hub, review
-        from kenning.team.sync import bounded
+        from kenning.team import config, review
 
         if config.load(paths) is None:
             return {"team": None, "user": None, "pending": []}
+        # Hub text is shown as captured text is stored (review.shown: secrets redacted, hidden characters dropped,
+        # bounded), the diffs computed on that.
         cfg, waiting = review.waiting(paths)
-        # Hub text is shown as captured text is stored: secrets redacted, hidden characters dropped, bounded.
-        return {"team": cfg.team, "user": cfg.user, "pending": [
-            {**m, "title": bounded(m["title"], hub.MAX_TITLE), "body": bounded(m["body"], hub.MAX_TEXT),
-             "replaces": [bounded(t, hub.MAX_TITLE) for t in m["replaces"]], "yours": m["author"] == cfg.user}
-            for m in waiting]}
+        return {"team": cfg.team, "user": cfg.user, "pending": [{**m, "yours": m["author"] == cfg.user}
+                                                                 for m in waiting]}
 
     async def get(request: Request) -> Response:
         from kenning.team import config
@@ -55,18 +55,22 @@ def routes(state: Any) -> list[Route]:
         from kenning.team import review
         from kenning.team.config import TeamError
 
-        body = await json_object(request, 4096, '{"gid": "…", "decision": "approved"}')
+        # An edit is at most 4,000 characters of text: up to 4 bytes each once encoded, and JSON escapes.
+        body = await json_object(request, 65_536, '{"gid": "…", "decision": "approved"}')
         if isinstance(body, JSONResponse):
             return body
         gid, decision = body.get("gid"), body.get("decision")
+        title, text = body.get("title"), body.get("text")
         if not isinstance(gid, str) or not GID.match(gid) or decision not in review.DECISIONS:
             return JSONResponse({"error": 'give {"gid": "<device>:<id>", "decision": "approved" or "rejected"}'},
                                 status_code=400)
+        if not all(v is None or isinstance(v, str) for v in (title, text)):
+            return JSONResponse({"error": "title and text are strings"}, status_code=400)
         try:
-            done = await run_in_threadpool(review.decide, paths, gid, decision)
+            done = await run_in_threadpool(lambda: review.decide(paths, gid, decision, title=title, text=text))
         except TeamError as e:
             status = 503 if "cannot reach" in str(e) else 400
             return JSONResponse({"error": str(e)}, status_code=status)
-        return JSONResponse({"gid": gid, "review": done})
+        return JSONResponse({"gid": gid, "review": done, "edited": title is not None or text is not None})
 
     return [Route("/api/team/review", get, methods=["GET"]), Route("/api/team/review", post, methods=["POST"])]
