@@ -77,7 +77,7 @@ def insert_pulled(conn: sqlite3.Connection, m: Pulled, now: float) -> int | None
                  (oid, m.gid, m.team, m.author, m.reviewer, m.reviewed_at))
     # Memories an edge said it replaces, before it was here: now they link to it.
     conn.execute("UPDATE observations SET superseded_by = ? WHERE superseded_by IS NULL AND status = 'superseded' "
-                 "AND id IN (SELECT observation_id FROM team_links WHERE edge = ?)", (oid, m.gid))
+                 "AND id IN (SELECT observation_id FROM team_links WHERE edge = ? AND edge != '')", (oid, m.gid))
     return oid
 
 
