@@ -101,6 +101,18 @@ def init(conn: Any, team: str, *, auto_approve: bool, members: list[str],
     return made
 
 
+def project_name(remote: str) -> str:
+    """A project as the hub names it (the normalised git remote ``join`` computes): from a remote URL as git
+    prints it, or from that name already (``example.com/acme/shop``, which is no path on this machine)."""
+    from kenning.project import normalize_remote
+
+    r = remote.strip()
+    if "://" in r or r.startswith("/") or (":" in r and "/" not in r.split(":", 1)[0]):
+        return normalize_remote(r)
+    r = r.rstrip("/").lower()
+    return r[:-4] if r.endswith(".git") else r
+
+
 def _member(conn: Any, team: str, member: str) -> list[str] | None:
     row = conn.execute("SELECT projects FROM kenning.members WHERE team = %s AND role_name = %s",
                        (team, member)).fetchone()
@@ -113,9 +125,7 @@ def _set_projects(conn: Any, team: str, member: str, projects: list[str], *, onl
                   revoke: bool = False) -> list[str] | None:
     """Restrict ``member`` to ``projects`` of ``team`` (added to their list; ``only``: the list becomes exactly
     these; ``revoke``: taken off it). Each change is in the audit log. Returns the member's list after."""
-    from kenning.project import normalize_remote
-
-    wanted = [normalize_remote(p) for p in projects]
+    wanted = [project_name(p) for p in projects]
     if any(not p or len(p) > 300 for p in wanted):
         raise TeamError("a project is its git remote (for example example.com/acme/shop), at most 300 characters")
     before = _member(conn, team, member)
