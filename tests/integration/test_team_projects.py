@@ -108,7 +108,7 @@ def test_a_restricted_member_writes_no_op_for_another_project_whatever_it_claims
 def test_a_restricted_member_reviews_no_memory_of_another_project(hub: postgres.Server,
                                                                   hubteam: dict[str, Any]) -> None:
     with hub.connect("carl", hubteam["passwords"]["carl"]) as conn:
-        with pytest.raises(psycopg.errors.RaiseException, match="no memory .* to review in your teams"):
+        with pytest.raises(psycopg.errors.RaiseException, match=r"no memory .* to review in your teams"):
             conn.execute("SELECT kenning.review(%s, 'approved')", (SHOP_GID,))
         assert conn.execute("SELECT kenning.review(%s, 'approved')", (API_GID,)).fetchone()[0] == "approved"
     with hub.connect() as admin:
