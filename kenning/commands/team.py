@@ -107,6 +107,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     from kenning.team.config import TeamError, read_password
 
     paths = Paths()
+    if args.projects and not args.member:
+        return _err("--projects restricts the members named with --member in the same command: name them")
     try:
         conn = hub.connect(args.dsn, read_password(sys.stdin.isatty(), "admin password: "))
         try:

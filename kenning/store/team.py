@@ -217,8 +217,7 @@ def apply_hub_change(conn: sqlite3.Connection, oid: int, title: str, text: str, 
 def apply_hub_layer(conn: sqlite3.Connection, oid: int, layer: str, now: float) -> bool:
     """The pin state the hub resolved for one of this machine's own shared memories (a teammate pinned or
     unpinned it; its text is ours already). Not while a change made here waits to be sent."""
-    if _pending(conn, oid):
-        return False
-    changed = _follow_layer(conn, oid, layer, now)
+    if _pending(conn, oid) or not _follow_layer(conn, oid, layer, now):
+        return False  # nothing waits to be sent, so nothing to clear either
     _followed(conn, oid)
-    return changed
+    return True

@@ -186,25 +186,32 @@ class Op:
 
 def push(conn: Any, team: str, ops: list[Op], refused: list[Op] | None = None) -> int:
     """Append ``ops`` (idempotent: an op already there, same id, kind and clock, is skipped); returns how
-    many were new. With ``refused``, an op the hub's row-level security refuses (a member restricted to
-    other projects) is put there and the others still go, each in its own savepoint; without, it raises."""
+    many were new. With ``refused``, when the hub's row-level security refuses an op (a member restricted to
+    other projects), the batch is sent again op by op, each in its own savepoint: the refused ones are put in
+    ``refused``, the others go. Without it, the refusal is raised."""
     if not ops:
         return 0
     denied = _psycopg().errors.InsufficientPrivilege
+    try:
+        with conn.transaction():
+            return sum(conn.execute(_INSERT_OP, _op_args(team, op)).rowcount for op in ops)
+    except denied:
+        if refused is None:
+            raise
     new = 0
     with conn.transaction():
         for op in ops:
-            args = (team, op.gid, op.kind, op.project, op.device, op.hlc, op.content_hash,
-                    None if op.payload is None else json.dumps(op.payload))
-            if refused is None:
-                new += conn.execute(_INSERT_OP, args).rowcount
-                continue
             try:
                 with conn.transaction():
-                    new += conn.execute(_INSERT_OP, args).rowcount
+                    new += conn.execute(_INSERT_OP, _op_args(team, op)).rowcount
             except denied:
                 refused.append(op)
     return new
+
+
+def _op_args(team: str, op: Op) -> tuple[Any, ...]:
+    return (team, op.gid, op.kind, op.project, op.device, op.hlc, op.content_hash,
+            None if op.payload is None else json.dumps(op.payload))
 
 
 _INSERT_OP = ("INSERT INTO kenning.ops (team, gid, kind, project, device, hlc, content_hash, payload) "

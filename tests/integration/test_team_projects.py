@@ -93,9 +93,17 @@ def test_a_restricted_member_writes_no_op_for_another_project_whatever_it_claims
         for n, (gid, kind, project, payload) in enumerate(attempts, start=10):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(insert, (gid, kind, project, DEVICE, _clock(n), json.dumps(payload) if payload else None))
-        # In his own project he writes as any member does.
-        conn.execute(insert, (API_GID, "edited", API, DEVICE, _clock(30), json.dumps(
-            {"title": "The api pages with a cursor, 100 at most", "text": "never with an offset"})))
+        # In his own project he writes as any member does; a batch the hub refuses part of (what his machine
+        # sends) keeps the rest, and names what was refused.
+        from kenning.team import hub as hubmod
+
+        refused: list[hubmod.Op] = []
+        batch = [hubmod.Op(SHOP_GID, "pinned", API, DEVICE, _clock(29)),
+                 hubmod.Op(API_GID, "edited", API, DEVICE, _clock(30), "",
+                           {"title": "The api pages with a cursor, 100 at most", "text": "never with an offset"})]
+        assert hubmod.push(conn, "alpha", batch, refused) == 1 and refused == batch[:1]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            hubmod.push(conn, "alpha", batch[:1])
     with hub.connect() as admin:
         assert admin.execute("SELECT title, body, layer, forgotten, superseded_by FROM kenning.memories "
                              "WHERE gid = %s", (SHOP_GID,)).fetchone() == (SHOP_TEXT, SHOP_TEXT, "key", False, None)
