@@ -1,8 +1,8 @@
 """Talking to the team hub (PostgreSQL through ``psycopg``, imported here only: never on a hook path).
 
 The hub's schema is ``hub_schema.sql``; this module connects (TLS unless the host is loopback; the
-password never in the DSN a user typed), creates the schema and roles, appends operations and reads
-memories by revision.
+password never in the DSN a user typed), creates the schema and roles, restricts a member to some of the
+team's projects (the hub's row-level security enforces it), appends operations and reads memories by revision.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def grant(conn: Any, team: str, member: str, projects: list[str] | None) -> list
     writes and reviews those only); ``None``: every project of the team again. Returns their list after
     (None: the whole team)."""
     with conn.transaction():
-        conn.execute(schema_sql())  # an older hub is upgraded first (idempotent, like init)
+        _current(conn)
         if projects is not None:
             return _set_projects(conn, team, member, projects)
         if _member(conn, team, member) is not None:
@@ -169,8 +169,19 @@ def revoke(conn: Any, team: str, member: str, projects: list[str]) -> list[str]:
     """Take ``projects`` off a restricted member's list (their rows of those projects are unreadable at
     once); returns what they keep (an empty list: no project of the team)."""
     with conn.transaction():
-        conn.execute(schema_sql())
+        _current(conn)
         return _set_projects(conn, team, member, projects, revoke=True) or []
+
+
+def _current(conn: Any) -> None:
+    """Refuse to grant on a hub older than projects per member (schema 3): ``init`` upgrades it first."""
+    try:
+        row = conn.execute("SELECT value FROM kenning.meta WHERE key = 'schema_version'").fetchone()
+    except _psycopg().errors.UndefinedTable:
+        raise TeamError("no team hub on this database: `kenning team init --dsn … --team …` creates it") from None
+    if row is None or not str(row[0]).isdigit() or int(row[0]) < 3:
+        raise TeamError(f"the hub's schema is {row[0] if row else 'missing'}: run `kenning team init --dsn … --team …` "
+                        "again to upgrade it (nothing is lost), then grant")
 
 
 @dataclass

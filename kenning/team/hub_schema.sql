@@ -78,9 +78,15 @@ CREATE INDEX IF NOT EXISTS audit_team ON kenning.audit (team, at);
 
 -- ---- schema 3: unpinning travels (kenning/team/sync.py). `unpinned` is an op; the layer of a memory resolves
 -- last-writer-wins under the clock of the pin or unpin that set it (`layer_hlc`), whatever the arrival order.
-ALTER TABLE kenning.ops DROP CONSTRAINT IF EXISTS ops_kind_check;
-ALTER TABLE kenning.ops ADD CONSTRAINT ops_kind_check
-    CHECK (kind IN ('created', 'superseded', 'edited', 'pinned', 'unpinned', 'forgotten'));
+DO $$ BEGIN
+    -- Replaced once (checking the constraint reads the whole log), not on every run of init.
+    IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'kenning.ops'::regclass AND conname = 'ops_kind_check'
+                   AND pg_get_constraintdef(oid) LIKE '%unpinned%') THEN
+        ALTER TABLE kenning.ops DROP CONSTRAINT IF EXISTS ops_kind_check;
+        ALTER TABLE kenning.ops ADD CONSTRAINT ops_kind_check
+            CHECK (kind IN ('created', 'superseded', 'edited', 'pinned', 'unpinned', 'forgotten'));
+    END IF;
+END $$;
 ALTER TABLE kenning.memories ADD COLUMN IF NOT EXISTS layer_hlc text NOT NULL DEFAULT '';
 -- ---- end of schema 3: unpinning
 

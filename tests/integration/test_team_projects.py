@@ -182,6 +182,9 @@ def test_an_older_hub_is_upgraded_in_place_by_running_init_again(hub: postgres.S
         with pytest.raises(psycopg.errors.CheckViolation):  # schema 2 knows no unpinning
             hubmod.push(conn, "alpha", [hubmod.Op(API_GID, "unpinned", API, DEVICE, _clock(2))])
     admin = hubteam["admin"]
+    bad = admin.team("grant", "--dsn", hub.dsn(dbname="oldhub"), "--team", "alpha", "--member", "carl", "--project",
+                     API, password=hub.admin_password, check=False)
+    assert bad.returncode == 2 and "the hub's schema is 2: run `kenning team init" in bad.stderr
     for _ in range(2):  # idempotent: a second run changes nothing
         _init(admin, hub, "--member", "carl", "--projects", API, dbname="oldhub")
     with hub.connect(dbname="oldhub") as conn:
