@@ -262,8 +262,8 @@ class MemoryService:
                 tm.set_edit_clock(self.conn, gid, hlc)
 
     def hub_changed(self, gid: str, title: str, text: str, layer: str, *, hlc: str = "") -> bool:
-        """A teammate's edit or pin of a shared memory, approved on the hub (``hlc``: its clock there): this
-        machine's copy follows."""
+        """A teammate's edit, pin or unpin of a shared memory, approved on the hub (``hlc``: its clock there):
+        this machine's copy follows."""
         oid = tm.linked(self.conn, gid)
         if oid is None:
             return False
@@ -271,6 +271,17 @@ class MemoryService:
             done = tm.apply_hub_change(self.conn, oid, title, text, layer, time.time(), hub_hlc=hlc)
             if done:
                 self._log("edited", [oid], self._project_of(oid))
+        return done
+
+    def hub_layer(self, gid: str, layer: str) -> bool:
+        """The pin state the hub resolved for a memory this machine shared (a teammate pinned or unpinned it)."""
+        oid = tm.linked(self.conn, gid)
+        if oid is None:
+            return False
+        with repo.transaction(self.conn):
+            done = tm.apply_hub_layer(self.conn, oid, layer, time.time())
+            if done:
+                self._log("pinned" if layer == "rule" else "unpinned", [oid], self._project_of(oid))
         return done
 
     def team_reviewed(self, gid: str, review: str, reviewer: str, reviewed_at: float | None) -> bool:

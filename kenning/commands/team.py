@@ -1,8 +1,9 @@
 """``kenning team``: share standing rules and key memories with a team through a PostgreSQL hub.
 
-init (schema, roles, team, members: one command on a database the team already has), join (this
-machine, this repository), status, push, pull, sync, review (approve, reject or edit, with a word diff),
-leave. Passwords come from ``KENNING_HUB_PASSWORD`` or stdin, never from the command line (docs/team.md).
+init (schema, roles, team, members: one command on a database the team already has), grant and revoke
+(restrict a member to some of the team's projects), join (this machine, this repository), status, push,
+pull, sync, review (approve, reject or edit, with a word diff), leave. Passwords come from
+``KENNING_HUB_PASSWORD`` or stdin, never from the command line (docs/team.md).
 """
 
 from __future__ import annotations
@@ -33,7 +34,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--remove-member", action="append", default=[], metavar="NAME",
                    help="take a member out of the team: they read none of its rows from then on (repeat)")
     s.add_argument("--auto-approve", action="store_true", help="new team memories are approved without review")
+    s.add_argument("--projects", metavar="REMOTE[,REMOTE]",
+                   help="the members named here see, write and review only these projects of the team (their git "
+                        "remotes); without it a member has the whole team")
     s.set_defaults(func=cmd_init)
+
+    for name, what, desc in (
+            ("grant", "let a member see only some of the team's projects (or --all-projects again)",
+             "Restrict a member to some of the team's projects (a contractor on one repository): from then on they "
+             "read, write and review the rows of the projects granted only, enforced by the hub. Repeat to add "
+             "projects; --all-projects gives the whole team back. The admin password comes from "
+             "KENNING_HUB_PASSWORD or stdin."),
+            ("revoke", "take projects off a restricted member",
+             "Take projects off a member restricted with `grant`: they read none of their rows from then on (with "
+             "none left, no project of the team). The admin password comes from KENNING_HUB_PASSWORD or stdin.")):
+        s = ts.add_parser(name, help=what, description=desc)
+        s.add_argument("--dsn", required=True, help="PostgreSQL connection string of an admin role, without password")
+        s.add_argument("--team", required=True, help="team name")
+        s.add_argument("--member", required=True, metavar="NAME", help="the member's login role")
+        g = s.add_mutually_exclusive_group(required=True)
+        g.add_argument("--project", action="append", metavar="REMOTE",
+                       help="a project: its git remote, as `git remote get-url origin` prints it (repeat)")
+        if name == "grant":
+            g.add_argument("--all-projects", action="store_true", help="every project of the team again")
+        s.set_defaults(func=cmd_grant, revoke=name == "revoke")
 
     s = ts.add_parser("join", help="join a team with this machine and share this repository's memories",
                       description="Join the team with this machine's member credential (KENNING_HUB_PASSWORD or "
@@ -93,11 +117,14 @@ def cmd_init(args: argparse.Namespace) -> int:
     from kenning.team.config import TeamError, read_password
 
     paths = Paths()
+    if args.projects and not args.member:
+        return _err("--projects restricts the members named with --member in the same command: name them")
     try:
         conn = hub.connect(args.dsn, read_password(sys.stdin.isatty(), "admin password: "))
         try:
             made = hub.init(conn, args.team, auto_approve=args.auto_approve, members=args.member,
-                            removed=args.remove_member)
+                            removed=args.remove_member,
+                            projects=[p for p in args.projects.split(",") if p.strip()] if args.projects else None)
         finally:
             conn.close()
     except TeamError as e:
@@ -108,6 +135,28 @@ def cmd_init(args: argparse.Namespace) -> int:
         out = os.path.join(paths.root, f"team-{args.team}-members.json")
         write_private(out, json.dumps(made, indent=1).encode())
         print(f"new members' passwords are in {out} (0600): hand each its own privately, then delete the file")
+    return 0
+
+
+def cmd_grant(args: argparse.Namespace) -> int:
+    from kenning.team import hub
+    from kenning.team.config import TeamError, read_password
+
+    try:
+        conn = hub.connect(args.dsn, read_password(sys.stdin.isatty(), "admin password: "))
+        try:
+            if args.revoke:
+                left: list[str] | None = hub.revoke(conn, args.team, args.member, args.project)
+            else:
+                left = hub.grant(conn, args.team, args.member, None if args.all_projects else args.project)
+        finally:
+            conn.close()
+    except TeamError as e:
+        return _err(str(e))
+    if left is None:
+        print(f"{args.member} sees every project of team {args.team}")
+    else:
+        print(f"{args.member} sees only these projects of team {args.team}: {', '.join(left) or 'none'}")
     return 0
 
 
@@ -137,6 +186,9 @@ def cmd_join(args: argparse.Namespace) -> int:
             try:
                 if not conn.execute("SELECT kenning.is_member(%s)", (args.team,)).fetchone()[0]:
                     return _err(f"{user} is not a member of team {args.team} on this hub")
+                if hub.not_granted(conn, args.team, [remote]):
+                    return _err(f"{user} may not share {remote} in team {args.team}: the admin grants it "
+                                "(`kenning team grant --project`)")
             finally:
                 conn.close()
             cfg = TeamConfig(dsn=args.dsn, team=args.team, user=user, device=cfg.device if cfg else config.new_device())

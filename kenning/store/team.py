@@ -160,10 +160,11 @@ def forget_team(conn: sqlite3.Connection, team: str) -> None:
 
 
 def changed_links(conn: sqlite3.Connection, team: str, limit: int) -> list[tuple[Any, ...]]:
-    """Shared memories edited or pinned here since the hub knew them: (gid, project, title, text, layer, edited,
-    pinned, edit clock), oldest link first."""
+    """Shared memories edited, pinned or unpinned here since the hub knew them: (gid, project, title, text, layer,
+    edited, pin state changed, edit clock, when changed, the latest clock seen then), oldest link first."""
     return [tuple(r) for r in conn.execute(
-        "SELECT l.gid, o.project, o.title, o.narrative, o.layer, l.edited, l.pinned, l.edit_hlc FROM team_links l "
+        "SELECT l.gid, o.project, o.title, o.narrative, o.layer, l.edited, l.pinned, l.edit_hlc, l.changed_at, "
+        "l.seen_hlc FROM team_links l "
         "JOIN observations o ON o.id = l.observation_id WHERE l.team = ? AND l.pushed = 1 AND o.status = 'active' "
         "AND (l.edited = 1 OR l.pinned = 1) ORDER BY l.observation_id LIMIT ?", (team, limit)).fetchall()]
 
@@ -179,16 +180,37 @@ def mark_changes_pushed(conn: sqlite3.Connection, sent: list[tuple[str, str]]) -
                      sent)
 
 
+def _pending(conn: sqlite3.Connection, oid: int) -> bool:
+    return conn.execute("SELECT 1 FROM team_links WHERE observation_id = ? AND (edited = 1 OR pinned = 1)",
+                        (oid,)).fetchone() is not None
+
+
+def _follow_layer(conn: sqlite3.Connection, oid: int, layer: str, now: float) -> bool:
+    """The hub's pin state, kept as the user's decision (a rebuild of the index keeps it): a rule, or a key
+    memory once a teammate unpinned it. A layer that agrees (a routine memory the hub calls key) stays."""
+    here = conn.execute("SELECT layer FROM observations WHERE id = ?", (oid,)).fetchone()[0]
+    if (here == "rule") == (layer == "rule"):
+        return False
+    conn.execute("UPDATE observations SET layer = ?, user_layer = ?, user_layer_at = ? WHERE id = ?",
+                 (layer, layer, now, oid))
+    return True
+
+
+def _followed(conn: sqlite3.Connection, oid: int) -> None:
+    # The flags the change raised here are cleared, so it is not sent back.
+    conn.execute("UPDATE team_links SET edited = 0, pinned = 0, edit_hlc = '' WHERE observation_id = ?", (oid,))
+
+
 def apply_hub_change(conn: sqlite3.Connection, oid: int, title: str, text: str, layer: str, now: float,
                      hub_hlc: str = "") -> bool:
-    """A teammate's edit or pin of a shared memory, approved on the hub (inside the caller's transaction): the
-    text and layer here follow; the flags the change raised are cleared, so it is not sent back. True when
-    something changed.
+    """A teammate's edit, pin or unpin of a shared memory, approved on the hub (inside the caller's
+    transaction): the text and layer here follow; the flags the change raised are cleared, so it is not sent
+    back. True when something changed.
 
-    An edit made here and not sent yet wins (docs/team.md): its clock, fixed at its first push, comes after
-    every clock this machine has seen, so the hub takes it (back to review) and every machine follows. Only
-    an edit whose clock was already fixed before ``hub_hlc`` (the hub's change) loses: the hub will ignore it,
-    so this copy follows the hub now rather than keep a wording no other machine has."""
+    An edit made here and not sent yet wins (docs/team.md): its clock comes after every clock this machine
+    had seen, so the hub takes it (back to review) and every machine follows. Only an edit whose clock was
+    already fixed before ``hub_hlc`` (the hub's change) loses: the hub will ignore it, so this copy follows
+    the hub now rather than keep a wording no other machine has."""
     from kenning.store import edits
 
     flags = conn.execute("SELECT edited, pinned, edit_hlc FROM team_links WHERE observation_id = ?",
@@ -198,9 +220,15 @@ def apply_hub_change(conn: sqlite3.Connection, oid: int, title: str, text: str, 
         if not older:
             return False  # changed here too, not yet sent: the hub orders the two by their clocks, then we follow
     changed = edits.apply(conn, oid, {"title": title, "narrative": text})
-    if layer == "rule" and conn.execute("SELECT layer FROM observations WHERE id = ?", (oid,)).fetchone()[0] != "rule":
-        conn.execute("UPDATE observations SET layer = 'rule', user_layer = 'rule', user_layer_at = ? WHERE id = ?",
-                     (now, oid))
-        changed = True
-    conn.execute("UPDATE team_links SET edited = 0, pinned = 0, edit_hlc = '' WHERE observation_id = ?", (oid,))
+    changed = _follow_layer(conn, oid, layer, now) or changed
+    _followed(conn, oid)
     return changed
+
+
+def apply_hub_layer(conn: sqlite3.Connection, oid: int, layer: str, now: float) -> bool:
+    """The pin state the hub resolved for one of this machine's own shared memories (a teammate pinned or
+    unpinned it; its text is ours already). Not while a change made here waits to be sent."""
+    if _pending(conn, oid) or not _follow_layer(conn, oid, layer, now):
+        return False  # nothing waits to be sent, so nothing to clear either
+    _followed(conn, oid)
+    return True

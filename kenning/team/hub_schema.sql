@@ -7,7 +7,8 @@
 -- (owner rights), with the review state and a revision number that clients pull by. A `forgotten`
 -- operation is a tombstone: the trigger erases the text from `memories` and from every earlier op of
 -- that memory, and a later `created` of the same id stays empty. Members read and append rows of their
--- own teams only (row-level security); nobody but the owner updates or deletes.
+-- own teams only (row-level security); nobody but the owner updates or deletes. A member may be restricted to
+-- some of the team's projects (schema 3: `members.projects`): then they read, write and review those only.
 CREATE SCHEMA IF NOT EXISTS kenning;
 
 CREATE TABLE IF NOT EXISTS kenning.meta (key text PRIMARY KEY, value text NOT NULL);
@@ -31,7 +32,7 @@ CREATE TABLE IF NOT EXISTS kenning.ops (
     seq bigserial PRIMARY KEY,
     team text NOT NULL REFERENCES kenning.teams (name),
     gid text NOT NULL CHECK (gid ~ '^[0-9a-f]{8,32}:[0-9]{1,19}$'),
-    kind text NOT NULL CHECK (kind IN ('created', 'superseded', 'edited', 'pinned', 'forgotten')),
+    kind text NOT NULL,  -- created, superseded, edited, pinned, unpinned, forgotten (ops_kind_check below)
     project text NOT NULL CHECK (length(project) BETWEEN 1 AND 300),  -- the normalised git remote
     author text NOT NULL DEFAULT session_user,
     device text NOT NULL CHECK (device ~ '^[0-9a-f]{8,32}$'),
@@ -75,10 +76,41 @@ CREATE TABLE IF NOT EXISTS kenning.audit (
 );
 CREATE INDEX IF NOT EXISTS audit_team ON kenning.audit (team, at);
 
+-- ---- schema 3: unpinning travels (kenning/team/sync.py). `unpinned` is an op; the layer of a memory resolves
+-- last-writer-wins under the clock of the pin or unpin that set it (`layer_hlc`), whatever the arrival order.
+DO $$ BEGIN
+    -- Replaced once (checking the constraint reads the whole log), not on every run of init.
+    IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'kenning.ops'::regclass AND conname = 'ops_kind_check'
+                   AND pg_get_constraintdef(oid) LIKE '%unpinned%') THEN
+        ALTER TABLE kenning.ops DROP CONSTRAINT IF EXISTS ops_kind_check;
+        ALTER TABLE kenning.ops ADD CONSTRAINT ops_kind_check
+            CHECK (kind IN ('created', 'superseded', 'edited', 'pinned', 'unpinned', 'forgotten'));
+    END IF;
+END $$;
+ALTER TABLE kenning.memories ADD COLUMN IF NOT EXISTS layer_hlc text NOT NULL DEFAULT '';
+-- ---- end of schema 3: unpinning
+
+-- ---- schema 3: projects per member. NULL: every project of the team (as before); else only these
+-- (normalised git remotes; an empty list: none). The audit log names the project of each row it can, so a
+-- member restricted to some projects reads the audit of those only (older rows are filled in here).
+ALTER TABLE kenning.members ADD COLUMN IF NOT EXISTS projects text[];
+ALTER TABLE kenning.audit ADD COLUMN IF NOT EXISTS project text NOT NULL DEFAULT '';
+UPDATE kenning.audit a SET project = m.project FROM kenning.memories m
+    WHERE a.project = '' AND a.gid = m.gid AND a.team = m.team;
+-- ---- end of schema 3: projects per member
+
 -- Membership, asked with owner rights (members cannot list who else is in which team).
 CREATE OR REPLACE FUNCTION kenning.is_member(t text) RETURNS boolean
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
     SELECT EXISTS (SELECT 1 FROM kenning.members m WHERE m.team = t AND m.role_name = session_user)
+$$;
+
+-- schema 3: may the session's role see and write rows of project ``p`` of team ``t``? (owner rights, like
+-- is_member; a member with no project list sees every project of the team).
+CREATE OR REPLACE FUNCTION kenning.may_see(t text, p text) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
+    SELECT EXISTS (SELECT 1 FROM kenning.members m WHERE m.team = t AND m.role_name = session_user
+                   AND (m.projects IS NULL OR p = ANY (m.projects)))
 $$;
 
 CREATE OR REPLACE FUNCTION kenning.apply_op() RETURNS trigger
@@ -86,12 +118,18 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
 DECLARE
     gone boolean;
     auto boolean;
+    known text;
 BEGIN
     -- Revisions of a team are taken in commit order: a transaction that changes the team's memories holds
     -- this lock until it commits, so a pull can never see a later revision while an earlier one is still
     -- uncommitted (its cursor would pass it and the memory would never reach that machine).
     PERFORM pg_advisory_xact_lock(hashtext('kenning.revisions:' || NEW.team));
-    SELECT forgotten INTO gone FROM kenning.memories WHERE gid = NEW.gid AND team = NEW.team;
+    -- schema 3 (projects per member): an op names the project of the memory it touches, whatever it claims,
+    -- so the row-level check that runs after this trigger (ops_append) judges the project really written.
+    SELECT project, forgotten INTO known, gone FROM kenning.memories WHERE gid = NEW.gid AND team = NEW.team;
+    IF known IS NOT NULL THEN
+        NEW.project := known;
+    END IF;
     IF NEW.kind = 'forgotten' THEN
         NEW.payload := NULL;
         UPDATE kenning.ops SET payload = NULL WHERE gid = NEW.gid AND team = NEW.team AND payload IS NOT NULL;
@@ -115,8 +153,13 @@ BEGIN
     ELSIF NEW.kind = 'superseded' THEN
         UPDATE kenning.memories SET superseded_by = NEW.payload->>'by', rev = nextval('kenning.revisions')
             WHERE gid = NEW.gid AND team = NEW.team AND (NEW.payload->>'by') ~ '^[0-9a-f]{8,32}:[0-9]{1,19}$';
-    ELSIF NEW.kind = 'pinned' THEN
-        UPDATE kenning.memories SET layer = 'rule', rev = nextval('kenning.revisions')
+    ELSIF NEW.kind IN ('pinned', 'unpinned') THEN
+        -- schema 3 (unpinning): the later clock wins, whatever the order ops arrive in. The revision moves even
+        -- when this op loses, so the machine that sent it pulls the memory again and follows the winner.
+        UPDATE kenning.memories SET
+            layer = CASE WHEN layer_hlc < NEW.hlc THEN CASE WHEN NEW.kind = 'pinned' THEN 'rule' ELSE 'key' END
+                         ELSE layer END,
+            layer_hlc = greatest(layer_hlc, NEW.hlc), rev = nextval('kenning.revisions')
             WHERE gid = NEW.gid AND team = NEW.team;
     ELSIF NEW.kind = 'edited' THEN  -- last writer wins under the clock; an edit is reviewed again
         SELECT auto_approve INTO auto FROM kenning.teams WHERE name = NEW.team;
@@ -124,8 +167,12 @@ BEGIN
             content_hash = NEW.content_hash, hlc = NEW.hlc, rev = nextval('kenning.revisions'),
             review = CASE WHEN auto THEN 'approved' ELSE 'pending' END
             WHERE gid = NEW.gid AND team = NEW.team AND hlc < NEW.hlc;
+        IF NOT FOUND THEN  -- schema 3: an edit that loses still moves the revision (see the pin above)
+            UPDATE kenning.memories SET rev = nextval('kenning.revisions') WHERE gid = NEW.gid AND team = NEW.team;
+        END IF;
     END IF;
-    INSERT INTO kenning.audit (actor, team, action, gid) VALUES (NEW.author, NEW.team, 'write:' || NEW.kind, NEW.gid);
+    INSERT INTO kenning.audit (actor, team, action, gid, project)
+        VALUES (NEW.author, NEW.team, 'write:' || NEW.kind, NEW.gid, NEW.project);
     RETURN NEW;
 END $$;
 DROP TRIGGER IF EXISTS ops_apply ON kenning.ops;
@@ -142,7 +189,8 @@ BEGIN
     END IF;
     SELECT * INTO m FROM kenning.memories WHERE gid = g;
     IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
-                                AND can_review) THEN
+                                AND can_review)
+            OR NOT kenning.may_see(m.team, m.project) THEN  -- schema 3: a member restricted to other projects
         RAISE EXCEPTION 'no memory % to review in your teams', g;
     END IF;
     IF m.forgotten THEN
@@ -154,7 +202,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('kenning.revisions:' || m.team));  -- see apply_op
     UPDATE kenning.memories SET review = decision, reviewer = session_user, reviewed_at = now(),
         rev = nextval('kenning.revisions') WHERE gid = g;
-    INSERT INTO kenning.audit (team, action, gid) VALUES (m.team, decision, g);
+    INSERT INTO kenning.audit (team, action, gid, project) VALUES (m.team, decision, g, m.project);
     RETURN decision;
 END $$;
 
@@ -173,6 +221,8 @@ GRANT USAGE ON SEQUENCE kenning.ops_seq_seq TO kenning_member;
 GRANT SELECT ON kenning.memories, kenning.audit, kenning.meta TO kenning_member;
 GRANT SELECT ON kenning.teams TO kenning_member;
 GRANT EXECUTE ON FUNCTION kenning.review(text, text), kenning.is_member(text) TO kenning_member;
+REVOKE ALL ON FUNCTION kenning.may_see(text, text) FROM PUBLIC;  -- schema 3: projects per member
+GRANT EXECUTE ON FUNCTION kenning.may_see(text, text) TO kenning_member;
 
 ALTER TABLE kenning.ops ENABLE ROW LEVEL SECURITY;
 ALTER TABLE kenning.memories ENABLE ROW LEVEL SECURITY;
@@ -183,11 +233,14 @@ DROP POLICY IF EXISTS ops_append ON kenning.ops;
 DROP POLICY IF EXISTS memories_read ON kenning.memories;
 DROP POLICY IF EXISTS audit_read ON kenning.audit;
 DROP POLICY IF EXISTS teams_read ON kenning.teams;
-CREATE POLICY ops_read ON kenning.ops FOR SELECT USING (kenning.is_member(team));
--- The author is the role that writes: a row claiming someone else is refused.
-CREATE POLICY ops_append ON kenning.ops FOR INSERT WITH CHECK (kenning.is_member(team) AND author = session_user);
-CREATE POLICY memories_read ON kenning.memories FOR SELECT USING (kenning.is_member(team));
-CREATE POLICY audit_read ON kenning.audit FOR SELECT USING (kenning.is_member(team));
+-- schema 3: rows are per team and project (may_see: a member restricted to some projects sees those only).
+CREATE POLICY ops_read ON kenning.ops FOR SELECT USING (kenning.may_see(team, project));
+-- The author is the role that writes: a row claiming someone else is refused. Checked after the trigger
+-- (apply_op), which set the project to the one of the memory the op touches.
+CREATE POLICY ops_append ON kenning.ops FOR INSERT WITH CHECK (kenning.may_see(team, project) AND author = session_user);
+CREATE POLICY memories_read ON kenning.memories FOR SELECT USING (kenning.may_see(team, project));
+-- A team-wide audit row (project ''; member+, member-) is read by whole-team members only.
+CREATE POLICY audit_read ON kenning.audit FOR SELECT USING (kenning.may_see(team, project));
 CREATE POLICY teams_read ON kenning.teams FOR SELECT USING (kenning.is_member(name));
 
 -- ==== Schema 3: review with an edit (kenning.review_edited) ==============================================
@@ -204,7 +257,8 @@ DECLARE
 BEGIN
     SELECT * INTO m FROM kenning.memories WHERE gid = g;
     IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
-                                AND can_review) THEN
+                                AND can_review)
+            OR NOT kenning.may_see(m.team, m.project) THEN  -- a member restricted to other projects
         RAISE EXCEPTION 'no memory % to review in your teams', g;
     END IF;
     IF m.forgotten THEN
@@ -234,7 +288,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'memory % changed since it was read: review it again', g;
     END IF;
-    INSERT INTO kenning.audit (team, action, gid) VALUES (m.team, 'approved', g);
+    INSERT INTO kenning.audit (team, action, gid, project) VALUES (m.team, 'approved', g, m.project);
     RETURN 'approved';
 END $$;
 REVOKE ALL ON FUNCTION kenning.review_edited(text, text, text, text, text, text) FROM PUBLIC;

@@ -92,9 +92,16 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
     space = space or Space(cfg.team)
     door = MemoryService(conn, "team")
     remotes: dict[str, str] = {} if space.mine else _local_keys(conn, cfg)
+    blocked = hub.not_granted(hubconn, space.team, sorted(set(remotes.values())))
+    for remote in sorted(blocked):
+        report.refused.append(f"project {remote} is not granted to you in {space.team} (the admin runs `kenning "
+                              "team grant`): its memories stay here")
+    remotes = {k: r for k, r in remotes.items() if r not in blocked}
     last = tm.cursor(conn, space.team)[1]
     links = []
-    for oid, _remote in candidates(conn, cfg, space):
+    for oid, remote in candidates(conn, cfg, space):
+        if remote in blocked:
+            continue
         row = conn.execute("SELECT title, narrative FROM observations WHERE id = ?", (oid,)).fetchone()
         found = secret_in(f"{row[0]}\n{row[1]}")
         if found:
@@ -113,10 +120,10 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
             "FROM team_links l JOIN observations o ON o.id = l.observation_id "
             "WHERE l.team = ? AND l.origin = 'local' AND l.pushed = 0 ORDER BY l.observation_id LIMIT ?",
             (space.team, PUSH_BATCH)).fetchall():
-        remote = MINE if space.mine else remotes.get(project)
-        if remote is None or secret_in(f"{title}\n{text}"):  # moved out of a joined project, or edited since
+        target = MINE if space.mine else remotes.get(project)
+        if target is None or secret_in(f"{title}\n{text}"):  # moved out of a joined project, or edited since
             continue
-        ops.append(hub.Op(gid, "created", remote, cfg.device, hlc, chash,
+        ops.append(hub.Op(gid, "created", target, cfg.device, hlc, chash,
                           {"title": title[:hub.MAX_TITLE], "text": text[:hub.MAX_TEXT], "type": typ, "layer": layer}))
         created.append(gid)
     changes, last = _changes(conn, cfg, space, remotes, report, ops, last)
@@ -138,9 +145,28 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
         ops.append(hub.Op(gid, "forgotten", "unknown", cfg.device, clock.at(at, cfg.device)))
         tombs.append(gid)
     if ops:
-        report.pushed += hub.push(hubconn, space.team, ops)
+        refused: list[hub.Op] = []
+        report.pushed += hub.push(hubconn, space.team, ops, refused)
+        if refused:
+            created, edges, changes = _not_refused(refused, space, report, created, edges, changes)
         door.team_pushed(created, edges, tombs, changes)
     return len(created)
+
+
+def _not_refused(refused: list[hub.Op], space: Space, report: Report, created: list[str],
+                 edges: list[tuple[str, str]], changes: list[tuple[str, str]]) -> tuple[
+                     list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """What the hub took, once it refused ``refused`` (this member is restricted to other projects of the
+    team: `kenning team grant`). Those wait, and go when the project is granted; a tombstone it refused is
+    done (the member may not erase that memory, or the hub never had it)."""
+    no = {(op.gid, op.kind) for op in refused}
+    for op in refused:
+        if op.kind != "forgotten":
+            report.refused.append(f"the hub refused the {op.kind} op of team memory {op.gid}: its project is not "
+                                  f"granted to you in {space.team} (the admin runs `kenning team grant`); it waits")
+    return ([g for g in created if (g, "created") not in no],
+            [e for e in edges if (e[0], "superseded") not in no],
+            [c for c in changes if not {(c[0], "edited"), (c[0], "pinned"), (c[0], "unpinned")} & no])
 
 
 def _hub_project(project: str, space: Space, remotes: dict[str, str]) -> str | None:
@@ -151,13 +177,14 @@ def _hub_project(project: str, space: Space, remotes: dict[str, str]) -> str | N
 
 def _changes(conn: sqlite3.Connection, cfg: TeamConfig, space: Space, remotes: dict[str, str], report: Report,
              ops: list[hub.Op], last: str) -> tuple[list[tuple[str, str]], str]:
-    """The edits and pins made here to memories the hub knows, as ``edited`` / ``pinned`` ops (appended to
-    ``ops``) under clocks fixed before the first try; returns their (gid, clock) and this device's clock."""
+    """The edits, pins and unpins made here to memories the hub knows, as ``edited`` / ``pinned`` / ``unpinned``
+    ops (appended to ``ops``) under clocks fixed before the first try; returns their (gid, clock) and this
+    device's clock."""
     door = MemoryService(conn, "team")
     changes: list[tuple[str, str]] = []
     clocks: list[tuple[str, str]] = []
-    void: list[tuple[str, str]] = []
-    for gid, project, title, text, layer, edited, pinned, hlc in tm.changed_links(conn, space.team, PUSH_BATCH):
+    for gid, project, title, text, layer, edited, pinned, hlc, changed_at, seen in tm.changed_links(
+            conn, space.team, PUSH_BATCH):
         remote = _hub_project(str(project), space, remotes)
         if remote is None:
             continue
@@ -167,23 +194,38 @@ def _changes(conn: sqlite3.Connection, cfg: TeamConfig, space: Space, remotes: d
                                   f"{space.team}; edit or forget it")
             continue
         if not hlc:
-            hlc = last = clock.tick(last, cfg.device, time.time())
+            hlc = change_clock(str(seen or ""), cfg.device, changed_at, last)
+            last = max(last, hlc)
             clocks.append((gid, hlc))
-        if not edited and not (pinned and layer == "rule"):
-            void.append((gid, hlc))  # pinned, then unpinned before it was sent: nothing to tell the hub
-            continue
+        pin = pin_op(bool(pinned), str(layer))
         if edited:
             ops.append(hub.Op(gid, "edited", remote, cfg.device, hlc, digest(title, text),
                               {"title": title[:hub.MAX_TITLE], "text": (text or "")[:hub.MAX_TEXT]}))
-        if pinned and layer == "rule":
-            ops.append(hub.Op(gid, "pinned", remote, cfg.device, hlc))
+        if pin is not None:
+            ops.append(hub.Op(gid, pin, remote, cfg.device, hlc))
         changes.append((gid, hlc))
     if clocks:
         door.team_edit_clocks(clocks)
         door.team_cursor(space.team, hlc=last)
-    if void:
-        door.team_pushed(changes=void)
     return changes, last
+
+
+def pin_op(changed: bool, layer: str) -> str | None:
+    """The op that tells the hub this machine's pin state once it changed here: ``pinned`` or ``unpinned`` as
+    the memory is now. A pin taken back before it was sent is an ``unpinned`` too: a teammate may have pinned
+    the memory meanwhile, and this later change must win over theirs (the hub orders them by clock)."""
+    if not changed:
+        return None
+    return "pinned" if layer == "rule" else "unpinned"
+
+
+def change_clock(seen: str, device: str, changed_at: float | None, last: str) -> str:
+    """The clock of a change made here: past every clock this machine had seen when it was made (``seen``),
+    at the time it was made, so last-writer-wins orders changes by when they were made, not by when they
+    were sent. A change flagged before migration 0038 recorded no time: it is clocked now, past ``last``."""
+    if changed_at is None:
+        return clock.tick(last, device, time.time())
+    return clock.tick(seen, device, float(changed_at))
 
 
 def digest(title: str, text: str | None) -> str:
@@ -231,9 +273,11 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
                 elif r["superseded_by"]:
                     report.superseded += int(door.hub_superseded(gid, str(r["superseded_by"])))
                 elif gid.startswith(cfg.device + ":") and str(r["hlc"] or "").endswith("." + cfg.device):
-                    # One of ours, as we last wrote it, back with its review state.
+                    # One of ours, as we last wrote it, back with its review state and the pin state the hub
+                    # resolved (a teammate may have pinned or unpinned it).
                     door.team_reviewed(gid, str(r["review"]), _name(r["reviewer"]) if r["reviewer"] else "",
                                        float(r["reviewed_at"]) if r["reviewed_at"] else None)
+                    report.pulled += int(door.hub_layer(gid, "rule" if r["layer"] == "rule" else "key"))
                 elif r["review"] == "approved" and tm.linked(conn, gid) is not None:
                     # Here already: a teammate's approved edit or pin of it (ours included, and a reviewer's
                     # edit at approval: then the review of ours is learnt too) is followed.
