@@ -118,6 +118,10 @@ def test_a_restricted_member_reviews_no_memory_of_another_project(hub: postgres.
     with hub.connect("carl", hubteam["passwords"]["carl"]) as conn:
         with pytest.raises(psycopg.errors.RaiseException, match=r"no memory .* to review in your teams"):
             conn.execute("SELECT kenning.review(%s, 'approved')", (SHOP_GID,))
+        # Nor in their own wording (approval with an edit): the same check, in its own function.
+        with pytest.raises(psycopg.errors.RaiseException, match=r"no memory .* to review in your teams"):
+            conn.execute("SELECT kenning.review_edited(%s, 'Shop rule, reworded', '', %s, %s, '')",
+                         (SHOP_GID, _clock(90), DEVICE))
         assert conn.execute("SELECT kenning.review(%s, 'approved')", (API_GID,)).fetchone()[0] == "approved"
     with hub.connect() as admin:
         assert admin.execute("SELECT review FROM kenning.memories WHERE gid = %s", (SHOP_GID,)).fetchone()[0] == \
