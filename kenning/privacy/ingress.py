@@ -4,11 +4,13 @@ Hooks (captured payloads), the MCP ``save_memory`` tool, the viewer's edits over
 ``kenning import`` (CLI and HTTP) and what an observer writes all call :func:`cleaner` with
 the settings in force: ``<private>`` and echo blocks are stripped, then secrets are redacted
 with the built-in detectors minus ``redact_disabled`` plus ``redact_custom`` (unless
-``redact_secrets`` is off). Standard library only (the hook uses it).
+``redact_secrets`` is off). Text (not a raw payload) also loses terminal escape sequences and control
+characters. Standard library only (the hook uses it).
 """
 
 from __future__ import annotations
 
+from kenning.context.controls import strip_controls
 from kenning.privacy.tags import strip_text, strip_value
 
 TYPE_CHECKING = False
@@ -31,7 +33,8 @@ class Cleaner:
         self.redactor = redactor
 
     def text(self, value: str) -> str:
-        out = strip_text(value)
+        # No escape sequence a terminal would act on when `show`, `search` or `review` prints the memory.
+        out = strip_text(strip_controls(value))
         return self.redactor.text(out) if self.redactor is not None else out
 
     def payload(self, payload: dict[str, Any], agent: str) -> dict[str, Any]:

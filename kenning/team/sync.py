@@ -239,12 +239,11 @@ def bounded(text: str | None, limit: int) -> str:
     """Hub text as captured text is treated: private blocks stripped, secrets redacted, hidden characters
     dropped, fence and system tags made inert, and no escape sequence left to drive a terminal that prints it;
     then cut to ``limit``."""
-    from kenning.context.controls import strip_controls
     from kenning.context.fence import neutralise
     from kenning.privacy.ingress import Cleaner
     from kenning.privacy.redact import Redactor
 
-    out = neutralise(Cleaner(Redactor()).text(strip_controls((text or "")[: limit * 2])))
+    out = neutralise(Cleaner(Redactor()).text((text or "")[: limit * 2]))
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 

@@ -28,3 +28,17 @@ def test_tabs_line_breaks_and_every_script_stay() -> None:
 def test_hub_text_is_bounded_without_them() -> None:
     out = bounded("Always rebase\x1b]52;c;ZWNobyBwd25lZA==\x07 before merging\x1b[2K", 200)
     assert out == "Always rebase before merging"
+
+
+def test_every_text_written_to_memory_loses_them() -> None:
+    """The one cleaning (MCP save, viewer and CLI edits, imports, what an observer writes) drops them too."""
+    from kenning.observer.base import ObservationDraft
+    from kenning.privacy.ingress import Cleaner
+    from kenning.records import Outcome
+
+    clean = Cleaner(None)
+    assert clean.text("Pin the base image\x1b]52;c;ZXZpbA==\x07 to a digest") == "Pin the base image to a digest"
+    d = ObservationDraft(type="decision", title="Use uv\x1b[8m hidden\x1b[0m", narrative="n\x1b[2J", created_at=1.0,
+                         facts=["f\x07"], why={"said": "s\x1b[1A"})
+    clean.outcome(Outcome(done=[], observations=[d]))
+    assert (d.title, d.narrative, d.facts, d.why["said"]) == ("Use uv hidden", "n", ["f"], "s")
