@@ -138,6 +138,9 @@ def short_links(text: str) -> str:
     return _URL.sub(lambda m: "/".join(m.group(1).rstrip("/").split("/")[-3:]), t)
 
 
+_ASKED = re.compile(r" \(asked: .*$")
+
+
 def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None) -> str:
     """What a session was about, and what came of it: its request → its first outcome [its state]
     (``fresh``: the part of a text that restates nothing since made untrue)."""
@@ -146,6 +149,8 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
                if x.startswith("committed ")]
     said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
     first = next(iter(commits or said), "")
+    # A change named by its request ("Changed x.py (asked: …)"): the line already says what was asked.
+    first = _ASKED.sub("", first) if about else first
     outcome = clean(short_links(fresh(first, s.created_at) if fresh else first), 120)
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))

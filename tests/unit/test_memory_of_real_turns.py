@@ -294,3 +294,19 @@ def test_a_change_is_never_titled_by_the_question_or_guess_that_asked_for_it(sto
     assert change["title"] == f"Changed export.py (asked: {prompt})", change
     assert "export.py (asked: " in story.context("shop")  # where it stands says the same
 
+
+
+def test_the_plan_file_the_agent_writes_is_not_a_change_of_the_project(story: Story) -> None:
+    """Claude Code's plan mode writes ~/.claude/plans/<words>.md: the agent's plan, not the project's files."""
+    story.session("shop", Turn("Make the export stream its rows.",
+                               [edit("/home/dev/.claude/plans", "quiet-river-otter.md"), edit(ROOT, "src/export.py")],
+                               last="The export streams rows now."))
+    [change] = [r for r in story.active("shop") if r["kind"] == "change"]
+    assert "quiet-river-otter" not in change["title"] and "export.py" in change["title"], change
+    assert "quiet-river-otter" not in story.context("shop")
+
+
+def test_a_session_line_does_not_say_its_request_twice(story: Story) -> None:
+    story.session("shop", Turn("Why does the CSV export drop its last row?", [edit(ROOT, "src/export.py")], last=""))
+    line = next(ln for ln in story.context("shop").splitlines() if ln.startswith("S"))
+    assert line.count("drop its last row") == 1 and "→ Changed export.py" in line, line

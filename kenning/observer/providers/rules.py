@@ -175,6 +175,8 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     searches: list[str] = []
     for e in tools:
         for f in evidence.modified_files(e):
+            if _plan_file(f):
+                continue  # the agent writing its plan (the plan is read as the agent's words), not the project
             modified[_rel(f, root)] = e.occurred_at
             edits[_rel(f, root)] = edits.get(_rel(f, root), 0) + 1
             if evidence.created(e):
@@ -464,6 +466,11 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
         if e.agent_id:
             return e.agent_id, e.agent_type
     return None, None
+
+
+def _plan_file(path: str) -> bool:
+    """Claude Code's plan mode writes the plan to ``~/.claude/plans/<three-words>.md``."""
+    return "/.claude/plans/" in path.replace("\\", "/")
 
 
 def _rel(path: str, root: str) -> str:
