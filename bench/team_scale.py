@@ -253,7 +253,7 @@ def _rss(pid: int) -> dict[str, int]:
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith(("VmRSS", "VmHWM")):
+                if line.startswith(("VmRSS", "VmHWM", "RssAnon", "RssFile")):
                     out[line.split(":")[0]] = int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -376,7 +376,9 @@ def main() -> int:
                 p(f"\nA fresh machine joining the hub side's {n}-developer team (a real worker, sync every second): "
                   f"{f['rows']:,} of {f['want']:,} memories stored in {f['catch_up_s']:.0f} s; worker RSS "
                   f"{mb(f['rss_start'].get('VmRSS', 0))} MB at start, {mb(f['rss_end'].get('VmRSS', 0))} MB after, "
-                  f"peak {mb(f['rss_end'].get('VmHWM', 0))} MB.")
+                  f"peak {mb(f['rss_end'].get('VmHWM', 0))} MB (at the end {mb(f['rss_end'].get('RssAnon', 0))} MB "
+                  f"its own, {mb(f['rss_end'].get('RssFile', 0))} MB pages of files it maps: the store's first 64 MiB "
+                  "read through a memory map, the interpreter's libraries).")
     if hub_rows:
         p(f"\n### Hub side: {m:,} memories per developer through `hub.push`, all pulled through `hub.pull`\n")
         p(md_table(["developers", "memories", "push all s", "push batch p50 / p95 ms", "pull all s",

@@ -35,10 +35,12 @@ NOT_DATA = {
     "uninstall": "an action",
     "worker": "actions; `worker status` prints JSON already",
     "team": "a group of actions",
+    "team grant": "an action (the audit log on the hub records it)",
     "team init": "an action (new members' passwords go to a 0600 file, never to the output)",
     "team join": "an action",
     "team leave": "an action",
     "team mine": "an action",
+    "team revoke": "an action (the audit log on the hub records it)",
 }
 
 
