@@ -200,6 +200,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from kenning.team.config import TeamError
 
     paths = Paths()
+    at = time.time()
     conn = open_db(paths.db)
     try:
         each = sync.every(paths, conn, do_push=args.push, do_pull=args.pull, team=args.team)
@@ -207,6 +208,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return _err(str(e), 1)
     finally:
         conn.close()
+    if args.push and args.pull:  # a whole round, as the worker's: `team status` tells it
+        from kenning.team.worker import note
+
+        for team, outcome in each.items():
+            note(paths, team, outcome, at)
     reports = {t: r for t, r in each.items() if isinstance(r, sync.Report)}
     failed = {t: str(r) for t, r in each.items() if not isinstance(r, sync.Report)}
     total = sync.Report()

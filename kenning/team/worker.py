@@ -16,6 +16,10 @@ import time
 
 from kenning.paths import Paths, write_private
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kenning.team.sync import Report
+
 log = logging.getLogger("kenning.team")
 _status_lock = threading.Lock()
 
@@ -53,32 +57,47 @@ def _record(paths: Paths, team: str, state: dict[str, object], teams: list[str])
         write_private(status_path(paths), json.dumps({"teams": everything}).encode())
 
 
+def note(paths: Paths, team: str, outcome: Report | Exception, at: float) -> dict[str, object]:
+    """Record ``team``'s round that started at ``at`` (its Report, or the exception that ended it) in the status
+    file, for ``kenning team status`` and ``kenning status``; returns what was recorded."""
+    from kenning.team import config
+
+    state: dict[str, object] = {"at": at, "team": team}
+    if isinstance(outcome, Exception):  # the hub down, a credential revoked, a driver missing: said, retried later
+        state.update(ok=False, error=f"{type(outcome).__name__}: {str(outcome).strip()[:300]}",
+                     last_ok=read_status(paths, team).get("last_ok"))
+        log.warning("team sync (%s): %s", team, state["error"])
+    else:
+        state.update(outcome.as_dict(), ok=True, last_ok=at)
+    try:
+        teams = [c.team for c in config.load_all(paths)]
+    except config.TeamError:
+        teams = [team]
+    _record(paths, team, state, teams)
+    return state
+
+
 def run_team(paths: Paths, team: str) -> dict[str, object]:
     """One round of ``team`` with a connection of its own; the outcome is written to the status file and returned."""
     from kenning.store.db import open_db
     from kenning.team import config, sync
 
     try:
-        teams = config.load_all(paths)
+        cfg = next((c for c in config.load_all(paths) if c.team == team), None)
     except config.TeamError as e:
         log.warning("team sync: %s", e)
         return {}
-    cfg = next((c for c in teams if c.team == team), None)
     if cfg is None:  # left meanwhile
         return {}
-    state: dict[str, object] = {"at": time.time(), "team": team}
+    at = time.time()
     conn = open_db(paths.db)
     try:
-        report = sync.round_for(paths, conn, cfg)
-        state.update(report.as_dict(), ok=True, last_ok=state["at"])
-    except Exception as e:  # the hub down, a credential revoked, a driver missing: said, retried later
-        state.update(ok=False, error=f"{type(e).__name__}: {str(e).strip()[:300]}",
-                     last_ok=read_status(paths, team).get("last_ok"))
-        log.warning("team sync (%s): %s", team, state["error"])
+        outcome: Report | Exception = sync.round_for(paths, conn, cfg)
+    except Exception as e:
+        outcome = e
     finally:
         conn.close()
-    _record(paths, team, state, [c.team for c in config.load_all(paths)])
-    return state
+    return note(paths, team, outcome, at)
 
 
 def run_once(paths: Paths) -> dict[str, dict[str, object]]:

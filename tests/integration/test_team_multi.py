@@ -146,8 +146,12 @@ def test_a_repository_of_one_team_cannot_join_another(world: dict[str, Any]) -> 
 
 def test_hub_a_down_does_not_stop_team_b_and_each_is_reported(world: dict[str, Any]) -> None:
     ana, bo, hub_a = world["ana"], world["bo"], world["hub_a"]
+    oid = ana.rows("SELECT l.observation_id FROM team_links l JOIN observations o ON o.id = l.observation_id "
+                   "WHERE o.title LIKE '%VAT number%'")[0][0]
     hub_a.stop()
     try:
+        r = ana.kenning("unpin", str(oid))  # an edit of alpha's memory waits for alpha's hub
+        assert r.returncode == 0, r.stdout + r.stderr
         _teach(ana, world["y"], RULE_Y2)
         ana.wait_pushed("grammar corpus")  # the worker's round with beta goes on
         deadline = time.monotonic() + 30
@@ -164,12 +168,17 @@ def test_hub_a_down_does_not_stop_team_b_and_each_is_reported(world: dict[str, A
         assert out["teams"]["alpha"]["ok"] is False and out["teams"]["beta"]["ok"] is True
         status = ana.team("status").stdout
         assert "team alpha as ana" in status and "failed" in status and "team beta as ana" in status
+        assert "1 operation(s) waiting to be pushed (1 edit(s) or pin(s))" in status, status
+        waits = {t["team"]: t["waiting"] for t in json.loads(ana.team("status", "--json").stdout)["teams"]}
+        assert waits["alpha"] == {"operations": 1, "edits_and_pins": 1, "refused": 0}
+        assert waits["beta"]["operations"] == 0
         doctor = ana.kenning("doctor").stdout
         assert "team alpha: cannot reach the team hub" in doctor and "team beta reachable" in doctor, doctor
         lines = [x for x in ana.kenning("status").stdout.splitlines() if x.startswith("team ")]
         assert len(lines) == 2 and "the last try failed" in lines[0] and "alpha" in lines[0], lines
     finally:
         hub_a.start()
+    ana.wait("SELECT 1 FROM team_links WHERE observation_id = ? AND pinned = 0", oid)  # sent once it is back
 
 
 def test_leaving_one_team_keeps_the_other(world: dict[str, Any]) -> None:
