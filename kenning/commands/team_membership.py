@@ -108,6 +108,9 @@ def cmd_mine(args: argparse.Namespace) -> int:
         teams = config.load_all(paths)
         if not teams:
             return _err("join a team first (`kenning team join`): your space uses the same hub and credential")
+        if len(teams) > 1 and not args.through:
+            return _err(f"this machine is in several teams ({config.names(teams)}): name the one whose hub holds "
+                        "your space with --through TEAM")
         cfg = config.load(paths, args.through)
         assert cfg is not None
         if any(args.team == c.team for c in teams):

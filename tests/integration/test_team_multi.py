@@ -83,7 +83,8 @@ def world(hubs: tuple[postgres.Server, postgres.Server], tmp_path_factory: pytes
     li.team("join", "--dsn", hub_a.dsn("li"), "--team", "alpha", password=pw_a["li"])
     bo.team("join", "--dsn", hub_b.dsn("bo"), "--team", "beta", password=pw_b["bo"])
     try:
-        yield {"ana": ana, "li": li, "bo": bo, "x": x, "y": y, "hub_a": hub_a, "hub_b": hub_b, "pw_a": pw_a}
+        yield {"ana": ana, "li": li, "bo": bo, "x": x, "y": y, "hub_a": hub_a, "hub_b": hub_b, "pw_a": pw_a,
+               "admin": admin}
     finally:
         ana.stop_worker()
 
@@ -196,6 +197,28 @@ def test_leaving_one_team_keeps_the_other(world: dict[str, Any]) -> None:
     # Alpha joins again; the repository of beta still cannot.
     ana.team("join", "--dsn", hub_a.dsn("ana"), "--team", "alpha", password=world["pw_a"]["ana"])
     assert [t["team"] for t in json.loads((ana.data / "team.json").read_text())["teams"]] == ["beta", "alpha"]
+
+
+def test_your_own_space_goes_through_one_membership_and_never_to_another_hub(world: dict[str, Any]) -> None:
+    ana, hub_a, hub_b = world["ana"], world["hub_a"], world["hub_b"]
+    world["admin"].team("init", "--dsn", hub_a.dsn(), "--team", "ana_mine", "--member", "ana", "--auto-approve",
+                        password=hub_a.admin_password)
+    r = ana.team("mine", "--team", "ana_mine", check=False)
+    assert r.returncode == 2 and "several teams (beta, alpha): name the one whose hub holds your space" in r.stderr
+    assert "your preferences go to ana_mine" in ana.team("mine", "--team", "ana_mine", "--through", "alpha").stdout
+    r = ana.team("mine", "--team", "ana_other", "--through", "beta", check=False)
+    assert r.returncode == 2 and "your own space is ana_mine already, through team alpha" in r.stderr
+    with _in(ana, _repo(ana, "notes", "git@example.com:ana/notes.git")):
+        r = ana.team("join", "--dsn", hub_a.dsn("ana"), "--team", "ana_mine", check=False)
+        assert r.returncode == 2 and "ana_mine is your own space (through team alpha)" in r.stderr
+    with _in(ana, world["y"]):  # said in beta's repository: a preference for all her work
+        ana.say("In every project, answer me in Portuguese please")
+    ana.flush()
+    ana.wait_pushed("Portuguese")
+    assert "Portuguese" in _hub_text(hub_a) and "Portuguese" not in _hub_text(hub_b)
+    with hub_a.connect() as conn:
+        assert conn.execute("SELECT team FROM kenning.memories WHERE title LIKE '%Portuguese%'").fetchall() == [
+            ("ana_mine",)]
 
 
 def test_the_single_team_files_of_earlier_versions_still_sync_and_are_migrated_on_the_next_join(
