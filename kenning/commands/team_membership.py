@@ -199,11 +199,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     from kenning.store.db import open_db
-    from kenning.team import sync
+    from kenning.team import config, sync
     from kenning.team.config import TeamError
 
     paths = Paths()
     at = time.time()
+    try:
+        if not config.load_all(paths):  # before the database is opened: a machine with no team has none yet
+            raise TeamError("this machine joined no team: `kenning team join --dsn … --team …` in a repository")
+    except TeamError as e:
+        return _err(str(e), 1)
     conn = open_db(paths.db)
     try:
         each = sync.every(paths, conn, do_push=args.push, do_pull=args.pull, team=args.team)
