@@ -182,6 +182,34 @@ def test_hub_a_down_does_not_stop_team_b_and_each_is_reported(world: dict[str, A
     ana.wait("SELECT 1 FROM team_links WHERE observation_id = ? AND pinned = 0", oid)  # sent once it is back
 
 
+def test_a_hub_that_hangs_holds_back_its_own_team_only(world: dict[str, Any]) -> None:
+    """Hub A answers nothing while an admin holds a lock its members' queries wait on (no timeout): alpha's round
+    hangs on it, and beta's rounds go on meanwhile (each team syncs on a thread of its own)."""
+    ana, bo, hub_a = world["ana"], world["bo"], world["hub_a"]
+    rule = "From now on every parser release note lists the grammar changes first"
+    with hub_a.connect() as admin, admin.transaction():
+        admin.execute("LOCK TABLE kenning.memories IN ACCESS EXCLUSIVE MODE")
+        with hub_a.connect() as watch:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not watch.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = 'kenning' AND usename = 'ana' "
+                    "AND wait_event_type = 'Lock'").fetchall():
+                time.sleep(0.2)
+            assert watch.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kenning' "
+                                 "AND wait_event_type = 'Lock'").fetchone()[0] >= 1, "alpha's round never hung"
+        _teach(ana, world["y"], rule)
+        ana.wait_pushed("grammar changes first")
+        assert "grammar changes first" in (bo.team("pull") and bo.session_start())
+        released = time.time()
+    deadline = time.monotonic() + 30  # alpha's round ends once the hub answers, and the next ones run again
+    while time.monotonic() < deadline:
+        st = json.loads((ana.data / "team.status.json").read_text())["teams"]["alpha"]
+        if st.get("ok") and float(st["at"]) > released:
+            break
+        time.sleep(0.3)
+    assert st.get("ok") and float(st["at"]) > released, st
+
+
 def test_leaving_one_team_keeps_the_other(world: dict[str, Any]) -> None:
     ana, bo, hub_a = world["ana"], world["bo"], world["hub_a"]
     r = ana.team("leave", check=False)
