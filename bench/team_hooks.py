@@ -161,9 +161,9 @@ def table(cmds: list[Cmd]) -> str:
 
 
 def sync_state(inst: Install) -> str:
-    from kenning.team.worker import read_status
+    from kenning.team.worker import read_all
 
-    st = read_status(inst.paths)
+    st = next(iter(read_all(inst.paths).values()), {})
     if not st:
         return "no round yet"
     return "ok" if st.get("ok") else f"failing: {str(st.get('error'))[:90]}"

@@ -150,7 +150,7 @@ def sync_worker(roots: list[str], want: int, memories: int, out: Any) -> None:
             cfg = config.load(paths)
             assert cfg is not None
             conn = open_db(paths.db)
-            hubconn = hub.connect(cfg.dsn, config.password(paths))
+            hubconn = hub.connect(cfg.dsn, config.password(paths, cfg.team))
             try:
                 report = sync.Report()
                 while True:

@@ -163,10 +163,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"project    {p.get('name') or p['project']}: {p['observations']} observations")
     if (health or {}).get("db_replaced"):
         print(f"database   {health['db_replaced']}")  # type: ignore[index]
-    from kenning.team.doctor import lag_line
+    from kenning.team.doctor import lag_lines
 
-    team = lag_line(paths)
-    if team:
+    for team in lag_lines(paths):
         print(f"team       {team}")
     from kenning.doctor import saving_checks
 

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+from kenning.commands.team_membership import cmd_join, cmd_leave, cmd_mine, cmd_status, cmd_sync
 from kenning.paths import Paths
 
 
@@ -62,9 +63,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = ts.add_parser("join", help="join a team with this machine and share this repository's memories",
                       description="Join the team with this machine's member credential (KENNING_HUB_PASSWORD or "
                                   "stdin) and add the repository of the current directory (its git remote names "
-                                  "the project on every machine).")
-    s.add_argument("--dsn", help="the hub, with your member role as user, without password (first join)")
-    s.add_argument("--team", help="team name (first join)")
+                                  "the project on every machine). A machine may be in several teams, on one hub "
+                                  "or several; a repository is shared with one team only.")
+    s.add_argument("--dsn", help="the hub, with your member role as user, without password (first join of a team)")
+    s.add_argument("--team", help="team name (first join of a team; then, when this machine is in several teams, "
+                                  "the one this repository joins)")
     s.set_defaults(func=cmd_join)
 
     s = ts.add_parser("mine", help="share your own preferences across your machines through your space on the hub",
@@ -72,15 +75,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "the hub (a team whose only member is you, made with `init --auto-approve`) and "
                                   "are told on every machine that joins it. Never to the team.")
     s.add_argument("--team", required=True, metavar="SPACE", help="your own space's name on the hub")
+    s.add_argument("--through", metavar="TEAM", help="the team whose hub and credential hold your space (when this "
+                                                     "machine is in several teams)")
     s.set_defaults(func=cmd_mine)
 
-    s = ts.add_parser("status", help="the team, its projects, the last sync and what waits for review")
+    s = ts.add_parser("status", help="each team, its projects, the last sync and what waits to be pushed")
+    s.add_argument("--team", help="this team only (default: every team this machine is in)")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_status)
 
     for name, what in (("push", "send this machine's shareable memories now"),
                        ("pull", "take the team's approved memories now"), ("sync", "push, then pull, now")):
-        s = ts.add_parser(name, help=what)
+        s = ts.add_parser(name, help=what, description=f"{what[0].upper()}{what[1:]}, with each team this machine "
+                                                       "is in (one hub that cannot be reached does not stop the "
+                                                       "others; the command then exits 1).")
+        s.add_argument("--team", help="this team only (default: every team this machine is in)")
         s.add_argument("--json", action="store_true", help="print the result as JSON")
         s.set_defaults(func=cmd_sync, push=name != "pull", pull=name != "push")
 
@@ -99,10 +108,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--title", help="with --approve: approve with this title instead of the author's")
     s.add_argument("--text-file", metavar="FILE",
                    help="with --approve: approve with the text in FILE instead of the author's ('-': stdin)")
+    s.add_argument("--team", help="this team only (default: every team this machine is in; a decision goes to the "
+                                  "team whose hub has the memory)")
     s.add_argument("--json", action="store_true", help="print the pending memories as JSON")
     s.set_defaults(func=cmd_review)
 
-    s = ts.add_parser("leave", help="stop syncing and remove this machine's team credential")
+    s = ts.add_parser("leave", help="stop syncing with a team and remove this machine's credential for it",
+                      description="Leave one team (the others stay). When this machine is in several, name it with "
+                                  "--team; --all leaves every one.")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--team", help="the team to leave")
+    g.add_argument("--all", action="store_true", help="leave every team (also when team.json cannot be read)")
     s.set_defaults(func=cmd_leave)
 
 
@@ -160,153 +176,6 @@ def cmd_grant(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_join(args: argparse.Namespace) -> int:
-    from kenning.project import find_root, git_remote
-    from kenning.team import config, hub
-    from kenning.team.config import TeamConfig, TeamError
-
-    paths = Paths()
-    try:
-        cfg = config.load(paths)
-        name, root = find_root(os.getcwd())
-        remote = git_remote(root) if root else ""
-        if not remote:
-            return _err("run `kenning team join` inside a git checkout with a remote: the remote names the project "
-                        "on every machine")
-        pw = None
-        if cfg is None or (args.dsn and args.dsn != cfg.dsn) or (args.team and args.team != cfg.team):
-            if not (args.dsn and args.team):
-                return _err("the first join needs --dsn and --team")
-            parts = hub.check_dsn(args.dsn)
-            user = parts.get("user") or ""
-            if not user:
-                return _err("the DSN names no user: add user=<your member role>")
-            pw = config.read_password(sys.stdin.isatty())
-            conn = hub.connect(args.dsn, pw)
-            try:
-                if not conn.execute("SELECT kenning.is_member(%s)", (args.team,)).fetchone()[0]:
-                    return _err(f"{user} is not a member of team {args.team} on this hub")
-                if hub.not_granted(conn, args.team, [remote]):
-                    return _err(f"{user} may not share {remote} in team {args.team}: the admin grants it "
-                                "(`kenning team grant --project`)")
-            finally:
-                conn.close()
-            cfg = TeamConfig(dsn=args.dsn, team=args.team, user=user, device=cfg.device if cfg else config.new_device())
-        from kenning.memory_service import MemoryService
-        from kenning.project import project_key
-        from kenning.store.db import open_db
-
-        paths.ensure()
-        conn = open_db(paths.db)
-        try:
-            cfg.projects[remote] = MemoryService(conn, "team").team_joined(
-                cfg.team, project_key(root, name), name=name, root=root, remote=remote)
-        finally:
-            conn.close()
-        config.save(paths, cfg, pw)
-    except TeamError as e:
-        return _err(str(e))
-    print(f"joined team {cfg.team} as {cfg.user}: project {remote} is shared (standing rules and key memories; "
-          "never your personal preferences, prompts or transcripts)")
-    return 0
-
-
-def cmd_mine(args: argparse.Namespace) -> int:
-    from kenning.team import config, hub
-    from kenning.team.config import TeamError
-
-    paths = Paths()
-    try:
-        cfg = config.load(paths)
-        if cfg is None:
-            return _err("join a team first (`kenning team join`): your space uses the same hub and credential")
-        if args.team == cfg.team:
-            return _err(f"{args.team} is the team: your own space is another one, whose only member is you")
-        conn = hub.connect(cfg.dsn, config.password(paths))
-        try:
-            row = conn.execute("SELECT auto_approve FROM kenning.teams WHERE name = %s", (args.team,)).fetchone()
-            others = conn.execute("SELECT count(DISTINCT author) FROM kenning.memories WHERE team = %s "
-                                  "AND author != %s", (args.team, cfg.user)).fetchone()[0]
-        finally:
-            conn.close()
-        if row is None:
-            return _err(f"{cfg.user} is not a member of {args.team} on this hub")
-        if others:
-            return _err(f"{args.team} holds memories of others: it is a team, not your own space")
-        cfg.mine = args.team
-        config.save(paths, cfg)
-        _reset_cursor(paths, args.team)
-    except TeamError as e:
-        return _err(str(e))
-    print(f"your preferences go to {args.team} and come from it on every machine that joins it"
-          + ("" if row[0] else " (it is not set to approve automatically: approve them from another machine)"))
-    return 0
-
-
-def _reset_cursor(paths: Paths, team: str) -> None:
-    if not os.path.exists(paths.db):
-        return
-    from kenning.memory_service import MemoryService
-    from kenning.store.db import open_db
-
-    conn = open_db(paths.db)
-    try:
-        MemoryService(conn, "team").team_left(team)
-    finally:
-        conn.close()
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    from kenning.team import config
-    from kenning.team.worker import read_status
-
-    paths = Paths()
-    try:
-        cfg = config.load(paths)
-    except config.TeamError as e:
-        return _err(str(e))
-    if cfg is None:
-        print("no team: `kenning team join --dsn … --team …` in a repository (docs/team.md)")
-        return 0
-    st = read_status(paths)
-    out = {"team": cfg.team, "user": cfg.user, "device": cfg.device, "projects": sorted(cfg.projects),
-           "last_sync": st}
-    if args.json:
-        print(json.dumps(out, indent=1))
-        return 0
-    print(f"team {cfg.team} as {cfg.user} (device {cfg.device}); projects: {', '.join(sorted(cfg.projects))}")
-    if st:
-        age = time.time() - float(str(st.get("at") or 0))
-        print(f"last sync {age:.0f} s ago: " + ("ok" if st.get("ok") else f"failed ({st.get('error')})"))
-        refused = st.get("refused")
-        for line in refused if isinstance(refused, list) else []:
-            print(f"  refused: {line}")
-    return 0
-
-
-def cmd_sync(args: argparse.Namespace) -> int:
-    from kenning.store.db import open_db
-    from kenning.team import sync
-    from kenning.team.config import TeamError
-
-    paths = Paths()
-    conn = open_db(paths.db)
-    try:
-        report = sync.once(paths, conn, do_push=args.push, do_pull=args.pull)
-    except TeamError as e:
-        return _err(str(e), 1)
-    finally:
-        conn.close()
-    if args.json:
-        print(json.dumps(report.as_dict()))
-    else:
-        print(f"pushed {report.pushed}, pulled {report.pulled}, forgotten {report.forgotten}, "
-              f"superseded {report.superseded}")
-    for line in report.refused:
-        print(f"refused: {line}", file=sys.stderr)
-    return 0
-
-
 def cmd_review(args: argparse.Namespace) -> int:
     from kenning.team import review
     from kenning.team.config import TeamError
@@ -320,22 +189,37 @@ def cmd_review(args: argparse.Namespace) -> int:
             text = None
             if args.text_file:
                 text = sys.stdin.read() if args.text_file == "-" else _read_text(args.text_file)
-            done = review.decide(paths, gid, "approved" if args.approve else "rejected", title=args.title, text=text)
+            done = review.decide(paths, gid, "approved" if args.approve else "rejected", title=args.title, text=text,
+                                 team=args.team)
             print(done, gid, *(["with your edit"] if args.title is not None or text is not None else []))
             return 0
-        cfg, waiting = review.waiting(paths)
+        each = review.waiting_each(paths, args.team)
+        if not each:
+            raise TeamError("this machine joined no team: `kenning team join --dsn … --team …` (docs/team.md)")
     except (TeamError, OSError, UnicodeDecodeError) as e:
         return _err(str(e))
+    failed = [(cfg.team, found) for cfg, found in each if isinstance(found, str)]
+    if len(failed) == len(each):
+        return _err("; ".join(f"team {t}: {why}" if len(each) > 1 else why for t, why in failed))
+    for team, why in failed:  # one hub down: the others' lists are still shown
+        print(f"kenning: team {team}: {why}", file=sys.stderr)
+    waiting = [{**m, "team": cfg.team} for cfg, found in each if not isinstance(found, str) for m in found]
+    users = {cfg.team: cfg.user for cfg, _found in each}
     if args.json:
         print(json.dumps(waiting, indent=1, ensure_ascii=False))
-        return 0
-    if args.interactive:
-        return _walk(paths, cfg.user, waiting)
-    for m in waiting:
-        _show(m)
-    if not waiting:
-        print("nothing waits for review")
-    return 0
+    elif args.interactive:
+        return _walk(paths, users, waiting) or int(bool(failed))
+    else:
+        for cfg, found in each:
+            if isinstance(found, str):
+                continue
+            if len(each) > 1:
+                print(f"team {cfg.team} (as {cfg.user}):")
+            for m in found:
+                _show(m)
+            if not found:
+                print("nothing waits for review")
+    return 1 if failed else 0
 
 
 def _read_text(path: str) -> str:
@@ -370,7 +254,7 @@ def _ask(prompt: str) -> str | None:
     return None if not line else line.rstrip("\n")
 
 
-def _walk(paths: Paths, user: str, waiting: list[dict[str, Any]]) -> int:
+def _walk(paths: Paths, users: dict[str, str], waiting: list[dict[str, Any]]) -> int:
     """``--interactive``: each waiting memory, then a/r/e/s/q from stdin. An edit asks for the title (Enter keeps
     it) and the text (lines up to one holding only '.'; a '.' alone keeps it), then approves with them."""
     from kenning.team import review
@@ -381,7 +265,7 @@ def _walk(paths: Paths, user: str, waiting: list[dict[str, Any]]) -> int:
     failed = 0
     for m in waiting:
         _show(m, full=True)
-        if m["author"] == user:
+        if m["author"] == users.get(m["team"]):
             print("    yours: a teammate reviews it")
             continue
         while True:
@@ -405,25 +289,11 @@ def _walk(paths: Paths, user: str, waiting: list[dict[str, Any]]) -> int:
             if title is None and text is None:
                 print("    nothing edited: approving as it is")
         try:
-            done = review.decide(paths, m["gid"], "rejected" if choice == "r" else "approved", title=title, text=text)
+            done = review.decide(paths, m["gid"], "rejected" if choice == "r" else "approved", title=title, text=text,
+                                 team=m["team"])
         except TeamError as e:
             print(f"kenning: {e}", file=sys.stderr)
             failed += 1
             continue
         print(f"    {done}{' with your edit' if title is not None or text is not None else ''}")
     return 1 if failed else 0
-
-
-def cmd_leave(args: argparse.Namespace) -> int:
-    from kenning.team import config
-
-    paths = Paths()
-    try:
-        cfg = config.load(paths)
-    except config.TeamError:
-        cfg = None
-    if cfg is not None:
-        _reset_cursor(paths, cfg.team)
-    print("left the team; memories already pulled stay until you forget them" if config.remove(paths)
-          else "no team to leave")
-    return 0

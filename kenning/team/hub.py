@@ -243,6 +243,22 @@ def not_granted(conn: Any, team: str, projects: list[str]) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
+def restriction(conn: Any, team: str, known: list[str]) -> list[str] | None:
+    """None when the connected member sees every project of ``team``; else the projects they are restricted to,
+    of those named in ``known`` or holding memories they can read (a member cannot list the grants themselves).
+    A project name is never empty, so ``may_see(team, '')`` holds for a whole-team member only."""
+    try:
+        if conn.execute("SELECT kenning.may_see(%s, '')", (team,)).fetchone()[0]:
+            return None
+        seen = {str(r[0]) for r in conn.execute("SELECT DISTINCT project FROM kenning.memories WHERE team = %s",
+                                                (team,)).fetchall()}
+    except _psycopg().errors.UndefinedFunction:  # older than schema 3: no projects per member
+        return None
+    wanted = sorted(seen | {project_name(p) for p in known})
+    return sorted(str(r[0]) for r in conn.execute("SELECT p FROM unnest(%s::text[]) p WHERE kenning.may_see(%s, p)",
+                                                  (wanted, team)).fetchall())
+
+
 PULL_COLS = ("gid", "project", "author", "created_at", "hlc", "content_hash", "layer", "type", "title", "body",
              "review", "reviewer", "reviewed_at", "superseded_by", "forgotten", "rev")
 

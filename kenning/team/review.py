@@ -21,11 +21,32 @@ from kenning.team.sync import bounded, digest, secret_in
 DECISIONS = ("approved", "rejected")
 
 
-def _membership(paths: Paths) -> config.TeamConfig:
-    cfg = config.load(paths)
+def _membership(paths: Paths, team: str | None = None) -> config.TeamConfig:
+    cfg = config.load(paths, team)
     if cfg is None:
         raise TeamError("this machine joined no team: `kenning team join --dsn … --team …` (docs/team.md)")
     return cfg
+
+
+def _holding(paths: Paths, gid: str, team: str | None) -> config.TeamConfig:
+    """The membership whose hub has ``gid`` waiting: ``team``'s, the only one, or the one of several that has it."""
+    teams = config.load_all(paths)
+    if team or len(teams) < 2:
+        return _membership(paths, team)
+    unreachable = []
+    for cfg in teams:
+        try:
+            conn = hub.connect(cfg.dsn, config.password(paths, cfg.team))
+        except TeamError:
+            unreachable.append(cfg.team)
+            continue
+        try:
+            if any(m["gid"] == gid for m in hub.pending(conn, cfg.team)):
+                return cfg
+        finally:
+            conn.close()
+    raise TeamError(f"memory {gid} is not waiting for review in your teams ({config.names(teams)})"
+                    + (f"; the hub of {', '.join(unreachable)} cannot be reached" if unreachable else ""))
 
 
 def shown(m: dict[str, Any]) -> dict[str, Any]:
@@ -42,14 +63,33 @@ def shown(m: dict[str, Any]) -> dict[str, Any]:
             "title": title, "body": body, "replaces": replaces}
 
 
-def waiting(paths: Paths) -> tuple[config.TeamConfig, list[dict[str, Any]]]:
-    """The membership and the memories waiting for review, each with what it replaces and the diff (``shown``)."""
-    cfg = _membership(paths)
-    conn = hub.connect(cfg.dsn, config.password(paths))
+def waiting(paths: Paths, team: str | None = None) -> tuple[config.TeamConfig, list[dict[str, Any]]]:
+    """The membership (``team``, or the only one) and the memories waiting for review, each with what it replaces
+    and the diff (``shown``)."""
+    return _waiting(paths, _membership(paths, team))
+
+
+def _waiting(paths: Paths, cfg: config.TeamConfig) -> tuple[config.TeamConfig, list[dict[str, Any]]]:
+    conn = hub.connect(cfg.dsn, config.password(paths, cfg.team))
     try:
         return cfg, [shown(m) for m in hub.pending(conn, cfg.team)]
     finally:
         conn.close()
+
+
+def waiting_each(paths: Paths, team: str | None = None) -> list[tuple[config.TeamConfig, list[dict[str, Any]] | str]]:
+    """Each membership (or ``team``'s) with its waiting memories, or why its hub could not be read: one hub down
+    leaves the others' lists."""
+    teams = [c for c in config.load_all(paths) if team is None or c.team == team]
+    if team and not teams:
+        _membership(paths, team)  # says this machine is not in it
+    out: list[tuple[config.TeamConfig, list[dict[str, Any]] | str]] = []
+    for cfg in teams:
+        try:
+            out.append(_waiting(paths, cfg))
+        except TeamError as e:
+            out.append((cfg, str(e)))
+    return out
 
 
 def check_edit(gid: str, title: str, text: str) -> tuple[str, str]:
@@ -67,16 +107,18 @@ def check_edit(gid: str, title: str, text: str) -> tuple[str, str]:
     return title, text
 
 
-def decide(paths: Paths, gid: str, decision: str, *, title: str | None = None, text: str | None = None) -> str:
-    """Approve or reject ``gid``, or approve it with the reviewer's ``title`` and ``text`` (both given: what the
-    team is then told); TeamError with why when the hub or the secret scan refuses."""
+def decide(paths: Paths, gid: str, decision: str, *, title: str | None = None, text: str | None = None,
+           team: str | None = None) -> str:
+    """Approve or reject ``gid`` (waiting in ``team``, or in whichever of this machine's teams has it), or approve
+    it with the reviewer's ``title`` and ``text`` (both given: what the team is then told); TeamError with why
+    when the hub or the secret scan refuses."""
     if decision not in DECISIONS:
         raise TeamError(f"a review is approved or rejected, not {decision!r}")
     edit = title is not None or text is not None
     if edit and decision != "approved":
         raise TeamError("only an approval carries an edit")
-    cfg = _membership(paths)
-    conn = hub.connect(cfg.dsn, config.password(paths))
+    cfg = _holding(paths, gid, team)
+    conn = hub.connect(cfg.dsn, config.password(paths, cfg.team))
     try:
         found = next((m for m in hub.pending(conn, cfg.team) if m["gid"] == gid), None)
         if edit:

@@ -20,7 +20,7 @@ from kenning.paths import Paths
 from kenning.project import resolve_key
 from kenning.store import team as tm
 from kenning.team import clock, hub
-from kenning.team.config import TeamConfig, TeamError, password
+from kenning.team.config import TeamConfig, TeamError, load_all, password
 from kenning.team.config import load as load_config
 
 SHARED_LAYERS = ("rule", "key")
@@ -35,10 +35,11 @@ class Report:
     forgotten: int = 0
     superseded: int = 0
     refused: list[str] = field(default_factory=list)  # why a memory was not shared
+    granted: list[str] | None = None  # the projects the hub restricts this member to; None: the whole team
 
     def as_dict(self) -> dict[str, Any]:
         return {"pushed": self.pushed, "pulled": self.pulled, "forgotten": self.forgotten,
-                "superseded": self.superseded, "refused": self.refused}
+                "superseded": self.superseded, "refused": self.refused, "granted": self.granted}
 
 
 def secret_in(text: str) -> str:
@@ -130,7 +131,8 @@ def push(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, report: Report
     edges: list[tuple[str, str]] = []
     for gid, project, by, at in conn.execute(
             "SELECT l.gid, o.project, nl.gid, o.superseded_at FROM team_links l "
-            "JOIN observations o ON o.id = l.observation_id JOIN team_links nl ON nl.observation_id = o.superseded_by "
+            "JOIN observations o ON o.id = l.observation_id "
+            "JOIN team_links nl ON nl.observation_id = o.superseded_by AND nl.team = l.team "
             "WHERE l.team = ? AND l.pushed = 1 AND o.status = 'superseded' AND l.edge = '' "
             "AND nl.pushed = 1", (space.team,)).fetchall():
         remote = _hub_project(project, space, remotes) or "unknown"
@@ -309,15 +311,25 @@ def pull(conn: sqlite3.Connection, hubconn: Any, cfg: TeamConfig, db_path: str, 
             return
 
 
-def once(paths: Paths, conn: sqlite3.Connection, *, do_push: bool = True, do_pull: bool = True) -> Report:
-    """Push then pull; raises TeamError when this machine joined no team or the hub cannot be reached
-    (nothing is lost: what was not acknowledged is sent again next time)."""
-    cfg = load_config(paths)
+def once(paths: Paths, conn: sqlite3.Connection, *, do_push: bool = True, do_pull: bool = True,
+         team: str | None = None) -> Report:
+    """Push then pull with one membership (``team``; without it, the only one); raises TeamError when this
+    machine is in no team, or in several and ``team`` names none, or the hub cannot be reached (nothing is lost:
+    what was not acknowledged is sent again next time)."""
+    cfg = load_config(paths, team)
     if cfg is None:
         raise TeamError("this machine joined no team: `kenning team join --dsn … --team …` in a repository")
+    return round_for(paths, conn, cfg, do_push=do_push, do_pull=do_pull)
+
+
+def round_for(paths: Paths, conn: sqlite3.Connection, cfg: TeamConfig, *, do_push: bool = True,
+              do_pull: bool = True) -> Report:
+    """One membership's round on its own hub, with its own credential: its spaces (the team, and the user's own
+    space when this membership has it) and nothing of another membership's."""
     report = Report()
-    hubconn = hub.connect(cfg.dsn, password(paths))
+    hubconn = hub.connect(cfg.dsn, password(paths, cfg.team))
     try:
+        report.granted = hub.restriction(hubconn, cfg.team, sorted(cfg.projects))
         for space in spaces(cfg):
             while do_push and push(conn, hubconn, cfg, report, space) >= PUSH_BATCH:
                 pass  # batch after batch, each acknowledged on its own, until what waits is sent
@@ -326,3 +338,22 @@ def once(paths: Paths, conn: sqlite3.Connection, *, do_push: bool = True, do_pul
     finally:
         hubconn.close()
     return report
+
+
+def every(paths: Paths, conn: sqlite3.Connection, *, do_push: bool = True, do_pull: bool = True,
+          team: str | None = None) -> dict[str, Report | TeamError]:
+    """A round with each membership (or ``team`` only), one after the other: a hub that cannot be reached is
+    that team's error and the others go on."""
+    teams = [c for c in load_all(paths) if team is None or c.team == team]
+    if not teams:
+        load_config(paths, team)  # says why: no team, or not this one
+        raise TeamError("this machine joined no team: `kenning team join --dsn … --team …` in a repository")
+    out: dict[str, Report | TeamError] = {}
+    for cfg in teams:
+        try:
+            out[cfg.team] = round_for(paths, conn, cfg, do_push=do_push, do_pull=do_pull)
+        except TeamError as e:
+            out[cfg.team] = e
+        except Exception as e:  # a driver error mid-round (the hub died): this team's, retried next time
+            out[cfg.team] = TeamError(f"{type(e).__name__}: {str(e).strip()[:300]}")
+    return out

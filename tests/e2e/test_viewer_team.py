@@ -70,18 +70,18 @@ def test_the_viewer_shows_scope_author_and_review_and_a_teammate_approves_from_i
     expect(page.locator("#share-line")).to_have_text("Personal: on this machine only, never shared.")
     # Her own memory waits in her Team tab too, but she cannot approve it.
     page.click("#tab-team")
-    mine = page.locator(f"#review-list li.review-item[data-gid='{gid}']")
+    mine = page.locator(f"#team-alpha li.review-item[data-gid='{gid}']")
     expect(mine.locator(".review-approve")).to_be_disabled()
 
     # Li's machine: the Team tab lists it with its author; he approves it.
     open_viewer(page, li, "?tab=team")
-    row = page.locator(f"#review-list li.review-item[data-gid='{gid}']")
+    row = page.locator(f"#team-alpha li.review-item[data-gid='{gid}']")
     expect(row.locator(".review-title")).to_contain_text("CREATE TABLE migration")
     expect(row.locator(".review-by")).to_contain_text("from ana")
     shot(page, "viewer-team-review")
     row.locator(".review-approve").click()
     expect(row).to_have_count(0)
-    expect(page.locator("#review-empty")).to_be_visible()
+    expect(page.locator("#team-alpha .review-empty")).to_be_visible()
     assert _hub_rows(hub, "SELECT review, reviewer FROM kenning.memories WHERE gid = %s", gid) == \
         [("approved", "li")]
     assert _hub_rows(hub, "SELECT actor, action FROM kenning.audit WHERE gid = %s AND action = 'approved'", gid) == \
@@ -139,15 +139,15 @@ def test_the_team_tab_shows_the_word_diff_and_a_reviewer_approves_with_an_edit(
         time.sleep(0.3)
 
     open_viewer(page, li, "?tab=team")
-    row = page.locator(f"#review-list li.review-item[data-gid='{gid}']")
+    row = page.locator(f"#team-alpha li.review-item[data-gid='{gid}']")
     replaced = row.locator(f".review-replaced[data-gid='{old_gid}']")
     expect(replaced.locator(".review-old-title")).to_have_text(OLD)
     expect(replaced.locator(".diff-title del")).to_have_text("night at two")
     expect(replaced.locator(".diff-title ins")).to_have_text("six hours by the cron job")
     expect(replaced.locator(".diff-title")).to_contain_text("[removed: ")  # words a screen reader hears
-    hostile = page.locator("#review-list li.review-item[data-gid='0123456789abcdef:42']")
+    hostile = page.locator("#team-alpha li.review-item[data-gid='0123456789abcdef:42']")
     expect(hostile.locator(".diff-title ins")).to_contain_text("<img src=x onerror=alert(1)>")
-    assert page.locator("#review-list img").count() == 0
+    assert page.locator("#team-review img").count() == 0
     shot(page, "viewer-team-review-diff")
 
     # Edit opens the fields, filled with the author's wording; Approve then approves the reviewer's.
@@ -172,3 +172,39 @@ def test_the_team_tab_shows_the_word_diff_and_a_reviewer_approves_with_an_edit(
     li.wait("SELECT 1 FROM team_links l JOIN observations o ON o.id = l.observation_id WHERE l.gid = ? "
             "AND o.title = ?", gid, EDITED_TITLE)
     ana.wait("SELECT 1 FROM observations WHERE id = ? AND title = ?", new_on_ana, EDITED_TITLE)
+
+
+def test_the_team_tab_has_a_section_per_team_and_a_hub_down_leaves_the_other_teams_usable(
+        team: tuple[postgres.Server, Dev, Dev], page: Any) -> None:
+    from tests.integration.test_team_multi import REMOTE_Y, _in, _repo
+
+    hub, ana, li = team
+    with postgres.server() as other:
+        li.team("init", "--dsn", other.dsn(), "--team", "beta", "--member", "li", password=other.admin_password)
+        made = json.loads((li.data / "team-beta-members.json").read_text())
+        with _in(li, _repo(li, "parser", REMOTE_Y)):
+            li.team("join", "--dsn", other.dsn("li"), "--team", "beta", password=made["li"])
+        ana.say(RULE)
+        ana.flush()
+        ana.wait_pushed("CREATE TABLE migration")
+        gid = _hub_rows(hub, "SELECT gid FROM kenning.memories WHERE title LIKE %s", "%CREATE TABLE migration%")[0][0]
+
+        open_viewer(page, li, "?tab=team")
+        alpha, beta = page.locator("#team-alpha"), page.locator("#team-beta")
+        expect(alpha.get_by_role("heading", name="Team alpha, as li")).to_be_visible()
+        expect(beta.get_by_role("heading", name="Team beta, as li")).to_be_visible()
+        expect(page.get_by_role("region", name="Team beta, as li").locator(".review-empty")).to_be_visible()
+        expect(alpha.locator(f"li.review-item[data-gid='{gid}']")).to_be_visible()
+
+        other.stop()  # beta's hub goes away: its section says so, alpha's works as before
+        page.click("#tab-feed")
+        page.click("#tab-team")
+        expect(beta.get_by_role("alert")).to_contain_text("The hub of team beta could not be read")
+        row = alpha.locator(f"li.review-item[data-gid='{gid}']")
+        row.locator(".review-approve").click()
+        expect(row).to_have_count(0)
+        expect(alpha.locator(".review-empty")).to_be_visible()
+        shot(page, "viewer-team-two-teams")
+        assert _hub_rows(hub, "SELECT review, reviewer FROM kenning.memories WHERE gid = %s", gid) == \
+            [("approved", "li")]
+        other.start()

@@ -221,6 +221,11 @@ def test_a_restricted_member_joins_and_syncs_only_their_projects(hub: postgres.S
     api.team("join", "--dsn", hub.dsn("carl"), "--team", "alpha", password=pw)
     out = json.loads(api.team("sync", "--json").stdout)
     assert out["pulled"] == 1 and out["refused"] == []
+    # His restriction is told: by the round (in `team status`) and by `doctor`, which asks the hub.
+    assert out["teams"]["alpha"]["granted"] == [API]
+    assert json.loads(api.team("status", "--json").stdout)["teams"][0]["restricted_to"] == [API]
+    assert f"the hub restricts you to these projects of the team: {API}" in api.team("status").stdout
+    assert f"alpha: the hub restricts you to these projects of the team: {API}" in api.kenning("doctor").stdout
     assert [r[0] for r in api.rows("SELECT l.gid FROM team_links l")] == [API_GID]
     assert api.rows("SELECT count(*) FROM observations WHERE title LIKE '%declined card%'") == [(0,)]
     # Access taken away while his machine has memories to send: the round goes on, tells why, and they wait.

@@ -62,7 +62,8 @@ function replaced(o, m) {
       diffNodes(o.body_diff)) : null);
 }
 
-/** The Team tab: the memories waiting for review, each with what it replaces; approve or reject. */
+/** The Team tab: for each team this machine is in, a section with the memories waiting for review, each with
+ * what it replaces; approve or reject. A team whose hub cannot be read says so in its own section. */
 export class TeamReview {
   constructor(root) {
     this.root = root;
@@ -83,12 +84,19 @@ export class TeamReview {
         h('code', null, 'kenning team join --dsn … --team …'), ' in a repository (docs/team.md).'));
       return;
     }
-    const list = h('ul', {class: 'review-list', id: 'review-list'});
-    for (const m of data.pending) list.append(this.row(m));
-    clear(this.root).append(
-      h('p', {class: 'muted'}, `Team ${data.team}, as ${data.user}. New team memories wait here until a teammate `
-        + 'approves them; nobody approves their own.'),
-      data.pending.length ? list : h('p', {class: 'muted', id: 'review-empty'}, 'Nothing waits for review.'));
+    clear(this.root).append(h('p', {class: 'muted'}, 'New team memories wait here until a teammate approves them; '
+      + 'nobody approves their own.'), ...data.teams.map((t) => this.section(t)));
+  }
+
+  /** One team's part: a heading (the landmark a screen reader jumps to), then its list, or why its hub failed. */
+  section(t) {
+    const heading = h('h3', {id: `team-heading-${t.team}`}, `Team ${t.team}, as ${t.user}`);
+    const body = t.error ? h('p', {class: 'error', role: 'alert'}, `The hub of team ${t.team} could not be read: `
+      + t.error)
+      : t.pending.length ? h('ul', {class: 'review-list'}, t.pending.map((m) => this.row({...m, team: t.team})))
+        : h('p', {class: 'muted review-empty'}, 'Nothing waits for review.');
+    return h('section', {class: 'team-section', id: `team-${t.team}`, 'data-team': t.team,
+      'aria-labelledby': heading.id}, heading, body);
   }
 
   row(m) {
@@ -145,19 +153,20 @@ export class TeamReview {
     if (edited && edited.title === m.title && edited.text === (m.body || '')) edited = null;  // opened, unchanged
     for (const b of li.querySelectorAll('button')) b.disabled = true;
     try {
-      await api('/api/team/review', {method: 'POST', body: {gid: m.gid, decision, ...(edited || {})}});
+      await api('/api/team/review', {method: 'POST', body: {gid: m.gid, decision, team: m.team,
+        ...(edited || {})}});
     } catch (err) {
       error.textContent = err.message;
       for (const b of li.querySelectorAll('button')) b.disabled = m.yours;
       return;
     }
-    li.remove();
     toast(decision !== 'approved' ? `Rejected: “${m.title}” is told to nobody.`
       : edited ? `Approved with your edit: “${edited.title}” reaches every teammate at their next sync.`
         : `Approved: “${m.title}” reaches every teammate at their next sync.`);
-    if (!this.root.querySelector('.review-item')) {
-      this.root.querySelector('#review-list')?.replaceWith(
-        h('p', {class: 'muted', id: 'review-empty'}, 'Nothing waits for review.'));
+    const list = li.closest('.review-list');
+    li.remove();
+    if (list && !list.querySelector('.review-item')) {
+      list.replaceWith(h('p', {class: 'muted review-empty'}, 'Nothing waits for review.'));
     }
   }
 }
