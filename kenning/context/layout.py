@@ -128,6 +128,17 @@ def _items(field: str) -> list[str]:
     return [x.strip() for x in re.split(r"\n|; (?=[A-Z`#\"'\w])", field or "") if x.strip()]
 
 
+# An outcome that only says it is over ("Done.", "完了", "완료했습니다", a table's status cell): the state line
+# says what was done.
+_ONLY_DONE = re.compile(r"^\W*(?:(?:all\s+)?(?:done|finished|complete[d]?)|完了(?:しました|です)?|完成了?|搞定了?|好了|"
+                        r"완료(?:했습니다|됐습니다|되었습니다|입니다)?|terminé|fini|erledigt|fertig)\W*$",
+                        re.IGNORECASE)
+
+
+def says_only_done(text: str) -> bool:
+    return bool(_ONLY_DONE.match(text))
+
+
 _MD_LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s]{1,500})\)")
 _URL = re.compile(r"https?://(?:www\.)?[^\s/]+/(\S+)")
 
@@ -296,7 +307,7 @@ class Layout:
         if state:
             out.append(f"State: {clean(state, 300)}")
         if completed:
-            out.append(f"Done: {clean('; '.join(_items(completed)[-4:]), 500)}")
+            out.append(f"Done: {clean('; '.join([x for x in _items(completed) if not says_only_done(x)][-4:]), 500)}")
         elif latest.learned and not next_steps:
             out.append(f"Learned: {clean_field(latest.learned, 400)}")
         if opened:

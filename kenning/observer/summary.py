@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kenning.context.layout import says_only_done
 from kenning.memory.text import strings, unique
 from kenning.observer import evidence
 from kenning.observer.stated import gist_of
@@ -21,10 +22,6 @@ STATE = "State: "
 COMMANDS = "Commands: "
 _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|do it|approved?|thanks|"
                         r"thank you|lgtm|ship it|done|next)\W*$", re.IGNORECASE)
-# An outcome that only says it is over ("Done.", "完了", "완료했습니다"): the state line says what was done.
-_ONLY_DONE = re.compile(r"^\W*(?:(?:all\s+)?(?:done|finished|complete[d]?)|完了(?:しました|です)?|完成了?|搞定了?|好了|"
-                        r"완료(?:했습니다|됐습니다|되었습니다|입니다)?|terminé|fini|erledigt|fertig)\W*$",
-                        re.IGNORECASE)
 
 
 @dataclass
@@ -162,7 +159,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     request = request_of([p for p in session.prompts if p], [*_prior_plans(prior), *plan_titles])
     learned = [x for x in _lines(prior.get("learned")) if x not in taken_back] + [x for n in notes for x in n.learned]
     done = [x for x in _split(prior.get("completed")) if x not in taken_back] + [
-        x for n in notes for x in (*n.done, *n.status) if not _ONLY_DONE.match(x)]
+        x for n in notes for x in (*n.done, *n.status) if not says_only_done(x)]
     todos = [t for t in _split(prior.get("next_steps")) if not t.startswith("Still failing: ")]
     todos += [x for n in notes for x in n.todos] + (notes[-1].failing if notes else [])
     files_read = unique([*strings(prior.get("files_read")), *(f for n in notes for f in n.read)])
@@ -172,7 +169,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
         return None
     line = state.line()
     note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(unique(commands)[:12])] if commands else [])
-    if not done and last_message and last_message.lstrip()[:1] not in ("{", "[") and not _ONLY_DONE.match(last_message):
+    if not done and last_message and last_message.lstrip()[:1] not in ("{", "[") and not says_only_done(last_message):
         done = [_clip(last_message, 300)]
     at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
     investigated = ", ".join(f for f in files_read if f not in files_modified)[:600]

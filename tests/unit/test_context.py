@@ -607,3 +607,12 @@ def test_two_repositories_with_one_folder_name_keep_their_own_memory(tmp_path: P
     (theirs / "sub").mkdir()
     other = build_for_cwd(paths, Settings(), str(theirs / "sub"), now=NOW)  # a subdirectory as cwd
     assert "Client VPN credentials rotate monthly" in other and "Staging DB" not in other
+
+
+def test_where_we_left_off_lists_no_outcome_that_only_says_it_is_over(conn: sqlite3.Connection) -> None:
+    """A table's status cell ("| rename | done |", "| 互換性 | 完了 |") becomes an item of its own: not an outcome."""
+    sid = session(conn, "s1", BASE)
+    summarize(conn, sid, BASE + 60, request="Rename the helpers",
+              completed="Renamed parse_row to read_row; 完了; Done.; refactor: extract helpers")
+    done = next(ln for ln in render(conn).splitlines() if ln.startswith("Done: "))
+    assert done == "Done: Renamed parse_row to read_row; refactor: extract helpers", done
