@@ -294,3 +294,17 @@ def test_a_change_is_never_titled_by_the_question_or_guess_that_asked_for_it(sto
     assert change["title"] == f"Changed export.py (asked: {prompt})", change
     assert "export.py (asked: " in story.context("shop")  # where it stands says the same
 
+
+
+@pytest.mark.parametrize(("said", "statement"), [
+    ("Keep the retry limit at three, the provider bans clients above that; I'll tell the mobile team.",
+     "Keep the retry limit at three, the provider bans clients above that"),
+    ("On garde les montants en centimes pour éviter les arrondis ; je vais prévenir l'équipe mobile.",
+     "On garde les montants en centimes pour éviter les arrondis"),
+])
+def test_what_the_user_will_do_next_is_no_part_of_their_statement(said: str, statement: str) -> None:
+    """A clause in which the user says what they will do themselves is neither the decision's words nor a
+    memory of its own: the decision is judged, titled and kept by what it says."""
+    from kenning.observer.reading import judge_user
+
+    assert [j.text for j in judge_user(said, "typed")] == [statement]
