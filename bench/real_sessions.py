@@ -35,6 +35,7 @@ from common import REPO, command_line, md_table, run_header, write_section
 SHARED = REPO.parent / "shared"
 SCORER = SHARED / "tools" / "real_sessions_eval.py"
 DATA = SHARED / "data" / "real-sessions"
+EXTRA = REPO.parent / "extra-sessions"  # training/roles/README.md: the extra sessions of other projects
 # Folds of the held-out run: transcript folder → the expected.json project it is scored as.
 FOLDS = ({"clustercockpit-cc-backend": "cc-backend", "nakamura-shuta-tij": "tij", "jdx-hk": "hk", "jdx-mise": ""},
          {"packmindhub-context-evaluator": "agents-md-evaluator", "teslamint-entirecontext": "entirecontext",
@@ -42,9 +43,9 @@ FOLDS = ({"clustercockpit-cc-backend": "cc-backend", "nakamura-shuta-tij": "tij"
 TARGETS = {"context_recall": 0.6, "search_recall": 0.85, "context_precision": 0.7}
 
 
-def score(transcripts: Path, expected: Path, tmp: str, env: dict[str, str]) -> dict:
+def score(scorer: Path, transcripts: Path, expected: Path, tmp: str, env: dict[str, str]) -> dict:
     out = os.path.join(tmp, f"result-{time.monotonic_ns()}.json")
-    args = [sys.executable, str(SCORER), "--kenning", str(Path(sys.executable).parent.parent),
+    args = [sys.executable, str(scorer), "--kenning", str(Path(sys.executable).parent.parent),
             "--transcripts", str(transcripts), "--expected", str(expected), "--out", out, "--tmp", tmp]
     for k, v in env.items():
         args += ["--env", f"{k}={v}"]
@@ -55,8 +56,10 @@ def score(transcripts: Path, expected: Path, tmp: str, env: dict[str, str]) -> d
         return json.load(fh)
 
 
-def train_without(folders: list[str], out: str) -> None:
-    args = [sys.executable, str(REPO / "training" / "roles" / "train.py"), "--no-cv", "--write", "--out", out]
+def train_without(folders: list[str], out: str, transcripts: Path, extra: Path) -> None:
+    """A fold model: train.py with its defaults (the options of the shipped weights), without ``folders``."""
+    args = [sys.executable, str(REPO / "training" / "roles" / "train.py"), "--no-cv", "--write", "--out", out,
+            "--transcripts", str(transcripts), "--extra", str(extra)]
     for f in folders:
         args += ["--exclude", f]
     r = subprocess.run(args, capture_output=True, text=True, timeout=1800, check=False)
@@ -89,35 +92,36 @@ def table(name: str, res: dict) -> list[str]:
             str(o["contradicted"]), f"{o['context_useful_rows']}/{o['context_rows']}", f"{o['context_chars']:,}"]
 
 
-def _extra_note() -> str:
+def _extra_note(extra: Path) -> str:
     """The held-out models' training material beyond the development set (training/roles/README.md)."""
-    extra = REPO.parent / "extra-sessions"
     if not extra.is_dir():
         return " The held-out models were trained on the development set's other projects and our own sentences."
-    return (" The held-out models were trained on the development set's other projects, our own sentences and the "
-            f"extra sessions of other projects in `{extra.name}/` (training/roles/sources.json), as train.py does "
-            "when that folder exists; the shipped weights are not trained on them.")
+    return (" The shipped and the held-out models were trained with train.py's default options on the development "
+            "set (the held-out ones on its other projects), our own sentences and the extra sessions of other projects "
+            f"in `{extra.name}/` (training/roles/sources.json).")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--transcripts", type=Path, default=DATA)
     ap.add_argument("--expected", type=Path, default=DATA / "expected.json")
+    ap.add_argument("--scorer", type=Path, default=SCORER, help="real_sessions_eval.py (../shared/tools)")
+    ap.add_argument("--extra", type=Path, default=EXTRA, help="the extra sessions the fold models also train on")
     ap.add_argument("--no-heldout", action="store_true", help="only the shipped model")
     ap.add_argument("--write", action="store_true", help="write the results into BENCHMARKS.md")
     a = ap.parse_args()
-    if not SCORER.exists() or not a.transcripts.is_dir():
-        raise SystemExit(f"the scorer and data live outside the repository ({SCORER}, {a.transcripts})")
+    if not a.scorer.exists() or not a.transcripts.is_dir():
+        raise SystemExit(f"the scorer and data live outside the repository ({a.scorer}, {a.transcripts})")
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="kenning-bench-real-") as tmp:
-        shipped = score(a.transcripts, a.expected, tmp, {})
+        shipped = score(a.scorer, a.transcripts, a.expected, tmp, {})
         runs = [("shipped model (trained on these sessions)", shipped)]
         if not a.no_heldout:
             parts = []
             for fold in FOLDS:
                 weights = os.path.join(tmp, f"roles-{len(parts)}.bin")
-                train_without(list(fold), weights)
-                parts.append((score(a.transcripts, a.expected, tmp, {"KENNING_ROLE_MODEL": weights}),
+                train_without(list(fold), weights, a.transcripts, a.extra)
+                parts.append((score(a.scorer, a.transcripts, a.expected, tmp, {"KENNING_ROLE_MODEL": weights}),
                               {v for v in fold.values() if v}))
             runs.append(("held out (each project scored by a model trained without it)", combine(parts)))
     headers = ["role model", "context recall", "search recall (top 5)", "precision proxy", "contradictions",
@@ -144,7 +148,7 @@ def main() -> int:
             "Scorer: `../shared/tools/real_sessions_eval.py` on `../shared/data/real-sessions` (53 transcripts "
             "of 8 public projects, 98 expected items; offline observer). Precision proxy: the share of "
             "context rows (`#id`, `S<id>` lines) that hold an expected item; agentv has rows and no items. "
-            f"Targets: {goals}, no contradiction." + _extra_note(), text]))
+            f"Targets: {goals}, no contradiction." + _extra_note(a.extra), text]))
     return 0
 
 

@@ -84,8 +84,12 @@ _CUES: dict[str, tuple[str, str]] = {
         "남은 후속"),
     "decided": (
         r"decided|we chose|i chose|went with|we'?ll use|we will use|decision|settled on|opted|agreed|"
-        r"décidé|choisi|entschieden|gewählt|decidimos|elegimos|decidido",
-        "决定 选择 采用 就用 定了 決定 採用 にする 選んだ 결정 선택 채택 하기로"),
+        # a choice said to be one: "that was deliberate: …", "by design", "c'est voulu", "故意"
+        r"deliberate(?:ly)?|intentional(?:ly)?|on purpose|by design|"
+        r"décidé|choisi|exprès|voulu|délibérément|entschieden|gewählt|absichtlich|mit absicht|ist absicht|"
+        r"decidimos|elegimos|decidido|a propósito|intencionad[oa]|deliberadamente",
+        "决定 选择 采用 就用 定了 故意 有意为之 決定 採用 にする 選んだ 意図的 わざと "
+        "결정 선택 채택 하기로 일부러 의도적"),
     "gotcha": (
         r"note that|careful|watch out|gotcha|beware|heads up|does(?:n'?t| not) (?:exist|work|support)|"
         r"is(?:n'?t| not) supported|only works|requires?|won'?t work|unless|workaround|attention|piège|"

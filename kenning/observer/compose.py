@@ -200,8 +200,8 @@ NOTE_ROLES = ("rootcause", "fix", "gotcha", "decision", "fact")
 def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: list[str]) -> list[ObservationDraft]:
     """The agent's other findings of the turn, less sure or said along the way: the session log's
     notes (searchable, and given next to a prompt that asks about them; not listed at session start)."""
-    pool = [j for j in r.agent + r.plan if j.role in NOTE_ROLES and j.worth >= NOTE_SURE and worth_saying(j)
-            and not any(same_thing(j.text, u.text) for u in used)]
+    pool = [j for j in r.agent + r.plan if j.role in NOTE_ROLES and j.worth >= NOTE_SURE
+            and (worth_saying(j) or _advice(j)) and not any(same_thing(j.text, u.text) for u in used)]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     out = []
     for j in distinct(pool)[:MAX_NOTES]:
@@ -211,6 +211,13 @@ def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: li
             facts=[j.text], narrative=j.text, concepts=_concepts(j.role), files_read=files_read, created_at=at,
             kind="note", why=_why(j, where, "agent")))
     return out
+
+
+def _advice(j: Judged) -> bool:
+    """The agent's recommendation in the first person ("I would suggest we move to X since …"): not its
+    narration but a proposal, which a note keeps until someone takes it."""
+    return j.role == "decision" and not j.unit.table and "proposal" in cues.signals(j.text) \
+        and len(j.text.split()) >= MIN_WORDS
 
 
 _NAMED = re.compile(r"`[^`]+`|\b[A-Za-z]+[_-][A-Za-z0-9_-]+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\w+\.\w{1,5}\b|"

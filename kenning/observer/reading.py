@@ -115,8 +115,13 @@ def judge_user(text: str, origin: str) -> list[Judged]:
 
     out: list[Judged] = []
     for u in units(text)[:MAX_UNITS]:
-        whole = standing(judge(u, speaker="user", origin=origin))
         parts = _clauses(u.text) if ";" in u.text else [u.text]
+        said = [p for p in parts if not _OWN_NEXT_STEP.match(p)]
+        if 0 < len(said) < len(parts):
+            # "don't add a CLI — the API is the interface; I'll point the customer at …": what the user
+            # will do next themselves is no part of the statement (nor a memory of its own)
+            u, parts = replace(u, text="; ".join(said)), said
+        whole = standing(judge(u, speaker="user", origin=origin))
         if len(parts) > 1 and all(len(p.split()) >= 3 for p in parts):
             each = [standing(judge(Unit(p, u.heading, u.index, u.bullet, u.label, u.table), speaker="user",
                                    origin=origin)) for p in parts]
@@ -127,6 +132,9 @@ def judge_user(text: str, origin: str) -> list[Judged]:
     return out
 
 
+# A clause in which the user says what they will do themselves next ("I'll tell the team", "我去问一下").
+_OWN_NEXT_STEP = re.compile(r"^\s*(?:(?:and|then|also|but)\s+)?(?:i(?:['’]ll| will| am going to|['’]m going to)\b|"
+                            r"je vais\b|ich werde\b|voy a\b|我(?:会|去|来)|제가\s)", re.IGNORECASE)
 DURABLE = frozenset({"always", "convention", "user_scope"})
 NOT_STANDING = frozenset({"question", "hypothesis", "request", "narrate", "praise"})
 

@@ -40,3 +40,18 @@ def test_a_convention_is_signalled_in_korean_english_and_chinese(text: str) -> N
 
 def test_a_korean_request_is_a_request() -> None:
     assert "request" in cues.signals("릴리스 노트 정리 해줘")
+
+
+@pytest.mark.parametrize("text", [
+    "That's on purpose: the worker restarts itself every night so leaked handles never pile up.",
+    "Die Sperre ist absichtlich global, damit zwei Importe nie gleichzeitig schreiben.",
+    "这里故意不加缓存，因为价格每分钟都会变。",
+    "この順番は意図的で、先に認証を確認してから読み込みます。",
+])
+def test_a_choice_said_to_be_deliberate_is_a_decision_cue(text: str) -> None:
+    """An explanation of why the code is the way it is names a choice that was made: the cue of a decision."""
+    assert "decided" in cues.signals(text)
+
+
+def test_a_deliberate_word_inside_a_name_is_no_cue() -> None:
+    assert "decided" not in cues.signals("The intentional-failure fixture makes the second step exit 1.")

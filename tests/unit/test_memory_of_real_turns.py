@@ -310,3 +310,17 @@ def test_a_session_line_does_not_say_its_request_twice(story: Story) -> None:
     story.session("shop", Turn("Why does the CSV export drop its last row?", [edit(ROOT, "src/export.py")], last=""))
     line = next(ln for ln in story.context("shop").splitlines() if ln.startswith("S"))
     assert line.count("drop its last row") == 1 and "→ Changed export.py" in line, line
+
+
+@pytest.mark.parametrize(("said", "statement"), [
+    ("Keep the retry limit at three, the provider bans clients above that; I'll tell the mobile team.",
+     "Keep the retry limit at three, the provider bans clients above that"),
+    ("On garde les montants en centimes pour éviter les arrondis ; je vais prévenir l'équipe mobile.",
+     "On garde les montants en centimes pour éviter les arrondis"),
+])
+def test_what_the_user_will_do_next_is_no_part_of_their_statement(said: str, statement: str) -> None:
+    """A clause in which the user says what they will do themselves is neither the decision's words nor a
+    memory of its own: the decision is judged, titled and kept by what it says."""
+    from kenning.observer.reading import judge_user
+
+    assert [j.text for j in judge_user(said, "typed")] == [statement]

@@ -210,8 +210,11 @@ def main() -> int:
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--epochs", type=int, default=300)
     ap.add_argument("--power", type=float, default=0.5, help="class weight = (1/frequency)^power")
-    ap.add_argument("--own-weight", type=float, default=1.0,
+    # The defaults are the options of the shipped weights (bench/real_sessions.py trains its folds with them).
+    ap.add_argument("--own-weight", type=float, default=2.0,
                     help="weight of our own sentences (the only Chinese, Korean, German, Spanish) against real units")
+    ap.add_argument("--extra-weight", type=float, default=0.6,
+                    help="weight of the extra sessions' units (other projects, labelled strictly) against the rest")
     ap.add_argument("--no-cv", action="store_true")
     ap.add_argument("--json", help="write the cross-validation numbers here")
     ap.add_argument("--predictions", help="write every unit's held-out probabilities here (JSONL, no text)")
@@ -230,7 +233,9 @@ def main() -> int:
     feats = [featurise(e) for e in examples]
     y = [ROLES.index(str(e["role"])) for e in examples]
     groups = [str(e["group"]) for e in examples]
-    mult = np.array([a.own_weight if g.startswith("own:") else 1.0 for g in groups])
+    extra_groups = {str(e["group"]) for e in extra}
+    mult = np.array([a.own_weight if g.startswith("own:") else a.extra_weight if g in extra_groups else 1.0
+                     for g in groups])
     print(f"{len(examples)} labelled units; roles: {dict(Counter(str(e['role']) for e in examples))}")
     print(f"groups: {dict(Counter(groups))}")
     result: dict[str, object] = {}
