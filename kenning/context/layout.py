@@ -306,8 +306,9 @@ class Layout:
             out.append(f"Working on: {clean_field(short_links(request), 300)}")
         if state:
             out.append(f"State: {clean(state, 300)}")
-        if completed:
-            out.append(f"Done: {clean('; '.join([x for x in _items(completed) if not says_only_done(x)][-4:]), 500)}")
+        done = [x for x in _items(completed) if not says_only_done(x)]
+        if done:
+            out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
         elif latest.learned and not next_steps:
             out.append(f"Learned: {clean_field(latest.learned, 400)}")
         if opened:

@@ -616,3 +616,12 @@ def test_where_we_left_off_lists_no_outcome_that_only_says_it_is_over(conn: sqli
               completed="Renamed parse_row to read_row; 完了; Done.; refactor: extract helpers")
     done = next(ln for ln in render(conn).splitlines() if ln.startswith("Done: "))
     assert done == "Done: Renamed parse_row to read_row; refactor: extract helpers", done
+
+
+def test_an_outcome_of_done_words_alone_leaves_no_empty_done_line(conn: sqlite3.Connection) -> None:
+    sid = session(conn, "s1", BASE)
+    summarize(conn, sid, BASE + 60, request="Rename the helpers", completed="完了",
+              learned="read_row is the reader's name everywhere")
+    tail = render(conn).split("## Where we left off", 1)[1].splitlines()
+    assert not any(ln.startswith("Done:") for ln in tail), tail
+    assert "Learned: read_row is the reader's name everywhere" in tail
