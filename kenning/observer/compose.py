@@ -200,8 +200,10 @@ NOTE_ROLES = ("rootcause", "fix", "gotcha", "decision", "fact")
 def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: list[str]) -> list[ObservationDraft]:
     """The agent's other findings of the turn, less sure or said along the way: the session log's
     notes (searchable, and given next to a prompt that asks about them; not listed at session start)."""
+    absorbed = [_absorbed(u) for u in used]  # a sentence a memory's title took in front ("X. That was deliberate")
     pool = [j for j in r.agent + r.plan if j.role in NOTE_ROLES and j.worth >= NOTE_SURE
-            and (worth_saying(j) or _advice(j)) and not any(same_thing(j.text, u.text) for u in used)]
+            and (worth_saying(j) or _advice(j)) and not any(same_thing(j.text, u.text) for u in used)
+            and not any(a and same_thing(statement(j.text), a) for a in absorbed)]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     out = []
     for j in distinct(pool)[:MAX_NOTES]:
@@ -236,6 +238,13 @@ _POINTS_BACK = re.compile(
     r"^(?:that's|this's|it's)\b|^(?:这(?:是|样|就)|那(?:是|样)|这个|因此|所以|それ(?:は|が|で)|これ(?:は|が|で)|"
     r"그것|이것|이는|그래서)|^(?:c'est|cela|ceci|ça)\b|^(?:das|dies(?:es|er)?)\s+(?:ist|war|hat|wird|liegt|bedeutet)\b|"
     r"^(?:esto|eso)\b|^(?:bu|şu|bunun|bunu)\s", re.IGNORECASE)
+
+
+def _absorbed(j: Judged) -> str:
+    """The sentence before ``j`` that its title takes in front, because ``j`` only points back at it."""
+    before = j.unit.before
+    return before if before and _POINTS_BACK.match(clip(statement(j.text), TITLE)) and len(before) <= TITLE // 2 \
+        else ""
 
 
 def titled(j: Judged, r: Reading, files: list[str]) -> str:

@@ -324,3 +324,13 @@ def test_what_the_user_will_do_next_is_no_part_of_their_statement(said: str, sta
     from kenning.observer.reading import judge_user
 
     assert [j.text for j in judge_user(said, "typed")] == [statement]
+
+
+def test_a_sentence_a_title_took_in_front_is_not_also_a_note_of_its_own(story: Story) -> None:
+    """"X. That was deliberate: Y" is one memory titled "X. That was deliberate: Y", not that plus a note "X"."""
+    story.session("shop", Turn("Why are the rate limits what they are?", [read(ROOT, "src/api/limits.py")],
+                               last="`rate_limit()` in `src/api/limits.py` allows 100 requests per minute per key "
+                                    "and `burst()` adds 20 on top. That was deliberate: the upstream gateway "
+                                    "throttles anything above 120, so the limits have to stay under it."))
+    holding = [r for r in story.rows("shop") if "allows 100 requests per minute" in r["title"]]
+    assert len(holding) == 1 and "That was deliberate" in holding[0]["title"], holding
