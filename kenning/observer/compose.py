@@ -302,9 +302,24 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
-            and (role in ANALYSIS or not r.relays(j.text))]  # a file's or a command's rule, relayed: a note at most
+            and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
+            and not _PASSING_RUN.match(statement(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     return distinct(pool)
+
+
+# A run reported as passing, and nothing else ("All pre-push checks passed (build, lint, test)."): where that
+# moment stood, never a lasting finding. One that goes on to say why, despite what, or under which condition
+# ("only when HK_LIBGIT2=0", "on Linux") is not one.
+_PASSING_RUN = re.compile(
+    r"^(?:all|every)\b[^.;:]{0,40}?\b(?:checks?|tests?|suites?|jobs?|linters?|builds?)\b(?:\s+(?:now|still|all))?\s+"
+    r"(?:pass(?:ed|es)?|(?:are|were|is|was|went) green|succeed(?:ed|s)?)\b(?![^.;]*\b(?:because|but|although|"
+    r"except|unless|while|since|so|only|when|if|with|without|after|once|on|under)\b)[^.;]{0,120}[.!]?$"
+    # the same, whole, in Chinese, Japanese and Korean ("所有测试都通过了", "テストはすべてパス", "모든 테스트 통과")
+    r"|^(?:所有|全部)的?(?:测试|检查|用例)(?:都|均)?(?:已经?)?通过了?[。！]?$"
+    r"|^(?:すべての|全ての)?(?:テスト|チェック)(?:は|が)?(?:すべて|全て)?(?:パス|通過|成功)(?:しました|した|です)?[。！]?$"
+    r"|^모든\s*(?:테스트|검사|체크)(?:가|를|는)?\s*통과(?:했습니다|했다|함|합니다)?[.!]?$",
+    re.IGNORECASE)
 
 
 def worth_saying(j: Judged) -> bool:

@@ -334,3 +334,24 @@ def test_a_sentence_a_title_took_in_front_is_not_also_a_note_of_its_own(story: S
                                     "throttles anything above 120, so the limits have to stay under it."))
     holding = [r for r in story.rows("shop") if "allows 100 requests per minute" in r["title"]]
     assert len(holding) == 1 and "That was deliberate" in holding[0]["title"], holding
+
+
+@pytest.mark.parametrize("report", ["All pre-push checks passed (build, typecheck, lint, test, validate examples).",
+                                    "所有测试都通过了。", "テストはすべてパスしました。", "모든 테스트 통과했습니다."])
+def test_a_run_reported_as_passing_is_no_key_memory(story: Story, report: str) -> None:
+    """Where that moment stood: the next session learns nothing lasting from it."""
+    story.session("shop", Turn("Add retries to the client.", [edit(ROOT, "src/client.py"),
+                                                              bash("make check", "ok")],
+                               last=f"Retries are in `src/client.py`.\n\n{report}"))
+    assert not [r for r in story.active("shop") if r["layer"] in ("key", "rule") and report[:12] in r["title"]]
+
+
+
+@pytest.mark.parametrize("finding", ["All checks pass only when HK_LIBGIT2=0 is set.",
+                                     "All tests pass because the mock hides the network call.",
+                                     "All checks passed, but the Windows job was skipped.",
+                                     "All tests passed on Linux.", "所有测试在关闭缓存后才通过。"])
+def test_a_passing_run_with_a_condition_or_a_reason_is_not_taken_for_a_bare_report(finding: str) -> None:
+    from kenning.observer.compose import _PASSING_RUN
+
+    assert not _PASSING_RUN.match(finding)
