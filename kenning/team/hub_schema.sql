@@ -178,6 +178,30 @@ END $$;
 DROP TRIGGER IF EXISTS ops_apply ON kenning.ops;
 CREATE TRIGGER ops_apply BEFORE INSERT ON kenning.ops FOR EACH ROW EXECUTE FUNCTION kenning.apply_op();
 
+-- The memory ``g`` if the session's member may review it: a reviewer of its team who may see its project
+-- (schema 3: a member restricted to other projects may not), not forgotten, not their own. Both review
+-- functions call it, so neither can check less than the other.
+CREATE OR REPLACE FUNCTION kenning.reviewable(g text) RETURNS kenning.memories
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
+DECLARE
+    m kenning.memories%ROWTYPE;
+BEGIN
+    SELECT * INTO m FROM kenning.memories WHERE gid = g;
+    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
+                                AND can_review)
+            OR NOT kenning.may_see(m.team, m.project) THEN
+        RAISE EXCEPTION 'no memory % to review in your teams', g;
+    END IF;
+    IF m.forgotten THEN
+        RAISE EXCEPTION 'memory % was forgotten', g;
+    END IF;
+    IF m.author = session_user THEN
+        RAISE EXCEPTION 'memory % is yours: a teammate reviews it', g;
+    END IF;
+    RETURN m;
+END $$;
+REVOKE ALL ON FUNCTION kenning.reviewable(text) FROM PUBLIC;
+
 -- A reviewer approves or rejects a memory of their team; nobody reviews their own.
 CREATE OR REPLACE FUNCTION kenning.review(g text, decision text) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
@@ -187,18 +211,7 @@ BEGIN
     IF decision NOT IN ('approved', 'rejected') THEN
         RAISE EXCEPTION 'a review is approved or rejected, not %', decision;
     END IF;
-    SELECT * INTO m FROM kenning.memories WHERE gid = g;
-    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
-                                AND can_review)
-            OR NOT kenning.may_see(m.team, m.project) THEN  -- schema 3: a member restricted to other projects
-        RAISE EXCEPTION 'no memory % to review in your teams', g;
-    END IF;
-    IF m.forgotten THEN
-        RAISE EXCEPTION 'memory % was forgotten', g;
-    END IF;
-    IF m.author = session_user THEN
-        RAISE EXCEPTION 'memory % is yours: a teammate reviews it', g;
-    END IF;
+    m := kenning.reviewable(g);
     PERFORM pg_advisory_xact_lock(hashtext('kenning.revisions:' || m.team));  -- see apply_op
     UPDATE kenning.memories SET review = decision, reviewer = session_user, reviewed_at = now(),
         rev = nextval('kenning.revisions') WHERE gid = g;
@@ -255,18 +268,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, kenning AS $$
 DECLARE
     m kenning.memories%ROWTYPE;
 BEGIN
-    SELECT * INTO m FROM kenning.memories WHERE gid = g;
-    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM kenning.members WHERE team = m.team AND role_name = session_user
-                                AND can_review)
-            OR NOT kenning.may_see(m.team, m.project) THEN  -- a member restricted to other projects
-        RAISE EXCEPTION 'no memory % to review in your teams', g;
-    END IF;
-    IF m.forgotten THEN
-        RAISE EXCEPTION 'memory % was forgotten', g;
-    END IF;
-    IF m.author = session_user THEN
-        RAISE EXCEPTION 'memory % is yours: a teammate reviews it', g;
-    END IF;
+    m := kenning.reviewable(g);
     IF m.review <> 'pending' THEN
         RAISE EXCEPTION 'memory % is not waiting for review (it is %)', g, m.review;
     END IF;
