@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_team_hub import PREFERENCE, RULE, Dev, _hub_rows
+from tests.integration.test_team_hub import PREFERENCE, RULE, Dev, _hub_rows, teammates
 from tests.support import browser as br
 from tests.support import postgres
 from tests.support.viewer import TIMEOUT_MS, open_viewer, shot
@@ -28,20 +28,9 @@ expect.set_options(timeout=TIMEOUT_MS)
 
 @pytest.fixture
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[postgres.Server, Dev, Dev]]:
-    with postgres.server() as hub:
-        ana, li = Dev(tmp_path_factory.mktemp("ana")), Dev(tmp_path_factory.mktemp("li"))
-        ana.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "ana", "--member", "li",
-                 password=hub.admin_password)
-        made = json.loads((ana.data / "team-alpha-members.json").read_text())
-        for dev, user in ((ana, "ana"), (li, "li")):
-            dev.env.update(KENNING_PROVIDER="rules", KENNING_EMBEDDING_BACKEND="none")
-            dev.start_worker()
-            dev.team("join", "--dsn", hub.dsn(user), "--team", "alpha", password=made[user])
-        try:
-            yield hub, ana, li
-        finally:
-            for dev in (ana, li):
-                dev.stop_worker()
+    with postgres.server() as hub, teammates(hub, tmp_path_factory, KENNING_PROVIDER="rules",
+                                             KENNING_EMBEDDING_BACKEND="none") as (ana, li):
+        yield hub, ana, li
 
 
 def card(page: Any, oid: int) -> Any:

@@ -6,6 +6,7 @@ the real CLI, real hook subprocesses and real workers whose background thread sy
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -114,6 +115,25 @@ def team(hub: postgres.Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
     yield {"a": a, "b": b, "c": c, "passwords": made}
     for dev in (a, b, c):
         dev.stop_worker()
+
+
+@contextlib.contextmanager
+def teammates(hub: postgres.Server, tmp: pytest.TempPathFactory, **env: str) -> Iterator[tuple[Dev, Dev]]:
+    """Ana and Li, the two members of team alpha on ``hub``, each with a worker running (``env`` added to
+    both) and joined; their workers are stopped on the way out."""
+    a, b = Dev(tmp.mktemp("ana")), Dev(tmp.mktemp("li"))
+    a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "ana", "--member", "li",
+           password=hub.admin_password)
+    made = json.loads((a.data / "team-alpha-members.json").read_text())
+    try:
+        for dev, user in ((a, "ana"), (b, "li")):
+            dev.env.update(env)
+            dev.start_worker()
+            dev.team("join", "--dsn", hub.dsn(user), "--team", "alpha", password=made[user])
+        yield a, b
+    finally:
+        for dev in (a, b):
+            dev.stop_worker()
 
 
 def _hub_rows(hub: postgres.Server, sql: str, *args: object) -> list[tuple[Any, ...]]:

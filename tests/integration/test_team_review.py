@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.test_team_hub import Dev, _hub_rows, _hub_text
+from tests.integration.test_team_hub import Dev, _hub_rows, _hub_text, teammates
 from tests.support import postgres
 
 pytest.importorskip("psycopg")
@@ -26,19 +26,8 @@ EDITED_TEXT = "Back up the orders database every four hours; the cron job on the
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[postgres.Server, Dev, Dev]]:
-    with postgres.server() as hub:
-        a, b = Dev(tmp_path_factory.mktemp("ana")), Dev(tmp_path_factory.mktemp("li"))
-        a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "ana", "--member", "li",
-               password=hub.admin_password)
-        made = json.loads((a.data / "team-alpha-members.json").read_text())
-        for dev, user in ((a, "ana"), (b, "li")):
-            dev.start_worker()
-            dev.team("join", "--dsn", hub.dsn(user), "--team", "alpha", password=made[user])
-        try:
-            yield hub, a, b
-        finally:
-            for dev in (a, b):
-                dev.stop_worker()
+    with postgres.server() as hub, teammates(hub, tmp_path_factory) as (a, b):
+        yield hub, a, b
 
 
 def _title_of(dev: Dev, gid: str) -> str:

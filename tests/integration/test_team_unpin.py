@@ -3,13 +3,12 @@ reach the hub in (a real PostgreSQL hub, two developer sandboxes with their own 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.test_team_hub import Dev, _hub_ops, _hub_rows
+from tests.integration.test_team_hub import Dev, _hub_ops, _hub_rows, teammates
 from tests.support import postgres
 
 psycopg = pytest.importorskip("psycopg")
@@ -23,16 +22,8 @@ def hub() -> Iterator[postgres.Server]:
 
 @pytest.fixture(scope="module")
 def pair(hub: postgres.Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dev, Dev]]:
-    a, b = Dev(tmp_path_factory.mktemp("ana")), Dev(tmp_path_factory.mktemp("li"))
-    a.team("init", "--dsn", hub.dsn(), "--team", "alpha", "--member", "ana", "--member", "li",
-           password=hub.admin_password)
-    made = json.loads((a.data / "team-alpha-members.json").read_text())
-    for dev, user in ((a, "ana"), (b, "li")):
-        dev.start_worker()
-        dev.team("join", "--dsn", hub.dsn(user), "--team", "alpha", password=made[user])
-    yield a, b
-    for dev in (a, b):
-        dev.stop_worker()
+    with teammates(hub, tmp_path_factory) as (a, b):
+        yield a, b
 
 
 def _shared(hub: postgres.Server, a: Dev, b: Dev, prompt: str, words: str) -> tuple[str, int, int]:
