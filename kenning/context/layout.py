@@ -149,7 +149,8 @@ def short_links(text: str) -> str:
     return _URL.sub(lambda m: "/".join(m.group(1).rstrip("/").split("/")[-3:]), t)
 
 
-_ASKED = re.compile(r" \(asked: .*$")
+ASKED = " (asked: "  # how a change named only by its request says so (kenning/observer/providers/rules.py)
+_ASKED = re.compile(re.escape(ASKED) + ".*$")
 
 
 def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None) -> str:

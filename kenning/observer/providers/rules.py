@@ -26,6 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
 from kenning.observer import evidence
 from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, topic, user_memories
@@ -410,7 +411,7 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
     # Only a commit or the agent says what a change did. The request it answered (a question, a bug
     # report, a guess) is named as the request, never as the change: "Changed x.py: why is X slow?" reads
     # as if the change were the question.
-    asked = "" if outcome or not gist else f" ({'' if gist.startswith('Plan: ') else 'asked: '}{gist})"
+    asked = "" if outcome or not gist else f" ({gist})" if gist.startswith("Plan: ") else f"{ASKED}{gist})"
     facts = [f"Created {f}" for f in files if f in created]
     facts += [f"Modified {f}" + (f" ({edits[f]} edits)" if edits.get(f, 1) > 1 else "")
               for f in files if f not in created]
