@@ -112,7 +112,8 @@ class Home:
             if spool.depth(self.paths) == 0 and self.pending() == 0:
                 return
             time.sleep(0.1)
-        raise AssertionError(f"not flushed: spool {self.spool_depth()}, pending {self.pending()}")
+        raise AssertionError(f"not flushed: spool {self.spool_depth()}, pending {self.pending()}"
+                             + self.worker_logs(2500))
 
     def spool_depth(self) -> int:
         from kenning import spool

@@ -124,6 +124,7 @@ def _integrity(db: str) -> tuple[str, str]:
 def _ingest_spool(paths: Paths) -> int:
     """The spool into the rebuilt database (ingest only: the worker's observer takes it from there)."""
     from kenning.observer.providers.rules import RulesObserver
+    from kenning.store import switch
     from kenning.store.db import open_db
     from kenning.worker.pipeline import INGEST_BATCH, Pipeline
 
@@ -135,4 +136,5 @@ def _ingest_spool(paths: Paths) -> int:
         pipe.settle(force=True)
         return pipe.stats.ingested
     finally:
+        switch.forget(paths.db)  # this process writes no more: nothing to follow
         conn.close()

@@ -30,6 +30,7 @@ from kenning import allocator
 from kenning.paths import Paths
 from kenning.search import embedders, indexer
 from kenning.search.vectors import VectorIndex
+from kenning.store import switch
 from kenning.store.db import connect
 
 log = logging.getLogger("kenning.search")
@@ -64,6 +65,7 @@ class Semantic:
         self._slice_deadline = 0.0
         self._first_waits = False  # the first backlog thread waits for the helpers' passes of its slice
         self._cursor = indexer.Cursor()  # rows already seen with a vector: no full scan per batch
+        self._opened = 1  # the kept connection this cursor belongs to
         self.threads = backlog_threads(getattr(settings, "embedding_threads", 0)) if self.embedder.parallel else 1
         self.slice_rows = BATCH * PASSES * self.threads if self.embedder.parallel else SERIAL_BATCH
         self._pool: ThreadPoolExecutor | None = None  # the threads beyond this one, while the backlog runs
@@ -103,6 +105,7 @@ class Semantic:
 
     def status(self, fresh: bool = False) -> dict[str, Any]:
         if fresh and self.state in ("indexing", "ready"):
+            switch.check(self.paths.db)
             conn = connect(self.paths.db, readonly=True)
             try:
                 self.missing = indexer.count_missing(conn, self.embedder.model)
@@ -211,20 +214,20 @@ class Semantic:
                 break
             if self._stopping.wait(RETRY_FAILED_S):
                 return
-        conn = None
+        kept = switch.Kept(self.paths.db)  # given up when the file is switched (kenning/store/switch.py)
         if self.threads > 1:
             self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="kenning-embed",
                                             initializer=_lower_priority)
         try:
-            conn = connect(self.paths.db)
             # How big the backlog is: the one full count on this thread, before it answers queries.
-            self.missing = indexer.count_missing(conn, self.embedder.model)
+            with kept.lock:
+                self.missing = indexer.count_missing(kept.get(), self.embedder.model)
             self.state = "indexing"
             trimmed = time.monotonic()
             while not self._stopping.is_set():
                 self._wake.clear()
                 self._yield_to_searches()
-                done = self._step(conn)
+                done = self._step_kept(kept)
                 if done:
                     self.state = "indexing"
                     if time.monotonic() - trimmed > TRIM_EVERY_S:
@@ -242,12 +245,22 @@ class Semantic:
             self.state, self.detail = "failed", f"indexing stopped: {type(e).__name__}: {e}"
             log.exception("embedding loop failed")
         finally:
-            if conn is not None:
-                conn.close()
+            kept.release()
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
             if self.state != "failed":
                 self.state = "stopped"
+
+    def _step_kept(self, kept: switch.Kept) -> int:
+        """One step on the kept connection: none while the database file is being switched."""
+        try:
+            with kept.lock:
+                conn = kept.get()
+                if kept.opened != self._opened:  # maybe another file: what the cursor saw is not in it
+                    self._opened, self._cursor = kept.opened, indexer.Cursor()
+                return self._step(conn)
+        except switch.Switching:
+            return 0
 
     def _step(self, conn: Any) -> int:
         model = self.embedder.model

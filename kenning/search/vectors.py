@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.search.filters import KINDS
-from kenning.store.db import connect
+from kenning.store import switch
 from kenning.threads import LazyPool
 
 QUERY_CACHE = 256
@@ -113,7 +113,8 @@ class VectorIndex:
         self._n = 0
         self._last_id = 0
         self._deletes = -1
-        self._own: sqlite3.Connection | None = None
+        self._own = switch.Kept(db_path, readonly=True)  # given up when the file is switched (the worker)
+        self._opened = 0
         self._version = -1
 
     # ------------------------------------------------------------------------- cache
@@ -129,26 +130,32 @@ class VectorIndex:
         with self._lock:
             c = conn
             if c is None:
-                if self._own is None:
-                    self._own = connect(self.db_path, readonly=True)
-                c = self._own
-                version = int(c.execute("PRAGMA data_version").fetchone()[0])
-                if version == self._version and self._n:
-                    return self._n
-                self._version = version
-            last, deletes = self._state(c)
-            if deletes != self._deletes:
-                self._reset()
-                self._deletes = deletes
-            if last > self._last_id:
-                self._append(c, last)
+                with self._own.lock:
+                    c = self._own.get()
+                    if self._own.opened != self._opened:  # maybe another file: nothing cached holds
+                        self._opened, self._version, self._deletes = self._own.opened, -1, -1
+                        self._reset()
+                    return self._refresh_own(c)
+            return self._refresh(c)
+
+    def _refresh_own(self, c: sqlite3.Connection) -> int:
+        version = int(c.execute("PRAGMA data_version").fetchone()[0])
+        if version == self._version and self._n:
             return self._n
+        self._version = version
+        return self._refresh(c)
+
+    def _refresh(self, c: sqlite3.Connection) -> int:
+        last, deletes = self._state(c)
+        if deletes != self._deletes:
+            self._reset()
+            self._deletes = deletes
+        if last > self._last_id:
+            self._append(c, last)
+        return self._n
 
     def close(self) -> None:
-        with self._lock:
-            if self._own is not None:
-                self._own.close()
-                self._own = None
+        self._own.release()
 
     def _reset(self) -> None:
         self._blocks = {}

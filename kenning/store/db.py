@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from kenning.store import switch
 from kenning.store.health import open_readonly
 from kenning.store.identity import ForeignDatabase, check, not_a_database, verify
 
@@ -193,28 +194,28 @@ class ReadPool:
 
         self.path = path
         self.size = size
-        self._idle: list[sqlite3.Connection] = []
-        self._file: tuple[int, int] | None = None
+        self._idle: list[tuple[sqlite3.Connection, tuple[int, int] | None]] = []  # with the file each reads
+        self._out: dict[int, tuple[int, int] | None] = {}  # id of a connection in use -> its file
         self._lock = threading.Lock()
+        switch.register(path, self)
 
     def _identity(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return st.st_dev, st.st_ino
+        return switch.file_id(self.path)
 
     def take(self) -> sqlite3.Connection:
         ident = self._identity()
         with self._lock:
-            stale: list[sqlite3.Connection] = []
-            if ident != self._file:
-                stale, self._idle, self._file = self._idle, [], ident
-            conn = self._idle.pop() if self._idle else None
+            stale = [c for c, f in self._idle if f != ident]
+            self._idle = [(c, f) for c, f in self._idle if f == ident]
+            got = self._idle.pop() if self._idle else None
         for c in stale:
             c.close()
-        if conn is None:
+        if got is not None:
+            conn, ident = got
+        else:
+            switch.check(self.path)  # not while the worker's writer switches files (kenning/store/switch.py)
             conn = connect(self.path, readonly=True)
+            ident = self._identity()
             # No larger page cache here (PRAGMA cache_size): with it, a file restored from a copy
             # while the worker ran stayed locked against the writer's switch to WAL
             # (tests/security/test_fault_matrix.py), which the memory map below does not do.
@@ -222,24 +223,35 @@ class ReadPool:
             # no read() and no copy (another 5-10% of a search). Its pages are the OS page cache's,
             # shared by every connection (they count as the worker's RSS only while mapped).
             conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}").fetchall()  # stepped to its end
+        with self._lock:
+            self._out[id(conn)] = ident
         return conn
 
     def take_idle(self) -> sqlite3.Connection | None:
         """An idle connection to the file now at ``path``, or None: never opens one (an open can
         wait on the file's locks) and leaves stale ones for :meth:`take` to close."""
         ident = self._identity()
+        if ident is None or not switch.openable(self.path):
+            return None
         with self._lock:
-            if ident is None or ident != self._file or not self._idle:
-                return None
-            return self._idle.pop()
+            for i, (c, f) in enumerate(self._idle):
+                if f == ident:
+                    del self._idle[i]
+                    self._out[id(c)] = f
+                    return c
+        return None
 
     def give(self, conn: sqlite3.Connection, reusable: bool = True) -> None:
-        if reusable and not conn.in_transaction:
+        with self._lock:
+            ident = self._out.pop(id(conn), None)
+        if reusable and not conn.in_transaction and ident is not None:
             conn.set_progress_handler(None, 0)
-            with self._lock:
-                if len(self._idle) < self.size and self._identity() == self._file:
-                    self._idle.append(conn)
-                    return
+            # Kept only while it reads the file at the path, and no switch is under way.
+            if ident == self._identity() and switch.openable(self.path):
+                with self._lock:
+                    if len(self._idle) < self.size:
+                        self._idle.append((conn, ident))
+                        return
         conn.close()
 
     @contextmanager
@@ -255,5 +267,13 @@ class ReadPool:
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
-        for c in idle:
+        for c, _f in idle:
+            c.close()
+
+    def release(self) -> None:
+        """The writer switches files: the idle connections close now, those in use when given back."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+            self._out = dict.fromkeys(self._out)
+        for c, _f in idle:
             c.close()

@@ -1,9 +1,10 @@
 """The worker's record of what session starts found gone (for review: ``kenning stale``).
 
 Each answered session start hands its evidence check here (:meth:`Recorder.add`); one thread
-writes them through :class:`kenning.memory_service.MemoryService`, on a connection it keeps,
-once session starts have paused for ``settle`` seconds: a burst of them (a resume, a compaction,
-several agents at once) costs one short transaction, taken when nobody waits for an answer.
+writes them through :class:`kenning.memory_service.MemoryService`, on a connection it keeps
+(given up when the database file is switched: kenning/store/switch.py), once session starts
+have paused for ``settle`` seconds: a burst of them (a resume, a compaction, several agents at
+once) costs one short transaction, taken when nobody waits for an answer.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 import sqlite3
 import threading
 import time
+
+from kenning.store import switch
 
 log = logging.getLogger("kenning.worker")
 
@@ -37,7 +40,8 @@ class Recorder:
         self._todo: dict[str, Pending] = {}
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._kept = switch.Kept(db_path)
+        self._opened = 0
         self._known: dict[str, set[int]] = {}  # per project: ids with a record this recorder wrote
         self.written = 0
 
@@ -70,12 +74,17 @@ class Recorder:
                 self._close()
 
     def _write(self, batch: dict[str, Pending]) -> None:
-        from kenning.memory_service import MemoryService
-        from kenning.store.db import connect
+        with self._kept.lock:
+            conn = self._kept.get()
+            if self._kept.opened != self._opened:  # a new connection, maybe to another file
+                self._opened = self._kept.opened
+                self._known.clear()
+            self._write_with(conn, batch)
 
-        if self._conn is None:
-            self._conn = connect(self.db_path)
-        door = MemoryService(self._conn, "http")
+    def _write_with(self, conn: sqlite3.Connection, batch: dict[str, Pending]) -> None:
+        from kenning.memory_service import MemoryService
+
+        door = MemoryService(conn, "http")
         for project, p in batch.items():
             known = self._known.get(project)
             # Only ids that may hold a record are cleared: after the first write, those this recorder wrote.
@@ -90,10 +99,5 @@ class Recorder:
             self.written += 1
 
     def _close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
+        self._kept.release()
         self._known.clear()

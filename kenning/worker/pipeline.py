@@ -24,6 +24,7 @@ still in flight), ``maintain(now)`` (idle timeouts) and ``close()`` (no orphan c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -38,12 +39,13 @@ from kenning.memory_service import MemoryService
 from kenning.observer.base import Observer
 from kenning.observer.transcript import TurnReader
 from kenning.paths import Paths
-from kenning.store import repo, segments, usage
-from kenning.store.db import open_db
+from kenning.store import repo, segments, switch, usage
+from kenning.store.db import BUSY_TIMEOUT_MS, open_db
 from kenning.worker import given, uses
 from kenning.worker.given import Handed
 
 log = logging.getLogger("kenning.worker")
+SWITCH_WAIT_MS = 200  # the old file's log emptied on a switch: how long a cycle waits for a read to end
 
 INGEST_BATCH = 500
 SETTLE_PATIENCE_S = 5.0  # after this, a checkpoint waits for readers instead of giving up
@@ -90,6 +92,8 @@ class Pipeline:
         self._last_prune = 0.0
         self._last_backup_check = time.time() - BACKUP_CHECK_S + BACKUP_FIRST_S
         self._file = file_id(paths.db)  # the database file this connection writes
+        switch.hold(paths.db, self._file)  # the worker's other connections open only this one
+        self._leaving = False  # the file at the path changed: letting go of the old one
         self._checked = False  # integrity of this file checked (first cycle)
         self._reopen_needed = False  # the file at the path changed and is not open yet
         # Spool files whose rows are committed but not yet durable in the database file, oldest first.
@@ -241,45 +245,63 @@ class Pipeline:
 
         Otherwise (deleted, or replaced by another file) writing on would go into a file nobody
         will open again: the connection is closed, and the file now at the path is opened (a new
-        one if none); the spool files not yet settled stay, to be ingested into it. Closing first
-        matters: SQLite then checkpoints into the old file and removes *its* ``-wal``, which would
-        otherwise be read as if it belonged to the new file.
+        one if none); the spool files not yet settled stay, to be ingested into it. The old file's
+        ``-wal`` is still at the path's ``-wal`` name meanwhile, and a connection opened to the new
+        file would read it as its own: the worker's other connections let go first
+        (kenning/store/switch.py), the log is emptied, and only then is this one closed.
         """
         if self._reopen_needed:
             return self._reopen()
         now_file = file_id(self.paths.db)
         if now_file is not None and now_file == self._file:
             return True
-        what = "deleted" if now_file is None else "replaced by another file"
-        when = time.strftime("%Y-%m-%d %H:%M:%S")
-        log.error("the database %s was %s while the worker ran; writing into the file now at that path, and the "
-                  "%d spool file(s) not yet saved there will be ingested again", self.paths.db, what,
-                  len(self._unsettled))
-        self.stats.db_replaced = f"{when}: {self.paths.db} was {what} while the worker ran; a new database was opened"
-        self._unsettled.clear()  # kept on disk: re-read into the new file
-        try:
-            # Empty the -wal (it is still the old file's, under the path the new file will use)
-            # even when a reader elsewhere keeps the old file open and so the close cannot remove it.
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.Error:
-            pass
+        if not self._leaving:
+            what = "deleted" if now_file is None else "replaced by another file"
+            when = time.strftime("%Y-%m-%d %H:%M:%S")
+            log.error("the database %s was %s while the worker ran; writing into the file now at that path, and the "
+                      "%d spool file(s) not yet saved there will be ingested again", self.paths.db, what,
+                      len(self._unsettled))
+            self.stats.db_replaced = (f"{when}: {self.paths.db} was {what} while the worker ran; "
+                                      "a new database was opened")
+            self._unsettled.clear()  # kept on disk: re-read into the new file
+            self._leaving = True
+        switch.switching(self.paths.db)  # the pool, the embedder, the recorder: their connections close
+        if not self._emptied_log():
+            # A read still under way on the old file: closing now would leave its log behind.
+            self.stats.last_error = "cycle: waiting for a read of the old database to end"
+            raise _Waiting(self.stats.last_error)
         try:
             self.conn.close()
         except sqlite3.Error:
             pass
+        self._leaving = False
         self._reopen_needed = True
         return self._reopen()
+
+    def _emptied_log(self) -> bool:
+        """Checkpoint the old file's ``-wal`` into it and empty it: True when done (or impossible)."""
+        try:
+            # Not the busy timeout's 10 s: a read under way is waited for by the next cycles instead.
+            self.conn.execute(f"PRAGMA busy_timeout = {SWITCH_WAIT_MS}")
+            busy, _frames, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            return True  # e.g. the old file is unreadable: nothing better can be done
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return not busy
 
     def _reopen(self) -> bool:
         """Open the file at the path once nothing of the old one is left beside it; False meanwhile."""
         wal = self.paths.db + "-wal"
         if os.path.exists(self.paths.db) and os.path.exists(wal) and os.path.getsize(wal) > 0:
-            # Another connection still holds the old file open (its -wal stays until it closes):
+            # Another process still holds the old file open (its -wal stays until it closes):
             # opening now would read that log into the new file. Wait for it; the spool keeps all.
             self.stats.last_error = "cycle: waiting for the old database's other connections to close"
             raise _Waiting(self.stats.last_error)
         self.conn = open_db(self.paths.db)  # raises (e.g. a foreign file): the cycle reports it and retries
         self._file = file_id(self.paths.db)
+        switch.hold(self.paths.db, self._file)
         self._reopen_needed = False
         return False
 
@@ -389,6 +411,7 @@ class Pipeline:
             self.settle(force=True)
         except (sqlite3.Error, _Waiting) as e:  # the files stay and are ingested again (idempotent) next time
             log.warning("could not settle the last batch: %s", e)
+        switch.forget(self.paths.db)
         close = getattr(self.observer, "close", None)
         if close is not None:
             try:
@@ -488,13 +511,7 @@ class _Waiting(Exception):
     """The cycle cannot write yet (the old database file is still held open elsewhere)."""
 
 
-def file_id(path: str) -> tuple[int, int] | None:
-    """(device, inode) of the file at ``path``, or None when there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
+file_id = switch.file_id
 
 
 def _validate(rec: dict[str, Any]) -> None:
