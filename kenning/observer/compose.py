@@ -167,6 +167,12 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 continue
             if role == "decision" and "proposal" in cues.signals(j.text) | cues.signals(j.unit.heading):
                 continue  # what the agent recommends is decided only once someone takes it (a note keeps it)
+            kin = next((d for d in out if _same_subject(j.text, d.facts)), None)
+            if kin is not None:  # more about what a memory of this turn already holds: one row, both said
+                kin.facts.append(j.text)
+                kin.narrative = f"{kin.narrative} {j.text}".strip()
+                used.append(j)
+                continue
             out.append(ObservationDraft(
                 type=typ, title=titled(j, r, files_modified),
                 subtitle={"gotcha": "gotcha", "decision": "decided",
@@ -403,6 +409,22 @@ def together(cause: Judged, fix: Judged) -> bool:
                                          or not cause.unit.heading or not fix.unit.heading):
         return True
     return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)
+
+
+# A name in code quotes that identifies a thing (a path, a flag, an identifier), not a plain word.
+_SPAN = re.compile(r"`([^`\s][^`]{2,79})`")
+_NAMEISH = re.compile(r"[/._\-:]|[a-z][A-Z]")
+
+
+def _names(text: str) -> set[str]:
+    return {m.group(1).strip().rstrip("/").lower() for m in _SPAN.finditer(text) if _NAMEISH.search(m.group(1))}
+
+
+def _same_subject(text: str, facts: list[str]) -> bool:
+    """The agent says more, in the same turn, about a thing a memory already names in code quotes
+    ("`tmp/clones/` holds stale tests" after "bun picks up `tmp/clones/`"): the same subject."""
+    mine = _names(text)
+    return bool(mine) and any(mine & _names(f) for f in facts)
 
 
 def same_thing(a: str, b: str, threshold: float = 0.6) -> bool:

@@ -122,7 +122,9 @@ def judge_user(text: str, origin: str) -> list[Judged]:
             # will do next themselves is no part of the statement (nor a memory of its own)
             u, parts = replace(u, text="; ".join(said)), said
         whole = standing(judge(u, speaker="user", origin=origin))
-        if len(parts) > 1 and all(len(p.split()) >= 3 for p in parts):
+        # "Don't touch the API; the export stays a plain module for now": said to hold for now, the
+        # sentence is one provisional decision; its restriction alone would read as a standing rule.
+        if len(parts) > 1 and not whole.tentative and all(len(p.split()) >= 3 for p in parts):
             each = [standing(judge(Unit(p, u.heading, u.index, u.bullet, u.label, u.table), speaker="user",
                                    origin=origin)) for p in parts]
             if sum(1 for j in each if j.role != "noise") >= 2:

@@ -186,6 +186,12 @@ _JSONISH = re.compile(r'^[\[{]|"\w+"\s*:\s*["\[{\d]|^\w+\([^)]*\)\s*[{;]?$')
 _FRAME = re.compile(r"\.\w{1,5}:\d+:\d+\b|\.\w{1,5}\", line \d+")
 
 
+# What only a program prints: a "[Component]" tag, a UUID, a clock time, an HTTP request line. Three of
+# them in one unit is a pasted log, wherever it starts ("(1 retries remaining) [Repo] Saved … [Job] …").
+_PRINTED = re.compile(r"\[[A-Z][\w.:-]{2,}\]|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|"
+                      r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b|\b(?:GET|POST|PUT|PATCH|DELETE) /")
+
+
 def _noise(text: str) -> bool:
     """Pasted output rather than something said: a log line, a stack trace (two frames or more, and few
     words besides), a bare path or command, JSON, a lone symbol."""
@@ -197,6 +203,6 @@ def _noise(text: str) -> bool:
         said = [w for w in text.split() if w.isalpha() and len(w) >= 3]
         if len(said) <= 4 * frames:
             return True
-    if _JSONISH.search(text):
+    if _JSONISH.search(text) or len(_PRINTED.findall(text)) >= 3:
         return True
     return bool(_LOGLIKE.match(text)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", text)

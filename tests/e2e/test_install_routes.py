@@ -126,7 +126,7 @@ def test_install_route_then_kenning_install_then_see_it_work(route: str, tmp_pat
         # What the block shows, checked for each command it holds (test_first_five_minutes.py checks it all).
         assert "Added to your memory" in out["demo"]
         assert out["context"].startswith("<kenning-context>") and "# Memory of kenning-demo" in out["context"]
-        assert "17 observations" in out.get("status", "17 observations"), out["status"]
+        assert "18 observations" in out.get("status", "18 observations"), out["status"]
         assert "✗" not in out.get("doctor", ""), out["doctor"]
         if "open" in out:
             assert (tmp_path / "opened-url").read_text().startswith(f"http://127.0.0.1:{m.env['KENNING_PORT']}/")

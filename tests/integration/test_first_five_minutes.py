@@ -141,7 +141,7 @@ def test_see_it_work_as_written(scratch: Scratch, installed: subprocess.Complete
     assert len(rows) >= 6, rows
     for rid, title in rows.items():
         assert re.search(rf"^{re.escape(rid)}\s.*{re.escape(title)}", context, re.M), (rid, title, context)
-    assert re.search(r"^memory +17 observations, 3 summaries, 3 sessions", out["status"], re.M), out["status"]
+    assert re.search(r"^memory +18 observations, 3 summaries, 3 sessions", out["status"], re.M), out["status"]
     shown = next(a for a in words if a[1] == "show")[2]
     assert out["show"].startswith(f"#{shown} [decision] {rows[f'#{shown}']}"), out["show"]
     assert re.search(r"^#\d+ .*VAT is now rounded.*\(kenning-demo, ~\d+ tokens\)$", out["search"], re.M), out["search"]

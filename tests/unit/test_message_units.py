@@ -39,3 +39,12 @@ def test_a_pasted_stack_trace_is_no_unit_but_a_sentence_naming_one_frame_is() ->
     assert units(js) == [] and units(py) == []
     assert [u.text for u in units(said)] == [said]
     assert [u.text for u in units(two)] == [two]
+
+
+def test_a_pasted_log_line_is_no_unit_wherever_it_starts_but_a_sentence_naming_a_component_is() -> None:
+    log = ("(2 attempts left) [JobQueue] Stored failed job 1b4e28ba-2fa1-11d2-883f-0016d3cca427 "
+           "[Scheduler] Run 1b4e28ba-2fa1-11d2-883f-0016d3cca427 failed: the runner exited with code 1")
+    web = "[14:02:51.118] [API] GET /api/jobs/42 returned 500 after the retry"
+    said = "The retry loop in [Scheduler] gave up too early, so a failed job was never run again."
+    assert units(log) == [] and units(web) == []
+    assert [u.text for u in units(said)] == [said]
