@@ -186,9 +186,11 @@ _JSONISH = re.compile(r'^[\[{]|"\w+"\s*:\s*["\[{\d]|^\w+\([^)]*\)\s*[{;]?$')
 _FRAME = re.compile(r"\.\w{1,5}:\d+:\d+\b|\.\w{1,5}\", line \d+")
 
 
-# What only a program prints: a "[Component]" tag, a UUID, a clock time, an HTTP request line. Three of
-# them in one unit is a pasted log, wherever it starts ("(1 retries remaining) [Repo] Saved … [Job] …").
-_PRINTED = re.compile(r"\[[A-Z][\w.:-]{2,}\]|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|"
+# What only a program prints: a "[Component]" tag, "exited with code N", a UUID, a clock time, an HTTP
+# request line. Three of them in one unit is a pasted log, wherever it starts ("(1 retries remaining)
+# [Repo] Saved … [Job] …").
+_PRINTED = re.compile(r"\[[A-Z][\w .:/-]{2,30}\](?!\()|\bexit(?:ed)? with (?:exit )?code \d+|"
+                      r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|"
                       r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b|\b(?:GET|POST|PUT|PATCH|DELETE) /")
 
 

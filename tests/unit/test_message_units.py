@@ -48,3 +48,10 @@ def test_a_pasted_log_line_is_no_unit_wherever_it_starts_but_a_sentence_naming_a
     said = "The retry loop in [Scheduler] gave up too early, so a failed job was never run again."
     assert units(log) == [] and units(web) == []
     assert [u.text for u in units(said)] == [said]
+
+
+def test_a_retry_log_with_spaced_tags_is_pasted_output_but_an_explanation_of_the_exit_code_is_not() -> None:
+    log = "(1 retry left) [Build Runner] Attempt 2/3 failed: the runner exited with code 2 [Build Runner] Retrying"
+    said = "The runner exited with code 2 because [Build Runner] reads its config before the checkout exists."
+    assert units(log) == []
+    assert [u.text for u in units(said)] == [said]
