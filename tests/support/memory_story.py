@@ -101,7 +101,8 @@ class Story:
         return build(self.conn, self.settings, self.root(project), now=self.t + 60, name=project)
 
     def rows(self, project: str | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT id, type, kind, layer, status, scope, tentative, title, why, superseded_by FROM observations"
+        sql = ("SELECT id, type, kind, layer, status, scope, tentative, title, facts, why, superseded_by "
+               "FROM observations")
         args: tuple[Any, ...] = ()
         if project:
             sql += " WHERE project = ?"
@@ -111,6 +112,7 @@ class Story:
         out = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         for r in out:
             r["why"] = json.loads(r["why"]) if r["why"] else {}
+            r["facts"] = json.loads(r["facts"]) if r["facts"] else []
         return out
 
     def active(self, project: str | None = None) -> list[dict[str, Any]]:

@@ -355,3 +355,31 @@ def test_a_passing_run_with_a_condition_or_a_reason_is_not_taken_for_a_bare_repo
     from kenning.observer.compose import _PASSING_RUN
 
     assert not _PASSING_RUN.match(finding)
+
+
+@pytest.mark.parametrize("lead", ["Here's a summary of the changes made to `jobs/export.py`:",
+                                  "Voici un résumé des changements apportés à `jobs/export.py` :",
+                                  "以下是对 `jobs/export.py` 的修改总结："])
+def test_a_sentence_that_only_introduces_the_answer_does_not_lead_its_title(story: Story, lead: str) -> None:
+    story.session("shop", Turn(
+        "The nightly export fails.",
+        [bash("python -m jobs.export", fails="UnicodeEncodeError: 'ascii' codec can't encode character"),
+         edit(ROOT, "jobs/export.py"), bash("python -m jobs.export", "exported 10 rows")],
+        last=f"{lead}\n\n- The export crashed because the CSV writer opened files without an encoding.\n"
+             "- Fixed it by opening the file with encoding='utf-8' in the CSV writer."))
+    [row] = [r for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
+    assert "without an encoding" in row["title"] and lead.split()[0] not in row["title"], row
+
+
+def test_more_said_in_one_turn_about_the_same_named_thing_is_one_row(story: Story) -> None:
+    story.session("shop", Turn(
+        "Why does the pre-commit hook report 80 failing tests?",
+        [bash("git commit -m wip", fails="80 tests failed in tmp/clones/eval-x/"), bash("rm -rf tmp/clones/eval-x")],
+        last="The pre-commit hook runs `bun test src/`, which also picks up the test files under `tmp/clones/`. "
+             "A leftover evaluation clone in `tmp/clones/` holds 80 tests of another repository, so removing "
+             "it unblocks the commit. Separately, `bun test` needs `--timeout 20000` on this machine, or the "
+             "slow integration tests time out."))
+    keys = [r for r in story.active("shop") if r["kind"] in ("gotcha", "rootcause", "fact", "fix", "decision")]
+    clones = [r for r in keys if "tmp/clones" in " ".join([r["title"], *r["facts"]])]
+    assert len(clones) == 1, keys  # one subject, one row: what else was said of it is in its facts
+    assert len(clones[0]["facts"]) >= 2, clones
