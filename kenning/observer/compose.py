@@ -376,7 +376,7 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
             continue  # another section of the answer: another subject
         if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
-        if j.text.rstrip().endswith((":", "：")) or _LEAD_IN.match(text):
+        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
         if _NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
@@ -384,8 +384,8 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
 
 
 TOPIC_CHARS = 160
-_LEAD_IN = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
-                      r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
+_INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
+                         r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
 
 
 def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "") -> str:
