@@ -383,3 +383,13 @@ def test_more_said_in_one_turn_about_the_same_named_thing_is_one_row(story: Stor
     clones = [r for r in keys if "tmp/clones" in " ".join([r["title"], *r["facts"]])]
     assert len(clones) == 1, keys  # one subject, one row: what else was said of it is in its facts
     assert len(clones[0]["facts"]) >= 2, clones
+
+
+@pytest.mark.parametrize(("said", "statement_"), [
+    ("The fix is simple: open the file with encoding utf-8.", "Open the file with encoding utf-8."),
+    ("Root cause: the cache key leaves the tenant out.", "The cache key leaves the tenant out."),
+])
+def test_a_statement_loses_the_words_that_only_announce_it(said: str, statement_: str) -> None:
+    from kenning.observer.compose import statement
+
+    assert statement(said) == statement_
