@@ -13,6 +13,7 @@ import re
 
 from kenning.memory.subjects import is_status, supersedes_something
 from kenning.memory.text import capitalised, sentences
+from kenning.observer.units import printed_from
 from kenning.records import Event
 
 _DECISION_CUES = re.compile(
@@ -155,6 +156,15 @@ def _is_notification(text: str) -> bool:
     return t.startswith("<task-notification>") or t.startswith("<command-")
 
 
+def _words(text: str) -> float:
+    """About how many words ``text`` says: Chinese and Japanese put no spaces between theirs (two
+    characters count one), Korean puts them between phrases."""
+    cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
+    spaced = sum(1 for w in text.split() if not any("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
+                                                   for c in w))
+    return spaced + cjk / 2
+
+
 def gist_of(prompt: str, limit: int = 90) -> str:
     """A one-line gist of a prompt: its first real sentence, without pleasantries."""
     if _is_notification(prompt):
@@ -165,8 +175,12 @@ def gist_of(prompt: str, limit: int = 90) -> str:
                    flags=re.IGNORECASE)  # repeated: "ok, please could you …"
         s = _LEAD_IN.sub("", s).strip().rstrip(".!")
         s = re.sub(r"\s+", " ", s)
-        if len(s.split()) < 2:
-            continue  # "Nice." / "Thanks!" say nothing about the work
+        cut = printed_from(s)
+        said = s[:cut].rstrip(" :,;-—([：") if cut > 0 else ""
+        if _words(said) >= 2:  # the user's words, not the log they pasted after them
+            s = said
+        if _words(s) < 2:
+            continue  # "Nice." / "Thanks!" / "好的" say nothing about the work
         s = capitalised(s)
         return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
     return ""

@@ -194,6 +194,13 @@ _PRINTED = re.compile(r"\[[A-Z][\w .:/-]{2,30}\](?!\()|\bexit(?:ed)? with (?:exi
                       r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b|\b(?:GET|POST|PUT|PATCH|DELETE) /")
 
 
+def printed_from(text: str) -> int:
+    """Where program output pasted after the user's own words begins ("I get this when I run it:
+    [11:35:44] [API] GET /api/…"), or -1 when ``text`` holds none."""
+    marks = list(_PRINTED.finditer(text))
+    return marks[0].start() if len(marks) >= 3 else -1  # as in _noise: "[API]" and "GET /x" in a sentence are no paste
+
+
 def _noise(text: str) -> bool:
     """Pasted output rather than something said: a log line, a stack trace (two frames or more, and few
     words besides), a bare path or command, JSON, a lone symbol."""
