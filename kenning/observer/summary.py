@@ -21,7 +21,12 @@ from kenning.records import SessionInfo, SummaryDraft, tokens_of
 STATE = "State: "
 COMMANDS = "Commands: "
 _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|do it|approved?|thanks|"
-                        r"thank you|lgtm|ship it|done|next)\W*$", re.IGNORECASE)
+                        r"thank you|lgtm|ship it|done|next)\W*$"
+                        # the same nods in Chinese, Japanese, Korean ("提交吧", "コミットお願いします")
+                        r"|^(?:(?:确认内容|確認内容|確認しました)\W*)?(?:提交|推送|合并|继续|好的|可以|没问题|谢谢|"
+                        r"コミット|プッシュ|マージ|続けて|進めて|問題(?:ありません|ないです|なし)|ありがとう|了解|"
+                        r"커밋|푸시|머지|계속|좋아요|감사합니다|확인했습니다)(?:吧|一下|了|します|して|してください|"
+                        r"お願いします|ございます|です|해줘|해주세요|하죠|합시다|진행해주세요)?\W*$", re.IGNORECASE)
 
 
 @dataclass

@@ -408,3 +408,11 @@ def test_a_sessions_request_is_the_users_words_in_any_script_without_the_log_the
     from kenning.observer.stated import gist_of
 
     assert gist_of(prompt) == gist
+
+
+def test_a_nod_in_any_language_is_no_part_of_what_the_session_was_about() -> None:
+    from kenning.observer.summary import request_of
+
+    prompts = ["認証モジュールのリファクタリングを進めて", "確認内容、問題ありません。", "コミットお願いします",
+               "提交吧", "커밋해주세요", "Thanks!"]
+    assert request_of(prompts, []) == "認証モジュールのリファクタリングを進めて"
