@@ -18,7 +18,6 @@ from typing import Any
 from kenning.paths import Paths
 from kenning.search import service
 from kenning.search.config import SearchConfig
-from kenning.store import switch
 from kenning.store.db import BUSY_TIMEOUT_MS, ReadPool, connect
 
 log = logging.getLogger("kenning.search")
@@ -169,7 +168,6 @@ class SearchRuntime:
             raise ValueError("embedding_backend is none: there are no vectors to rebuild")
         from kenning.search import reindex
 
-        switch.check(self.paths.db)  # not while the worker's writer switches files
         conn = connect(self.paths.db)
         try:
             pruned = reindex.reset_vectors(conn, self.semantic.embedder.model, force=force)

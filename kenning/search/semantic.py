@@ -105,7 +105,6 @@ class Semantic:
 
     def status(self, fresh: bool = False) -> dict[str, Any]:
         if fresh and self.state in ("indexing", "ready"):
-            switch.check(self.paths.db)
             conn = connect(self.paths.db, readonly=True)
             try:
                 self.missing = indexer.count_missing(conn, self.embedder.model)

@@ -27,8 +27,10 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     """Open the database (created 0600 when missing) with Kenning's pragmas.
 
     A file that is not Kenning's raises :class:`~kenning.store.identity.ForeignDatabase`
-    before SQLite has opened it, so it is never switched to WAL nor migrated.
+    before SQLite has opened it, so it is never switched to WAL nor migrated. In the worker, no
+    connection opens while its writer switches to another file at ``path`` (kenning/store/switch.py).
     """
+    switch.check(path)
     if readonly:
         try:
             conn = open_readonly(path, timeout=BUSY_TIMEOUT_MS / 1000)  # a read-only data dir too
@@ -213,8 +215,7 @@ class ReadPool:
         if got is not None:
             conn, ident = got
         else:
-            switch.check(self.path)  # not while the worker's writer switches files (kenning/store/switch.py)
-            conn = connect(self.path, readonly=True)
+            conn = connect(self.path, readonly=True)  # refused while the worker's writer switches files
             ident = self._identity()
             # No larger page cache here (PRAGMA cache_size): with it, a file restored from a copy
             # while the worker ran stayed locked against the writer's switch to WAL

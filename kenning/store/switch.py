@@ -7,7 +7,7 @@ other's locks: either can corrupt the new file. So, in a process whose writer fo
 (the worker's pipeline):
 
 * the writer says which file it holds (:func:`hold`), and None while it switches (:func:`switching`);
-* a connection is opened only to the file the writer holds (:func:`openable`);
+* a connection is opened only to the file the writer holds (:func:`openable`; ``connect`` checks it);
 * everything that keeps a connection (the read pool, the embedder, the evidence recorder) registers
   and gives it up when :func:`switching` asks, before the writer closes its own, so the old
   file's log goes away with the last connection to it.
@@ -115,8 +115,7 @@ class Kept:
         if self._conn is not None and self._file != file_id(self.path):
             self.release()  # replaced with no writer in this process to say so
         if self._conn is None:
-            check(self.path)
-            self._conn = connect(self.path, readonly=self.readonly)
+            self._conn = connect(self.path, readonly=self.readonly)  # refused (Switching) meanwhile
             self._file = file_id(self.path)
             self.opened += 1
         return self._conn

@@ -299,6 +299,11 @@ class Pipeline:
             # opening now would read that log into the new file. Wait for it; the spool keeps all.
             self.stats.last_error = "cycle: waiting for the old database's other connections to close"
             raise _Waiting(self.stats.last_error)
+        # Nothing of the old file is left: the worker's connections may open the file now at the path
+        # (created here when it was deleted, as connect() would: it opens only a held file meanwhile).
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.paths.db, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        switch.hold(self.paths.db, file_id(self.paths.db))
         self.conn = open_db(self.paths.db)  # raises (e.g. a foreign file): the cycle reports it and retries
         self._file = file_id(self.paths.db)
         switch.hold(self.paths.db, self._file)

@@ -17,7 +17,7 @@ import pytest
 from kenning.observer.providers.rules import RulesObserver
 from kenning.paths import Paths
 from kenning.store import switch
-from kenning.store.db import ReadPool, open_db
+from kenning.store.db import ReadPool, connect, open_db
 from kenning.worker.pipeline import Pipeline, _Waiting
 
 
@@ -54,6 +54,8 @@ def test_a_read_under_way_holds_the_switch_back_and_then_the_new_file_opens_clea
             pipe.check_file()
         with pytest.raises(switch.Switching):  # and nothing opens the new file meanwhile
             pool.take()
+        with pytest.raises(switch.Switching):  # a request's own connection, a team round's neither
+            connect(paths.db)
         assert os.path.getsize(paths.db + "-wal") > 0
 
         reading.execute("COMMIT")
