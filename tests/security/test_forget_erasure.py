@@ -112,7 +112,7 @@ def test_forget_of_a_cjk_memory_empties_the_cjk_shadow_rows(home: Home) -> None:
     if row is None:
         pytest.skip("the rules observer kept no memory of this CJK prompt")
     assert_present(home.data, CJK_WORD)
-    forget_via("cli", home, int(row[0]), in_summary=False)  # a CJK prompt has no gist in the summary
+    forget_via("cli", home, int(row[0]))  # the CJK prompt is the session summary's gist: rewritten without it
     assert_erased(home.data, CJK_WORD)
     assert scalar(home, "SELECT COUNT(*) FROM user_prompts_cjk") == 0 or \
         CJK_WORD not in str(scalar(home, "SELECT group_concat(prompt_text) FROM user_prompts_cjk"))
