@@ -176,6 +176,8 @@ def gist_of(prompt: str, limit: int = 90) -> str:
         s = _LEAD_IN.sub("", s).strip().rstrip(".!")
         s = re.sub(r"\s+", " ", s)
         cut = printed_from(s)
+        if cut >= 0 and not any(c.isalpha() for c in s[:cut]):
+            continue  # pasted program output only: nothing the user said
         said = s[:cut].rstrip(" :,;-—([：") if cut > 0 else ""
         if _words(said) >= 2:  # the user's words, not the log they pasted after them
             s = said
