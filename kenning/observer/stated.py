@@ -159,10 +159,11 @@ def _is_notification(text: str) -> bool:
 def _words(text: str) -> float:
     """About how many words ``text`` says: Chinese and Japanese put no spaces between theirs (two
     characters count one), Korean puts them between phrases."""
-    cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
-    spaced = sum(1 for w in text.split() if not any("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
-                                                   for c in w))
-    return spaced + cjk / 2
+    def cjk(c: str) -> bool:
+        return "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
+
+    spaced = sum(1 for w in text.split() if not any(cjk(c) for c in w))
+    return spaced + sum(1 for c in text if cjk(c)) / 2
 
 
 def gist_of(prompt: str, limit: int = 90) -> str:

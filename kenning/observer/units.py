@@ -198,7 +198,7 @@ def printed_from(text: str) -> int:
     """Where program output pasted after the user's own words begins ("I get this when I run it:
     [11:35:44] [API] GET /api/…"), or -1 when ``text`` holds none."""
     marks = list(_PRINTED.finditer(text))
-    return marks[0].start() if len(marks) >= 3 else -1  # as in _noise: "[API]" and "GET /x" in a sentence are no paste
+    return marks[0].start() if len(marks) >= 3 else -1  # "[API]" and "GET /x" in a sentence are no paste
 
 
 def _noise(text: str) -> bool:
@@ -212,6 +212,6 @@ def _noise(text: str) -> bool:
         said = [w for w in text.split() if w.isalpha() and len(w) >= 3]
         if len(said) <= 4 * frames:
             return True
-    if _JSONISH.search(text) or len(_PRINTED.findall(text)) >= 3:
+    if _JSONISH.search(text) or printed_from(text) >= 0:
         return True
     return bool(_LOGLIKE.match(text)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", text)

@@ -17,6 +17,7 @@ A process with no writer (the CLI, a hook) is not concerned: :func:`openable` is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -123,9 +124,7 @@ class Kept:
     def release(self) -> None:
         with self.lock:
             if self._conn is not None:
-                try:
+                with contextlib.suppress(sqlite3.Error):
                     self._conn.close()
-                except sqlite3.Error:
-                    pass
             self._conn = None
             self._file = None

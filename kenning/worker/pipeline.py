@@ -270,10 +270,8 @@ class Pipeline:
             # A read still under way on the old file: closing now would leave its log behind.
             self.stats.last_error = "cycle: waiting for a read of the old database to end"
             raise _Waiting(self.stats.last_error)
-        try:
+        with contextlib.suppress(sqlite3.Error):
             self.conn.close()
-        except sqlite3.Error:
-            pass
         self._leaving = False
         self._reopen_needed = True
         return self._reopen()
