@@ -77,7 +77,12 @@ _CUES: dict[str, tuple[str, str]] = {
         r"provisional(?:mente)?|de momento",
         "暂定 暂时 目前先 先这样 先用 临时 暫定 とりあえず 一旦 当面 ひとまず 일단 임시 당분간 우선"),
     "todo": (
-        r"todo|to-do|next time|later|follow[- ]?up|still (?:need|open|to do)|remaining|left to|not yet|"
+        # "later" and "remaining" as work left, not as time ("12 hours later") or a count ("remaining hosts")
+        r"todo|to-do|next time|(?<!hours )(?<!hour )(?<!minutes )(?<!seconds )(?<!days )(?<!weeks )(?<!years )"
+        r"(?<!months )(?<!moments )(?<!ms )later|follow[- ]?up|still (?:need|open|to do)|"
+        r"remaining(?=\s*[:：]|\s+(?:work|items?|tasks?|steps?|issues?|todos?|to-dos?|questions?|problems?|"
+        r"failures?|fixes|changes|points?|gaps?)\b)|"
+        r"(?:still|(?:\d+|two|three|four|five|a few|several)(?:\s+\w+)?)\s+remaining|left to|not yet|"
         r"open items?|pending|plus tard|reste à|pas encore|à faire|später|noch nicht|offen|noch zu|"
         r"pendiente|todavía no|más tarde|queda",
         "待办 下次 以后再 还需要 还没 尚未 待定 遗留 后续 回头 後で 次回 残り まだ 未対応 나중에 다음에 아직 "
@@ -143,7 +148,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {name: _compile(w, c) for name, (w, c) in
 SIGNALS = tuple(PATTERNS)
 _QUESTION = re.compile(r"[?？]\s*$|(?:吗|呢|么)[。.]?\s*$|(?:ですか|ますか|でしょうか)[。.]?\s*$|"
                        r"(?:나요|까요|니까)[.]?\s*$|"
-                       r"^(?:how|why|what|where|which|who|when|is|are|does|do|did|can|could|should|would|will)\b",
+                       # "Do not apply linting to the tests" is an order, not a question
+                       r"^(?:how|why|what|where|which|who|when|is|are|can|could|should|would|will)\b|"
+                       r"^(?:does|do|did)\b(?!\s+not\b)",
                        re.IGNORECASE)
 
 

@@ -88,8 +88,9 @@ def _user_keeps(j: Judged) -> bool:
     sig = cues.signals(j.text)
     if j.role == "rule":
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
-        # never a musing ("maybe run some examples in this repo").
-        return "hypothesis" not in sig and (bool(sig & RULE_SIGNALS) or j.p >= 0.8)
+        # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
+        # make the URL always visible", "analyse which folders should be excluded").
+        return "hypothesis" not in sig and not one_off(j.text) and (bool(sig & RULE_SIGNALS) or j.p >= 0.8)
     if j.role == "decision":
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
@@ -97,6 +98,23 @@ def _user_keeps(j: Judged) -> bool:
     if j.role == "todo":
         return "todo" in sig  # "next time we must…", "later", "下次…": said to be for later
     return True
+
+
+# A request for this turn: an imperative of a task verb, maybe after a short lead ("At the top of the report,
+# find a way to …"), with nothing that makes it a habit. "Always check …", "Check X before every deploy" are.
+_TASK = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls)[,:]?\s+)*(?:[^,;:]{3,40},\s*)?(?:please\s+)?"
+    r"(?:analy[sz]e|investigate|look (?:into|at)|find(?: out)?|figure out|review|explain|summari[sz]e|show|tell|"
+    r"implement|create|open|debug|research|compare|propose|draft|try|fix|make (?:a|an|the) (?:pr|pull request)|"
+    r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
+_HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forward|in (?:the )?future|"
+                    r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule)",
+                    re.IGNORECASE)
+
+
+def one_off(text: str) -> bool:
+    """Whether the user's sentence asks for a task of this turn rather than saying how to work."""
+    return bool(_TASK.match(text.strip())) and not _HABIT.search(text)
 
 
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
@@ -146,7 +164,10 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-        title = self_contained(_cause_and_fix(cause, fix, lead), (cause or fix).unit.heading,  # type: ignore[union-attr]
+        back = cause is not None and bool(_POINTS_BACK.match(statement(cause.text)))
+        if not back and not _PROBLEM.search(lead) and not _AMISS.search(lead):
+            lead = ""  # "Current checkout: main, clean — cause: …" joins a state to a cause it is not the symptom of
+        title = self_contained(_cause_and_fix(cause, fix, lead, back), (cause or fix).unit.heading,  # type: ignore[union-attr]
                                r, files_modified)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
@@ -255,14 +276,17 @@ def _absorbed(j: Judged) -> str:
 
 def titled(j: Judged, r: Reading, files: list[str]) -> str:
     """The title of a memory of one unit: the statement it makes, naming what it is about."""
-    return self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files, j.unit.before)
+    return self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files, j.unit.before,
+                          work=j.role in ("rootcause", "fix", "change"))
 
 
-def self_contained(title: str, heading: str, r: Reading, files: list[str], before: str = "") -> str:
+def self_contained(title: str, heading: str, r: Reading, files: list[str], before: str = "",
+                   work: bool = True) -> str:
     """A title that names what it is about (§9: a memory names what it rests on): one that only points
     back ("That was deliberate: …") gets the sentence it points at in front; one that names nothing
-    (no identifier, file, command or setting) gets the specific heading it was said under, else the
-    turn's commit, else the file it changed, in front."""
+    (no identifier, file, command or setting) gets the specific heading it was said under, else (for a
+    cause, a fix or a change: ``work``) the turn's commit, else the file it changed, in front. A gotcha or
+    a fact is about the code, not about the commit that happened to be made in its turn."""
     if before and _POINTS_BACK.match(title) and len(before) <= TITLE // 2:
         return clip(f"{before.rstrip()} {title}", TITLE)
     if _NAMED.search(title):
@@ -270,7 +294,7 @@ def self_contained(title: str, heading: str, r: Reading, files: list[str], befor
     about = ""
     if heading and not _GENERIC_HEADING.match(heading) and len(heading) <= CONTEXT_CHARS:
         about = heading
-    elif r.actions.commits:
+    elif work and r.actions.commits:
         about = clip(r.actions.commits[-1].subject, CONTEXT_CHARS)
     elif len(files) == 1:
         about = files[0]
@@ -351,6 +375,9 @@ ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|chang
                      r"(?:\d[\d,]* )?(?:tests?|checks?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
                      r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$",
                      re.IGNORECASE)
+# A symptom said without a problem word: "v4.40.1 exists on GitHub, but npm never published it".
+_AMISS = re.compile(r"\b(?:never|not|no longer|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|aren't|"
+                    r"missing|but)\b|没有|不能|无法|されていない|できない|않|없", re.IGNORECASE)
 _PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
                       r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
                       r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
@@ -388,8 +415,13 @@ _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the fol
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
 
 
-def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "") -> str:
+def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", back: bool = False) -> str:
+    """"<symptom> — cause: <cause> — fix: <fix>"; a cause that only points back ("That made the tests fail")
+    follows the sentence it points at as said ("release-plz bumped pklr. That made the tests fail")."""
     parts = [lead] if lead else []
+    if cause and lead and back:
+        parts = [f"{lead.rstrip('.。')}. {statement(cause.text).rstrip('.。')}"]
+        cause = None
     if cause:
         parts.append(("cause: " if lead else "") + (_lower_first(statement(cause.text)) if lead else
                                                     statement(cause.text)).rstrip(".。"))

@@ -1,0 +1,95 @@
+"""Lines a reader of the development set's contexts (../shared/data/real-sessions) marked as misleading,
+in shapes of our own: a task of one turn shown as a standing rule, a description of behaviour shown as
+an open to-do, a state joined to a cause as if it were its symptom, a gotcha titled by the commit that
+happened to be made in its turn. Each is stored in a real SQLite file by the offline observer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kenning.memory import cues
+from tests.support.memory_story import Story, Turn, bash, edit
+
+ROOT = "/work/shop"
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> Iterator[Story]:
+    s = Story(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("task", [
+    "At the top of the report, find a way to make the repository URL always visible.",
+    "Analyse which folders should be added to the lint exclusions.",
+    "Please investigate why the nightly export must be restarted by hand.",
+])
+def test_a_task_for_this_turn_is_no_standing_rule(story: Story, task: str) -> None:
+    story.session("shop", Turn(task, [edit(ROOT, "src/report.py")], last="Done: `src/report.py` updated."))
+    assert not [r for r in story.active("shop") if r["kind"] == "rule"], story.active("shop")
+    assert "## Standing rules" not in story.context("shop")
+
+
+@pytest.mark.parametrize("rule", ["Always run `make lint` before you push.",
+                                  "Check the migrations before every deploy.",
+                                  "Do not apply the linter to the test files."])
+def test_a_habit_said_with_a_task_verb_or_as_an_order_is_still_a_rule(story: Story, rule: str) -> None:
+    story.session("shop", Turn(rule, last="Noted."))
+    assert [r for r in story.active("shop") if r["kind"] == "rule"], story.active("shop")
+
+
+def test_an_order_that_starts_with_do_not_is_no_question() -> None:
+    assert "question" not in cues.signals("Do not apply the linter to the test files")
+    assert "question" in cues.signals("Do we lint the test files")
+    assert "question" in cues.signals("Does the linter read the test files")
+
+
+@pytest.mark.parametrize(("text", "todo"), [
+    ("If the deadline expires, it logs a warning with the count of remaining hosts.", False),
+    ("Old journals are only removed at the next checkpoint, up to 12 hours later.", False),
+    ("Remaining work: wire the new flag into the CLI.", True),
+    ("Two tests remaining, both in the parser.", True),
+    ("We will add the Windows job later.", True),
+])
+def test_time_and_counts_are_not_work_left_to_do(text: str, todo: bool) -> None:
+    assert ("todo" in cues.signals(text)) is todo
+
+
+def test_a_description_of_behaviour_is_no_open_to_do(story: Story) -> None:
+    story.session("shop", Turn(
+        "What happens when the shutdown deadline expires?", [edit(ROOT, "src/shutdown.go")],
+        last="If the deadline expires, `Shutdown()` logs a warning with the count of remaining hosts and then "
+             "waits for the rotations already submitted. Journals left behind are removed at the next "
+             "checkpoint, up to 12 hours later."))
+    assert not [r for r in story.active("shop") if r["kind"] == "todo"], story.active("shop")
+    assert "## Open to-dos" not in story.context("shop")
+
+
+def test_a_state_is_not_made_the_symptom_of_a_cause(story: Story) -> None:
+    story.session("shop", Turn(
+        "Why does the CLI warn on every run?",
+        [bash("git status", "On branch main\nnothing to commit"),
+         bash("shop eval", fails="warning: targets.yaml has unknown key `byok`")],
+        last="Current checkout: `main` at `354de72`, matching `origin/main`, with a clean status.\n\n"
+             "The CLI warns because `.shop/targets.yaml` still has the `byok` key, which the provider no "
+             "longer supports."))
+    rows = [r for r in story.active("shop") if "byok" in r["title"]]
+    assert rows, story.active("shop")
+    assert not [r for r in rows if "354de72" in r["title"]], rows  # the checkout is no symptom of it
+
+
+def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
+    subject = "docs(retro): record the migration retrospective"
+    story.session("shop", Turn(
+        "회고 문서를 커밋하고 푸시해줘",
+        [bash(f"git commit -m '{subject}'", f"[docs/retro 1a2b3c4] {subject}\n 1 file changed"),
+         bash("git push origin main", fails="remote: error: GH006: Protected branch update failed for main")],
+        last="main 브랜치는 보호 규칙 때문에 직접 push할 수 없습니다. 주의: 릴리스 커밋은 PR로 먼저 머지해야 합니다."))
+    titled = [r for r in story.rows("shop") if "보호 규칙" in r["title"]]
+    assert titled, story.rows("shop")
+    assert not [r for r in titled if "retrospective" in r["title"]], titled
