@@ -47,7 +47,8 @@ _CUES: dict[str, tuple[str, str]] = {
         r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio",
         "必须 应该 应当 需要 得要 要求 べき 必要 なければ なくては 必須 해야 필요 필수"),
     "prohibit": (
-        r"don'?t|do not|never|avoid|not allowed|forbidden|no more|stop (?:using|doing)|"
+        r"don'?t(?!\s+(?:know|think|see|understand|mind|care|remember|recall|believe|get it))|do not|never|avoid|"
+        r"not allowed|forbidden|no more|stop (?:using|doing)|"
         r"ne (?:pas|jamais|plus)|n'(?:utilise|utilisez)|interdit|évite[rz]?|nicht|kein|keine|verboten|vermeide|"
         r"no (?:uses|usar|hagas)|prohibido|evita",
         "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 "
@@ -116,7 +117,7 @@ _CUES: dict[str, tuple[str, str]] = {
     "request": (
         r"can you|could you|would you|please|pls|i'?d like you to|go ahead|peux-tu|pouvez-vous|pourrais-tu|"
         r"s'il te plaît|kannst du|könntest du|bitte|puedes|podrías|por favor",
-        "请 帮我 能不能 可以帮 麻烦 お願い ください してくれ 해줘 해 주세요 부탁"),
+        "请 帮我 能不能 可以帮 麻烦 お願い ください してくれ 해줘 해 주세요 주세요 부탁"),
     "praise": (
         r"thanks|thank you|great|nice|perfect|awesome|well done|good job|merci|parfait|super|danke|"
         r"gracias|perfecto|genial",
@@ -129,6 +130,7 @@ _CUES: dict[str, tuple[str, str]] = {
         "建议 推荐 可以考虑 不妨 おすすめ 推奨 提案 お勧め 추천 제안 권장"),
     "hypothesis": (
         r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
+        r"i (?:don'?t|do not) know|not sure|i wonder|"
         r"peut-être|je pense|je suppose|vielleicht|ich glaube|vermutlich|quizás|tal vez|creo que",
         "我觉得 可能 也许 猜 大概 应该是 かもしれない たぶん 多分 と思う 아마 같아요 것 같"),
     "reason": (

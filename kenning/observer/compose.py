@@ -42,6 +42,22 @@ _FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and
                            r"(?:i|i['’](?:m|d|ll|ve)|let me|let['’]s|we['’]ll)\b|\bI(?:['’](?:m|d|ll|ve))? "
                            r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
                            r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s")
+# The agent reporting a step of its workflow with the "I" left out ("Rebased onto origin/main; it was already up
+# to date.", "Replied to and resolved the review thread"), or that some work is complete ("R5 の修正が完了しました"):
+# what it did in that run. The session's line and its git state already say where the work stands.
+_NARRATED = re.compile(
+    r"^(?:rebased|replied|pushed|force-pushed|committed|amended|squashed|merged|re-?ran|re-?triggered|fetched|"
+    r"pulled|checked out|switched to|created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?"
+    r"(?:pr|pull request)|resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b|"
+    r"^[^.;:!?。]{0,80}\b(?:is|are|has been|have been) (?:now )?(?:complete|completed|done|finished)[.!]?$|"
+    r"(?:が|を|の)?(?:完了|終了)しました[。!！]?$|已(?:经)?完成了?[。!！]?$|완료(?:했습니다|되었습니다|됐습니다)[.!]?$",
+    re.IGNORECASE)
+# How the checkout stood at that moment ("`main` is checked out, but it has diverged from `origin/main`",
+# "clean except for the intended change, matching origin/main at HEAD"): stale by the next session.
+_REPO_STATE = re.compile(
+    r"\b(?:checked out|current checkout|working tree|clean (?:status|tree|working)|clean except|up[- ]to[- ]date|"
+    r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
+    r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
 MAX_USER = 4        # memories from one prompt
 MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
@@ -92,6 +108,8 @@ def _user_keeps(j: Judged) -> bool:
         # make the URL always visible", "analyse which folders should be excluded").
         return "hypothesis" not in sig and not one_off(j.text) and (bool(sig & RULE_SIGNALS) or j.p >= 0.8)
     if j.role == "decision":
+        if one_off(j.text) or ("request" in sig and not sig & {"decided", "reason", "cause", "tentative"}):
+            return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
             "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
@@ -358,10 +376,16 @@ def worth_saying(j: Judged) -> bool:
     text = statement(j.text)
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
-    if j.speaker == "agent" and _FIRST_PERSON.search(text):
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or _NARRATED.search(text) or repo_state(text)):
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
+
+
+def repo_state(text: str) -> bool:
+    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""
+    return bool(_REPO_STATE.search(text)) and not cues.signals(text) & {"cause", "always", "must", "prohibit",
+                                                                         "gotcha"}
 
 
 def statement(text: str) -> str:
@@ -403,7 +427,7 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
             continue  # another section of the answer: another subject
         if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
-        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text):
+        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text) or _ANSWERS.match(text):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
         if _NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
@@ -411,6 +435,9 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
 
 
 TOPIC_CHARS = 160
+# "Yes, but only the crate's version": the answer to a question, not a symptom
+_ANSWERS = re.compile(r"^(?:yes|no|yeah|yep|nope|correct|right|exactly|oui|non|ja|nein|sí)\b|"
+                      r"^(?:是的|对|不是|はい|いいえ|네|아니요)", re.IGNORECASE)
 _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
 
