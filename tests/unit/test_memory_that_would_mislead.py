@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from kenning.memory import cues
+from kenning.observer.compose import _user_keeps, worth_saying
+from kenning.observer.roles.roles import Judged
+from kenning.observer.units import units
 from tests.support.memory_story import Story, Turn, bash, edit
 
 ROOT = "/work/shop"
@@ -93,3 +96,47 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
     titled = [r for r in story.rows("shop") if "보호 규칙" in r["title"]]
     assert titled, story.rows("shop")
     assert not [r for r in titled if "retrospective" in r["title"]], titled
+
+
+def _judged(text: str, role: str, speaker: str) -> Judged:
+    """A sentence the role model judged ``role`` with confidence: what the observer's gates must do then."""
+    return Judged(units(text)[0], role=role, p=0.95, speaker=speaker, origin="final" if speaker == "agent"
+                  else "typed", worth=0.95)
+
+
+@pytest.mark.parametrize("step", ["Rebased onto `origin/main`; it was already up to date.",
+                                  "Replied to and resolved the review thread on `src/step.rs`.",
+                                  "R5 と R6 のリファクタリングとレビュー指摘の修正が完了しました。",
+                                  "`main` is checked out, but it has diverged from `origin/main` by one commit.",
+                                  "Clean except for the intended `targets.yaml` change, matching `origin/main`."])
+def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step: str) -> None:
+    """What the agent did in that run, with the "I" left out, and how the checkout stood at that moment:
+    the session's line and its git state say where the work stands; the next session learns nothing else."""
+    assert not worth_saying(_judged(step, "fix", "agent"))
+
+
+@pytest.mark.parametrize("finding", [
+    "When only new files are created, `git checkout .` has nothing to restore and fails.",
+    "The branch is behind `origin/main` because the release job pushes its tag commit first.",
+    "Fixed the batch size: each batch is now sized on its own in `src/step.rs`."])
+def test_a_finding_that_names_git_is_still_one(finding: str) -> None:
+    assert worth_saying(_judged(finding, "gotcha", "agent"))
+
+
+@pytest.mark.parametrize("asked", ["PR #221, #222 확인하고 머지해주세요",
+                                   "Please check PRs #221 and #222 and merge them.",
+                                   "Review your changes to find potential issues."])
+def test_a_request_for_this_turn_is_no_decision(asked: str) -> None:
+    assert not _user_keeps(_judged(asked, "decision", "user"))
+
+
+@pytest.mark.parametrize("choice", ["Use Postgres instead of MySQL, because we need JSONB.",
+                                    "Please keep the export as a plain module for now."])
+def test_a_choice_said_as_a_request_with_its_reason_or_for_now_is_one(choice: str) -> None:
+    assert _user_keeps(_judged(choice, "decision", "user"))
+
+
+def test_not_knowing_is_a_musing_not_a_prohibition() -> None:
+    said = cues.signals("This plan, I don't know how you want to process it, a markdown file or the prompt's output")
+    assert "prohibit" not in said and "hypothesis" in said
+    assert "prohibit" in cues.signals("I don't want `cargo update` in the release task")
