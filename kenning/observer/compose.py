@@ -106,7 +106,8 @@ def _user_keeps(j: Judged) -> bool:
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
         # make the URL always visible", "analyse which folders should be excluded").
-        return "hypothesis" not in sig and not one_off(j.text) and (bool(sig & RULE_SIGNALS) or j.p >= 0.8)
+        return "hypothesis" not in sig and not one_off(j.text) and not planned(j.text) and (
+            bool(sig & RULE_SIGNALS) or j.p >= 0.8)
     if j.role == "decision":
         if one_off(j.text) or ("request" in sig and not sig & {"decided", "reason", "cause", "tentative"}):
             return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
@@ -128,6 +129,16 @@ _TASK = re.compile(
 _HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forward|in (?:the )?future|"
                     r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule)",
                     re.IGNORECASE)
+
+
+# Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
+# suggestions prompt"): the design of a feature, not how the agent is to work.
+_PLANNED = re.compile(r"\b(?:we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|and then we|"
+                      r"after that,? we)\b", re.IGNORECASE)
+
+
+def planned(text: str) -> bool:
+    return bool(_PLANNED.search(text)) and not _HABIT.search(text)
 
 
 def one_off(text: str) -> bool:

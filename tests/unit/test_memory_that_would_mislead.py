@@ -27,6 +27,12 @@ def story(tmp_path: Path) -> Iterator[Story]:
     s.close()
 
 
+def _judged(text: str, role: str, speaker: str) -> Judged:
+    """A sentence the role model judged ``role`` with confidence: what the observer's gates must do then."""
+    return Judged(units(text)[0], role=role, p=0.95, speaker=speaker, origin="final" if speaker == "agent"
+                  else "typed", worth=0.95)
+
+
 @pytest.mark.parametrize("task", [
     "At the top of the report, find a way to make the repository URL always visible.",
     "Analyse which folders should be added to the lint exclusions.",
@@ -38,7 +44,14 @@ def test_a_task_for_this_turn_is_no_standing_rule(story: Story, task: str) -> No
     assert "## Standing rules" not in story.context("shop")
 
 
+@pytest.mark.parametrize("plan", ["First of all, we run a prompt about the errors it found.",
+                                  "Based on that, we will first fix all errors and then run the second prompt."])
+def test_a_step_of_what_the_user_plans_to_build_is_no_standing_rule(plan: str) -> None:
+    assert not _user_keeps(_judged(plan, "rule", "user"))
+
+
 @pytest.mark.parametrize("rule", ["Always run `make lint` before you push.",
+                                  "From now on we will run the migrations before every deploy.",
                                   "Check the migrations before every deploy.",
                                   "Do not apply the linter to the test files."])
 def test_a_habit_said_with_a_task_verb_or_as_an_order_is_still_a_rule(story: Story, rule: str) -> None:
@@ -96,12 +109,6 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
     titled = [r for r in story.rows("shop") if "보호 규칙" in r["title"]]
     assert titled, story.rows("shop")
     assert not [r for r in titled if "retrospective" in r["title"]], titled
-
-
-def _judged(text: str, role: str, speaker: str) -> Judged:
-    """A sentence the role model judged ``role`` with confidence: what the observer's gates must do then."""
-    return Judged(units(text)[0], role=role, p=0.95, speaker=speaker, origin="final" if speaker == "agent"
-                  else "typed", worth=0.95)
 
 
 @pytest.mark.parametrize("step", ["Rebased onto `origin/main`; it was already up to date.",

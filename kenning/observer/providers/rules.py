@@ -394,7 +394,9 @@ def _routine_fix(f: _Fixed, reads: list[str], gist: str, r: Reading) -> Observat
                        f"Fixed by changing {', '.join(f.files[:6])}", f"`{cmd}` passes after the change", *said[:3]]),
         narrative=(f"While working on: {gist}. " if gist else "") + f"`{cmd}` failed; after edits to "
         f"{', '.join(f.files[:6])} it passed.", concepts=["what-changed" if f.own else "problem-solution"],
-        files_read=reads, files_modified=f.files, created_at=f.at, kind="change" if f.own else "fix",
+        # Without a word of why, a command made to pass is routine work: the session's log, not a key memory
+        # ("Fixed `bun run test`: exited with code 1" tells the next session nothing it can act on).
+        files_read=reads, files_modified=f.files, created_at=f.at, kind="change" if f.own or not said else "fix",
         why={} if f.own else {"said": title, "by": "commands", "origin": "", "where": "",
                                "how": f"`{cmd}` failed, the files were changed, then it passed"})
 
