@@ -6,6 +6,8 @@ tests state what they must hold for any wording, not for one scenario.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kenning.memory import duplicates
@@ -226,3 +228,17 @@ def rule(i: int, text: str) -> Memory:
 ])
 def test_which_rules_a_new_rule_replaces(old: str, new: str, replaced: bool) -> None:
     assert replaces(rule(2, new), rule(1, old)) is replaced
+
+
+def test_a_role_model_that_cannot_be_read_is_said_in_the_log_and_cue_words_take_over(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from kenning.observer.roles import model
+
+    damaged = tmp_path / "roles.bin"
+    damaged.write_bytes(b"not a model")
+    with caplog.at_level("WARNING", logger="kenning.observer"):
+        assert model._load(str(damaged)) is None
+        assert model._load(str(tmp_path / "missing.bin")) is None
+    said = [r.getMessage() for r in caplog.records]
+    assert any("roles.bin" in m and "cue words" in m for m in said), said
+    assert any("missing.bin" in m for m in said), said

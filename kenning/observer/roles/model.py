@@ -9,6 +9,7 @@ a few milliseconds; predictions differ from the float weights by well under a pe
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import struct
@@ -89,5 +90,8 @@ def _load(path: str) -> Model | None:
     try:
         with open(path, "rb") as fh:
             return parse(fh.read())
-    except (OSError, ValueError, struct.error):
+    except (OSError, ValueError, struct.error) as e:
+        # Said once (the load is cached), where the worker logs: memory quality drops without the model.
+        logging.getLogger("kenning.observer").warning("role model %s unreadable (%s): judging by cue words alone",
+                                                      path, e)
         return None
