@@ -19,7 +19,7 @@ import re
 
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
-from kenning.memory.text import clip, content_words, jaccard, stem
+from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
@@ -89,7 +89,6 @@ def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
 
 def said_plainly(text: str) -> str:
     """The user's sentence without its lead-in ("And please: …", "Two things: …") or closing full stop."""
-    from kenning.memory.text import capitalised
     from kenning.observer.stated import _LEAD_IN
 
     out = _LEAD_IN.sub("", text.strip()).strip().rstrip(".。")
@@ -193,10 +192,13 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-        back = cause is not None and bool(_POINTS_BACK.match(statement(cause.text)))
-        if not back and not _PROBLEM.search(lead) and not _AMISS.search(lead):
-            lead = ""  # "Current checkout: main, clean — cause: …" joins a state to a cause it is not the symptom of
-        title = self_contained(_cause_and_fix(cause, fix, lead, back), (cause or fix).unit.heading,  # type: ignore[union-attr]
+        if repo_state(lead) or _NARRATED.search(lead):
+            lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
+        # The lead is the symptom the cause explains when it says something is wrong ("the CI job failed",
+        # "v4.40.1 is on GitHub but npm never published it"); otherwise ("Yes, only through the custom task
+        # `release-plz`") it is what the answer said first, and the cause follows it as said, not as its cause.
+        as_said = cause is not None and not symptom(lead)
+        title = self_contained(_cause_and_fix(cause, fix, lead, as_said), (cause or fix).unit.heading,  # type: ignore[union-attr]
                                r, files_modified)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
@@ -438,7 +440,7 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
             continue  # another section of the answer: another subject
         if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
-        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text) or _ANSWERS.match(text):
+        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
         if _NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
@@ -446,19 +448,25 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
 
 
 TOPIC_CHARS = 160
-# "Yes, but only the crate's version": the answer to a question, not a symptom
+# "Yes, but only the crate's version": the answer to a question, never a symptom
 _ANSWERS = re.compile(r"^(?:yes|no|yeah|yep|nope|correct|right|exactly|oui|non|ja|nein|sí)\b|"
                       r"^(?:是的|对|不是|はい|いいえ|네|아니요)", re.IGNORECASE)
 _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
 
 
-def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", back: bool = False) -> str:
-    """"<symptom> — cause: <cause> — fix: <fix>"; a cause that only points back ("That made the tests fail")
-    follows the sentence it points at as said ("release-plz bumped pklr. That made the tests fail")."""
+def symptom(lead: str) -> bool:
+    """Whether the sentence an answer opens with says something is wrong: what a cause after it explains."""
+    return bool(lead) and not _ANSWERS.match(lead) and bool(_PROBLEM.search(lead) or _AMISS.search(lead))
+
+
+def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False) -> str:
+    """"<symptom> — cause: <cause> — fix: <fix>"; after a lead that names no symptom ("release-plz bumped
+    pklr", then "That made the tests fail") the cause follows it as said, not labelled its cause."""
     parts = [lead] if lead else []
-    if cause and lead and back:
-        parts = [f"{lead.rstrip('.。')}. {statement(cause.text).rstrip('.。')}"]
+    if cause and lead and as_said:
+        end = "。" if lead.rstrip().endswith("。") else "."
+        parts = [f"{lead.rstrip('.。')}{end} {capitalised(statement(cause.text)).rstrip('.。')}"]
         cause = None
     if cause:
         parts.append(("cause: " if lead else "") + (_lower_first(statement(cause.text)) if lead else

@@ -147,3 +147,23 @@ def test_not_knowing_is_a_musing_not_a_prohibition() -> None:
     said = cues.signals("This plan, I don't know how you want to process it, a markdown file or the prompt's output")
     assert "prohibit" not in said and "hypothesis" in said
     assert "prohibit" in cues.signals("I don't want `cargo update` in the release task")
+
+
+@pytest.mark.parametrize(("lead", "joined"), [
+    ("The nightly CI job failed on macOS",
+     "The nightly CI job failed on macOS — cause: the cache key leaves the OS out"),
+    ("v4.1.0 is tagged on GitHub, but npm never published it", "v4.1.0 is tagged on GitHub, but npm never published it"
+                                                               " — cause: the cache key leaves the OS out"),
+    ("Yes, but only through the custom task `release`", "Yes, but only through the custom task `release`. "
+                                                       "The cache key leaves the OS out"),
+    ("`release` bumped the lock file on the release PR", "`release` bumped the lock file on the release PR. "
+                                                         "The cache key leaves the OS out"),
+])
+def test_a_cause_is_labelled_the_cause_of_what_came_first_only_when_that_says_something_is_wrong(
+        lead: str, joined: str) -> None:
+    """What the answer said first stays with the cause (search finds it by it), joined as said when it
+    names no symptom: "Yes, only through the custom task — cause: …" would claim what nobody said."""
+    from kenning.observer.compose import _cause_and_fix, symptom
+
+    cause = _judged("The cache key leaves the OS out.", "rootcause", "agent")
+    assert _cause_and_fix(cause, None, lead, as_said=not symptom(lead)) == joined
