@@ -130,9 +130,10 @@ _CUES: dict[str, tuple[str, str]] = {
         "建议 推荐 可以考虑 不妨 おすすめ 推奨 提案 お勧め 추천 제안 권장"),
     "hypothesis": (
         r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
-        r"i (?:don'?t|do not) know|not sure|i wonder|"
+        r"i (?:don'?t|do not) know|not sure|i wonder|(?:seems|appears) to|looks like|"
         r"peut-être|je pense|je suppose|vielleicht|ich glaube|vermutlich|quizás|tal vez|creo que",
-        "我觉得 可能 也许 猜 大概 应该是 かもしれない たぶん 多分 と思う 아마 같아요 것 같"),
+        "我觉得 可能 也许 猜 大概 应该是 似乎 看起来 好像 かもしれない たぶん 多分 と思う ようです みたいです "
+        "아마 같아요 것 같 보입니다 보이네요 듯합니다"),
     "reason": (
         r"so that|in order to|to avoid|to keep|to prevent|otherwise|that'?s why|since|pour que|afin de|sinon|"
         r"damit|um zu|sonst|para que|para evitar|de lo contrario",

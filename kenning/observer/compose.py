@@ -359,9 +359,14 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     # A conclusion that says nothing ("Done.") leaves the cause and fix to what was said along the way.
     silent = not any(j.origin == "final" and j.role in ("rootcause", "fix", "gotcha", "decision") and
                      j.worth >= SURE[j.role] for j in r.agent)
-    along = role not in FINAL_ONLY or (silent and role in ("rootcause", "fix"))
+    # A cause found along the way and a conclusion that only says the fix ("Build succeeds. The fix raises
+    # the deadline to 120s"): the conclusion names no cause, so the one found on the way is the turn's.
+    unsaid = role == "rootcause" and not any(j.origin == "final" and j.role == "rootcause" and j.worth >= SURE[role]
+                                             for j in r.agent)
+    along = role not in FINAL_ONLY or (silent and role in ("rootcause", "fix")) or unsaid
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
+            and (j.origin == "final" or "hypothesis" not in cues.signals(j.text))  # a guess on the way: no finding
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not _PASSING_RUN.match(statement(j.text))]

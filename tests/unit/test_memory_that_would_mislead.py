@@ -167,3 +167,35 @@ def test_a_cause_is_labelled_the_cause_of_what_came_first_only_when_that_says_so
 
     cause = _judged("The cache key leaves the OS out.", "rootcause", "agent")
     assert _cause_and_fix(cause, None, lead, as_said=not symptom(lead)) == joined
+
+
+def test_a_cause_found_on_the_way_is_the_turns_when_the_conclusion_only_says_the_fix(story: Story) -> None:
+    story.session("shop", Turn(
+        "Startup got slow in the last two days.", [edit(ROOT, "cmd/server.go"), bash("go build ./...", "")],
+        said=["Let me look at the shutdown changes of the last two days.",
+              "The root cause is commit `93a9d73`, which put a hard 10-second deadline around `store.Shutdown()`, "
+              "so the process exits before the journals are rotated and startup replays them in full."],
+        last="Build succeeds. The fix raises the shutdown deadline in `cmd/server.go` from 10s to 120s, so "
+             "`store.Shutdown()` can rotate the journals before the process exits."))
+    keys = [r for r in story.active("shop") if r["layer"] == "key"]
+    assert [r for r in keys if "93a9d73" in " ".join([r["title"], *r["facts"]])], story.active("shop")
+
+
+@pytest.mark.parametrize("guess", [
+    "It looks like the root cause is that SDK 2.0 removed `mcp.server.fastmcp`, so the import fails.",
+    "The import fails because the `fastmcp` module path seems to have changed in SDK 2.0.",
+    "MCP SDK 2.0에서 `mcp.server.fastmcp` 모듈 경로가 변경된 것으로 보입니다."])
+def test_a_guess_on_the_way_is_not_the_turns_cause(guess: str) -> None:
+    """Said while looking, as a guess; the conclusion gives no cause. Before a guess was a guess, a cause
+    found on the way stood for the turn's (the test above); a guess never does."""
+    from dataclasses import replace
+
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+
+    found = replace(_judged("The root cause is that SDK 2.0 removed `mcp.server.fastmcp`, so the import fails.",
+                            "rootcause", "agent"), origin="progress")
+    guessed = replace(_judged(guess, "rootcause", "agent"), origin="progress")
+    fix = _judged("Updated the import in `src/server.py` to the SDK's new module path.", "fix", "agent")
+    assert _sure(Reading(agent=[found, fix]), "rootcause") == [found]
+    assert _sure(Reading(agent=[guessed, fix]), "rootcause") == []
