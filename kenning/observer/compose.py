@@ -122,11 +122,12 @@ def _user_keeps(j: Judged) -> bool:
 # find a way to …"), with nothing that makes it a habit. "Always check …", "Check X before every deploy" are.
 _TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls)[,:]?\s+)*(?:[^,;:]{3,40},\s*)?(?:please\s+)?"
-    r"(?:analy[sz]e|investigate|look (?:into|at)|find(?: out)?|figure out|review|explain|summari[sz]e|show|tell|"
-    r"implement|create|open|debug|research|compare|propose|draft|try|fix|make (?:a|an|the) (?:pr|pull request)|"
+    r"(?:analy[sz]e|investigate|look (?:into|at)|find (?:out|a way)|figure out|review|explain|summari[sz]e|"
+    r"show me|tell me|debug|research|compare|propose|draft|try|make (?:a|an|the) (?:pr|pull request)|"
     r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
 _HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forward|in (?:the )?future|"
-                    r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule)",
+                    r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule|"
+                    r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
                     re.IGNORECASE)
 
 

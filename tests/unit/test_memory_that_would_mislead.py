@@ -59,6 +59,17 @@ def test_a_habit_said_with_a_task_verb_or_as_an_order_is_still_a_rule(story: Sto
     assert [r for r in story.active("shop") if r["kind"] == "rule"], story.active("shop")
 
 
+@pytest.mark.parametrize(("said", "task"), [
+    ("Open pull requests ready for review, not as drafts.", False), ("Review the diff before committing.", False),
+    ("Create migrations with alembic, never by hand.", False), ("Fix lint errors before you push.", False),
+    ("Review your changes to find potential issues.", True), ("Please investigate why the build is slow.", True),
+    ("At the top of the report, find a way to make the URL always visible.", True)])
+def test_a_task_verb_alone_does_not_make_a_sentence_a_task_of_one_turn(said: str, task: bool) -> None:
+    from kenning.observer.compose import one_off
+
+    assert one_off(said) is task
+
+
 def test_an_order_that_starts_with_do_not_is_no_question() -> None:
     assert "question" not in cues.signals("Do not apply the linter to the test files")
     assert "question" in cues.signals("Do we lint the test files")
