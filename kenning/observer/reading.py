@@ -141,6 +141,11 @@ DURABLE = frozenset({"always", "convention", "user_scope"})
 NOT_STANDING = frozenset({"question", "hypothesis", "request", "narrate", "praise"})
 
 
+_PREMISE = re.compile(r"^(?:(?:please|and|also)\s+)?(?:assume|keep in mind|bear in mind|be aware|remember that|"
+                      r"for context|partez du principe|gehe? davon aus|beachte|asume|ten en cuenta)\b|"
+                      r"^(?:假设|假定|请注意|注意|记住|前提是|前提として|念頭に|참고로|가정하)", re.IGNORECASE)
+
+
 def standing(j: Judged) -> Judged:
     """The user's sentence the model calls noise but that says, in cue words, how to work from now on
     ("run the tests with `make test` before every commit", "we use npm for installs"): a rule when the
@@ -153,6 +158,11 @@ def standing(j: Judged) -> Judged:
     if j.role != "noise" or j.speaker != "user":
         return j
     sig = signals(j.text)
+    if _PREMISE.match(j.text.strip()) and "question" not in sig and (len(j.text.split()) >= 3 or
+                                                                       (not j.text.isascii() and len(j.text) >= 6)):
+        # "Assume thousands of nodes", "Keep in mind that prod runs on ARM", "假设每个集群有上千个节点": a premise
+        # the user gives the work, which the next session must start from too
+        return replace(j, role="fact", p=max(j.p, 0.55), worth=max(j.worth, 0.55), how="a premise the user gave")
     if not (sig & DURABLE) or sig & NOT_STANDING:
         return j
     if j.text.isascii() and not any(kind == "rule" for kind, _s in statements(j.text)):

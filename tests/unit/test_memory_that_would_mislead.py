@@ -210,3 +210,15 @@ def test_a_guess_on_the_way_is_not_the_turns_cause(guess: str) -> None:
     fix = _judged("Updated the import in `src/server.py` to the SDK's new module path.", "fix", "agent")
     assert _sure(Reading(agent=[found, fix]), "rootcause") == [found]
     assert _sure(Reading(agent=[guessed, fix]), "rootcause") == []
+
+
+@pytest.mark.parametrize(("premise", "told"), [
+    ("Keep in mind that production runs on ARM64 machines.", "runs on ARM64 machines"),
+    ("假设每个集群有上千个节点", "上千个节点"), ("前提として、本番は ARM64 で動きます", "ARM64 で動きます")])
+def test_a_premise_the_user_gives_the_work_is_told_to_the_next_session(story: Story, premise: str,
+                                                                      told: str) -> None:
+    """Typed while the agent worked, four words or one sentence: the next session must start from it too."""
+    story.session("shop", Turn("Make the journal flush faster.", [edit(ROOT, "src/wal.go")],
+                               during=[("queued", premise)], last="Only files written since the last flush "
+                                                                   "are flushed now, in `src/wal.go`."))
+    assert told in story.context("shop")
