@@ -46,9 +46,12 @@ _FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and
 # to date.", "Replied to and resolved the review thread"), or that some work is complete ("R5 の修正が完了しました"):
 # what it did in that run. The session's line and its git state already say where the work stands.
 _NARRATED = re.compile(
+    # (a verb with what it was done to: "Pushed tags trigger the release" and "Merged PRs deploy" are facts)
     r"^(?:rebased|replied|pushed|force-pushed|committed|amended|squashed|merged|re-?ran|re-?triggered|fetched|"
-    r"pulled|checked out|switched to|created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?"
-    r"(?:pr|pull request)|resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b|"
+    r"pulled|checked out|switched)\s+(?:onto|to|into|on|from|in|the|it|them|this|that|these|those|a|an|all|both|"
+    r"and|with|as|`|origin|main|master|#?\d)|"
+    r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
+    r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b|"
     r"^[^.;:!?。]{0,80}\b(?:is|are|has been|have been) (?:now )?(?:complete|completed|done|finished)[.!]?$|"
     r"(?:が|を|の)?(?:完了|終了)しました[。!！]?$|已(?:经)?完成了?[。!！]?$|완료(?:했습니다|되었습니다|됐습니다)[.!]?$",
     re.IGNORECASE)
@@ -108,7 +111,8 @@ def _user_keeps(j: Judged) -> bool:
         return "hypothesis" not in sig and not one_off(j.text) and not planned(j.text) and (
             bool(sig & RULE_SIGNALS) or j.p >= 0.8)
     if j.role == "decision":
-        if one_off(j.text) or ("request" in sig and not sig & {"decided", "reason", "cause", "tentative"}):
+        if one_off(j.text) or ("request" in sig and _ONE_TURN_ACT.search(j.text)
+                               and not sig & {"decided", "reason", "cause", "tentative"}):
             return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
@@ -129,6 +133,12 @@ _HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forw
                     r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule|"
                     r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
                     re.IGNORECASE)
+
+
+# What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
+_ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
+                           r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",
+                           re.IGNORECASE)
 
 
 # Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the

@@ -136,7 +136,9 @@ def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step:
 @pytest.mark.parametrize("finding", [
     "When only new files are created, `git checkout .` has nothing to restore and fails.",
     "The branch is behind `origin/main` because the release job pushes its tag commit first.",
-    "Fixed the batch size: each batch is now sized on its own in `src/step.rs`."])
+    "Fixed the batch size: each batch is now sized on its own in `src/step.rs`.",
+    "Pushed tags trigger the release workflow, so a tag must only be pushed from `main`.",
+    "Merged PRs are deployed by the `deploy` job within ten minutes."])
 def test_a_finding_that_names_git_is_still_one(finding: str) -> None:
     assert worth_saying(_judged(finding, "gotcha", "agent"))
 
@@ -149,7 +151,8 @@ def test_a_request_for_this_turn_is_no_decision(asked: str) -> None:
 
 
 @pytest.mark.parametrize("choice", ["Use Postgres instead of MySQL, because we need JSONB.",
-                                    "Please keep the export as a plain module for now."])
+                                    "Please keep the export as a plain module for now.",
+                                    "Please use Postgres for the new service."])
 def test_a_choice_said_as_a_request_with_its_reason_or_for_now_is_one(choice: str) -> None:
     assert _user_keeps(_judged(choice, "decision", "user"))
 
