@@ -153,9 +153,11 @@ ASKED = " (asked: "  # how a change named only by its request says so (kenning/o
 _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
 
-def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None) -> str:
+def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None,
+           listed: dict[str, int] | None = None) -> str:
     """What a session was about, and what came of it: its request → its first outcome [its state]
-    (``fresh``: the part of a text that restates nothing since made untrue)."""
+    (``fresh``: the part of a text that restates nothing since made untrue). An outcome that a row listed
+    above already says (``listed``: its title's start → its id) is that row's id, not the same words twice."""
     about = clean(short_links(fresh_request), 90)
     commits = [x[len("committed "):].split(", ")[0].split(" ", 1)[-1] for x in state_of(s.notes).split("; ")
                if x.startswith("committed ")]
@@ -164,12 +166,19 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     # A change named by its request ("Changed x.py (asked: …)"): the line already says what was asked.
     first = _ASKED.sub("", first) if about else first
     outcome = clean(short_links(fresh(first, s.created_at) if fresh else first), 120)
+    same = (listed or {}).get(_listing_key(first))
+    if same is not None:
+        outcome = f"#{same}"
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
     text = f"{about} → {outcome}" if outcome and about else about or outcome or "Session"
     if state and len(text) < SESSION_CHARS - 20:
         text += f" [{state}]"
     return clean(text, SESSION_CHARS)
+
+
+def _listing_key(title: str) -> str:
+    return " ".join(title.split())[:60].lower()
 
 
 class Layout:
@@ -194,6 +203,10 @@ class Layout:
                               settings.context_key_chars)
         self.todo_lines = _fit([obs_line(r, now, icons, TODO_CHARS, agent) for r in sel.todos],
                                settings.context_key_chars // 3)
+        shown = [*sel.user_rules[:len(self.user_lines)], *sel.rules[:len(self.rule_lines)],
+                 *sel.keys[:len(self.key_lines)], *sel.todos[:len(self.todo_lines)]]
+        self.listed = {_listing_key(r.title): r.id for r in shown if len(r.title) >= 30}
+        self.listed_titles = [(r.title, r.id) for r in shown if len(r.title) >= 30]
         self.recent = self._recent_rows()
         self.left_off = self._left_off()
 
@@ -211,7 +224,8 @@ class Layout:
                 continue  # the whole request restated something no longer true
             times = self.sel.repeats.get(s.id, 1)
             rows.append((s.started_at or s.created_at, -s.id,
-                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {digest(s, request, self.sel.fresh_part)}"
+                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} "
+                         f"{digest(s, request, self.sel.fresh_part, self.listed)}"
                          f"{f' (×{times})' if times > 1 else ''}{by(s.platform, self.agent)}"))
         rows.sort(key=lambda x: (x[0], x[1]))
         return rows
@@ -307,7 +321,10 @@ class Layout:
             out.append(f"Working on: {clean_field(short_links(request), 300)}")
         if state:
             out.append(f"State: {clean(state, 300)}")
-        done = [x for x in _items(completed) if not says_only_done(x)]
+        for title, rid in self.listed_titles:  # whole, before the split at "; " (a title may hold one)
+            completed = completed.replace(title, f"#{rid}")
+        done = [f"#{self.listed[_listing_key(x)]}" if _listing_key(x) in self.listed else x
+                for x in _items(completed) if not says_only_done(x)]
         if done:
             out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
         elif latest.learned and not next_steps:

@@ -20,6 +20,7 @@ import re
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
 from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
+from kenning.observer.gates import acts_once, narrated, one_off, planned, repo_state, reports_a_problem, symptom
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
@@ -42,25 +43,6 @@ _FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and
                            r"(?:i|i['’](?:m|d|ll|ve)|let me|let['’]s|we['’]ll)\b|\bI(?:['’](?:m|d|ll|ve))? "
                            r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
                            r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s")
-# The agent reporting a step of its workflow with the "I" left out ("Rebased onto origin/main; it was already up
-# to date.", "Replied to and resolved the review thread"), or that some work is complete ("R5 の修正が完了しました"):
-# what it did in that run. The session's line and its git state already say where the work stands.
-_NARRATED = re.compile(
-    # (a verb with what it was done to: "Pushed tags trigger the release" and "Merged PRs deploy" are facts)
-    r"^(?:rebased|replied|pushed|force-pushed|committed|amended|squashed|merged|re-?ran|re-?triggered|fetched|"
-    r"pulled|checked out|switched)\s+(?:onto|to|into|on|from|in|the|it|them|this|that|these|those|a|an|all|both|"
-    r"and|with|as|`|origin|main|master|#?\d)|"
-    r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
-    r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b|"
-    r"^[^.;:!?。]{0,80}\b(?:is|are|has been|have been) (?:now )?(?:complete|completed|done|finished)[.!]?$|"
-    r"(?:が|を|の)?(?:完了|終了)しました[。!！]?$|已(?:经)?完成了?[。!！]?$|완료(?:했습니다|되었습니다|됐습니다)[.!]?$",
-    re.IGNORECASE)
-# How the checkout stood at that moment ("`main` is checked out, but it has diverged from `origin/main`",
-# "clean except for the intended change, matching origin/main at HEAD"): stale by the next session.
-_REPO_STATE = re.compile(
-    r"\b(?:checked out|current checkout|working tree|clean (?:status|tree|working)|clean except|up[- ]to[- ]date|"
-    r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
-    r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
 MAX_USER = 4        # memories from one prompt
 MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
@@ -69,8 +51,14 @@ _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|ov
                          r"files? changed|review|findings?)\b", re.IGNORECASE)
 # "The fix is simple: …", "Fix: …", "The change is done — …": what follows is the statement.
 _LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|cause|problem|issue)"
-                      r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*",
+                      r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*|"
+                      # a word that ties the sentence to the one before ("However, `f` is not called …")
+                      r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+",
                       re.IGNORECASE)
+# A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
+# "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
+_DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such|both|either|neither)\b|"
+                       r"^(?:这|那|它|此|それ|これ|あれ|그것|이것|그래서|이는)", re.IGNORECASE)
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
 
 
@@ -111,7 +99,7 @@ def _user_keeps(j: Judged) -> bool:
         return "hypothesis" not in sig and not one_off(j.text) and not planned(j.text) and (
             bool(sig & RULE_SIGNALS) or j.p >= 0.8)
     if j.role == "decision":
-        if one_off(j.text) or ("request" in sig and _ONE_TURN_ACT.search(j.text)
+        if one_off(j.text) or ("request" in sig and acts_once(j.text)
                                and not sig & {"decided", "reason", "cause", "tentative"}):
             return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
@@ -120,40 +108,6 @@ def _user_keeps(j: Judged) -> bool:
     if j.role == "todo":
         return "todo" in sig  # "next time we must…", "later", "下次…": said to be for later
     return True
-
-
-# A request for this turn: an imperative of a task verb, maybe after a short lead ("At the top of the report,
-# find a way to …"), with nothing that makes it a habit. "Always check …", "Check X before every deploy" are.
-_TASK = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls)[,:]?\s+)*(?:[^,;:]{3,40},\s*)?(?:please\s+)?"
-    r"(?:analy[sz]e|investigate|look (?:into|at)|find (?:out|a way)|figure out|review|explain|summari[sz]e|"
-    r"show me|tell me|debug|research|compare|propose|draft|try|make (?:a|an|the) (?:pr|pull request)|"
-    r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
-_HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forward|in (?:the )?future|"
-                    r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule|"
-                    r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
-                    re.IGNORECASE)
-
-
-# What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
-_ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
-                           r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",
-                           re.IGNORECASE)
-
-
-# Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
-# suggestions prompt"): the design of a feature, not how the agent is to work.
-_PLANNED = re.compile(r"\b(?:we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|and then we|"
-                      r"after that,? we)\b", re.IGNORECASE)
-
-
-def planned(text: str) -> bool:
-    return bool(_PLANNED.search(text)) and not _HABIT.search(text)
-
-
-def one_off(text: str) -> bool:
-    """Whether the user's sentence asks for a task of this turn rather than saying how to work."""
-    return bool(_TASK.match(text.strip())) and not _HABIT.search(text)
 
 
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
@@ -203,7 +157,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-        if repo_state(lead) or _NARRATED.search(lead):
+        if repo_state(lead) or narrated(lead):
             lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
         # The lead is the symptom the cause explains when it says something is wrong ("the CI job failed",
         # "v4.40.1 is on GitHub but npm never published it"); otherwise ("Yes, only through the custom task
@@ -309,6 +263,13 @@ _POINTS_BACK = re.compile(
     r"^(?:esto|eso)\b|^(?:bu|şu|bunun|bunu)\s", re.IGNORECASE)
 
 
+def dangling(j: Judged) -> bool:
+    """A unit that only makes sense after the sentence before it, which its title does not take in."""
+    text = statement(j.text)
+    return bool(_DANGLING.match(text)) and not (j.unit.before and _POINTS_BACK.match(clip(text, TITLE))
+                                                 and len(j.unit.before) <= TITLE // 2)
+
+
 def _absorbed(j: Judged) -> str:
     """The sentence before ``j`` that its title takes in front, because ``j`` only points back at it."""
     before = j.unit.before
@@ -356,7 +317,7 @@ def routine_question(r: Reading, files_modified: list[str]) -> bool:
     states a cause, a decision, a gotcha beyond doubt (DESIGN.md §9: "user asked X, I answered Y" is noise)."""
     words = r.words.strip()
     return bool(words) and bool(_ASKED.search(words)) and not _WHY.search(words) and not files_modified \
-        and all(c.ok for c in r.commands) and not _PROBLEM.search(words) and "issue" not in words.lower()
+        and all(c.ok for c in r.commands) and not reports_a_problem(words) and "issue" not in words.lower()
 
 
 # The agent's analysis: a root cause and its fix rest on what it read and ran by nature (a diff, a trace);
@@ -378,6 +339,9 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
             and (j.origin == "final" or "hypothesis" not in cues.signals(j.text))  # a guess on the way: no finding
+            # "This is safe because …": a note (searchable), never a key memory alone; a cause or fix that points
+            # back gets the answer's first sentence in front (agent_memories: the lead)
+            and (role in ANALYSIS or not dangling(j))
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not _PASSING_RUN.match(statement(j.text))]
@@ -405,16 +369,10 @@ def worth_saying(j: Judged) -> bool:
     text = statement(j.text)
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
-    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or _NARRATED.search(text) or repo_state(text)):
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or narrated(text) or repo_state(text)):
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
-
-
-def repo_state(text: str) -> bool:
-    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""
-    return bool(_REPO_STATE.search(text)) and not cues.signals(text) & {"cause", "always", "must", "prohibit",
-                                                                         "gotcha"}
 
 
 def statement(text: str) -> str:
@@ -428,19 +386,12 @@ ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|chang
                      r"(?:\d[\d,]* )?(?:tests?|checks?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
                      r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$",
                      re.IGNORECASE)
-# A symptom said without a problem word: "v4.40.1 exists on GitHub, but npm never published it".
-_AMISS = re.compile(r"\b(?:never|not|no longer|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|aren't|"
-                    r"missing|but)\b|没有|不能|无法|されていない|できない|않|없", re.IGNORECASE)
-_PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
-                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
-                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
-                      re.IGNORECASE)
 
 
 def problem(r: Reading, slips: frozenset[str] = frozenset()) -> bool:
     """Whether the turn was about something wrong: the user's words report it, or a command failed that
     was not the agent's own slip (``slips``: commands that failed on what the turn itself had just written)."""
-    return any(not c.ok and c.command not in slips for c in r.commands) or bool(_PROBLEM.search(r.words or r.prompt))
+    return any(not c.ok and c.command not in slips for c in r.commands) or reports_a_problem(r.words or r.prompt)
 
 
 def topic(r: Reading, taken: list[Judged], heading: str) -> str:
@@ -464,16 +415,8 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
 
 
 TOPIC_CHARS = 160
-# "Yes, but only the crate's version": the answer to a question, never a symptom
-_ANSWERS = re.compile(r"^(?:yes|no|yeah|yep|nope|correct|right|exactly|oui|non|ja|nein|sí)\b|"
-                      r"^(?:是的|对|不是|はい|いいえ|네|아니요)", re.IGNORECASE)
 _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
-
-
-def symptom(lead: str) -> bool:
-    """Whether the sentence an answer opens with says something is wrong: what a cause after it explains."""
-    return bool(lead) and not _ANSWERS.match(lead) and bool(_PROBLEM.search(lead) or _AMISS.search(lead))
 
 
 def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False) -> str:

@@ -65,7 +65,7 @@ def test_a_habit_said_with_a_task_verb_or_as_an_order_is_still_a_rule(story: Sto
     ("Review your changes to find potential issues.", True), ("Please investigate why the build is slow.", True),
     ("At the top of the report, find a way to make the URL always visible.", True)])
 def test_a_task_verb_alone_does_not_make_a_sentence_a_task_of_one_turn(said: str, task: bool) -> None:
-    from kenning.observer.compose import one_off
+    from kenning.observer.gates import one_off
 
     assert one_off(said) is task
 
@@ -177,7 +177,8 @@ def test_a_cause_is_labelled_the_cause_of_what_came_first_only_when_that_says_so
         lead: str, joined: str) -> None:
     """What the answer said first stays with the cause (search finds it by it), joined as said when it
     names no symptom: "Yes, only through the custom task — cause: …" would claim what nobody said."""
-    from kenning.observer.compose import _cause_and_fix, symptom
+    from kenning.observer.compose import _cause_and_fix
+    from kenning.observer.gates import symptom
 
     cause = _judged("The cache key leaves the OS out.", "rootcause", "agent")
     assert _cause_and_fix(cause, None, lead, as_said=not symptom(lead)) == joined
@@ -225,3 +226,16 @@ def test_a_premise_the_user_gives_the_work_is_told_to_the_next_session(story: St
                                during=[("queued", premise)], last="Only files written since the last flush "
                                                                    "are flushed now, in `src/wal.go`."))
     assert told in story.context("shop")
+
+
+def test_a_session_line_names_the_row_above_that_says_its_outcome_instead_of_repeating_it(story: Story) -> None:
+    story.session("shop", Turn(
+        "The nightly export fails.",
+        [bash("python -m jobs.export", fails="UnicodeEncodeError: 'ascii' codec can't encode character"),
+         edit(ROOT, "jobs/export.py"), bash("python -m jobs.export", "exported 10 rows")],
+        last="The export crashed because the CSV writer in `jobs/export.py` opened files without an encoding. "
+             "Fixed it by opening the file with encoding='utf-8' in the CSV writer."))
+    context = story.context("shop")
+    [key] = [r for r in story.active("shop") if r["layer"] == "key" and "without an encoding" in r["title"]]
+    assert context.count("without an encoding") == 1, context
+    assert f"→ #{key['id']}" in context, context

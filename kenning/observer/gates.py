@@ -1,0 +1,99 @@
+"""What a sentence is not, whatever the role model says of it: a task of one turn or a plan as a standing
+rule, a request as a decision, the agent's workflow steps or the checkout's state as findings, a first
+sentence that names no symptom as the symptom of the cause after it (DESIGN.md §9; the cases a reader
+marked misleading in the development set's contexts, tests/unit/test_memory_that_would_mislead.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kenning.memory import cues
+
+# The agent reporting a step of its workflow with the "I" left out ("Rebased onto origin/main; it was already up
+# to date.", "Replied to and resolved the review thread"), or that some work is complete ("R5 の修正が完了しました"):
+# what it did in that run. The session's line and its git state already say where the work stands.
+_NARRATED = re.compile(
+    # (a verb with what it was done to: "Pushed tags trigger the release" and "Merged PRs deploy" are facts)
+    r"^(?:rebased|replied|pushed|force-pushed|committed|amended|squashed|merged|re-?ran|re-?triggered|fetched|"
+    r"pulled|checked out|switched)\s+(?:onto|to|into|on|from|in|the|it|them|this|that|these|those|a|an|all|both|"
+    r"and|with|as|`|origin|main|master|#?\d)|"
+    r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
+    r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b|"
+    r"^[^.;:!?。]{0,80}\b(?:is|are|has been|have been) (?:now )?(?:complete|completed|done|finished)[.!]?$|"
+    r"(?:が|を|の)?(?:完了|終了)しました[。!！]?$|已(?:经)?完成了?[。!！]?$|완료(?:했습니다|되었습니다|됐습니다)[.!]?$",
+    re.IGNORECASE)
+
+# How the checkout stood at that moment ("`main` is checked out, but it has diverged from `origin/main`",
+# "clean except for the intended change, matching origin/main at HEAD"): stale by the next session.
+_REPO_STATE = re.compile(
+    r"\b(?:checked out|current checkout|working tree|clean (?:status|tree|working)|clean except|up[- ]to[- ]date|"
+    r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
+    r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
+
+# A request for this turn: an imperative of a task verb, maybe after a short lead ("At the top of the report,
+# find a way to …"), with nothing that makes it a habit. "Always check …", "Check X before every deploy" are.
+_TASK = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls)[,:]?\s+)*(?:[^,;:]{3,40},\s*)?(?:please\s+)?"
+    r"(?:analy[sz]e|investigate|look (?:into|at)|find (?:out|a way)|figure out|review|explain|summari[sz]e|"
+    r"show me|tell me|debug|research|compare|propose|draft|try|make (?:a|an|the) (?:pr|pull request)|"
+    r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
+
+_HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forward|in (?:the )?future|"
+                    r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule|"
+                    r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
+                    re.IGNORECASE)
+
+# What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
+_ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
+                           r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",
+                           re.IGNORECASE)
+
+# Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
+# suggestions prompt"): the design of a feature, not how the agent is to work.
+_PLANNED = re.compile(r"\b(?:we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|and then we|"
+                      r"after that,? we)\b", re.IGNORECASE)
+
+def planned(text: str) -> bool:
+    return bool(_PLANNED.search(text)) and not _HABIT.search(text)
+
+def one_off(text: str) -> bool:
+    """Whether the user's sentence asks for a task of this turn rather than saying how to work."""
+    return bool(_TASK.match(text.strip())) and not _HABIT.search(text)
+
+def repo_state(text: str) -> bool:
+    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""
+    return bool(_REPO_STATE.search(text)) and not cues.signals(text) & {"cause", "always", "must", "prohibit",
+                                                                         "gotcha"}
+
+# A symptom said without a problem word: "v4.40.1 exists on GitHub, but npm never published it".
+_AMISS = re.compile(r"\b(?:never|not|no longer|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|aren't|"
+                    r"missing|but)\b|没有|不能|无法|されていない|できない|않|없", re.IGNORECASE)
+
+_PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
+                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
+                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
+                      re.IGNORECASE)
+
+# "Yes, but only the crate's version": the answer to a question, never a symptom
+_ANSWERS = re.compile(r"^(?:yes|no|yeah|yep|nope|correct|right|exactly|oui|non|ja|nein|sí)\b|"
+                      r"^(?:是的|对|不是|はい|いいえ|네|아니요)", re.IGNORECASE)
+
+def symptom(lead: str) -> bool:
+    """Whether the sentence an answer opens with says something is wrong: what a cause after it explains."""
+    return bool(lead) and not _ANSWERS.match(lead) and bool(_PROBLEM.search(lead) or _AMISS.search(lead))
+
+
+def narrated(text: str) -> bool:
+    """The agent reporting a step of its workflow, or that some work is complete."""
+    return bool(_NARRATED.search(text))
+
+
+def reports_a_problem(text: str) -> bool:
+    """Words that say something is wrong (a bug, a failure, an error …), in any of our languages."""
+    return bool(_PROBLEM.search(text))
+
+
+def acts_once(text: str) -> bool:
+    """The sentence acts on the repository or a pull request (merge, commit, push, check …)."""
+    return bool(_ONE_TURN_ACT.search(text))
