@@ -39,8 +39,10 @@ _TASK = re.compile(
     r"show me|tell me|debug|research|compare|propose|draft|try|make (?:a|an|the) (?:pr|pull request)|"
     r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
 
-_HABIT = re.compile(r"^(?:always|never)\b|\b(?:every|each|from now on|going forward|in (?:the )?future|"
-                    r"whenever|(?:before|after|on|for) (?:every|each|any|all)\b|by default|as a rule|"
+_HABIT = re.compile(r"^(?:always|never)\b|\b(?:(?:every|each) (?:time|commit|change|push|pr|pull request|release|"
+                    r"deploy\w*|run|session|file|module|function|test|step|new|one)\b|from now on|going forward|"
+                    r"in (?:the )?future|whenever|(?:before|after|on|in|across) (?:every|each|any|all)\b|by default|"
+                    r"as a rule|"
                     r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
                     re.IGNORECASE)
 
@@ -51,15 +53,22 @@ _ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|dep
 
 # Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
 # suggestions prompt"): the design of a feature, not how the agent is to work.
-_PLANNED = re.compile(r"\b(?:we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|and then we|"
+_PLANNED = re.compile(r"\b(?:(?:first|second|third|next|last|final) step|"
+                      r"we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|and then we|"
                       r"after that,? we)\b", re.IGNORECASE)
 
 def planned(text: str) -> bool:
     return bool(_PLANNED.search(text)) and not _HABIT.search(text)
 
+# What the product should show, asked for in a turn ('"Linked" should appear as "Linked docs"', "We should have
+# distinct sections for each agent"): a change to build, not how the agent is to work.
+_SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|shown|labell?ed|named|called|"
+                   r"rendered|visible|hidden))\b|^we should (?:have|add|show|display|build|create)\b", re.IGNORECASE)
+
+
 def one_off(text: str) -> bool:
     """Whether the user's sentence asks for a task of this turn rather than saying how to work."""
-    return bool(_TASK.match(text.strip())) and not _HABIT.search(text)
+    return bool(_TASK.match(text.strip()) or _SPEC.search(text)) and not _HABIT.search(text)
 
 def repo_state(text: str) -> bool:
     """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""

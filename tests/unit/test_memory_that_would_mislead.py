@@ -45,6 +45,7 @@ def test_a_task_for_this_turn_is_no_standing_rule(story: Story, task: str) -> No
 
 
 @pytest.mark.parametrize("plan", ["First of all, we run a prompt about the errors it found.",
+                                  "Then, third step, we run the suggestions prompt on the updated repository.",
                                   "Based on that, we will first fix all errors and then run the second prompt."])
 def test_a_step_of_what_the_user_plans_to_build_is_no_standing_rule(plan: str) -> None:
     assert not _user_keeps(_judged(plan, "rule", "user"))
@@ -63,7 +64,10 @@ def test_a_habit_said_with_a_task_verb_or_as_an_order_is_still_a_rule(story: Sto
     ("Open pull requests ready for review, not as drafts.", False), ("Review the diff before committing.", False),
     ("Create migrations with alembic, never by hand.", False), ("Fix lint errors before you push.", False),
     ("Review your changes to find potential issues.", True), ("Please investigate why the build is slow.", True),
-    ("At the top of the report, find a way to make the URL always visible.", True)])
+    ("At the top of the report, find a way to make the URL always visible.", True),
+    ('"Linked" should appear as "Linked docs" in the report.', True),
+    ("We should have distinct sections for each coding agent.", True),
+    ("Error messages should be shown in the user's language in every view.", False)])
 def test_a_task_verb_alone_does_not_make_a_sentence_a_task_of_one_turn(said: str, task: bool) -> None:
     from kenning.observer.gates import one_off
 
