@@ -46,6 +46,7 @@ class Actions:
     reverted: list[str] = field(default_factory=list)    # commit hashes (or HEAD…)
     discarded: bool = False                              # uncommitted changes thrown away
     discarded_at: float = 0.0                            # when, the last time
+    pushed_at: float = 0.0                               # the last push that went through
 
     @property
     def empty(self) -> bool:
@@ -70,6 +71,7 @@ def read(commands: list[Command]) -> Actions:
         if _PUSH.search(cmd):
             b = _BRANCH.search(cmd)
             out.pushed.append((b.group(1) or b.group(2)) if b else "")
+            out.pushed_at = max(out.pushed_at, c.at)
         if _PR_CREATE.search(cmd):
             m2 = _PR_URL.search(c.output or "")
             out.prs.append(f"#{m2.group(1)}" if m2 else "")

@@ -29,12 +29,16 @@ _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|
                         r"お願いします|ございます|です|해줘|해주세요|하죠|합시다|진행해주세요)?\W*$", re.IGNORECASE)
 
 
+UNPUSHED = "committed after the last push: "
+
+
 @dataclass
 class State:
     """Where the session's work stands, as the commands prove it."""
 
     commits: list[str] = field(default_factory=list)    # "12a669e subject" (hash when printed)
     pushed: list[str] = field(default_factory=list)     # branches ("" when not said)
+    unpushed: list[str] = field(default_factory=list)   # commits made after the last push
     prs: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     uncommitted: list[str] = field(default_factory=list)  # files changed since the last commit
@@ -51,6 +55,9 @@ class State:
         if self.pushed:
             names = [b for b in dict.fromkeys(self.pushed) if b]
             parts.append("pushed" + (f" ({', '.join(names[-2:])})" if names else ""))
+            if self.unpushed:  # "pushed" is true of what was committed before the push, not after it
+                parts.append(UNPUSHED + ", ".join(self.unpushed[-2:]) +
+                             (f" and {len(self.unpushed) - 2} more" if len(self.unpushed) > 2 else ""))
         elif self.commits:
             parts.append("not pushed")
         if self.prs:
@@ -82,6 +89,8 @@ def parse_state(notes: str) -> State:
         elif part.startswith("pushed"):
             m = re.search(r"\((.*)\)", part)
             s.pushed = [b.strip() for b in m.group(1).split(",")] if m else [""]
+        elif part.startswith(UNPUSHED):
+            s.unpushed = [c for c in re.split(r", | and \d+ more", part[len(UNPUSHED):]) if c]
         elif part.startswith("PR "):
             s.prs = re.findall(r"#\d+", part) or [""]
         elif part.startswith("merged"):
@@ -111,6 +120,7 @@ class Notes:
     read: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     pushed: list[str] = field(default_factory=list)
+    unpushed: list[str] = field(default_factory=list)  # its commits made after its last push (all, without one)
     prs: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     reverted: list[str] = field(default_factory=list)
@@ -151,6 +161,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
             state.uncommitted = list(n.uncommitted)
         else:
             state.uncommitted = unique([*state.uncommitted, *n.uncommitted])
+        state.unpushed = list(n.unpushed) if n.pushed else [*state.unpushed, *n.unpushed]
         state.pushed += n.pushed
         state.prs += n.prs
         state.merged += n.merged

@@ -243,3 +243,22 @@ def test_a_session_line_names_the_row_above_that_says_its_outcome_instead_of_rep
     [key] = [r for r in story.active("shop") if r["layer"] == "key" and "without an encoding" in r["title"]]
     assert context.count("without an encoding") == 1, context
     assert f"→ #{key['id']}" in context, context
+
+
+def _commit(sha: str, subject: str) -> dict[str, object]:
+    return bash(f"git commit -m '{subject}'", f"[main {sha}] {subject}\n 1 file changed")
+
+
+def test_pushed_is_said_of_what_was_committed_before_the_push_not_after(story: Story) -> None:
+    release = Turn("Release 1.2 and write the retro.", [
+        edit(ROOT, "CHANGELOG.md"), _commit("1a2b3c4", "chore(release): v1.2.0"),
+        bash("git push origin main", "To github.com:o/shop.git\n   0a1b2c3..1a2b3c4  main -> main"),
+        edit(ROOT, "docs/retro.md"), _commit("5d6e7f8", "docs: retro of v1.2.0")], last="Released; retro written.")
+    story.session("shop", release)
+    state = next(ln for ln in story.context("shop").splitlines() if ln.startswith("State:"))
+    assert "pushed" in state and "committed after the last push: 5d6e7f8 docs: retro of v1.2.0" in state, state
+    # The same session's next turn pushes it: nothing is left unpushed.
+    story.session("ship", release, Turn("Push the retro.", [bash("git push origin main", "main -> main")],
+                                        last="Pushed."))
+    state = next(ln for ln in story.context("ship").splitlines() if ln.startswith("State:"))
+    assert "pushed" in state and "after the last push" not in state, state

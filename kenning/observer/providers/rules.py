@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import evidence
+from kenning.observer import evidence, git_actions
 from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, topic, user_memories
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
@@ -227,13 +227,19 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         modified=files, read=reads,
         uncommitted=[f for f, at in modified.items() if (last_commit is None or at > last_commit)
                      and not os.path.isabs(f)],  # a file outside the project (a plan under ~/.claude) is no change
-        commits=[(c.hash[:7] + " " if c.hash else "") + clip(c.subject, 80) for c in reading.actions.commits],
+        commits=[_commit_line(c) for c in reading.actions.commits],
+        unpushed=[_commit_line(c) for c in reading.actions.commits
+                  if not reading.actions.pushed or c.at > reading.actions.pushed_at],
         pushed=reading.actions.pushed, prs=reading.actions.prs, merged=reading.actions.merged,
         reverted=list(reading.actions.reverted),
         discarded=reading.actions.discarded and not any(at > reading.actions.discarded_at for at in modified.values()),
         last_message=(agent_texts(turn) or [""])[-1], at=end, size=sum(e.size_chars for e in turn.all),
         prompt_number=number)
     return drafts, note, reading
+
+
+def _commit_line(c: git_actions.Commit) -> str:
+    return (c.hash[:7] + " " if c.hash else "") + clip(c.subject, 80)
 
 
 def _versions(r: Reading, turn: Turn, at: float) -> list[ObservationDraft]:
