@@ -54,7 +54,8 @@ _ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|dep
 # Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
 # suggestions prompt"): the design of a feature, not how the agent is to work.
 _PLANNED = re.compile(r"\b(?:(?:first|second|third|next|last|final) step|"
-                      r"we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|and then we|"
+                      r"we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|(?:and )?then,? we|"
+                      r"we (?:first|then)|first,? we|"
                       r"after that,? we)\b", re.IGNORECASE)
 
 def planned(text: str) -> bool:

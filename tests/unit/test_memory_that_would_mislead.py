@@ -46,6 +46,8 @@ def test_a_task_for_this_turn_is_no_standing_rule(story: Story, task: str) -> No
 
 @pytest.mark.parametrize("plan", ["First of all, we run a prompt about the errors it found.",
                                   "Then, third step, we run the suggestions prompt on the updated repository.",
+                                  "Don't write code in the Markdown files; with all the issues in, we first build "
+                                  "a plan.",
                                   "Based on that, we will first fix all errors and then run the second prompt."])
 def test_a_step_of_what_the_user_plans_to_build_is_no_standing_rule(plan: str) -> None:
     assert not _user_keeps(_judged(plan, "rule", "user"))
