@@ -20,7 +20,7 @@ import re
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
 from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
-from kenning.observer.gates import acts_once, narrated, one_off, planned, repo_state, reports_a_problem, symptom
+from kenning.observer import gates
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.records import ObservationDraft
@@ -96,10 +96,10 @@ def _user_keeps(j: Judged) -> bool:
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
         # make the URL always visible", "analyse which folders should be excluded").
-        return "hypothesis" not in sig and not one_off(j.text) and not planned(j.text) and (
+        return "hypothesis" not in sig and not gates.one_off(j.text) and not gates.planned(j.text) and (
             bool(sig & RULE_SIGNALS) or j.p >= 0.8)
     if j.role == "decision":
-        if one_off(j.text) or ("request" in sig and acts_once(j.text)
+        if gates.one_off(j.text) or ("request" in sig and gates.acts_once(j.text)
                                and not sig & {"decided", "reason", "cause", "tentative"}):
             return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
@@ -157,12 +157,12 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-        if repo_state(lead) or narrated(lead):
+        if gates.repo_state(lead) or gates.narrated(lead):
             lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
         # The lead is the symptom the cause explains when it says something is wrong ("the CI job failed",
         # "v4.40.1 is on GitHub but npm never published it"); otherwise ("Yes, only through the custom task
         # `release-plz`") it is what the answer said first, and the cause follows it as said, not as its cause.
-        as_said = cause is not None and not symptom(lead)
+        as_said = cause is not None and not gates.symptom(lead)
         title = self_contained(_cause_and_fix(cause, fix, lead, as_said), (cause or fix).unit.heading,  # type: ignore[union-attr]
                                r, files_modified)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
@@ -198,7 +198,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 kind=role, tentative=j.tentative, why=_why(j, where, "agent")))
             used.append(j)
     for j in r.agent:  # where a workstream stands, as the agent reports it ("paused the migration at step 3")
-        if j.origin == "final" and is_status(j.text) and _STATUS_CHANGE.search(j.text) and worth_saying(j) \
+        if j.origin == "final" and is_status(j.text) and _STATUS_CHANGE.search(j.text) \
+                and (worth_saying(j) or (gates.reports_done(j.text) and len(j.text.split()) >= MIN_WORDS)) \
                 and not any(same_thing(j.text, u.text) for u in used) and not r.relays(j.text):
             out.append(ObservationDraft(
                 type="decision", title=clip(statement(j.text), TITLE), subtitle="reported by the agent",
@@ -317,7 +318,7 @@ def routine_question(r: Reading, files_modified: list[str]) -> bool:
     states a cause, a decision, a gotcha beyond doubt (DESIGN.md §9: "user asked X, I answered Y" is noise)."""
     words = r.words.strip()
     return bool(words) and bool(_ASKED.search(words)) and not _WHY.search(words) and not files_modified \
-        and all(c.ok for c in r.commands) and not reports_a_problem(words) and "issue" not in words.lower()
+        and all(c.ok for c in r.commands) and not gates.reports_a_problem(words) and "issue" not in words.lower()
 
 
 # The agent's analysis: a root cause and its fix rest on what it read and ran by nature (a diff, a trace);
@@ -369,7 +370,7 @@ def worth_saying(j: Judged) -> bool:
     text = statement(j.text)
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
-    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or narrated(text) or repo_state(text)):
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)):
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
@@ -391,7 +392,7 @@ ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|chang
 def problem(r: Reading, slips: frozenset[str] = frozenset()) -> bool:
     """Whether the turn was about something wrong: the user's words report it, or a command failed that
     was not the agent's own slip (``slips``: commands that failed on what the turn itself had just written)."""
-    return any(not c.ok and c.command not in slips for c in r.commands) or reports_a_problem(r.words or r.prompt)
+    return any(not c.ok and c.command not in slips for c in r.commands) or gates.reports_a_problem(r.words or r.prompt)
 
 
 def topic(r: Reading, taken: list[Judged], heading: str) -> str:

@@ -19,7 +19,9 @@ _NARRATED = re.compile(
     r"pulled|checked out|switched)\s+(?:onto|to|into|on|from|in|the|it|them|this|that|these|those|a|an|all|both|"
     r"and|with|as|`|origin|main|master|#?\d)|"
     r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
-    r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b|"
+    r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b", re.IGNORECASE)
+# ... or that some work is complete: no finding, but where a workstream stands (compose's status memory)
+_DONE_REPORT = re.compile(
     r"^[^.;:!?。]{0,80}\b(?:is|are|has been|have been) (?:now )?(?:complete|completed|done|finished)[.!]?$|"
     r"(?:が|を|の)?(?:完了|終了)しました[。!！]?$|已(?:经)?完成了?[。!！]?$|완료(?:했습니다|되었습니다|됐습니다)[.!]?$",
     re.IGNORECASE)
@@ -96,7 +98,12 @@ def symptom(lead: str) -> bool:
 
 def narrated(text: str) -> bool:
     """The agent reporting a step of its workflow, or that some work is complete."""
-    return bool(_NARRATED.search(text))
+    return bool(_NARRATED.search(text) or _DONE_REPORT.search(text))
+
+
+def reports_done(text: str) -> bool:
+    """Only that some work is complete ("The billing migration is done.", "R5 の修正が完了しました")."""
+    return bool(_DONE_REPORT.search(text))
 
 
 def reports_a_problem(text: str) -> bool:

@@ -29,7 +29,7 @@ _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|
                         r"お願いします|ございます|です|해줘|해주세요|하죠|합시다|진행해주세요)?\W*$", re.IGNORECASE)
 
 
-UNPUSHED = "committed after the last push: "
+UNPUSHED = "later commits not pushed: "  # (starts with no other part's word: parse_state reads by prefix)
 
 
 @dataclass

@@ -258,9 +258,27 @@ def test_pushed_is_said_of_what_was_committed_before_the_push_not_after(story: S
         edit(ROOT, "docs/retro.md"), _commit("5d6e7f8", "docs: retro of v1.2.0")], last="Released; retro written.")
     story.session("shop", release)
     state = next(ln for ln in story.context("shop").splitlines() if ln.startswith("State:"))
-    assert "pushed" in state and "committed after the last push: 5d6e7f8 docs: retro of v1.2.0" in state, state
+    assert "pushed" in state and "later commits not pushed: 5d6e7f8 docs: retro of v1.2.0" in state, state
     # The same session's next turn pushes it: nothing is left unpushed.
     story.session("ship", release, Turn("Push the retro.", [bash("git push origin main", "main -> main")],
                                         last="Pushed."))
     state = next(ln for ln in story.context("ship").splitlines() if ln.startswith("State:"))
-    assert "pushed" in state and "after the last push" not in state, state
+    assert "pushed" in state and "not pushed" not in state, state
+
+
+def test_the_state_with_commits_after_the_push_reads_back_as_written() -> None:
+    """The next batch of a session starts from the state the last one wrote (summary.parse_state)."""
+    from kenning.observer.summary import STATE, State, parse_state
+
+    s = State(commits=["1a2b3c4 chore(release): v1.2.0", "5d6e7f8 docs: retro"], pushed=["main"],
+              unpushed=["5d6e7f8 docs: retro"])
+    back = parse_state(f"{STATE}{s.line()}")
+    assert back.commits == s.commits and back.pushed == s.pushed and back.unpushed == s.unpushed, s.line()
+
+
+def test_work_reported_complete_is_where_its_workstream_stands_not_a_finding(story: Story) -> None:
+    story.session("shop", Turn("Finish moving the invoices to the v2 schema.",
+                               [edit(ROOT, "migrations/0002_v2.sql"), bash("make migrate", "ok")],
+                               last="The billing migration is done."))
+    rows = [r for r in story.active("shop") if "billing migration is done" in r["title"]]
+    assert [r["kind"] for r in rows] == ["status"], story.active("shop")
