@@ -57,7 +57,7 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|c
                       re.IGNORECASE)
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
-_DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such|both|either|neither)\b|"
+_DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
                        r"^(?:这|那|它|此|それ|これ|あれ|그것|이것|그래서|이는)", re.IGNORECASE)
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
 
@@ -112,8 +112,8 @@ def _user_keeps(j: Judged) -> bool:
 
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
     """The design decisions of an accepted plan (the agent's words, accepted by the user)."""
-    picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)),
-                             key=lambda j: -j.worth))
+    picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
+                              and not dangling(j)), key=lambda j: -j.worth))
     out = []
     for j in picked[:MAX_PLAN]:
         out.append(ObservationDraft(
@@ -163,8 +163,12 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # "v4.40.1 is on GitHub but npm never published it"); otherwise ("Yes, only through the custom task
         # `release-plz`") it is what the answer said first, and the cause follows it as said, not as its cause.
         as_said = cause is not None and not gates.symptom(lead)
-        title = self_contained(_cause_and_fix(cause, fix, lead, as_said), (cause or fix).unit.heading,  # type: ignore[union-attr]
-                               r, files_modified)
+        if cause is not None and fix is not None and not lead and dangling(cause):
+            # "This prevents the TypeError …" with nothing before it: said after the fix it points at
+            title = clip(f"{statement(fix.text).rstrip('.。')} — {_lower_first(statement(cause.text))}", TITLE)
+        else:
+            title = _cause_and_fix(cause, fix, lead, as_said)
+        title = self_contained(title, (cause or fix).unit.heading, r, files_modified)  # type: ignore[union-attr]
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
         out.append(ObservationDraft(

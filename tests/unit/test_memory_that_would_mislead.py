@@ -282,3 +282,30 @@ def test_work_reported_complete_is_where_its_workstream_stands_not_a_finding(sto
                                last="The billing migration is done."))
     rows = [r for r in story.active("shop") if "billing migration is done" in r["title"]]
     assert [r["kind"] for r in rows] == ["status"], story.active("shop")
+
+
+def test_a_cause_that_only_points_back_follows_the_fix_it_points_at() -> None:
+    """"This prevents the TypeError …" said with nothing before it: after the fix it reads as said of it."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    cause = _judged("This prevents the TypeError when the runner stores a raw Error instead of a result.",
+                    "rootcause", "agent")
+    fix = _judged("Each debug write in `src/debug.ts` is now wrapped, so a failed write is logged, never fatal.",
+                  "fix", "agent")
+    drafts, _used = agent_memories(Reading(agent=[cause, fix]), 0.0, "prompt 1", ["src/debug.ts"], [])
+    [memory] = [d for d in drafts if d.kind in ("rootcause", "fix")]
+    assert memory.title.startswith("Each debug write"), memory.title
+    assert "— this prevents the TypeError" in memory.title, memory.title
+
+
+def test_a_plan_decision_that_only_points_back_is_not_kept_alone() -> None:
+    from kenning.observer.compose import plan_memories
+    from kenning.observer.reading import Reading
+
+    plan = [_judged("This is safe because evaluations always run on local repositories or our own clones.",
+                    "decision", "agent"),
+            _judged("Run `git clean -fd` in `resetWorkingDirectory` after every remediation attempt.",
+                    "decision", "agent")]
+    titles = [d.title for d in plan_memories(Reading(plan=plan), 0.0, "prompt 1")]
+    assert titles and not [t for t in titles if t.startswith("This is safe")], titles
