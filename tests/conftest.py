@@ -10,9 +10,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.support.memory_story import Story
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "claude-code"
@@ -163,3 +166,14 @@ def load_fixture(rel: str, *, cwd: str | None = None) -> dict[str, Any]:
     if old:
         text = text.replace(old, cwd)
     return json.loads(text)
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> Iterator[Story]:
+    """Sessions told turn by turn to the offline observer, stored in a real SQLite file
+    (tests/support/memory_story.py)."""
+    from tests.support.memory_story import Story
+
+    s = Story(tmp_path)
+    yield s
+    s.close()

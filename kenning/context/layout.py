@@ -205,8 +205,8 @@ class Layout:
                                settings.context_key_chars // 3)
         shown = [*sel.user_rules[:len(self.user_lines)], *sel.rules[:len(self.rule_lines)],
                  *sel.keys[:len(self.key_lines)], *sel.todos[:len(self.todo_lines)]]
-        self.listed = {_listing_key(r.title): r.id for r in shown if len(r.title) >= 30}
         self.listed_titles = [(r.title, r.id) for r in shown if len(r.title) >= 30]
+        self.listed = {_listing_key(title): rid for title, rid in self.listed_titles}
         self.recent = self._recent_rows()
         self.left_off = self._left_off()
 

@@ -163,12 +163,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # "v4.40.1 is on GitHub but npm never published it"); otherwise ("Yes, only through the custom task
         # `release-plz`") it is what the answer said first, and the cause follows it as said, not as its cause.
         as_said = cause is not None and not gates.symptom(lead)
-        if cause is not None and fix is not None and not lead and dangling(cause):
-            # "This prevents the TypeError …" with nothing before it: said after the fix it points at
-            title = clip(f"{statement(fix.text).rstrip('.。')} — {_lower_first(statement(cause.text))}", TITLE)
-        else:
-            title = _cause_and_fix(cause, fix, lead, as_said)
-        title = self_contained(title, (cause or fix).unit.heading, r, files_modified)  # type: ignore[union-attr]
+        title = self_contained(_cause_and_fix(cause, fix, lead, as_said), (cause or fix).unit.heading,  # type: ignore[union-attr]
+                               r, files_modified)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
         out.append(ObservationDraft(
@@ -426,7 +422,10 @@ _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the fol
 
 def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False) -> str:
     """"<symptom> — cause: <cause> — fix: <fix>"; after a lead that names no symptom ("release-plz bumped
-    pklr", then "That made the tests fail") the cause follows it as said, not labelled its cause."""
+    pklr", then "That made the tests fail") the cause follows it as said, not labelled its cause; with no
+    lead, a cause that only points back ("This prevents the TypeError …") follows the fix it points at."""
+    if cause and fix and not lead and dangling(cause):
+        return clip(f"{statement(fix.text).rstrip('.。')} — {_lower_first(statement(cause.text))}", TITLE)
     parts = [lead] if lead else []
     if cause and lead and as_said:
         end = "。" if lead.rstrip().endswith("。") else "."

@@ -11,8 +11,8 @@ import re
 from kenning.memory import cues
 
 # The agent reporting a step of its workflow with the "I" left out ("Rebased onto origin/main; it was already up
-# to date.", "Replied to and resolved the review thread"), or that some work is complete ("R5 の修正が完了しました"):
-# what it did in that run. The session's line and its git state already say where the work stands.
+# to date.", "Replied to and resolved the review thread"): what it did in that run. The session's line and its
+# git state already say where the work stands.
 _NARRATED = re.compile(
     # (a verb with what it was done to: "Pushed tags trigger the release" and "Merged PRs deploy" are facts)
     r"^(?:rebased|replied|pushed|force-pushed|committed|amended|squashed|merged|re-?ran|re-?triggered|fetched|"
@@ -20,80 +20,12 @@ _NARRATED = re.compile(
     r"and|with|as|`|origin|main|master|#?\d)|"
     r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
     r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b", re.IGNORECASE)
-# ... or that some work is complete: no finding, but where a workstream stands (compose's status memory)
+
+# That some work is complete: no finding, but where a workstream stands (compose's status memory)
 _DONE_REPORT = re.compile(
     r"^[^.;:!?。]{0,80}\b(?:is|are|has been|have been) (?:now )?(?:complete|completed|done|finished)[.!]?$|"
     r"(?:が|を|の)?(?:完了|終了)しました[。!！]?$|已(?:经)?完成了?[。!！]?$|완료(?:했습니다|되었습니다|됐습니다)[.!]?$",
     re.IGNORECASE)
-
-# How the checkout stood at that moment ("`main` is checked out, but it has diverged from `origin/main`",
-# "clean except for the intended change, matching origin/main at HEAD"): stale by the next session.
-_REPO_STATE = re.compile(
-    r"\b(?:checked out|current checkout|working tree|clean (?:status|tree|working)|clean except|up[- ]to[- ]date|"
-    r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
-    r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
-
-# A request for this turn: an imperative of a task verb, maybe after a short lead ("At the top of the report,
-# find a way to …"), with nothing that makes it a habit. "Always check …", "Check X before every deploy" are.
-_TASK = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls)[,:]?\s+)*(?:[^,;:]{3,40},\s*)?(?:please\s+)?"
-    r"(?:analy[sz]e|investigate|look (?:into|at)|find (?:out|a way)|figure out|review|explain|summari[sz]e|"
-    r"show me|tell me|debug|research|compare|propose|draft|try|make (?:a|an|the) (?:pr|pull request)|"
-    r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
-
-_HABIT = re.compile(r"^(?:always|never)\b|\b(?:(?:every|each) (?:time|commit|change|push|pr|pull request|release|"
-                    r"deploy\w*|run|session|file|module|function|test|step|new|one)\b|from now on|going forward|"
-                    r"in (?:the )?future|whenever|(?:before|after|on|in|across) (?:every|each|any|all)\b|by default|"
-                    r"as a rule|"
-                    r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
-                    re.IGNORECASE)
-
-# What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
-_ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
-                           r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",
-                           re.IGNORECASE)
-
-# Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
-# suggestions prompt"): the design of a feature, not how the agent is to work.
-_PLANNED = re.compile(r"\b(?:(?:first|second|third|next|last|final) step|"
-                      r"we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|(?:and )?then,? we|"
-                      r"we (?:first|then)|first,? we|"
-                      r"after that,? we)\b", re.IGNORECASE)
-
-def planned(text: str) -> bool:
-    return bool(_PLANNED.search(text)) and not _HABIT.search(text)
-
-# What the product should show, asked for in a turn ('"Linked" should appear as "Linked docs"', "We should have
-# distinct sections for each agent"): a change to build, not how the agent is to work.
-_SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|shown|labell?ed|named|called|"
-                   r"rendered|visible|hidden))\b|^we should (?:have|add|show|display|build|create)\b", re.IGNORECASE)
-
-
-def one_off(text: str) -> bool:
-    """Whether the user's sentence asks for a task of this turn rather than saying how to work."""
-    return bool(_TASK.match(text.strip()) or _SPEC.search(text)) and not _HABIT.search(text)
-
-def repo_state(text: str) -> bool:
-    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""
-    return bool(_REPO_STATE.search(text)) and not cues.signals(text) & {"cause", "always", "must", "prohibit",
-                                                                         "gotcha"}
-
-# A symptom said without a problem word: "v4.40.1 exists on GitHub, but npm never published it".
-_AMISS = re.compile(r"\b(?:never|not|no longer|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|aren't|"
-                    r"missing|but)\b|没有|不能|无法|されていない|できない|않|없", re.IGNORECASE)
-
-_PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
-                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
-                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
-                      re.IGNORECASE)
-
-# "Yes, but only the crate's version": the answer to a question, never a symptom
-_ANSWERS = re.compile(r"^(?:yes|no|yeah|yep|nope|correct|right|exactly|oui|non|ja|nein|sí)\b|"
-                      r"^(?:是的|对|不是|はい|いいえ|네|아니요)", re.IGNORECASE)
-
-def symptom(lead: str) -> bool:
-    """Whether the sentence an answer opens with says something is wrong: what a cause after it explains."""
-    return bool(lead) and not _ANSWERS.match(lead) and bool(_PROBLEM.search(lead) or _AMISS.search(lead))
 
 
 def narrated(text: str) -> bool:
@@ -106,11 +38,88 @@ def reports_done(text: str) -> bool:
     return bool(_DONE_REPORT.search(text))
 
 
-def reports_a_problem(text: str) -> bool:
-    """Words that say something is wrong (a bug, a failure, an error …), in any of our languages."""
-    return bool(_PROBLEM.search(text))
+# How the checkout stood at that moment ("`main` is checked out, but it has diverged from `origin/main`",
+# "clean except for the intended change, matching origin/main at HEAD"): stale by the next session.
+_REPO_STATE = re.compile(
+    r"\b(?:checked out|current checkout|working tree|clean (?:status|tree|working)|clean except|up[- ]to[- ]date|"
+    r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
+    r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
+
+
+def repo_state(text: str) -> bool:
+    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""
+    return bool(_REPO_STATE.search(text)) and not cues.signals(text) & {"cause", "always", "must", "prohibit",
+                                                                         "gotcha"}
+
+
+# A request for this turn: an imperative of a task verb, maybe after a short lead ("At the top of the report,
+# find a way to …"), with nothing that makes it a habit. "Always check …", "Check X before every deploy" are.
+_TASK = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls)[,:]?\s+)*(?:[^,;:]{3,40},\s*)?(?:please\s+)?"
+    r"(?:analy[sz]e|investigate|look (?:into|at)|find (?:out|a way)|figure out|review|explain|summari[sz]e|"
+    r"show me|tell me|debug|research|compare|propose|draft|try|make (?:a|an|the) (?:pr|pull request)|"
+    r"enquête|analyse[zr]?|untersuche|analysiere|investiga|analiza)\b", re.IGNORECASE)
+
+# What the product should show, asked for in a turn ('"Linked" should appear as "Linked docs"', "We should have
+# distinct sections for each agent"): a change to build, not how the agent is to work.
+_SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|shown|labell?ed|named|called|"
+                   r"rendered|visible|hidden))\b|^we should (?:have|add|show|display|build|create)\b", re.IGNORECASE)
+
+_HABIT = re.compile(r"^(?:always|never)\b|\b(?:(?:every|each) (?:time|commit|change|push|pr|pull request|release|"
+                    r"deploy\w*|run|session|file|module|function|test|step|new|one)\b|from now on|going forward|"
+                    r"in (?:the )?future|whenever|(?:before|after|on|in|across) (?:every|each|any|all)\b|by default|"
+                    r"as a rule|"
+                    r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
+                    re.IGNORECASE)
+
+
+def one_off(text: str) -> bool:
+    """Whether the user's sentence asks for a task of this turn rather than saying how to work."""
+    return bool(_TASK.match(text.strip()) or _SPEC.search(text)) and not _HABIT.search(text)
+
+
+# Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
+# suggestions prompt"): the design of a feature, not how the agent is to work.
+_PLANNED = re.compile(r"\b(?:(?:first|second|third|next|last|final) step|"
+                      r"we(?:'ll|’ll| will| are going to|'re going to|’re going to)|first of all|(?:and )?then,? we|"
+                      r"we (?:first|then)|first,? we|"
+                      r"after that,? we)\b", re.IGNORECASE)
+
+
+def planned(text: str) -> bool:
+    return bool(_PLANNED.search(text)) and not _HABIT.search(text)
+
+
+# What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
+_ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
+                           r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",
+                           re.IGNORECASE)
 
 
 def acts_once(text: str) -> bool:
     """The sentence acts on the repository or a pull request (merge, commit, push, check …)."""
     return bool(_ONE_TURN_ACT.search(text))
+
+
+_PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
+                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
+                      r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
+                      re.IGNORECASE)
+
+# A symptom said without a problem word: "v4.40.1 exists on GitHub, but npm never published it".
+_AMISS = re.compile(r"\b(?:never|not|no longer|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|aren't|"
+                    r"missing|but)\b|没有|不能|无法|されていない|できない|않|없", re.IGNORECASE)
+
+# "Yes, but only the crate's version": the answer to a question, never a symptom
+_ANSWERS = re.compile(r"^(?:yes|no|yeah|yep|nope|correct|right|exactly|oui|non|ja|nein|sí)\b|"
+                      r"^(?:是的|对|不是|はい|いいえ|네|아니요)", re.IGNORECASE)
+
+
+def reports_a_problem(text: str) -> bool:
+    """Words that say something is wrong (a bug, a failure, an error …), in any of our languages."""
+    return bool(_PROBLEM.search(text))
+
+
+def symptom(lead: str) -> bool:
+    """Whether the sentence an answer opens with says something is wrong: what a cause after it explains."""
+    return bool(lead) and not _ANSWERS.match(lead) and (reports_a_problem(lead) or bool(_AMISS.search(lead)))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -59,13 +57,6 @@ def important(i: int, root: str) -> list[Turn]:
                    "and every test fails with ConnectionRefusedError.")],
         [Turn("From now on, every migration must come with a rollback script.", last="Will do.")],
     ][i % 4]
-
-
-@pytest.fixture
-def story(tmp_path: Path) -> Iterator[Story]:
-    s = Story(tmp_path)
-    yield s
-    s.close()
 
 
 def key_rows(context: str) -> list[int]:

@@ -6,21 +6,9 @@ every project. Sentences of our own, not among the role model's training sentenc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from tests.support.memory_story import Story, Turn, bash, edit
 
 ROOT = "/work/ledger"
-
-
-@pytest.fixture
-def story(tmp_path: Path) -> Iterator[Story]:
-    s = Story(tmp_path)
-    yield s
-    s.close()
 
 
 def test_a_rule_and_its_correction_a_session_later(story: Story) -> None:

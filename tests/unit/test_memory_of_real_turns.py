@@ -9,21 +9,11 @@ headless prompt, questions on several topics in a row, a change taken back. The 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from tests.support.memory_story import Story, Turn, bash, edit, read
 
 ROOT = "/work/shop"
-
-
-@pytest.fixture
-def story(tmp_path: Path) -> Iterator[Story]:
-    s = Story(tmp_path)
-    yield s
-    s.close()
 
 
 PLAN = """Implement the following plan:

@@ -6,9 +6,6 @@ happened to be made in its turn. Each is stored in a real SQLite file by the off
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from kenning.memory import cues
@@ -18,13 +15,6 @@ from kenning.observer.units import units
 from tests.support.memory_story import Story, Turn, bash, edit
 
 ROOT = "/work/shop"
-
-
-@pytest.fixture
-def story(tmp_path: Path) -> Iterator[Story]:
-    s = Story(tmp_path)
-    yield s
-    s.close()
 
 
 def _judged(text: str, role: str, speaker: str) -> Judged:
