@@ -6,7 +6,8 @@
     ## Key decisions, gotchas and root causes    by importance
     ## Open to-dos                               what was left to do, until it is done
     ## Recent sessions                           per day, one line a session: what it was about → what came of it
-    ## Where we left off                         the latest work: its state and what is still open
+    ## Where we left off                         the latest work's session (not also a line above): what it was,
+                                                 its state, what it did, and what is still open
 
 Standard library only (the SessionStart hook may write it itself).
 """
@@ -149,6 +150,28 @@ def short_links(text: str) -> str:
     return _URL.sub(lambda m: "/".join(m.group(1).rstrip("/").split("/")[-3:]), t)
 
 
+# Git bookkeeping ("Commit `c653b3c` created successfully.", "PR #235 머지 완료.", "コミット完了しました"): the state
+# line says it, with the hashes. What is left of an item without these words says whether it says anything else.
+_BOOKKEEPING = re.compile(
+    r"`?\b[0-9a-f]{7,40}\b`?|#\d+|\d+|\b(?:the|a|an|is|are|was|were|has|have|been|now|just|all|and|with|to|"
+    r"pr|prs|pull|requests?|commits?|committed|merged?|push(?:ed)?|tag(?:ged)?|branch(?:es)?|created|made|done|"
+    r"complete[d]?|succeeded|successful(?:ly)?|opened|closed)\b|"
+    r"커밋|푸시|머지|병합|완료|했습니다|되었습니다|됐습니다|방금|건|コミット|プッシュ|マージ|完了|しました|です|"
+    r"提交|推送|合并|完成|已|了", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
+_CHANGED = re.compile(r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) [^:]{1,200}: ")
+
+
+def _told_by_state(item: str, state: str) -> bool:
+    """Whether a "Done" item only repeats the state line: git bookkeeping, or a commit subject it names."""
+    core = _CHANGED.sub("", item).rstrip().rstrip("…").rstrip(".")
+    rest = _BOOKKEEPING.sub(" ", item)
+    if len(_WORD.findall(rest)) + len(_CJK.findall(rest)) // 2 <= 1:
+        return True
+    return len(core) >= 12 and core[:60].lower() in state.lower()
+
+
 ASKED = " (asked: "  # how a change named only by its request says so (kenning/observer/providers/rules.py)
 _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
@@ -207,11 +230,14 @@ class Layout:
                  *sel.keys[:len(self.key_lines)], *sel.todos[:len(self.todo_lines)]]
         self.listed_titles = [(r.title, r.id) for r in shown if len(r.title) >= 30]
         self.listed = {_listing_key(title): rid for title, rid in self.listed_titles}
-        self.recent = self._recent_rows()
         self.left_off = self._left_off()
+        # The latest work's session is said under "Where we left off", not also as a line of recent work.
+        told = sel.left_off.id if self.left_off and sel.left_off is not None else None
+        self.recent = self._recent_rows(told)
 
-    def _recent_rows(self) -> list[tuple[float, int, str]]:
-        """(time, order, line) of the sessions (and of routine rows no session summary covers), oldest first."""
+    def _recent_rows(self, told: int | None) -> list[tuple[float, int, str]]:
+        """(time, order, line) of the sessions (and of routine rows no session summary covers), oldest first;
+        not the session ``told`` (the one "Where we left off" is about)."""
         now = self.sel.now
         rows: list[tuple[float, int, str]] = []
         covered = self.sel.summarized
@@ -219,6 +245,8 @@ class Layout:
             if r.session not in covered:
                 rows.append((r.created_at, r.id, obs_line(r, now, self.icons, LOG_CHARS, self.agent)))
         for s in self.sel.summaries:
+            if s.id == told:
+                continue
             request = self.sel.fresh_part(s.request, s.created_at)
             if s.request and not request.strip():
                 continue  # the whole request restated something no longer true
@@ -304,8 +332,8 @@ class Layout:
         if latest is None:
             return []
         fresh = self.sel.fresh_part
-        request, completed, next_steps = (fresh(x, latest.created_at) for x in (
-            latest.request, latest.completed, latest.next_steps))
+        request, completed, next_steps, learned = (fresh(x, latest.created_at) for x in (
+            latest.request, latest.completed, latest.next_steps, latest.learned))
         state = state_of(latest.notes)
         shown_todos = " ".join(self.todo_lines)
         opened: list[str] = []
@@ -313,22 +341,22 @@ class Layout:
             for item in _items(fresh(s.next_steps, s.created_at)):
                 if item not in opened and item[:60] not in shown_todos:
                     opened.append(item)
-        if not (completed or state or opened or latest.learned):
+        if not (completed or state or opened or learned):
             return []
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(latest.created_at))
-        out = [f"\n## Where we left off ({when}, {age(self.sel.now - latest.created_at)} ago)"]
+        out = [f"\n## Where we left off (S{latest.id}, {when}, {age(self.sel.now - latest.created_at)} ago)"]
         if request:
-            out.append(f"Working on: {clean_field(short_links(request), 300)}")
+            out.append(f"Worked on: {clean_field(short_links(request), 300)}")
         if state:
             out.append(f"State: {clean(state, 300)}")
         for title, rid in self.listed_titles:  # whole, before the split at "; " (a title may hold one)
             completed = completed.replace(title, f"#{rid}")
         done = [f"#{self.listed[_listing_key(x)]}" if _listing_key(x) in self.listed else x
-                for x in _items(completed) if not says_only_done(x)]
+                for x in _items(completed) if not says_only_done(x) and not _told_by_state(x, state)]
         if done:
             out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
-        elif latest.learned and not next_steps:
-            out.append(f"Learned: {clean_field(latest.learned, 400)}")
+        elif learned and not next_steps:
+            out.append(f"Learned: {clean_field(learned, 400)}")
         if opened:
             out.append(f"Still open: {clean('; '.join(opened[:OPEN_ITEMS]), 500)}")
         earlier = self._earlier_uncommitted(latest)

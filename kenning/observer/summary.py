@@ -47,16 +47,19 @@ class State:
 
     def line(self) -> str:
         parts = []
+        shown: list[str] = []
         if self.commits:
             # The first commit (usually the work asked for) and the latest two; how many between.
-            shown = self.commits if len(self.commits) <= 3 else \
+            shown = list(self.commits) if len(self.commits) <= 3 else \
                 [self.commits[0], f"… {len(self.commits) - 3} more", *self.commits[-2:]]
             parts.append("committed " + ", ".join(shown))
         if self.pushed:
             names = [b for b in dict.fromkeys(self.pushed) if b]
             parts.append("pushed" + (f" ({', '.join(names[-2:])})" if names else ""))
             if self.unpushed:  # "pushed" is true of what was committed before the push, not after it
-                parts.append(UNPUSHED + ", ".join(self.unpushed[-2:]) +
+                # (by its hash alone when "committed" above already gives its subject)
+                named = [_short(c, shown) for c in self.unpushed[-2:]]
+                parts.append(UNPUSHED + ", ".join(named) +
                              (f" and {len(self.unpushed) - 2} more" if len(self.unpushed) > 2 else ""))
         elif self.commits:
             parts.append("not pushed")
@@ -77,6 +80,15 @@ class State:
         return "; ".join(parts)
 
 
+_HASH = re.compile(r"[0-9a-f]{7,40}")
+
+
+def _short(commit: str, shown: list[str]) -> str:
+    """A commit as its hash alone, when it has one and ``shown`` names it in full already."""
+    sha = commit.split(" ", 1)[0]
+    return sha if _HASH.fullmatch(sha) and commit in shown and sha != commit else commit
+
+
 def parse_state(notes: str) -> State:
     """The state an earlier call wrote (the first line of the summary's notes)."""
     s = State()
@@ -90,7 +102,8 @@ def parse_state(notes: str) -> State:
             m = re.search(r"\((.*)\)", part)
             s.pushed = [b.strip() for b in m.group(1).split(",")] if m else [""]
         elif part.startswith(UNPUSHED):
-            s.unpushed = [c for c in re.split(r", | and \d+ more", part[len(UNPUSHED):]) if c]
+            s.unpushed = [next((full for full in s.commits if _short(full, [full]) == c), c)
+                          for c in re.split(r", | and \d+ more", part[len(UNPUSHED):]) if c]
         elif part.startswith("PR "):
             s.prs = re.findall(r"#\d+", part) or [""]
         elif part.startswith("merged"):

@@ -263,17 +263,17 @@ def test_summaries_are_rows_interleaved_with_their_sessions(conn: sqlite3.Connec
     o3 = observe(conn, s3, "Third session work, not summarized yet", BASE + 9060)
     text = render(conn)
     lines = text.splitlines()
-    assert summary_rows(text) == [sum1, sum2]
-    pos = {name: next(i for i, ln in enumerate(lines) if ln.startswith(name))
-           for name in (f"S{sum1} ", f"S{sum2} ", f"#{o3} ")}
+    # The latest work (S2) is said once, under "Where we left off", not also as a line of recent work.
+    assert summary_rows(text) == [sum1]
+    pos = {name: next(i for i, ln in enumerate(lines) if ln.startswith(name)) for name in (f"S{sum1} ", f"#{o3} ")}
     # One line a session, oldest first; a session's routine rows only while it has no summary yet.
-    assert pos[f"S{sum1} "] < pos[f"S{sum2} "] < pos[f"#{o3} "]
+    assert pos[f"S{sum1} "] < pos[f"#{o3} "]
     assert f"#{o1} " not in text and f"#{o2} " not in text
     # What it was about → what came of it.
-    assert f"S{sum2} {age(NOW - BASE - 7800)} 📋 Add the CSV export → Export module added" in lines
     assert f"S{sum1} {age(NOW - BASE - 600)} 📋 Round VAT per line → Banker's rounding bites" in lines
     tail = lines[lines.index(next(ln for ln in lines if ln.startswith("## Where we left off"))):]
-    assert "Working on: Add the CSV export" in tail
+    assert tail[0].startswith(f"## Where we left off (S{sum2}, ")
+    assert "Worked on: Add the CSV export" in tail
     assert "Done: Export module added" in tail
     assert "Still open: Wire an endpoint later" in tail
     assert not any("Banker's rounding" in ln for ln in tail)
@@ -315,17 +315,19 @@ def test_where_we_left_off_is_the_latest_work_not_the_latest_question(conn: sqli
                   completed="Explained the schema")
     text = render(conn)
     tail = text[text.index("## Where we left off"):]
-    assert "Working on: Migrate invoices to the v2 schema" in tail and "Backfill the archive table" in tail
+    assert "Worked on: Migrate invoices to the v2 schema" in tail and "Backfill the archive table" in tail
     assert "What does the v2 schema look like" not in tail
 
 
 def test_summary_without_request_is_still_a_row(conn: sqlite3.Connection) -> None:
     sid = session(conn, "s1", BASE)
     sm = summarize(conn, sid, BASE + 60, completed="Something got done")
-    text = render(conn)
-    assert f"S{sm} {age(NOW - BASE - 60)} 📋 Something got done" in text.splitlines()
     empty = summarize(conn, session(conn, "s2", BASE + 120), BASE + 180, files_modified=["a.py"])
-    assert f"S{empty} {age(NOW - BASE - 180)} 📋 Session" in render(conn).splitlines()
+    # (a later session's work is where we left off: these two are lines of recent work)
+    summarize(conn, session(conn, "s3", BASE + 240), BASE + 300, request="Later work", files_modified=["b.py"])
+    lines = render(conn).splitlines()
+    assert f"S{sm} {age(NOW - BASE - 60)} 📋 Something got done" in lines
+    assert f"S{empty} {age(NOW - BASE - 180)} 📋 Session" in lines
 
 
 def test_context_sessions_budget_keeps_the_newest_summaries(conn: sqlite3.Connection) -> None:
@@ -335,8 +337,8 @@ def test_context_sessions_budget_keeps_the_newest_summaries(conn: sqlite3.Connec
         ids.append(summarize(conn, sid, BASE + i * 3600 + 60, request=f"Request number {i} about module m{i}",
                              learned=f"L{i}", files_modified=[f"m{i}.py"]))
     text = render(conn, context_sessions=10)
-    assert summary_rows(text) == ids[2:]
-    assert "Learned: L11" in text
+    assert summary_rows(text) == ids[2:-1]  # the newest is where we left off
+    assert f"## Where we left off (S{ids[-1]}, " in text and "Learned: L11" in text
 
 
 # -------------------------------------------------------------------- what is never shown

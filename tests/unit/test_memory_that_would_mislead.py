@@ -231,6 +231,7 @@ def test_a_session_line_names_the_row_above_that_says_its_outcome_instead_of_rep
          edit(ROOT, "jobs/export.py"), bash("python -m jobs.export", "exported 10 rows")],
         last="The export crashed because the CSV writer in `jobs/export.py` opened files without an encoding. "
              "Fixed it by opening the file with encoding='utf-8' in the CSV writer."))
+    story.session("shop", Turn("Add a CSV header row.", [edit(ROOT, "jobs/header.py")], last=""))  # where we left off
     context = story.context("shop")
     [key] = [r for r in story.active("shop") if r["layer"] == "key" and "without an encoding" in r["title"]]
     assert context.count("without an encoding") == 1, context
@@ -248,7 +249,9 @@ def test_pushed_is_said_of_what_was_committed_before_the_push_not_after(story: S
         edit(ROOT, "docs/retro.md"), _commit("5d6e7f8", "docs: retro of v1.2.0")], last="Released; retro written.")
     story.session("shop", release)
     state = next(ln for ln in story.context("shop").splitlines() if ln.startswith("State:"))
-    assert "pushed" in state and "later commits not pushed: 5d6e7f8 docs: retro of v1.2.0" in state, state
+    # (named once: "committed" gives its subject, the unpushed part its hash)
+    assert "pushed" in state and "later commits not pushed: 5d6e7f8" in state, state
+    assert state.count("docs: retro of v1.2.0") == 1, state
     # The same session's next turn pushes it: nothing is left unpushed.
     story.session("ship", release, Turn("Push the retro.", [bash("git push origin main", "main -> main")],
                                         last="Pushed."))
@@ -299,3 +302,35 @@ def test_a_plan_decision_that_only_points_back_is_not_kept_alone() -> None:
                     "decision", "agent")]
     titles = [d.title for d in plan_memories(Reading(plan=plan), 0.0, "prompt 1")]
     assert titles and not [t for t in titles if t.startswith("This is safe")], titles
+
+
+def test_where_we_left_off_says_the_latest_session_once(story: Story) -> None:
+    """Its request, its state and what it did are said under "Where we left off", once: not also as a line of
+    recent work, and "Done" repeats neither the commit the state line names nor a report that it was made."""
+    story.session("shop", Turn("Add the CSV export.", [edit(ROOT, "jobs/export.py")], last="CSV export added."))
+    story.session("shop", Turn("Speed up the nightly export.", [
+        edit(ROOT, "jobs/export.py"), _commit("c653b3c", "Stream rows instead of loading the table")],
+        last="Commit `c653b3c` created successfully."))
+    context = story.context("shop")
+    tail = context[context.index("## Where we left off"):]
+    assert context.count("Speed up the nightly export") == 1 and "Worked on: Speed up the nightly export" in tail
+    assert context.count("Stream rows instead of loading the table") == 1, context
+    assert "created successfully" not in context, context
+    assert "Add the CSV export" in context[:context.index("## Where we left off")]  # the earlier session: a line
+
+
+@pytest.mark.parametrize("said", ["Commit `c653b3c` created successfully.", "머지 완료 (방금)", "コミット完了しました",
+                                  "The PR was opened.", "提交完成", "PR #12 머지 완료.", "PR #12", "Pushed to main."])
+def test_a_git_step_reported_done_is_left_to_the_state_line(said: str) -> None:
+    from kenning.context.layout import _told_by_state
+
+    assert _told_by_state(said, "committed c653b3c Stream rows; pushed")
+
+
+@pytest.mark.parametrize("said", ["Commit messages now follow the conventional format.", "Merged the two caches "
+                                  "into one LRU, which halves memory", "Changed export.py: rows are streamed",
+                                  "エラーメッセージの文言を維持", "Fixed the build"])
+def test_work_that_only_mentions_git_is_still_done(said: str) -> None:
+    from kenning.context.layout import _told_by_state
+
+    assert not _told_by_state(said, "committed c653b3c Stream rows instead of loading the table; pushed")
