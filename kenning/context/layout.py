@@ -356,7 +356,12 @@ class Layout:
         if done:
             out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
         elif learned and not next_steps:
-            out.append(f"Learned: {clean_field(learned, 400)}")
+            # What a row above says already is not said again here.
+            titles = [" ".join(title.split()).lower() for title, _rid in self.listed_titles]
+            new = [x for x in learned.split("\n") if x.strip() and not any(
+                (k := " ".join(x.split()).lower())[:40] in t or t[:40] in k for t in titles)]
+            if new:
+                out.append(f"Learned: {clean_field('; '.join(new), 400)}")
         if opened:
             out.append(f"Still open: {clean('; '.join(opened[:OPEN_ITEMS]), 500)}")
         earlier = self._earlier_uncommitted(latest)

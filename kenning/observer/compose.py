@@ -154,15 +154,10 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             concepts=["problem-solution"], files_read=files_read, files_modified=files_modified, created_at=at,
             kind="fix", why=_why(lone, where, "agent")))
         used.append(lone)
+    remedy: tuple[ObservationDraft, Judged] | None = None  # a cause said without its fix, to pair
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
-        lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-        if gates.repo_state(lead) or gates.narrated(lead):
-            lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
-        # The lead is the symptom the cause explains when it says something is wrong ("the CI job failed",
-        # "v4.40.1 is on GitHub but npm never published it"); otherwise ("Yes, only through the custom task
-        # `release-plz`") it is what the answer said first, and the cause follows it as said, not as its cause.
-        as_said = cause is not None and not gates.symptom(lead)
+        lead, as_said = _lead(r, cause, fix)
         title = self_contained(_cause_and_fix(cause, fix, lead, as_said), (cause or fix).unit.heading,  # type: ignore[union-attr]
                                r, files_modified)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
@@ -175,6 +170,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             files_modified=files_modified if fix is not None else [], created_at=at, kind=kind,
             why=_why(cause or fix, where, "agent")))  # type: ignore[arg-type]
         used += [*causes[:3], *fixes[:4]]
+        if cause is not None and fix is None:
+            remedy = (out[-1], cause)
     for role, typ, concepts in (("gotcha", "discovery", ["gotcha"]), ("decision", "decision", ["why-it-exists"]),
                                 ("todo", "decision", ["what-changed"]), ("fact", "discovery", ["how-it-works"])):
         for j in _sure(r, role, asked)[:MAX_EACH[role]]:
@@ -189,6 +186,14 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 kin.facts.append(j.text)
                 kin.narrative = f"{kin.narrative} {j.text}".strip()
                 used.append(j)
+                if remedy is not None and kin is remedy[0] and role == "decision":
+                    # What was decided about the code a cause names, in the turn that found it, is its fix: one
+                    # row says both ("`Flush()` is called after every file — fix: move it into the caller").
+                    cause_j = remedy[1]
+                    kin.title = self_contained(_cause_and_fix(cause_j, j, *_lead(r, cause_j, j)), cause_j.unit.heading,
+                                               r, files_modified)
+                    kin.subtitle = "root cause and fix, as the agent explained them"
+                    remedy = None
                 continue
             out.append(ObservationDraft(
                 type=typ, title=titled(j, r, files_modified),
@@ -209,6 +214,17 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             break
     out += _notes(r, used, at, where, files_read)
     return out, used
+
+
+def _lead(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, bool]:
+    """What a cause-and-fix memory's title opens with, and whether the cause follows it as said (not as its cause).
+    The lead is the symptom the cause explains when it says something is wrong ("the CI job failed", "v4.40.1 is
+    on GitHub but npm never published it"); otherwise ("Yes, only through the custom task `release-plz`") it is
+    what the answer said first, and the cause follows it as said."""
+    lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
+    if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead):
+        lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
+    return lead, cause is not None and not gates.symptom(lead)
 
 
 # A status the agent reports, not a mention: "paused the billing migration", "the refactor is done".
@@ -264,9 +280,18 @@ _POINTS_BACK = re.compile(
     r"^(?:esto|eso)\b|^(?:bu|şu|bunun|bunu)\s", re.IGNORECASE)
 
 
+# A list item that leaves its subject to the item's label ("Uses a 256-byte stack buffer for small records"):
+# a verb of the third person first, then what it acts on.
+_NO_SUBJECT = re.compile(r"^(?!(?i:always|sometimes|perhaps|thus|besides|unless|postgres|redis|kubernetes)\b)"
+                         r"[A-Z][a-z]+[^s\W]s\s+(?:a|an|the|its|their|all|each|every|only|one|two|\d[\w.-]*|`)")
+
+
 def dangling(j: Judged) -> bool:
-    """A unit that only makes sense after the sentence before it, which its title does not take in."""
+    """A unit that only makes sense after the sentence before it, which its title does not take in, or that
+    leaves its subject to a list item's label."""
     text = statement(j.text)
+    if _NO_SUBJECT.match(text) and not j.unit.heading:
+        return True
     return bool(_DANGLING.match(text)) and not (j.unit.before and _POINTS_BACK.match(clip(text, TITLE))
                                                  and len(j.unit.before) <= TITLE // 2)
 
@@ -370,7 +395,8 @@ def worth_saying(j: Judged) -> bool:
     text = statement(j.text)
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
-    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)):
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)
+                                 or gates.asks_the_user(text)):
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
@@ -462,7 +488,9 @@ _NAMEISH = re.compile(r"[/._\-:]|[a-z][A-Z]")
 
 
 def _names(text: str) -> set[str]:
-    return {m.group(1).strip().rstrip("/").lower() for m in _SPAN.finditer(text) if _NAMEISH.search(m.group(1))}
+    # (a function with or without its call parentheses is one name: `WriteCheckpointFile()`, `WriteCheckpointFile`)
+    return {m.group(1).strip().rstrip("/").removesuffix("()").lower() for m in _SPAN.finditer(text)
+            if _NAMEISH.search(m.group(1))}
 
 
 def _same_subject(text: str, facts: list[str]) -> bool:

@@ -28,9 +28,28 @@ _DONE_REPORT = re.compile(
     re.IGNORECASE)
 
 
+# A commit's diffstat ("4 files changed, 47 insertions(+)", "4개 파일 변경(47 추가, 5 삭제)"): that run's bookkeeping
+_DIFFSTAT = re.compile(r"\b\d+ files? changed\b|\b\d+ (?:insertions?|deletions?)\(|\b\d+ additions?,? (?:and )?\d+ "
+                       r"deletions?\b|\d+\s*개\s*파일\s*(?:이\s*)?변경|\d+\s*(?:추가|줄 추가)\s*,\s*\d+\s*삭제|"
+                       r"\d+\s*(?:個の)?ファイル(?:を|が)?変更|\d+\s*个文件(?:被)?(?:修改|更改|变更)", re.IGNORECASE)
+
+
 def narrated(text: str) -> bool:
-    """The agent reporting a step of its workflow, or that some work is complete."""
-    return bool(_NARRATED.search(text) or _DONE_REPORT.search(text))
+    """The agent reporting a step of its workflow (a commit's diffstat too), or that some work is complete."""
+    return bool(_NARRATED.search(text) or _DONE_REPORT.search(text) or _DIFFSTAT.search(text))
+
+
+# The agent asking the user to do something ("Run it with the `!` prefix, or unlock the GPG agent and let me know",
+# "…알려주세요", "…してください", "请…"): a turn of the conversation, not what the next session should know.
+_ASKS = re.compile(r"\b(?:let me know|tell me|please (?!note\b|see\b)\w+)\b|"
+                   r"(?:^|[,;:]\s*)(?:could|can|would) you\b|"
+                   r"(?:주세요|주시겠어요|주시면|ください|下さい|いただけますか)\s*[.!?。！？]?\s*$|"
+                   r"^请|麻烦你", re.IGNORECASE)
+
+
+def asks_the_user(text: str) -> bool:
+    """Whether the agent's sentence asks the user to act or answer."""
+    return bool(_ASKS.search(text))
 
 
 def reports_done(text: str) -> bool:

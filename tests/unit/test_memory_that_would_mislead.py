@@ -122,10 +122,17 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
                                   "Replied to and resolved the review thread on `src/step.rs`.",
                                   "R5 と R6 のリファクタリングとレビュー指摘の修正が完了しました。",
                                   "`main` is checked out, but it has diverged from `origin/main` by one commit.",
-                                  "Clean except for the intended `targets.yaml` change, matching `origin/main`."])
+                                  "Clean except for the intended `targets.yaml` change, matching `origin/main`.",
+                                  "3 files changed (52 additions, 7 deletions): the retry loop and its tests.",
+                                  "3개 파일 변경(52 추가, 7 삭제) — 재시도 루프와 테스트",
+                                  "Run it again with the `!` prefix, or unlock the GPG agent, and let me know.",
+                                  "GPG 에이전트 잠금을 해제한 뒤 다시 실행해 주세요.",
+                                  "署名キーのロックを解除してから、もう一度実行してください。",
+                                  "请先解锁 GPG 代理，然后再运行一次。"])
 def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step: str) -> None:
-    """What the agent did in that run, with the "I" left out, and how the checkout stood at that moment:
-    the session's line and its git state say where the work stands; the next session learns nothing else."""
+    """What the agent did in that run, with the "I" left out (its diffstat too), how the checkout stood at that
+    moment, and what it asked the user to do: the session's line and its git state say where the work stands;
+    the next session learns nothing else."""
     assert not worth_saying(_judged(step, "fix", "agent"))
 
 
@@ -134,7 +141,9 @@ def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step:
     "The branch is behind `origin/main` because the release job pushes its tag commit first.",
     "Fixed the batch size: each batch is now sized on its own in `src/step.rs`.",
     "Pushed tags trigger the release workflow, so a tag must only be pushed from `main`.",
-    "Merged PRs are deployed by the `deploy` job within ten minutes."])
+    "Merged PRs are deployed by the `deploy` job within ten minutes.",
+    "Please note that the cache is per process, so each worker warms its own.",
+    "You can pass `--admin` to merge past the branch policy, which needs an admin token."])
 def test_a_finding_that_names_git_is_still_one(finding: str) -> None:
     assert worth_saying(_judged(finding, "gotcha", "agent"))
 
@@ -334,3 +343,41 @@ def test_work_that_only_mentions_git_is_still_done(said: str) -> None:
     from kenning.context.layout import _told_by_state
 
     assert not _told_by_state(said, "committed c653b3c Stream rows instead of loading the table; pushed")
+
+
+@pytest.mark.parametrize("item", ["Uses a 512-byte stack buffer for short keys to avoid heap allocations.",
+                                  "Adds a 30s timeout on the `<-done` waits to prevent hangs."])
+def test_a_list_item_without_its_subject_is_no_memory_alone(item: str) -> None:
+    """The subject is the label of the list item it came from; alone, nobody knows what uses the buffer."""
+    from kenning.observer.compose import dangling
+
+    assert dangling(_judged(item, "decision", "agent"))
+    assert not dangling(_judged("The encoder uses a 512-byte stack buffer for short keys.", "decision", "agent"))
+
+
+def test_what_was_decided_about_the_code_a_cause_names_is_its_fix() -> None:
+    """The turn found the cause and decided what to do about the code it names: one row says both, not a cause
+    without its fix beside a decision nobody ties to it."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    cause = _judged("`writer.Sync()` in `WriteArchiveFile()` is called after every single file, so the disk is "
+                    "synced thousands of times per run.", "rootcause", "agent")
+    decided = _judged("Keep `writer.Sync()` out of `WriteArchiveFile` and leave it to the caller, because one sync "
+                      "per host is enough.", "decision", "agent")
+    drafts, _used = agent_memories(Reading(agent=[cause, decided]), 0.0, "prompt 1", ["archive/write.go"], [])
+    [memory] = [d for d in drafts if "WriteArchiveFile" in d.title]
+    assert memory.title.startswith("`writer.Sync()` in `WriteArchiveFile()` is called"), memory.title
+    assert "— fix: keep `writer.Sync()` out of" in memory.title, memory.title
+
+
+def test_where_we_left_off_does_not_say_again_what_a_row_above_says(story: Story) -> None:
+    story.session("shop", Turn("Add the CSV export.", [edit(ROOT, "jobs/export.py")], last="CSV export added."))
+    story.session("shop", Turn("Why does the nightly export crash?", [
+        bash("python -m jobs.export", fails="UnicodeEncodeError: 'ascii' codec can't encode character"),
+        edit(ROOT, "jobs/export.py"), _commit("a1b2c3d", "Open CSV files as UTF-8")],
+        last="Commit `a1b2c3d` created successfully."), Turn("And why did nobody notice?", [], last=(
+            "The export crashed because the CSV writer in `jobs/export.py` opened files without an encoding, "
+            "and the CI machines run with a UTF-8 locale.")))
+    context = story.context("shop")
+    assert context.count("opened files without an encoding") == 1, context
