@@ -27,6 +27,7 @@ import math
 import re
 import sqlite3
 
+from kenning.context import closed
 from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, clean_field, moment, state_of
 
 # How the index is written (kenning/context/layout.py), kept importable from here.
@@ -167,6 +168,10 @@ class Selection:
             "JOIN sessions ses ON ses.id = s.session_id "
             "WHERE s.project = ? AND s.recorded_at <= ? ORDER BY s.created_at DESC, s.id DESC LIMIT ?",
             (project, since, max(settings.context_sessions, LEFT_OFF_LOOKBACK))).fetchall()]
+        # Open work that later releases and merges closed ("release v0.16.0 after the 2 remaining items").
+        self.done = closed.history((s.notes, s.created_at) for s in self._sums)
+        self._key_candidates = [r for r in self._key_candidates if not closed.closed(r.title, r.created_at, self.done)]
+        self.todos = [r for r in self.todos if not closed.closed(r.title, r.created_at, self.done)]
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work
         self.stale = Stale(conn, project)
@@ -218,6 +223,10 @@ class Selection:
 
     def fresh_part(self, text: str, written_at: float) -> str:
         return self.stale.fresh_part(text, written_at)
+
+    def closed(self, text: str, said_at: float) -> bool:
+        """Whether open work said at ``said_at`` was done since (a later release of its version, a merge)."""
+        return closed.closed(text, said_at, self.done)
 
     @property
     def empty(self) -> bool:

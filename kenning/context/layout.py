@@ -158,6 +158,8 @@ _BOOKKEEPING = re.compile(
     r"complete[d]?|succeeded|successful(?:ly)?|opened|closed)\b|"
     r"커밋|푸시|머지|병합|완료|했습니다|되었습니다|됐습니다|방금|건|コミット|プッシュ|マージ|完了|しました|です|"
     r"提交|推送|合并|完成|已|了", re.IGNORECASE)
+_GIT = re.compile(r"\b(?:commit|push|merg|prs?\b|pull request|tag|branch)|#\d+|\b[0-9a-f]{7,40}\b|"
+                  r"커밋|푸시|머지|병합|コミット|プッシュ|マージ|提交|推送|合并", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
 _CHANGED = re.compile(r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) [^:]{1,200}: ")
@@ -167,9 +169,22 @@ def _told_by_state(item: str, state: str) -> bool:
     """Whether a "Done" item only repeats the state line: git bookkeeping, or a commit subject it names."""
     core = _CHANGED.sub("", item).rstrip().rstrip("…").rstrip(".")
     rest = _BOOKKEEPING.sub(" ", item)
-    if len(_WORD.findall(rest)) + len(_CJK.findall(rest)) // 2 <= 1:
+    if _GIT.search(item) and len(_WORD.findall(rest)) + len(_CJK.findall(rest)) // 2 <= 1:
         return True
     return len(core) >= 12 and core[:60].lower() in state.lower()
+
+
+_ASKED_CHANGE = re.compile(r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) (.{1,300}?) \(asked: ")
+
+
+def _files_in_state(item: str, state: str) -> bool:
+    """A change named only by its request ("Changed a.py, b.py (asked: …)") whose files the state line names:
+    "Worked on" says the request, the state its files."""
+    m = _ASKED_CHANGE.match(item)
+    if not m or " more" in m.group(1):
+        return False
+    names = [f.strip() for f in re.split(r", | and ", m.group(1)) if f.strip()]
+    return bool(names) and all(re.search(r"(?:^|[/\s])" + re.escape(f) + r"(?:,|;|$| )", state) for f in names)
 
 
 ASKED = " (asked: "  # how a change named only by its request says so (kenning/observer/providers/rules.py)
@@ -287,7 +302,7 @@ class Layout:
                     lines.append(f"### {d}")
                     day = d
                 lines.append(text)
-        if any(BY in line for line in lines[5:]):
+        if any(BY in line for line in [*lines[5:], *self.left_off[:1]]):
             lines[4] += ' "in <agent>" marks work done in another coding agent.'
         if any(line.endswith(TENTATIVE) or TENTATIVE + " (×" in line for line in lines[5:]):
             lines[4] += " (tentative): decided for now, not final."
@@ -339,12 +354,13 @@ class Layout:
         opened: list[str] = []
         for s in [latest, *(x for x in self.sel.summaries if x.id != latest.id)][:4]:
             for item in _items(fresh(s.next_steps, s.created_at)):
-                if item not in opened and item[:60] not in shown_todos:
+                if item not in opened and item[:60] not in shown_todos and not self.sel.closed(item, s.created_at):
                     opened.append(item)
         if not (completed or state or opened or learned):
             return []
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(latest.created_at))
-        out = [f"\n## Where we left off (S{latest.id}, {when}, {age(self.sel.now - latest.created_at)} ago)"]
+        out = [f"\n## Where we left off (S{latest.id}, {when}, {age(self.sel.now - latest.created_at)} ago)"
+               f"{by(latest.platform, self.agent)}"]
         if request:
             out.append(f"Worked on: {clean_field(short_links(request), 300)}")
         if state:
@@ -352,7 +368,8 @@ class Layout:
         for title, rid in self.listed_titles:  # whole, before the split at "; " (a title may hold one)
             completed = completed.replace(title, f"#{rid}")
         done = [f"#{self.listed[_listing_key(x)]}" if _listing_key(x) in self.listed else x
-                for x in _items(completed) if not says_only_done(x) and not _told_by_state(x, state)]
+                for x in _items(completed) if not says_only_done(x) and not _told_by_state(x, state)
+                and not (request and _files_in_state(x, state))]
         if done:
             out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
         elif learned and not next_steps:

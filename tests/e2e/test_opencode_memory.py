@@ -73,7 +73,7 @@ def test_opencode_run_prompt_is_stored_without_the_cli_quoting(opencode_bin: str
         rules = [ln for ln in fenced.splitlines() if ln.startswith("#") and "\u2696" in ln]  # the rule rows
         assert len(rules) == 1 and rules[0].endswith(f" {PROMPT}"), fenced
         assert quoted not in fenced and '\\"' not in fenced, fenced
-        assert "\U0001f4cb Now check the tests \u2192" in fenced, fenced
+        assert "Worked on: Now check the tests\n" in fenced, fenced  # (the latest session: where we left off)
     finally:
         kenning_cli(env, "worker", "stop")
         removed = kenning_cli(env, "uninstall", "--keep-worker")

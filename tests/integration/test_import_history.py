@@ -88,7 +88,9 @@ def test_import_is_idempotent_keeps_days_and_feeds_the_observer(history: Home) -
                                 "ON s.id = o.session_id WHERE s.platform = 'codex' AND o.type = 'bugfix'")
         assert bugfix and "add is broken" in bugfix[0][0] and json.loads(bugfix[0][1]) == ["calc.py"], bugfix
         context = history.kenning("context", "--cwd", str(history.codex_project))  # type: ignore[attr-defined]
-        assert "### 2026-11-20" in context.stdout and "calc.py" in context.stdout, context.stdout
+        # (its only session is where it left off: the header gives the day the session happened)
+        assert "## Where we left off (S" in context.stdout and ", 2026-11-20 " in context.stdout, context.stdout
+        assert "calc.py" in context.stdout, context.stdout
         summaries = _rows(history, "SELECT request FROM session_summaries")
         assert any("echo hi" in r[0] for r in summaries), summaries
 

@@ -313,8 +313,16 @@ def stored_prompts(data: Path, n: int, timeout: float = 30.0) -> list[str]:
 
 def session_line(context: str, request: str) -> str:
     """The line of the session-start index that tells the session asked ``request`` ('' when none does):
-    session 1's own work (creating calc.py, fixing its own slip) is routine, told by its session's line."""
-    return next((ln for ln in context.splitlines() if re.match(r"S\d+ ", ln) and request in ln), "")
+    session 1's own work (creating calc.py, fixing its own slip) is routine, told by its session's line, or by
+    the header of "Where we left off" when it is the latest work (its "Worked on" line says the request)."""
+    lines = context.splitlines()
+    for i, ln in enumerate(lines):
+        if re.match(r"S\d+ ", ln) and request in ln:
+            return ln
+        if ln.startswith("## Where we left off (S") and i + 1 < len(lines) and lines[i + 1].startswith(
+                "Worked on: ") and request in lines[i + 1]:
+            return ln
+    return ""
 
 
 def claude_code_is_told(project: Path, home: Path, hook_env: Mapping[str, str], agent: str, request: str) -> str:

@@ -282,7 +282,10 @@ def test_a_change_is_never_titled_by_the_question_or_guess_that_asked_for_it(sto
     story.session("shop", Turn(prompt, [edit(ROOT, "src/export.py")], last=""))
     [change] = [r for r in story.active("shop") if r["kind"] == "change"]
     assert change["title"] == f"Changed export.py (asked: {prompt})", change
-    assert "export.py (asked: " in story.context("shop")  # where it stands says the same
+    # Where it stands says the same, once: the request is what it worked on, the file is not committed.
+    context = story.context("shop")
+    assert f"Worked on: {prompt.rstrip('?')}" in context and "not committed: src/export.py" in context, context
+    assert context.count(prompt.rstrip("?")) == 1, context
 
 
 

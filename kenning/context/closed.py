@@ -1,0 +1,71 @@
+"""Open work that the repository's history since says is done: a to-do that names the release of a version or
+the merge of a pull request, or a count of what remains of a version, once a later commit released that
+version or a later merge took that pull request (the session summaries' state lines).
+
+Standard library only (the SessionStart hook may build the index itself).
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+# A version as releases name it: "v0.16.0", "1.2.3", "2.0.0-rc.1", "v2.1" (not "1.5 hours": two parts need the v)
+_VERSION = re.compile(r"(?<![A-Za-z0-9_.])v?\d+\.\d+\.\d+(?:-[A-Za-z0-9.]+)?(?![A-Za-z0-9_.])|"
+                      r"(?<![A-Za-z0-9_.])v\d+\.\d+(?![A-Za-z0-9_.])")
+_RELEASE = re.compile(r"releas|\bship|publish|\btag|\bbump|\bcut\b|"
+                      r"릴리[스즈]|배포|출시|リリース|公開|发布|發布|发版|上线", re.IGNORECASE)
+_MERGE = re.compile(r"merg|머지|병합|マージ|合并|合併", re.IGNORECASE)
+_PR = re.compile(r"(?:#|\bPR\s*#?)(\d+)\b", re.IGNORECASE)
+# What remains of some work: "the 2 remaining items", "남은 2개", "残り2件", "剩下的两项"
+_REMAINS = re.compile(r"remaining|left to do|still (?:open|to do)|남은|남아 있|残り|残っ|剩下|剩余|还剩", re.IGNORECASE)
+_STATE = "State: "
+
+
+class Done:
+    """What one session's state line says was released and merged, as of when the session ended."""
+
+    __slots__ = ("at", "merged", "released")  # (no dataclass: the hook path imports this)
+
+    def __init__(self, at: float, released: frozenset[str], merged: frozenset[str]) -> None:
+        self.at, self.released, self.merged = at, released, merged
+
+
+def _version(v: str) -> str:
+    return v.lower().removeprefix("v")
+
+
+def done_of(notes: str, at: float) -> Done | None:
+    """The releases (commits whose subject releases a version) and merges a summary's state line names."""
+    line = next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
+    released: set[str] = set()
+    merged: set[str] = set()
+    for part in line.split("; "):
+        if part.startswith("committed "):
+            for commit in part[len("committed "):].split(", "):
+                if _RELEASE.search(commit):
+                    released |= {_version(v) for v in _VERSION.findall(commit)}
+        elif part.startswith("merged "):
+            merged |= set(_PR.findall(part))
+    return Done(at, frozenset(released), frozenset(merged)) if released or merged else None
+
+
+def history(summaries: Iterable[tuple[str, float]]) -> list[Done]:
+    """The releases and merges of sessions, from their (notes, ended at)."""
+    return [d for d in (done_of(notes, at) for notes, at in summaries) if d is not None]
+
+
+def closed(text: str, said_at: float, done: list[Done]) -> bool:
+    """Whether work ``text`` leaves open (said at ``said_at``) was done since: its version released, or its pull
+    request merged, in a session that ended after it was said."""
+    later = [d for d in done if d.at >= said_at]
+    if not later:
+        return False
+    versions = {_version(v) for v in _VERSION.findall(text)}
+    if versions and (_RELEASE.search(text) or _REMAINS.search(text)) and any(versions & d.released for d in later):
+        return True
+    prs = set(_PR.findall(text))
+    return bool(prs) and bool(_MERGE.search(text)) and any(prs & d.merged for d in later)

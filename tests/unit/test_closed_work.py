@@ -1,0 +1,51 @@
+"""Open work that the repository's history since says is done (kenning/context/closed.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.context import closed
+from tests.support.memory_story import Story, Turn, bash, edit
+
+ROOT = "/home/dev/shop"
+
+RELEASED = closed.history([
+    ("State: committed 2d6f7eb chore: tidy, … 4 more, 62ad1de chore(release): v2.3.0, b9d1481 fix: y; pushed", 100.0),
+    ("State: committed 4ce076c fix: z; pushed; merged #41, #42", 200.0)])
+
+
+@pytest.mark.parametrize("open_work", [
+    "Release v2.3.0 after the 2 remaining fixes.",
+    "v2.3.0의 남은 2개 항목 완료 후 릴리스",
+    "v2.3.0 の残り2件を片付けてからリリースする",
+    "v2.3.0 还剩两项，完成后发布",
+    "Of the 12 items planned for v2.3.0, 10 are done; the remaining 2 are the docs and the CLI flag."])
+def test_work_on_a_version_is_closed_by_its_release(open_work: str) -> None:
+    assert closed.closed(open_work, 50.0, RELEASED)
+
+
+def test_a_pull_request_to_merge_is_closed_by_its_merge() -> None:
+    assert closed.closed("Merge PR #42 once CI is green.", 150.0, RELEASED)
+    assert closed.closed("PR #41 CI 통과하면 머지", 150.0, RELEASED)
+
+
+@pytest.mark.parametrize(("open_work", "said_at"), [
+    ("Release v2.3.1 after the fix.", 50.0),               # another version
+    ("Release v2.3.0 after the fix.", 150.0),              # said after that release: a new release of it is asked
+    ("Merge PR #43 once CI is green.", 150.0),             # another pull request
+    ("Review PR #42 again.", 150.0),                       # not a merge
+    ("Wait 1.5 hours, then release.", 50.0),               # not a version
+    ("Document the v2.3.0 API for the wiki.", 50.0)])      # names the version, is no release or what remains of it
+def test_other_work_stays_open(open_work: str, said_at: float) -> None:
+    assert not closed.closed(open_work, said_at, RELEASED)
+
+
+def test_a_to_do_to_release_a_version_leaves_the_index_once_it_is_released(story: Story) -> None:
+    story.session("shop", Turn("Next time we must release v2.3.0, once the 2 remaining fixes are in.",
+                               [edit(ROOT, "shop/cart.py")], last="Noted: the release of v2.3.0 is for next time."))
+    assert "## Open to-dos" in story.context("shop"), story.context("shop")
+    story.session("shop", Turn("Release v2.3.0 now.", [
+        edit(ROOT, "CHANGELOG.md"),
+        bash("git commit -am 'chore(release): v2.3.0'", "[main 62ad1de] chore(release): v2.3.0\n 1 file changed")],
+        last="Released."))
+    assert "## Open to-dos" not in story.context("shop"), story.context("shop")
