@@ -58,14 +58,17 @@ def history(summaries: Iterable[tuple[str, float]]) -> list[Done]:
     return [d for d in (done_of(notes, at) for notes, at in summaries) if d is not None]
 
 
-def closed(text: str, said_at: float, done: list[Done]) -> bool:
+def closed(text: str, said_at: float, done: list[Done], *, open_work: bool = True) -> bool:
     """Whether work ``text`` leaves open (said at ``said_at``) was done since: its version released, or its pull
-    request merged, in a session that ended after it was said."""
+    request merged, in a session that ended after it was said. Of a memory that is no open work (``open_work``
+    False: a gotcha, a fact …), only a count of what remains of a version: "`gh pr merge 235` needs `--admin`"
+    stays true after #235 is merged."""
     later = [d for d in done if d.at >= said_at]
     if not later:
         return False
     versions = {_version(v) for v in _VERSION.findall(text)}
-    if versions and (_RELEASE.search(text) or _REMAINS.search(text)) and any(versions & d.released for d in later):
+    says = _REMAINS.search(text) or (open_work and _RELEASE.search(text))
+    if versions and says and any(versions & d.released for d in later):
         return True
     prs = set(_PR.findall(text))
-    return bool(prs) and bool(_MERGE.search(text)) and any(prs & d.merged for d in later)
+    return open_work and bool(prs) and bool(_MERGE.search(text)) and any(prs & d.merged for d in later)

@@ -115,6 +115,11 @@ def uncommitted(notes: str) -> list[str]:
     return []
 
 
+def _published(notes: str) -> bool:
+    """The session pushed or merged: work left uncommitted before it was, by then, committed or dropped."""
+    return any(p.startswith(("pushed", "merged")) for p in state_of(notes).split("; "))
+
+
 def _files(field: str) -> list[str]:
     from kenning import fastjson  # (json costs the hook path a few ms at import)
 
@@ -187,6 +192,9 @@ def _files_in_state(item: str, state: str) -> bool:
     return bool(names) and all(re.search(r"(?:^|[/\s])" + re.escape(f) + r"(?:,|;|$| )", state) for f in names)
 
 
+_FOUND = re.compile(r"\b(?:root cause|caused by|the cause|the fix|fixed by|fix(?:es)? (?:it|this|the))\b|根因|原因是|"
+                    r"根本原因|원인은|근본 원인|原因は|根本原因は|la cause|die Ursache", re.IGNORECASE)
+
 ASKED = " (asked: "  # how a change named only by its request says so (kenning/observer/providers/rules.py)
 _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
@@ -200,7 +208,8 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     commits = [x[len("committed "):].split(", ")[0].split(" ", 1)[-1] for x in state_of(s.notes).split("; ")
                if x.startswith("committed ")]
     said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
-    first = next(iter(commits or said), "")
+    # What a session without a commit found: its cause or fix, before what it looked at on the way
+    first = next(iter(commits or [x for x in said if _FOUND.search(x)] or said), "")
     # A change named by its request ("Changed x.py (asked: …)"): the line already says what was asked.
     first = _ASKED.sub("", first) if about else first
     outcome = clean(short_links(fresh(first, s.created_at) if fresh else first), 120)
@@ -388,17 +397,20 @@ class Layout:
 
     def _earlier_uncommitted(self, latest: Summary) -> list[str]:
         """What the recent sessions before the latest ended with uncommitted, where no later session changed
-        the file again: a fact about how they ended (the user may have committed since), said as such."""
+        the file again, pushed or merged: a fact about how they ended (the user may have committed since), said
+        as such."""
         before = sorted((s for s in self.sel.summaries if s.id != latest.id and s.created_at <= latest.created_at
                          and latest.created_at - s.created_at <= EARLIER_WINDOW_S), key=lambda s: -s.created_at)
         touched = set(_files(latest.files_modified))
         out: list[str] = []
-        for s in before[:EARLIER_SESSIONS]:
-            left = [f for f in uncommitted(s.notes) if f not in touched]
+        for s in [latest, *before[:EARLIER_SESSIONS]]:
+            left = [f for f in uncommitted(s.notes) if f not in touched] if s is not latest else []
             if left:
                 day = time.strftime("%m-%d", time.localtime(s.created_at))
                 out.append(f"{', '.join(left[:3])}{' …' if len(left) > 3 else ''} (S{s.id}, {day})")
             touched.update(_files(s.files_modified))
+            if _published(s.notes):
+                break  # what sessions before a push or a merge left was committed since, or dropped
         return out
 
     def dropped(self, shown_recent: int) -> int:

@@ -58,6 +58,10 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|c
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
 _DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
+                       # a verdict on someone's text, which it does not say ("The diagnosis is credible, but …")
+                       r"^(?:the|your|their) (?:diagnosis|analysis|assessment|reasoning|approach|proposal|suggestion|"
+                       r"plan|idea|review|explanation|theory) (?:is|seems|looks|sounds) (?:\w+ )?(?:credible|correct|"
+                       r"right|sound|valid|plausible|reasonable|good|fine|solid|wrong|incorrect|off)\b|"
                        r"^(?:这|那|它|此|それ|これ|あれ|그것|이것|그래서|이는)", re.IGNORECASE)
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
 
@@ -107,6 +111,8 @@ def _user_keeps(j: Judged) -> bool:
             "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
     if j.role == "todo":
         return "todo" in sig  # "next time we must…", "later", "下次…": said to be for later
+    if j.role == "status":  # where work stands, said; never what is asked of this turn ("check PR #221 and merge it")
+        return "request" not in sig and not gates.one_off(j.text)
     return True
 
 

@@ -49,3 +49,12 @@ def test_a_to_do_to_release_a_version_leaves_the_index_once_it_is_released(story
         bash("git commit -am 'chore(release): v2.3.0'", "[main 62ad1de] chore(release): v2.3.0\n 1 file changed")],
         last="Released."))
     assert "## Open to-dos" not in story.context("shop"), story.context("shop")
+
+
+def test_a_finding_that_names_a_merged_pull_request_stays_true() -> None:
+    gotcha = "`gh pr merge 42 --merge` needs `--admin`: the base branch policy prohibits the merge of PR #42."
+    assert not closed.closed(gotcha, 150.0, RELEASED, open_work=False)
+    assert not closed.closed("Tag v2.3.0 was cut from the release branch, so it lacks the two fixes.", 50.0,
+                             RELEASED, open_work=False)
+    assert closed.closed("Of the 12 items for v2.3.0, the remaining 2 are the docs and the CLI flag.", 50.0,
+                         RELEASED, open_work=False)

@@ -299,6 +299,11 @@ def test_where_we_left_off_names_what_earlier_sessions_left_uncommitted(conn: sq
     assert f"src/git_ops.ts (S{sid_a}, " in line, line
     assert "runner.ts" not in line, line  # changed again (and committed) later
     assert f"S{latest}" not in line
+    # A push since: what was left before it was committed since, or dropped.
+    with repo.transaction(conn):
+        conn.execute("UPDATE session_summaries SET notes = ? WHERE session_id = ?",
+                     ("State: committed 1a2b3c4 Tidy the runner; pushed (main)", b))
+    assert "Earlier sessions ended with" not in render(conn)
     # Nothing left uncommitted before the latest: no such line.
     with repo.transaction(conn):
         conn.execute("UPDATE session_summaries SET notes = '' WHERE session_id = ?", (a,))
@@ -627,3 +632,15 @@ def test_an_outcome_of_done_words_alone_leaves_no_empty_done_line(conn: sqlite3.
     tail = render(conn).split("## Where we left off", 1)[1].splitlines()
     assert not any(ln.startswith("Done:") for ln in tail), tail
     assert "Learned: read_row is the reader's name everywhere" in tail
+
+
+def test_a_session_line_without_a_commit_gives_what_it_found_to_be_the_cause(conn: sqlite3.Connection) -> None:
+    """Not the first thing it looked at on the way (a slow function that was not the regression)."""
+    s1 = session(conn, "s1", BASE)
+    hunt = summarize(conn, s1, BASE + 600, request="Startup got slow yesterday",
+                     learned="`readLevel` decodes every value with `binary.Read`, which is slow\n"
+                             "The root cause is commit 93a9d73, which added a 10s deadline around shutdown")
+    summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the CSV export",
+              files_modified=["export.py"])
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{hunt} "))
+    assert "→ The root cause is commit 93a9d73" in line, line

@@ -153,6 +153,11 @@ def test_a_finding_that_names_git_is_still_one(finding: str) -> None:
                                    "Review your changes to find potential issues."])
 def test_a_request_for_this_turn_is_no_decision(asked: str) -> None:
     assert not _user_keeps(_judged(asked, "decision", "user"))
+    assert not _user_keeps(_judged(asked, "status", "user"))  # nor where some work stands
+
+
+def test_where_the_user_says_work_stands_is_a_status() -> None:
+    assert _user_keeps(_judged("The billing migration is paused until the audit is over.", "status", "user"))
 
 
 @pytest.mark.parametrize("choice", ["Use Postgres instead of MySQL, because we need JSONB.",
@@ -353,6 +358,13 @@ def test_a_list_item_without_its_subject_is_no_memory_alone(item: str) -> None:
 
     assert dangling(_judged(item, "decision", "agent"))
     assert not dangling(_judged("The encoder uses a 512-byte stack buffer for short keys.", "decision", "agent"))
+
+
+def test_a_verdict_on_a_text_it_does_not_say_is_no_memory_alone() -> None:
+    from kenning.observer.compose import dangling
+
+    assert dangling(_judged("The diagnosis is credible, but the fix belongs in the hook runner.", "decision", "agent"))
+    assert not dangling(_judged("The diagnosis cache is keyed by the file's hash.", "fact", "agent"))
 
 
 def test_what_was_decided_about_the_code_a_cause_names_is_its_fix() -> None:
