@@ -227,6 +227,7 @@ work on plan planned going about lets let's big small quick whole full first nex
 """)
 # "not npm", "never pip", "instead of yarn": names a statement turns away from.
 _NEGATED = re.compile(r"\b(?:not|never|no longer|don'?t use|do not use|stop using|instead of|rather than|no more|"
+                      r"don'?t want|do not want|stop running|stop calling|"
                       r"avoid|drop(?:ped)?|away from|from)\s+(?:the\s+|using\s+|use\s+)?`?([A-Za-z][\w.+-]*)`?",
                       re.IGNORECASE)
 

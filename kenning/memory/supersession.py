@@ -13,6 +13,9 @@ A newer statement replaces an older one on the same subject when
   ("MAX_WORKERS is now 8", "the staging DB moved to db-9"), or sets the same setting to
   another value.
 
+* the user's standing rule turns away from a command an older key memory says is run ("I don't want
+  `cargo update` in release-plz" after "release-plz also runs `cargo update`");
+
 * a value the new memory says was changed ("raised the shutdown deadline from 10s to 120s") makes
   an older memory that states the old value of the same thing ("a 10s overall deadline caps the
   shutdown") no longer true, whatever kind either is.
@@ -84,6 +87,8 @@ def replaces(new: Memory, old: Memory) -> bool:
     strong = cue and subj.strong_cue(new.text)
     if subj.is_status(new.text) and subj.is_status(old.text):
         return any(s.startswith("work:") for s in shared)
+    if new.layer == RULE and old.layer == KEY and _turns_away(new, old, shared):
+        return True
     if (old.layer == RULE or old.type == "decision") and (new.layer == RULE or new.type == "decision"):
         return _replaces_rule(new, old, shared, cue, strong)
     if new.layer == KEY and old.layer == KEY:
@@ -92,6 +97,17 @@ def replaces(new: Memory, old: Memory) -> bool:
             return True
         return strong and _slot(new, old) >= SLOT_SIMILAR and len(_template_overlap(new, old)) >= 2
     return False
+
+
+def _turns_away(rule: Memory, old: Memory, shared: set[str]) -> bool:
+    """The user's rule turns away from a command an older finding says is done ("I don't want `cargo update`,
+    remove it from release-plz" after "release-plz also runs `cargo update`"): the user's later word is what
+    holds. Only about the very command (a shared command of two words, or two shared things), and never a
+    finding that itself turns away from it."""
+    away = {s for s in subj.negated(rule.text) if s in old.subjects} - subj.negated(old.text)
+    if not away:
+        return False
+    return any(s.startswith("cmd:") and " " in s for s in shared) or len(shared) >= 2
 
 
 def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:

@@ -393,3 +393,19 @@ def test_where_we_left_off_does_not_say_again_what_a_row_above_says(story: Story
             "and the CI machines run with a UTF-8 locale.")))
     context = story.context("shop")
     assert context.count("opened files without an encoding") == 1, context
+
+
+def test_the_users_rule_against_a_command_retires_the_finding_that_says_it_is_run() -> None:
+    """"I don't want `pip-compile --upgrade` in the nightly job" after the agent said the job runs it: the next
+    session is told the rule, not the old state of the job beside it."""
+    from kenning.memory.supersession import Memory, replaces
+
+    rule = Memory.of(9, "decision", "rule", "I don't want `pip-compile --upgrade` in the nightly job, renovate "
+                     "bumps requirements.txt", 200.0, kind="rule")
+    said = Memory.of(5, "discovery", "key", "The nightly job in `ci/nightly.yml` also runs `pip-compile --upgrade`, "
+                     "which rewrites requirements.txt", 100.0, kind="fact")
+    assert replaces(rule, said)
+    # A finding about another use of the same tool stays.
+    other = Memory.of(6, "discovery", "key", "`pip-compile` needs the `--resolver=backtracking` flag on old pips",
+                      100.0, kind="gotcha")
+    assert not replaces(rule, other)
