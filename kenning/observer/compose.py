@@ -122,8 +122,9 @@ def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
                               and not dangling(j)), key=lambda j: -j.worth))
     out = []
     for j in picked[:MAX_PLAN]:
-        out.append(ObservationDraft(
-            type="decision", title=clip(j.text, TITLE), subtitle="from the plan the user accepted"
+        out.append(ObservationDraft(  # (one that only points back takes the sentence it points at in front)
+            type="decision", title=self_contained(clip(j.text, TITLE), "", r, [], j.unit.before, work=False),
+            subtitle="from the plan the user accepted"
             + (f": {clip(r.plan_title, 80)}" if r.plan_title else ""), facts=[j.text], narrative=j.text,
             concepts=["why-it-exists"], created_at=at, kind="decision", tentative=j.tentative,
             why=_why(j, where, "plan")))
@@ -143,6 +144,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # so) is the one the change fixed. Its other context is the plan's motivation, not a cause.
         causes = distinct(sorted((j for j in r.plan if j.role == "rootcause" and j.worth >= 0.6 and worth_saying(j)
                                   and cues.has(j.unit.heading, "cause")), key=lambda j: -j.worth))[:2]
+    if not causes:  # a fix that only points back ("This prevents the TypeError …"), with no cause to follow
+        fixes = [f for f in fixes if not dangling(f)]
     out: list[ObservationDraft] = []
     used: list[Judged] = []
     lone: Judged | None = None  # a fix said apart from the cause, about something else: not its fix
@@ -150,6 +153,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f)), None)
         if pair is None:
             lone, fixes = fixes[0], []
+            if dangling(lone):
+                lone = None  # "This prevents the TypeError …" alone, about no cause said: a note (searchable)
         else:
             causes = [pair[0], *(c for c in causes if c is not pair[0])]
             fixes = [pair[1], *(f for f in fixes if f is not pair[1] and together(pair[0], f))]

@@ -409,3 +409,17 @@ def test_the_users_rule_against_a_command_retires_the_finding_that_says_it_is_ru
     other = Memory.of(6, "discovery", "key", "`pip-compile` needs the `--resolver=backtracking` flag on old pips",
                       100.0, kind="gotcha")
     assert not replaces(rule, other)
+
+
+def test_a_fix_or_plan_decision_that_only_points_back_is_not_a_row_alone() -> None:
+    from kenning.observer.compose import agent_memories, plan_memories
+    from kenning.observer.reading import Reading
+
+    fix = _judged("This prevents `TypeError: undefined is not an object` when the pool stores a raw Error.",
+                  "fix", "agent")
+    drafts, _used = agent_memories(Reading(agent=[fix]), 0.0, "prompt 1", ["src/pool.ts"], [])
+    assert not [d for d in drafts if d.kind in ("fix", "rootcause")], drafts
+    [step] = units("Pass `--trust` to the CLI. This is safe because it only ever runs on our own clones.")[1:]
+    decided = Judged(step, role="decision", p=0.95, speaker="plan", origin="plan", worth=0.95)
+    titles = [d.title for d in plan_memories(Reading(plan=[decided]), 0.0, "prompt 1")]
+    assert titles == ["Pass `--trust` to the CLI. This is safe because it only ever runs on our own clones."], titles
