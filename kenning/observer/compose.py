@@ -144,6 +144,10 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # so) is the one the change fixed. Its other context is the plan's motivation, not a cause.
         causes = distinct(sorted((j for j in r.plan if j.role == "rootcause" and j.worth >= 0.6 and worth_saying(j)
                                   and cues.has(j.unit.heading, "cause")), key=lambda j: -j.worth))[:2]
+    if causes and not fixes and causes[0].origin == "plan":
+        # The plan's cause, and what the plan decided about the code it names: that is its fix.
+        fixes = [j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
+                 and not dangling(j) and _same_subject(j.text, [causes[0].text])][:1]
     if not causes:  # a fix that only points back ("This prevents the TypeError …"), with no cause to follow
         fixes = [f for f in fixes if not dangling(f)]
     out: list[ObservationDraft] = []

@@ -423,3 +423,19 @@ def test_a_fix_or_plan_decision_that_only_points_back_is_not_a_row_alone() -> No
     decided = Judged(step, role="decision", p=0.95, speaker="plan", origin="plan", worth=0.95)
     titles = [d.title for d in plan_memories(Reading(plan=[decided]), 0.0, "prompt 1")]
     assert titles == ["Pass `--trust` to the CLI. This is safe because it only ever runs on our own clones."], titles
+
+
+def test_the_plans_cause_and_what_the_plan_decided_about_its_code_are_one_row() -> None:
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    plan = ("## Root cause\n\nIn `WriteArchiveFile()` (`archive.go:115`), `w.writer.Sync()` is called after every "
+            "archive file.\n\n## Change\n\nMove the `Sync()` out of `WriteArchiveFile` and into the caller, "
+            "syncing once per host instead of once per archive file.\n")
+    cause, change = (u for u in units(plan) if "`" in u.text)
+    judged = [Judged(cause, role="rootcause", p=0.95, speaker="plan", origin="plan", worth=0.95),
+              Judged(change, role="decision", p=0.95, speaker="plan", origin="plan", worth=0.95)]
+    drafts, used = agent_memories(Reading(plan=judged), 0.0, "prompt 1", ["archive.go"], [])
+    [memory] = [d for d in drafts if d.kind == "rootcause"]
+    assert memory.title.startswith("In `WriteArchiveFile()`") and "— fix: move the `Sync()` out of" in memory.title
+    assert judged[1] in used  # (the plan's own row of it is left out: kenning/observer/providers/rules.py)

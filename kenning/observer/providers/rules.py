@@ -196,6 +196,9 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     slips = frozenset(c.command for c in reading.commands if not c.ok and fixed is not None and fixed.own
                       and evidence.command_key(c.command) == evidence.command_key(fixed.command))
     said, used = agent_memories(reading, end, where, files, reads, slips=slips)
+    # A plan's decision that became the fix of the plan's cause is said in that row, not again alone
+    taken = {u.text for u in used if u.origin == "plan"}
+    drafts = [d for d in drafts if not (d.kind == "decision" and d.facts and d.facts[0] in taken)]
     drafts += said
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
