@@ -200,10 +200,11 @@ _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
 
 def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None,
-           listed: dict[str, int] | None = None) -> str:
+           listed: dict[str, int] | None = None, own: list[int] | None = None) -> str:
     """What a session was about, and what came of it: its request → its first outcome [its state]
     (``fresh``: the part of a text that restates nothing since made untrue). An outcome that a row listed
-    above already says (``listed``: its title's start → its id) is that row's id, not the same words twice."""
+    above already says (``listed``: its title's start → its id) is that row's id, not the same words twice;
+    a session that says no outcome points to the rows above that it found (``own``)."""
     about = clean(short_links(fresh_request), 90)
     commits = [x[len("committed "):].split(", ")[0].split(" ", 1)[-1] for x in state_of(s.notes).split("; ")
                if x.startswith("committed ")]
@@ -216,6 +217,8 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     same = (listed or {}).get(_listing_key(first))
     if same is not None:
         outcome = f"#{same}"
+    elif not outcome and own:
+        outcome = ", ".join(f"#{rid}" for rid in own[:3])
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
     text = f"{about} → {outcome}" if outcome and about else about or outcome or "Session"
@@ -253,6 +256,9 @@ class Layout:
         shown = [*sel.user_rules[:len(self.user_lines)], *sel.rules[:len(self.rule_lines)],
                  *sel.keys[:len(self.key_lines)], *sel.todos[:len(self.todo_lines)]]
         self.listed_titles = [(r.title, r.id) for r in shown if len(r.title) >= 30]
+        self.found: dict[int, list[int]] = {}  # a session → the rows listed above that it found
+        for r in sorted(shown, key=lambda r: r.id):
+            self.found.setdefault(r.session, []).append(r.id)
         self.listed = {_listing_key(title): rid for title, rid in self.listed_titles}
         self.left_off = self._left_off()
         # The latest work's session is said under "Where we left off", not also as a line of recent work.
@@ -277,7 +283,7 @@ class Layout:
             times = self.sel.repeats.get(s.id, 1)
             rows.append((s.started_at or s.created_at, -s.id,
                          f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} "
-                         f"{digest(s, request, self.sel.fresh_part, self.listed)}"
+                         f"{digest(s, request, self.sel.fresh_part, self.listed, self.found.get(s.session))}"
                          f"{f' (×{times})' if times > 1 else ''}{by(s.platform, self.agent)}"))
         rows.sort(key=lambda x: (x[0], x[1]))
         return rows

@@ -58,6 +58,7 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|c
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
 _DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
+                       r"^(?:at |on |in )?(?:lines?|l)\s*~?\d+\b|"  # "Line ~297 (…): …": a place in a file of that day
                        # a verdict on someone's text, which it does not say ("The diagnosis is credible, but …")
                        r"^(?:the|your|their) (?:diagnosis|analysis|assessment|reasoning|approach|proposal|suggestion|"
                        r"plan|idea|review|explanation|theory) (?:is|seems|looks|sounds) (?:\w+ )?(?:credible|correct|"
@@ -173,8 +174,11 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead, as_said = _lead(r, cause, fix)
-        title = self_contained(_cause_and_fix(cause, fix, lead, as_said), (cause or fix).unit.heading,  # type: ignore[union-attr]
-                               r, files_modified)
+        said = _cause_and_fix(cause, fix, lead, as_said)
+        first = cause if cause is not None and not lead and said.startswith(statement(cause.text)[:40]) else None
+        # ("That made the tests fail" first: the sentence it points back at goes in front)
+        title = self_contained(said, (cause or fix).unit.heading, r, files_modified,  # type: ignore[union-attr]
+                               first.unit.before if first is not None else "")
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
         out.append(ObservationDraft(

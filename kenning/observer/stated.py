@@ -166,11 +166,25 @@ def _words(text: str) -> float:
     return spaced + sum(1 for c in text if cjk(c)) / 2
 
 
+_ROLE = re.compile(r"^\s*(?:you are|you're|act as|your role is|tu es|du bist|eres)\s+"
+                   r"(?!right|wrong|correct|absolutely|totally|mistaken|not\b|missing|confus|on\b|in\b)"
+                   r"(?:a|an|the|un|une|ein|eine)?\s*"
+                   r"[^.?!\n]{0,120}(?:[.\n]|$)|^\s*(?:你是一(?:个|名|位)|あなたは[^。]{0,60}(?:です|として)|당신은\s)",
+                   re.IGNORECASE)
+
+
 def gist_of(prompt: str, limit: int = 90) -> str:
-    """A one-line gist of a prompt: its first real sentence, without pleasantries."""
+    """A one-line gist of a prompt: its first real sentence, without pleasantries; not the role it gives the
+    agent ("You are a futures analyst …"), when it asks something after that."""
     if _is_notification(prompt):
         return ""
+    return _gist(prompt, limit, skip_role=True) or _gist(prompt, limit, skip_role=False)
+
+
+def _gist(prompt: str, limit: int, *, skip_role: bool) -> str:
     for sentence in sentences(prompt):
+        if skip_role and _ROLE.match(sentence):
+            continue
         s = re.sub(r"^(?:(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
                    r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
                    flags=re.IGNORECASE)  # repeated: "ok, please could you …"

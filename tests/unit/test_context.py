@@ -644,3 +644,14 @@ def test_a_session_line_without_a_commit_gives_what_it_found_to_be_the_cause(con
               files_modified=["export.py"])
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{hunt} "))
     assert "→ The root cause is commit 93a9d73" in line, line
+
+
+def test_a_session_line_that_says_no_outcome_points_to_what_it_found(conn: sqlite3.Connection) -> None:
+    s1 = session(conn, "s1", BASE)
+    found = observe(conn, s1, "The 10s shutdown deadline added by commit 93a9d73 kills the snapshot writer",
+                    BASE + 300, "bugfix")
+    hunt = summarize(conn, s1, BASE + 600, request="Shutdown used to take only 10s")
+    summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the CSV export",
+              files_modified=["export.py"])
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{hunt} "))
+    assert line.endswith(f"Shutdown used to take only 10s → #{found}"), line

@@ -411,3 +411,13 @@ def test_a_nod_in_any_language_is_no_part_of_what_the_session_was_about() -> Non
     prompts = ["認証モジュールのリファクタリングを進めて", "確認内容、問題ありません。", "コミットお願いします",
                "提交吧", "커밋해주세요", "Thanks!"]
     assert request_of(prompts, []) == "認証モジュールのリファクタリングを進めて"
+
+
+@pytest.mark.parametrize(("prompt", "gist"), [
+    ("You are a release analyst. Assess what is left before the next release.", "Assess what is left before the next"),
+    ("You are right, the cache was the issue. Now fix the export.", "You are right, the cache was the issue"),
+    ("Act as a Go reviewer and check PR 12 for data races", "Act as a Go reviewer and check PR 12")])
+def test_a_session_is_about_what_its_prompt_asks_not_the_role_it_gives(prompt: str, gist: str) -> None:
+    from kenning.observer.stated import gist_of
+
+    assert gist_of(prompt).startswith(gist)

@@ -439,3 +439,24 @@ def test_the_plans_cause_and_what_the_plan_decided_about_its_code_are_one_row() 
     [memory] = [d for d in drafts if d.kind == "rootcause"]
     assert memory.title.startswith("In `WriteArchiveFile()`") and "— fix: move the `Sync()` out of" in memory.title
     assert judged[1] in used  # (the plan's own row of it is left out: kenning/observer/providers/rules.py)
+
+
+def test_a_cause_that_points_back_takes_the_sentence_it_points_at() -> None:
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    _first, then = units("The lockfile bump moved `pklr` from 1.1.0 to 1.1.1. That made `hk test` print nothing, "
+                        "so the Bats suite failed.")
+    cause = Judged(then, role="rootcause", p=0.95, speaker="agent", origin="final", worth=0.95)
+    fix = _judged("Pinning `pklr` back to 1.1.0 in `Cargo.lock` makes `hk test` list the tests again.", "fix", "agent")
+    drafts, _used = agent_memories(Reading(agent=[cause, fix]), 0.0, "prompt 1", ["Cargo.lock"], [])
+    [memory] = [d for d in drafts if d.kind == "rootcause"]
+    assert memory.title.startswith("The lockfile bump moved `pklr` from 1.1.0 to 1.1.1. That made"), memory.title
+
+
+@pytest.mark.parametrize("place", ["Line ~297 (worker `errs > 0`): log and `continue` instead of `return`.",
+                                   "On line 42 the loop returns early instead of continuing."])
+def test_a_line_number_is_no_subject(place: str) -> None:
+    from kenning.observer.compose import dangling
+
+    assert dangling(_judged(place, "decision", "agent"))
