@@ -179,6 +179,9 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # ("That made the tests fail" first: the sentence it points back at goes in front)
         title = self_contained(said, (cause or fix).unit.heading, r, files_modified,  # type: ignore[union-attr]
                                first.unit.before if first is not None else "")
+        commit = _fixing_commit(r, cause) if cause is not None and fix is None else None
+        if commit is not None:  # a cause the turn committed a fix of is history, not how the code is now
+            title = clip(f"{title.rstrip('.。')} — fixed in {commit}", TITLE)
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
         out.append(ObservationDraft(
@@ -233,6 +236,20 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             break
     out += _notes(r, used, at, where, files_read)
     return out, used
+
+
+_FIX_COMMIT = re.compile(r"^(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|^fix(?:es|ed)?\b", re.IGNORECASE)
+
+
+def _fixing_commit(r: Reading, cause: Judged) -> str | None:
+    """The turn's last commit that says it fixes what the cause is about ("fix: WAL rotation skipped … due to
+    non-blocking send" after "`RotateWALFiles` uses a non-blocking send …"), as "<hash> <subject>"."""
+    mine = content_words(cause.text) - _ANY_FIX
+    for c in reversed(r.actions.commits):
+        says_fix = _FIX_COMMIT.match(c.subject) or cues.has(c.subject, "fix")
+        if says_fix and len(mine & (content_words(c.subject) - _ANY_FIX)) >= 2:
+            return clip(f"{c.hash[:7]} {c.subject}".strip(), CONTEXT_CHARS)
+    return None
 
 
 def _lead(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, bool]:

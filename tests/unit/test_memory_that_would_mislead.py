@@ -460,3 +460,23 @@ def test_a_line_number_is_no_subject(place: str) -> None:
     from kenning.observer.compose import dangling
 
     assert dangling(_judged(place, "decision", "agent"))
+
+
+def test_a_cause_the_turn_committed_a_fix_of_says_so() -> None:
+    """Said in the present tense ("uses a non-blocking send"), it would read as how the code is now."""
+    from kenning.observer import git_actions
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    cause = _judged("The root cause: `RotateShards` uses a non-blocking send on rotation channels buffered at only 64.",
+                    "rootcause", "agent")
+    fixed = git_actions.Actions(commits=[git_actions.Commit("docs: note the shard layout", hash="1a2b3c4d"),
+                                         git_actions.Commit("fix: shard rotation skipped on a full rotation channel",
+                                                            hash="88c6586f")])
+    drafts, _used = agent_memories(Reading(agent=[cause], actions=fixed), 0.0, "prompt 1", ["wal.go"], [])
+    [memory] = [d for d in drafts if d.kind == "rootcause"]
+    assert memory.title.endswith("— fixed in 88c6586 fix: shard rotation skipped on a full rotation channel"), \
+        memory.title
+    unrelated = git_actions.Actions(commits=[git_actions.Commit("fix: typo in the README", hash="5e6f7a8b")])
+    drafts, _used = agent_memories(Reading(agent=[cause], actions=unrelated), 0.0, "prompt 1", ["wal.go"], [])
+    assert not [d for d in drafts if "fixed in" in d.title], drafts
