@@ -72,3 +72,29 @@ def closed(text: str, said_at: float, done: list[Done], *, open_work: bool = Tru
         return True
     prs = set(_PR.findall(text))
     return open_work and bool(prs) and bool(_MERGE.search(text)) and any(prs & d.merged for d in later)
+
+
+# A commit that says it fixes something: "fix: …", "fix(wal): …", "Fix the …", "hotfix: …"
+_FIX_COMMIT = re.compile(r"^(?:[0-9a-f]{7,40} )?(?:(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|fix(?:es|ed)?\b)",
+                         re.IGNORECASE)
+_TERM = re.compile(r"[a-z][a-z0-9_-]{3,}")
+_COMMON = frozenset(("fix", "fixed", "fixes", "with", "from", "that", "this", "when", "into", "only", "after",
+                     "before", "without", "because", "were", "have", "does", "then", "than", "they", "them",
+                     "their", "there", "which", "while", "also", "still", "every"))
+
+
+def commits_of(notes: str) -> list[str]:
+    """The commits ("<hash> <subject>") a summary's state line names."""
+    line = next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
+    part = next((p for p in line.split("; ") if p.startswith("committed ")), "")
+    return [c for c in part[len("committed "):].split(", ") if c and not c.startswith("…")]
+
+
+def fixed_in(cause: str, commits: list[str]) -> str:
+    """The commit of the cause's session that says it fixes what the cause is about (two words of substance
+    in common), '' when none does: a cause said in the present tense is then history, not how the code is."""
+    mine = set(_TERM.findall(cause.lower())) - _COMMON
+    for c in reversed(commits):
+        if _FIX_COMMIT.match(c) and len(mine & (set(_TERM.findall(c.lower())) - _COMMON)) >= 2:
+            return c
+    return ""

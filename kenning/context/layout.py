@@ -18,6 +18,7 @@ import math
 import re
 import time
 
+from kenning.context import closed
 from kenning.context.fence import CLOSE, OPEN, wrap
 from kenning.records import text_tokens
 
@@ -95,11 +96,12 @@ def by(platform: str, asking: str) -> str:
     return f"{BY}{label}" if label and platform != asking else ""
 
 
-def obs_line(r: Row, now: float, icons: dict[str, str], limit: int, agent: str = "claude-code") -> str:
+def obs_line(r: Row, now: float, icons: dict[str, str], limit: int, agent: str = "claude-code",
+             title: str = "") -> str:
     times = f" (×{r.occurrences})" if r.occurrences > 1 else ""
     mark = (TENTATIVE if r.tentative else "") + (PROPOSED if r.kind == "proposed" and r.layer != "rule" else "")
-    return f"#{r.id} {age(now - r.created_at)} {icons.get(r.type, '•')} {clean(r.title, limit - len(mark))}{mark}" \
-           f"{times}{by(r.platform, agent)}"
+    return f"#{r.id} {age(now - r.created_at)} {icons.get(r.type, '•')} " \
+           f"{clean(title or r.title, limit - len(mark))}{mark}{times}{by(r.platform, agent)}"
 
 
 def state_of(notes: str) -> str:
@@ -249,7 +251,7 @@ class Layout:
         left = max(0, settings.context_rules_chars - sum(len(x) + 1 for x in self.user_lines))
         self.rule_lines = _fit([obs_line(r, now, icons, RULE_CHARS, agent) for r in
                                 sel.rules[:max(0, settings.context_rules - len(self.user_lines))]], left)
-        self.key_lines = _fit([obs_line(r, now, icons, KEY_CHARS, agent) for r in sel.keys],
+        self.key_lines = _fit([obs_line(r, now, icons, KEY_CHARS, agent, self._as_history(r)) for r in sel.keys],
                               settings.context_key_chars)
         self.todo_lines = _fit([obs_line(r, now, icons, TODO_CHARS, agent) for r in sel.todos],
                                settings.context_key_chars // 3)
@@ -264,6 +266,17 @@ class Layout:
         # The latest work's session is said under "Where we left off", not also as a line of recent work.
         told = sel.left_off.id if self.left_off and sel.left_off is not None else None
         self.recent = self._recent_rows(told)
+
+    def _as_history(self, r: Row) -> str:
+        """A root cause said without its fix, whose session committed a fix of it: said to be fixed, or it
+        reads as how the code is now ("`RotateWALFiles` uses a non-blocking send … — fixed in 88c6586 fix: …")."""
+        if r.kind != "rootcause" or " fix: " in r.title or " — fixed in " in r.title:
+            return ""
+        commit = closed.fixed_in(r.title, getattr(self.sel, "commits", {}).get(r.session, []))
+        if not commit:
+            return ""
+        room = KEY_CHARS - len(commit) - 14
+        return f"{clean(r.title, max(60, room)).rstrip('.。')} — fixed in {commit}"
 
     def _recent_rows(self, told: int | None) -> list[tuple[float, int, str]]:
         """(time, order, line) of the sessions (and of routine rows no session summary covers), oldest first;

@@ -655,3 +655,15 @@ def test_a_session_line_that_says_no_outcome_points_to_what_it_found(conn: sqlit
               files_modified=["export.py"])
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{hunt} "))
     assert line.endswith(f"Shutdown used to take only 10s → #{found}"), line
+
+
+def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlite3.Connection) -> None:
+    s1 = session(conn, "s1", BASE)
+    with repo.transaction(conn):
+        [cause] = repo.store_outcome(conn, s1, PROJECT, Outcome(observations=[ObservationDraft(
+            type="bugfix", kind="rootcause", created_at=BASE + 300,
+            title="`RotateShards` uses a non-blocking send on rotation channels buffered at only 64")]), "rules")
+    summarize(conn, s1, BASE + 600, request="Shard rotation warnings after every checkpoint",
+              notes="State: committed 88c6586 fix: shard rotation skipped on full rotation channels; not pushed")
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{cause} "))
+    assert line.endswith("— fixed in 88c6586 fix: shard rotation skipped on full rotation channels"), line
