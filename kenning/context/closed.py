@@ -74,9 +74,16 @@ def closed(text: str, said_at: float, done: list[Done], *, open_work: bool = Tru
     return open_work and bool(prs) and bool(_MERGE.search(text)) and any(prs & d.merged for d in later)
 
 
-# A commit that says it fixes something: "fix: …", "fix(wal): …", "Fix the …", "hotfix: …"
-_FIX_COMMIT = re.compile(r"^(?:[0-9a-f]{7,40} )?(?:(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|fix(?:es|ed)?\b)",
-                         re.IGNORECASE)
+# A commit that changes the code: a conventional type other than docs, style, a revert or a release ("fix: …",
+# "test(step): make the test deterministic", "chore(ci): fix …"), or one that says it fixes ("Fix the …").
+_CHANGES_CODE = re.compile(r"^(?:[0-9a-f]{7,40} )?(?!docs\b|style\b|revert\b|release\b|chore\(release\))"
+                           r"[a-z]+(?:\([^)]*\))?!?:", re.IGNORECASE)
+_SAYS_FIX = re.compile(r"\bfix(?:es|ed)?\b|\bhotfix\b|\bresolve[sd]?\b", re.IGNORECASE)
+
+
+def changes_code(commit: str) -> bool:
+    """Whether a commit ("<hash> <subject>" or its subject) can be the fix of a cause: not docs, not a release."""
+    return bool(_CHANGES_CODE.match(commit) or _SAYS_FIX.search(commit))
 _TERM = re.compile(r"[a-z][a-z0-9_-]{3,}")
 _COMMON = frozenset(("fix", "fixed", "fixes", "with", "from", "that", "this", "when", "into", "only", "after",
                      "before", "without", "because", "were", "have", "does", "then", "than", "they", "them",
@@ -91,10 +98,10 @@ def commits_of(notes: str) -> list[str]:
 
 
 def fixed_in(cause: str, commits: list[str]) -> str:
-    """The commit of the cause's session that says it fixes what the cause is about (two words of substance
+    """The commit of the cause's session that changed the code about what the cause says (two words of substance
     in common), '' when none does: a cause said in the present tense is then history, not how the code is."""
     mine = set(_TERM.findall(cause.lower())) - _COMMON
     for c in reversed(commits):
-        if _FIX_COMMIT.match(c) and len(mine & (set(_TERM.findall(c.lower())) - _COMMON)) >= 2:
+        if changes_code(c) and len(mine & (set(_TERM.findall(c.lower())) - _COMMON)) >= 2:
             return c
     return ""

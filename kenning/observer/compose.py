@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from kenning.context import closed
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
 from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
@@ -238,16 +239,12 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     return out, used
 
 
-_FIX_COMMIT = re.compile(r"^(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|^fix(?:es|ed)?\b", re.IGNORECASE)
-
-
 def _fixing_commit(r: Reading, cause: Judged) -> str | None:
-    """The turn's last commit that says it fixes what the cause is about ("fix: WAL rotation skipped … due to
+    """The turn's last commit that changed the code about what the cause says ("fix: WAL rotation skipped … due to
     non-blocking send" after "`RotateWALFiles` uses a non-blocking send …"), as "<hash> <subject>"."""
     mine = content_words(cause.text) - _ANY_FIX
     for c in reversed(r.actions.commits):
-        says_fix = _FIX_COMMIT.match(c.subject) or cues.has(c.subject, "fix")
-        if says_fix and len(mine & (content_words(c.subject) - _ANY_FIX)) >= 2:
+        if closed.changes_code(c.subject) and len(mine & (content_words(c.subject) - _ANY_FIX)) >= 2:
             return clip(f"{c.hash[:7]} {c.subject}".strip(), CONTEXT_CHARS)
     return None
 

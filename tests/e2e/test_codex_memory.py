@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,11 @@ def test_codex_sessions_remember_and_claude_code_is_told(codex_bin: str, tmp_pat
 
 def settle(data: Path) -> None:
     paths = Paths(str(data))
+    # The hook starts the worker detached and never waits for it: on a loaded machine its pid file comes later.
+    deadline = time.monotonic() + 20.0
     info = client.read_pid_file(paths)
+    while not info and time.monotonic() < deadline:
+        time.sleep(0.2)
+        info = client.read_pid_file(paths)
     assert info, "session 1 started no worker"
     assert client.authed(paths, info["port"], "POST", "/api/flush", timeout=12.0) is not None

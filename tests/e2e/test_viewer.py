@@ -320,7 +320,8 @@ def test_next_session_preview_and_stats(worker: Home, page: Any) -> None:
     expected = api(home, f"preview?project={quote(home.key)}")
     text = page.evaluate("document.querySelector('#preview-text').textContent")
     assert text == expected["context"]
-    assert FEATURE_TITLE in text
+    # The session is where we left off: what it worked on, and the file it left uncommitted.
+    assert "## Where we left off" in text and "not committed: hello.txt" in text, text
     size = page.locator("#preview-size").inner_text()
     assert f"{expected['chars']:,} characters" in size and f"{expected['tokens']:,} tokens" in size
     assert page.locator("#preview-text").evaluate("e => e.tagName") == "PRE"

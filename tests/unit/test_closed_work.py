@@ -58,3 +58,21 @@ def test_a_finding_that_names_a_merged_pull_request_stays_true() -> None:
                              RELEASED, open_work=False)
     assert closed.closed("Of the 12 items for v2.3.0, the remaining 2 are the docs and the CLI flag.", 50.0,
                          RELEASED, open_work=False)
+
+
+CAUSE = ("The CI job failed because of a timing-dependent test assertion: it assumes a deterministic execution "
+         "order that the scheduler does not guarantee")
+
+
+@pytest.mark.parametrize("commit", ["f924895 test(step): make the check list failure test deterministic",
+                                    "fix: make the timing-dependent assertion deterministic",
+                                    "Fix the deterministic execution order of the check list test"])
+def test_a_cause_is_fixed_in_a_commit_of_its_session_that_changed_what_it_names(commit: str) -> None:
+    assert closed.fixed_in(CAUSE, ["1a2b3c4 feat: add the export", commit]) == commit
+
+
+@pytest.mark.parametrize("commit", ["f924895 docs: explain the deterministic test failure",
+                                    "chore(release): v1.2.0 with the deterministic test",
+                                    "feat(export): stream rows to the CSV writer"])
+def test_a_commit_that_changed_no_code_or_something_else_is_not_its_fix(commit: str) -> None:
+    assert closed.fixed_in(CAUSE, [commit]) == ""
