@@ -74,20 +74,23 @@ def closed(text: str, said_at: float, done: list[Done], *, open_work: bool = Tru
     return open_work and bool(prs) and bool(_MERGE.search(text)) and any(prs & d.merged for d in later)
 
 
-# A commit that changes the code: a conventional type other than docs, style, a revert or a release ("fix: …",
-# "test(step): make the test deterministic", "chore(ci): fix …"), or one that says it fixes ("Fix the …").
-_CHANGES_CODE = re.compile(r"^(?:[0-9a-f]{7,40} )?(?!docs\b|style\b|revert\b|release\b|chore\(release\))"
-                           r"[a-z]+(?:\([^)]*\))?!?:", re.IGNORECASE)
+# A commit that repairs something: of a conventional type for that ("fix: …", "test(step): make the test
+# deterministic", "perf: …"), or one that says it fixes ("chore(ci): fix …", "Fix the …"). Not a refactor, a
+# feature or a chore: a cause is not "fixed in" a refactor that happened to share its words.
+_CHANGES_CODE = re.compile(r"^(?:[0-9a-f]{7,40} )?(?:fix|bugfix|hotfix|test|perf)(?:\([^)]*\))?!?:", re.IGNORECASE)
 _SAYS_FIX = re.compile(r"\bfix(?:es|ed)?\b|\bhotfix\b|\bresolve[sd]?\b", re.IGNORECASE)
 
 
 def changes_code(commit: str) -> bool:
-    """Whether a commit ("<hash> <subject>" or its subject) can be the fix of a cause: not docs, not a release."""
+    """Whether a commit ("<hash> <subject>" or its subject) can be the fix of a cause."""
     return bool(_CHANGES_CODE.match(commit) or _SAYS_FIX.search(commit))
 _TERM = re.compile(r"[a-z][a-z0-9_-]{3,}")
 _COMMON = frozenset(("fix", "fixed", "fixes", "with", "from", "that", "this", "when", "into", "only", "after",
                      "before", "without", "because", "were", "have", "does", "then", "than", "they", "them",
                      "their", "there", "which", "while", "also", "still", "every"))
+
+
+_NOW = re.compile(r"\b(?:is|are) now\b|\bnow (?:uses|runs|returns|handles|calls|works)\b", re.IGNORECASE)
 
 
 def commits_of(notes: str) -> list[str]:
@@ -100,6 +103,8 @@ def commits_of(notes: str) -> list[str]:
 def fixed_in(cause: str, commits: list[str]) -> str:
     """The commit of the cause's session that changed the code about what the cause says (two words of substance
     in common), '' when none does: a cause said in the present tense is then history, not how the code is."""
+    if _NOW.search(cause):
+        return ""  # "… is now enabled": says how things are after a change, no cause of a fault
     mine = set(_TERM.findall(cause.lower())) - _COMMON
     for c in reversed(commits):
         if changes_code(c) and len(mine & (set(_TERM.findall(c.lower())) - _COMMON)) >= 2:

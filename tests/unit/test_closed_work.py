@@ -73,6 +73,12 @@ def test_a_cause_is_fixed_in_a_commit_of_its_session_that_changed_what_it_names(
 
 @pytest.mark.parametrize("commit", ["f924895 docs: explain the deterministic test failure",
                                     "chore(release): v1.2.0 with the deterministic test",
-                                    "feat(export): stream rows to the CSV writer"])
+                                    "feat(export): stream rows to the CSV writer",
+                                    "refactor: split the deterministic test helpers"])
 def test_a_commit_that_changed_no_code_or_something_else_is_not_its_fix(commit: str) -> None:
     assert closed.fixed_in(CAUSE, [commit]) == ""
+
+
+def test_a_row_that_says_how_things_are_now_is_no_cause_to_fix() -> None:
+    said = "The `.tool/` config is now enabled with telemetry off, and tool directories are excluded from linting"
+    assert closed.fixed_in(said, ["7e89164 fix: exclude tool config directories from linting"]) == ""
