@@ -24,6 +24,18 @@ from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
 from kenning.observer import gates
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
+from kenning.observer.titles import (
+    CONTEXT_CHARS,
+    GENERIC_HEADING,
+    NAMED,
+    TITLE,
+    absorbed,
+    dangling,
+    lower_first,
+    self_contained,
+    statement,
+    titled,
+)
 from kenning.records import ObservationDraft
 
 # How sure the model must be before an agent's sentence becomes a memory of its own.
@@ -47,24 +59,8 @@ _FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and
 MAX_USER = 4        # memories from one prompt
 MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
-TITLE = 320        # a key memory's title: its subject, the cause and the fix in one line
 _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"
                          r"files? changed|review|findings?)\b", re.IGNORECASE)
-# "The fix is simple: …", "Fix: …", "The change is done — …": what follows is the statement.
-_LEAD_IN = re.compile(r"^(?:(?:the|my|our) )?(?:fix|change|solution|root cause|cause|problem|issue)"
-                      r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*|"
-                      # a word that ties the sentence to the one before ("However, `f` is not called …")
-                      r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+",
-                      re.IGNORECASE)
-# A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
-# "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
-_DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
-                       r"^(?:at |on |in )?(?:lines?|l)\s*~?\d+\b|"  # "Line ~297 (…): …": a place in a file of that day
-                       # a verdict on someone's text, which it does not say ("The diagnosis is credible, but …")
-                       r"^(?:the|your|their) (?:diagnosis|analysis|assessment|reasoning|approach|proposal|suggestion|"
-                       r"plan|idea|review|explanation|theory) (?:is|seems|looks|sounds) (?:\w+ )?(?:credible|correct|"
-                       r"right|sound|valid|plausible|reasonable|good|fine|solid|wrong|incorrect|off)\b|"
-                       r"^(?:这|那|它|此|それ|これ|あれ|그것|이것|그래서|이는)", re.IGNORECASE)
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
 
 
@@ -273,10 +269,10 @@ NOTE_ROLES = ("rootcause", "fix", "gotcha", "decision", "fact")
 def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: list[str]) -> list[ObservationDraft]:
     """The agent's other findings of the turn, less sure or said along the way: the session log's
     notes (searchable, and given next to a prompt that asks about them; not listed at session start)."""
-    absorbed = [_absorbed(u) for u in used]  # a sentence a memory's title took in front ("X. That was deliberate")
+    taken_in = [absorbed(u) for u in used]  # a sentence a memory's title took in front ("X. That was deliberate")
     pool = [j for j in r.agent + r.plan if j.role in NOTE_ROLES and j.worth >= NOTE_SURE
             and (worth_saying(j) or _advice(j)) and not any(same_thing(j.text, u.text) for u in used)
-            and not any(a and same_thing(statement(j.text), a) for a in absorbed)]
+            and not any(a and same_thing(statement(j.text), a) for a in taken_in)]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     out = []
     for j in distinct(pool)[:MAX_NOTES]:
@@ -293,74 +289,6 @@ def _advice(j: Judged) -> bool:
     narration but a proposal, which a note keeps until someone takes it."""
     return j.role == "decision" and not j.unit.table and "proposal" in cues.signals(j.text) \
         and len(j.text.split()) >= MIN_WORDS
-
-
-_NAMED = re.compile(r"`[^`]+`|\b[A-Za-z]+[_-][A-Za-z0-9_-]+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\w+\.\w{1,5}\b|"
-                    r"\b[A-Z]{2,}[A-Z0-9_]*\b|--?\w[\w-]*")
-_GENERIC_HEADING = re.compile(
-    r"^(?:root cause|cause|fix(?:es)?|the fix|solution|summary|changes?(?: made)?|what (?:changed|was done|i did)|"
-    r"result|findings?|details|overview|why|problem|issue|notes?|verification|review|next steps?|status|gotchas?|"
-    r"decisions?|files? changed|原因|根因|修复|修正|결과|원인)\b", re.IGNORECASE)
-CONTEXT_CHARS = 70
-
-
-# A sentence that only points back at the one before it: "That was deliberate: …", "This is why …".
-_POINTS_BACK = re.compile(
-    r"^(?:that|this|it|these|those)(?:'s|’s)?\s+(?:is|was|were|are|has|had|means?|meant|makes?|made|keeps?|kept|"
-    r"would|will|does|did|also|way|why|because|happens?|happened|explains?|matters?|broke|breaks|caused?|causes)\b|"
-    r"^(?:that's|this's|it's)\b|^(?:这(?:是|样|就)|那(?:是|样)|这个|因此|所以|それ(?:は|が|で)|これ(?:は|が|で)|"
-    r"그것|이것|이는|그래서)|^(?:c'est|cela|ceci|ça)\b|^(?:das|dies(?:es|er)?)\s+(?:ist|war|hat|wird|liegt|bedeutet)\b|"
-    r"^(?:esto|eso)\b|^(?:bu|şu|bunun|bunu)\s", re.IGNORECASE)
-
-
-# A list item that leaves its subject to the item's label ("Uses a 256-byte stack buffer for small records"):
-# a verb of the third person first, then what it acts on.
-_NO_SUBJECT = re.compile(r"^(?!(?i:always|sometimes|perhaps|thus|besides|unless|postgres|redis|kubernetes)\b)"
-                         r"[A-Z][a-z]+[^s\W]s\s+(?:a|an|the|its|their|all|each|every|only|one|two|\d[\w.-]*|`)")
-
-
-def dangling(j: Judged) -> bool:
-    """A unit that only makes sense after the sentence before it, which its title does not take in, or that
-    leaves its subject to a list item's label."""
-    text = statement(j.text)
-    if _NO_SUBJECT.match(text) and not j.unit.heading:
-        return True
-    return bool(_DANGLING.match(text)) and not (j.unit.before and _POINTS_BACK.match(clip(text, TITLE))
-                                                 and len(j.unit.before) <= TITLE // 2)
-
-
-def _absorbed(j: Judged) -> str:
-    """The sentence before ``j`` that its title takes in front, because ``j`` only points back at it."""
-    before = j.unit.before
-    return before if before and _POINTS_BACK.match(clip(statement(j.text), TITLE)) and len(before) <= TITLE // 2 \
-        else ""
-
-
-def titled(j: Judged, r: Reading, files: list[str]) -> str:
-    """The title of a memory of one unit: the statement it makes, naming what it is about."""
-    return self_contained(clip(statement(j.text), TITLE), j.unit.heading, r, files, j.unit.before,
-                          work=j.role in ("rootcause", "fix", "change"))
-
-
-def self_contained(title: str, heading: str, r: Reading, files: list[str], before: str = "",
-                   work: bool = True) -> str:
-    """A title that names what it is about (§9: a memory names what it rests on): one that only points
-    back ("That was deliberate: …") gets the sentence it points at in front; one that names nothing
-    (no identifier, file, command or setting) gets the specific heading it was said under, else (for a
-    cause, a fix or a change: ``work``) the turn's commit, else the file it changed, in front. A gotcha or
-    a fact is about the code, not about the commit that happened to be made in its turn."""
-    if before and _POINTS_BACK.match(title) and len(before) <= TITLE // 2:
-        return clip(f"{before.rstrip()} {title}", TITLE)
-    if _NAMED.search(title):
-        return title
-    about = ""
-    if heading and not _GENERIC_HEADING.match(heading) and len(heading) <= CONTEXT_CHARS:
-        about = heading
-    elif work and r.actions.commits:
-        about = clip(r.actions.commits[-1].subject, CONTEXT_CHARS)
-    elif len(files) == 1:
-        about = files[0]
-    return clip(f"{about}: {title}", TITLE) if about and about.lower() not in title.lower() else title
 
 
 ANSWER_SURE = 0.85  # what an answer to a routine question must be, held out, to be more than the session log
@@ -435,12 +363,6 @@ def worth_saying(j: Judged) -> bool:
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
 
 
-def statement(text: str) -> str:
-    """A unit's text without a lead-in that only announces it ("The fix is simple: …")."""
-    out = _LEAD_IN.sub("", text, count=1)
-    return out[:1].upper() + out[1:] if out and out is not text else text
-
-
 # "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.
 ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|changed) in \S+[;,]|(?:all )?(?:changes )?"
                      r"(?:\d[\d,]* )?(?:tests?|checks?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
@@ -463,13 +385,13 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
         text = statement(j.text)
         if any(j is t for t in taken) or not worth_saying(j) or len(text) > TOPIC_CHARS:
             continue
-        if j.unit.heading and heading and j.unit.heading != heading and not _GENERIC_HEADING.match(heading):
+        if j.unit.heading and heading and j.unit.heading != heading and not GENERIC_HEADING.match(heading):
             continue  # another section of the answer: another subject
         if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
         if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
-        if _NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
+        if NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
     return ""
 
@@ -484,17 +406,17 @@ def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_
     pklr", then "That made the tests fail") the cause follows it as said, not labelled its cause; with no
     lead, a cause that only points back ("This prevents the TypeError …") follows the fix it points at."""
     if cause and fix and not lead and dangling(cause):
-        return clip(f"{statement(fix.text).rstrip('.。')} — {_lower_first(statement(cause.text))}", TITLE)
+        return clip(f"{statement(fix.text).rstrip('.。')} — {lower_first(statement(cause.text))}", TITLE)
     parts = [lead] if lead else []
     if cause and lead and as_said:
         end = "。" if lead.rstrip().endswith("。") else "."
         parts = [f"{lead.rstrip('.。')}{end} {capitalised(statement(cause.text)).rstrip('.。')}"]
         cause = None
     if cause:
-        parts.append(("cause: " if lead else "") + (_lower_first(statement(cause.text)) if lead else
+        parts.append(("cause: " if lead else "") + (lower_first(statement(cause.text)) if lead else
                                                     statement(cause.text)).rstrip(".。"))
     if fix:
-        parts.append(("fix: " if parts else "") + (_lower_first(statement(fix.text)) if parts else
+        parts.append(("fix: " if parts else "") + (lower_first(statement(fix.text)) if parts else
                                                    statement(fix.text)).rstrip(".。"))
     return clip(" — ".join(parts), TITLE)
 
@@ -536,11 +458,6 @@ def _same_subject(text: str, facts: list[str]) -> bool:
 def same_thing(a: str, b: str, threshold: float = 0.6) -> bool:
     """Two sentences that say the same thing (most of their content words shared)."""
     return a == b or jaccard(content_words(a), content_words(b)) >= threshold
-
-
-def _lower_first(s: str) -> str:
-    first = s.split(" ", 1)[0]
-    return s[0].lower() + s[1:] if first.isalpha() and first[1:].islower() else s
 
 
 def _concepts(kind: str) -> list[str]:
