@@ -22,7 +22,6 @@ _MERGE = re.compile(r"merg|머지|병합|マージ|合并|合併", re.IGNORECASE
 _PR = re.compile(r"(?:#|\bPR\s*#?)(\d+)\b", re.IGNORECASE)
 # What remains of some work: "the 2 remaining items", "남은 2개", "残り2件", "剩下的两项"
 _REMAINS = re.compile(r"remaining|left to do|still (?:open|to do)|남은|남아 있|残り|残っ|剩下|剩余|还剩", re.IGNORECASE)
-_STATE = "State: "
 
 
 class Done:
@@ -38,9 +37,9 @@ def _version(v: str) -> str:
     return v.lower().removeprefix("v")
 
 
-def done_of(notes: str, at: float) -> Done | None:
-    """The releases (commits whose subject releases a version) and merges a summary's state line names."""
-    line = next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
+def done_of(line: str, at: float) -> Done | None:
+    """The releases (commits whose subject releases a version) and merges a summary's state line names
+    (kenning/context/layout.py state_of)."""
     released: set[str] = set()
     merged: set[str] = set()
     for part in line.split("; "):
@@ -54,8 +53,8 @@ def done_of(notes: str, at: float) -> Done | None:
 
 
 def history(summaries: Iterable[tuple[str, float]]) -> list[Done]:
-    """The releases and merges of sessions, from their (notes, ended at)."""
-    return [d for d in (done_of(notes, at) for notes, at in summaries) if d is not None]
+    """The releases and merges of sessions, from their (state line, ended at)."""
+    return [d for d in (done_of(line, at) for line, at in summaries) if d is not None]
 
 
 def closed(text: str, said_at: float, done: list[Done], *, open_work: bool = True) -> bool:
@@ -93,9 +92,8 @@ _COMMON = frozenset(("fix", "fixed", "fixes", "with", "from", "that", "this", "w
 _NOW = re.compile(r"\b(?:is|are) now\b|\bnow (?:uses|runs|returns|handles|calls|works)\b", re.IGNORECASE)
 
 
-def commits_of(notes: str) -> list[str]:
+def commits_of(line: str) -> list[str]:
     """The commits ("<hash> <subject>") a summary's state line names."""
-    line = next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
     part = next((p for p in line.split("; ") if p.startswith("committed ")), "")
     return [c for c in part[len("committed "):].split(", ") if c and not c.startswith("…")]
 

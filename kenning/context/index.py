@@ -169,8 +169,9 @@ class Selection:
             "WHERE s.project = ? AND s.recorded_at <= ? ORDER BY s.created_at DESC, s.id DESC LIMIT ?",
             (project, since, max(settings.context_sessions, LEFT_OFF_LOOKBACK))).fetchall()]
         # Open work that later releases and merges closed ("release v0.16.0 after the 2 remaining items").
-        self.done = closed.history((s.notes, s.created_at) for s in self._sums)
-        self.commits = {s.session: closed.commits_of(s.notes) for s in self._sums}  # a session → its commits
+        states = [(s, state_of(s.notes)) for s in self._sums]
+        self.done = closed.history((line, s.created_at) for s, line in states)
+        self.commits = {s.session: closed.commits_of(line) for s, line in states}  # a session → its commits
         self._key_candidates = [r for r in self._key_candidates if not closed.closed(
             r.title, r.created_at, self.done, open_work=r.kind == "status")]
         self.todos = [r for r in self.todos if not closed.closed(r.title, r.created_at, self.done)]

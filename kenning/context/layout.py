@@ -169,7 +169,8 @@ _GIT = re.compile(r"\b(?:commit|push|merg|prs?\b|pull request|tag|branch)|#\d+|\
                   r"커밋|푸시|머지|병합|コミット|プッシュ|マージ|提交|推送|合并", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
-_CHANGED = re.compile(r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) [^:]{1,200}: ")
+_CHANGE = r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) "  # a change row's title (observer/providers/rules.py)
+_CHANGED = re.compile(_CHANGE + r"[^:]{1,200}: ")
 
 
 def _told_by_state(item: str, state: str) -> bool:
@@ -181,7 +182,7 @@ def _told_by_state(item: str, state: str) -> bool:
     return len(core) >= 12 and core[:60].lower() in state.lower()
 
 
-_ASKED_CHANGE = re.compile(r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) (.{1,300}?) \(asked: ")
+_ASKED_CHANGE = re.compile(_CHANGE + r"(.{1,300}?) \(asked: ")
 
 
 def _files_in_state(item: str, state: str) -> bool:
@@ -208,8 +209,7 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     above already says (``listed``: its title's start → its id) is that row's id, not the same words twice;
     a session that says no outcome points to the rows above that it found (``own``)."""
     about = clean(short_links(fresh_request), 90)
-    commits = [x[len("committed "):].split(", ")[0].split(" ", 1)[-1] for x in state_of(s.notes).split("; ")
-               if x.startswith("committed ")]
+    commits = [c.split(" ", 1)[-1] for c in closed.commits_of(state_of(s.notes))[:1]]  # the first one's subject
     said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
     # What a session without a commit found: its cause or fix, before what it looked at on the way
     first = next(iter(commits or [x for x in said if _FOUND.search(x)] or said), "")

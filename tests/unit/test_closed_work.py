@@ -9,9 +9,9 @@ from tests.support.memory_story import Story, Turn, bash, edit
 
 ROOT = "/home/dev/shop"
 
-RELEASED = closed.history([
-    ("State: committed 2d6f7eb chore: tidy, … 4 more, 62ad1de chore(release): v2.3.0, b9d1481 fix: y; pushed", 100.0),
-    ("State: committed 4ce076c fix: z; pushed; merged #41, #42", 200.0)])
+RELEASED = closed.history([  # (the summaries' state lines, kenning/context/layout.py state_of)
+    ("committed 2d6f7eb chore: tidy, … 4 more, 62ad1de chore(release): v2.3.0, b9d1481 fix: y; pushed", 100.0),
+    ("committed 4ce076c fix: z; pushed; merged #41, #42", 200.0)])
 
 
 @pytest.mark.parametrize("open_work", [
