@@ -253,7 +253,14 @@ def _lead(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, bo
     lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
     if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead):
         lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
-    return lead, cause is not None and not gates.symptom(lead)
+    # A lead that states the cause itself ("the job failed because of a racy assertion"), or a cause that only
+    # goes on from it ("So the assertion assumes …"): the cause follows as said, not labelled the cause.
+    goes_on = cause is not None and bool(_GOES_ON.match(cause.text))
+    return lead, cause is not None and (not gates.symptom(lead) or goes_on or "cause" in cues.signals(lead))
+
+
+# A sentence that goes on from the one before ("So the behaviour …", "Thus hk considers …"): its first word ties it.
+_GOES_ON = re.compile(r"^(?:so|thus|hence|therefore|and so|which means)\b,?\s*", re.IGNORECASE)
 
 
 # A status the agent reports, not a mention: "paused the billing migration", "the refactor is done".
@@ -410,7 +417,7 @@ def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_
     parts = [lead] if lead else []
     if cause and lead and as_said:
         end = "。" if lead.rstrip().endswith("。") else "."
-        parts = [f"{lead.rstrip('.。')}{end} {capitalised(statement(cause.text)).rstrip('.。')}"]
+        parts = [f"{lead.rstrip('.。')}{end} {capitalised(_GOES_ON.sub('', statement(cause.text))).rstrip('.。')}"]
         cause = None
     if cause:
         parts.append(("cause: " if lead else "") + (lower_first(statement(cause.text)) if lead else

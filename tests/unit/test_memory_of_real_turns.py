@@ -421,3 +421,22 @@ def test_a_session_is_about_what_its_prompt_asks_not_the_role_it_gives(prompt: s
     from kenning.observer.stated import gist_of
 
     assert gist_of(prompt).startswith(gist)
+
+
+def test_a_flag_proven_needed_is_a_gotcha_but_a_pipe_added_after_the_command_is_none(story: Story) -> None:
+    """The same command failing, then passing with a flag added, is a gotcha when the agent names the flag;
+    the command piped into another (`| sed -n 1,80p`) adds no flag of its own, and a word that only contains
+    the flag's letters ("--no-results-push" holds "-n") does not name it."""
+    story.session("shop", Turn(
+        "Is the bench skill still there?",
+        [bash("node cli.js skills get bench", fails="SyntaxError: Export named 'mergeConfig' not found"),
+         bash("node cli.js skills get bench | sed -n 1,80p", "name: bench")],
+        last="The skill is there. It also tried to publish results by default, so I added `--no-results-push`."))
+    assert not [r for r in story.active("shop") if "needs" in r["title"]], story.active("shop")
+    story.session("shop", Turn(
+        "Run the slow suite.",
+        [bash("pytest tests/slow", fails="ERROR: unknown marker 'slow'"),
+         bash("pytest tests/slow -p slowmarks", "12 passed")],
+        last="The slow suite needs the plugin loaded: run it with `-p slowmarks`, or pytest rejects the marker."))
+    assert [r for r in story.active("shop") if "-p" in r["title"] and "slowmarks" in r["title"]], \
+        story.active("shop")

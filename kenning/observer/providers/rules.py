@@ -293,7 +293,7 @@ def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: s
         if passing is None:
             continue
         needs = _invocation_change(fail.command, passing.command)
-        said = [j.text for j in r.agent if any(w.strip("`") in j.text for w in needs)]
+        said = [j.text for j in r.agent if any(_names_word(j.text, w.strip("`")) for w in needs)]
         if not needs or not said or any(d.title == said[0] for d in out):
             continue
         headline = evidence.error_headline(fail.output)
@@ -346,10 +346,21 @@ def _unwrapped(r: Reading, reads: list[str], gist: str) -> list[ObservationDraft
     return out[:2]
 
 
+# Where a shell line chains another command: words after it are that command's, not the first one's.
+_CHAINED = re.compile(r"\s(?:\|\|?|&&|;)\s|\s[|;]|[|;]\s")
+
+
 def _extends(failed: str, passed: str) -> bool:
-    """The passing command is the failing one with words added (an env variable, a flag), nothing else."""
+    """The passing command is the failing one with words added (an env variable, a flag), nothing else: the
+    same pipeline (``cmd | sed -n 1,80p`` after ``cmd`` adds a command, not a flag of ``cmd``)."""
     a, b = failed.split(), passed.split()
-    return a != b and len(b) > len(a) and all(w in b for w in a)
+    return a != b and len(b) > len(a) and all(w in b for w in a) \
+        and len(_CHAINED.split(failed)) == len(_CHAINED.split(passed))
+
+
+def _names_word(text: str, word: str) -> bool:
+    """``word`` said as a word of its own (`-n` is not said by "--no-results-push" or "v4.40.1-next")."""
+    return bool(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text))
 
 
 def _invocation_change(failed: str, passed: str) -> list[str]:
