@@ -229,6 +229,10 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     return clean(text, SESSION_CHARS)
 
 
+# A session line whose outcome only points at rows listed above ("Shutdown used to take only 10s → #169")
+_POINTS_ONLY = re.compile(r" → #\d+(?:, #\d+)*$")
+
+
 def _listing_key(title: str) -> str:
     return " ".join(title.split())[:60].lower()
 
@@ -294,12 +298,21 @@ class Layout:
             if s.request and not request.strip():
                 continue  # the whole request restated something no longer true
             times = self.sel.repeats.get(s.id, 1)
+            said = digest(s, request, self.sel.fresh_part, self.listed, self.found.get(s.session))
+            if _POINTS_ONLY.search(said) or self._told_above(s, said):
+                continue  # what came of it is a row listed above, and it left no state of its own to say
             rows.append((s.started_at or s.created_at, -s.id,
-                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} "
-                         f"{digest(s, request, self.sel.fresh_part, self.listed, self.found.get(s.session))}"
+                         f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {said}"
                          f"{f' (×{times})' if times > 1 else ''}{by(s.platform, self.agent)}"))
         rows.sort(key=lambda x: (x[0], x[1]))
         return rows
+
+    def _told_above(self, s: Summary, said: str) -> bool:
+        """A session line whose outcome is its commit, which a row listed above names as the fix it found
+        ("… — fixed in 937984d fix: WAL rotation skipped …"), and no push or pull request: said twice."""
+        commit = next(iter(closed.commits_of(state_of(s.notes))), "").split(" ", 1)[-1]
+        return len(commit) >= 20 and not said.endswith("]") and f" → {commit[:40]}" in said \
+            and any(commit[:40] in line for line in self.key_lines)
 
     def render(self, keep_recent: int) -> str:
         sel = self.sel

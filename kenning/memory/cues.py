@@ -80,7 +80,10 @@ _CUES: dict[str, tuple[str, str]] = {
     "todo": (
         # "later" and "remaining" as work left, not as time ("12 hours later") or a count ("remaining hosts")
         r"todo|to-do|next time|(?<!hours )(?<!hour )(?<!minutes )(?<!seconds )(?<!days )(?<!weeks )(?<!years )"
-        r"(?<!months )(?<!moments )(?<!ms )later|follow[- ]?up|still (?:need|open|to do)|"
+        r"(?<!months )(?<!moments )(?<!ms )later"
+        # (not the adjective: "later batches can still exceed the limit", "a later version")
+        r"(?!\s+(?!(?:we|i|you|they|on|today|tonight|this|that|in|when|if|once|after|and|or|but|as|so|then|"
+        r"with|by|for|to|is|was|the)\b)[a-z])|follow[- ]?up|still (?:need|open|to do)|"
         r"remaining(?=\s*[:：]|\s+(?:work|items?|tasks?|steps?|issues?|todos?|to-dos?|questions?|problems?|"
         r"failures?|fixes|changes|points?|gaps?)\b)|"
         r"(?:still|(?:\d+|two|three|four|five|a few|several)(?:\s+\w+)?)\s+remaining|left to|not yet|"

@@ -148,6 +148,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                  and not dangling(j) and _same_subject(j.text, [causes[0].text])][:1]
     if not causes:  # a fix that only points back ("This prevents the TypeError …"), with no cause to follow
         fixes = [f for f in fixes if not dangling(f)]
+    if not files_modified and not causes:  # "Recommended fix: size each batch …" in a turn that changed nothing:
+        fixes = [f for f in fixes if not proposed(f)]  # a proposal, which a note keeps until someone takes it
     out: list[ObservationDraft] = []
     used: list[Judged] = []
     lone: Judged | None = None  # a fix said apart from the cause, about something else: not its fix
@@ -155,7 +157,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f)), None)
         if pair is None:
             lone, fixes = fixes[0], []
-            if dangling(lone):
+            if dangling(lone) or (proposed(lone) and not files_modified):
                 lone = None  # "This prevents the TypeError …" alone, about no cause said: a note (searchable)
         else:
             causes = [pair[0], *(c for c in causes if c is not pair[0])]
@@ -171,7 +173,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead, as_said = _lead(r, cause, fix)
-        said = _cause_and_fix(cause, fix, lead, as_said)
+        said = _cause_and_fix(cause, fix, lead, as_said, proposal=fix is not None and not files_modified
+                              and proposed(fix))
         first = cause if cause is not None and not lead and said.startswith(statement(cause.text)[:40]) else None
         # ("That made the tests fail" first: the sentence it points back at goes in front)
         title = self_contained(said, (cause or fix).unit.heading, r, files_modified,  # type: ignore[union-attr]
@@ -408,7 +411,13 @@ _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the fol
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
 
 
-def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False) -> str:
+def proposed(fix: Judged) -> bool:
+    """A fix the agent recommends ("Recommended fix: …", "I'd suggest …"), not one it made."""
+    return "proposal" in cues.signals(fix.text) | cues.signals(fix.unit.heading)
+
+
+def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False, *,
+                   proposal: bool = False) -> str:
     """"<symptom> — cause: <cause> — fix: <fix>"; after a lead that names no symptom ("release-plz bumped
     pklr", then "That made the tests fail") the cause follows it as said, not labelled its cause; with no
     lead, a cause that only points back ("This prevents the TypeError …") follows the fix it points at."""
@@ -423,8 +432,9 @@ def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_
         parts.append(("cause: " if lead else "") + (lower_first(statement(cause.text)) if lead else
                                                     statement(cause.text)).rstrip(".。"))
     if fix:
-        parts.append(("fix: " if parts else "") + (lower_first(statement(fix.text)) if parts else
-                                                   statement(fix.text)).rstrip(".。"))
+        label = "proposed fix: " if proposal else "fix: "
+        parts.append((label if parts else "") + (lower_first(statement(fix.text)) if parts else
+                                                 statement(fix.text)).rstrip(".。"))
     return clip(" — ".join(parts), TITLE)
 
 

@@ -387,8 +387,9 @@ def test_a_corrected_rule_shows_only_its_new_version_and_no_echo_of_the_old(conn
 
 def test_archived_routine_work_is_not_listed_but_rules_and_decisions_never_age_out(
         conn: sqlite3.Connection) -> None:
+    rule = observe(conn, session(conn, "older", BASE - 91 * DAY), "Always use Decimal for money, never float",
+                   BASE - 91 * DAY, "decision")
     old = session(conn, "old", BASE - 90 * DAY)
-    rule = observe(conn, old, "Always use Decimal for money, never float", BASE - 90 * DAY, "decision")
     routine = observe(conn, old, "Changed the README wording of the install section", BASE - 89 * DAY)
     summarize(conn, old, BASE - 89 * DAY, request="Reword the README", files_modified=["README.md"])
     new = session(conn, "new", BASE)
@@ -646,15 +647,20 @@ def test_a_session_line_without_a_commit_gives_what_it_found_to_be_the_cause(con
     assert "→ The root cause is commit 93a9d73" in line, line
 
 
-def test_a_session_line_that_says_no_outcome_points_to_what_it_found(conn: sqlite3.Connection) -> None:
+def test_a_session_that_says_no_outcome_is_left_to_the_rows_it_found(conn: sqlite3.Connection) -> None:
+    """Its line would only point at them ("Shutdown used to take only 10s → #169"); with a pull request or a push
+    of its own to say, it stays, pointing at them."""
     s1 = session(conn, "s1", BASE)
     found = observe(conn, s1, "The 10s shutdown deadline added by commit 93a9d73 kills the snapshot writer",
                     BASE + 300, "bugfix")
     hunt = summarize(conn, s1, BASE + 600, request="Shutdown used to take only 10s")
     summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the CSV export",
               files_modified=["export.py"])
+    text = render(conn)
+    assert f"#{found} " in text and not [ln for ln in text.splitlines() if ln.startswith(f"S{hunt} ")], text
+    summarize(conn, s1, BASE + 600, request="Shutdown used to take only 10s", notes="State: PR #12 opened")
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{hunt} "))
-    assert line.endswith(f"Shutdown used to take only 10s → #{found}"), line
+    assert line.endswith(f"Shutdown used to take only 10s → #{found} [PR #12 opened]"), line
 
 
 def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlite3.Connection) -> None:

@@ -440,3 +440,20 @@ def test_a_flag_proven_needed_is_a_gotcha_but_a_pipe_added_after_the_command_is_
         last="The slow suite needs the plugin loaded: run it with `-p slowmarks`, or pytest rejects the marker."))
     assert [r for r in story.active("shop") if "-p" in r["title"] and "slowmarks" in r["title"]], \
         story.active("shop")
+
+
+def test_a_fix_the_agent_only_recommends_is_said_as_proposed_or_left_to_the_notes(story: Story) -> None:
+    story.session("shop", Turn(
+        "Investigate why large commits fail on Linux.",
+        [read(ROOT, "src/batching.rs")],
+        last="Root cause: the batcher sizes every chunk by the file count of the first one, so chunks of longer "
+             "paths exceed `ARG_MAX`.\n\nRecommended fix: size each chunk by its own byte length in `batching.rs` "
+             "instead of reusing the file count of the first chunk."))
+    [row] = [r for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
+    assert "proposed fix: size each chunk" in row["title"], row
+    story.session("shop", Turn(
+        "The nightly export fails with a timeout.", [read(ROOT, "jobs/export.py")],
+        last="Recommended fix: stream the rows in `jobs/export.py` with `fetchmany()` instead of loading all of "
+             "them into memory at once."))
+    assert not [r for r in story.active("shop") if r["kind"] == "fix" and "fetchmany" in r["title"]], \
+        story.active("shop")
