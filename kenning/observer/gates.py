@@ -34,9 +34,17 @@ _DIFFSTAT = re.compile(r"\b\d+ files? changed\b|\b\d+ (?:insertions?|deletions?)
                        r"\d+\s*(?:個の)?ファイル(?:を|が)?変更|\d+\s*个文件(?:被)?(?:修改|更改|变更)", re.IGNORECASE)
 
 
+# What the agent did not touch, or had done a step before ("The unrelated untracked file … was left untouched",
+# "The struct docs were already updated in the previous round"): that run's bookkeeping.
+_UNTOUCHED = re.compile(r"\b(?:(?:was|were|is|are) left (?:untouched|alone|as is|unchanged|in place)|"
+                        r"(?:was|were) already \w+ in the (?:previous|last|earlier|prior) (?:round|turn|pass|step|run|"
+                        r"iteration|commit))\b", re.IGNORECASE)
+
+
 def narrated(text: str) -> bool:
     """The agent reporting a step of its workflow (a commit's diffstat too), or that some work is complete."""
-    return bool(_NARRATED.search(text) or _DONE_REPORT.search(text) or _DIFFSTAT.search(text))
+    return bool(_NARRATED.search(text) or _DONE_REPORT.search(text) or _DIFFSTAT.search(text)
+                or _UNTOUCHED.search(text))
 
 
 # The agent asking the user to do something ("Run it with the `!` prefix, or unlock the GPG agent and let me know",

@@ -26,6 +26,9 @@ _REVERT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?revert\s+(?:--no-e
 _DISCARD = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?(?:checkout\s+(?:--\s+)?\.|"
                       r"restore\s+(?:--worktree\s+|--staged\s+)*\.|reset\s+--hard(?:\s+HEAD)?)(?=\s*(?:$|[;&|)]))")
 _BRANCH = re.compile(r"(?:-u|--set-upstream)\s+\S+\s+([\w./-]+)|\bHEAD:([\w./-]+)")
+# "git push origin feat/x", "git push --force-with-lease origin feat/x:feat/x": the remote, then the branch
+_REFSPEC = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\s+(?:--?[\w-]+(?:=\S+)?\s+)*[\w.-]+\s+\+?(?:[\w./-]+:)?"
+                      r"([\w./-]+)(?=\s|$|[;&|])")
 
 
 @dataclass
@@ -69,8 +72,9 @@ def read(commands: list[Command]) -> Actions:
                 out.commits.append(Commit(subject.strip(), body.strip(), m.group(2) if m else "",
                                           m.group(1) if m else "", c.at))
         if _PUSH.search(cmd):
-            b = _BRANCH.search(cmd)
-            out.pushed.append((b.group(1) or b.group(2)) if b else "")
+            b = _BRANCH.search(cmd) or _REFSPEC.search(cmd)
+            out.pushed.append(_pushed_branch(next((g for g in b.groups() if g), "") if b else "", c.output or "",
+                                             out.commits))
             out.pushed_at = max(out.pushed_at, c.at)
         if _PR_CREATE.search(cmd):
             m2 = _PR_URL.search(c.output or "")
@@ -84,6 +88,22 @@ def read(commands: list[Command]) -> Actions:
             out.discarded = True
             out.discarded_at = max(out.discarded_at, c.at)
     return out
+
+
+# What git prints for each ref it pushed: "   1a2b3c4..5d6e7f8  HEAD -> fix/x", " * [new branch]      HEAD -> fix/x"
+_PUSHED_REF = re.compile(r"^\s*(?:[*+!=-]\s+)?(?:\[[^\]\n]+\]|[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})\s+\S+\s+->\s+"
+                         r"([\w./-]+)", re.MULTILINE)
+
+
+def _pushed_branch(named: str, output: str, commits: list[Commit]) -> str:
+    """The branch a push went to: as the command names it, unless it names only ``HEAD`` (``git push -u origin
+    HEAD``); then as git printed it ("HEAD -> fix/x"), else the branch the last commit was made on, else ''."""
+    if named and named != "HEAD":
+        return named
+    m = _PUSHED_REF.search(output)
+    if m:
+        return m.group(1)
+    return next((c.branch for c in reversed(commits) if c.branch and c.branch != "HEAD"), "")
 
 
 def commit_message(cmd: str) -> str:

@@ -57,11 +57,19 @@ _NO_SUBJECT = re.compile(r"^(?!(?i:always|sometimes|perhaps|thus|besides|unless|
                          r"[A-Z][a-z]+[^s\W]s\s+(?:a|an|the|its|their|all|each|every|only|one|two|\d[\w.-]*|`)")
 
 
+# A short subject doing something to "it" or "them", named only before ("The example config intentionally omits
+# it since …"): what it acts on is not said.
+_IT_OBJECT = re.compile(r"^(?:(?:the|a|an|our|this|that) )?[\w`./-]+(?: [\w`./-]+){0,3} (?:\w+ly )?"
+                        r"(?:omits|includes|sets|uses|adds|removes|keeps|needs|calls|reads|enables|disables|skips|"
+                        r"leaves|exposes|ignores|excludes|requires|supports|passes|returns|drops|handles|overrides)"
+                        r" (?:it|them)\b", re.IGNORECASE)
+
+
 def dangling(j: Judged) -> bool:
     """A unit that only makes sense after the sentence before it, which its title does not take in, or that
-    leaves its subject to a list item's label."""
+    leaves its subject to a list item's label, or what it acts on to a pronoun."""
     text = statement(j.text)
-    if _NO_SUBJECT.match(text) and not j.unit.heading:
+    if (_NO_SUBJECT.match(text) and not j.unit.heading) or _IT_OBJECT.match(text):
         return True
     return bool(_DANGLING.match(text)) and not (j.unit.before and _POINTS_BACK.match(clip(text, TITLE))
                                                  and len(j.unit.before) <= TITLE // 2)

@@ -130,7 +130,9 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
                                   "Run it again with the `!` prefix, or unlock the GPG agent, and let me know.",
                                   "GPG 에이전트 잠금을 해제한 뒤 다시 실행해 주세요.",
                                   "署名キーのロックを解除してから、もう一度実行してください。",
-                                  "请先解锁 GPG 代理，然后再运行一次。"])
+                                  "请先解锁 GPG 代理，然后再运行一次。",
+                                  "The unrelated untracked file `evals/baseline.json` was left untouched.",
+                                  "The struct docs in `config.go` were already updated in the previous round."])
 def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step: str) -> None:
     """What the agent did in that run, with the "I" left out (its diffstat too), how the checkout stood at that
     moment, and what it asked the user to do: the session's line and its git state say where the work stands;
@@ -273,6 +275,20 @@ def test_pushed_is_said_of_what_was_committed_before_the_push_not_after(story: S
                                         last="Pushed."))
     state = next(ln for ln in story.context("ship").splitlines() if ln.startswith("State:"))
     assert "pushed" in state and "not pushed" not in state, state
+
+
+@pytest.mark.parametrize(("command", "printed", "branch"), [
+    ("git push -u origin HEAD", "To github.com:o/shop.git\n * [new branch]      HEAD -> fix/azure\n", "fix/azure"),
+    ("git push origin HEAD", "To github.com:o/shop.git\n   0a1b2c3..1a2b3c4  HEAD -> fix/azure\n", "fix/azure"),
+    ("git push -u origin HEAD", "Everything up-to-date", "chore/tidy"),  # the branch its commit was made on
+    ("git push origin feat/x", "", "feat/x")])
+def test_a_push_of_head_is_said_of_the_branch_it_went_to(command: str, printed: str, branch: str) -> None:
+    from kenning.observer import git_actions
+    from kenning.observer.evidence import Command
+
+    cmds = [Command("git commit -m 'Tidy'", True, "[chore/tidy 1a2b3c4] Tidy\n 1 file changed", 1.0, 1),
+            Command(command, True, printed, 2.0, 2)]
+    assert git_actions.read(cmds).pushed == [branch]
 
 
 def test_the_state_with_commits_after_the_push_reads_back_as_written() -> None:
@@ -482,3 +498,14 @@ def test_a_cause_the_turn_committed_a_fix_of_says_so() -> None:
     unrelated = git_actions.Actions(commits=[git_actions.Commit("fix: typo in the README", hash="5e6f7a8b")])
     drafts, _used = agent_memories(Reading(agent=[cause], actions=unrelated), 0.0, "prompt 1", ["wal.go"], [])
     assert not [d for d in drafts if "fixed in" in d.title], drafts
+
+
+@pytest.mark.parametrize(("said", "fragment"), [
+    ("The example `configs/config.json` intentionally omits it since the default is backward compatible.", True),
+    ("The loader skips them when the feature flag is off.", True),
+    ("The cache key includes the tenant so every lookup uses it.", False),
+    ("The example config omits `max-wal-size` since 0 (unlimited) is the default.", False)])
+def test_a_sentence_that_leaves_what_it_acts_on_to_a_pronoun_is_a_fragment(said: str, fragment: bool) -> None:
+    from kenning.observer.titles import dangling
+
+    assert dangling(_judged(said, "decision", "agent")) is fragment
