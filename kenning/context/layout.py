@@ -147,14 +147,22 @@ def says_only_done(text: str) -> bool:
     return bool(_ONLY_DONE.match(text))
 
 
-_MD_LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s]{1,500})\)")
-_URL = re.compile(r"https?://(?:www\.)?[^\s/]+/(\S+)")
+# (a link whose target a stored request cut short, "[text](https://github.com/o/r/disc…", is a link too)
+_MD_LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s…]{1,500})(?:\)|…|$)")
+_URL = re.compile(r"https?://(?:www\.)?[^\s/]+/([^\s#?;,)]+)(?:[#?][^\s;,)]*)?")
 
 
 def short_links(text: str) -> str:
-    """Links as a reader names them: ``[text](url)`` → text, a bare URL → the end of its path."""
+    """Links as a reader names them: ``[text](url)`` → text, a bare URL → the end of its path (no anchor)."""
     t = _MD_LINK.sub(r"\1", text)
-    return _URL.sub(lambda m: "/".join(m.group(1).rstrip("/").split("/")[-3:]), t)
+    return _URL.sub(lambda m: _link_name(m.group(0), m.group(1).rstrip("/").split("/")), t)
+
+
+def _link_name(url: str, parts: list[str]) -> str:
+    """A repository's page by what it is ("hk/pull/12", "hk/actions/runs/2854"); another page by the end of its path."""
+    if "github.com/" in url and len(parts) >= 4:
+        return "/".join(parts[1:4] if parts[3].isdigit() or len(parts) == 4 else parts[1:5])
+    return "/".join(parts[-3:])
 
 
 # Git bookkeeping ("Commit `c653b3c` created successfully.", "PR #235 머지 완료.", "コミット完了しました"): the state

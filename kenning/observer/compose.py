@@ -115,9 +115,12 @@ def _user_keeps(j: Judged) -> bool:
 
 
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
-    """The design decisions of an accepted plan (the agent's words, accepted by the user)."""
+    """The design decisions of an accepted plan (the agent's words, accepted by the user): those that say why
+    (DESIGN.md §9: a decision is a choice and its reason). The rest of a plan is how it is to be built ("Replace
+    all 4 early returns with …", "~37 call sites follow this pattern"), true until the code changes and told by
+    the code once built: notes, searchable, never listed at session start."""
     picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
-                              and not dangling(j)), key=lambda j: -j.worth))
+                              and not dangling(j) and cues.signals(j.text) & _SAYS_WHY), key=lambda j: -j.worth))
     out = []
     for j in picked[:MAX_PLAN]:
         out.append(ObservationDraft(  # (one that only points back takes the sentence it points at in front)
@@ -127,6 +130,9 @@ def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
             concepts=["why-it-exists"], created_at=at, kind="decision", tentative=j.tentative,
             why=_why(j, where, "plan")))
     return out
+
+
+_SAYS_WHY = frozenset({"reason", "cause", "decided", "tentative"})
 
 
 def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],

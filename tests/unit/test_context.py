@@ -673,3 +673,19 @@ def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlit
               notes="State: committed 88c6586 fix: shard rotation skipped on full rotation channels; not pushed")
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{cause} "))
     assert line.endswith("— fixed in 88c6586 fix: shard rotation skipped on full rotation channels"), line
+
+
+@pytest.mark.parametrize(("said", "shown"), [
+    ("thoughts on [https://github.com/o/hk/discussions/1077#discussioncomment-1](https://github.com/o/hk/discu…; "
+     "then: make a PR", "thoughts on hk/discussions/1077; then: make a PR"),  # a link the stored request cut short
+    ("investigate [https://github.com/o/hk/discussions/1061](https://github.com/o/hk/discussions/1061); then: fix",
+     "investigate hk/discussions/1061; then: fix"),
+    ("why is this failing https://github.com/o/hk/actions/runs/2854/job/8464",
+     "why is this failing hk/actions/runs/2854"),
+    ("see https://github.com/o/r/pull/12?tab=files, then [the docs](https://x.io/a/b/c/d)",
+     "see r/pull/12, then the docs"),
+    ("read https://docs.example.org/guide/setup/install.html", "read guide/setup/install.html")])
+def test_links_are_named_as_a_reader_names_them(said: str, shown: str) -> None:
+    from kenning.context.layout import short_links
+
+    assert short_links(said) == shown

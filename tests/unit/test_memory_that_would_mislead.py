@@ -330,10 +330,22 @@ def test_a_plan_decision_that_only_points_back_is_not_kept_alone() -> None:
 
     plan = [_judged("This is safe because evaluations always run on local repositories or our own clones.",
                     "decision", "agent"),
-            _judged("Run `git clean -fd` in `resetWorkingDirectory` after every remediation attempt.",
-                    "decision", "agent")]
+            _judged("Run `git clean -fd` in `resetWorkingDirectory` after every remediation attempt, so that the "
+                    "next attempt starts from a clean tree.", "decision", "agent")]
     titles = [d.title for d in plan_memories(Reading(plan=plan), 0.0, "prompt 1")]
     assert titles and not [t for t in titles if t.startswith("This is safe")], titles
+
+
+def test_a_plan_step_that_says_no_reason_is_no_key_decision() -> None:
+    """How the plan is to be built ("Replace all 4 early returns with …") is told by the code once built."""
+    from kenning.observer.compose import plan_memories
+    from kenning.observer.reading import Reading
+
+    plan = [_judged("Replace all 4 early `return` statements with `log.Errorf(...)` + `continue`.", "decision",
+                    "agent"),
+            _judged("Keep the archive format at v2 because older readers cannot parse v3.", "decision", "agent")]
+    titles = [d.title for d in plan_memories(Reading(plan=plan), 0.0, "prompt 1")]
+    assert titles == ["Keep the archive format at v2 because older readers cannot parse v3."], titles
 
 
 def test_where_we_left_off_says_the_latest_session_once(story: Story) -> None:
