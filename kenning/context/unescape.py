@@ -140,9 +140,10 @@ def _backslash(s: str, i: int) -> tuple[str, int] | None:
         if n < 2 or (n < (8 if kind == "U" else 4) and k < len(s) and s[k] in MARKS):
             return None
         value = _char(int(s[i + 2:k], 16))
-        if n < (8 if kind == "U" else 4) and value.isascii() and value.isalnum() and i and s[i - 1].isalnum():
-            # A short form read as a letter or digit that would run on a word (``<system\u30…``: a strict
-            # reader sees the tag ``<system`` end at the backslash) is left as it stands.
+        if n < (8 if kind == "U" else 4) and value.isalnum() and i and s[i - 1].isalnum():
+            # A short form read as a letter or digit (of any script: ``\U00010e`` is "Ď") that would run on a
+            # word (``<system\u30…``: a strict reader sees the tag ``<system`` end at the backslash) is left
+            # as it stands.
             return None
         return value, k
     if kind in ("x", "X"):
