@@ -158,6 +158,19 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         fixes = [f for f in fixes if not proposed(f)]  # a proposal, which a note keeps until someone takes it
     out: list[ObservationDraft] = []
     used: list[Judged] = []
+    if files_modified:  # "**1. Send-on-closed-channel panic** (…):" over the changes that fixed it: one row each
+        for heading, items in _headed_fixes(r)[:MAX_AGENT]:
+            said = clip(f"{heading} — fix: " + "; ".join(statement(j.text).rstrip(".。") for j in items[:2]), TITLE)
+            out.append(ObservationDraft(
+                type="bugfix", title=said, subtitle="problem and fix, as the agent listed them",
+                facts=[heading, *(j.text for j in items[:4])], narrative=" ".join(j.text for j in items[:4]),
+                concepts=["problem-solution"], files_read=files_read, files_modified=files_modified, created_at=at,
+                kind="fix", why={**_why(items[0], where, "agent"), "how": f"listed under the problem it fixes "
+                                                                           f"(\"{heading}\")"}))
+            used += items
+        causes = [c for c in causes if not any(c is u for u in used)]
+        fixes = [f for f in fixes if not any(f is u for u in used) and f.unit.heading not in
+                 {h for h, _ in _headed_fixes(r)}]
     lone: Judged | None = None  # a fix said apart from the cause, about something else: not its fix
     if causes and fixes:
         pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f)), None)
@@ -242,6 +255,21 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             break
     out += _notes(r, used, at, where, files_read)
     return out, used
+
+
+def _headed_fixes(r: Reading) -> list[tuple[str, list[Judged]]]:
+    """The agent's conclusion listing what it changed under the problem each change fixes ("**2. Periodic checkpoint
+    rotation deadlock**:" over "`RotateWALFiles` now returns at once during shutdown"): (the problem, its items),
+    for a heading that names a problem and at least one item said to fix or change something."""
+    groups: dict[str, list[Judged]] = {}
+    for j in r.agent:
+        h = j.unit.heading
+        if j.origin == "final" and j.unit.bullet and h and not j.unit.label and not GENERIC_HEADING.match(h) \
+                and gates.reports_a_problem(h) and len(h.split()) >= 2:
+            groups.setdefault(h, []).append(j)
+    return [(h, [j for j in items if worth_saying(j) or j.role in ("fix", "change")])
+            for h, items in groups.items()
+            if any(j.role in ("fix", "change", "rootcause") and j.worth + j.p >= 0.5 for j in items)]
 
 
 def _fixing_commit(r: Reading, cause: Judged) -> str | None:

@@ -129,6 +129,7 @@ def acts_once(text: str) -> bool:
 
 
 _PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
+                      r"deadlocks?|hangs?|leaks?|race conditions?|corrupt(?:ed|ion)?|"
                       r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
                       r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
                       re.IGNORECASE)

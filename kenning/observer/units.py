@@ -25,6 +25,10 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 # A line that is only a bold label: "**Root cause**" / "**Root cause:**" / "**Changes made across 3 files:**"
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*[:：]?\s*$")
+# The same, numbered, naming what it is about in brackets before its colon: "**1. Send-on-closed-channel
+# panic** (`walCheckpoint.go` + `metricstore.go`):" heads the list under it
+_LABEL_ABOUT = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)(?:\d+[.)]\s+)?([^*_\n]{1,80}?)(?:\*\*|__)"
+                          r"(\s*\([^()\n]{1,80}\))?\s*[:：]\s*$")
 # A bold label that opens a line: "**Root cause**: WAL sharding …", "- **Fix:** wrap the call …"
 # (a bold phrase run into its sentence, "**10s overall deadline** caps the shutdown", is no label: a label
 # ends with ":" or "." in or after the bold, or a dash after it)
@@ -116,7 +120,7 @@ def units(text: str) -> list[Unit]:
             flush()
             heading = tidy(m.group(1))
             continue
-        m = _LABEL_LINE.match(line)
+        m = _LABEL_LINE.match(line) or _LABEL_ABOUT.match(line)
         if m and len(m.group(1).split()) <= _LABEL_WORDS + 4:
             flush()
             heading = tidy(m.group(1))

@@ -457,3 +457,23 @@ def test_a_fix_the_agent_only_recommends_is_said_as_proposed_or_left_to_the_note
              "them into memory at once."))
     assert not [r for r in story.active("shop") if r["kind"] == "fix" and "fetchmany" in r["title"]], \
         story.active("shop")
+
+
+def test_changes_listed_under_the_problem_each_fixes_are_one_row_per_problem(story: Story) -> None:
+    """A conclusion that names each problem in a bold numbered label and lists the changes under it: each problem
+    with its own changes, never the first problem with the second one's fix."""
+    story.session("shop", Turn(
+        "Review the journal pipeline and fix what is real.",
+        [edit(ROOT, "wal/checkpoint.go"), edit(ROOT, "wal/store.go"), bash("go test ./wal/...", "ok")],
+        last="All builds, vet, and tests pass. Here's a summary of the two fixes:\n\n"
+             "**1. Send-on-closed-channel panic** (`checkpoint.go` + `store.go`):\n"
+             "- Added a `shuttingDown` atomic flag\n"
+             "- `SendMessage` checks the flag before attempting to send\n\n"
+             "**2. Periodic rotation deadlock** (`checkpoint.go`):\n"
+             "- `RotateFiles` now returns immediately if `shuttingDown` is set\n"
+             "- Uses a non-blocking send to the rotation channels, skipping hosts whose channel is full\n"))
+    rows = [r["title"] for r in story.active("shop") if r["layer"] == "key"]
+    panic = [t for t in rows if t.startswith("Send-on-closed-channel panic")]
+    deadlock = [t for t in rows if t.startswith("Periodic rotation deadlock")]
+    assert panic and "`SendMessage` checks the flag" in panic[0] and "RotateFiles" not in panic[0], rows
+    assert deadlock and "`RotateFiles` now returns immediately" in deadlock[0], rows
