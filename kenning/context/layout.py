@@ -237,6 +237,9 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     return clean(text, SESSION_CHARS)
 
 
+# A prompt that only gives the agent a role: a script's, saying nothing of the project's work
+_ROLE_PROMPT = re.compile(r"^\s*(?:you are|you're|act as|your role is)\s+(?:a|an|the)\s|^\s*(?:你是一(?:个|名|位)|"
+                          r"あなたは[^。]{0,60}(?:です|として)|당신은\s)", re.IGNORECASE)
 # A session line whose outcome only points at rows listed above ("Shutdown used to take only 10s → #169")
 _POINTS_ONLY = re.compile(r" → #\d+(?:, #\d+)*$")
 
@@ -309,6 +312,8 @@ class Layout:
             said = digest(s, request, self.sel.fresh_part, self.listed, self.found.get(s.session))
             if _POINTS_ONLY.search(said) or self._told_above(s, said):
                 continue  # what came of it is a row listed above, and it left no state of its own to say
+            if " → " not in said and not s.did_work and _ROLE_PROMPT.match(request):
+                continue  # a scripted run that only gave the agent a role ("You are a futures analyst …")
             rows.append((s.started_at or s.created_at, -s.id,
                          f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {said}"
                          f"{f' (×{times})' if times > 1 else ''}{by(s.platform, self.agent)}"))

@@ -689,3 +689,15 @@ def test_links_are_named_as_a_reader_names_them(said: str, shown: str) -> None:
     from kenning.context.layout import short_links
 
     assert short_links(said) == shown
+
+
+def test_a_scripted_run_that_only_gave_a_role_is_no_line_of_recent_work(conn: sqlite3.Connection) -> None:
+    scripted = summarize(conn, session(conn, "s1", BASE), BASE + 60,
+                         request="You are a futures analyst grounded in the Tidy First philosophy")
+    work = summarize(conn, session(conn, "s2", BASE + 3600), BASE + 3700, request="Add the CSV export",
+                     files_modified=["export.py"])
+    summarize(conn, session(conn, "s3", BASE + 7200), BASE + 7300, request="Add the PDF export",
+              files_modified=["pdf.py"])
+    lines = render(conn).splitlines()
+    assert not [ln for ln in lines if ln.startswith(f"S{scripted} ")], lines
+    assert [ln for ln in lines if ln.startswith(f"S{work} ")], lines
