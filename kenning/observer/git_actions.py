@@ -71,7 +71,7 @@ def read(commands: list[Command]) -> Actions:
                 subject, _, body = msg.strip().partition("\n")
                 out.commits.append(Commit(subject.strip(), body.strip(), m.group(2) if m else "",
                                           m.group(1) if m else "", c.at))
-        if _PUSH.search(cmd):
+        if _PUSH.search(cmd) and not _rejected(c.output or ""):
             b = _BRANCH.search(cmd) or _REFSPEC.search(cmd)
             out.pushed.append(_pushed_branch(next((g for g in b.groups() if g), "") if b else "", c.output or "",
                                              out.commits))
@@ -91,18 +91,28 @@ def read(commands: list[Command]) -> Actions:
 
 
 # What git prints for each ref it pushed: "   1a2b3c4..5d6e7f8  HEAD -> fix/x", " * [new branch]      HEAD -> fix/x"
-_PUSHED_REF = re.compile(r"^\s*(?:[*+!=-]\s+)?(?:\[[^\]\n]+\]|[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})\s+\S+\s+->\s+"
-                         r"([\w./-]+)", re.MULTILINE)
+# (not "!", a ref the remote refused, nor "=", one already there)
+_PUSHED_REF = re.compile(r"^\s*(?:[*+-]\s+)?(?:\[(?:new [^\]\n]+|forced update|deleted)\]|"
+                         r"[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})\s+\S+\s+->\s+([\w./-]+)", re.MULTILINE)
+_REFUSED = re.compile(r"^\s*!\s+\[(?:remote )?rejected\]|^error: failed to push some refs", re.MULTILINE)
+_REFUSED_REF = re.compile(r"^\s*!\s+\[(?:remote )?rejected\]\s+\S+\s+->\s+([\w./-]+)", re.MULTILINE)
+
+
+def _rejected(output: str) -> bool:
+    """The remote refused every ref of a push (a protected branch: "! [remote rejected] main -> main"), though
+    the command, piped or chained, ended well: nothing went up."""
+    return bool(_REFUSED.search(output)) and not _PUSHED_REF.search(output)
 
 
 def _pushed_branch(named: str, output: str, commits: list[Commit]) -> str:
     """The branch a push went to: as the command names it, unless it names only ``HEAD`` (``git push -u origin
     HEAD``); then as git printed it ("HEAD -> fix/x"), else the branch the last commit was made on, else ''."""
-    if named and named != "HEAD":
+    went = [m.group(1) for m in _PUSHED_REF.finditer(output) if "[new tag]" not in m.group(0)]
+    refused = {m.group(1) for m in _REFUSED_REF.finditer(output)}
+    if named and named != "HEAD" and named not in refused:
         return named
-    m = _PUSHED_REF.search(output)
-    if m:
-        return m.group(1)
+    if went or refused:  # what git printed: the branch that went up ("HEAD -> fix/x"), none if it was refused
+        return went[0] if went else ""
     return next((c.branch for c in reversed(commits) if c.branch and c.branch != "HEAD"), "")
 
 

@@ -281,14 +281,28 @@ def test_pushed_is_said_of_what_was_committed_before_the_push_not_after(story: S
     ("git push -u origin HEAD", "To github.com:o/shop.git\n * [new branch]      HEAD -> fix/azure\n", "fix/azure"),
     ("git push origin HEAD", "To github.com:o/shop.git\n   0a1b2c3..1a2b3c4  HEAD -> fix/azure\n", "fix/azure"),
     ("git push -u origin HEAD", "Everything up-to-date", "chore/tidy"),  # the branch its commit was made on
-    ("git push origin feat/x", "", "feat/x")])
-def test_a_push_of_head_is_said_of_the_branch_it_went_to(command: str, printed: str, branch: str) -> None:
+    ("git push origin feat/x", "", "feat/x"),
+    # the remote refused the branch (a protected main), only the tag went up: no branch was pushed
+    ("git push origin main --tags 2>&1 | tail -5",
+     " * [new tag]         v1.2.0 -> v1.2.0\n ! [remote rejected] main -> main (protected branch hook declined)\n"
+     "error: failed to push some refs to 'github.com:o/shop.git'", "")])
+def test_a_push_is_said_of_the_branch_it_went_to(command: str, printed: str, branch: str) -> None:
     from kenning.observer import git_actions
     from kenning.observer.evidence import Command
 
     cmds = [Command("git commit -m 'Tidy'", True, "[chore/tidy 1a2b3c4] Tidy\n 1 file changed", 1.0, 1),
             Command(command, True, printed, 2.0, 2)]
     assert git_actions.read(cmds).pushed == [branch]
+
+
+def test_a_push_the_remote_refused_is_no_push() -> None:
+    from kenning.observer import git_actions
+    from kenning.observer.evidence import Command
+
+    refused = (" ! [remote rejected] main -> main (protected branch hook declined)\n"
+               "error: failed to push some refs to 'github.com:o/shop.git'")
+    actions = git_actions.read([Command("git push origin main 2>&1 | tail -3", True, refused, 1.0, 1)])
+    assert actions.pushed == [] and not actions.pushed_at
 
 
 def test_the_state_with_commits_after_the_push_reads_back_as_written() -> None:
