@@ -288,8 +288,9 @@ def _lead(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, bo
     on GitHub but npm never published it"); otherwise ("Yes, only through the custom task `release-plz`") it is
     what the answer said first, and the cause follows it as said."""
     lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-    if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead):
-        lead = ""  # "Current checkout: `main`, clean": how things stood, said of no cause
+    if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead) or (
+            "done" in cues.signals(lead) and not gates.reports_a_problem(lead)):
+        lead = ""  # "Current checkout: `main`, clean", "PR #221: auto-merge enabled": how things stood, no subject
     # A lead that states the cause itself ("the job failed because of a racy assertion"), or a cause that only
     # goes on from it ("So the assertion assumes …"): the cause follows as said, not labelled the cause.
     goes_on = cause is not None and bool(_GOES_ON.match(cause.text))
@@ -374,6 +375,8 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # back gets the answer's first sentence in front (agent_memories: the lead)
             and (role in ANALYSIS or not dangling(j))
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
+            # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
+            and (role != "rootcause" or not {"done"} <= cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not _PASSING_RUN.match(statement(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
@@ -466,11 +469,16 @@ def _cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_
         parts.append(("cause: " if lead else "") + (lower_first(statement(cause.text)) if lead else
                                                     statement(cause.text)).rstrip(".。"))
     if fix:
-        label = "proposed fix: " if proposal else "fix: "
+        label = "workaround: " if _WORKAROUND.search(fix.text) else "proposed fix: " if proposal else "fix: "
         parts.append((label if parts else "") + (lower_first(statement(fix.text)) if parts else
                                                  statement(fix.text)).rstrip(".。"))
     return clip(" — ".join(parts), TITLE)
 
+
+# A way around the problem until it is fixed ("A temporary workaround is: HK_SKIP_STEPS=… git rebase --continue"):
+# not the fix, which a later change may make.
+_WORKAROUND = re.compile(r"\bwork(?:-| )?arounds?\b|\bin the meantime\b|回避策|临时(?:方案|办法|解决)|变通|"
+                         r"임시\s*(?:해결|우회)|우회\s*방법", re.IGNORECASE)
 
 # Words every cause and fix may say: sharing them says nothing about sharing a subject.
 _ANY_FIX = frozenset(stem(w) for w in (

@@ -16,8 +16,8 @@ TITLE = 320        # a key memory's title: its subject, the cause and the fix in
 
 
 # "The fix is simple: …", "Fix: …", "The change is done — …": what follows is the statement.
-_LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|proposed|possible|simplest|minimal) )?"
-                      r"(?:fix|change|solution|root cause|cause|problem|issue)"
+_LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|proposed|possible|simplest|minimal|"
+                      r"temporary|quick) )?(?:fix|change|solution|root cause|cause|problem|issue|workaround)"
                       r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*|"
                       # a word that ties the sentence to the one before ("However, `f` is not called …")
                       r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+",

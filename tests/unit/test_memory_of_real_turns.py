@@ -477,3 +477,14 @@ def test_changes_listed_under_the_problem_each_fixes_are_one_row_per_problem(sto
     deadlock = [t for t in rows if t.startswith("Periodic rotation deadlock")]
     assert panic and "`SendMessage` checks the flag" in panic[0] and "RotateFiles" not in panic[0], rows
     assert deadlock and "`RotateFiles` now returns immediately" in deadlock[0], rows
+
+
+def test_a_workaround_is_said_as_one_not_as_the_fix(story: Story) -> None:
+    story.session("shop", Turn(
+        "The branch guard fails during a rebase, see the discussion.",
+        [read(ROOT, "src/guard.rs"), bash("git symbolic-ref HEAD", fails="fatal: ref HEAD is not a symbolic ref")],
+        last="The guard fails because `git symbolic-ref HEAD` exits 1 on a detached `HEAD`, which every rebase "
+             "has, and the guard treats any nonzero exit as fatal.\n\nA temporary workaround is: "
+             "`SKIP_STEPS=branch-guard git rebase --continue`."))
+    rows = [r["title"] for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
+    assert rows and "workaround: `SKIP_STEPS=branch-guard" in rows[0] and "fix:" not in rows[0], rows

@@ -338,6 +338,31 @@ def test_a_cause_that_only_points_back_follows_the_fix_it_points_at() -> None:
     assert "— this prevents the TypeError" in memory.title, memory.title
 
 
+@pytest.mark.parametrize("report", ["PR #221 (hypothesis bump): auto-merge 활성화 완료 — CI 통과 후 자동 머지됩니다",
+                                    "Release notes for v0.16.0 are done and the tag is pushed to the release branch"])
+def test_a_report_of_what_was_done_is_no_root_cause(report: str) -> None:
+    """Whatever the role model says: nothing in it says why something went wrong, so no fix is paired with it."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    cause = _judged(report, "rootcause", "agent")
+    fix = _judged("`mcp.server.fastmcp` moved: the import in `server.py` needs the new module path.", "fix", "agent")
+    drafts, _used = agent_memories(Reading(agent=[cause, fix]), 0.0, "prompt 1", [], [])
+    assert not [d for d in drafts if d.kind in ("rootcause", "fix")], drafts
+
+
+def test_a_report_of_what_was_done_does_not_lead_a_fix_as_its_subject() -> None:
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    report = _judged("PR #221 (hypothesis bump): auto-merge 활성화 완료 — CI 통과 후 자동 머지됩니다", "fact", "agent")
+    fix = _judged("Changed the import in `server.py` to the new `mcp.server.fastmcp` module path.", "fix", "agent")
+    drafts, _used = agent_memories(Reading(agent=[report, fix], words="The type-check fails on PR #222."), 0.0,
+                                   "prompt 1", ["server.py"], [])
+    [memory] = [d for d in drafts if d.kind in ("rootcause", "fix")]
+    assert "PR #221" not in memory.title and memory.title.startswith("Changed the import"), memory.title
+
+
 def test_a_plan_decision_that_only_points_back_is_not_kept_alone() -> None:
     from kenning.observer.compose import plan_memories
     from kenning.observer.reading import Reading
