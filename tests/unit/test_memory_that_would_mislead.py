@@ -191,7 +191,7 @@ def test_a_cause_is_labelled_the_cause_of_what_came_first_only_when_that_says_so
         lead: str, joined: str) -> None:
     """What the answer said first stays with the cause (search finds it by it), joined as said when it
     names no symptom: "Yes, only through the custom task — cause: …" would claim what nobody said."""
-    from kenning.observer.compose import _cause_and_fix
+    from kenning.observer.conclusion import cause_and_fix as _cause_and_fix
     from kenning.observer.gates import symptom
 
     cause = _judged("The cache key leaves the OS out.", "rootcause", "agent")

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
 from kenning.observer import evidence, git_actions
-from kenning.observer.compose import ROUTINE, agent_memories, plan_memories, topic, user_memories
+from kenning.observer.compose import agent_memories, plan_memories, user_memories
+from kenning.observer.conclusion import ROUTINE, topic
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, command_note, summarize

@@ -1,0 +1,180 @@
+"""Reading the agent's conclusion (DESIGN.md §9): which of its sentences can stand as a memory, what the answer is
+about (the sentence it opens with), and how a root cause and its fix are said as one memory's title, including a
+conclusion that lists its changes under the problem each one fixes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kenning.context import closed
+from kenning.memory import cues
+from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
+from kenning.observer import gates
+from kenning.observer.reading import Reading
+from kenning.observer.roles.roles import Judged
+from kenning.observer.titles import CONTEXT_CHARS, GENERIC_HEADING, NAMED, TITLE, dangling, lower_first, statement
+
+# The agent narrating its own work ("I see — …", "So I'd respond …", "I'm switching to …"): what it did in
+# that run, not something the next session should be told.
+_FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and|but)[,:]?\s+)?"
+                           r"(?:i|i['’](?:m|d|ll|ve)|let me|let['’]s|we['’]ll)\b|\bI(?:['’](?:m|d|ll|ve))? "
+                           r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
+                           r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s")
+
+
+_HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"
+                         r"files? changed|review|findings?)\b", re.IGNORECASE)
+MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
+
+
+def fixing_commit(r: Reading, cause: Judged) -> str | None:
+    """The turn's last commit that changed the code about what the cause says ("fix: WAL rotation skipped … due to
+    non-blocking send" after "`RotateWALFiles` uses a non-blocking send …"), as "<hash> <subject>"."""
+    mine = content_words(cause.text) - _ANY_FIX
+    for c in reversed(r.actions.commits):
+        if closed.changes_code(c.subject) and len(mine & (content_words(c.subject) - _ANY_FIX)) >= 2:
+            return clip(f"{c.hash[:7]} {c.subject}".strip(), CONTEXT_CHARS)
+    return None
+
+
+def lead_of(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, bool]:
+    """What a cause-and-fix memory's title opens with, and whether the cause follows it as said (not as its cause).
+    The lead is the symptom the cause explains when it says something is wrong ("the CI job failed", "v4.40.1 is
+    on GitHub but npm never published it"); otherwise ("Yes, only through the custom task `release-plz`") it is
+    what the answer said first, and the cause follows it as said."""
+    lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
+    if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead) or (
+            "done" in cues.signals(lead) and not gates.reports_a_problem(lead)):
+        lead = ""  # "Current checkout: `main`, clean", "PR #221: auto-merge enabled": how things stood, no subject
+    # A lead that states the cause itself ("the job failed because of a racy assertion"), or a cause that only
+    # goes on from it ("So the assertion assumes …"): the cause follows as said, not labelled the cause.
+    goes_on = cause is not None and bool(_GOES_ON.match(cause.text))
+    return lead, cause is not None and (not gates.symptom(lead) or goes_on or "cause" in cues.signals(lead))
+
+
+# A sentence that goes on from the one before ("So the behaviour …", "Thus hk considers …"): its first word ties it.
+_GOES_ON = re.compile(r"^(?:so|thus|hence|therefore|and so|which means)\b,?\s*", re.IGNORECASE)
+
+
+
+def worth_saying(j: Judged) -> bool:
+    """A sentence that can stand as a memory: not a heading, not a table row, not the agent narrating
+    what it did, and long enough to say something (a label's leftover "(4 locations)" is not)."""
+    text = statement(j.text)
+    if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
+        return False
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)
+                                 or gates.asks_the_user(text)):
+        return False
+    cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
+    return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
+
+
+# "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.
+ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|changed) in \S+[;,]|(?:all )?(?:changes )?"
+                     r"(?:\d[\d,]* )?(?:tests?|checks?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
+                     r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$",
+                     re.IGNORECASE)
+
+
+def problem(r: Reading, slips: frozenset[str] = frozenset()) -> bool:
+    """Whether the turn was about something wrong: the user's words report it, or a command failed that
+    was not the agent's own slip (``slips``: commands that failed on what the turn itself had just written)."""
+    return any(not c.ok and c.command not in slips for c in r.commands) or gates.reports_a_problem(r.words or r.prompt)
+
+
+def topic(r: Reading, taken: list[Judged], heading: str) -> str:
+    """The sentence the agent's conclusion opens with, when it says what the turn was about ("The
+    macOS/libgit2 CI job failed because of a timing-dependent test assertion", "The discussion reports a
+    real bug in hk's no-commit-to-branch builtin"): it names the subject the cause and fix leave out."""
+    final = [j for j in r.agent if j.origin == "final"]
+    for j in final[:2]:
+        text = statement(j.text)
+        if any(j is t for t in taken) or not worth_saying(j) or len(text) > TOPIC_CHARS:
+            continue
+        if j.unit.heading and heading and j.unit.heading != heading and not GENERIC_HEADING.match(heading):
+            continue  # another section of the answer: another subject
+        if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
+            continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
+        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text):
+            continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
+        if NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
+            return text.rstrip(".。:")
+    return ""
+
+
+TOPIC_CHARS = 160
+_INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
+                         r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
+
+
+def proposed(fix: Judged) -> bool:
+    """A fix the agent recommends ("Recommended fix: …", "I'd suggest …"), not one it made."""
+    return "proposal" in cues.signals(fix.text) | cues.signals(fix.unit.heading)
+
+
+def cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False, *,
+                   proposal: bool = False) -> str:
+    """"<symptom> — cause: <cause> — fix: <fix>"; after a lead that names no symptom ("release-plz bumped
+    pklr", then "That made the tests fail") the cause follows it as said, not labelled its cause; with no
+    lead, a cause that only points back ("This prevents the TypeError …") follows the fix it points at."""
+    if cause and fix and not lead and dangling(cause):
+        return clip(f"{statement(fix.text).rstrip('.。')} — {lower_first(statement(cause.text))}", TITLE)
+    parts = [lead] if lead else []
+    if cause and lead and as_said:
+        end = "。" if lead.rstrip().endswith("。") else "."
+        parts = [f"{lead.rstrip('.。')}{end} {capitalised(_GOES_ON.sub('', statement(cause.text))).rstrip('.。')}"]
+        cause = None
+    if cause:
+        parts.append(("cause: " if lead else "") + (lower_first(statement(cause.text)) if lead else
+                                                    statement(cause.text)).rstrip(".。"))
+    if fix:
+        label = "workaround: " if _WORKAROUND.search(fix.text) else "proposed fix: " if proposal else "fix: "
+        parts.append((label if parts else "") + (lower_first(statement(fix.text)) if parts else
+                                                 statement(fix.text)).rstrip(".。"))
+    return clip(" — ".join(parts), TITLE)
+
+
+# A way around the problem until it is fixed ("A temporary workaround is: HK_SKIP_STEPS=… git rebase --continue"):
+# not the fix, which a later change may make.
+_WORKAROUND = re.compile(r"\bwork(?:-| )?arounds?\b|\bin the meantime\b|回避策|临时(?:方案|办法|解决)|变通|"
+                         r"임시\s*(?:해결|우회)|우회\s*방법", re.IGNORECASE)
+
+# Words every cause and fix may say: sharing them says nothing about sharing a subject.
+_ANY_FIX = frozenset(stem(w) for w in (
+    "fix", "fixed", "fixes", "cause", "caused", "causes", "error", "errors", "issue", "bug", "problem", "test", "tests",
+    "change", "changed", "now", "make", "made", "use", "used", "run", "ran", "fail", "failed", "failing", "work",
+    "works", "worked", "because", "instead", "should", "would", "could", "also", "still"))
+
+
+def together(cause: Judged, fix: Judged) -> bool:
+    """A cause and a fix that belong in one memory: said in one place (the same message and section),
+    or about the same thing (a word of substance, a name, in both)."""
+    if cause.message == fix.message and (cause.unit.heading == fix.unit.heading
+                                         or not cause.unit.heading or not fix.unit.heading):
+        return True
+    return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)
+
+
+# A name in code quotes that identifies a thing (a path, a flag, an identifier), not a plain word.
+_SPAN = re.compile(r"`([^`\s][^`]{2,79})`")
+_NAMEISH = re.compile(r"[/._\-:]|[a-z][A-Z]")
+
+
+def _names(text: str) -> set[str]:
+    # (a function with or without its call parentheses is one name: `WriteCheckpointFile()`, `WriteCheckpointFile`)
+    return {m.group(1).strip().rstrip("/").removesuffix("()").lower() for m in _SPAN.finditer(text)
+            if _NAMEISH.search(m.group(1))}
+
+
+def same_subject(text: str, facts: list[str]) -> bool:
+    """The agent says more, in the same turn, about a thing a memory already names in code quotes
+    ("`tmp/clones/` holds stale tests" after "bun picks up `tmp/clones/`"): the same subject."""
+    mine = _names(text)
+    return bool(mine) and any(mine & _names(f) for f in facts)
+
+
+def same_thing(a: str, b: str, threshold: float = 0.6) -> bool:
+    """Two sentences that say the same thing (most of their content words shared)."""
+    return a == b or jaccard(content_words(a), content_words(b)) >= threshold
