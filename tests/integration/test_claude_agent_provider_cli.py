@@ -34,7 +34,7 @@ pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk not installed (
 
 from kenning.observer.llm.base import ProviderError
 from kenning.observer.llm.claude_agent import ClaudeAgentConversation, ClaudeAgentProvider
-from tests.support.claude_cli import sdk_cli_dir
+from tests.support.claude_cli import flag_value, sdk_cli_dir
 from tests.support.fake_anthropic import FakeAnthropic, error, in_order, text
 
 pytestmark = pytest.mark.slow
@@ -380,7 +380,7 @@ def test_cli_process_is_isolated(tmp_path: Path, home: Path, monkeypatch: pytest
     assert cwd == str(sessions)
     assert stat.S_IMODE(sessions.stat().st_mode) == 0o700
     assert "--setting-sources=" in argv and "--no-session-persistence" in argv
-    assert argv[argv.index("--tools") + 1] == "" and argv[argv.index("--permission-mode") + 1] == "dontAsk"
+    assert flag_value(argv, "--tools") == "" and flag_value(argv, "--permission-mode") == "dontAsk"
     assert "ANTHROPIC_API_KEY" not in " ".join(argv)  # secrets travel in the env only
 
 

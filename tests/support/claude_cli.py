@@ -293,3 +293,14 @@ def sdk_cli_dir(tmp: Path) -> str | None:
     if not link.exists():
         link.symlink_to(os.path.realpath(cli))
     return str(tmp)
+
+
+def flag_value(argv: Sequence[str], name: str) -> str:
+    """The value a command line gives flag ``name``, as ``--name value`` or ``--name=value`` (claude-agent-sdk
+    0.2.190 moved to the second form); KeyError when it is not given."""
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1:]
+    raise KeyError(name)

@@ -232,17 +232,19 @@ def test_options_isolate_the_observer_cli(tmp_path: Path) -> None:
 def test_options_match_the_cli_flags(tmp_path: Path) -> None:
     from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
+    from tests.support.claude_cli import flag_value
+
     opts = ClaudeAgentProvider(data_dir=str(tmp_path)).options("S", model="claude-haiku-4-5", max_tokens=10)
     transport = SubprocessCLITransport(prompt="", options=opts)
     transport._cli_path = "claude"
     cmd = transport._build_command()
     joined = " ".join(cmd)
     assert "--setting-sources=" in cmd
-    assert cmd[cmd.index("--tools") + 1] == ""
+    assert flag_value(cmd, "--tools") == ""
     assert "--no-session-persistence" in cmd and "--strict-mcp-config" in cmd
-    assert json.loads(cmd[cmd.index("--settings") + 1]) == {"disableAllHooks": True}
-    assert cmd[cmd.index("--permission-mode") + 1] == "dontAsk"
-    assert cmd[cmd.index("--thinking") + 1] == "disabled"
+    assert json.loads(flag_value(cmd, "--settings")) == {"disableAllHooks": True}
+    assert flag_value(cmd, "--permission-mode") == "dontAsk"
+    assert flag_value(cmd, "--thinking") == "disabled"
     assert "--allowedTools" not in joined
 
 
