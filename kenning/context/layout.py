@@ -160,7 +160,7 @@ def short_links(text: str) -> str:
 
 def _link_name(url: str, parts: list[str]) -> str:
     """A repository's page by what it is ("hk/pull/12", "hk/actions/runs/2854"); another page by the end of its path."""
-    if "github.com/" in url and len(parts) >= 4:
+    if "github.com/" in url and len(parts) >= 4 and parts[2] not in ("blob", "tree"):  # (a file: its path's end)
         return "/".join(parts[1:4] if parts[3].isdigit() or len(parts) == 4 else parts[1:5])
     return "/".join(parts[-3:])
 

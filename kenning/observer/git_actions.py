@@ -28,7 +28,7 @@ _DISCARD = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?(?:checkout\s+(?:
 _BRANCH = re.compile(r"(?:-u|--set-upstream)\s+\S+\s+([\w./-]+)|\bHEAD:([\w./-]+)")
 # "git push origin feat/x", "git push --force-with-lease origin feat/x:feat/x": the remote, then the branch
 _REFSPEC = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\s+(?:--?[\w-]+(?:=\S+)?\s+)*[\w.-]+\s+\+?(?:[\w./-]+:)?"
-                      r"([\w./-]+)(?=\s|$|[;&|])")
+                      r"(?!-)([\w./-]+)(?=\s|$|[;&|])")
 
 
 @dataclass

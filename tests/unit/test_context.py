@@ -684,7 +684,8 @@ def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlit
      "why is this failing hk/actions/runs/2854"),
     ("see https://github.com/o/r/pull/12?tab=files, then [the docs](https://x.io/a/b/c/d)",
      "see r/pull/12, then the docs"),
-    ("read https://docs.example.org/guide/setup/install.html", "read guide/setup/install.html")])
+    ("read https://docs.example.org/guide/setup/install.html", "read guide/setup/install.html"),
+    ("see https://github.com/o/r/blob/main/src/cli/mod.rs#L40", "see src/cli/mod.rs")])
 def test_links_are_named_as_a_reader_names_them(said: str, shown: str) -> None:
     from kenning.context.layout import short_links
 
