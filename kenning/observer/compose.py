@@ -268,9 +268,12 @@ def _headed_fixes(r: Reading) -> list[tuple[str, list[Judged]]]:
         if j.origin == "final" and j.unit.bullet and h and not j.unit.label and not GENERIC_HEADING.match(h) \
                 and gates.reports_a_problem(h) and len(h.split()) >= 2:
             groups.setdefault(h, []).append(j)
-    return [(h, [j for j in items if worth_saying(j) or j.role in ("fix", "change")])
-            for h, items in groups.items()
-            if any(j.role in ("fix", "change", "rootcause") and j.worth + j.p >= 0.5 for j in items)]
+    out = []
+    for h, items in groups.items():
+        said = [j for j in items if worth_saying(j) or j.role in ("fix", "change")]
+        if said and any(j.role in ("fix", "change", "rootcause") and j.worth + j.p >= 0.5 for j in said):
+            out.append((h, said))
+    return out
 
 
 

@@ -560,3 +560,16 @@ def test_a_sentence_that_leaves_what_it_acts_on_to_a_pronoun_is_a_fragment(said:
     from kenning.observer.titles import dangling
 
     assert dangling(_judged(said, "decision", "agent")) is fragment
+
+
+def test_a_problem_heading_over_items_none_of_which_can_stand_gives_no_row() -> None:
+    """(and no error: the rows of a listed problem are only what can be said of it)"""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+    from kenning.observer.units import units
+
+    text = "**1. Send-on-closed-channel panic** (`wal.go`):\n- Summary\n- I checked it"
+    judged = [Judged(u, role="rootcause", p=0.9, speaker="agent", origin="final", worth=0.9) for u in units(text)]
+    assert [j.unit.heading for j in judged] == ["Send-on-closed-channel panic"] * 2
+    drafts, _used = agent_memories(Reading(agent=judged), 0.0, "prompt 1", ["wal.go"], [])
+    assert not [d for d in drafts if d.title.startswith("Send-on-closed-channel panic — fix")], drafts
