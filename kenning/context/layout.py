@@ -210,6 +210,11 @@ ASKED = " (asked: "  # how a change named only by its request says so (kenning/o
 _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
 
+def first_commit(s: Summary) -> str:
+    """The subject of the first commit a session's state line names ('' when it names none)."""
+    return next(iter(closed.commits_of(state_of(s.notes))), "").split(" ", 1)[-1]
+
+
 def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None,
            listed: dict[str, int] | None = None, own: list[int] | None = None) -> str:
     """What a session was about, and what came of it: its request → its first outcome [its state]
@@ -217,7 +222,7 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     above already says (``listed``: its title's start → its id) is that row's id, not the same words twice;
     a session that says no outcome points to the rows above that it found (``own``)."""
     about = clean(short_links(fresh_request), 90)
-    commits = [c.split(" ", 1)[-1] for c in closed.commits_of(state_of(s.notes))[:1]]  # the first one's subject
+    commits = [c for c in (first_commit(s),) if c]
     said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
     # What a session without a commit found: its cause or fix, before what it looked at on the way
     first = next(iter(commits or [x for x in said if _FOUND.search(x)] or said), "")
@@ -323,7 +328,7 @@ class Layout:
     def _told_above(self, s: Summary, said: str) -> bool:
         """A session line whose outcome is its commit, which a row listed above names as the fix it found
         ("… — fixed in 937984d fix: WAL rotation skipped …"), and no push or pull request: said twice."""
-        commit = next(iter(closed.commits_of(state_of(s.notes))), "").split(" ", 1)[-1]
+        commit = first_commit(s)
         return len(commit) >= 20 and not said.endswith("]") and f" → {commit[:40]}" in said \
             and any(commit[:40] in line for line in self.key_lines)
 

@@ -105,6 +105,9 @@ def _user_keeps(j: Judged) -> bool:
     return True
 
 
+_SAYS_WHY = frozenset({"reason", "cause", "decided", "tentative"})  # what a plan's decision must say
+
+
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
     """The design decisions of an accepted plan (the agent's words, accepted by the user): those that say why
     (DESIGN.md §9: a decision is a choice and its reason). The rest of a plan is how it is to be built ("Replace
@@ -121,9 +124,6 @@ def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
             concepts=["why-it-exists"], created_at=at, kind="decision", tentative=j.tentative,
             why=_why(j, where, "plan")))
     return out
-
-
-_SAYS_WHY = frozenset({"reason", "cause", "decided", "tentative"})
 
 
 def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
@@ -276,7 +276,6 @@ def _headed_fixes(r: Reading) -> list[tuple[str, list[Judged]]]:
     return out
 
 
-
 # A status the agent reports, not a mention: "paused the billing migration", "the refactor is done".
 _STATUS_CHANGE = re.compile(r"\b(?:paused|pausing|on hold|resumed|resuming|blocked|unblocked|postponed|shelved|"
                             r"parked|(?:is|are) (?:done|live|finished|complete))\b", re.IGNORECASE)
@@ -352,7 +351,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role in ANALYSIS or not dangling(j))
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
-            and (role != "rootcause" or not {"done"} <= cues.signals(j.text) or "cause" in cues.signals(j.text))
+            and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not _PASSING_RUN.match(statement(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
