@@ -7,6 +7,7 @@ Standard library only (the SessionStart hook may build the index itself).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 TYPE_CHECKING = False
@@ -83,6 +84,8 @@ _SAYS_FIX = re.compile(r"\bfix(?:es|ed)?\b|\bhotfix\b|\bresolve[sd]?\b", re.IGNO
 def changes_code(commit: str) -> bool:
     """Whether a commit ("<hash> <subject>" or its subject) can be the fix of a cause."""
     return bool(_CHANGES_CODE.match(commit) or _SAYS_FIX.search(commit))
+
+
 _TERM = re.compile(r"[a-z][a-z0-9_-]{3,}")
 _COMMON = frozenset(("fix", "fixed", "fixes", "with", "from", "that", "this", "when", "into", "only", "after",
                      "before", "without", "because", "were", "have", "does", "then", "than", "they", "them",
@@ -108,3 +111,40 @@ def fixed_in(cause: str, commits: list[str]) -> str:
         if changes_code(c) and len(mine & (set(_TERM.findall(c.lower())) - _COMMON)) >= 2:
             return c
     return ""
+
+
+# What a fixing commit's subject names as the cause: "fix: rotation skipped for all nodes due to non-blocking send"
+_CAUSED_BY = re.compile(r"\b(?:due to|caused by|because of|triggered by)\s+(.+)$", re.IGNORECASE)
+_FIX_PART = " fix: "
+_QUALIFIER = frozenset(("on", "in", "of", "for", "with", "when", "while", "during", "at", "to", "from", "after",
+                        "before", "under", "that", "which", "if"))
+
+
+def replaced(title: str, later: list[str]) -> tuple[str, str, str] | None:
+    """A part of a fix (in ``title``, after " fix: ") that a later fixing commit names as the cause of what it
+    fixed: (the part, the cause as the commit names it, the commit), None when none does. A first fix that a
+    later one had to undo is no longer the fix ("… — fix: return at once during shutdown; uses a non-blocking
+    send" after "fix: rotation skipped for all nodes due to non-blocking send")."""
+    head, sep, fix = title.partition(_FIX_PART)
+    if not sep:
+        return None
+    problem = set(_TERM.findall(head.lower()))
+    parts = [p for p in re.split(r";\s+", fix) if p]
+    for commit in later:
+        m = _CAUSED_BY.search(commit.rstrip("…").rstrip())
+        if m is None or not changes_code(commit):
+            continue
+        # the cause's own phrase, before what qualifies it ("non-blocking send" of "non-blocking send on small
+        # channels"; a cut-off last word left out): all its words of substance in one part of the fix
+        words = m.group(1).split()
+        if commit.rstrip().endswith("…"):
+            words = words[:-1]
+        named = list(itertools.takewhile(lambda w: w.lower() not in _QUALIFIER, words))
+        named = named[1:] if named and named[0].lower() in ("the", "a", "an", "its", "their") else named
+        cause = set(_TERM.findall(" ".join(named).lower())) - _COMMON
+        if len(cause) < 2 or cause <= problem:
+            continue  # ("crash due to a missing config file" after "crash when the config file is missing — fix: …")
+        for part in parts:
+            if cause <= set(_TERM.findall(part.lower())):
+                return part, " ".join(named), commit
+    return None

@@ -227,6 +227,11 @@ class Selection:
     def fresh_part(self, text: str, written_at: float) -> str:
         return self.stale.fresh_part(text, written_at)
 
+    def later_commits(self, session: int, at: float) -> list[str]:
+        """The commits of the other sessions that ended after ``at`` (newest first)."""
+        return [c for s in self._sums if s.session != session and s.created_at > at
+                for c in self.commits.get(s.session, [])]
+
     def closed(self, text: str, said_at: float) -> bool:
         """Whether open work said at ``said_at`` was done since (a later release of its version, a merge)."""
         return closed.closed(text, said_at, self.done)

@@ -289,7 +289,17 @@ class Layout:
 
     def _as_history(self, r: Row) -> str:
         """A root cause said without its fix, whose session committed a fix of it: said to be fixed, or it
-        reads as how the code is now ("`RotateWALFiles` uses a non-blocking send … — fixed in 88c6586 fix: …")."""
+        reads as how the code is now ("`RotateWALFiles` uses a non-blocking send … — fixed in 88c6586 fix: …").
+        A fix, part of which a later fix named as its cause: that part is said to be replaced."""
+        if " fix: " in r.title and r.kind in ("fix", "rootcause"):
+            undone = closed.replaced(r.title, self.sel.later_commits(r.session, r.created_at)) \
+                if hasattr(self.sel, "later_commits") else None
+            if undone is None:
+                return ""
+            part, cause, commit = undone
+            rest = re.sub(r"(?:;\s+)?" + re.escape(part), "", r.title, count=1).rstrip().removesuffix(" — fix:")
+            note = f"; its {clean(cause, 40)} was later named as a cause and replaced ({commit.split(' ', 1)[0]})"
+            return clean(rest, KEY_CHARS - len(note)).rstrip(".。") + note
         if r.kind != "rootcause" or " fix: " in r.title or " — fixed in " in r.title:
             return ""
         commit = closed.fixed_in(r.title, getattr(self.sel, "commits", {}).get(r.session, []))

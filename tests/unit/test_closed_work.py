@@ -82,3 +82,25 @@ def test_a_commit_that_changed_no_code_or_something_else_is_not_its_fix(commit: 
 def test_a_row_that_says_how_things_are_now_is_no_cause_to_fix() -> None:
     said = "The `.tool/` config is now enabled with telemetry off, and tool directories are excluded from linting"
     assert closed.fixed_in(said, ["7e89164 fix: exclude tool config directories from linting"]) == ""
+
+
+FIRST_FIX = ("Rotation deadlock during shutdown — fix: `RotateShards` returns at once while shutting down; "
+             "uses a non-blocking send to the rotation channels")
+
+
+@pytest.mark.parametrize("commit", [
+    "937984d fix: shard rotation skipped for all hosts due to non-blocking send on small chann…",
+    "1a2b3c4 fix(store): rotation never ran, caused by the non-blocking send"])
+def test_a_later_fix_that_names_part_of_a_fix_as_its_cause_replaces_that_part(commit: str) -> None:
+    assert closed.replaced(FIRST_FIX, [commit]) == (
+        "uses a non-blocking send to the rotation channels", "non-blocking send", commit)
+
+
+@pytest.mark.parametrize("commit", [
+    "937984d feat: shard rotation skipped for all hosts due to non-blocking send",  # no fix
+    "937984d fix: shard rotation skipped for all hosts",  # names no cause
+    "937984d fix: shard rotation skipped due to full disks",  # another cause
+    "937984d fix: rotation deadlock due to shutting down twice"])  # the problem's own words, not the fix's
+def test_a_later_fix_of_something_else_replaces_nothing(commit: str) -> None:
+    assert closed.replaced(FIRST_FIX, [commit]) is None
+    assert closed.replaced("Rotation uses a non-blocking send", [commit]) is None  # no fix said

@@ -675,6 +675,24 @@ def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlit
     assert line.endswith("— fixed in 88c6586 fix: shard rotation skipped on full rotation channels"), line
 
 
+def test_a_fix_part_of_which_a_later_fix_named_as_its_cause_says_so(conn: sqlite3.Connection) -> None:
+    """A first fix that a later one had to undo is not shown as the fix (the rest of it still stands)."""
+    s1 = session(conn, "s1", BASE)
+    with repo.transaction(conn):
+        [first] = repo.store_outcome(conn, s1, PROJECT, Outcome(observations=[ObservationDraft(
+            type="bugfix", kind="fix", created_at=BASE + 300,
+            title="Rotation deadlock during shutdown — fix: `RotateShards` returns at once while shutting down; "
+                  "uses a non-blocking send to the rotation channels")]), "rules")
+    summarize(conn, s1, BASE + 600, request="Shutdown hangs", notes="State: committed 5d6e7f8 fix: rotation deadlock")
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{first} "))
+    assert "uses a non-blocking send" in line and "replaced" not in line, line
+    summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Rotation skipped warnings",
+              notes="State: committed 937984d fix: shard rotation skipped for all hosts due to non-blocking send")
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{first} "))
+    assert line.endswith("fix: `RotateShards` returns at once while shutting down; its non-blocking send was later "
+                         "named as a cause and replaced (937984d)"), line
+
+
 @pytest.mark.parametrize(("said", "shown"), [
     ("thoughts on [https://github.com/o/hk/discussions/1077#discussioncomment-1](https://github.com/o/hk/discu…; "
      "then: make a PR", "thoughts on hk/discussions/1077; then: make a PR"),  # a link the stored request cut short
