@@ -242,6 +242,17 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     return clean(text, SESSION_CHARS)
 
 
+_WORD = re.compile(r"[^\W\d_][\w-]{3,}")
+_PLAIN = frozenset(("that", "this", "with", "from", "when", "into", "only", "after", "before", "then", "than",
+                    "have", "were", "does", "each", "every", "also", "still", "never", "always", "because"))
+
+
+def _gist(text: str) -> set[str]:
+    """What a text is about, for telling two wordings of one thing: its longer words, by their first four letters
+    ("writes" and "write", "failures" and "fail", "evaluation" and "evaluator" alike)."""
+    return {w[:4] for w in (x.lower() for x in _WORD.findall(text)) if w not in _PLAIN}
+
+
 # A prompt that only gives the agent a role: a script's, saying nothing of the project's work
 _ROLE_PROMPT = re.compile(r"^\s*(?:you are|you're|act as|your role is)\s+(?:a|an|the)\s|^\s*(?:你是一(?:个|名|位)|"
                           r"あなたは[^。]{0,60}(?:です|として)|당신은\s)", re.IGNORECASE)
@@ -278,6 +289,7 @@ class Layout:
         shown = [*sel.user_rules[:len(self.user_lines)], *sel.rules[:len(self.rule_lines)],
                  *sel.keys[:len(self.key_lines)], *sel.todos[:len(self.todo_lines)]]
         self.listed_titles = [(r.title, r.id) for r in shown if len(r.title) >= 30]
+        self.shown_titles = {r.id: r.title for r in sel.keys[:len(self.key_lines)]}
         self.found: dict[int, list[int]] = {}  # a session → the rows listed above that it found
         for r in sorted(shown, key=lambda r: r.id):
             self.found.setdefault(r.session, []).append(r.id)
@@ -337,10 +349,17 @@ class Layout:
 
     def _told_above(self, s: Summary, said: str) -> bool:
         """A session line whose outcome is its commit, which a row listed above names as the fix it found
-        ("… — fixed in 937984d fix: WAL rotation skipped …"), and no push or pull request: said twice."""
+        ("… — fixed in 937984d fix: WAL rotation skipped …") or a row of the session listed above says in other
+        words ("unified evaluation crash when debug file writes fail" under "Each debug write is now wrapped so
+        IO failures … never crash the evaluator"), and no push or pull request: said twice."""
         commit = first_commit(s)
-        return len(commit) >= 20 and not said.endswith("]") and f" → {commit[:40]}" in said \
-            and any(commit[:40] in line for line in self.key_lines)
+        if len(commit) < 20 or said.endswith("]") or f" → {commit[:40]}" not in said:
+            return False
+        if any(commit[:40] in line for line in self.key_lines):
+            return True
+        mine = _gist(commit)
+        return len(mine) >= 4 and any(len(mine & _gist(self.shown_titles[rid])) >= 0.6 * len(mine)
+                                      for rid in self.found.get(s.session, []) if rid in self.shown_titles)
 
     def render(self, keep_recent: int) -> str:
         sel = self.sel

@@ -675,6 +675,29 @@ def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlit
     assert line.endswith("— fixed in 88c6586 fix: shard rotation skipped on full rotation channels"), line
 
 
+@pytest.mark.parametrize(("commit", "said_twice"), [
+    ("fix: evaluation crash when debug file writes fail", True),  # the row of the session, in other words
+    ("feat: export the evaluation results as CSV files", False)])  # something else the session did
+def test_a_session_line_whose_commit_a_row_of_it_says_in_other_words_is_not_said_twice(
+        conn: sqlite3.Connection, commit: str, said_twice: bool) -> None:
+    s1 = session(conn, "s1", BASE)
+    with repo.transaction(conn):
+        [row] = repo.store_outcome(conn, s1, PROJECT, Outcome(observations=[ObservationDraft(
+            type="bugfix", kind="fix", created_at=BASE + 300,
+            title="Each debug write is now wrapped so IO failures are logged as warnings and never crash the "
+                  "evaluator")]), "rules")
+    line = summarize(conn, s1, BASE + 600, request="Fix the evaluation crash",
+                     notes=f"State: committed 1a2b3c4 {commit}; not pushed")
+    summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the PDF export",
+              files_modified=["export.py"])
+    text = render(conn)
+    assert f"#{row} " in text
+    assert any(ln.startswith(f"S{line} ") for ln in text.splitlines()) is not said_twice, text
+    summarize(conn, s1, BASE + 600, request="Fix the evaluation crash",
+              notes=f"State: committed 1a2b3c4 {commit}; pushed (main)")  # a state of its own to say: it stays
+    assert any(ln.startswith(f"S{line} ") for ln in render(conn).splitlines()), text
+
+
 def test_a_fix_part_of_which_a_later_fix_named_as_its_cause_says_so(conn: sqlite3.Connection) -> None:
     """A first fix that a later one had to undo is not shown as the fix (the rest of it still stands)."""
     s1 = session(conn, "s1", BASE)
