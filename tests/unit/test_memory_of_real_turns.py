@@ -101,6 +101,23 @@ def test_a_reverted_fix_is_no_fix(story: Story) -> None:
     assert "raising it to 50m" not in story.context("shop")
 
 
+@pytest.mark.parametrize("edited", ["src/prompts/guidance.test.ts", "tests/test_guidance.py"])
+def test_tests_made_to_match_a_change_of_the_turn_are_no_fix(story: Story, edited: str) -> None:
+    """The turn changed the code, a test that checked the old behaviour failed, the test was updated: no fault was
+    found (the test followed the change), so no "Fixed `bun run test`" among the key memories."""
+    story.session("shop", Turn(
+        "Stop defaulting to generic updates in the guidance text.",
+        [edit(ROOT, "src/prompts/guidance.ts", "default to generic", "pick by category"),
+         bash("bun run test", fails="error: script \"test\" exited with code 1 (guidance.test.ts)"),
+         edit(ROOT, edited, "default to generic", "pick by category"),
+         bash("bun run test", "42 pass")],
+        last=f"The `{edited.rsplit('/', 1)[-1]}` failure was caused by the assertion on the old \"default to generic\" "
+             "wording; I updated it to the category-based text and all 42 tests pass."))
+    rows = story.active("shop")
+    assert not [r for r in rows if r["kind"] == "fix" or (r["title"].startswith("Fixed `")
+                and r["layer"] == "key")], rows
+
+
 def test_the_users_later_word_beats_a_plan_bullet(story: Story) -> None:
     story.session("shop", Turn(PLAN.replace("- Store keys as `tenant:path` strings.",
                                             "- The schema snapshot must always be regenerated on every build."),

@@ -393,9 +393,17 @@ def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
                           for f in evidence.modified_files(e))
         before = {_rel(f, root) for e in tools if e.occurred_at < fail.at for f in evidence.modified_files(e)}
         if between:
-            return _Fixed(fail.command, evidence.error_headline(fail.output), between, passing.at,
-                          own=bool(set(between) & before))
+            # The agent's own slip: it fails on what the turn had just changed; or the tests made to match a
+            # change of the turn's (only tests edited, after code was): no fault found, the tests followed.
+            own = bool(set(between) & before) or (all(_TEST_FILE.search(f) for f in between)
+                                                   and any(not _TEST_FILE.search(f) for f in before))
+            return _Fixed(fail.command, evidence.error_headline(fail.output), between, passing.at, own=own)
     return None
+
+
+# A test file by the conventions of most ecosystems: tests/…, __tests__/…, x.test.ts, x_test.go, test_x.py, XTest.kt
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|__tests__|specs?|testdata)/|[._-](?:test|spec)s?\.[A-Za-z]+$|"
+                        r"(?:^|/)test_[^/]+$|[a-z0-9]Tests?\.[A-Za-z]+$")
 
 
 def _routine_fix(f: _Fixed, reads: list[str], gist: str, r: Reading) -> ObservationDraft:
