@@ -97,10 +97,15 @@ def self_contained(title: str, heading: str, r: Reading, files: list[str], befor
     a fact is about the code, not about the commit that happened to be made in its turn."""
     if before and _POINTS_BACK.match(title) and len(before) <= TITLE // 2:
         return clip(f"{before.rstrip()} {title}", TITLE)
+    specific = bool(heading) and not GENERIC_HEADING.match(heading) and len(heading) <= CONTEXT_CHARS
+    if specific and (title[:1].islower() or _NO_SUBJECT.match(title)) and heading.lower() not in title.lower():
+        # a list item that goes on from its label ("**More prominent buttons** — larger text, bigger icons"),
+        # or leaves its subject to it ("**Encoder**: Uses a 256-byte stack buffer"): the label first
+        return clip(f"{heading}: {title}", TITLE)
     if NAMED.search(title):
         return title
     about = ""
-    if heading and not GENERIC_HEADING.match(heading) and len(heading) <= CONTEXT_CHARS:
+    if specific:
         about = heading
     elif work and r.actions.commits:
         about = clip(r.actions.commits[-1].subject, CONTEXT_CHARS)

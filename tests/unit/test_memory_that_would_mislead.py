@@ -429,6 +429,20 @@ def test_a_list_item_without_its_subject_is_no_memory_alone(item: str) -> None:
     assert not dangling(_judged("The encoder uses a 512-byte stack buffer for short keys.", "decision", "agent"))
 
 
+@pytest.mark.parametrize(("label", "item", "title"), [
+    ("More prominent buttons", "larger text (`text-sm`), bigger icons (`w-4 h-4`)",
+     "More prominent buttons: larger text (`text-sm`), bigger icons (`w-4 h-4`)"),
+    ("Encoder", "Uses a 512-byte stack buffer for `short` keys",
+     "Encoder: Uses a 512-byte stack buffer for `short` keys"),
+    ("Encoder", "The encoder uses a 512-byte stack buffer for `short` keys",
+     "The encoder uses a 512-byte stack buffer for `short` keys")])  # says its subject: as said
+def test_a_list_item_that_goes_on_from_its_label_is_titled_with_the_label(label: str, item: str, title: str) -> None:
+    from kenning.observer.reading import Reading
+    from kenning.observer.titles import self_contained
+
+    assert self_contained(item, label, Reading(), []) == title
+
+
 def test_a_verdict_on_a_text_it_does_not_say_is_no_memory_alone() -> None:
     from kenning.observer.compose import dangling
 
