@@ -75,6 +75,13 @@ def real_examples(src: str, labels: dict[str, tuple[str, str]]) -> list[dict[str
     return out
 
 
+def not_trained_on() -> set[str]:
+    """The extra projects (folders) that are labelled but kept out of training: sources.json says why."""
+    with open(os.path.join(HERE, "sources.json"), encoding="utf-8") as fh:
+        repos = json.load(fh)["repositories"]
+    return {name.replace("/", "-") for name, about in repos.items() if about.get("train") is False}
+
+
 def own_examples() -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for path in sorted(glob.glob(os.path.join(HERE, "own", "*.jsonl"))):
@@ -215,6 +222,8 @@ def main() -> int:
                     help="weight of our own sentences (the only Chinese, Korean, German, Spanish) against real units")
     ap.add_argument("--extra-weight", type=float, default=0.6,
                     help="weight of the extra sessions' units (other projects, labelled strictly) against the rest")
+    ap.add_argument("--all-extra", action="store_true",
+                    help="also the extra sessions sources.json labels but keeps out of training (\"train\": false)")
     ap.add_argument("--no-cv", action="store_true")
     ap.add_argument("--json", help="write the cross-validation numbers here")
     ap.add_argument("--predictions", help="write every unit's held-out probabilities here (JSONL, no text)")
@@ -226,6 +235,10 @@ def main() -> int:
         print(f"no labelled units found under {a.transcripts}: training on our own sentences only", file=sys.stderr)
     dev_groups = {str(e["group"]) for e in examples}
     extra = real_examples(a.extra, labels) if not a.no_extra and os.path.isdir(a.extra) else []
+    held_back = set() if a.all_extra else not_trained_on()
+    extra = [e for e in extra if e["group"] not in held_back]
+    if held_back:
+        print("not trained on (sources.json, \"train\": false; --all-extra to include):", ", ".join(sorted(held_back)))
     if extra:
         print(f"extra sessions: {len(extra)} labelled units under {a.extra}")
     examples = [e for e in examples + extra if e["group"] not in a.exclude] + own_examples()
