@@ -98,7 +98,7 @@ def _extra_note(extra: Path) -> str:
         return " The held-out models were trained on the development set's other projects and our own sentences."
     return (" The shipped and the held-out models were trained with train.py's default options on the development "
             "set (the held-out ones on its other projects), our own sentences and the extra sessions of other projects "
-            f"in `{extra.name}/` (training/roles/sources.json).")
+            f"in `{extra.name}/` (training/roles/sources.json; not those it marks `\"train\": false`).")
 
 
 def main() -> int:
