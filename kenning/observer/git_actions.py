@@ -90,6 +90,28 @@ def read(commands: list[Command]) -> Actions:
     return out
 
 
+# A pull request the user says is merged ("1066 is merged", "I merged #1066", "PR 12 has been merged", "#12 머지했어요",
+# "#12 をマージしました", "1066 已经合并了"): they saw it on the forge, where no command of the session shows it.
+_SAID_MERGED = re.compile(
+    r"(?:(?:\bPR\s*#?|#)(\d{1,7})|\b(\d{2,7}))\s+(?:is|was|has been|got|'s)\s+(?:now\s+|already\s+)?merged\b"
+    r"(?!\s*\?)"
+    r"|\bmerged\s+(?:PR\s*#?|#)(\d{1,7})\b(?!\s*\?)"
+    r"|(?:PR\s*#?|#)(\d{1,7})\s*(?:을|를|は|を|이|가)?\s*(?:머지|병합|マージ|合并|合併)"
+    r"(?:했|됐|되었|완료|しました|済み|された|了|完成)"
+    r"|\b(\d{2,7})\s*(?:已经|已)(?:被)?(?:合并|合併)", re.IGNORECASE)
+
+
+def said_merged(words: str) -> list[str]:
+    """The pull requests the user's words say are merged ("#1066"), not those a question or a condition is about
+    ("is 1066 merged?", "once #12 is merged, release")."""
+    return [f"#{next(g for g in m.groups() if g)}" for m in _SAID_MERGED.finditer(words or "")
+            if not _CONDITION.search(words[max(0, m.start() - 24):m.start()])]
+
+
+_CONDITION = re.compile(r"\b(?:if|whether|once|when|after|until|unless|before)\s+(?:\S+\s+){0,2}$|"
+                        r"(?:면|したら|すれば|后|之后|以后)\s*$", re.IGNORECASE)
+
+
 # What git prints for each ref it pushed: "   1a2b3c4..5d6e7f8  HEAD -> fix/x", " * [new branch]      HEAD -> fix/x"
 # (not "!", a ref the remote refused, nor "=", one already there)
 _PUSHED_REF = re.compile(r"^\s*(?:[*+-]\s+)?(?:\[(?:new [^\]\n]+|forced update|deleted)\]|"

@@ -103,6 +103,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
     r.commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
     r.relays = Relayed(seen_texts(tools))
     r.actions = git_actions.read(r.commands)
+    r.actions.merged += git_actions.said_merged(r.words)  # "1066 is merged": the user saw it merged
     r.interrupted = bool(stop is not None and stop.payload.get("interrupted"))
     return r
 

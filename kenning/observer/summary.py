@@ -63,9 +63,10 @@ class State:
                              (f" and {len(self.unpushed) - 2} more" if len(self.unpushed) > 2 else ""))
         elif self.commits:
             parts.append("not pushed")
-        if self.prs:
-            parts.append("PR " + ", ".join(p for p in dict.fromkeys(self.prs) if p) + " opened"
-                         if any(self.prs) else "PR opened")
+        opened = [p for p in self.prs if not p or p not in self.merged]  # (one merged since is said merged)
+        if opened:
+            parts.append("PR " + ", ".join(p for p in dict.fromkeys(opened) if p) + " opened"
+                         if any(opened) else "PR opened")
         if self.merged:
             parts.append("merged " + ", ".join(p for p in dict.fromkeys(self.merged) if p))
         if self.reverted:

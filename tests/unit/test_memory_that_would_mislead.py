@@ -305,6 +305,33 @@ def test_a_push_the_remote_refused_is_no_push() -> None:
     assert actions.pushed == [] and not actions.pushed_at
 
 
+def test_a_pull_request_the_user_says_is_merged_is_not_left_opened(story: Story) -> None:
+    """The merge happened on the forge, where no command of the session shows it; the user's word says so."""
+    opened = Turn("Make a PR for the fix.", [
+        edit(ROOT, "src/batch.py"), _commit("1a2b3c4", "fix: respect the argument size limit"),
+        bash("git push -u origin fix/args", " * [new branch]      fix/args -> fix/args"),
+        bash("gh pr create --fill", "https://github.com/o/shop/pull/1066")], last="Opened the PR.")
+    story.session("shop", opened, Turn("What is structured argv support?", last="A list of arguments, not a string."))
+    state = next(ln for ln in story.context("shop").splitlines() if ln.startswith("State:"))
+    assert "PR #1066 opened" in state and "merged" not in state, state
+    story.session("ship", opened, Turn("ok 1066 is merged, once #1067 is merged we release",
+                                       last="Good; I'll start on the structured argv."))
+    state = next(ln for ln in story.context("ship").splitlines() if ln.startswith("State:"))
+    assert "merged #1066" in state and "opened" not in state and "#1067" not in state, state
+
+
+@pytest.mark.parametrize(("words", "merged"), [
+    ("1066 is merged", ["#1066"]), ("I merged #12 this morning", ["#12"]), ("PR 7 has been merged", ["#7"]),
+    ("7 is merged", []), ("PR 70 has been merged", ["#70"]), ("#12 머지했어요", ["#12"]),
+    ("#12 をマージしました", ["#12"]),
+    ("1066 已经合并了", ["#1066"]), ("is 1066 merged?", []), ("check if #55 was merged", []),
+    ("merged 3 files into one", [])])
+def test_the_users_word_that_a_pull_request_is_merged(words: str, merged: list[str]) -> None:
+    from kenning.observer.git_actions import said_merged
+
+    assert said_merged(words) == merged
+
+
 def test_the_state_with_commits_after_the_push_reads_back_as_written() -> None:
     """The next batch of a session starts from the state the last one wrote (summary.parse_state)."""
     from kenning.observer.summary import STATE, State, parse_state
