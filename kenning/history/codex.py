@@ -108,8 +108,22 @@ _PATCH = re.compile(r'"(\*\*\* Begin Patch(?:[^"\\]|\\.)*)"|`(\*\*\* Begin Patch
 _SCRIPT_EXIT = re.compile(r'"exit_code"\s*:\s*(-?\d+)|^exit:(-?\d+)$', re.MULTILINE)
 
 
+# A command still running when its call returned (its output comes with later ``write_stdin`` polls of its
+# session): "Process running with session ID 77100" (a function call), "SESSION_ID=77100" (what a code-mode
+# script printed of ``r.session_id``).
+_RUNNING = re.compile(r"Process running with session ID (\d+)|^SESSION_ID=(\d+)\s*$", re.MULTILINE)
+_POLL = re.compile(r"tools\.write_stdin\(\s*\{[^}]*?\bsession_id\s*:\s*(\d+)")
+POLL = "poll"  # a call that reads more of a running command's output (its "command" is the session id)
+
+
+def _running(text: str) -> str:
+    """The session id of a command its output says is still running, '' when it is done."""
+    m = _RUNNING.search(text)
+    return (m.group(1) or m.group(2)) if m else ""
+
+
 def _code_mode(script: str) -> tuple[str, str] | None:
-    """(tool, command or patch) of a code-mode script that runs commands or applies a patch."""
+    """(tool, command or patch) of a code-mode script that runs commands or applies a patch, or polls one."""
     if "tools.apply_patch" in script:
         m = _PATCH.search(script)
         if m:
@@ -118,7 +132,10 @@ def _code_mode(script: str) -> tuple[str, str] | None:
         cmds = [_js_string(m.group(1)) for m in _CMD.finditer(script)]
         if cmds:
             return "Bash", "\n".join(cmds)
-    return None  # polling a running command, listing tools, connectors: no tool call of its own
+    poll = _POLL.search(script)
+    if poll:
+        return POLL, poll.group(1)
+    return None  # listing tools, connectors: no tool call of its own
 
 
 def _js_string(raw: str) -> str:
@@ -167,6 +184,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
 
     now = time.time() if now is None else now
     calls: dict[str, tuple[str, str, bool]] = {}  # call_id -> (tool name, command or patch, code mode)
+    running: dict[str, Running] = {}  # commands whose output comes with later polls, by their session id
     sid = ""
     cwd = ""
     git: dict[str, str] = {}  # repository, git_branch, git_commit
@@ -229,16 +247,23 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
                 answer = ""
                 said = []
+                yield from flush(running, at, base)  # a command is the turn's, whatever it printed since
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
-                yield from _item(p, at, n, base, calls, origin)
+                yield from _item(p, at, n, base, calls, running, origin)
+    if running:  # the file ends inside a turn: its commands, with what they printed
+        yield from flush(running, last_at, {"session_id": sid, "cwd": cwd, "transcript_path": f.path})
     if started and finished(f.mtime, now, quiet_s):
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 
 
+# A command still running: (tool, command, code mode, its call id, what it printed so far), by its session id
+Running = tuple[str, str, bool, str, str]
+
+
 def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
-          calls: dict[str, tuple[str, str, bool]], origin: str) -> Iterator[Event]:
+          calls: dict[str, tuple[str, str, bool]], running: dict[str, Running], origin: str) -> Iterator[Event]:
     t = p.get("type")
     prompt = _user_text(p)
     if prompt is not None:
@@ -248,6 +273,10 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
         name = str(p.get("name") or "")
         if name in SHELL_TOOLS:
             calls[p["call_id"]] = ("Bash", _command(name, p.get("arguments")), False)
+        elif name == "write_stdin":
+            polled = _session_of(p.get("arguments"))
+            if polled:
+                calls[p["call_id"]] = (POLL, polled, False)
     elif t == "custom_tool_call" and isinstance(p.get("call_id"), str) and p.get("name") == "apply_patch":
         calls[p["call_id"]] = ("apply_patch", str(p.get("input") or ""), False)
     elif t == "custom_tool_call" and isinstance(p.get("call_id"), str) and p.get("name") == "exec":
@@ -260,14 +289,48 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
             return
         tool, command, script = found
         text = _output_text(p.get("output"))
-        code = _script_exit(_body(text)) if script else _exit_code(text)
-        payload = {**base, "tool_name": tool, "tool_input": {"command": command}, "tool_use_id": p["call_id"]}
-        if code:
-            payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
-            yield Event("PostToolUseFailure", at, f"PostToolUseFailure:{p['call_id']}", payload)
+        if tool == POLL:  # more of a running command's output: its result once it is done
+            began = running.pop(command, None)
+            if began is None:
+                return
+            tool, command, script, call_id, so_far = began
+            body = _body(text)  # (the poll's own header says how the command ended)
+            text = text[:len(text) - len(body)] + "\n".join(x for x in (so_far, body) if x)
         else:
-            payload.update(hook_event_name="PostToolUse", tool_response=_body(text) if tool == "Bash" else text)
-            yield Event("PostToolUse", at, f"PostToolUse:{p['call_id']}", payload)
+            call_id = p["call_id"]
+        still = _running(text)
+        if still and tool == "Bash":  # its output and exit code come with the polls of its session
+            running[still] = (tool, command, script, call_id, _RUNNING.sub("", _body(text)).strip("\n"))
+            return
+        yield _result(tool, command, script, call_id, text, at, base)
+
+
+def flush(running: dict[str, Running], at: float, base: dict[str, Any]) -> Iterator[Event]:
+    """The commands still running when their turn ended, with what they printed so far (no exit code said)."""
+    for tool, command, script, call_id, so_far in running.values():
+        yield _result(tool, command, script, call_id, so_far, at, base)
+    running.clear()
+
+
+def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: float,
+            base: dict[str, Any]) -> Event:
+    code = _script_exit(_body(text)) if script else _exit_code(text)
+    payload = {**base, "tool_name": tool, "tool_input": {"command": command}, "tool_use_id": call_id}
+    if code:
+        payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
+        return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)
+    payload.update(hook_event_name="PostToolUse", tool_response=_body(text) if tool == "Bash" else text)
+    return Event("PostToolUse", at, f"PostToolUse:{call_id}", payload)
+
+
+def _session_of(arguments: Any) -> str:
+    """The session id a ``write_stdin`` call polls."""
+    try:
+        args = source.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return ""
+    sid = args.get("session_id") if isinstance(args, dict) else None
+    return str(sid) if isinstance(sid, (int, str)) and str(sid).isdigit() else ""
 
 
 def _body(text: str) -> str:

@@ -23,6 +23,7 @@ PLAN = LEDGER / "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"
 HEADLESS = LEDGER / "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f.jsonl"
 WORKTREE_ROLLOUT = HISTORY / "codex" / "rollout-2026-06-01T08-00-00-019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl"
 CALC_ROLLOUT = HISTORY.parent / "codex" / "rollout-calc-session.jsonl"
+POLLED_ROLLOUT = HISTORY.parent / "codex" / "rollout-polled-commands.jsonl"
 
 
 def read(path: Path, agent: str = "claude-code") -> list[Event]:
@@ -165,6 +166,24 @@ def test_codex_code_mode_scripts_become_the_tool_calls_they_make() -> None:
         ("PostToolUse", "apply_patch", "*** Begin Patch"),
         ("PostToolUse", "Bash", "git push -u origin codex/keep-refunds"),
     ]
+
+
+def test_a_codex_command_still_running_gets_the_output_and_exit_code_its_polls_brought() -> None:
+    """A long command returns "still running" (session id) and its output comes with later ``write_stdin`` polls,
+    in code mode and as function calls: one tool call each, with all its output and how it ended; one still
+    running when the turn ends belongs to that turn, with what it printed."""
+    events = read(POLLED_ROLLOUT, "codex")
+    tools = [e for e in events if e.kind.startswith("PostToolUse")]
+    assert [(e.kind, e.payload["tool_input"]["command"]) for e in tools] == [
+        ("PostToolUse", "git push -u origin fix/args"),
+        ("PostToolUseFailure", "cargo test"),  # "Process exited with code 101", said by the poll
+        ("PostToolUse", "npm run dev")]
+    push, test, dev = (e.payload for e in tools)
+    assert "fix/args -> fix/args" in push["tool_response"] and "SESSION_ID" not in push["tool_response"]
+    assert test["error"].startswith("Exit code 101") and "running 12 tests" in test["error"] \
+        and "1 failed" in test["error"]
+    assert "ready on http://localhost:5173" in dev["tool_response"]
+    assert events.index(tools[-1]) < next(i for i, e in enumerate(events) if e.kind == "Stop")
 
 
 def test_a_codex_exec_run_is_headless() -> None:
