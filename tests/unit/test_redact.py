@@ -184,6 +184,18 @@ def test_credential_files_are_recognised_by_path_and_commands_that_print_secrets
     assert r.payload(bash, "claude-code")["tool_response"]["stdout"] == "[REDACTED:credential_file]\n"
 
 
+@pytest.mark.parametrize("prose", ["Once the checks pass.", "Keep the token, drop the rest:", "Is it a secret?"])
+def test_a_word_of_prose_in_a_command_is_no_credential_file(prose: str) -> None:
+    """A pull request's body or a commit message holds sentences: "pass." or "token," end a sentence, they name
+    no file, and what the command printed (the pull request's address) is kept."""
+    command = f"gh pr create --title 'feat: argv' --body '{prose}'"
+    assert for_command(command) == frozenset()
+    out = Redactor().payload({"tool_name": "Bash", "tool_input": {"command": command},
+                              "tool_response": {"stdout": "https://github.com/o/r/pull/1067\n"}}, "claude-code")
+    assert out["tool_response"]["stdout"] == "https://github.com/o/r/pull/1067\n"
+    assert "pgpass" in for_command("cat ~/.pgpass.") and "whole" in for_command("cat ./db_password.")
+
+
 def test_names_are_classified_by_their_words() -> None:
     for name in ("password", "DB_PASSWORD", "dbPassword", "spring.datasource.password", "--password", "pgpassword",
                  "requirepass", "storepass", "smtp_pass", "passphrase"):
