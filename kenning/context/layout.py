@@ -117,6 +117,11 @@ def uncommitted(notes: str) -> list[str]:
     return []
 
 
+def _published_state(s: Summary) -> bool:
+    """The session's line has a push, a pull request or a merge of its own to say (even when cut short)."""
+    return any(p.startswith(("PR ", "merged", "pushed")) for p in state_of(s.notes).split("; "))
+
+
 def _published(notes: str) -> bool:
     """The session pushed or merged: work left uncommitted before it was, by then, committed or dropped."""
     return any(p.startswith(("pushed", "merged")) for p in state_of(notes).split("; "))
@@ -353,7 +358,7 @@ class Layout:
         words ("unified evaluation crash when debug file writes fail" under "Each debug write is now wrapped so
         IO failures … never crash the evaluator"), and no push or pull request: said twice."""
         commit = first_commit(s)
-        if len(commit) < 20 or said.endswith("]") or f" → {commit[:40]}" not in said:
+        if len(commit) < 20 or _published_state(s) or f" → {commit[:40]}" not in said:
             return False
         if any(commit[:40] in line for line in self.key_lines):
             return True

@@ -696,6 +696,11 @@ def test_a_session_line_whose_commit_a_row_of_it_says_in_other_words_is_not_said
     summarize(conn, s1, BASE + 600, request="Fix the evaluation crash",
               notes=f"State: committed 1a2b3c4 {commit}; pushed (main)")  # a state of its own to say: it stays
     assert any(ln.startswith(f"S{line} ") for ln in render(conn).splitlines()), text
+    summarize(conn, s1, BASE + 600, request="Investigate the crash report in the discussion; then: make a PR and "
+              "reply to the discussion; address the review feedback and the failing checks",
+              notes=f"State: committed 1a2b3c4 {commit}; pushed (codex/fix-evaluation-crash-on-debug-writes, "
+                    "codex/structured-evaluation-output); PR #1067 opened; merged #1066")  # even when cut short
+    assert any(ln.startswith(f"S{line} ") for ln in render(conn).splitlines()), text
 
 
 def test_a_fix_part_of_which_a_later_fix_named_as_its_cause_says_so(conn: sqlite3.Connection) -> None:
