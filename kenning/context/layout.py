@@ -240,7 +240,13 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     elif not outcome and own:
         outcome = ", ".join(f"#{rid}" for rid in own[:3])
     # Only what later work cannot have made untrue: a later session may commit or push what this one left.
-    state = "; ".join(p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed")))
+    # (what was opened and merged first: a line cut short loses branch names, not them)
+    state = "; ".join(sorted((p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed"))),
+                             key=lambda p: p.startswith("pushed")))
+    if state and about and outcome and not outcome.startswith("#"):
+        # the state whole (what was pushed, opened, merged), the outcome cut to make room for it
+        room = SESSION_CHARS - len(about) - len(state) - 6
+        outcome = clean(outcome, room) if room >= 30 else outcome
     text = f"{about} → {outcome}" if outcome and about else about or outcome or "Session"
     if state and len(text) < SESSION_CHARS - 20:
         text += f" [{state}]"

@@ -700,7 +700,8 @@ def test_a_session_line_whose_commit_a_row_of_it_says_in_other_words_is_not_said
               "reply to the discussion; address the review feedback and the failing checks",
               notes=f"State: committed 1a2b3c4 {commit}; pushed (codex/fix-evaluation-crash-on-debug-writes, "
                     "codex/structured-evaluation-output); PR #1067 opened; merged #1066")  # even when cut short
-    assert any(ln.startswith(f"S{line} ") for ln in render(conn).splitlines()), text
+    shown = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{line} "))
+    assert "[PR #1067 opened; merged #1066; pushed (codex/fix-evaluation-crash" in shown, shown  # (cut: the branches)
 
 
 def test_a_fix_part_of_which_a_later_fix_named_as_its_cause_says_so(conn: sqlite3.Connection) -> None:
