@@ -247,12 +247,12 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
                 answer = ""
                 said = []
-                yield from flush(running, at, base)  # a command is the turn's, whatever it printed since
+                yield from _flush(running, at, base)  # a command is the turn's, whatever it printed since
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
                 yield from _item(p, at, n, base, calls, running, origin)
     if running:  # the file ends inside a turn: its commands, with what they printed
-        yield from flush(running, last_at, {"session_id": sid, "cwd": cwd, "transcript_path": f.path})
+        yield from _flush(running, last_at, {"session_id": sid, "cwd": cwd, "transcript_path": f.path})
     if started and finished(f.mtime, now, quiet_s):
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
@@ -305,7 +305,7 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
         yield _result(tool, command, script, call_id, text, at, base)
 
 
-def flush(running: dict[str, Running], at: float, base: dict[str, Any]) -> Iterator[Event]:
+def _flush(running: dict[str, Running], at: float, base: dict[str, Any]) -> Iterator[Event]:
     """The commands still running when their turn ended, with what they printed so far (no exit code said)."""
     for tool, command, script, call_id, so_far in running.values():
         yield _result(tool, command, script, call_id, so_far, at, base)
