@@ -117,9 +117,10 @@ def uncommitted(notes: str) -> list[str]:
     return []
 
 
-def _published_state(s: Summary) -> bool:
-    """The session's line has a push, a pull request or a merge of its own to say (even when cut short)."""
-    return any(p.startswith(("PR ", "merged", "pushed")) for p in state_of(s.notes).split("; "))
+def _shared(notes: str) -> list[str]:
+    """The parts of a session's state that later work cannot make untrue: its pull requests, merges and pushes
+    (a later session may commit or push what this one left)."""
+    return [p for p in state_of(notes).split("; ") if p.startswith(("PR ", "merged", "pushed"))]
 
 
 def _published(notes: str) -> bool:
@@ -239,10 +240,8 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
         outcome = f"#{same}"
     elif not outcome and own:
         outcome = ", ".join(f"#{rid}" for rid in own[:3])
-    # Only what later work cannot have made untrue: a later session may commit or push what this one left.
     # (what was opened and merged first: a line cut short loses branch names, not them)
-    state = "; ".join(sorted((p for p in state_of(s.notes).split("; ") if p.startswith(("PR ", "merged", "pushed"))),
-                             key=lambda p: p.startswith("pushed")))
+    state = "; ".join(sorted(_shared(s.notes), key=lambda p: p.startswith("pushed")))
     if state and about and outcome and not outcome.startswith("#"):
         # the state whole (what was pushed, opened, merged), the outcome cut to make room for it
         room = SESSION_CHARS - len(about) - len(state) - 6
@@ -315,8 +314,7 @@ class Layout:
         reads as how the code is now ("`RotateWALFiles` uses a non-blocking send … — fixed in 88c6586 fix: …").
         A fix, part of which a later fix named as its cause: that part is said to be replaced."""
         if " fix: " in r.title and r.kind in ("fix", "rootcause"):
-            undone = closed.replaced(r.title, self.sel.later_commits(r.session, r.created_at)) \
-                if hasattr(self.sel, "later_commits") else None
+            undone = closed.replaced(r.title, self.sel.later_commits(r.session, r.created_at))
             if undone is None:
                 return ""
             part, cause, commit = undone
@@ -325,7 +323,7 @@ class Layout:
             return clean(rest, KEY_CHARS - len(note)).rstrip(".。") + note
         if r.kind != "rootcause" or " fix: " in r.title or " — fixed in " in r.title:
             return ""
-        commit = closed.fixed_in(r.title, getattr(self.sel, "commits", {}).get(r.session, []))
+        commit = closed.fixed_in(r.title, self.sel.commits.get(r.session, []))
         if not commit:
             return ""
         room = KEY_CHARS - len(commit) - 14
@@ -364,7 +362,7 @@ class Layout:
         words ("unified evaluation crash when debug file writes fail" under "Each debug write is now wrapped so
         IO failures … never crash the evaluator"), and no push or pull request: said twice."""
         commit = first_commit(s)
-        if len(commit) < 20 or _published_state(s) or f" → {commit[:40]}" not in said:
+        if len(commit) < 20 or _shared(s.notes) or f" → {commit[:40]}" not in said:
             return False
         if any(commit[:40] in line for line in self.key_lines):
             return True

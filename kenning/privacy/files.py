@@ -115,9 +115,9 @@ def for_command(command: str) -> Profile:
     words = command.replace("|", " | ").replace(";", " ; ").split()
     plain = [w.strip("\"'`()") for w in words]
     for w in plain:
-        w = w.rstrip(",;:!?") if w.endswith((",", ";", ":", "!", "?")) else w
         # (prose in a command, a commit message or a pull request's body: "the checks pass." names no file)
-        w = w.rstrip(".") if w.endswith(".") and not w.endswith("..") else w
+        w = w.rstrip(",;:!?")
+        w = w[:-1] if w.endswith(".") and not w.endswith("..") else w
         if ("/" in w or "." in w or w.startswith("_")) and not w.startswith("-") and "://" not in w:
             prof |= for_path(w)
     for i, w in enumerate(plain):

@@ -67,12 +67,13 @@ def session(conn: sqlite3.Connection, name: str, at: float, project: str = PROJE
 
 def observe(conn: sqlite3.Connection, sid: int, title: str, at: float, kind: str = "change", *,
             project: str = PROJECT, source_tokens: int = 0, status: str = "active", facts: list[str] | None = None,
-            concepts: list[str] | None = None) -> int:
-    """Store one observation the way the worker stores an observer's outcome."""
+            concepts: list[str] | None = None, role: str = "") -> int:
+    """Store one observation the way the worker stores an observer's outcome (``kind``: its type; ``role``: the
+    kind the observer judged, "rootcause", "fix" …)."""
     with repo.transaction(conn):
         [oid] = repo.store_outcome(conn, sid, project, Outcome(observations=[ObservationDraft(
             type=kind, title=title, created_at=at, narrative=title, source_tokens=source_tokens,
-            facts=facts or [], concepts=concepts or [])]), "rules")
+            facts=facts or [], concepts=concepts or [], kind=role)]), "rules")
         if status != "active":
             conn.execute("UPDATE observations SET status = ? WHERE id = ?", (status, oid))
     return oid
@@ -665,10 +666,8 @@ def test_a_session_that_says_no_outcome_is_left_to_the_rows_it_found(conn: sqlit
 
 def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlite3.Connection) -> None:
     s1 = session(conn, "s1", BASE)
-    with repo.transaction(conn):
-        [cause] = repo.store_outcome(conn, s1, PROJECT, Outcome(observations=[ObservationDraft(
-            type="bugfix", kind="rootcause", created_at=BASE + 300,
-            title="`RotateShards` uses a non-blocking send on rotation channels buffered at only 64")]), "rules")
+    cause = observe(conn, s1, "`RotateShards` uses a non-blocking send on rotation channels buffered at only 64",
+                    BASE + 300, "bugfix", role="rootcause")
     summarize(conn, s1, BASE + 600, request="Shard rotation warnings after every checkpoint",
               notes="State: committed 88c6586 fix: shard rotation skipped on full rotation channels; not pushed")
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{cause} "))
@@ -681,11 +680,8 @@ def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlit
 def test_a_session_line_whose_commit_a_row_of_it_says_in_other_words_is_not_said_twice(
         conn: sqlite3.Connection, commit: str, said_twice: bool) -> None:
     s1 = session(conn, "s1", BASE)
-    with repo.transaction(conn):
-        [row] = repo.store_outcome(conn, s1, PROJECT, Outcome(observations=[ObservationDraft(
-            type="bugfix", kind="fix", created_at=BASE + 300,
-            title="Each debug write is now wrapped so IO failures are logged as warnings and never crash the "
-                  "evaluator")]), "rules")
+    row = observe(conn, s1, "Each debug write is now wrapped so IO failures are logged as warnings and never crash "
+                  "the evaluator", BASE + 300, "bugfix", role="fix")
     line = summarize(conn, s1, BASE + 600, request="Fix the evaluation crash",
                      notes=f"State: committed 1a2b3c4 {commit}; not pushed")
     summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the PDF export",
@@ -707,11 +703,9 @@ def test_a_session_line_whose_commit_a_row_of_it_says_in_other_words_is_not_said
 def test_a_fix_part_of_which_a_later_fix_named_as_its_cause_says_so(conn: sqlite3.Connection) -> None:
     """A first fix that a later one had to undo is not shown as the fix (the rest of it still stands)."""
     s1 = session(conn, "s1", BASE)
-    with repo.transaction(conn):
-        [first] = repo.store_outcome(conn, s1, PROJECT, Outcome(observations=[ObservationDraft(
-            type="bugfix", kind="fix", created_at=BASE + 300,
-            title="Rotation deadlock during shutdown — fix: `RotateShards` returns at once while shutting down; "
-                  "uses a non-blocking send to the rotation channels")]), "rules")
+    first = observe(conn, s1, "Rotation deadlock during shutdown — fix: `RotateShards` returns at once while "
+                    "shutting down; uses a non-blocking send to the rotation channels", BASE + 300, "bugfix",
+                    role="fix")
     summarize(conn, s1, BASE + 600, request="Shutdown hangs", notes="State: committed 5d6e7f8 fix: rotation deadlock")
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{first} "))
     assert "uses a non-blocking send" in line and "replaced" not in line, line
