@@ -11,7 +11,8 @@ disk. Their path still says a lot, because tools that make worktrees put them in
   checkout is ``<repo>``;
 * in a store of worktrees elsewhere: ``~/.codex/worktrees/<id>/<repo>``, ``~/.grok/worktrees/<repo>/<name>``,
   ``~/conductor/workspaces/<repo>/<name>``, or any ``<anything>/worktrees/<name>/<repo>``: a checkout of
-  a repository named by one of the folders after ``worktrees`` (a generated id like ``4f2a`` never is);
+  a repository named by one of the folders after ``worktrees`` (a generated id like ``4f2a`` never is;
+  in ``<store>/<repo>/<name>/<repo>``, the clone in a folder of its own, the name said twice is);
   where its main checkout lives is not in the path. Such a checkout is a *worktree*: ``names`` lists
   the repository names it may carry, most likely first, and the import joins it to the one known
   checkout of such a name (kenning/store/checkouts.py). A tool's hidden folder directly in a home
@@ -129,6 +130,12 @@ def _in_store(p: _Path, low: list[str], i: int, store: str) -> Layout:
         return Layout(after[0], p.prefix(i + 2), worktree=True, names=_unique((after[0], parent)),
                       rule=f"{parts[i]}/<name>")
     a, b = after
+    if len(parts) > i + 3 and low[i + 3] in (low[i + 1], low[i + 2]):
+        # <store>/<repo>/<name>/<repo>: a folder per worktree, holding a clone named like the repository
+        # (~/Code/worktrees/flutter-docker-image/quiet-minnow/flutter-docker-image). The name said twice is it.
+        other = b if low[i + 3] == low[i + 1] else a
+        return Layout(parts[i + 3], p.prefix(i + 4), worktree=True, names=_unique((parts[i + 3], other, parent)),
+                      rule=f"{parts[i]}/<repo>/<name>/<repo>")
     if store == "conductor" or (_id_like(b) and not _id_like(a)):
         first, second, rule = a, b, f"{parts[i]}/<repo>/<name>"
     else:

@@ -31,6 +31,9 @@ _WORD = re.compile(r"[^\s'\"`;|&<>()]+")
 _FILE = re.compile(r"(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}")
 # Lines git starts with a commit: `git log` (`commit <sha>`, `--oneline`), `rev-parse`, `blame`,
 # and what `git commit` prints (`[branch 1a2b3c4] message`).
+# Words of a command shaped like a file that are none: an address ("Co-Authored-By: … <noreply@example.com>"
+# in a commit message), a range of git revisions ("origin/main...HEAD", "v1.2..v1.3").
+_NOT_FILE = re.compile(r"@[\w-]+\.|\.\.")
 _GIT_HASH = re.compile(r"^(?:commit )?([0-9a-f]{7,40})\b|^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.M)
 _GIT = re.compile(r"(?:^|[\s;&|(])git\s")
 
@@ -84,7 +87,7 @@ def _file(path: str, root: str, *, strict: bool = False) -> Iterator[tuple[str, 
     rel = inside(path.strip(), root)
     if rel is None or not rel or len(rel) > MAX_PATH:
         return
-    if strict and not _FILE.fullmatch(rel):  # a word of a command: only what looks like a file
+    if strict and (not _FILE.fullmatch(rel) or _NOT_FILE.search(rel)):  # a word of a command: only a file
         return
     yield "file", rel
 
