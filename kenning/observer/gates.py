@@ -105,6 +105,44 @@ def one_off(text: str) -> bool:
     return bool(_TASK.match(text.strip()) or _SPEC.search(text)) and not _HABIT.search(text)
 
 
+# Words in quotation marks are someone else's ('README.md says "CLIs almost never need code flow"'); "never" or
+# "always" before a past tense tells what happened ("your colleague never wrote that down"), not how to work.
+_QUOTED = re.compile(r'"[^"\n]{1,300}"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|`[^`\n]{1,300}`')
+_TOLD = re.compile(r"\b(?:never|always)\s+(?:\w+ed|wrote|did|was|were|had|made|said|got|went|saw|knew|told|thought|"
+                   r"took|gave|found|ran|came|became|left|kept|meant|sent|built|brought|understood)\b", re.IGNORECASE)
+# A reply that opens with assent ("yes, start implementing and keep reviewing after each phase", "Yeah the skill
+# should use its own path then"): how to go on with the work at hand, unless it says it is for good.
+_ASSENT = re.compile(r"^(?:yes|yeah|yep|yup|ok(?:ay)?|sure|alright|sounds good|go ahead|great|perfect|"
+                     r"oui|d'accord|ja|sí|好的?|可以|行|はい|了解|네|좋아요?)\b[\s,.!:;—-]*", re.IGNORECASE)
+_FOR_GOOD = re.compile(r"\b(?:always|never|from now on|going forward|in (?:the )?future|every time|whenever|"
+                       r"by default|as a rule|in (?:every|each|all|any) (?:project|repo|repository|session)s?)\b|"
+                       r"以后|今后|总是|一律|始终|每次|从现在起|今後|必ず|常に|いつも|毎回|以降|앞으로|항상|반드시|매번|언제나",
+                       re.IGNORECASE)
+# An edit of a named document ("Update @src/skills/commit/SKILL.md to include emojis in each commit message",
+# "also note in the readme.md that …"): what the document is to say, a task of this turn. Not the agent's own
+# instructions file: what goes there is a rule for the agent.
+_EDIT_DOC = re.compile(r"^(?:(?:also|and|then|now|please|pls)[,]?\s+)*(?:update|add|note|write|document|mention|put|"
+                       r"include|change|edit|append|insert|extend)\b[^.;]{0,80}?(?:@[\w./-]+|\b[\w./-]+\.(?:md|mdx|txt|"
+                       r"rst|adoc|json|ya?ml|toml)\b|\bthe (?:readme|docs|documentation|changelog)\b)", re.IGNORECASE)
+_AGENT_FILE = re.compile(r"\b(?:claude|agents|gemini|copilot-instructions|conventions)\.md\b|\.cursorrules\b|"
+                         r"\.windsurfrules\b", re.IGNORECASE)
+_RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction", "convention"})
+
+
+def not_a_rule(text: str) -> bool:
+    """A sentence of the user that is no standing rule, however much it sounds like one: its rule words are
+    quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
+    said = _QUOTED.sub(" ", text)
+    if len(re.findall(r"\w+", said)) < 3:
+        said = text  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
+    if cues.signals(text) & _RULE_SIGNALS and not cues.signals(_TOLD.sub(" ", said)) & _RULE_SIGNALS:
+        return True
+    if _ASSENT.match(text.strip()) and not _FOR_GOOD.search(said) \
+            and not cues.signals(said) & {"prefer", "convention", "user_scope"}:
+        return True  # (but "ok i don't want `cargo update`, we want renovate to bump it" says what they want)
+    return bool(_EDIT_DOC.match(text.strip())) and not _AGENT_FILE.search(text)
+
+
 # Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
 # suggestions prompt"): the design of a feature, not how the agent is to work.
 _PLANNED = re.compile(r"\b(?:(?:first|second|third|next|last|final) step|"

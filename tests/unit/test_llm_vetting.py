@@ -79,6 +79,18 @@ def test_a_rule_that_is_not_the_users_words_is_kept_as_a_decision() -> None:
     assert v.kind == "decision" and "it quotes no sentence" in v.notes[0]
 
 
+def test_a_users_sentence_that_only_sounds_like_a_rule_is_kept_as_a_decision() -> None:
+    for said in ('The old wiki says "deploys must never happen on Fridays." Nobody ever checked that claim.',
+                 "yes, go on with the migration and run the checks after each step",
+                 "Update docs/deploy.md to say that every release needs a signed tag."):
+        v = vet(judged("rule", said), [prompt(said)])
+        assert v.kind == "decision" and v.why["by"] == "user"
+        assert any("assents to the work at hand" in n for n in v.notes), v.notes
+    v = vet(judged("rule", "ok, and from now on always squash before you merge."),
+            [prompt("ok, and from now on always squash before you merge.")])
+    assert v.kind == "rule" and not v.notes
+
+
 def test_the_sentence_must_be_in_the_events_or_it_is_cleared() -> None:
     events = [prompt("Please don’t   touch the generated\nfiles; run make proto instead.", number=3),
               stop("Done.", eid=4, number=3)]

@@ -43,6 +43,37 @@ def test_a_step_of_what_the_user_plans_to_build_is_no_standing_rule(plan: str) -
     assert not _user_keeps(_judged(plan, "rule", "user"))
 
 
+@pytest.mark.parametrize("said", [
+    # rule words inside quotation marks are someone else's
+    'The old wiki says "deploys must never happen on Fridays." Nobody ever checked that claim.',
+    "The vendor’s guide claims “you should always pin the SDK”, which is marketing more than advice.",
+    # "never" or "always" before a past tense tells what happened
+    "The previous maintainer never documented why the cache is warmed twice.",
+    # assent to go on with the work at hand
+    "yes, go on with the migration and run the checks after each step until it is done",
+    "OK, keep the old parser for this release then.",
+    "好的，先按这个方案把剩下的几个接口改完。",
+    # what a named document is to say
+    "Update docs/deploy.md to say that every release needs a signed tag.",
+    "also mention in the README that the CLI always asks before it deletes anything",
+])
+def test_a_sentence_that_only_sounds_like_a_rule_is_no_standing_rule(story: Story, said: str) -> None:
+    assert not _user_keeps(_judged(said, "rule", "user"))
+    story.session("shop", Turn(said, [edit(ROOT, "docs/deploy.md")], last="Done."))
+    assert not [r for r in story.active("shop") if r["kind"] == "rule"], story.active("shop")
+
+
+@pytest.mark.parametrize("rule", [
+    '"Never force-push to a shared branch."',                       # the user quoting their own rule
+    "ok, and from now on always squash before you merge.",          # assent, then a rule for good
+    "yes, and we want renovate to bump the lock file, not cargo update.",  # what they want
+    "Add to CLAUDE.md that we never commit generated files.",       # the agent's own instructions file
+    "以后提交前都要先跑 `make lint`。",
+])
+def test_a_rule_that_quotes_assents_or_names_the_agents_file_is_still_a_rule(rule: str) -> None:
+    assert _user_keeps(_judged(rule, "rule", "user"))
+
+
 @pytest.mark.parametrize("rule", ["Always run `make lint` before you push.",
                                   "From now on we will run the migrations before every deploy.",
                                   "Check the migrations before every deploy.",
