@@ -58,7 +58,12 @@ MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, i
 def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
     """The user's rules, decisions, facts, to-dos and statuses, one memory each."""
     out: list[ObservationDraft] = []
-    for j in distinct([j for j in r.user if _user_keeps(j) and not j.unit.table])[:MAX_USER]:
+    # A message of many sentences is mostly something the user brings in (a review, an issue, a report they
+    # paste): what it says is how things looked to its author, not a fact the user states; its decisions and
+    # to-dos are still theirs.
+    brought = {id(j) for j in r.brought}
+    for j in distinct([j for j in r.user if _user_keeps(j) and not j.unit.table
+                       and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
         kind = j.role
         title = clip(said_plainly(j.text), TITLE)
         who = {"queued": "typed by the user while the agent worked", "rejection":

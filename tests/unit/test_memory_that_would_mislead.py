@@ -645,3 +645,27 @@ def test_a_problem_heading_over_items_none_of_which_can_stand_gives_no_row() -> 
     assert [j.unit.heading for j in judged] == ["Send-on-closed-channel panic"] * 2
     drafts, _used = agent_memories(Reading(agent=judged), 0.0, "prompt 1", ["wal.go"], [])
     assert not [d for d in drafts if d.title.startswith("Send-on-closed-channel panic — fix")], drafts
+
+
+def test_facts_of_a_message_the_user_brings_in_are_not_stated_by_the_user() -> None:
+    """A review, an issue or a report pasted as the prompt says how things looked to its author: its facts are
+    not the user's statements (its decisions are still theirs); a short message's fact is."""
+    from kenning.observer.compose import user_memories
+    from kenning.observer.reading import LONG_PROMPT, read_turn
+    from kenning.records import Event
+
+    review = ("Here is the review of the branch. The new `mirror` mode is mostly additive. The JSON field `mode` is "
+              "renamed to `transfer_mode`, which breaks consumers. ") + " ".join(
+        f"Point {n}: the helper in `sync/step{n}.go` repeats the guard." for n in range(LONG_PROMPT))
+    turn = read_turn(Event(1, "UserPromptSubmit", 0.0, {"prompt": review}), [], None, [])
+    assert len(turn.user) >= LONG_PROMPT and turn.brought == turn.user
+    short = read_turn(Event(1, "UserPromptSubmit", 0.0, {"prompt": "The JSON field `mode` is now `transfer_mode`."}),
+                      [], None, [])
+    assert short.user and not short.brought
+
+    fact, decision = _judged("The JSON field `mode` is renamed to `transfer_mode`.", "fact", "user"), \
+        _judged("Keep `mode` as a deprecated alias until the next major release.", "decision", "user")
+    turn.user, turn.brought = [fact, decision], [fact, decision]
+    assert [m.kind for m in user_memories(turn, 0.0, "prompt 1")] == ["decision"]
+    turn.brought = []
+    assert [m.kind for m in user_memories(turn, 0.0, "prompt 1")] == ["fact", "decision"]
