@@ -359,6 +359,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
+            and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             and not _PASSING_RUN.match(statement(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     return distinct(pool)

@@ -143,6 +143,22 @@ def not_a_rule(text: str) -> bool:
     return bool(_EDIT_DOC.match(text.strip())) and not _AGENT_FILE.search(text)
 
 
+# A sentence of the agent that weighs a choice rather than states one made: a condition ("If you stop sending
+# `have`s, …"), a possibility ("the fork path could use it", "you may choose to keep …"), a guess. In the
+# labelled real sessions, 1 of 108 of its sentences that open with a condition is a decision, 3 of 88 with
+# could / might / may, 2 of 45 guesses.
+_CONDITION = re.compile(r"^(?:if|unless|when|once|should|whether)\b|^(?:si|wenn|falls)\b|^(?:如果|要是|假如|もし|만약)",
+                        re.IGNORECASE)
+_POSSIBLE = re.compile(r"\b(?:could|might|may)\b(?!\s+not\b)|\bpourrai[ts]?\b|\bkönnte\b|\bpodría\b|"
+                       r"可以考虑|也可以|かもしれ|수도 있", re.IGNORECASE)
+
+
+def weighs_a_choice(text: str) -> bool:
+    """The agent weighing a choice (a condition, a possibility, a guess), not saying one it made."""
+    t = text.strip()
+    return bool(_CONDITION.match(t) or _POSSIBLE.search(t)) or "hypothesis" in cues.signals(t)
+
+
 # Steps of what the user plans to build ("first of all, we run a prompt about the errors", "then we will run the
 # suggestions prompt"): the design of a feature, not how the agent is to work.
 _PLANNED = re.compile(r"\b(?:(?:first|second|third|next|last|final) step|"

@@ -669,3 +669,25 @@ def test_facts_of_a_message_the_user_brings_in_are_not_stated_by_the_user() -> N
     assert [m.kind for m in user_memories(turn, 0.0, "prompt 1")] == ["decision"]
     turn.brought = []
     assert [m.kind for m in user_memories(turn, 0.0, "prompt 1")] == ["fact", "decision"]
+
+
+@pytest.mark.parametrize(("said", "made"), [
+    ("If we stop sending the full index, the server no longer has to diff it.", False),
+    ("The fork job could reuse the `load` output, and the extra input could then be deleted.", False),
+    ("You may choose to keep the relay limited to branch updates.", False),
+    ("Keeping both parsers looks like leftover work rather than a final design.", False),
+    ("Si on garde l'ancien format, il faudra une migration.", False),
+    ("如果以后要支持多租户，可以考虑把配置拆开。", False),
+    ("We keep the relay limited to branch updates, because tag rewrites would need a force push.", True),
+    ("The export stays a plain module: a CLI would duplicate the API.", True),
+])
+def test_an_agents_decision_is_one_made_not_one_weighed(said: str, made: bool) -> None:
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.gates import weighs_a_choice
+    from kenning.observer.reading import Reading
+
+    assert weighs_a_choice(said) is not made
+    asked = "What about the relay?"
+    r = Reading(prompt=asked, words=asked, agent=[_judged(said, "decision", "agent")])
+    kinds = [m.kind for m in agent_memories(r, 0.0, "prompt 1", ["src/relay.py"], [])[0]]
+    assert ("decision" in kinds) is made, kinds
