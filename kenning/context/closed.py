@@ -23,6 +23,9 @@ _MERGE = re.compile(r"merg|머지|병합|マージ|合并|合併", re.IGNORECASE
 _PR = re.compile(r"(?:#|\bPR\s*#?)(\d+)\b", re.IGNORECASE)
 # What remains of some work: "the 2 remaining items", "남은 2개", "残り2件", "剩下的两项"
 _REMAINS = re.compile(r"remaining|left to do|still (?:open|to do)|남은|남아 있|残り|残っ|剩下|剩余|还剩", re.IGNORECASE)
+# What comes next: "the top priority is the v0.16.0 release", "next up: v2.3.0", "가장 높은 우선순위는 …", "次は…"
+_NEXT = re.compile(r"\bpriorit(?:y|ies)\b|\bnext (?:up|step|is|comes)\b|우선순위|우선 과제|다음 (?:작업|단계|할 일)|"
+                   r"優先|次は|次の(?:作業|ステップ)|优先|下一步|接下来", re.IGNORECASE)
 
 
 class Done:
@@ -61,13 +64,13 @@ def history(summaries: Iterable[tuple[str, float]]) -> list[Done]:
 def closed(text: str, said_at: float, done: list[Done], *, open_work: bool = True) -> bool:
     """Whether work ``text`` leaves open (said at ``said_at``) was done since: its version released, or its pull
     request merged, in a session that ended after it was said. Of a memory that is no open work (``open_work``
-    False: a gotcha, a fact …), only a count of what remains of a version: "`gh pr merge 235` needs `--admin`"
-    stays true after #235 is merged."""
+    False: a gotcha, a fact …), only a count of what remains of a version, or its release said to come next ("the
+    top priority is the v0.16.0 release"): "`gh pr merge 235` needs `--admin`" stays true after #235 is merged."""
     later = [d for d in done if d.at >= said_at]
     if not later:
         return False
     versions = {_version(v) for v in _VERSION.findall(text)}
-    says = _REMAINS.search(text) or (open_work and _RELEASE.search(text))
+    says = _REMAINS.search(text) or ((open_work or _NEXT.search(text)) and _RELEASE.search(text))
     if versions and says and any(versions & d.released for d in later):
         return True
     prs = set(_PR.findall(text))
