@@ -691,3 +691,19 @@ def test_an_agents_decision_is_one_made_not_one_weighed(said: str, made: bool) -
     r = Reading(prompt=asked, words=asked, agent=[_judged(said, "decision", "agent")])
     kinds = [m.kind for m in agent_memories(r, 0.0, "prompt 1", ["src/relay.py"], [])[0]]
     assert ("decision" in kinds) is made, kinds
+
+
+@pytest.mark.parametrize(("said", "fix"), [
+    ("The import path `mcp.server.fastmcp` needs to be fixed for the new SDK.", False),
+    ("`mcp.server.fastmcp` → 새 모듈 경로 변경 + type-check 수정이 필요합니다.", False),
+    ("The parser must be fixed before the release.", False),
+    ("Fixed the import path: the new SDK moved `fastmcp` to `mcp.server.mcpserver`.", True),
+])
+def test_a_fix_still_to_make_is_no_fix(said: str, fix: bool) -> None:
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    asked = "The server crashes on start since the SDK upgrade."
+    r = Reading(prompt=asked, words=asked, agent=[_judged(said, "fix", "agent")])
+    kinds = [m.kind for m in agent_memories(r, 0.0, "prompt 1", ["src/server.py"], [])[0]]
+    assert ("fix" in kinds) is fix, kinds
