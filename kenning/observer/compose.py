@@ -89,7 +89,7 @@ def _user_keeps(j: Judged) -> bool:
         return False
     if j.role in ("rule", "decision") and cues.picks_option(j.text):
         return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
-    sig = cues.signals(j.text)
+    sig = _signals(j.text)
     if j.role == "rule":
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
@@ -112,6 +112,17 @@ def _user_keeps(j: Judged) -> bool:
 
 
 _SAYS_WHY = frozenset({"reason", "cause", "decided", "tentative"})  # what a plan's decision must say
+_DECISION_NOUN = re.compile(r"\bdecisions?\b", re.IGNORECASE)
+
+
+def _signals(text: str) -> frozenset[str]:
+    """The cue signals of a sentence, where the noun "decision" alone does not say something was decided
+    ("overriding the decision criteria", "a decision tree"): of 24 labelled sentences whose only such cue it
+    is, none is a decision."""
+    sig = cues.signals(text)
+    if "decided" in sig and "decided" not in cues.signals(_DECISION_NOUN.sub(" ", text)):
+        return sig - {"decided"}
+    return sig
 
 
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
@@ -120,7 +131,7 @@ def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
     all 4 early returns with …", "~37 call sites follow this pattern"), true until the code changes and told by
     the code once built: notes, searchable, never listed at session start."""
     picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
-                              and not dangling(j) and cues.signals(j.text) & _SAYS_WHY), key=lambda j: -j.worth))
+                              and not dangling(j) and _signals(j.text) & _SAYS_WHY), key=lambda j: -j.worth))
     out = []
     for j in picked[:MAX_PLAN]:
         out.append(ObservationDraft(  # (one that only points back takes the sentence it points at in front)

@@ -707,3 +707,17 @@ def test_a_fix_still_to_make_is_no_fix(said: str, fix: bool) -> None:
     r = Reading(prompt=asked, words=asked, agent=[_judged(said, "fix", "agent")])
     kinds = [m.kind for m in agent_memories(r, 0.0, "prompt 1", ["src/server.py"], [])[0]]
     assert ("fix" in kinds) is fix, kinds
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("The guidance text explicitly says to default to a plain update, overriding the decision criteria.", False),
+    ("Each node of the decision tree is scored once per request.", False),
+    ("We decided to score each node once, so that a request never pays twice.", True),
+    ("Keep the export a plain module, because a CLI would duplicate the API.", True),
+])
+def test_the_noun_decision_alone_does_not_make_a_plans_sentence_a_decision(said: str, kept: bool) -> None:
+    from kenning.observer.compose import plan_memories
+    from kenning.observer.reading import Reading
+
+    r = Reading(origin="plan", plan=[_judged(said, "decision", "user")])
+    assert bool(plan_memories(r, 0.0, "prompt 1")) is kept
