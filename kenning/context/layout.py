@@ -18,7 +18,7 @@ import math
 import re
 import time
 
-from kenning.context import closed
+from kenning.context import closed, values
 from kenning.context.fence import CLOSE, OPEN, wrap
 from kenning.records import text_tokens
 
@@ -310,6 +310,20 @@ class Layout:
         self.recent = self._recent_rows(told)
 
     def _as_history(self, r: Row) -> str:
+        """A key memory as it reads now: with what a later memory says of a value it states ("… from 10s to
+        120s; later memories speak of a 60s deadline (#167)"), and as history when later work changed it."""
+        told = self._told_now(r)
+        if not values.stated(told or r.title, changed_only=True):
+            return told  # (most rows: no value changed, nothing to weigh)
+        later = values.restated(told or r.title, [(o.title, f"#{o.id}") for o in sorted(
+            self.sel.keys, key=lambda o: o.created_at) if o.created_at > r.created_at and o.session != r.session])
+        if later is None:
+            return told
+        noun, value, ref = later
+        note = f"; a later memory ({ref}) speaks of a {value} {noun}"
+        return clean(told or r.title, KEY_CHARS - len(note)).rstrip(".。") + note
+
+    def _told_now(self, r: Row) -> str:
         """A root cause said without its fix, whose session committed a fix of it: said to be fixed, or it
         reads as how the code is now ("`RotateWALFiles` uses a non-blocking send … — fixed in 88c6586 fix: …").
         A fix, part of which a later fix named as its cause: that part is said to be replaced."""
