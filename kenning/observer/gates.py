@@ -18,6 +18,9 @@ _NARRATED = re.compile(
     r"^(?:rebased|replied|pushed|force-pushed|committed|amended|squashed|merged|re-?ran|re-?triggered|fetched|"
     r"pulled|checked out|switched)\s+(?:onto|to|into|on|from|in|the|it|them|this|that|these|those|a|an|all|both|"
     r"and|with|as|`|origin|main|master|#?\d)|"
+    # that a check was made, where: "Confirmed from latest `main`.", "Verified locally against the fixture"
+    r"^(?:confirmed|verified|checked|re-?checked|reproduced|re-?tested|tested|validated)\s+(?:from|on|against|in|"
+    r"with|locally|again|upstream)\b|"
     r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
     r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b", re.IGNORECASE)
 

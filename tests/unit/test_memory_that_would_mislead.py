@@ -163,7 +163,9 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
                                   "署名キーのロックを解除してから、もう一度実行してください。",
                                   "请先解锁 GPG 代理，然后再运行一次。",
                                   "The unrelated untracked file `evals/baseline.json` was left untouched.",
-                                  "The struct docs in `config.go` were already updated in the previous round."])
+                                  "The struct docs in `config.go` were already updated in the previous round.",
+                                  "Confirmed from the latest `main` before answering.",
+                                  "Verified locally against the recorded fixture, twice."])
 def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step: str) -> None:
     """What the agent did in that run, with the "I" left out (its diffstat too), how the checkout stood at that
     moment, and what it asked the user to do: the session's line and its git state say where the work stands;
@@ -178,7 +180,9 @@ def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step:
     "Pushed tags trigger the release workflow, so a tag must only be pushed from `main`.",
     "Merged PRs are deployed by the `deploy` job within ten minutes.",
     "Please note that the cache is per process, so each worker warms its own.",
-    "You can pass `--admin` to merge past the branch policy, which needs an admin token."])
+    "You can pass `--admin` to merge past the branch policy, which needs an admin token.",
+    "Confirmed the CI picture: `test.yml` builds with `-mod=vendor`, and nothing runs `go mod vendor`.",
+    "Tested configurations are listed in `docs/matrix.md`, and only those are supported."])
 def test_a_finding_that_names_git_is_still_one(finding: str) -> None:
     assert worth_saying(_judged(finding, "gotcha", "agent"))
 
