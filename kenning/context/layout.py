@@ -310,8 +310,8 @@ class Layout:
         self.recent = self._recent_rows(told)
 
     def _as_history(self, r: Row) -> str:
-        """A key memory as it reads now: with what a later memory says of a value it states ("… from 10s to
-        120s; later memories speak of a 60s deadline (#167)"), and as history when later work changed it."""
+        """A key memory as it reads now: with what a later memory says of a value it changed ("… from 10s to
+        120s; later the deadline is 60s (#167)"), and as history when later work changed it."""
         told = self._told_now(r)
         if not values.stated(told or r.title, changed_only=True):
             return told  # (most rows: no value changed, nothing to weigh)
@@ -320,7 +320,7 @@ class Layout:
         if later is None:
             return told
         noun, value, ref = later
-        note = f"; a later memory ({ref}) speaks of a {value} {noun}"
+        note = f"; later the {noun} is {value} ({ref})"
         return clean(told or r.title, KEY_CHARS - len(note)).rstrip(".。") + note
 
     def _told_now(self, r: Row) -> str:

@@ -7,6 +7,10 @@ A value is a number with its unit (time, size, share) tied to the noun it measur
 Only a value a memory says it changed is weighed against what later memories say; two memories speak of
 the same thing when they name the same noun and share another word of substance.
 
+The store has the other direction (kenning/memory/supersession.py ``changed_value``): a new memory that
+says a value changed supersedes an older one stating the old value. A later memory that only states
+another value in passing supersedes nothing; here it is said beside the change it puts in doubt.
+
 Standard library only (the SessionStart hook may build the index itself).
 """
 

@@ -90,6 +90,8 @@ def _user_keeps(j: Judged) -> bool:
     if j.role in ("rule", "decision") and cues.picks_option(j.text):
         return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
     sig = _signals(j.text)
+    if j.role in ("fact", "rootcause") and gates.an_order(j.text):
+        return False  # "Mention that skills can hold docs": what the user asks for, not how things are
     if j.role == "rule":
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to

@@ -750,8 +750,9 @@ def test_a_value_a_later_memory_states_otherwise_is_said_beside_the_older_one(co
     first = observe(conn, session(conn, "s1", BASE), "Shutdown is cut off by a hard 10s deadline — fix: raises the "
                     "shutdown deadline from 10s to 120s", BASE + 300, "bugfix", role="rootcause")
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{first} "))
-    assert "later memory" not in line, line
+    assert "later the" not in line, line
     later = observe(conn, session(conn, "s2", BASE + 86400), "On shutdown, the drain step wastes the entire 60s "
                     "deadline on redundant writes", BASE + 86400 + 300, "bugfix", role="rootcause")
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{first} "))
-    assert line.endswith(f"from 10s to 120s; a later memory (#{later}) speaks of a 60s deadline"), line
+    assert line.endswith(f"from 10s to 120s; later the deadline is 60s (#{later})"), line
+

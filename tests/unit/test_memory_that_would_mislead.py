@@ -725,3 +725,19 @@ def test_the_noun_decision_alone_does_not_make_a_plans_sentence_a_decision(said:
 
     r = Reading(origin="plan", plan=[_judged(said, "decision", "user")])
     assert bool(plan_memories(r, 0.0, "prompt 1")) is kept
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Mention that the cache can also hold the rendered pages, not only the raw rows.", False),
+    ("Make a PR that fixes it; the staging box runs the same kernel.", False),
+    ("请把导出的编码改成 UTF-8，下游系统只认这个。", False),
+    ("このファイルの文字コードは UTF-8 にしてください。", False),
+    ("내보내기 파일 인코딩을 UTF-8로 해 주세요.", False),
+    ("The staging box runs the same kernel as production.", True),
+    ("Keep in mind that production runs on ARM64 machines.", True),  # a premise, brought in
+    ("Note that the staging box runs the same kernel as production.", True),
+    ("我查了一下，原因是连接池太小，高峰期请求都在排队。", True),   # 请求 is a noun: no order
+])
+def test_an_order_of_the_user_is_no_fact_or_cause(said: str, kept: bool) -> None:
+    assert _user_keeps(_judged(said, "fact", "user")) is kept
+    assert _user_keeps(_judged(said, "rootcause", "user")) is kept
