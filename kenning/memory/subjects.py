@@ -190,8 +190,9 @@ def _code_subjects(code: str) -> set[str]:
     if not words:
         return out
     first = words[0].lower()
-    if re.fullmatch(r"[\w.+-]+(?:\(\))?", words[0]) and len(words) == 1 and _IDENT.fullmatch(words[0].rstrip("()")):
-        out.add("id:" + words[0].rstrip("()"))
+    name = words[0].rstrip(".")  # ("`TreeView.` components": the namespace, said with the dot of its members)
+    if re.fullmatch(r"[\w.+-]+(?:\(\))?", name) and len(words) == 1 and _IDENT.fullmatch(name.rstrip("()")):
+        out.add("id:" + name.rstrip("()"))
         return out
     out.add("cmd:" + first)
     if len(words) > 1 and re.fullmatch(r"[a-z][\w:.-]*", words[1]) and not words[1].startswith("-"):

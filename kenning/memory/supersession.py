@@ -16,6 +16,10 @@ A newer statement replaces an older one on the same subject when
 * the user's standing rule turns away from a command an older key memory says is run ("I don't want
   `cargo update` in release-plz" after "release-plz also runs `cargo update`");
 
+* a decision chose something a newer memory says was switched away from ("switching from Chakra's
+  `TreeView` to Ark UI's", "replaced `X` with `Y`", "instead of `X`"), a thing both name in code:
+  whatever kind the newer one is (a fix often says it);
+
 * a value the new memory says was changed ("raised the shutdown deadline from 10s to 120s") makes
   an older memory that states the old value of the same thing ("a 10s overall deadline caps the
   shutdown") no longer true, whatever kind either is.
@@ -79,6 +83,8 @@ def replaces(new: Memory, old: Memory) -> bool:
     if not could_replace(new, old.id, old.type, old.layer, old.created_at, old.kind):
         return False
     if new.layer in (KEY, RULE) and old.layer in (KEY, RULE) and changed_value(new.text, old.text):
+        return True
+    if old.type == "decision" and old.layer == KEY and new.layer in (KEY, RULE) and switched_from(new.text, old.text):
         return True
     if old.type in NEVER_REPLACED or (new.type in NEVER_REPLACED and old.layer != RULE):
         return False  # two fixes of one thing are both true, unless one changed what the other states
@@ -223,6 +229,26 @@ def changed_value(new: str, old: str) -> bool:
         if what & old_words:
             return True
     return False
+
+
+# What a memory says was left: "switching from Chakra UI's styled `TreeView` (…) to …", "replaced `X` with",
+# "instead of `X`", "moved away from `X`".
+_LEFT = re.compile(r"\b(?:switch(?:ed|ing|es)?|mov(?:ed|ing|es)(?: away)?|migrat(?:ed|ing|es)|went|changed?)\s+from\s+"
+                   r"(.+?)(?:\s+(?:to|in favou?r of|over to)\s+|[;.]\s|$)|\breplac(?:ed|ing|es)\s+(.+?)\s+with\s+|"
+                   r"\binstead of\s+([^,;.]+)", re.IGNORECASE)
+_CODE = re.compile(r"`([^`\n]{1,120})`")
+
+
+def _code_names(text: str) -> set[str]:
+    return {m.group(1).strip().rstrip(".").removesuffix("()").lower() for m in _CODE.finditer(text)} - {""}
+
+
+def switched_from(new: str, old: str) -> bool:
+    """``new`` says something was switched away from, replaced or used instead of, that ``old`` names in code."""
+    mine = _code_names(old)
+    if not mine:
+        return False
+    return any(_code_names(next(g for g in m.groups() if g is not None)) & mine for m in _LEFT.finditer(new))
 
 
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*")

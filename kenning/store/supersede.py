@@ -175,8 +175,9 @@ def _could_replace_sql(new: Memory) -> tuple[str, tuple[object, ...]]:
     sql = (f" AND {before} AND (o.type NOT IN ({','.join('?' * len(NEVER_REPLACED))}) OR "
            f"o.kind IN ({','.join('?' * len(CHANGEABLE))}))")
     args: tuple[object, ...] = (*before_args, *NEVER_REPLACED, *CHANGEABLE)
-    if new.type in NEVER_REPLACED:
-        sql += f" AND o.layer = '{RULE}'"
+    if new.type in NEVER_REPLACED and new.kind not in CHANGEABLE:
+        sql += f" AND (o.layer = '{RULE}' OR o.kind IN ({','.join('?' * len(CHANGEABLE))}))"
+        args = (*args, *CHANGEABLE)
     return sql, args
 
 

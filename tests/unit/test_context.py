@@ -756,3 +756,14 @@ def test_a_value_a_later_memory_states_otherwise_is_said_beside_the_older_one(co
     line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"#{first} "))
     assert line.endswith(f"from 10s to 120s; later the deadline is 60s (#{later})"), line
 
+
+def test_a_decision_a_later_fix_switched_away_from_is_not_listed(conn: sqlite3.Connection) -> None:
+    """The plan chose the styled `TreeView`; the same session's fix switched from it to the unstyled one."""
+    s1 = session(conn, "s1", BASE)
+    chose = observe(conn, s1, "We'll use `createTreeCollection` and `TreeView.` components from the vendor docs",
+                    BASE + 100, "decision", role="decision")
+    assert f"#{chose} " in render(conn)
+    fixed = observe(conn, s1, "The fix was switching from the styled `TreeView` components (which need a provider) "
+                    "to the unstyled ones of `@ark-ui/react/tree-view`", BASE + 900, "bugfix", role="fix")
+    text = render(conn)
+    assert f"#{fixed} " in text and f"#{chose} " not in text, text

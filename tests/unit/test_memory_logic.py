@@ -242,3 +242,20 @@ def test_a_role_model_that_cannot_be_read_is_said_in_the_log_and_cue_words_take_
     said = [r.getMessage() for r in caplog.records]
     assert any("roles.bin" in m and "cue words" in m for m in said), said
     assert any("missing.bin" in m for m in said), said
+
+
+def test_a_decision_is_replaced_by_a_memory_that_switched_away_from_what_it_chose() -> None:
+    chose = mem(1, "We'll use `createTreeCollection` and `TreeView.` components from the vendor docs.")
+    switched = Memory.of(2, "bugfix", "key", "The fix was switching from the styled `TreeView` components (which "
+                         "need a provider) to the unstyled ones of `@ark-ui/react/tree-view`", 2.0, kind="fix")
+    assert replaces(switched, chose)
+    assert replaces(Memory.of(3, "bugfix", "key", "Replaced `createTreeCollection` with a plain list of nodes",
+                              3.0, kind="fix"), chose)
+    # something else left, or the same thing kept: nothing replaced; a fix is never replaced this way
+    assert not replaces(Memory.of(4, "bugfix", "key", "Switched from `memcached` to `valkey` for sessions", 4.0,
+                                  kind="fix"), chose)
+    assert not replaces(Memory.of(5, "bugfix", "key", "The `TreeView` now expands the selected node", 5.0,
+                                  kind="fix"), chose)
+    fixed = Memory.of(6, "bugfix", "key", "Fixed the `TreeView` keys: each node has its path as key", 6.0, kind="fix")
+    assert not replaces(Memory.of(7, "bugfix", "key", "Switched from `TreeView` to `List` in the sidebar", 7.0,
+                                  kind="fix"), fixed)
