@@ -162,14 +162,13 @@ def weighs_a_choice(text: str) -> bool:
     return bool(_CONDITION.match(t) or _POSSIBLE.search(t)) or "hypothesis" in cues.signals(t)
 
 
-# An order ("Mention that skills can hold docs", "make a PR that fixes it", "请把…", "…してください", "…해 주세요"):
-# never how things are. Of 93 labelled sentences of users that open with such a verb, none is a fact or a cause
-# (one fact rides along after a request).
-# ("Keep in mind that …", "Note that …", "Remember that …" bring a premise: a fact, no order.)
-_ORDER = re.compile(r"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?)[,:]?\s+)*(?!keep in mind\b)(?:mention|add|use|"
+# An order ("make a PR that fixes it", "Update the parser", "请把…", "…してください", "…해 주세요"): never how things
+# are. Of 93 labelled sentences of users that open with such a verb, one is a fact (after a request). A verb
+# of saying carries what the user holds ("Mention that skills can carry docs, whereas standards are rules"),
+# and "Keep in mind that …" brings a premise: both can be facts.
+_ORDER = re.compile(r"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?)[,:]?\s+)*(?!keep in mind\b)(?:add|use|"
                     r"make|update|remove|change|fix|create|write|ensure|keep|put|move|rename|check|run|show|include|"
-                    r"explain|describe|"
-                    r"document|implement|build|delete|replace|set|let's|try|look|find|tell|give|list|display|do|"
+                    r"implement|build|delete|replace|set|let's|try|look|find|give|list|display|do|"
                     r"don't|avoid|start|stop|go|open|merge|push|commit|refactor|investigate)\b|"
                     r"^(?:请(?!求)|帮我|麻烦)|(?:ください|してほしい|お願いします?)[。.!！]?$|(?:해\s?줘|해\s?주세요|주세요)[.!]?$",
                     re.IGNORECASE)

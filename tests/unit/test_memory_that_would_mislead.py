@@ -728,7 +728,8 @@ def test_the_noun_decision_alone_does_not_make_a_plans_sentence_a_decision(said:
 
 
 @pytest.mark.parametrize(("said", "kept"), [
-    ("Mention that the cache can also hold the rendered pages, not only the raw rows.", False),
+    ("Update the cache so that it also holds the rendered pages, not only the raw rows.", False),
+    ("Mention that skills can carry docs about the project's layout, whereas standards are bullet rules.", True),
     ("Make a PR that fixes it; the staging box runs the same kernel.", False),
     ("请把导出的编码改成 UTF-8，下游系统只认这个。", False),
     ("このファイルの文字コードは UTF-8 にしてください。", False),
