@@ -33,7 +33,8 @@ _FILE = re.compile(r"(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}")
 # and what `git commit` prints (`[branch 1a2b3c4] message`).
 # Words of a command shaped like a file that are none: an address ("Co-Authored-By: … <noreply@example.com>"
 # in a commit message), a range of git revisions ("origin/main...HEAD", "v1.2..v1.3").
-_NOT_FILE = re.compile(r"@[\w-]+\.|\.\.")
+_NOT_FILE = re.compile(r"@[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|app|co|me|edu|gov|info|email|xyz|[a-z]{2})$|"
+                       r"\.\.", re.IGNORECASE)  # (not "icon@2x.png": a retina image is a file)
 _GIT_HASH = re.compile(r"^(?:commit )?([0-9a-f]{7,40})\b|^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.M)
 _GIT = re.compile(r"(?:^|[\s;&|(])git\s")
 

@@ -129,7 +129,8 @@ _EDIT_DOC = re.compile(r"^(?:(?:also|and|then|now|please|pls)[,]?\s+)*(?:update|
                        r"rst|adoc|json|ya?ml|toml)\b|\bthe (?:readme|docs|documentation|changelog)\b)", re.IGNORECASE)
 _AGENT_FILE = re.compile(r"\b(?:claude|agents|gemini|copilot-instructions|conventions)\.md\b|\.cursorrules\b|"
                          r"\.windsurfrules\b", re.IGNORECASE)
-_RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction", "convention"})
+# The cue signals that say how to work (a habit, a must, a ban, a preference …): what a standing rule carries.
+RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction", "convention"})
 
 
 def not_a_rule(text: str) -> bool:
@@ -138,7 +139,7 @@ def not_a_rule(text: str) -> bool:
     said = _QUOTED.sub(" ", text)
     if len(re.findall(r"\w+", said)) < 3:
         said = text  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
-    if cues.signals(text) & _RULE_SIGNALS and not cues.signals(_TOLD.sub(" ", said)) & _RULE_SIGNALS:
+    if cues.signals(text) & RULE_SIGNALS and not cues.signals(_TOLD.sub(" ", said)) & RULE_SIGNALS:
         return True
     if _ASSENT.match(text.strip()) and not _FOR_GOOD.search(said) \
             and not cues.signals(said) & {"prefer", "convention", "user_scope"}:

@@ -75,9 +75,9 @@ def test_a_session_shows_the_files_it_read_and_changed_relative_to_its_checkout(
     assert of_record(shell) == {("file", "src/sync/plan.rs")}
     # An address and a range of revisions are shaped like files, and are none.
     commit = record("PostToolUse", {"tool_name": "Bash", "tool_input": {
-        "command": "git diff origin/main...HEAD -- src/a.rs v1.2..v1.3 && git commit -m x -m 'y' "
-                   "-m Co-Authored-By: Bot <noreply@example.com> dev@team.io"}})
-    assert of_record(commit) == {("file", "src/a.rs")}
+        "command": "git diff origin/main...HEAD -- src/a.rs v1.2..v1.3 assets/icon@2x.png && git commit -m x -m 'y' "
+                   "-m Co-Authored-By: Bot <noreply@example.com> dev@team.io ops@mail.example.co.uk"}})
+    assert of_record(commit) == {("file", "src/a.rs"), ("file", "assets/icon@2x.png")}
 
 
 def test_a_session_shows_the_commits_git_printed_and_its_branch() -> None:
