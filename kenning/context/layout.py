@@ -185,6 +185,7 @@ _WORD = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
 _CHANGE = r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) "  # a change row's title (observer/providers/rules.py)
 _CHANGED = re.compile(_CHANGE + r"[^:]{1,200}: ")
+_CHANGE_ROW = re.compile(r"^Changed [^:(]{1,300}(?::|\(asked: |$)")  # a change row named by its files
 
 
 def _told_by_state(item: str, state: str) -> bool:
@@ -478,9 +479,12 @@ class Layout:
             out.append(f"State: {clean(state, 300)}")
         for title, rid in self.listed_titles:  # whole, before the split at "; " (a title may hold one)
             completed = completed.replace(title, f"#{rid}")
+        # A change row ("Changed a.ts, b.ts and 5 more: Added `x` option to both…") beside a state that names the
+        # session's commits: the commits say what was done, the row only its files and a cut fragment.
+        committed = bool(closed.commits_of(state))
         done = [f"#{self.listed[_listing_key(x)]}" if _listing_key(x) in self.listed else x
                 for x in _items(completed) if not says_only_done(x) and not _told_by_state(x, state)
-                and not (request and _files_in_state(x, state))]
+                and not (request and _files_in_state(x, state)) and not (committed and _CHANGE_ROW.match(x))]
         if done:
             out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
         elif learned and not next_steps:

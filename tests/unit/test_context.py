@@ -767,3 +767,18 @@ def test_a_decision_a_later_fix_switched_away_from_is_not_listed(conn: sqlite3.C
                     "to the unstyled ones of `@ark-ui/react/tree-view`", BASE + 900, "bugfix", role="fix")
     text = render(conn)
     assert f"#{fixed} " in text and f"#{chose} " not in text, text
+
+
+def test_a_change_row_beside_the_sessions_commits_is_not_said_as_done(conn: sqlite3.Connection) -> None:
+    """The state names the commit; the change row would only repeat its files and a fragment of what it did."""
+    sid = session(conn, "s1", BASE)
+    summarize(conn, sid, BASE + 60, request="Skip evaluators the inventory rules out",
+              completed="Changed skip-rules.ts, runner.ts and 5 more: Added `inventory` option to both; "
+                        "Changed mod.rs, bookmark.rs (asked: review the refactor); The branch is ready for review",
+              notes="State: committed c653b3c Add inventory-based evaluator skipping; not pushed")
+    lines = render(conn).splitlines()
+    assert "Done: The branch is ready for review" in lines, lines
+    summarize(conn, sid, BASE + 60, request="Skip evaluators the inventory rules out",
+              completed="Changed skip-rules.ts, runner.ts and 5 more: Added `inventory` option to both",
+              notes="State: not committed: skip-rules.ts, runner.ts")  # no commit says it: the row does
+    assert any(ln.startswith("Done: Changed skip-rules.ts") for ln in render(conn).splitlines())
