@@ -243,12 +243,16 @@ def _code_names(text: str) -> set[str]:
     return {m.group(1).strip().rstrip(".").removesuffix("()").lower() for m in _CODE.finditer(text)} - {""}
 
 
+def _left(text: str) -> set[str]:
+    """What ``text`` says was switched away from, replaced or used instead of, as code names."""
+    return {n for m in _LEFT.finditer(text) for n in _code_names(next(g for g in m.groups() if g is not None))}
+
+
 def switched_from(new: str, old: str) -> bool:
-    """``new`` says something was switched away from, replaced or used instead of, that ``old`` names in code."""
-    mine = _code_names(old)
-    if not mine:
-        return False
-    return any(_code_names(next(g for g in m.groups() if g is not None)) & mine for m in _LEFT.finditer(new))
+    """``new`` says something was switched away from, replaced or used instead of, that ``old`` chose: names in
+    code (not what ``old`` itself says it left: "use `pnpm` instead of `npm`" agrees with "… instead of `npm`")."""
+    mine = _code_names(old) - _left(old)
+    return bool(mine) and bool(_left(new) & mine)
 
 
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*")

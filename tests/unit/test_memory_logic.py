@@ -256,6 +256,11 @@ def test_a_decision_is_replaced_by_a_memory_that_switched_away_from_what_it_chos
                                   kind="fix"), chose)
     assert not replaces(Memory.of(5, "bugfix", "key", "The `TreeView` now expands the selected node", 5.0,
                                   kind="fix"), chose)
+    # what the decision itself turned away from: the later memory agrees with it
+    agreed = Memory.of(8, "decision", "key", "The plan installs with `pnpm` instead of `npm`, because the lock file "
+                       "is pnpm's", 8.0, kind="decision")
+    assert not replaces(Memory.of(9, "bugfix", "key", "The CI job now installs with `pnpm` instead of `npm`",
+                                  9.0, kind="fix"), agreed)
     fixed = Memory.of(6, "bugfix", "key", "Fixed the `TreeView` keys: each node has its path as key", 6.0, kind="fix")
     assert not replaces(Memory.of(7, "bugfix", "key", "Switched from `TreeView` to `List` in the sidebar", 7.0,
                                   kind="fix"), fixed)
