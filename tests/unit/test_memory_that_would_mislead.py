@@ -23,6 +23,16 @@ def _judged(text: str, role: str, speaker: str) -> Judged:
                   else "typed", worth=0.95)
 
 
+def _kinds_of_answer(asked: str, said: str, role: str, changed: str) -> list[str]:
+    """The kinds of the agent's memories of a turn that asked ``asked``, changed ``changed`` and whose answer is
+    ``said``, judged ``role`` with confidence."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    r = Reading(prompt=asked, words=asked, agent=[_judged(said, role, "agent")])
+    return [m.kind for m in agent_memories(r, 0.0, "prompt 1", [changed], [])[0]]
+
+
 @pytest.mark.parametrize("task", [
     "At the top of the report, find a way to make the repository URL always visible.",
     "Analyse which folders should be added to the lint exclusions.",
@@ -686,14 +696,10 @@ def test_facts_of_a_message_the_user_brings_in_are_not_stated_by_the_user() -> N
     ("The export stays a plain module: a CLI would duplicate the API.", True),
 ])
 def test_an_agents_decision_is_one_made_not_one_weighed(said: str, made: bool) -> None:
-    from kenning.observer.compose import agent_memories
     from kenning.observer.gates import weighs_a_choice
-    from kenning.observer.reading import Reading
 
     assert weighs_a_choice(said) is not made
-    asked = "What about the relay?"
-    r = Reading(prompt=asked, words=asked, agent=[_judged(said, "decision", "agent")])
-    kinds = [m.kind for m in agent_memories(r, 0.0, "prompt 1", ["src/relay.py"], [])[0]]
+    kinds = _kinds_of_answer("What about the relay?", said, "decision", "src/relay.py")
     assert ("decision" in kinds) is made, kinds
 
 
@@ -704,12 +710,7 @@ def test_an_agents_decision_is_one_made_not_one_weighed(said: str, made: bool) -
     ("Fixed the import path: the new SDK moved `fastmcp` to `mcp.server.mcpserver`.", True),
 ])
 def test_a_fix_still_to_make_is_no_fix(said: str, fix: bool) -> None:
-    from kenning.observer.compose import agent_memories
-    from kenning.observer.reading import Reading
-
-    asked = "The server crashes on start since the SDK upgrade."
-    r = Reading(prompt=asked, words=asked, agent=[_judged(said, "fix", "agent")])
-    kinds = [m.kind for m in agent_memories(r, 0.0, "prompt 1", ["src/server.py"], [])[0]]
+    kinds = _kinds_of_answer("The server crashes on start since the SDK upgrade.", said, "fix", "src/server.py")
     assert ("fix" in kinds) is fix, kinds
 
 
