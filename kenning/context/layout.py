@@ -217,9 +217,15 @@ ASKED = " (asked: "  # how a change named only by its request says so (kenning/o
 _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
 
+_SHA = re.compile(r"[0-9a-f]{7,40} ")
+
+
 def first_commit(s: Summary) -> str:
-    """The subject of the first commit a session's state line names ('' when it names none)."""
-    return next(iter(closed.commits_of(state_of(s.notes))), "").split(" ", 1)[-1]
+    """The subject of the first commit a session's state line names ('' when it names none): after its hash,
+    when git printed one ("Add --trust flag …" keeps its first word when the hash was not printed)."""
+    commit = next(iter(closed.commits_of(state_of(s.notes))), "")
+    m = _SHA.match(commit)
+    return commit[m.end():] if m else commit
 
 
 def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None,

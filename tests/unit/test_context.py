@@ -648,6 +648,19 @@ def test_a_session_line_without_a_commit_gives_what_it_found_to_be_the_cause(con
     assert "→ The root cause is commit 93a9d73" in line, line
 
 
+@pytest.mark.parametrize("commit", ["Add --trust flag to the CLI invocation", "1a2b3c4 Add --trust flag to the CLI invocation"])
+def test_a_session_line_gives_its_commit_subject_whole_with_or_without_a_hash(conn: sqlite3.Connection,
+                                                                               commit: str) -> None:
+    """Git printed no hash for the commit (the state names its subject alone): the subject's first word is a
+    word of it ("Add"), not a hash to leave out."""
+    sid = summarize(conn, session(conn, "s1", BASE), BASE + 600, request="Cursor runs fail without trust",
+                    notes=f"State: committed {commit}; not pushed")
+    summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the CSV export",
+              files_modified=["export.py"])
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{sid} "))
+    assert line.endswith("Cursor runs fail without trust → Add --trust flag to the CLI invocation"), line
+
+
 def test_a_session_that_says_no_outcome_is_left_to_the_rows_it_found(conn: sqlite3.Connection) -> None:
     """Its line would only point at them ("Shutdown used to take only 10s → #169"); with a pull request or a push
     of its own to say, it stays, pointing at them."""
