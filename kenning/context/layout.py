@@ -7,7 +7,7 @@
     ## Open to-dos                               what was left to do, until it is done
     ## Recent sessions                           per day, one line a session: what it was about → what came of it
     ## Where we left off                         the latest work's session (not also a line above): what it was,
-                                                 its state, what it did, and what is still open
+                                                 its state, what it did, and what is still open (left_off.py)
 
 Standard library only (the SessionStart hook may write it itself).
 """
@@ -34,9 +34,6 @@ COUNT_CAP = 10_000
 RULE_CHARS, KEY_CHARS, LOG_CHARS = 220, 300, 160   # longest title of a row in each section
 SESSION_CHARS = 230    # a session's line: what it was about, and what came of it
 TODO_CHARS = 200
-OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
-EARLIER_SESSIONS = 4   # sessions before the latest whose uncommitted files are named there
-EARLIER_WINDOW_S = 14 * 86400  # ... when they ended at most this long before the latest
 BY = " · in "
 HEADER_TIME = "%a %Y-%m-%d %H:%M %Z"
 RULES_HEADER = "\n## Standing rules and preferences (follow them; newest version only)"
@@ -109,36 +106,13 @@ def state_of(notes: str) -> str:
     return next((ln[len(_STATE):] for ln in notes.splitlines() if ln.startswith(_STATE)), "")
 
 
-def uncommitted(notes: str) -> list[str]:
-    """The files a summary's state line names as not committed when its session ended."""
-    for part in state_of(notes).split("; "):
-        if part.startswith("not committed: "):
-            return [f for f in re.split(r", | and \d+ more", part[len("not committed: "):]) if f]
-    return []
-
-
 def _shared(notes: str) -> list[str]:
     """The parts of a session's state that later work cannot make untrue: its pull requests, merges and pushes
     (a later session may commit or push what this one left)."""
     return [p for p in state_of(notes).split("; ") if p.startswith(("PR ", "merged", "pushed"))]
 
 
-def _published(notes: str) -> bool:
-    """The session pushed or merged: work left uncommitted before it was, by then, committed or dropped."""
-    return any(p.startswith(("pushed", "merged")) for p in state_of(notes).split("; "))
-
-
-def _files(field: str) -> list[str]:
-    from kenning import fastjson  # (json costs the hook path a few ms at import)
-
-    try:
-        found = fastjson.loads(field or "[]")
-    except ValueError:
-        return []
-    return [f for f in found if isinstance(f, str)] if isinstance(found, list) else []
-
-
-def _items(field: str) -> list[str]:
+def field_items(field: str) -> list[str]:
     return [x.strip() for x in re.split(r"\n|; (?=[A-Z`#\"'\w])", field or "") if x.strip()]
 
 
@@ -171,45 +145,6 @@ def _link_name(url: str, parts: list[str]) -> str:
     return "/".join(parts[-3:])
 
 
-# Git bookkeeping ("Commit `c653b3c` created successfully.", "PR #235 머지 완료.", "コミット完了しました"): the state
-# line says it, with the hashes. What is left of an item without these words says whether it says anything else.
-_BOOKKEEPING = re.compile(
-    r"`?\b[0-9a-f]{7,40}\b`?|#\d+|\d+|\b(?:the|a|an|is|are|was|were|has|have|been|now|just|all|and|with|to|"
-    r"pr|prs|pull|requests?|commits?|committed|merged?|push(?:ed)?|tag(?:ged)?|branch(?:es)?|created|made|done|"
-    r"complete[d]?|succeeded|successful(?:ly)?|opened|closed)\b|"
-    r"커밋|푸시|머지|병합|완료|했습니다|되었습니다|됐습니다|방금|건|コミット|プッシュ|マージ|完了|しました|です|"
-    r"提交|推送|合并|完成|已|了", re.IGNORECASE)
-_GIT = re.compile(r"\b(?:commit|push|merg|prs?\b|pull request|tag|branch)|#\d+|\b[0-9a-f]{7,40}\b|"
-                  r"커밋|푸시|머지|병합|コミット|プッシュ|マージ|提交|推送|合并", re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
-_CHANGE = r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) "  # a change row's title (observer/providers/rules.py)
-_CHANGED = re.compile(_CHANGE + r"[^:]{1,200}: ")
-_CHANGE_ROW = re.compile(r"^Changed [^:(]{1,300}(?::|\(asked: |$)")  # a change row named by its files
-
-
-def _told_by_state(item: str, state: str) -> bool:
-    """Whether a "Done" item only repeats the state line: git bookkeeping, or a commit subject it names."""
-    core = _CHANGED.sub("", item).rstrip().rstrip("…").rstrip(".")
-    rest = _BOOKKEEPING.sub(" ", item)
-    if _GIT.search(item) and len(_WORD.findall(rest)) + len(_CJK.findall(rest)) // 2 <= 1:
-        return True
-    return len(core) >= 12 and core[:60].lower() in state.lower()
-
-
-_ASKED_CHANGE = re.compile(_CHANGE + r"(.{1,300}?) \(asked: ")
-
-
-def _files_in_state(item: str, state: str) -> bool:
-    """A change named only by its request ("Changed a.py, b.py (asked: …)") whose files the state line names:
-    "Worked on" says the request, the state its files."""
-    m = _ASKED_CHANGE.match(item)
-    if not m or " more" in m.group(1):
-        return False
-    names = [f.strip() for f in re.split(r", | and ", m.group(1)) if f.strip()]
-    return bool(names) and all(re.search(r"(?:^|[/\s])" + re.escape(f) + r"(?:,|;|$| )", state) for f in names)
-
-
 _FOUND = re.compile(r"\b(?:root cause|caused by|the cause|the fix|fixed by|fix(?:es)? (?:it|this|the))\b|根因|原因是|"
                     r"根本原因|원인은|근본 원인|原因は|根本原因は|la cause|die Ursache", re.IGNORECASE)
 
@@ -236,13 +171,13 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
     a session that says no outcome points to the rows above that it found (``own``)."""
     about = clean(short_links(fresh_request), 90)
     commits = [c for c in (first_commit(s),) if c]
-    said = [x for x in (*_items(s.completed), *_items(s.learned)) if x[:1] not in ("{", "[")]
+    said = [x for x in (*field_items(s.completed), *field_items(s.learned)) if x[:1] not in ("{", "[")]
     # What a session without a commit found: its cause or fix, before what it looked at on the way
     first = next(iter(commits or [x for x in said if _FOUND.search(x)] or said), "")
     # A change named by its request ("Changed x.py (asked: …)"): the line already says what was asked.
     first = _ASKED.sub("", first) if about else first
     outcome = clean(short_links(fresh(first, s.created_at) if fresh else first), 120)
-    same = (listed or {}).get(_listing_key(first))
+    same = (listed or {}).get(listing_key(first))
     if same is not None:
         outcome = f"#{same}"
     elif not outcome and own:
@@ -277,7 +212,7 @@ _ROLE_PROMPT = re.compile(r"^\s*(?:you are|you're|act as|your role is)\s+(?:a|an
 _POINTS_ONLY = re.compile(r" → #\d+(?:, #\d+)*$")
 
 
-def _listing_key(title: str) -> str:
+def listing_key(title: str) -> str:
     return " ".join(title.split())[:60].lower()
 
 
@@ -310,7 +245,7 @@ class Layout:
         self.found: dict[int, list[int]] = {}  # a session → the rows listed above that it found
         for r in sorted(shown, key=lambda r: r.id):
             self.found.setdefault(r.session, []).append(r.id)
-        self.listed = {_listing_key(title): rid for title, rid in self.listed_titles}
+        self.listed = {listing_key(title): rid for title, rid in self.listed_titles}
         self.left_off = self._left_off()
         # The latest work's session is said under "Where we left off", not also as a line of recent work.
         told = sel.left_off.id if self.left_off and sel.left_off is not None else None
@@ -459,71 +394,9 @@ class Layout:
         return f"Economics: reading this index costs ~{read_tokens:,} tokens."
 
     def _left_off(self) -> list[str]:
-        """The latest work: what it was, its state, what it did, and what is still open (also from the
-        sessions before it)."""
-        latest = self.sel.left_off
-        if latest is None:
-            return []
-        fresh = self.sel.fresh_part
-        request, completed, next_steps, learned = (fresh(x, latest.created_at) for x in (
-            latest.request, latest.completed, latest.next_steps, latest.learned))
-        state = state_of(latest.notes)
-        shown_todos = " ".join(self.todo_lines)
-        opened: list[str] = []
-        for s in [latest, *(x for x in self.sel.summaries if x.id != latest.id)][:4]:
-            for item in _items(fresh(s.next_steps, s.created_at)):
-                if item not in opened and item[:60] not in shown_todos and not self.sel.closed(item, s.created_at):
-                    opened.append(item)
-        if not (completed or state or opened or learned):
-            return []
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(latest.created_at))
-        out = [f"\n## Where we left off (S{latest.id}, {when}, {age(self.sel.now - latest.created_at)} ago)"
-               f"{by(latest.platform, self.agent)}"]
-        if request:
-            out.append(f"Worked on: {clean_field(short_links(request), 300)}")
-        if state:
-            out.append(f"State: {clean(state, 300)}")
-        for title, rid in self.listed_titles:  # whole, before the split at "; " (a title may hold one)
-            completed = completed.replace(title, f"#{rid}")
-        # A change row ("Changed a.ts, b.ts and 5 more: Added `x` option to both…") beside a state that names the
-        # session's commits: the commits say what was done, the row only its files and a cut fragment.
-        committed = bool(closed.commits_of(state))
-        done = [f"#{self.listed[_listing_key(x)]}" if _listing_key(x) in self.listed else x
-                for x in _items(completed) if not says_only_done(x) and not _told_by_state(x, state)
-                and not (request and _files_in_state(x, state)) and not (committed and _CHANGE_ROW.match(x))]
-        if done:
-            out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
-        elif learned and not next_steps:
-            # What a row above says already is not said again here.
-            titles = [" ".join(title.split()).lower() for title, _rid in self.listed_titles]
-            new = [x for x in learned.split("\n") if x.strip() and not any(
-                (k := " ".join(x.split()).lower())[:40] in t or t[:40] in k for t in titles)]
-            if new:
-                out.append(f"Learned: {clean_field('; '.join(new), 400)}")
-        if opened:
-            out.append(f"Still open: {clean('; '.join(opened[:OPEN_ITEMS]), 500)}")
-        earlier = self._earlier_uncommitted(latest)
-        if earlier:
-            out.append(f"Earlier sessions ended with changes not committed: {clean('; '.join(earlier), 400)}")
-        return out
+        from kenning.context.left_off import where_we_left_off  # (it builds on this module's helpers)
 
-    def _earlier_uncommitted(self, latest: Summary) -> list[str]:
-        """What the recent sessions before the latest ended with uncommitted, where no later session changed
-        the file again, pushed or merged: a fact about how they ended (the user may have committed since), said
-        as such."""
-        before = sorted((s for s in self.sel.summaries if s.id != latest.id and s.created_at <= latest.created_at
-                         and latest.created_at - s.created_at <= EARLIER_WINDOW_S), key=lambda s: -s.created_at)
-        touched = set(_files(latest.files_modified))
-        out: list[str] = []
-        for s in [latest, *before[:EARLIER_SESSIONS]]:
-            left = [f for f in uncommitted(s.notes) if f not in touched] if s is not latest else []
-            if left:
-                day = time.strftime("%m-%d", time.localtime(s.created_at))
-                out.append(f"{', '.join(left[:3])}{' …' if len(left) > 3 else ''} (S{s.id}, {day})")
-            touched.update(_files(s.files_modified))
-            if _published(s.notes):
-                break  # what sessions before a push or a merge left was committed since, or dropped
-        return out
+        return where_we_left_off(self)
 
     def dropped(self, shown_recent: int) -> int:
         """Active memories (group heads) not listed: beyond a budget, archived, or never fetched."""

@@ -44,6 +44,7 @@ class State:
     uncommitted: list[str] = field(default_factory=list)  # files changed since the last commit
     reverted: list[str] = field(default_factory=list)   # commits a ``git revert`` took back ("" when not said)
     discarded: bool = False                             # the latest work: uncommitted changes thrown away
+    branch: str = ""                                    # the branch the latest commit was made on ('' not printed)
 
     def line(self) -> str:
         parts = []
@@ -61,8 +62,8 @@ class State:
                 named = [_short(c, shown) for c in self.unpushed[-2:]]
                 parts.append(UNPUSHED + ", ".join(named) +
                              (f" and {len(self.unpushed) - 2} more" if len(self.unpushed) > 2 else ""))
-        elif self.commits:
-            parts.append("not pushed")
+        elif self.commits:  # (with the branch they wait on, as git printed it: "[hotfix 937984d] …")
+            parts.append("not pushed" + (f" ({self.branch})" if self.branch else ""))
         opened = [p for p in self.prs if not p or p not in self.merged]  # (one merged since is said merged)
         if opened:
             parts.append("PR " + ", ".join(p for p in dict.fromkeys(opened) if p) + " opened"
@@ -102,6 +103,9 @@ def parse_state(notes: str) -> State:
         elif part.startswith("pushed"):
             m = re.search(r"\((.*)\)", part)
             s.pushed = [b.strip() for b in m.group(1).split(",")] if m else [""]
+        elif part.startswith("not pushed"):
+            m = re.fullmatch(r"not pushed \((.+)\)", part)
+            s.branch = m.group(1) if m else ""
         elif part.startswith(UNPUSHED):
             s.unpushed = [next((full for full in s.commits if _short(full, [full]) == c), c)
                           for c in re.split(r", | and \d+ more", part[len(UNPUSHED):]) if c]
@@ -139,6 +143,7 @@ class Notes:
     merged: list[str] = field(default_factory=list)
     reverted: list[str] = field(default_factory=list)
     discarded: bool = False  # the turn ended with its uncommitted changes thrown away
+    branch: str = ""  # the branch its last commit was made on ('' when git printed none)
     last_message: str = ""
     at: float = 0.0
     size: int = 0
@@ -173,6 +178,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
         if n.commits:  # what was changed before a commit is in it; what changed after is not
             state.commits += n.commits
             state.uncommitted = list(n.uncommitted)
+            state.branch = n.branch
         else:
             state.uncommitted = unique([*state.uncommitted, *n.uncommitted])
         state.unpushed = list(n.unpushed) if n.pushed else [*state.unpushed, *n.unpushed]

@@ -280,6 +280,42 @@ def test_summaries_are_rows_interleaved_with_their_sessions(conn: sqlite3.Connec
     assert not any("Banker's rounding" in ln for ln in tail)
 
 
+def test_where_we_left_off_names_commits_earlier_sessions_left_unpushed_on_their_branch(
+        conn: sqlite3.Connection) -> None:
+    """Two fixes committed on `hotfix` and not pushed, then a session on the lint set-up: said, with the branch.
+    A push since, or the latest committing on that branch (its own state says it waits), and it is not said."""
+    a = session(conn, "a", BASE)
+    sa = summarize(conn, a, BASE + 600, request="WAL rotation skips nodes",
+                   notes="State: committed 937984d fix: WAL rotation skipped for all nodes; not pushed (hotfix)")
+    b = session(conn, "b", BASE + 3600)
+    sb = summarize(conn, b, BASE + 4200, request="Messages dropped during checkpoints",
+                   notes="State: committed fc47b12 fix: pause WAL writes during checkpoints; not pushed (hotfix)")
+    c = session(conn, "c", BASE + 7200)
+    summarize(conn, c, BASE + 7800, request="Add a make target for gofumpt", files_modified=["Makefile"],
+              notes="State: not committed: Makefile")
+    tail = render(conn).split("## Where we left off", 1)[1]
+    line = next(ln for ln in tail.splitlines() if ln.startswith("Earlier sessions ended with commits not pushed: "))
+    assert line.index(f"fc47b12 fix: pause WAL writes during checkpoints (S{sb}, ") < line.index(
+        f"937984d fix: WAL rotation skipped for all nodes (S{sa}, "), line
+    assert line.count(", on hotfix)") == 2, line
+    # The latest commits on `hotfix` too: "State: …; not pushed (hotfix)" above says that branch waits.
+    summarize(conn, c, BASE + 7800, request="Add a make target for gofumpt", files_modified=["Makefile"],
+              notes="State: committed 1a2b3c4 Add a make target for gofumpt; not pushed (hotfix)")
+    text = render(conn)
+    assert "State: committed 1a2b3c4 Add a make target for gofumpt; not pushed (hotfix)" in text
+    assert "commits not pushed" not in text, text
+    # ... on another branch: the hotfix commits are still said.
+    summarize(conn, c, BASE + 7800, request="Add a make target for gofumpt", files_modified=["Makefile"],
+              notes="State: committed 1a2b3c4 Add a make target for gofumpt; not pushed (tooling)")
+    assert "Earlier sessions ended with commits not pushed: fc47b12" in render(conn)
+    # A push since (of any branch: it may have carried them): not said.
+    with repo.transaction(conn):
+        conn.execute("UPDATE session_summaries SET notes = ? WHERE session_id = ?",
+                     ("State: committed fc47b12 fix: pause WAL writes during checkpoints; pushed (hotfix)", b))
+    text = render(conn)
+    assert "commits not pushed" not in text, text
+
+
 def test_where_we_left_off_names_what_earlier_sessions_left_uncommitted(conn: sqlite3.Connection) -> None:
     """A session ended with files not committed; later sessions worked elsewhere: said, as how it ended.
     A file a later session changed again is that session's business (its own state says it)."""
@@ -648,7 +684,8 @@ def test_a_session_line_without_a_commit_gives_what_it_found_to_be_the_cause(con
     assert "→ The root cause is commit 93a9d73" in line, line
 
 
-@pytest.mark.parametrize("commit", ["Add --trust flag to the CLI invocation", "1a2b3c4 Add --trust flag to the CLI invocation"])
+@pytest.mark.parametrize("commit", ["Add --trust flag to the CLI invocation",
+                                    "1a2b3c4 Add --trust flag to the CLI invocation"])
 def test_a_session_line_gives_its_commit_subject_whole_with_or_without_a_hash(conn: sqlite3.Connection,
                                                                                commit: str) -> None:
     """Git printed no hash for the commit (the state names its subject alone): the subject's first word is a

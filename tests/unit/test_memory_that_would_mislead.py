@@ -477,7 +477,7 @@ def test_where_we_left_off_says_the_latest_session_once(story: Story) -> None:
 @pytest.mark.parametrize("said", ["Commit `c653b3c` created successfully.", "머지 완료 (방금)", "コミット完了しました",
                                   "The PR was opened.", "提交完成", "PR #12 머지 완료.", "PR #12", "Pushed to main."])
 def test_a_git_step_reported_done_is_left_to_the_state_line(said: str) -> None:
-    from kenning.context.layout import _told_by_state
+    from kenning.context.left_off import _told_by_state
 
     assert _told_by_state(said, "committed c653b3c Stream rows; pushed")
 
@@ -486,7 +486,7 @@ def test_a_git_step_reported_done_is_left_to_the_state_line(said: str) -> None:
                                   "into one LRU, which halves memory", "Changed export.py: rows are streamed",
                                   "エラーメッセージの文言を維持", "Fixed the build"])
 def test_work_that_only_mentions_git_is_still_done(said: str) -> None:
-    from kenning.context.layout import _told_by_state
+    from kenning.context.left_off import _told_by_state
 
     assert not _told_by_state(said, "committed c653b3c Stream rows instead of loading the table; pushed")
 

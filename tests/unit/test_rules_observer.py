@@ -313,8 +313,9 @@ def test_summaries_say_what_was_asked_changed_and_left(batch: list[Outcome]) -> 
     assert "Looks good, commit it" in s1.request
     assert s1.files_modified == ["src/invoice_api/totals.py", "tests/test_totals.py"]
     assert "Round VAT per line, half-up to the cent" in s1.completed  # the commit's subject
-    # Where the work stands, from what the commands did: committed (its hash and subject), not pushed.
-    assert "State: committed 5d8e5ed Round VAT per line, half-up to the cent; not pushed" in s1.notes
+    # Where the work stands, from what the commands did: committed (its hash and subject), not pushed, on the
+    # branch git printed ("[main 5d8e5ed] …").
+    assert "State: committed 5d8e5ed Round VAT per line, half-up to the cent; not pushed (main)\n" in s1.notes
     assert "AssertionError" not in s1.learned  # the agent's own slip is no lesson
     assert "python -m pytest tests/test_totals.py -q (failed)" in s1.notes
     assert s1.prompt_number == 2

@@ -20,3 +20,16 @@ def test_reverts_name_their_commit_and_a_discard_is_said_plainly() -> None:
     back = parse_state(STATE + s.line())
     assert back.reverted == ["d1e24ae"] and back.discarded
     assert parse_state(STATE + "changes reverted").discarded  # as summaries said it before
+
+
+def test_commits_not_pushed_say_their_branch_and_read_back_with_it() -> None:
+    """'[hotfix 937984d] fix: …': the commits wait on `hotfix`; the next batch starts from that."""
+    s = State(commits=["937984d fix: WAL rotation skipped"], branch="hotfix")
+    assert s.line() == "committed 937984d fix: WAL rotation skipped; not pushed (hotfix)"
+    back = parse_state(STATE + s.line())
+    assert back.branch == "hotfix" and back.line() == s.line()
+    assert State(commits=["Add the export"]).line() == "committed Add the export; not pushed"  # git named none
+    assert parse_state(STATE + "committed Add the export; not pushed").branch == ""
+    # Pushed since: the branch went up with the push, as "pushed (…)" says.
+    assert State(commits=["937984d fix"], branch="hotfix", pushed=["hotfix"]).line() == \
+        "committed 937984d fix; pushed (hotfix)"

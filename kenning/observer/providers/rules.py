@@ -234,6 +234,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         commits=[_commit_line(c) for c in reading.actions.commits],
         unpushed=[_commit_line(c) for c in reading.actions.commits
                   if not reading.actions.pushed or c.at > reading.actions.pushed_at],
+        branch=next((c.branch for c in reading.actions.commits[-1:] if c.branch != "HEAD"), ""),
         pushed=reading.actions.pushed, prs=reading.actions.prs, merged=reading.actions.merged,
         reverted=list(reading.actions.reverted),
         discarded=reading.actions.discarded and not any(at > reading.actions.discarded_at for at in modified.values()),
