@@ -698,6 +698,25 @@ def test_a_session_line_gives_its_commit_subject_whole_with_or_without_a_hash(co
     assert line.endswith("Cursor runs fail without trust → Add --trust flag to the CLI invocation"), line
 
 
+def test_a_session_line_gives_the_commit_of_its_work_not_the_housekeeping_before_it(conn: sqlite3.Connection) -> None:
+    """'chore: commit post-release housekeeping artifacts' came first; the release is what came of the session.
+    A session whose commits are all housekeeping gives its first."""
+    sid = summarize(conn, session(conn, "s1", BASE), BASE + 600, request="What should we do next?",
+                    notes="State: committed 2d6f7eb chore: commit post-release housekeeping artifacts, … 4 more, "
+                          "62ad1de chore(release): v0.16.0, b9d1481 fix(review): address the review feedback; "
+                          "pushed (release/v0.16.0)")
+    other = summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Tidy the docs",
+                      notes="State: committed 1a2b3c4 docs: fix typos in the README, 5d6e7f8 ci: cache the "
+                            "toolchain; pushed (main)")
+    summarize(conn, session(conn, "s3", BASE + 7200), BASE + 7800, request="Add the CSV export",
+              files_modified=["export.py"])
+    lines = render(conn).splitlines()
+    line = next(ln for ln in lines if ln.startswith(f"S{sid} "))
+    assert "What should we do next? → chore(release): v0.16.0 [" in line, line
+    line = next(ln for ln in lines if ln.startswith(f"S{other} "))
+    assert "Tidy the docs → docs: fix typos in the README [" in line, line
+
+
 def test_a_session_that_says_no_outcome_is_left_to_the_rows_it_found(conn: sqlite3.Connection) -> None:
     """Its line would only point at them ("Shutdown used to take only 10s → #169"); with a pull request or a push
     of its own to say, it stays, pointing at them."""
