@@ -362,6 +362,8 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     unsaid = role == "rootcause" and not any(j.origin == "final" and j.role == "rootcause" and j.worth >= SURE[role]
                                              for j in r.agent)
     along = role not in FINAL_ONLY or (silent and role in ("rootcause", "fix")) or unsaid
+    if role in FINAL_ONLY and gates.ended_looking(r.agent):
+        along = False  # no conclusion: what it said on the way is a lead it was still following
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
             and (j.origin == "final" or "hypothesis" not in cues.signals(j.text))  # a guess on the way: no finding

@@ -10,6 +10,12 @@ import re
 
 from kenning.memory import cues
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kenning.observer.roles.roles import Judged
+
 # The agent reporting a step of its workflow with the "I" left out ("Rebased onto origin/main; it was already up
 # to date.", "Replied to and resolved the review thread"): what it did in that run. The session's line and its
 # git state already say where the work stands.
@@ -161,6 +167,22 @@ def weighs_a_choice(text: str) -> bool:
     """The agent weighing a choice (a condition, a possibility, a guess), not saying one it made."""
     t = text.strip()
     return bool(_CONDITION.match(t) or _POSSIBLE.search(t)) or "hypothesis" in cues.signals(t)
+
+
+# The agent saying what it will look at next ("Now let me look at `readBinaryLevel` more carefully …", "I'll check
+# the loader", "让我看看…", "確認してみます", "살펴보겠습니다").
+_NEXT_STEP = re.compile(r"^(?:(?:now|ok|okay|then|first|next|also|and|but|so)[,:]?\s+)?"
+                        r"(?:let me(?! know)|let['’]s|i['’]ll|i will|i need to|i['’]m going to)\b|"
+                        r"^(?:让我|我来|我先|接下来我)|(?:してみます|見てみます|確認します|調べます)[。.:：]?$|(?:보겠습니다|하겠습니다)[.:：]?$",
+                        re.IGNORECASE)
+
+
+def ended_looking(agent: Sequence[Judged]) -> bool:
+    """The turn's last message only says what the agent will look at next: it ended before a conclusion
+    (interrupted, or the user stepped in). Of the labelled real sessions' causes voiced on the way in such
+    turns, none is one (the guess it was following when the user redirected it)."""
+    final = [j for j in agent if j.origin == "final"]
+    return bool(final) and all(_NEXT_STEP.search(j.text.strip()) for j in final)
 
 
 # An order ("make a PR that fixes it", "Update the parser", "请把…", "…してください", "…해 주세요"): never how things

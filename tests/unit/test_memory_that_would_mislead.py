@@ -12,7 +12,7 @@ from kenning.memory import cues
 from kenning.observer.compose import _user_keeps, worth_saying
 from kenning.observer.roles.roles import Judged
 from kenning.observer.units import units
-from tests.support.memory_story import Story, Turn, bash, edit
+from tests.support.memory_story import Story, Turn, bash, edit, read
 
 ROOT = "/work/shop"
 
@@ -253,6 +253,26 @@ def test_a_cause_found_on_the_way_is_the_turns_when_the_conclusion_only_says_the
              "`store.Shutdown()` can rotate the journals before the process exits."))
     keys = [r for r in story.active("shop") if r["layer"] == "key"]
     assert [r for r in keys if "93a9d73" in " ".join([r["title"], *r["facts"]])], story.active("shop")
+
+
+@pytest.mark.parametrize("last", [
+    "Now let me look at the float reading loop of `decodeLevel` more carefully:",
+    "I'll check what format the snapshots were loaded in before.",
+    "让我再看看 `decodeLevel` 的浮点读取循环。",
+    "スナップショットの以前の形式を確認してみます。",
+    "`decodeLevel`의 부동소수점 읽기 루프를 더 자세히 살펴보겠습니다."])
+def test_a_cause_voiced_on_the_way_of_a_turn_that_ended_still_looking_is_no_finding(story: Story, last: str) -> None:
+    """The turn ends with the agent saying what it will look at next (the user stepped in: "it must have been the
+    shutdown changes"): the slow decoder it suspected on the way was a lead, not the cause."""
+    story.session("metrics", Turn(
+        "Startup got much slower since yesterday: loading the snapshots takes minutes.",
+        [read(ROOT, "store/snapshot.go")],
+        said=["Let me look at how the snapshots are loaded.",
+              "The root cause is that `decodeLevel` decodes every value with `binary.Read`, which is extremely slow "
+              "because of reflection."],
+        last=last))
+    keys = [r for r in story.active("metrics") if r["layer"] == "key"]
+    assert not [r for r in keys if "decodeLevel" in r["title"]], keys
 
 
 @pytest.mark.parametrize("guess", [
