@@ -46,6 +46,11 @@ def _unpushed_branch(notes: str) -> str | None:
     return None if part is None else part[len("not pushed ("):-1] if part.endswith(")") else ""
 
 
+def _went_up(notes: str) -> bool:
+    """The session pushed, merged or opened a pull request (which needs its branch on the remote)."""
+    return any(p.startswith(("pushed", "merged", "PR ")) for p in state_of(notes).split("; "))
+
+
 def _published(notes: str) -> bool:
     """The session pushed or merged: work left uncommitted before it was, by then, committed or dropped."""
     return any(p.startswith(("pushed", "merged")) for p in state_of(notes).split("; "))
@@ -164,13 +169,13 @@ def _earlier_unpushed(sel: Selection, latest: Summary) -> list[str]:
     or merged: how they ended, said as such (work committed on a `hotfix` branch, then a session on the lint
     set-up). Not when the latest committed on the same branch (or on one git did not name): its own state
     says that branch waits to be pushed."""
-    if _published(latest.notes):
+    if _went_up(latest.notes):
         return []
     mine = _unpushed_branch(latest.notes) if closed.commits_of(state_of(latest.notes)) else None
     out: list[str] = []
     for s in _earlier_recent(sel, latest)[:EARLIER_SESSIONS]:
-        if _published(s.notes):
-            break  # a push since may have taken them up
+        if _went_up(s.notes):
+            break  # a push since may have taken them up (a pull request needs its branch pushed)
         commits = closed.commits_of(state_of(s.notes))
         branch = _unpushed_branch(s.notes)
         if not commits or branch is None or (mine is not None and (not mine or not branch or branch == mine)):

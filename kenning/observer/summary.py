@@ -62,7 +62,8 @@ class State:
                 named = [_short(c, shown) for c in self.unpushed[-2:]]
                 parts.append(UNPUSHED + ", ".join(named) +
                              (f" and {len(self.unpushed) - 2} more" if len(self.unpushed) > 2 else ""))
-        elif self.commits:  # (with the branch they wait on, as git printed it: "[hotfix 937984d] …")
+        elif self.commits and not self.prs:  # (a pull request needs its branch pushed, by a command not seen)
+            # with the branch they wait on, as git printed it ("[hotfix 937984d] …")
             parts.append("not pushed" + (f" ({self.branch})" if self.branch else ""))
         opened = [p for p in self.prs if not p or p not in self.merged]  # (one merged since is said merged)
         if opened:

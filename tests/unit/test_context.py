@@ -308,6 +308,12 @@ def test_where_we_left_off_names_commits_earlier_sessions_left_unpushed_on_their
     summarize(conn, c, BASE + 7800, request="Add a make target for gofumpt", files_modified=["Makefile"],
               notes="State: committed 1a2b3c4 Add a make target for gofumpt; not pushed (tooling)")
     assert "Earlier sessions ended with commits not pushed: fc47b12" in render(conn)
+    # A pull request opened since (its branch had to be pushed, which the commands may not show): not said.
+    summarize(conn, c, BASE + 7800, request="Add a make target for gofumpt", files_modified=["Makefile"],
+              notes="State: committed 1a2b3c4 Add a make target for gofumpt; not pushed (tooling); PR #12 opened")
+    assert "commits not pushed" not in render(conn)
+    summarize(conn, c, BASE + 7800, request="Add a make target for gofumpt", files_modified=["Makefile"],
+              notes="State: committed 1a2b3c4 Add a make target for gofumpt; not pushed (tooling)")
     # A push since (of any branch: it may have carried them): not said.
     with repo.transaction(conn):
         conn.execute("UPDATE session_summaries SET notes = ? WHERE session_id = ?",

@@ -33,3 +33,9 @@ def test_commits_not_pushed_say_their_branch_and_read_back_with_it() -> None:
     # Pushed since: the branch went up with the push, as "pushed (…)" says.
     assert State(commits=["937984d fix"], branch="hotfix", pushed=["hotfix"]).line() == \
         "committed 937984d fix; pushed (hotfix)"
+
+
+def test_commits_with_a_pull_request_opened_are_not_said_to_be_unpushed() -> None:
+    """`gh pr create` needs the branch on the remote: a push the commands did not show (a script's) happened."""
+    s = State(commits=["937984d fix: WAL rotation skipped"], branch="hotfix", prs=["#12"])
+    assert s.line() == "committed 937984d fix: WAL rotation skipped; PR #12 opened"
