@@ -313,14 +313,24 @@ def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: li
             and (worth_saying(j) or _advice(j)) and not any(same_thing(j.text, u.text) for u in used)
             and not any(a and same_thing(statement(j.text), a) for a in taken_in)]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
+    looking = gates.ended_looking(r.agent)
     out = []
     for j in distinct(pool)[:MAX_NOTES]:
+        # A cause or fix voiced on the way of a turn that ended still looking: a lead, said as one wherever the
+        # note is shown (search, next to a prompt), never as a finding.
+        lead = looking and j.origin != "final" and j.role in FINAL_ONLY
+        why = _why(j, where, "agent")
+        if lead:
+            why["how"] = f"{why['how']}; said on the way of a turn that ended before a conclusion"
         out.append(ObservationDraft(
-            type="discovery", title=titled(j, r, []),
-            subtitle=f"noted by the agent ({j.role})",
+            type="discovery", title=clip(SUSPECTED + titled(j, r, []), TITLE) if lead else titled(j, r, []),
+            subtitle=f"suspected by the agent, not confirmed ({j.role})" if lead else f"noted by the agent ({j.role})",
             facts=[j.text], narrative=j.text, concepts=_concepts(j.role), files_read=files_read, created_at=at,
-            kind="note", why=_why(j, where, "agent")))
+            kind="note", why=why))
     return out
+
+
+SUSPECTED = "Suspected, not confirmed: "
 
 
 def _advice(j: Judged) -> bool:

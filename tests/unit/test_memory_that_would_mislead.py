@@ -273,6 +273,9 @@ def test_a_cause_voiced_on_the_way_of_a_turn_that_ended_still_looking_is_no_find
         last=last))
     keys = [r for r in story.active("metrics") if r["layer"] == "key"]
     assert not [r for r in keys if "decodeLevel" in r["title"]], keys
+    # Searchable, and said as the lead it was wherever it is shown (search, next to a prompt).
+    [lead] = [r for r in story.active("metrics") if "binary.Read" in r["title"]]
+    assert lead["title"].startswith("Suspected, not confirmed: "), lead
 
 
 @pytest.mark.parametrize("guess", [
