@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
 EARLIER_SESSIONS = 4   # sessions before the latest whose uncommitted files are named there
 EARLIER_WINDOW_S = 14 * 86400  # ... when they ended at most this long before the latest
+UNPUSHED_SESSIONS = 3  # earlier sessions whose unpushed commits are named (the newest; the rest counted)
 
 
 def uncommitted(notes: str) -> list[str]:
@@ -173,7 +174,9 @@ def _earlier_unpushed(sel: Selection, latest: Summary) -> list[str]:
         return []
     mine = _unpushed_branch(latest.notes) if closed.commits_of(state_of(latest.notes)) else None
     out: list[str] = []
-    for s in _earlier_recent(sel, latest)[:EARLIER_SESSIONS]:
+    # Back to the last push, whatever the number of sessions since (unlike files left uncommitted, which a
+    # later session may have committed without saying so, a commit stays unpushed until a push).
+    for s in _earlier_recent(sel, latest):
         if _went_up(s.notes):
             break  # a push since may have taken them up (a pull request needs its branch pushed)
         commits = closed.commits_of(state_of(s.notes))
@@ -183,7 +186,8 @@ def _earlier_unpushed(sel: Selection, latest: Summary) -> list[str]:
         day = time.strftime("%m-%d", time.localtime(s.created_at))
         named = [clean(c, 60) for c in commits[-2:]] + ([f"{len(commits) - 2} more"] if len(commits) > 2 else [])
         out.append(f"{', '.join(named)} (S{s.id}, {day}{f', on {branch}' if branch else ''})")
-    return out
+    more = len(out) - UNPUSHED_SESSIONS
+    return out[:UNPUSHED_SESSIONS] + ([f"and {more} earlier session{'s' if more > 1 else ''}"] if more > 0 else [])
 
 
 def _earlier_uncommitted(sel: Selection, latest: Summary) -> list[str]:

@@ -322,6 +322,27 @@ def test_where_we_left_off_names_commits_earlier_sessions_left_unpushed_on_their
     assert "commits not pushed" not in text, text
 
 
+def test_unpushed_commits_are_named_back_to_the_last_push_however_many_sessions_came_since(
+        conn: sqlite3.Connection) -> None:
+    """A commit stays unpushed until a push: five sessions of other work later it is still said (the newest
+    three sessions with such commits by name, the rest counted)."""
+    hot = summarize(conn, session(conn, "hot", BASE), BASE + 600, request="WAL rotation skips nodes",
+                    notes="State: committed 937984d fix: WAL rotation skipped for all nodes; not pushed (hotfix)")
+    for i in range(5):
+        summarize(conn, session(conn, f"lint{i}", BASE + 3600 * (i + 1)), BASE + 3600 * (i + 1) + 600,
+                  request=f"Tune the linter, step {i}", files_modified=[".golangci.yml"],
+                  notes="State: not committed: .golangci.yml")
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith("Earlier sessions ended with commits not"))
+    assert f"937984d fix: WAL rotation skipped for all nodes (S{hot}, " in line and ", on hotfix)" in line, line
+    for i in range(3):
+        summarize(conn, session(conn, f"more{i}", BASE - 3600 * (i + 1)), BASE - 3600 * (i + 1) + 600,
+                  request=f"Earlier fix {i}",
+                  notes=f"State: committed {i}a2b3c4 fix: earlier fix {i}; not pushed (hotfix)")
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith("Earlier sessions ended with commits not"))
+    assert line.endswith("; and 1 earlier session"), line
+    assert "earlier fix 2" not in line, line  # the oldest is the one counted
+
+
 def test_where_we_left_off_names_what_earlier_sessions_left_uncommitted(conn: sqlite3.Connection) -> None:
     """A session ended with files not committed; later sessions worked elsewhere: said, as how it ended.
     A file a later session changed again is that session's business (its own state says it)."""
