@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from kenning.observer.evidence import Command
 
 _COMMIT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?commit\b")
+# A scratch worktree the command adds and removes again ("git worktree add --detach $TMP …; trap 'git worktree
+# remove …' EXIT"): a commit made there to try something out goes with it, no commit of the project.
+_SCRATCH = re.compile(r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+add\b[\s\S]*"
+                      r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+remove\b")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
 _COMMITTED = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _PUSH = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?push\b")
@@ -62,7 +66,7 @@ def read(commands: list[Command]) -> Actions:
         if not c.ok:
             continue
         cmd = c.command
-        if _COMMIT.search(cmd):
+        if _COMMIT.search(cmd) and not _SCRATCH.search(cmd):
             msg = commit_message(cmd)
             m = _COMMITTED.search(c.output or "")
             if m and not msg:

@@ -363,6 +363,27 @@ def test_a_push_is_said_of_the_branch_it_went_to(command: str, printed: str, bra
     assert git_actions.read(cmds).pushed == [branch]
 
 
+def test_a_commit_in_a_scratch_worktree_the_command_removes_is_no_commit_of_the_project() -> None:
+    """A script tries the release step on a throw-away worktree (committed there, removed on exit): what the
+    session committed is the fix it made in the project, not "test release hardening"."""
+    from kenning.observer import git_actions
+    from kenning.observer.evidence import Command
+
+    scratch = ('set -euo pipefail\nTMP=$(mktemp -d /tmp/release-check.XXXXXX)\ngit worktree add --detach "$TMP" HEAD\n'
+               'trap \'git worktree remove --force "$TMP"\' EXIT\n(\n  cd "$TMP"\n  git add scripts/release.ts\n'
+               '  git commit --quiet -m "try the release hardening"\n  bun scripts/release.ts finalize v1.2.1\n)')
+    cmds = [Command(scratch, True, "v1.2.1", 1.0, 1),
+            Command("git commit -m 'fix(release): recover the npm publish'", True,
+                    "[main fd07a0a] fix(release): recover the npm publish\n 2 files changed", 2.0, 2),
+            # a worktree kept for a pull request's branch is the project's (nothing removes it)
+            Command("cd /tmp/pr135-wt && git add -A && git commit -q -m 'worker: bump the sync library'", True, "",
+                    3.0, 3),
+            # an old worktree removed before a commit in the checkout: the commit is the project's
+            Command("git worktree remove ../old-wt && git commit -m 'docs: the release steps'", True, "", 4.0, 4)]
+    assert [c.subject for c in git_actions.read(cmds).commits] == [
+        "fix(release): recover the npm publish", "worker: bump the sync library", "docs: the release steps"]
+
+
 def test_a_push_the_remote_refused_is_no_push() -> None:
     from kenning.observer import git_actions
     from kenning.observer.evidence import Command
