@@ -199,7 +199,11 @@ def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | 
 
 _WORD = re.compile(r"[^\W\d_][\w-]{3,}")
 _PLAIN = frozenset(("that", "this", "with", "from", "when", "into", "only", "after", "before", "then", "than",
-                    "have", "were", "does", "each", "every", "also", "still", "never", "always", "because"))
+                    "have", "were", "does", "each", "every", "also", "still", "never", "always", "because",
+                    # a verb of change says nothing of what changed ("Implement the pipeline", "Replaced the engine")
+                    "implement", "implemented", "implements", "replace", "replaced", "replaces", "update", "updated",
+                    "updates", "refactor", "refactored", "remove", "removed", "change", "changed", "introduce",
+                    "introduced", "added", "adds"))
 
 
 def _gist(text: str) -> set[str]:

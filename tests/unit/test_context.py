@@ -770,6 +770,21 @@ def test_a_cause_whose_session_committed_its_fix_is_said_to_be_fixed(conn: sqlit
     assert line.endswith("— fixed in 88c6586 fix: shard rotation skipped on full rotation channels"), line
 
 
+def test_a_verb_of_change_does_not_tell_a_commit_from_the_row_that_says_it(conn: sqlite3.Connection) -> None:
+    """"Implement plan-first export pipeline with sequential execution" and the session's row "Replaced the
+    batch-based export engine with a sequential pipeline": one thing, said once (the verbs say nothing of it)."""
+    s1 = session(conn, "s1", BASE)
+    row = observe(conn, s1, "Replaced the batch-based export engine with a 4-phase sequential pipeline",
+                  BASE + 300, "bugfix", role="fix")
+    line = summarize(conn, s1, BASE + 600, request="Plan: Plan-first export pipeline",
+                     notes="State: committed Implement plan-first export pipeline with 4-phase sequential execution; "
+                           "not pushed")
+    summarize(conn, session(conn, "s2", BASE + 3600), BASE + 4200, request="Add the PDF export",
+              files_modified=["export.py"])
+    text = render(conn)
+    assert f"#{row} " in text and not any(ln.startswith(f"S{line} ") for ln in text.splitlines()), text
+
+
 @pytest.mark.parametrize(("commit", "said_twice"), [
     ("fix: evaluation crash when debug file writes fail", True),  # the row of the session, in other words
     ("feat: export the evaluation results as CSV files", False)])  # something else the session did
