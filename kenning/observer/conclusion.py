@@ -97,7 +97,7 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
             continue  # another section of the answer: another subject
         if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
-        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text):
+        if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text) or counts_a_list(j):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
         if NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
@@ -107,6 +107,17 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
 TOPIC_CHARS = 160
 _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
+# A sentence that introduces a list by counting it ("Three changes were needed for v2:", "需要做以下三处修改：",
+# "다음 세 가지를 바꿔야 했습니다:"): that a list follows, not what it holds ("VAT is now rounded per line:" says it).
+_COUNTS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|several|a few|a couple of)\s+"
+                     r"(?:\w+\s+){0,2}(?:changes|fixes|edits|things|issues|problems|files|steps|updates|items|bugs|"
+                     r"places|parts)\b|[一二三四五六七八九十两几\d]+\s*(?:处|个|项|点|条|つの|点の?|箇所の?)\s*"
+                     r"(?:修改|变更|改动|问题|变化|変更|修正|問題)|[한두세네\d]+\s*가지", re.IGNORECASE)
+
+
+def counts_a_list(j: Judged) -> bool:
+    """A sentence that introduces a list by counting it: it says that a list follows, not what it holds."""
+    return j.unit.introduces and bool(_COUNTS.search(statement(j.text)))
 
 
 def proposed(fix: Judged) -> bool:

@@ -63,6 +63,7 @@ class Unit:
     label: bool = False   # it opened with a bold "Label:" of its own (the label is in ``heading``)
     table: bool = False   # a row of a table, its cells joined by "; "
     before: str = ""      # the sentence before it in its paragraph ("That was deliberate" says what by it)
+    introduces: bool = False  # it ended with ":" (or "如下" …): it introduces what follows, a list or a command
 
 
 def units(text: str) -> list[Unit]:
@@ -92,6 +93,8 @@ def units(text: str) -> list[Unit]:
                                     before=prev))
                 prev = clean
             intro = len(out) - 1 if len(out) > before and _INTRODUCES.search(para[-1]) else None
+            if intro is not None:
+                out[intro] = replace(out[intro], introduces=True)
         para, para_bullet, para_label = [], False, ""
 
     for raw in (text or "").splitlines():
@@ -101,7 +104,7 @@ def units(text: str) -> list[Unit]:
                 lines = [x.strip() for x in code if x.strip()]
                 if lines and len(lines) <= INLINE_CODE_LINES and sum(map(len, lines)) <= INLINE_CODE_CHARS \
                         and "`" not in "".join(lines):
-                    out[intro] = replace(out[intro], text=f"{out[intro].text}: `{'; '.join(lines)}`")
+                    out[intro] = replace(out[intro], text=f"{out[intro].text}: `{'; '.join(lines)}`", introduces=False)
                 intro = None
             code = [] if not in_code and intro is not None else None
             in_code = not in_code

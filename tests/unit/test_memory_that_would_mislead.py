@@ -363,6 +363,24 @@ def test_a_push_is_said_of_the_branch_it_went_to(command: str, printed: str, bra
     assert git_actions.read(cmds).pushed == [branch]
 
 
+@pytest.mark.parametrize("said", ["Three changes were needed for `vet-lint` v2:",
+                                  "为了 `vet-lint` v2，需要做以下三处修改：",
+                                  "`vet-lint` v2 에 맞추려면 다음 세 가지를 바꿔야 했습니다:"])
+def test_a_sentence_that_introduces_a_list_names_no_subject(said: str) -> None:
+    """It says that a list follows (the colon that ended it is gone from the unit), not what the turn was about
+    or what changed: no change or cause is titled by it."""
+    from dataclasses import replace
+
+    from kenning.observer.conclusion import topic
+    from kenning.observer.reading import Reading
+
+    [intro, first] = units(said + "\n\n1. **Formatters are separate**: `gofumpt` moved to a `formatters` section.")[:2]
+    assert intro.introduces and not first.introduces
+    lead = replace(_judged(said, "noise", "agent"), unit=intro, worth=0.3)
+    item = replace(_judged("`gofumpt` moved to a `formatters` section.", "change", "agent"), unit=first, worth=0.3)
+    assert topic(Reading(agent=[lead, item]), [], "") == "`gofumpt` moved to a `formatters` section"
+
+
 def test_a_commit_in_a_scratch_worktree_the_command_removes_is_no_commit_of_the_project() -> None:
     """A script tries the release step on a throw-away worktree (committed there, removed on exit): what the
     session committed is the fix it made in the project, not "test release hardening"."""

@@ -30,7 +30,7 @@ from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
 from kenning.observer import evidence, git_actions
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
-from kenning.observer.conclusion import ROUTINE, topic
+from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import Notes, command_note, summarize
@@ -435,7 +435,8 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
             at: float, edits: dict[str, int]) -> ObservationDraft:
     """Routine work: titled by its commit, else by what the agent said it changed, else by the request."""
     commit = r.actions.commits[-1] if r.actions.commits else None
-    change = r.found("change", final_only=True, min_p=0.4)
+    # (not a sentence that only counts the list of changes it introduces: "Three changes were needed for v2:")
+    change = [j for j in r.found("change", final_only=True, min_p=0.4) if not counts_a_list(j)]
     lead = topic(r, [], "")
     outcome = commit.subject if commit else lead or (change[0].text if change else "")
     verb = "Added" if created and len(created) == len(files) else "Changed"
