@@ -136,5 +136,6 @@ def test_the_prompt_defines_what_a_memory_is_and_asks_for_kind_scope_tentative_a
         for said in ("words the user quotes from", "a yes to go on with the work at hand",
                      "what a named document is to say", "its findings are not facts the user states",
                      "what the agent\nweighs", "a fix it says is still needed is a todo",
-                     "ended before a conclusion: a cause or fix it voiced on the way"):
+                     "ended before a conclusion: a cause or fix it voiced on the way",
+                     "is reasoning in general terms, not a memory of this project"):
             assert said.replace("\n", " ") in " ".join(text.split()), said

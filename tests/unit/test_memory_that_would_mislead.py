@@ -765,6 +765,27 @@ def test_an_agents_decision_is_one_made_not_one_weighed(said: str, made: bool) -
     assert ("decision" in kinds) is made, kinds
 
 
+@pytest.mark.parametrize(("said", "role", "kept"), [
+    ("Keys should be unique so that components maintain their identity across updates.", "decision", False),
+    ("Overwriting is simply the default behaviour of a mirror, with no special mode for it.", "fact", False),
+    ("缓存应该在写入时失效，这样读到的数据总是最新的。", "decision", False),
+    # tied to the project: a name in it, a Latin name in CJK text, or what "we" do
+    ("Keys of the `TreeView` items must be unique, or the tree drops the duplicates.", "decision", True),
+    ("tij はバイナリクレートなので、公開メソッドの互換性は考慮不要と判断しました。", "decision", True),
+    ("We keep the mirror overwrite-only, because nobody consumes the old refs.", "decision", True),
+    # a cause can be said in plain words
+    ("The cache was never invalidated on write, so readers saw stale totals.", "rootcause", True),
+])
+def test_the_agents_reasoning_in_general_terms_is_no_memory_of_the_project(said: str, role: str, kept: bool) -> None:
+    """A decision or fact of the agent that names nothing of the project and says nothing of what "we" do is
+    general reasoning (2 of 18 such sentences in the labelled real sessions are worth keeping)."""
+    from kenning.observer.gates import about_the_project
+
+    assert about_the_project(said) is kept or role == "rootcause"
+    kinds = _kinds_of_answer("Why do the totals look stale?", said, role, "src/cache.py")
+    assert (role in kinds) is kept, kinds
+
+
 @pytest.mark.parametrize(("said", "fix"), [
     ("The import path `mcp.server.fastmcp` needs to be fixed for the new SDK.", False),
     ("`mcp.server.fastmcp` → 새 모듈 경로 변경 + type-check 수정이 필요합니다.", False),
