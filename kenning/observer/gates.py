@@ -178,14 +178,15 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _OURS = re.compile(r"\b(?:we|our|us)\b|我们|我們|私たち|弊社|우리", re.IGNORECASE)
 
 
-def about_the_project(text: str) -> bool:
-    """Whether a sentence is tied to the project: it names something of it, or speaks of what "we" do ("We keep
-    the relay to branch updates, because …"). The agent's decision, fact, gotcha or to-do that does neither
-    ("Keys should be unique so that components keep their identity", "overwrite is the mode's default behaviour")
-    is reasoning in general terms: 2 of 18 such sentences the labelled real sessions hold are worth keeping (its
-    causes and fixes can be said in words alone: half of them are)."""
-    return bool(_NAMES.search(text) or (_CJK.search(text) and re.search(r"[A-Za-z]{2,}", text))
-                or _OURS.search(text) or "decided" in cues.signals(text))
+def about_the_project(text: str, heading: str = "") -> bool:
+    """Whether a sentence is tied to the project: it, or the heading or label it is said under ("**`flushAll()` →
+    `flushDirty()`**: only flushes files written since"), names something of it, or it speaks of what "we" do
+    ("We keep the relay to branch updates, because …"). The agent's decision, fact, gotcha or to-do that does
+    neither ("Keys should be unique so that components keep their identity", "overwrite is the mode's default
+    behaviour") is reasoning in general terms: 1 of 17 such sentences the labelled real sessions hold is worth
+    keeping (its causes and fixes can be said in words alone: half of them are)."""
+    return any(bool(_NAMES.search(t) or (_CJK.search(t) and re.search(r"[A-Za-z]{2,}", t))) for t in (text, heading)) \
+        or bool(_OURS.search(text)) or "decided" in cues.signals(text)
 
 
 # The agent saying what it will look at next ("Now let me look at `readBinaryLevel` more carefully …", "I'll check
