@@ -765,6 +765,24 @@ def test_an_agents_decision_is_one_made_not_one_weighed(said: str, made: bool) -
     assert ("decision" in kinds) is made, kinds
 
 
+@pytest.mark.parametrize("trace", [
+    "    at div\n    at http://localhost:3000/chunk-4f2a.js:30815:13\n"
+    "    at TreeNodeRenderer (http://localhost:3000/chunk-4f2a.js:33190:27)",
+    'Traceback (most recent call last):\n  File "app/tree.py", line 41, in render\n'
+    '  File "app/keys.py", line 7, in key_of'])
+def test_a_stack_trace_the_user_pastes_gives_no_rule_or_decision_of_theirs(story: Story, trace: str) -> None:
+    """The console's warning ("Never call hooks inside loops …; always call them at the top level", "Keys should be
+    unique so that …") is the program's output, not a rule or decision the user stated; what the user wrote
+    before it still counts."""
+    story.session("web", Turn(
+        "From now on, always run the frontend checks before you commit. Seems to work, but the console is full "
+        "of warnings:\nWarning: Never call hooks inside loops, conditions or nested functions; always call them at "
+        "the top level. Keys should be unique so that components maintain their identity across updates.\n"
+        f"{trace}", [edit(ROOT, "web/tree.tsx")]))
+    mine = [r for r in story.active("web") if r["why"].get("by") == "user"]
+    assert [r["title"] for r in mine] == ["From now on, always run the frontend checks before you commit"], mine
+
+
 @pytest.mark.parametrize(("said", "role", "kept"), [
     ("Keys should be unique so that components maintain their identity across updates.", "decision", False),
     ("Overwriting is simply the default behaviour of a mirror, with no special mode for it.", "fact", False),
