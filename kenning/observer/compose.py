@@ -385,7 +385,8 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
-            and (role in ANALYSIS or gates.about_the_project(j.text, j.unit.heading))  # reasoning in general terms
+            # reasoning in general terms (a gotcha may well be a tool's, said in plain words: "sed wrote a literal t")
+            and (role in ANALYSIS or role == "gotcha" or gates.about_the_project(j.text, j.unit.heading))
             # "`mcp.server.fastmcp` → the new module path and a type-check fix are needed": a fix still to make is
             # work to do, no fix (0 of 17 such sentences of the agent in the labelled real sessions is one)
             and (role != "fix" or not {"must", "fix"} <= (sig := cues.signals(j.text)) or "cause" in sig)

@@ -181,10 +181,11 @@ _OURS = re.compile(r"\b(?:we|our|us)\b|我们|我們|私たち|弊社|우리", r
 def about_the_project(text: str, heading: str = "") -> bool:
     """Whether a sentence is tied to the project: it, or the heading or label it is said under ("**`flushAll()` →
     `flushDirty()`**: only flushes files written since"), names something of it, or it speaks of what "we" do
-    ("We keep the relay to branch updates, because …"). The agent's decision, fact, gotcha or to-do that does
-    neither ("Keys should be unique so that components keep their identity", "overwrite is the mode's default
-    behaviour") is reasoning in general terms: 1 of 17 such sentences the labelled real sessions hold is worth
-    keeping (its causes and fixes can be said in words alone: half of them are)."""
+    ("We keep the relay to branch updates, because …"). The agent's decision, fact or to-do that does neither
+    ("Keys should be unique so that components keep their identity", "overwrite is the mode's default
+    behaviour") is reasoning in general terms: 1 of 15 such sentences the labelled real sessions hold is worth
+    keeping. Its causes, fixes and gotchas can be said in words alone (half of its causes are worth keeping; a
+    tool's trap is a gotcha: "The sed didn't expand \\t to tabs, it used a literal t")."""
     return any(bool(_NAMES.search(t) or (_CJK.search(t) and re.search(r"[A-Za-z]{2,}", t))) for t in (text, heading)) \
         or bool(_OURS.search(text)) or "decided" in cues.signals(text)
 

@@ -792,16 +792,17 @@ def test_a_stack_trace_the_user_pastes_gives_no_rule_or_decision_of_theirs(story
     ("tij はバイナリクレートなので、公開メソッドの互換性は考慮不要と判断しました。", "decision", True),
     ("We keep the mirror overwrite-only, because nobody consumes the old refs.", "decision", True),
     ("**`flushAll()` → `flushDirty()`**: only flushes the files written since the last flush.", "decision", True),
-    # a cause can be said in plain words
+    # a cause, and a tool's trap, can be said in plain words
     ("The cache was never invalidated on write, so readers saw stale totals.", "rootcause", True),
+    ("The sed did not expand the tab escape, it wrote a literal t instead.", "gotcha", True),
 ])
 def test_the_agents_reasoning_in_general_terms_is_no_memory_of_the_project(said: str, role: str, kept: bool) -> None:
     """A decision or fact of the agent that names nothing of the project and says nothing of what "we" do is
-    general reasoning (1 of 17 such sentences in the labelled real sessions is worth keeping)."""
+    general reasoning (1 of 15 such sentences in the labelled real sessions is worth keeping)."""
     from kenning.observer.gates import about_the_project
 
     unit = units(said)[0]
-    assert about_the_project(unit.text, unit.heading) is kept or role == "rootcause"
+    assert about_the_project(unit.text, unit.heading) is kept or role in ("rootcause", "gotcha")
     kinds = _kinds_of_answer("Why do the totals look stale?", said, role, "src/cache.py")
     assert (role in kinds) is kept, kinds
 
