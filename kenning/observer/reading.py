@@ -122,13 +122,13 @@ def judge_user(text: str, origin: str) -> list[Judged]:
     from kenning.observer.stated import _clauses
 
     out: list[Judged] = []
-    start, cursor = pasted_from(text), 0
+    span, cursor = pasted_trace(text), 0
     for u in units(text)[:MAX_UNITS]:
-        if start is not None:
+        if span is not None:
             at = text.find(u.text[:20], cursor)
             cursor = at if at >= 0 else cursor
-            if cursor + len(u.text) > start:
-                break  # the program's output from here on, not the user's words
+            if cursor + len(u.text) > span[0] and cursor < span[1]:
+                continue  # the program's output, not the user's words (what they write after the trace is)
         parts = _clauses(u.text) if ";" in u.text else [u.text]
         said = [p for p in parts if not _OWN_NEXT_STEP.match(p)]
         if 0 < len(said) < len(parts):
@@ -151,20 +151,23 @@ def judge_user(text: str, origin: str) -> list[Judged]:
 # A stack trace the user pastes: two frames or more ("    at TreeNodeRenderer (http://localhost:3000/c.js:33190:27)",
 # '  File "app.py", line 3, in main', "   3: 0x10f2a…", "#4 0x…"). From the log line it starts with on ("Warning:
 # Encountered two children with the same key …", "Error: …", "Traceback …"), the message is the program's output,
-# never the user's rule or decision: all 56 labelled units of such messages in the real sessions are noise.
+# never the user's rule or decision (all 56 labelled units of such messages in the real sessions are noise); what
+# they write after its last frame is theirs again.
 _FRAME = re.compile(r"^\s+at \S|^\s*File \"[^\"\n]+\", line \d+|^\s*\d+: 0x[0-9a-f]+|^\s*#\d+ 0x[0-9a-f]+",
                     re.MULTILINE)
 _LOG_START = re.compile(r"(?:\bwarn(?:ing)?|arning|\berror|\bexception|\btraceback|\bpanic(?:ked)?|\bfatal)\b\s*[:(]|"
                         r"^\s+at \S|^\s*File \"", re.IGNORECASE | re.MULTILINE)
 
 
-def pasted_from(text: str) -> int | None:
-    """Where a pasted stack trace starts in a user's message (its log line), None when it holds none."""
+def pasted_trace(text: str) -> tuple[int, int] | None:
+    """Where a pasted stack trace lies in a user's message: from its log line to the end of its last frame's line
+    (None when the message holds none)."""
     frames = list(_FRAME.finditer(text or ""))
     if len(frames) < 2:
         return None
     m = _LOG_START.search(text, 0, frames[0].end())
-    return m.start() if m else frames[0].start()
+    end = text.find("\n", frames[-1].end())
+    return (m.start() if m else frames[0].start()), (len(text) if end < 0 else end)
 
 
 # A clause in which the user says what they will do themselves next ("I'll tell the team", "我去问一下").

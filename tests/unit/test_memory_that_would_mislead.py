@@ -778,9 +778,12 @@ def test_a_stack_trace_the_user_pastes_gives_no_rule_or_decision_of_theirs(story
         "From now on, always run the frontend checks before you commit. Seems to work, but the console is full "
         "of warnings:\nWarning: Never call hooks inside loops, conditions or nested functions; always call them at "
         "the top level. Keys should be unique so that components maintain their identity across updates.\n"
-        f"{trace}", [edit(ROOT, "web/tree.tsx")]))
+        f"{trace}\n\nAnd from now on, never commit a console warning: treat each one as a failing test.",
+        [edit(ROOT, "web/tree.tsx")]))
     mine = [r for r in story.active("web") if r["why"].get("by") == "user"]
-    assert [r["title"] for r in mine] == ["From now on, always run the frontend checks before you commit"], mine
+    assert sorted(r["title"] for r in mine) == [
+        "From now on, always run the frontend checks before you commit",
+        "From now on, never commit a console warning: treat each one as a failing test"], mine
 
 
 @pytest.mark.parametrize(("said", "role", "kept"), [
