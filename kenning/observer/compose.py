@@ -384,6 +384,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
+            and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             # reasoning in general terms (a gotcha may well be a tool's, said in plain words: "sed wrote a literal t")
             and (role in ANALYSIS or role == "gotcha" or gates.about_the_project(j.text, j.unit.heading))

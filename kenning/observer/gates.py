@@ -190,6 +190,23 @@ def about_the_project(text: str, heading: str = "") -> bool:
         or bool(_OURS.search(text)) or "decided" in cues.signals(text)
 
 
+# The agent retelling what a page, an issue, a comment or a document says ("The public page shows the failing step
+# was …", "The comment at line 310 says …", "The discussion reports a real bug in …"): its author's word, not a
+# finding of the agent's (what a command's output shows is). All 5 such sentences of the agent in the
+# labelled real sessions are noise.
+_RETELLS = re.compile(r"^(?:the |this |that |its )?(?:public )?(?:page|issue|discussion|pr|pull request|thread|"
+                      r"comments?|docs?|documentation|readme|changelog|review)(?:\s+#?\d+|\s*\([^)]{0,40}\)|\s+(?:at|on|in|of|for|from)\s+\S+(?:\s+\S+){0,3}?)?"
+                      r"\s+(?:shows?|says?|reports?|lists?|mentions?|states?|describes?)\b(?!\s+up\b)|"
+                      r"^(?:页面|评论|讨论|文档)[^。]{0,20}?(?:显示|提到|说)|"
+                      r"^(?:ページ|コメント|ディスカッション|ドキュメント)[^。]{0,20}?(?:によると|には.{0,20}と書)|"
+                      r"^(?:페이지|댓글|토론|문서)[^.]{0,20}?(?:에 따르면|에는)", re.IGNORECASE)
+
+
+def retells_a_source(text: str) -> bool:
+    """The agent retelling what a page, an issue, a comment or a document says, not what it found."""
+    return bool(_RETELLS.search(text.strip()))
+
+
 # The agent saying what it will look at next ("Now let me look at `readBinaryLevel` more carefully …", "I'll check
 # the loader", "让我看看…", "確認してみます", "살펴보겠습니다").
 _NEXT_STEP = re.compile(r"^(?:(?:now|ok|okay|then|first|next|also|and|but|so)[,:]?\s+)?"

@@ -810,6 +810,25 @@ def test_the_agents_reasoning_in_general_terms_is_no_memory_of_the_project(said:
     assert (role in kinds) is kept, kinds
 
 
+@pytest.mark.parametrize(("said", "role", "kept"), [
+    ("The public page shows the failing step was `test:nogit` on macOS, but the logs need a sign-in.", "fact", False),
+    ("The comment at line 310 says the journals are deleted per host, so this is intentional.", "decision", False),
+    ("Discussion #577 reports that `daemon clear` is confusing when caches are scoped per profile.", "fact", False),
+    ("评论里提到 `/v1/export` 接口已经废弃了。", "fact", False),
+    # what the agent found, in a command's output or in the code: its own finding
+    ("The output shows that the cache key of `setup-node` leaves the OS out.", "fact", True),
+    ("The log level shows up twice because `init_logging()` registers the handler in both entry points.",
+     "rootcause", True),
+])
+def test_what_a_page_or_comment_says_is_its_authors_word_not_the_agents_finding(said: str, role: str,
+                                                                                  kept: bool) -> None:
+    from kenning.observer.gates import retells_a_source
+
+    assert retells_a_source(said) is not kept
+    kinds = _kinds_of_answer("Why does the nightly job fail?", said, role, "ci/nightly.yml")
+    assert (role in kinds) is kept, kinds
+
+
 @pytest.mark.parametrize(("said", "fix"), [
     ("The import path `mcp.server.fastmcp` needs to be fixed for the new SDK.", False),
     ("`mcp.server.fastmcp` → 새 모듈 경로 변경 + type-check 수정이 필요합니다.", False),
