@@ -84,6 +84,24 @@ _CHANGES_CODE = re.compile(r"^(?:[0-9a-f]{7,40} )?(?:fix|bugfix|hotfix|test|perf
 _SAYS_FIX = re.compile(r"\bfix(?:es|ed)?\b|\bhotfix\b|\bresolve[sd]?\b", re.IGNORECASE)
 
 
+_HASHED = re.compile(r"([0-9a-f]{7,40}) ")
+# Housekeeping by the conventional commit types ("chore: commit post-release housekeeping artifacts", "docs: …",
+# "ci: …"), unless its scope says it is a release ("chore(release): v0.16.0"), and merge commits.
+_HOUSEKEEPING = re.compile(r"^(?:(?:chore|docs|style|ci|build|test)(?:\((?!release)[^)]*\))?!?:|Merge )")
+
+
+def split_commit(commit: str) -> tuple[str, str]:
+    """A commit a state line names as (hash, subject): "<hash> <subject>", or its subject alone when git printed no
+    hash ("Add --trust flag …" keeps its first word)."""
+    m = _HASHED.match(commit)
+    return (m.group(1), commit[m.end():]) if m else ("", commit)
+
+
+def housekeeping(commit: str) -> bool:
+    """Whether a commit ("<hash> <subject>" or its subject) is housekeeping, not the work of its session."""
+    return bool(_HOUSEKEEPING.match(split_commit(commit)[1]))
+
+
 def changes_code(commit: str) -> bool:
     """Whether a commit ("<hash> <subject>" or its subject) can be the fix of a cause."""
     return bool(_CHANGES_CODE.match(commit) or _SAYS_FIX.search(commit))

@@ -152,18 +152,11 @@ ASKED = " (asked: "  # how a change named only by its request says so (kenning/o
 _ASKED = re.compile(re.escape(ASKED) + ".*$")
 
 
-_SHA = re.compile(r"[0-9a-f]{7,40} ")
-# Housekeeping by the conventional commit types ("chore: commit post-release housekeeping artifacts", "docs: …",
-# "ci: …"), unless its scope says it is a release ("chore(release): v0.16.0"), and merge commits.
-_HOUSEKEEPING = re.compile(r"^(?:(?:chore|docs|style|ci|build|test)(?:\((?!release)[^)]*\))?!?:|Merge )")
-
-
 def first_commit(s: Summary) -> str:
     """The subject of the commit that says what came of a session: the first its state line names that is not
-    housekeeping (the first of all when every one is); after its hash, when git printed one ("Add --trust flag
-    …" keeps its first word when the hash was not printed). '' when the line names none."""
-    commits = [c[m.end():] if (m := _SHA.match(c)) else c for c in closed.commits_of(state_of(s.notes))]
-    return next((c for c in commits if not _HOUSEKEEPING.match(c)), commits[0] if commits else "")
+    housekeeping (the first of all when every one is). '' when the line names none."""
+    subjects = [closed.split_commit(c)[1] for c in closed.commits_of(state_of(s.notes))]
+    return next((c for c in subjects if not closed.housekeeping(c)), subjects[0] if subjects else "")
 
 
 def digest(s: Summary, fresh_request: str, fresh: Callable[[str, float], str] | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kenning.context.closed import split_commit
 from kenning.context.layout import says_only_done
 from kenning.memory.text import strings, unique
 from kenning.observer import evidence
@@ -83,13 +84,10 @@ class State:
         return "; ".join(parts)
 
 
-_HASH = re.compile(r"[0-9a-f]{7,40}")
-
-
 def _short(commit: str, shown: list[str]) -> str:
     """A commit as its hash alone, when it has one and ``shown`` names it in full already."""
-    sha = commit.split(" ", 1)[0]
-    return sha if _HASH.fullmatch(sha) and commit in shown and sha != commit else commit
+    sha = split_commit(commit)[0]
+    return sha if sha and commit in shown else commit
 
 
 def parse_state(notes: str) -> State:
