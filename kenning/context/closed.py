@@ -169,3 +169,31 @@ def replaced(title: str, later: list[str]) -> tuple[str, str, str] | None:
             if cause <= set(_TERM.findall(part.lower())):
                 return part, " ".join(named), commit
     return None
+
+
+# A file a memory names, in code quotes or bare ("`cursor-logo.svg`", "walCheckpoint.go"): its stem and extension.
+_FILE = re.compile(r"(?<![\w/.-])([A-Za-z_][\w.-]*?)\.([a-z][a-z0-9]{0,4})(?![\w.-])")
+# A commit that says it repairs something ("fix(ui): …", "Fix Cursor logo: …", "hotfix …"); not a test or a perf change.
+_FIXING = re.compile(r"^(?:[0-9a-f]{7,40} )?(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|\bfix(?:es|ed)?\b|\bhotfix\b",
+                     re.IGNORECASE)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) >= 3}
+
+
+def refixed(title: str, later: list[str]) -> str:
+    """The newest of ``later`` commits that fixes a file the memory names (every word of the file's stem in its
+    subject: "Fix Cursor logo: replace corrupted SVG asset" fixes `cursor-logo.svg`), '' when none does. What the
+    memory said of that file, or decided about it, did not hold: a later session had to fix it again. A stem of one
+    short word ("index.ts", "main.go") names too little to tell; camelCase stays one word ("walCheckpoint.go" is
+    not "WAL writes during checkpoint")."""
+    stems = [w for m in _FILE.finditer(title) if (w := _words(m.group(1)))
+             and (len(w) >= 2 or any(len(x) >= 8 for x in w))]
+    if not stems:
+        return ""
+    for commit in later:  # newest first
+        if _FIXING.search(split_commit(commit)[1]) and any(stem <= _words(commit) for stem in stems):
+            return commit
+    return ""
+

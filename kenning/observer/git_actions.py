@@ -19,7 +19,9 @@ _COMMIT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?commit\b")
 _SCRATCH = re.compile(r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+add\b[\s\S]*"
                       r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+remove\b")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
-_COMMITTED = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+# What git prints of a commit: "[main 1e4eb9d] subject", "[main (root-commit) …]", "[detached HEAD 1e4eb9d] …" (also
+# localized: "[HEAD détachée …]", "[分离头指针 …]")
+_COMMITTED = re.compile(r"^\[([^\]\n]+?)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _PUSH = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?push\b")
 _PR_CREATE = re.compile(r"\bgh\s+pr\s+create\b")
 _PR_MERGE = re.compile(r"\bgh\s+pr\s+merge\b")

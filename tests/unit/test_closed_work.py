@@ -109,3 +109,40 @@ def test_a_later_fix_that_names_part_of_a_fix_as_its_cause_replaces_that_part(co
 def test_a_later_fix_of_something_else_replaces_nothing(commit: str) -> None:
     assert closed.replaced(FIRST_FIX, [commit]) is None
     assert closed.replaced("Rotation uses a non-blocking send", [commit]) is None  # no fix said
+
+
+@pytest.mark.parametrize("title, commit", [
+    ("The `cursor-logo.svg` was invalid (404), so the existing inline path is reused",
+     "Fix Cursor logo: replace corrupted SVG asset with official logo"),
+    ("`flush_queue.rs` drops the last batch when the channel closes",
+     "9f3e2a1 fix(store): flush queue keeps its last batch"),
+    ("`parquetArchive.go` calls Flush after every checkpoint file",
+     "1a2b3c4 fix: parquetArchive writes one row group")])
+def test_a_memory_about_a_file_that_a_later_commit_fixed_again_names_that_commit(title: str, commit: str) -> None:
+    assert closed.refixed(title, ["0000001 feat: add the export", commit]) == commit
+
+
+@pytest.mark.parametrize("title, commit", [
+    ("The `cursor-logo.svg` was invalid (404), so the existing inline path is reused",
+     "feat: new Cursor logo for the agents list"),  # no fix
+    ("`index.ts` re-exports the client", "fix: index page loads twice"),  # a stem of one short word names too little
+    ("`walCheckpoint.go` flushes every open file after each batch",
+     "fc47b12 fix: pause WAL writes during the checkpoint"),  # camelCase is one name, not "WAL … checkpoint"
+    ("`Builtins.toMap()` yields no tests with pklr 1.1.1", "55c7b81 fix(builtins): allow detached HEAD")])  # a call
+def test_a_later_fix_of_another_file_leaves_a_memory_as_it_is(title: str, commit: str) -> None:
+    assert closed.refixed(title, [commit]) == ""
+
+
+def test_the_index_says_a_later_session_fixed_again_the_file_a_memory_is_about(story: Story) -> None:
+    story.session("shop", Turn("The agent logos are not rendered on the settings page.",
+                               [edit(ROOT, "web/agents.tsx")],
+                               last="Root cause: `cursor-logo.svg` was an HTML 404 page saved as SVG, so the inline "
+                                    "path already in `agents.tsx` is reused instead of the file."))
+    first = story.context("shop")
+    assert "cursor-logo.svg" in first and "fixed it again" not in first, first
+    story.session("shop", Turn("The Cursor logo is still broken, replace it with the official one.", [
+        edit(ROOT, "web/assets/cursor-logo.svg"),
+        bash("git commit -am 'fix: replace the corrupted Cursor logo SVG'",
+             "[main 1a2b3c4] fix: replace the corrupted Cursor logo SVG\n 1 file changed")], last="Replaced."))
+    row = next(ln for ln in story.context("shop").splitlines() if "cursor-logo.svg" in ln and ln.startswith("#"))
+    assert row.endswith("a later session fixed it again: 1a2b3c4 fix: replace the corrupted Cursor logo SVG"), row

@@ -869,3 +869,18 @@ def test_the_noun_decision_alone_does_not_make_a_plans_sentence_a_decision(said:
 def test_an_order_of_the_user_is_no_fact_or_cause(said: str, kept: bool) -> None:
     assert _user_keeps(_judged(said, "fact", "user")) is kept
     assert _user_keeps(_judged(said, "rootcause", "user")) is kept
+
+
+@pytest.mark.parametrize("printed, branch", [
+    ("[detached HEAD 1e4eb9d] refactor: extract helpers\n 10 files changed", "detached HEAD"),
+    ("[HEAD détachée 1e4eb9d] refactor: extract helpers\n 10 files changed", "HEAD détachée"),
+    ("[main (root-commit) 1e4eb9d] refactor: extract helpers\n 10 files changed", "main"),
+    ("[feat/x 1e4eb9d] refactor: extract helpers\n 10 files changed", "feat/x")])
+def test_a_commit_on_a_detached_head_keeps_its_hash_and_where_it_was_made(printed: str, branch: str) -> None:
+    """A commit made on a detached HEAD (as a jj-colocated checkout is) is on no branch: its hash is what the
+    next session needs to find it ("After 1e4eb9d the checkout is on a detached HEAD")."""
+    from kenning.observer import git_actions
+    from kenning.observer.evidence import Command
+
+    commit = git_actions.read([Command("git commit -m 'refactor: extract helpers'", True, printed, 1.0, 1)]).commits[0]
+    assert (commit.hash, commit.branch, commit.subject) == ("1e4eb9d", branch, "refactor: extract helpers")
