@@ -169,6 +169,26 @@ def weighs_a_choice(text: str) -> bool:
     return bool(_CONDITION.match(t) or _POSSIBLE.search(t)) or "hypothesis" in cues.signals(t)
 
 
+# A condition put to the reader ("If you do not care about wire size, omitting `have`s buys you …"), or in the mood of
+# what would or could be ("If they were ever passed through `resolver.py`, they'd fail"), and an offer ("If you want,
+# I can sketch …"): a hypothetical, no finding. All 9 such sentences of the agent that the labelled real sessions'
+# model keeps are noise; a condition said of what does happen stays ("If the ticker wins, the goroutine enters …",
+# "If `platforms` is an object, the caught error is …"), and so does a gotcha (a trap is a condition).
+_IF = re.compile(r"^(?:if|unless|whether|si|wenn|falls)\b|^(?:如果|要是|假如|もし|만약)", re.IGNORECASE)
+_MOOD = re.compile(r"\b(?:you|your|would|could|might|can|may)\b|['’]d\b|\b(?:vous|tu|sie|du|würde|könnte|pourrait|"
+                   r"serait|podría|usted)\b|你|您|あなた|당신", re.IGNORECASE)
+_OFFER = re.compile(r"^(?:if you(?:['’]d)? (?:want|like|prefer|need)|si vous (?:voulez|le souhaitez)|"
+                    r"wenn (?:du|sie) (?:willst|möchtest|möchten|wollen)|"
+                    r"(?:如果|要是)(?:你|您)(?:需要|愿意|想)|需要的话|よろしければ|必要であれば|ご希望であれば|"
+                    r"원하시면|원하면|필요하시면)", re.IGNORECASE)
+
+
+def hypothetical(text: str) -> bool:
+    """A condition put to the reader or in the would / could mood, or an offer: what might be, not what is."""
+    t = text.strip()
+    return bool((_IF.search(t) and _MOOD.search(t)) or _OFFER.search(t))
+
+
 # What ties a sentence to a project: a name in code quotes, a path or file, an identifier, a number; in Chinese,
 # Japanese or Korean text any Latin word (the project's names stay Latin there: "tij はバイナリクレート").
 _NAMES = re.compile(r"`|\d|/|\.\w{2,4}\b|[a-z][A-Z]|\b[A-Za-z]+[_-][A-Za-z0-9_-]+\b|\b[A-Z]{2,}|--?\w")

@@ -139,5 +139,6 @@ def test_the_prompt_defines_what_a_memory_is_and_asks_for_kind_scope_tentative_a
                      "ended before a conclusion: a cause or fix it voiced on the way",
                      "is reasoning in general terms, not a memory of this project",
                      "a stack trace or log the user pastes is the program's output",
-                     "is its author's word, not a finding of the agent's"):
+                     "is its author's word, not a finding of the agent's",
+                     "are what might be, not findings"):
             assert said.replace("\n", " ") in " ".join(text.split()), said

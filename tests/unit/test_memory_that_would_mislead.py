@@ -884,3 +884,27 @@ def test_a_commit_on_a_detached_head_keeps_its_hash_and_where_it_was_made(printe
 
     commit = git_actions.read([Command("git commit -m 'refactor: extract helpers'", True, printed, 1.0, 1)]).commits[0]
     assert (commit.hash, commit.branch, commit.subject) == ("1e4eb9d", branch, "refactor: extract helpers")
+
+
+@pytest.mark.parametrize(("said", "role", "kept"), [
+    ("If you do not care about wire size, omitting `have`s buys you three simplifications.", "fact", False),
+    ("If the target requires a self-contained pack, relaying with `omit` can stop being safe.", "fix", False),
+    ("If they were ever passed through `resolver.py`, they'd fail: a required field is missing.", "fact", False),
+    ("If you want, I can sketch the `overwrite` mode package by package.", "fact", False),
+    ("如果你不在乎包的大小，省掉 `have` 可以简化三处。", "fact", False),
+    ("원하시면 `replicate` 구현 계획을 파일별로 정리해 드릴게요.", "fact", False),
+    # a condition said of what does happen, and a trap, stay
+    ("If the ticker wins, the goroutine enters `ToCheckpointWAL` and then `RotateWALFiles`.", "fact", True),
+    ("If `android.platforms` is an object, the caught error is `read(...).map is not a function`.", "rootcause",
+     True),
+    ("If you run `bun run test` under `rtk`, it fails with an unknown subcommand.", "gotcha", True),
+])
+def test_a_condition_put_to_the_reader_or_in_the_would_mood_is_no_finding(said: str, role: str, kept: bool) -> None:
+    """"If you do not care about X, Y buys you …", "If they were ever …, they'd fail", "If you want, I can …": what
+    might be, or an offer, not what the agent found (all 9 such kept sentences of the labelled real sessions are
+    noise)."""
+    from kenning.observer.gates import hypothetical
+
+    assert hypothetical(said) is not kept or role == "gotcha"
+    kinds = _kinds_of_answer("How does the relay decide what to send?", said, role, "src/relay.go")
+    assert (role in kinds) is kept, kinds
