@@ -212,11 +212,17 @@ def about_the_project(text: str, heading: str = "") -> bool:
 
 # The agent retelling what a page, an issue, a comment or a document says ("The public page shows the failing step
 # was …", "The comment at line 310 says …", "The discussion reports a real bug in …"): its author's word, not a
-# finding of the agent's (what a command's output shows is). All 5 such sentences of the agent in the
-# labelled real sessions are noise.
+# finding of the agent's (what a command's output shows is); so is a reviewer's ("The verifier flagged that the
+# line is not load-bearing"). All 8 such sentences of the agent in the labelled real sessions are noise.
 _RETELLS = re.compile(r"^(?:the |this |that |its )?(?:public )?(?:page|issue|discussion|pr|pull request|thread|"
                       r"comments?|docs?|documentation|readme|changelog|review)(?:\s+#?\d+|\s*\([^)]{0,40}\)|\s+(?:at|on|in|of|for|from)\s+\S+(?:\s+\S+){0,3}?)?"
                       r"\s+(?:shows?|says?|reports?|lists?|mentions?|states?|describes?)\b(?!\s+up\b)|"
+                      # a reviewer's word, a person's or a bot's ("The verifier flagged that …", "Greptile noted …")
+                      r"^(?:the |a |both |all )?(?:\w+[ -])?(?:reviewers?|verifiers?|bots?|greptile|coderabbit)"
+                      r"(?:['’]s? (?:comment|note|review|point))?(?:\s+\w+ly)?\s+(?:flag(?:s|ged)?|not(?:es|ed)|"
+                      r"points? out|pointed out|raised?|raises|suggest(?:s|ed)?|says?|said|reports?|reported|found|"
+                      r"asks?|asked|wants?|thinks?|claims?|claimed|mentions?|mentioned)\b|"
+                      r"^(?:评审|审查者?|审阅者|レビュアー|レビュー|리뷰어|리뷰)[^。.]{0,40}?(?:指出|提到|认为|指摘|によると|지적)|"
                       r"^(?:页面|评论|讨论|文档)[^。]{0,20}?(?:显示|提到|说)|"
                       r"^(?:ページ|コメント|ディスカッション|ドキュメント)[^。]{0,20}?(?:によると|には.{0,20}と書)|"
                       r"^(?:페이지|댓글|토론|문서)[^.]{0,20}?(?:에 따르면|에는)", re.IGNORECASE)

@@ -140,5 +140,5 @@ def test_the_prompt_defines_what_a_memory_is_and_asks_for_kind_scope_tentative_a
                      "is reasoning in general terms, not a memory of this project",
                      "a stack trace or log the user pastes is the program's output",
                      "is its author's word, not a finding of the agent's",
-                     "are what might be, not findings"):
+                     "are what might be, not findings", "a document or a reviewer (a person or a bot) says"):
             assert said.replace("\n", " ") in " ".join(text.split()), said

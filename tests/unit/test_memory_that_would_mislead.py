@@ -815,6 +815,13 @@ def test_the_agents_reasoning_in_general_terms_is_no_memory_of_the_project(said:
     ("The comment at line 310 says the journals are deleted per host, so this is intentional.", "decision", False),
     ("Discussion #577 reports that `daemon clear` is confusing when caches are scoped per profile.", "fact", False),
     ("评论里提到 `/v1/export` 接口已经废弃了。", "fact", False),
+    # a reviewer's word, a person's or a bot's
+    ("The verifier flagged that the \"repin to v0.7.0\" line in the PR description isn't load-bearing.", "fact",
+     False),
+    ("Greptile independently flagged the same defect in `branch_guard.rs` plus a test gap.", "fact", False),
+    ("리뷰어가 `load()`에서 핸들이 누수된다고 지적했습니다.", "rootcause", False),
+    ("The bot token lacks the `workflow` scope, so the push of `.github/workflows/ci.yml` failed.", "rootcause",
+     True),
     # what the agent found, in a command's output or in the code: its own finding
     ("The output shows that the cache key of `setup-node` leaves the OS out.", "fact", True),
     ("The log level shows up twice because `init_logging()` registers the handler in both entry points.",
