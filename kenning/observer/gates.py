@@ -171,16 +171,18 @@ def weighs_a_choice(text: str) -> bool:
 
 # A condition put to the reader ("If you do not care about wire size, omitting `have`s buys you …"), or in the mood of
 # what would or could be ("If they were ever passed through `resolver.py`, they'd fail"), and an offer ("If you want,
-# I can sketch …"): a hypothetical, no finding. All 9 such sentences of the agent that the labelled real sessions'
-# model keeps are noise; a condition said of what does happen stays ("If the ticker wins, the goroutine enters …",
-# "If `platforms` is an object, the caught error is …"), and so does a gotcha (a trap is a condition).
+# I can sketch …", "… istersen o da mümkün"): a hypothetical, no finding. All 11 such sentences of the agent that
+# the labelled real sessions' model keeps are noise; a condition said of what does happen stays ("If the ticker
+# wins, the goroutine enters …", "If `platforms` is an object, the caught error is …"), and so does a gotcha (a trap
+# is a condition).
 _IF = re.compile(r"^(?:if|unless|whether|si|wenn|falls)\b|^(?:如果|要是|假如|もし|만약)", re.IGNORECASE)
 _MOOD = re.compile(r"\b(?:you|your|would|could|might|can|may)\b|['’]d\b|\b(?:vous|tu|sie|du|würde|könnte|pourrait|"
                    r"serait|podría|usted)\b|你|您|あなた|당신", re.IGNORECASE)
 _OFFER = re.compile(r"^(?:if you(?:['’]d)? (?:want|like|prefer|need)|si vous (?:voulez|le souhaitez)|"
                     r"wenn (?:du|sie) (?:willst|möchtest|möchten|wollen)|"
                     r"(?:如果|要是)(?:你|您)(?:需要|愿意|想)|需要的话|よろしければ|必要であれば|ご希望であれば|"
-                    r"원하시면|원하면|필요하시면)", re.IGNORECASE)
+                    r"원하시면|원하면|필요하시면)|"
+                    r"(?<!\w)(?:[iİ]stersen|dilersen)(?:iz)?(?!\w)", re.IGNORECASE)  # (Turkish: at the clause's end)
 
 
 def hypothetical(text: str) -> bool:
@@ -217,8 +219,10 @@ def about_the_project(text: str, heading: str = "") -> bool:
 _RETELLS = re.compile(r"^(?:the |this |that |its )?(?:public )?(?:page|issue|discussion|pr|pull request|thread|"
                       r"comments?|docs?|documentation|readme|changelog|review)(?:\s+#?\d+|\s*\([^)]{0,40}\)|\s+(?:at|on|in|of|for|from)\s+\S+(?:\s+\S+){0,3}?)?"
                       r"\s+(?:shows?|says?|reports?|lists?|mentions?|states?|describes?)\b(?!\s+up\b)|"
-                      # a reviewer's word, a person's or a bot's ("The verifier flagged that …", "Greptile noted …")
-                      r"^(?:the |a |both |all )?(?:\w+[ -])?(?:reviewers?|verifiers?|bots?|greptile|coderabbit)"
+                      # a reviewer's or an issue author's word ("The verifier flagged that …", "Greptile noted …",
+                      # "The author says clearing without `--profile` only …")
+                      r"^(?:the |a |both |all )?(?:\w+[ -])?(?:reviewers?|verifiers?|bots?|greptile|coderabbit|"
+                      r"author|reporter|maintainers?)"
                       r"(?:['’]s? (?:comment|note|review|point))?(?:\s+\w+ly)?\s+(?:flag(?:s|ged)?|not(?:es|ed)|"
                       r"points? out|pointed out|raised?|raises|suggest(?:s|ed)?|says?|said|reports?|reported|found|"
                       r"asks?|asked|wants?|thinks?|claims?|claimed|mentions?|mentioned)\b|"

@@ -820,6 +820,7 @@ def test_the_agents_reasoning_in_general_terms_is_no_memory_of_the_project(said:
      False),
     ("Greptile independently flagged the same defect in `branch_guard.rs` plus a test gap.", "fact", False),
     ("리뷰어가 `load()`에서 핸들이 누수된다고 지적했습니다.", "rootcause", False),
+    ("The author says clearing without `--profile` only clears the default profile's cache.", "rootcause", False),
     ("The bot token lacks the `workflow` scope, so the push of `.github/workflows/ci.yml` failed.", "rootcause",
      True),
     # what the agent found, in a command's output or in the code: its own finding
@@ -900,6 +901,7 @@ def test_a_commit_on_a_detached_head_keeps_its_hash_and_where_it_was_made(printe
     ("If you want, I can sketch the `overwrite` mode package by package.", "fact", False),
     ("如果你不在乎包的大小，省掉 `have` 可以简化三处。", "fact", False),
     ("원하시면 `replicate` 구현 계획을 파일별로 정리해 드릴게요.", "fact", False),
+    ("Mirror'ları `us` bölgesine taşımak istersen `mirror create` ile o da mümkün.", "fact", False),
     # a condition said of what does happen, and a trap, stay
     ("If the ticker wins, the goroutine enters `ToCheckpointWAL` and then `RotateWALFiles`.", "fact", True),
     ("If `android.platforms` is an object, the caught error is `read(...).map is not a function`.", "rootcause",
@@ -908,7 +910,7 @@ def test_a_commit_on_a_detached_head_keeps_its_hash_and_where_it_was_made(printe
 ])
 def test_a_condition_put_to_the_reader_or_in_the_would_mood_is_no_finding(said: str, role: str, kept: bool) -> None:
     """"If you do not care about X, Y buys you …", "If they were ever …, they'd fail", "If you want, I can …": what
-    might be, or an offer, not what the agent found (all 9 such kept sentences of the labelled real sessions are
+    might be, or an offer, not what the agent found (all 11 such kept sentences of the labelled real sessions are
     noise)."""
     from kenning.observer.gates import hypothetical
 
