@@ -6,7 +6,8 @@ Layers (kenning/memory/layers.py), each within its own budget:
    in any project), then this project's; every active one, newest first, within
    ``context_rules_chars`` (older ones beyond it are counted, never silently dropped).
 2. *Key decisions, gotchas and root causes*: ranked by importance, how often they recurred and
-   how recent they are (counted from the project's latest work), within ``context_key_chars``.
+   how recent they are (counted from the project's latest work), within ``context_key_chars``;
+   one that another says again in other words is listed once, the newer (restated.py).
    Routine work never takes their place. Open to-dos are listed apart, until done.
 3. *Recent sessions*, by day: one line per session saying what it was about and what came of
    it, in what is left of ``context_max_chars``; sessions and routine work older than
@@ -27,7 +28,7 @@ import math
 import re
 import sqlite3
 
-from kenning.context import closed
+from kenning.context import closed, restated
 from kenning.context.layout import COUNT_CAP, SUMMARY_ICON, Layout, age, clean, clean_field, moment, state_of
 
 # How the index is written (kenning/context/layout.py), kept importable from here.
@@ -178,6 +179,7 @@ class Selection:
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work
         self.stale = Stale(conn, project)
+        self._said: dict[int, frozenset[str]] = {}  # what each key memory says (restated.once), for re-timing
         # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
         self.total = int(conn.execute(  # the partial index holds exactly the group heads: no row lookups
             "SELECT COUNT(*) FROM (SELECT 1 FROM observations INDEXED BY observations_layer_time WHERE project = ? "
@@ -199,7 +201,7 @@ class Selection:
         """What depends on the time: the archive's cut, and the key memories' ranking."""
         self.now = now
         self.archive_before = archive = self._archive(now)
-        self.keys = spread(self._key_candidates, self.score)
+        self.keys = restated.once(spread(self._key_candidates, self.score), self._said)
         self.log = [r for r in self._log if r.created_at >= archive] if archive > self._archive(self.fetched_at) \
             else self._log
         kept, self.repeats = _dedupe([s for s in self._sums if s.created_at >= archive])

@@ -1,0 +1,75 @@
+"""Key memories that say again what another says, in other words, are listed once (kenning/context/restated.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.context.index import Row
+from kenning.context.restated import LOOKED_AT, once, said
+from tests.support.memory_story import Story, Turn, bash, edit
+
+
+def _row(rid: int, title: str, at: float, kind: str = "fact") -> Row:
+    return Row((rid, "discovery", title, at, "key", 6, 1, 0, "claude-code", rid, kind, "project", 0))
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    # the same trap found in two sessions, in Korean with and without particles and code quotes
+    ("main 브랜치 보호 규칙 때문에 직접 push 불가.",
+     "`main` 브랜치는 보호 규칙(3개 상태 체크 필수)으로 직접 푸시 불가."),
+    ("`bats` skipped the password-store cases because `pass` is not installed locally",
+     "Age/password-store bats ran but skipped the external-tool cases locally because `pass` is not installed"),
+    ("Both fields use the `omitempty` JSON tag so they are empty in detached HEAD state",
+     "Verifies that in detached HEAD state the branch field is empty and omitted from JSON (`omitempty`)"),
+    ("主分支受保护，不能直接推送，必须通过拉取请求合并。",
+     "主分支受保护：不能直接推送，只能通过拉取请求合并（需要三项检查）。"),
+])
+def test_a_memory_said_again_in_other_words_is_listed_once_the_newer(older: str, newer: str) -> None:
+    rows = [_row(1, older, 100.0), _row(2, "`RotateWALFiles` blocks forever once the staging goroutine exited", 150.0),
+            _row(3, newer, 200.0)]
+    assert [r.id for r in once(rows)] == [3, 2]  # the newer, in the better ranked one's place
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("`flushAll()` flushes every open host WAL file after each batch of at most 257 messages",
+     "`flushAll()` → `flushDirty()`: only flushes files that received writes since the last flush"),
+    ("The WAL journals have to be deleted before shutdown!",
+     "`Shutdown()` writes 5800 snapshot files for 21GB, then calls `RotateWALFilesAfterShutdown()` to delete the "
+     "WAL files"),
+    ("The pre-commit hook fails because `bun test src/` picks up tests in `tmp/clones/`",
+     "The 3 failures are in the prompt-builder tests because of the `JSON_OUTPUT_REMINDER` change"),
+    ("main 브랜치 보호 규칙 때문에 직접 push 불가.", "레포지토리에 auto-merge가 비활성화되어 있습니다."),
+])
+def test_memories_about_different_things_are_all_listed(a: str, b: str) -> None:
+    rows = [_row(1, a, 100.0), _row(2, b, 200.0)]
+    assert [r.id for r in once(rows)] == [1, 2]
+
+
+def test_of_one_moment_the_cause_with_its_fix_is_kept_over_the_cause_alone() -> None:
+    cause = "The pre-push hook failed because of lint errors in `.claude/settings.json` and `entire.ts`"
+    rows = [_row(1, cause + ". These are untracked files, but Biome checks them.", 100.0, "gotcha"),
+            _row(2, cause + " — fix: `.claude/` and `.entire/` are excluded from biome linting", 100.0, "rootcause")]
+    assert [r.id for r in once(rows)] == [2]
+
+
+def test_rows_beyond_those_looked_at_keep_their_place_and_what_is_said_is_cached() -> None:
+    same = "`main` 브랜치는 보호 규칙으로 직접 푸시 불가."
+    rows = [_row(i, f"`k{i:03d}x` breaks `m{i:03d}y` on `p{i:03d}z`", float(i)) for i in range(LOOKED_AT)]
+    rows += [_row(99, same, 999.0), _row(98, same, 998.0)]
+    cache: dict[int, frozenset[str]] = {}
+    assert [r.id for r in once(rows, cache)] == [r.id for r in rows]
+    assert set(cache) == {r.id for r in rows[:LOOKED_AT]} and cache[5] == said(rows[5].title)
+
+
+def test_the_index_lists_a_trap_found_again_in_a_later_session_once(story: Story) -> None:
+    """Two sessions find that main is protected, in other words (the store groups only near-identical wording)."""
+    root = "/home/dev/shop"
+    refused = "To github.com:dev/shop.git\n ! [remote rejected] main -> main (protected branch hook declined)"
+    for said_it in ("main 브랜치 보호 규칙 때문에 직접 push 불가합니다. PR을 만들어야 합니다.",
+                    "`main` 브랜치는 보호 규칙(3개 상태 체크 필수)으로 직접 푸시 불가합니다."):
+        story.session("shop", Turn("Push the fix to main.", [edit(root, "shop/cart.py"),
+                                                              bash("git push origin main", fails=refused)],
+                                   last=said_it))
+    assert len([r for r in story.active("shop") if "보호 규칙" in r["title"] and r["layer"] == "key"]) == 2
+    rows = [ln for ln in story.context("shop").splitlines() if ln.startswith("#") and "보호 규칙" in ln]
+    assert len(rows) == 1 and "3개 상태 체크" in rows[0], rows
