@@ -188,12 +188,10 @@ def refixed(title: str, later: list[str]) -> str:
     memory said of that file, or decided about it, did not hold: a later session had to fix it again. A stem of one
     short word ("index.ts", "main.go") names too little to tell; camelCase stays one word ("walCheckpoint.go" is
     not "WAL writes during checkpoint")."""
+    fixes = [c for c in later if _FIXING.search(split_commit(c)[1])]  # newest first
+    if not fixes or "." not in title:
+        return ""
     stems = [w for m in _FILE.finditer(title) if (w := _words(m.group(1)))
              and (len(w) >= 2 or any(len(x) >= 8 for x in w))]
-    if not stems:
-        return ""
-    for commit in later:  # newest first
-        if _FIXING.search(split_commit(commit)[1]) and any(stem <= _words(commit) for stem in stems):
-            return commit
-    return ""
+    return next((c for c in fixes if any(stem <= _words(c) for stem in stems)), "") if stems else ""
 

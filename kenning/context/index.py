@@ -37,6 +37,7 @@ from kenning.store.columns import has_columns
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import Any
 
     from kenning.settings import Settings
 
@@ -55,19 +56,19 @@ class Row:
     __slots__ = ("created_at", "id", "importance", "kind", "layer", "occurrences", "platform", "scope", "session",
                  "tentative", "title", "type", "work")
 
-    def __init__(self, r: Sequence[object]) -> None:
-        self.id = int(str(r[0]))
+    def __init__(self, r: Sequence[Any]) -> None:  # (SQLite's own types: no conversion through str)
+        self.id = int(r[0])
         self.type = str(r[1])
-        self.title = str(r[2] or "")
-        self.created_at = float(str(r[3]))
-        self.layer = str(r[4] or "log")
-        self.importance = int(str(r[5] or 0))
-        self.occurrences = int(str(r[6] or 1))
-        self.work = int(str(r[7] or 0))  # tokens of captured work it condenses, and spent producing it
-        self.platform = str(r[8] or "")  # the agent whose session recorded it
-        self.session = int(str(r[9] or 0))
-        self.kind = str(r[10] or "")   # the role the observer judged (migration 0025; '' before it)
-        self.scope = str(r[11] or "project")
+        self.title: str = r[2] or ""
+        self.created_at = float(r[3])
+        self.layer: str = r[4] or "log"
+        self.importance = int(r[5] or 0)
+        self.occurrences = int(r[6] or 1)
+        self.work = int(r[7] or 0)  # tokens of captured work it condenses, and spent producing it
+        self.platform: str = r[8] or ""  # the agent whose session recorded it
+        self.session = int(r[9] or 0)
+        self.kind: str = r[10] or ""   # the role the observer judged (migration 0025; '' before it)
+        self.scope: str = r[11] or "project"
         self.tentative = bool(r[12])
 
 
@@ -179,7 +180,7 @@ class Selection:
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work
         self.stale = Stale(conn, project)
-        self._said: dict[int, frozenset[str]] = {}  # what each key memory says (restated.once), for re-timing
+        self._later: dict[tuple[int, float], list[str]] = {}  # later_commits, asked again by each layout
         # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
         self.total = int(conn.execute(  # the partial index holds exactly the group heads: no row lookups
             "SELECT COUNT(*) FROM (SELECT 1 FROM observations INDEXED BY observations_layer_time WHERE project = ? "
@@ -201,7 +202,7 @@ class Selection:
         """What depends on the time: the archive's cut, and the key memories' ranking."""
         self.now = now
         self.archive_before = archive = self._archive(now)
-        self.keys = restated.once(spread(self._key_candidates, self.score), self._said)
+        self.keys = restated.once(spread(self._key_candidates, self.score))
         self.log = [r for r in self._log if r.created_at >= archive] if archive > self._archive(self.fetched_at) \
             else self._log
         kept, self.repeats = _dedupe([s for s in self._sums if s.created_at >= archive])
@@ -231,8 +232,11 @@ class Selection:
 
     def later_commits(self, session: int, at: float) -> list[str]:
         """The commits of the other sessions that ended after ``at`` (newest first)."""
-        return [c for s in self._sums if s.session != session and s.created_at > at
-                for c in self.commits.get(s.session, [])]
+        found = self._later.get((session, at))
+        if found is None:
+            found = self._later[(session, at)] = [c for s in self._sums if s.session != session and s.created_at > at
+                                                  for c in self.commits.get(s.session, [])]
+        return found
 
     def closed(self, text: str, said_at: float) -> bool:
         """Whether open work said at ``said_at`` was done since (a later release of its version, a merge)."""
@@ -257,10 +261,10 @@ def spread(rows: list[Row], score: Callable[[Row], float]) -> list[Row]:
     """Key memories by score, each one after the first of its session ``SAME_SESSION`` lower."""
     seen: dict[int, int] = {}
     scored = []
-    for r in sorted(rows, key=lambda r: -score(r)):
+    for s, r in sorted([(score(r), r) for r in rows], key=lambda x: -x[0]):  # (each scored once)
         k = seen.get(r.session, 0)
         seen[r.session] = k + 1
-        scored.append((score(r) - k * SAME_SESSION, r))
+        scored.append((s - k * SAME_SESSION, r))
     return [r for _s, r in sorted(scored, key=lambda x: -x[0])]
 
 

@@ -24,7 +24,7 @@ from kenning.records import text_tokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from kenning.context.index import Row, Selection, Summary
     from kenning.settings import Settings
@@ -234,7 +234,7 @@ class Layout:
         left = max(0, settings.context_rules_chars - sum(len(x) + 1 for x in self.user_lines))
         self.rule_lines = _fit([obs_line(r, now, icons, RULE_CHARS, agent) for r in
                                 sel.rules[:max(0, settings.context_rules - len(self.user_lines))]], left)
-        self.key_lines = _fit([obs_line(r, now, icons, KEY_CHARS, agent, self._as_history(r)) for r in sel.keys],
+        self.key_lines = _fit((obs_line(r, now, icons, KEY_CHARS, agent, self._as_history(r)) for r in sel.keys),
                               settings.context_key_chars)
         self.todo_lines = _fit([obs_line(r, now, icons, TODO_CHARS, agent) for r in sel.todos],
                                settings.context_key_chars // 3)
@@ -431,8 +431,9 @@ class Layout:
         return best
 
 
-def _fit(lines: list[str], budget: int) -> list[str]:
-    """The first lines (the most important / newest) whose total length fits ``budget``."""
+def _fit(lines: Iterable[str], budget: int) -> list[str]:
+    """The first lines (the most important / newest) whose total length fits ``budget`` (made as they are needed:
+    a line is written only if those before it fit)."""
     out: list[str] = []
     used = 0
     for line in lines:

@@ -15,6 +15,7 @@ Standard library only (the SessionStart hook may build the index itself).
 
 from __future__ import annotations
 
+import functools
 import re
 
 TYPE_CHECKING = False
@@ -22,38 +23,58 @@ if TYPE_CHECKING:
     from kenning.context.index import Row
 
 SAME = 0.4
-LOOKED_AT = 40  # the first rows by rank: more than the index lists (the rest keep their place)
+LOOKED_AT = 30  # the first rows by rank: more than the index lists (the rest keep their place)
 
 _WORD = re.compile(r"[^\W\d_][\w-]{3,}")
+# A name of the code: in code quotes, or with a path's or an identifier's marks ("src/storage/config.py",
+# "resolve_webhook", "RotateWALFiles")
+_NAME = re.compile(r"`([^`]{2,80})`|"
+                   r"(?<![\w/.-])((?:[\w-]+[/.])+[\w-]+|[A-Za-z]+_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 _PLAIN = frozenset(("that", "this", "with", "from", "when", "into", "only", "after", "before", "then", "than",
                     "have", "were", "does", "each", "every", "also", "still", "never", "always", "because", "there",
                     "which", "while", "they", "them", "their", "what", "where", "would", "should", "could", "must"))
 
 
+@functools.lru_cache(maxsize=8192)  # the worker builds the index again and again from mostly the same titles
 def said(text: str) -> frozenset[str]:
     """What a text says, for telling a restatement: its longer words by their first four letters, and its runs of
     Chinese, Japanese or Korean by pairs of characters."""
-    out = {w.lower()[:4] for w in _WORD.findall(text) if w.lower() not in _PLAIN and not _CJK.search(w)}
+    if text.isascii():  # (most rows: one pass)
+        return frozenset(w[:4] for w in _WORD.findall(text.lower()) if w not in _PLAIN)
+    out = {w[:4] for w in _WORD.findall(text.lower()) if w not in _PLAIN and not _CJK.search(w)}
     for run in _CJK.findall(text):
         out.update(run[i:i + 2] for i in range(len(run) - 1))
     return frozenset(out)
 
 
-def once(rows: list[Row], cache: dict[int, frozenset[str]] | None = None) -> list[Row]:
-    """``rows`` (by rank) with each row among the first ``LOOKED_AT`` that another says again left out: the newer of
-    the two stays, in the better ranked one's place; of one moment, the longer (a cause with its fix, not the cause
-    alone). ``cache``: what each row (by id) says, kept between calls on the same rows."""
-    cache = {} if cache is None else cache
-    place: list[Row | None] = list(rows[:LOOKED_AT])
-    what = [cache[r.id] if r.id in cache else cache.setdefault(r.id, said(r.title)) for r in rows[:LOOKED_AT]]
-    for i in range(len(place)):
-        for j in range(i + 1, len(place)):
-            a, b = place[i], place[j]
-            if a is None or b is None or not what[i] or not what[j] \
-                    or len(what[i] & what[j]) / len(what[i] | what[j]) < SAME:
-                continue
-            if (b.created_at, len(b.title)) > (a.created_at, len(a.title)):
-                place[i], what[i] = b, what[j]
-            place[j] = None
-    return [r for r in place if r is not None] + rows[LOOKED_AT:]
+@functools.lru_cache(maxsize=8192)
+def names(text: str) -> frozenset[str]:
+    """The names of the code a text gives (lower case)."""
+    return frozenset((m.group(1) or m.group(2)).lower() for m in _NAME.finditer(text))
+
+
+def once(rows: list[Row]) -> list[Row]:
+    """``rows`` (by rank) with each group of rows among the first ``LOOKED_AT`` that say the same thing listed once:
+    its newest row, in the place of its best ranked; of one moment, the longest (a cause with its fix, not the cause
+    alone)."""
+    head = rows[:LOOKED_AT]
+    what = [said(r.title) for r in head]
+    group = list(range(len(head)))  # each row's group, by the group's first (best ranked) row
+    size = [len(w) for w in what]
+    for j in range(1, len(head)):
+        y, ny = what[j], size[j]
+        for i in range(j):  # |x ∩ y| / |x ∪ y| ≥ SAME, and the names of the code of one all in the other
+            n = len(what[i] & y)
+            if n and n >= SAME * (size[i] + ny - n):
+                mine, theirs = names(head[j].title), names(head[i].title)
+                if mine <= theirs or theirs <= mine:
+                    group[j] = group[i]
+                    break
+    keep: dict[int, Row] = {}
+    for k, r in enumerate(head):
+        g, best = group[k], keep.get(group[k])
+        if best is None or (r.created_at, len(r.title)) > (best.created_at, len(best.title)):
+            keep[g] = r
+    return [keep[k] for k in range(len(head)) if group[k] == k] + rows[LOOKED_AT:]
+
