@@ -174,13 +174,16 @@ class Selection:
         states = [(s, state_of(s.notes)) for s in self._sums]
         self.done = closed.history((line, s.created_at) for s, line in states)
         self.commits = {s.session: closed.commits_of(line) for s, line in states}  # a session → its commits
+        self._later: dict[tuple[int, float], list[str]] = {}  # later_commits, asked again by each layout
+        # What later work closed, and what a later session had to fix again (it no longer holds: "`cursor-logo.svg`
+        # was invalid, so the inline path is reused" before "Fix Cursor logo: replace corrupted SVG asset").
         self._key_candidates = [r for r in self._key_candidates if not closed.closed(
-            r.title, r.created_at, self.done, open_work=r.kind == "status")]
+            r.title, r.created_at, self.done, open_work=r.kind == "status")
+            and not closed.refixed(r.title, self.later_commits(r.session, r.created_at))]
         self.todos = [r for r in self.todos if not closed.closed(r.title, r.created_at, self.done)]
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work
         self.stale = Stale(conn, project)
-        self._later: dict[tuple[int, float], list[str]] = {}  # later_commits, asked again by each layout
         # Counting is linear in the project's size: count at most COUNT_CAP rows (constant time at 1M).
         self.total = int(conn.execute(  # the partial index holds exactly the group heads: no row lookups
             "SELECT COUNT(*) FROM (SELECT 1 FROM observations INDEXED BY observations_layer_time WHERE project = ? "

@@ -268,15 +268,9 @@ class Layout:
     def _told_now(self, r: Row) -> str:
         """A root cause said without its fix, whose session committed a fix of it: said to be fixed, or it
         reads as how the code is now ("`RotateWALFiles` uses a non-blocking send … — fixed in 88c6586 fix: …").
-        A fix, part of which a later fix named as its cause: that part is said to be replaced. A memory about a file
-        that a later session's commit fixed again ("`cursor-logo.svg` was invalid, so the inline path is reused"
-        before "Fix Cursor logo: replace corrupted SVG asset"): said with that commit, as history."""
-        later = self.sel.later_commits(r.session, r.created_at)
-        undone = closed.replaced(r.title, later) if " fix: " in r.title and r.kind in ("fix", "rootcause") else None
-        if undone is None and (again := closed.refixed(r.title, later)):
-            note = f"; a later session fixed it again: {again}"
-            return clean(r.title, KEY_CHARS - len(note)).rstrip(".。") + note
+        A fix, part of which a later fix named as its cause: that part is said to be replaced."""
         if " fix: " in r.title and r.kind in ("fix", "rootcause"):
+            undone = closed.replaced(r.title, self.sel.later_commits(r.session, r.created_at))
             if undone is None:
                 return ""
             part, cause, commit = undone
