@@ -214,8 +214,9 @@ def about_the_project(text: str, heading: str = "") -> bool:
 
 # The agent retelling what a page, an issue, a comment or a document says ("The public page shows the failing step
 # was …", "The comment at line 310 says …", "The discussion reports a real bug in …"): its author's word, not a
-# finding of the agent's (what a command's output shows is); so is a reviewer's ("The verifier flagged that the
-# line is not load-bearing"). All 8 such sentences of the agent in the labelled real sessions are noise.
+# finding of the agent's (what a command's output shows is); so is a reviewer's or an issue author's ("The verifier
+# flagged that the line is not load-bearing"). All 9 such sentences of the agent in the labelled real sessions are
+# noise.
 _RETELLS = re.compile(r"^(?:the |this |that |its )?(?:public )?(?:page|issue|discussion|pr|pull request|thread|"
                       r"comments?|docs?|documentation|readme|changelog|review)(?:\s+#?\d+|\s*\([^)]{0,40}\)|\s+(?:at|on|in|of|for|from)\s+\S+(?:\s+\S+){0,3}?)?"
                       r"\s+(?:shows?|says?|reports?|lists?|mentions?|states?|describes?)\b(?!\s+up\b)|"

@@ -54,8 +54,9 @@ def test_a_fetch_is_a_use_and_memory_ledger_answers(story: Story) -> None:
     try:
         run_client(handing, env=story.env(KENNING_PORT=port), cwd=story.project)
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and len(db_rows(story, "SELECT DISTINCT reason FROM injections")) < 3:
-            time.sleep(0.2)  # the worker's next cycle records what the server handed it
+        while time.monotonic() < deadline and (len(db_rows(story, "SELECT DISTINCT reason FROM injections")) < 3
+                                               or not db_rows(story, "SELECT 1 FROM injection_uses")):
+            time.sleep(0.2)  # the worker's next cycles record what the server handed it, and the fetch's use
         got = run_client(go, env=story.env(KENNING_PORT=port), cwd=story.project)
     finally:
         subprocess.run([*worker, "stop"], env=env, capture_output=True, timeout=60)
