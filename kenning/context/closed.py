@@ -193,5 +193,9 @@ def refixed(title: str, later: list[str]) -> str:
         return ""
     stems = [w for m in _FILE.finditer(title) if (w := _words(m.group(1)))
              and (len(w) >= 2 or any(len(x) >= 8 for x in w))]
-    return next((c for c in fixes if any(stem <= _words(c) for stem in stems)), "") if stems else ""
+    for commit in fixes if stems else []:
+        words = _words(commit)  # (once per commit, whatever the number of stems)
+        if any(stem <= words for stem in stems):
+            return commit
+    return ""
 

@@ -157,8 +157,8 @@ def not_a_rule(text: str) -> bool:
 # `have`s, …"), a possibility ("the fork path could use it", "you may choose to keep …"), a guess. In the
 # labelled real sessions, 1 of 108 of its sentences that open with a condition is a decision, 3 of 88 with
 # could / might / may, 2 of 45 guesses.
-_CONDITION = re.compile(r"^(?:if|unless|when|once|should|whether)\b|^(?:si|wenn|falls)\b|^(?:如果|要是|假如|もし|만약)",
-                        re.IGNORECASE)
+_IF_OPENS = r"^(?:if|unless|whether|si|wenn|falls)\b|^(?:如果|要是|假如|もし|만약)"  # (hypothetical below: the same)
+_CONDITION = re.compile(_IF_OPENS + r"|^(?:when|once|should)\b", re.IGNORECASE)
 _POSSIBLE = re.compile(r"\b(?:could|might|may)\b(?!\s+not\b)|\bpourrai[ts]?\b|\bkönnte\b|\bpodría\b|"
                        r"可以考虑|也可以|かもしれ|수도 있", re.IGNORECASE)
 
@@ -175,7 +175,7 @@ def weighs_a_choice(text: str) -> bool:
 # the labelled real sessions' model keeps are noise; a condition said of what does happen stays ("If the ticker
 # wins, the goroutine enters …", "If `platforms` is an object, the caught error is …"), and so does a gotcha (a trap
 # is a condition).
-_IF = re.compile(r"^(?:if|unless|whether|si|wenn|falls)\b|^(?:如果|要是|假如|もし|만약)", re.IGNORECASE)
+_IF = re.compile(_IF_OPENS, re.IGNORECASE)
 _MOOD = re.compile(r"\b(?:you|your|would|could|might|can|may)\b|['’]d\b|\b(?:vous|tu|sie|du|würde|könnte|pourrait|"
                    r"serait|podría|usted)\b|你|您|あなた|당신", re.IGNORECASE)
 _OFFER = re.compile(r"^(?:if you(?:['’]d)? (?:want|like|prefer|need)|si vous (?:voulez|le souhaitez)|"
