@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
 EARLIER_SESSIONS = 4   # sessions before the latest whose uncommitted files are named there
 EARLIER_WINDOW_S = 14 * 86400  # ... when they ended at most this long before the latest
+TREE_CLEAN = "working tree clean"  # a state's part (kenning/observer/summary.py CLEAN: not imported on the hook path)
 UNPUSHED_SESSIONS = 3  # earlier sessions whose unpushed commits are named (the newest; the rest counted)
 
 
@@ -203,6 +204,6 @@ def _earlier_uncommitted(sel: Selection, latest: Summary) -> list[str]:
             day = time.strftime("%m-%d", time.localtime(s.created_at))
             out.append(f"{', '.join(left[:3])}{' …' if len(left) > 3 else ''} (S{s.id}, {day})")
         touched.update(_files(s.files_modified))
-        if _published(s.notes):
-            break  # what sessions before a push or a merge left was committed since, or dropped
+        if _published(s.notes) or TREE_CLEAN in state_of(s.notes).split("; "):
+            break  # what sessions before a push, a merge or a clean status left was committed since, or dropped
     return out

@@ -31,6 +31,7 @@ _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|
 
 
 UNPUSHED = "later commits not pushed: "  # (starts with no other part's word: parse_state reads by prefix)
+CLEAN = "working tree clean"  # (git's own words for it)
 
 
 @dataclass
@@ -46,6 +47,7 @@ class State:
     reverted: list[str] = field(default_factory=list)   # commits a ``git revert`` took back ("" when not said)
     discarded: bool = False                             # the latest work: uncommitted changes thrown away
     branch: str = ""                                    # the branch the latest commit was made on ('' not printed)
+    clean: bool = False                                 # a ``git status`` found nothing uncommitted, and none since
 
     def line(self) -> str:
         parts = []
@@ -81,6 +83,8 @@ class State:
             files = ", ".join(self.uncommitted[:4]) + (f" and {len(self.uncommitted) - 4} more"
                                                        if len(self.uncommitted) > 4 else "")
             parts.append(f"not committed: {files}")
+        elif self.clean:
+            parts.append(CLEAN)
         return "; ".join(parts)
 
 
@@ -116,6 +120,8 @@ def parse_state(notes: str) -> State:
             s.reverted = [r for r in part[len("reverted "):].split(", ") if r and r != "a commit"] or [""]
         elif part in ("uncommitted changes discarded", "changes reverted"):  # (the latter: written before)
             s.discarded = True
+        elif part == CLEAN:
+            s.clean = True
         elif part.startswith("not committed: "):
             s.uncommitted = [f for f in re.split(r", | and \d+ more", part[len("not committed: "):]) if f]
     return s
@@ -134,6 +140,7 @@ class Notes:
     commands: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     uncommitted: list[str] = field(default_factory=list)  # changed after the turn's last commit
+    tree_seen: bool = False  # ``uncommitted`` is the whole tree's (a ``git status`` of the turn said it)
     read: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     pushed: list[str] = field(default_factory=list)
@@ -176,10 +183,13 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     for n in notes:
         if n.commits:  # what was changed before a commit is in it; what changed after is not
             state.commits += n.commits
-            state.uncommitted = list(n.uncommitted)
             state.branch = n.branch
+        if n.commits or n.tree_seen:  # (git status says what the whole tree holds)
+            state.uncommitted = list(n.uncommitted)
         else:
             state.uncommitted = unique([*state.uncommitted, *n.uncommitted])
+        if n.tree_seen or n.uncommitted or n.discarded:
+            state.clean = n.tree_seen and not n.uncommitted
         state.unpushed = list(n.unpushed) if n.pushed else [*state.unpushed, *n.unpushed]
         state.pushed += n.pushed
         state.prs += n.prs
@@ -187,7 +197,7 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
         state.reverted += n.reverted
         if n.discarded:
             state.discarded = True
-            state.uncommitted = []
+            state.uncommitted = list(n.uncommitted) if n.tree_seen else []
         elif n.commits or n.uncommitted:
             state.discarded = False  # later work: what was thrown away is no longer where things stand
     commands = _prior_list(prior_notes, COMMANDS, ", ") + [c for n in notes for c in n.commands]

@@ -505,3 +505,22 @@ def test_a_workaround_is_said_as_one_not_as_the_fix(story: Story) -> None:
              "`SKIP_STEPS=branch-guard git rebase --continue`."))
     rows = [r["title"] for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
     assert rows and "workaround: `SKIP_STEPS=branch-guard" in rows[0] and "fix:" not in rows[0], rows
+
+
+def test_a_status_says_what_is_not_committed_whoever_changed_it(story: Story) -> None:
+    """A file changed outside the agent's tools (by the user, a script, an earlier stash) is known from
+    `git status`; what the turn committed after it is not listed, and a later clean status clears it."""
+    story.session("shop", Turn("Write the retro and commit it.", [
+        edit(ROOT, "docs/retro.md"),
+        bash("git add docs/retro.md && git status --short", " M NOTES.md\nA  docs/retro.md"),
+        bash("git commit -m 'docs: retro of the export release'", "[main ecc6c3c] docs: retro of the export release")],
+        last="Committed the retro."))
+    left = _left_off(story, "shop")
+    assert "committed ecc6c3c docs: retro" in left and "not committed: NOTES.md" in left, left
+    assert "docs/retro.md" not in left.split("not committed:")[1], left
+    story.session("shop", Turn("Commit the notes too.", [
+        bash("git commit -am 'notes'", "[main 1a2b3c4] notes"), bash("git status", "On branch main\nnothing to "
+                                                                       "commit, working tree clean")],
+        last="Committed."))
+    context = story.context("shop")
+    assert "not committed" not in context and "working tree clean" in _left_off(story, "shop"), context

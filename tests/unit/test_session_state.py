@@ -39,3 +39,10 @@ def test_commits_with_a_pull_request_opened_are_not_said_to_be_unpushed() -> Non
     """`gh pr create` needs the branch on the remote: a push the commands did not show (a script's) happened."""
     s = State(commits=["937984d fix: WAL rotation skipped"], branch="hotfix", prs=["#12"])
     assert s.line() == "committed 937984d fix: WAL rotation skipped; PR #12 opened"
+
+
+def test_a_clean_status_is_said_and_read_back_and_files_left_say_more() -> None:
+    s = State(commits=["1a2b3c4 notes"], pushed=["main"], clean=True)
+    assert s.line() == "committed 1a2b3c4 notes; pushed (main); working tree clean"
+    assert parse_state(STATE + s.line()).clean
+    assert State(uncommitted=["NOTES.md"], clean=True).line() == "not committed: NOTES.md"

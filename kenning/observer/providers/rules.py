@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import evidence, git_actions
+from kenning.observer import evidence, git_actions, worktree
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.reading import Reading, read_turn
@@ -219,6 +219,13 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     # What is not committed: changed after the last commit and after changes were last thrown away.
     last_commit = max([c.at for c in reading.actions.commits] + ([reading.actions.discarded_at]
                                                                  if reading.actions.discarded else []), default=None)
+    edited = [f for f, at in modified.items() if (last_commit is None or at > last_commit) and not os.path.isabs(f)]
+    # A status the turn ran says what the tree held, whoever changed it (git's words, brought forward).
+    tree = worktree.after(reading.commands, root)
+    if tree is not None:
+        # (what the session edited first: it is what the session worked on)
+        edited = unique([f for f in edited if modified[f] > tree.at] + [f for f in tree.files if f in modified] +
+                        tree.files)
     note = Notes(
         learned=[d.title for d in drafts if d.kind not in LOG_KINDS and d.kind != "rule"],
         done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind in (
@@ -229,8 +236,8 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         commands=[command_note(c, _short_cmd(c.command)) for c in reading.commands
                   if not evidence.trivial(c)],
         modified=files, read=reads,
-        uncommitted=[f for f, at in modified.items() if (last_commit is None or at > last_commit)
-                     and not os.path.isabs(f)],  # a file outside the project (a plan under ~/.claude) is no change
+        uncommitted=edited,  # (a file outside the project, a plan under ~/.claude, is no change)
+        tree_seen=tree is not None,
         commits=[_commit_line(c) for c in reading.actions.commits],
         unpushed=[_commit_line(c) for c in reading.actions.commits
                   if not reading.actions.pushed or c.at > reading.actions.pushed_at],
