@@ -174,12 +174,8 @@ def request_of(prompts: list[str], plan_titles: list[str]) -> str:
     return gists[0] + ("; then: " + "; ".join(gists[1:4]) if len(gists) > 1 else "")
 
 
-def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
-              taken_back: set[str] | frozenset[str] = frozenset()) -> SummaryDraft | None:
-    """The session's summary so far, or None when the session did nothing worth one."""
-    prior = session.prior_summary or {}
-    prior_notes = str(prior.get("notes") or "")
-    state = parse_state(prior_notes)
+def advance(state: State, notes: list[Notes]) -> State:
+    """``state`` after the turns of ``notes``, in order."""
     for n in notes:
         if n.commits:  # what was changed before a commit is in it; what changed after is not
             state.commits += n.commits
@@ -200,6 +196,15 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
             state.uncommitted = list(n.uncommitted) if n.tree_seen else []
         elif n.commits or n.uncommitted:
             state.discarded = False  # later work: what was thrown away is no longer where things stand
+    return state
+
+
+def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
+              taken_back: set[str] | frozenset[str] = frozenset()) -> SummaryDraft | None:
+    """The session's summary so far, or None when the session did nothing worth one."""
+    prior = session.prior_summary or {}
+    prior_notes = str(prior.get("notes") or "")
+    state = advance(parse_state(prior_notes), notes)
     commands = _prior_list(prior_notes, COMMANDS, ", ") + [c for n in notes for c in n.commands]
     request = request_of([p for p in session.prompts if p], [*_prior_plans(prior), *plan_titles])
     learned = [x for x in _lines(prior.get("learned")) if x not in taken_back] + [x for n in notes for x in n.learned]

@@ -308,3 +308,24 @@ def test_a_summary_is_asked_at_stop_and_stored(make: Callable[..., Harness], wir
     (row,) = h.summaries()
     assert row["request"] == "Round VAT per line" and row["learned"] == "per-line rounding"
     assert row["observer"] == wire.provider and json.loads(row["files_modified"]) == ["src/totals.py"]
+
+
+def test_a_summary_states_what_the_commands_prove_not_what_the_model_says(make: Callable[..., Harness],
+                                                                          wire: Wire) -> None:
+    """The model writes the summary's words; where the repository stands (commits, pushes, files not
+    committed) is read from the commands, as the offline observer reads it, and a state the model wrote
+    itself does not stand beside it."""
+    told = summary("Round VAT per line", "per-line rounding").replace(
+        "<notes></notes>", "<notes>State: everything pushed\nAsked for per-line rounding.</notes>")
+    wire.reply(observation("change", "Totals round per line") + told)
+    h = make()
+    s = h.session()
+    h.spool(s.prompt("Round VAT per line and commit it."), s.edit("src/totals.py"),
+            s.bash("git add src/totals.py && git commit -m 'Round VAT per line'", "[main 1a2b3c4] Round VAT per line"),
+            s.bash("git status --short", " M NOTES.md"), s.stop("Committed the rounding."))
+    h.settle()
+    (row,) = h.summaries()
+    lines = row["notes"].splitlines()
+    assert lines[0] == "State: committed 1a2b3c4 Round VAT per line; not pushed (main); not committed: NOTES.md", lines
+    # (the model's own words stay, without the label that would make them read as the proven state)
+    assert lines[1:] == ["everything pushed Asked for per-line rounding."], lines

@@ -32,6 +32,8 @@ from kenning.observer.llm.outcome import observation_drafts, summary_draft
 from kenning.observer.llm.slots import Pool, Slots
 from kenning.observer.modes import type_ids
 from kenning.observer.parse import parse_reply
+from kenning.observer.providers.rules import state_notes, with_state
+from kenning.observer.summary import Notes
 from kenning.records import Event, Outcome, SessionInfo, tokens_of
 from kenning.store.usage import CACHE_READ_WEIGHT
 
@@ -111,6 +113,7 @@ class SessionState:
     shown: set[int] = field(default_factory=set)  # memories this conversation was shown (may be superseded)
     said: list[Event] = field(default_factory=list)  # prompts and turn ends this conversation was shown (quotes)
     forgotten_at: float | None = None  # the session's forgotten_at when last observed (None: not yet)
+    standing: list[Notes] = field(default_factory=list)  # what turns since the last summary did to the repository
 
 
 @dataclass
@@ -409,10 +412,17 @@ class LLMObserver:
         st.said = [*st.said, *(e for e in job.events if e.kind in SAID_KINDS)][-SAID_CAP:]
         self.counters.observations += len(out.observations)
         self.counters.corrected += sum(1 for d in out.observations if "corrected:" in str(d.why.get("how") or ""))
+        # Where the repository stands is proven by the commands, not told by the model: every batch's turns
+        # count, also those of batches that wrote no summary.
+        st.standing += state_notes(session, job.events)
         if reply.summary is not None and job.summary:
             prior = int((session.prior_summary or {}).get("source_tokens") or 0)
             out.summary = summary_draft(reply, job.events, session, out.observations, tokens=per,
                                         source_tokens=prior + tokens_of(st.chars_since_summary))
+            if out.summary is not None:
+                out.summary.notes = with_state(out.summary.notes, str((session.prior_summary or {}).get("notes")
+                                                                      or ""), st.standing)
+                st.standing = []
             st.work_since_summary = False
             st.chars_since_summary = 0
             self.counters.summaries += 1

@@ -33,7 +33,7 @@ from kenning.observer.compose import agent_memories, plan_memories, user_memorie
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
-from kenning.observer.summary import Notes, command_note, summarize
+from kenning.observer.summary import STATE, Notes, advance, command_note, parse_state, summarize
 from kenning.observer.taken_back import Restated, Undoable
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.observer.upgrades import title as upgrade_title
@@ -216,16 +216,6 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         d.prompt_number = number
         d.agent_id, d.agent_type = _agent(turn)
 
-    # What is not committed: changed after the last commit and after changes were last thrown away.
-    last_commit = max([c.at for c in reading.actions.commits] + ([reading.actions.discarded_at]
-                                                                 if reading.actions.discarded else []), default=None)
-    edited = [f for f, at in modified.items() if (last_commit is None or at > last_commit) and not os.path.isabs(f)]
-    # A status the turn ran says what the tree held, whoever changed it (git's words, brought forward).
-    tree = worktree.after(reading.commands, root)
-    if tree is not None:
-        # (what the session edited first: it is what the session worked on)
-        edited = unique([f for f in edited if modified[f] > tree.at] + [f for f in tree.files if f in modified] +
-                        tree.files)
     note = Notes(
         learned=[d.title for d in drafts if d.kind not in LOG_KINDS and d.kind != "rule"],
         done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind in (
@@ -236,18 +226,59 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         commands=[command_note(c, _short_cmd(c.command)) for c in reading.commands
                   if not evidence.trivial(c)],
         modified=files, read=reads,
-        uncommitted=edited,  # (a file outside the project, a plan under ~/.claude, is no change)
-        tree_seen=tree is not None,
-        commits=[_commit_line(c) for c in reading.actions.commits],
-        unpushed=[_commit_line(c) for c in reading.actions.commits
-                  if not reading.actions.pushed or c.at > reading.actions.pushed_at],
-        branch=next((c.branch for c in reading.actions.commits[-1:] if c.branch != "HEAD"), ""),
-        pushed=reading.actions.pushed, prs=reading.actions.prs, merged=reading.actions.merged,
-        reverted=list(reading.actions.reverted),
-        discarded=reading.actions.discarded and not any(at > reading.actions.discarded_at for at in modified.values()),
         last_message=(agent_texts(turn) or [""])[-1], at=end, size=sum(e.size_chars for e in turn.all),
         prompt_number=number)
+    standing(note, reading.actions, reading.commands, modified, root)
     return drafts, note, reading
+
+
+def standing(note: Notes, actions: git_actions.Actions, commands: list[evidence.Command],
+             modified: dict[str, float], root: str) -> None:
+    """Where the turn left the repository, as its commands prove it, into ``note``: its commits and
+    pushes, pull requests, reverts, and what is not committed."""
+    # What is not committed: changed after the last commit and after changes were last thrown away.
+    last_commit = max([c.at for c in actions.commits] + ([actions.discarded_at] if actions.discarded else []),
+                      default=None)
+    edited = [f for f, at in modified.items() if (last_commit is None or at > last_commit) and not os.path.isabs(f)]
+    # A status the turn ran says what the tree held, whoever changed it (git's words, brought forward).
+    tree = worktree.after(commands, root)
+    if tree is not None:
+        # (what the session edited first: it is what the session worked on)
+        edited = unique([f for f in edited if modified[f] > tree.at] + [f for f in tree.files if f in modified] +
+                        tree.files)
+    note.uncommitted = edited  # (a file outside the project, a plan under ~/.claude, is no change)
+    note.tree_seen = tree is not None
+    note.commits = [_commit_line(c) for c in actions.commits]
+    note.unpushed = [_commit_line(c) for c in actions.commits if not actions.pushed or c.at > actions.pushed_at]
+    note.branch = next((c.branch for c in actions.commits[-1:] if c.branch != "HEAD"), "")
+    note.pushed, note.prs, note.merged = actions.pushed, actions.prs, actions.merged
+    note.reverted = list(actions.reverted)
+    note.discarded = actions.discarded and not any(at > actions.discarded_at for at in modified.values())
+
+
+def state_notes(session: SessionInfo, events: list[Event]) -> list[Notes]:
+    """What each turn of ``events`` did to the repository (the state fields of its notes, nothing else), for an
+    observer that writes the rest of the summary itself (a model): the same proof from the commands."""
+    root = session.project_root
+    turns, leftover = split_turns([e for e in events if e.kind != "SessionStart"])
+    notes = []
+    for turn in [*turns, *([_as_turn(leftover)] if leftover else [])]:
+        tools = [e for e in turn.events if e.kind in ("PostToolUse", "PostToolUseFailure")]
+        commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
+        modified = {_rel(f, root): e.occurred_at for e in tools for f in evidence.modified_files(e)
+                    if not _plan_file(f)}
+        note = Notes()
+        standing(note, git_actions.read(commands), commands, modified, root)
+        notes.append(note)
+    return notes
+
+
+def with_state(summary_notes: str, prior_notes: str, notes: list[Notes]) -> str:
+    """A model's summary notes after the state line the commands prove (a line the model began with "State: "
+    loses the label: only the commands' line is read as where the repository stands)."""
+    line = advance(parse_state(prior_notes), notes).line()
+    kept = [ln[len(STATE):] if ln.startswith(STATE) else ln for ln in summary_notes.splitlines()]
+    return "\n".join(([STATE + line] if line else []) + [ln for ln in kept if ln.strip()])
 
 
 def _commit_line(c: git_actions.Commit) -> str:
