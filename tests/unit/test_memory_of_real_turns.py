@@ -524,3 +524,14 @@ def test_a_status_says_what_is_not_committed_whoever_changed_it(story: Story) ->
         last="Committed."))
     context = story.context("shop")
     assert "not committed" not in context and "working tree clean" in _left_off(story, "shop"), context
+
+
+def test_a_push_the_forge_refuses_for_a_protected_branch_is_a_gotcha(story: Story) -> None:
+    """The remote's own words prove it: the next session should not push straight to main again."""
+    refused = ("remote: error: GH006: Protected branch update failed for refs/heads/main.\n"
+               " ! [remote rejected] main -> main (protected branch hook declined)")
+    story.session("shop", Turn("Release it.", [bash("git push origin main --tags", fails=refused)],
+                               last="The push was refused."))
+    [gotcha] = [r for r in story.active("shop") if r["kind"] == "gotcha"]
+    assert gotcha["title"].startswith("`main` is protected: a direct push is rejected (GH006"), gotcha
+    assert "`main` is protected" in story.context("shop").split("## Key")[1]

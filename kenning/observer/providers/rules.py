@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import evidence, git_actions, worktree
+from kenning.observer import evidence, git_actions, protected, worktree
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.reading import Reading, read_turn
@@ -203,6 +203,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     drafts += said
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
+    drafts += _protected(reading, gist)
     drafts += _versions(reading, turn, end)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
         drafts.append(_routine_fix(fixed, reads, gist, reading))
@@ -349,6 +350,21 @@ def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: s
             why={"said": said[0], "by": "agent", "origin": "final", "where": "", "how":
                  f"the command failed, then passed with {' '.join(needs)} added, and the agent said why"}))
         break
+    return out
+
+
+def _protected(r: Reading, gist: str) -> list[ObservationDraft]:
+    """A push the remote refused because the branch is protected (its own words say so): a gotcha."""
+    out: list[ObservationDraft] = []
+    for refused in protected.refusals(r.commands):
+        title = protected.title(refused)
+        out.append(ObservationDraft(
+            type="discovery", title=clip(title, 240), subtitle="gotcha proved by the remote",
+            facts=[f"the remote refused the push: {refused.words}"],
+            narrative=(f"While working on: {gist}. " if gist else "") + f"A push was refused: {refused.words}.",
+            concepts=["gotcha"], created_at=refused.at, kind="gotcha",
+            why={"said": title, "by": "commands", "origin": "", "where": "",
+                 "how": "the remote refused a push to a protected branch, in its own words"}))
     return out
 
 
