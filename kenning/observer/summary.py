@@ -141,6 +141,7 @@ class Notes:
     modified: list[str] = field(default_factory=list)
     uncommitted: list[str] = field(default_factory=list)  # changed after the turn's last commit
     tree_seen: bool = False  # ``uncommitted`` is the whole tree's (a ``git status`` of the turn said it)
+    touched: bool = False  # the turn changed files (a tree found clean before may not be any more)
     read: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     pushed: list[str] = field(default_factory=list)
@@ -184,7 +185,7 @@ def advance(state: State, notes: list[Notes]) -> State:
             state.uncommitted = list(n.uncommitted)
         else:
             state.uncommitted = unique([*state.uncommitted, *n.uncommitted])
-        if n.tree_seen or n.uncommitted or n.discarded:
+        if n.tree_seen or n.touched or n.uncommitted or n.discarded:
             state.clean = n.tree_seen and not n.uncommitted
         state.unpushed = list(n.unpushed) if n.pushed else [*state.unpushed, *n.unpushed]
         state.pushed += n.pushed

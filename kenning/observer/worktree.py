@@ -57,7 +57,7 @@ def after(commands: list[Command], root: str = "") -> Tree | None:
     after it; None when the turn ran no status we can read (or a stash came back after it)."""
     for i in range(len(commands) - 1, -1, -1):
         c = commands[i]
-        if not (c.ok and _STATUS.search(_SEGMENTS.split(c.command.strip())[-1]) and _here(c.command, root)):
+        if not (c.ok and _whole(_SEGMENTS.split(c.command.strip())[-1]) and _here(c.command, root)):
             continue  # (the status must be the last thing the command printed: what follows is not git's)
         entries = parse(c.command, c.output)
         if entries is None:
@@ -70,6 +70,15 @@ def after(commands: list[Command], root: str = "") -> Tree | None:
         tracked = [e.path for e in entries if not e.untracked]
         return Tree(tracked + [e.path for e in entries if e.untracked], c.at)
     return None
+
+
+def _whole(segment: str) -> bool:
+    """A status of the whole tree, printed as git printed it: not one of some paths (``git status src/``),
+    not one a pipe filtered or cut (``| grep '^??'``, ``| head``)."""
+    m = _STATUS.search(segment)
+    if m is None or "|" in segment[m.end():]:
+        return False
+    return not [a for a in m.group(1).split() if not a.startswith("-")]
 
 
 def _here(command: str, root: str) -> bool:

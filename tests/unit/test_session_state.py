@@ -46,3 +46,15 @@ def test_a_clean_status_is_said_and_read_back_and_files_left_say_more() -> None:
     assert s.line() == "committed 1a2b3c4 notes; pushed (main); working tree clean"
     assert parse_state(STATE + s.line()).clean
     assert State(uncommitted=["NOTES.md"], clean=True).line() == "not committed: NOTES.md"
+
+
+def test_a_clean_tree_is_no_longer_said_once_a_later_turn_changes_files() -> None:
+    from kenning.observer.summary import Notes, advance
+
+    seen = advance(State(), [Notes(tree_seen=True)])
+    assert seen.clean and seen.line() == "working tree clean"
+    # edits, then a commit that may not have taken all of them: nothing proves the tree clean now
+    after = advance(seen, [Notes(touched=True, commits=["1a2b3c4 part of it"])])
+    assert not after.clean and "clean" not in after.line()
+    # a turn that only reads keeps what the last status said
+    assert advance(State(clean=True), [Notes()]).clean

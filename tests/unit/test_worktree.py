@@ -98,3 +98,10 @@ def test_only_a_status_of_this_tree_whose_output_is_its_own_counts() -> None:
     said = after([run("git status -s", " M a.py", 1.0),
                   run("git commit -am 'run git status before'", "[main 1a2b3c4] run git status before", 2.0)])
     assert said is not None and said.files == []
+
+
+def test_a_status_of_some_paths_or_cut_by_a_pipe_says_nothing_of_the_whole_tree() -> None:
+    assert after([run("git status --short src/", " M src/a.py")]) is None
+    assert after([run("git status --short | grep '^??'", "?? notes.txt")]) is None
+    assert after([run("git status -s | head -20", " M a.py")]) is None
+    assert after([run("git status --short --untracked-files=no", " M a.py")]).files == ["a.py"]

@@ -249,6 +249,7 @@ def standing(note: Notes, actions: git_actions.Actions, commands: list[evidence.
                         tree.files)
     note.uncommitted = edited  # (a file outside the project, a plan under ~/.claude, is no change)
     note.tree_seen = tree is not None
+    note.touched = bool(modified)
     note.commits = [_commit_line(c) for c in actions.commits]
     note.unpushed = [_commit_line(c) for c in actions.commits if not actions.pushed or c.at > actions.pushed_at]
     note.branch = next((c.branch for c in actions.commits[-1:] if c.branch != "HEAD"), "")
