@@ -94,8 +94,9 @@ def keys(page: Any) -> list[str]:
     return page.eval_on_selector_all("#feed article.item", "els => els.map(e => e.dataset.key)")
 
 
-def scroll_to_end(page: Any, timeout: float = 30) -> None:
-    """Scroll until the feed says it has reached its end."""
+def scroll_to_end(page: Any, timeout: float = 60) -> None:
+    """Scroll until the feed says it has reached its end (after a worker restart the viewer's retries back
+    off: a fresh-clone run under load once took more than 30 s to get there; alone it takes a few)."""
     deadline = time.monotonic() + timeout
     while page.locator("#feed-end").is_hidden() or re.match(r"Could not|Waiting for the worker",
                                                             page.locator("#feed-end").inner_text()):
