@@ -162,6 +162,13 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # The plan's cause, and what the plan decided about the code it names: that is its fix.
         fixes = [j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
                  and not dangling(j) and same_subject(j.text, [causes[0].text])][:1]
+    if causes and not fixes and files_modified and problem(r, slips):
+        # "**Root cause**: … `drain()` processed every buffered message …", then the changes made: "`ctx.Done()`
+        # now calls `flushDirty()` instead of `drain()`". The change, in the same message, to the very code the
+        # cause names is its fix, though it reads as a routine change (of a problem: a feature has no fix).
+        subject = _first_span(causes[0].text)
+        fixes = [j for j in r.agent if j.role == "change" and j.message == causes[0].message and subject
+                 and worth_saying(j) and not dangling(j) and subject in _spans(j.text)][:1]
     if not causes:  # a fix that only points back ("This prevents the TypeError …"), with no cause to follow
         fixes = [f for f in fixes if not dangling(f)]
     if not files_modified and not causes:  # "Recommended fix: size each batch …" in a turn that changed nothing:
@@ -359,6 +366,20 @@ def routine_question(r: Reading, files_modified: list[str]) -> bool:
 # The agent's analysis: a root cause and its fix rest on what it read and ran by nature (a diff, a trace);
 # what it relays as a rule or a decision is checked (kenning.observer.relayed).
 ANALYSIS = frozenset({"rootcause", "fix"})
+
+
+_CODE_SPAN = re.compile(r"`([^`\s][^`]{0,79})`")
+
+
+def _spans(text: str) -> set[str]:
+    """The code a text quotes (a call and its name are one: `drain()`, `drain`)."""
+    return {m.group(1).strip().removesuffix("()").lower() for m in _CODE_SPAN.finditer(text)}
+
+
+def _first_span(text: str) -> str:
+    """The first code a text quotes: what a cause is about ("`drain()` processed every buffered message …")."""
+    m = _CODE_SPAN.search(text)
+    return m.group(1).strip().removesuffix("()").lower() if m else ""
 
 
 def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:

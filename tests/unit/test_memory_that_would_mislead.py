@@ -917,3 +917,33 @@ def test_a_condition_put_to_the_reader_or_in_the_would_mood_is_no_finding(said: 
     assert hypothetical(said) is not kept or role == "gotcha"
     kinds = _kinds_of_answer("How does the relay decide what to send?", said, role, "src/relay.go")
     assert (role in kinds) is kept, kinds
+
+
+def test_the_change_to_the_code_a_cause_names_is_its_fix() -> None:
+    """"**Root cause**: `drain()` …" then the changes made, which the model read as routine changes: the one to the
+    code the cause is about is its fix (one row); one to other code the cause only mentions is not."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    said = ("The shutdown ran into its 60s deadline.\n\n**Root cause**: On shutdown, `drain()` replayed every "
+            "buffered message with file I/O before `WriteSnapshot()` could start, which used up the whole deadline."
+            "\n\n**Changes made:**\n- `WriteSnapshot()` now logs its progress every 10s.\n"
+            "- The `ctx.Done()` handler now calls `flushDirty()` instead of `drain()`.\n")
+    symptom, cause, other, change = units(said)
+    judged = [Judged(symptom, role="noise", p=0.9, speaker="agent", origin="final", worth=0.1),
+              Judged(cause, role="rootcause", p=0.95, speaker="agent", origin="final", worth=0.95),
+              Judged(other, role="change", p=0.9, speaker="agent", origin="final", worth=0.3),
+              Judged(change, role="change", p=0.9, speaker="agent", origin="final", worth=0.3)]
+    asked = "The shutdown still runs into the 60s timeout."  # (a problem: a feature's steps are no fix)
+    drafts, _used = agent_memories(Reading(prompt=asked, words=asked, agent=judged), 0.0, "prompt 1",
+                                   ["pkg/store/wal.go"], [])
+    [memory] = [d for d in drafts if d.kind in ("rootcause", "fix")]
+    assert "`drain()` replayed every buffered message" in memory.title, memory.title
+    assert "fix: the `ctx.Done()` handler now calls `flushDirty()`" in memory.title.replace("fix: The", "fix: the"), \
+        memory.title
+    assert "logs its progress" not in memory.title, memory.title
+    # nothing changed in the turn, or no problem: a change said is no fix of anything
+    drafts, _used = agent_memories(Reading(prompt=asked, words=asked, agent=judged), 0.0, "prompt 1", [], [])
+    assert not any("flushDirty" in d.title for d in drafts if d.kind in ("rootcause", "fix")), drafts
+    drafts, _used = agent_memories(Reading(agent=judged), 0.0, "prompt 1", ["pkg/store/wal.go"], [])
+    assert not any("flushDirty" in d.title for d in drafts if d.kind in ("rootcause", "fix")), drafts
