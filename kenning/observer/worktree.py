@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kenning.observer.evidence import Command
 
-_GIT = r"(?:^|\s)git\s+"
+_GIT = r"(?:^|[\s'\"])git\s+"  # (also as a shell's argument: bash -lc 'git status --short')
 _STATUS = re.compile(_GIT + r"status\b([^|;&\n]*)")
 _SHORT = re.compile(r"(?:^|\s)(?:-s|--short|--porcelain(?:=v1)?|-[a-z]*s[a-z]*)(?=\s|$)")
 _BRANCH_ONLY = re.compile(r"^##\s")
@@ -78,7 +78,7 @@ def _whole(segment: str) -> bool:
     m = _STATUS.search(segment)
     if m is None or "|" in segment[m.end():]:
         return False
-    return not [a for a in m.group(1).split() if not a.startswith("-")]
+    return not [a for a in _unquoted(m.group(1)).split() if not a.startswith("-")]
 
 
 def _here(command: str, root: str) -> bool:
@@ -96,7 +96,12 @@ def parse(command: str, output: str) -> list[Entry] | None:
     if m is None:
         return None
     lines = [ln for ln in output.splitlines() if ln.strip()]
-    return _short(lines) if _SHORT.search(m.group(1)) else _long(lines)
+    return _short(lines) if _SHORT.search(_unquoted(m.group(1))) else _long(lines)
+
+
+def _unquoted(args: str) -> str:
+    """A status's arguments without the quotes of a shell around it (``bash -lc 'git status --short'``)."""
+    return args.replace("'", " ").replace('"', " ")
 
 
 def _short(lines: list[str]) -> list[Entry] | None:
@@ -172,7 +177,7 @@ def _path(text: str) -> str:
 def _apply(command: str, entries: list[Entry], root: str = "") -> list[Entry] | None:
     """``entries`` after a later command of the turn; None when what the tree holds can no longer be told."""
     for seg in _SEGMENTS.split(command):
-        g = re.match(r"git\s+(\w[\w-]*)\s*(.*)", seg.strip(), re.DOTALL)
+        g = re.search(_GIT + r"(\w[\w-]*)\s*(.*)", seg.strip(), re.DOTALL)
         if g is None:
             continue
         verb, rest = g.group(1), g.group(2)

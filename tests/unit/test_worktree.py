@@ -105,3 +105,11 @@ def test_a_status_of_some_paths_or_cut_by_a_pipe_says_nothing_of_the_whole_tree(
     assert after([run("git status --short | grep '^??'", "?? notes.txt")]) is None
     assert after([run("git status -s | head -20", " M a.py")]) is None
     assert after([run("git status --short --untracked-files=no", " M a.py")]).files == ["a.py"]
+
+
+def test_a_status_run_through_a_shell_is_read() -> None:
+    tree = after([run("bash -lc 'git status --short'", " M a.py\n?? b.txt")])
+    assert tree is not None and tree.files == ["a.py", "b.txt"]
+    tree = after([run("bash -lc 'git status --short'", " M a.py\n?? b.txt", 1.0),
+                  run("bash -lc 'git commit -am wip'", "[main 1a2b3c4] wip", 2.0)])
+    assert tree is not None and tree.files == ["b.txt"]
