@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 
-from kenning.context import closed
+from kenning.context import checks, closed
 from kenning.context.layout import (
     age,
     by,
@@ -157,6 +157,9 @@ def where_we_left_off(lay: Layout) -> list[str]:
     unpushed = _earlier_unpushed(lay.sel, latest)
     if unpushed:
         out.append(f"Earlier sessions ended with commits not pushed: {clean('; '.join(unpushed), 400)}")
+    ran = checks.line(s.notes for s in [latest, *(x for x in lay.sel.summaries if x.id != latest.id)])
+    if ran:
+        out.append(clean(ran, 300))
     return out
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kenning.context.closed import split_commit
 from kenning.context.layout import says_only_done
 from kenning.memory.text import strings, unique
-from kenning.observer import evidence
+from kenning.observer import checks, evidence
 from kenning.observer.stated import gist_of
 from kenning.records import SessionInfo, SummaryDraft, tokens_of
 
@@ -142,6 +142,7 @@ class Notes:
     uncommitted: list[str] = field(default_factory=list)  # changed after the turn's last commit
     tree_seen: bool = False  # ``uncommitted`` is the whole tree's (a ``git status`` of the turn said it)
     touched: bool = False  # the turn changed files (a tree found clean before may not be any more)
+    checks: list[tuple[str, bool]] = field(default_factory=list)  # its checks (tests, linters) and if they passed
     read: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     pushed: list[str] = field(default_factory=list)
@@ -219,7 +220,9 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     if not (request or files_modified or commands or learned or done or last_message):
         return None
     line = state.line()
-    note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(unique(commands)[:12])] if commands else [])
+    ran = checks.merged(_prior_line(prior_notes, checks.CHECKS), [c for n in notes for c in n.checks])
+    note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(unique(commands)[:12])] if commands
+                                                     else []) + ([checks.CHECKS + checks.line(ran)] if ran else [])
     if not done and last_message and last_message.lstrip()[:1] not in ("{", "[") and not says_only_done(last_message):
         done = [_clip(last_message, 300)]
     at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
@@ -237,6 +240,10 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
 
 def command_note(c: evidence.Command, short: str) -> str:
     return f"{short} ({'ok' if c.ok else 'failed'})"
+
+
+def _prior_line(notes: str, prefix: str) -> str:
+    return next((ln[len(prefix):] for ln in notes.splitlines() if ln.startswith(prefix)), "")
 
 
 def _prior_plans(prior: dict[str, object]) -> list[str]:

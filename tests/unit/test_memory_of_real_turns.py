@@ -535,3 +535,16 @@ def test_a_push_the_forge_refuses_for_a_protected_branch_is_a_gotcha(story: Stor
     [gotcha] = [r for r in story.active("shop") if r["kind"] == "gotcha"]
     assert gotcha["title"].startswith("`main` is protected: a direct push is rejected (GH006"), gotcha
     assert "`main` is protected" in story.context("shop").split("## Key")[1]
+
+
+def test_the_checks_that_passed_are_said_where_work_stands(story: Story) -> None:
+    """How the project is checked, as the commands proved it: the latest session's passing checks, not one piped
+    through tail (its exit status is tail's), nor a fixer."""
+    story.session("shop", Turn("Make the export stream its rows.", [
+        edit(ROOT, "src/export.py"), bash("cargo fmt"), bash("cargo clippy 2>&1", "Finished"),
+        bash("cargo test 2>&1 | tail -5", "test result: FAILED"), bash("cargo test", "test result: ok. 12 passed")],
+        last="The export streams its rows."))
+    left = _left_off(story, "shop")
+    assert "Checks that passed: `cargo clippy`, `cargo test`" in left, left
+    said = next(ln for ln in left.splitlines() if ln.startswith("Checks that passed:"))
+    assert said == "Checks that passed: `cargo clippy`, `cargo test`", said

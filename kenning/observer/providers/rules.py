@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import evidence, git_actions, protected, worktree
+from kenning.observer import checks, evidence, git_actions, protected, worktree
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.reading import Reading, read_turn
@@ -250,6 +250,7 @@ def standing(note: Notes, actions: git_actions.Actions, commands: list[evidence.
     note.uncommitted = edited  # (a file outside the project, a plan under ~/.claude, is no change)
     note.tree_seen = tree is not None
     note.touched = bool(modified)
+    note.checks = [(k, c.ok) for c in commands if (k := checks.check_of(c.command))]
     note.commits = [_commit_line(c) for c in actions.commits]
     note.unpushed = [_commit_line(c) for c in actions.commits if not actions.pushed or c.at > actions.pushed_at]
     note.branch = next((c.branch for c in actions.commits[-1:] if c.branch != "HEAD"), "")
@@ -276,11 +277,14 @@ def state_notes(session: SessionInfo, events: list[Event]) -> list[Notes]:
 
 
 def with_state(summary_notes: str, prior_notes: str, notes: list[Notes]) -> str:
-    """A model's summary notes after the state line the commands prove (a line the model began with "State: "
-    loses the label: only the commands' line is read as where the repository stands)."""
+    """A model's summary notes after the state and checks lines the commands prove (a line the model began with
+    "State: " or "Checks: " loses the label: only the commands' lines are read as such)."""
     line = advance(parse_state(prior_notes), notes).line()
-    kept = [ln[len(STATE):] if ln.startswith(STATE) else ln for ln in summary_notes.splitlines()]
-    return "\n".join(([STATE + line] if line else []) + [ln for ln in kept if ln.strip()])
+    prior = next((ln[len(checks.CHECKS):] for ln in prior_notes.splitlines() if ln.startswith(checks.CHECKS)), "")
+    ran = checks.merged(prior, [c for n in notes for c in n.checks])
+    kept = [ln.split(": ", 1)[1] if ln.startswith((STATE, checks.CHECKS)) else ln for ln in summary_notes.splitlines()]
+    return "\n".join(([STATE + line] if line else []) + ([checks.CHECKS + checks.line(ran)] if ran else [])
+                     + [ln for ln in kept if ln.strip()])
 
 
 def _commit_line(c: git_actions.Commit) -> str:

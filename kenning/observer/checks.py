@@ -1,0 +1,65 @@
+"""The checks a session ran: its test, lint and type-check commands, and whether each last passed.
+
+A next session should verify its work the way the project does (`bun run test`, `bun run lint`, `bun run
+typecheck`; `cargo clippy`, `cargo test`), and the commands prove how that is: a summary keeps each check the
+session ran with its last outcome (its "Checks:" line), and the index says which passed
+(kenning/context/checks.py). A command is a check when it tests, lints, type-checks, or runs a formatter in check
+mode, and is the whole command: not piped (``| tail`` would give tail's exit status, not the check's), not
+chained with another, not aimed at one file or one test, not a fixer (``--fix``, a formatter that writes).
+"""
+
+from __future__ import annotations
+
+import re
+
+CHECKS = "Checks: "  # a summary's line: "Checks: cargo test (ok), cargo fmt --check (failed)"
+MAX_KEPT = 8
+
+_CHECK = re.compile(
+    r"(?:^|\s)(?:test(?::[\w-]+)?|tests|lint(?::[\w-]+)?|check|typecheck|type-check|types|clippy|vet|pytest|mypy|pyright|"
+    r"ruff\s+check|eslint|biome\s+(?:check|lint|ci)|tsc|golangci-lint|staticcheck|jest|vitest|bats|rspec|phpunit|"
+    r"tox|nox|(?:fmt|format)\s+--check|prettier\s+--check)(?=\s|$)")
+_FIXES = re.compile(r"(?:^|\s)(?:--fix|--write|-w|lint:fix|--autofix)(?=\s|$)")
+# Aimed at one file or one test: a path with an extension, a test filter
+_ONE = re.compile(r"\S+\.(?:py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|bats|sh|php|cs|swift)(?::\S*)?(?=\s|$)|"
+                  r"(?:^|\s)(?:-run|-k|--testPathPattern|-t|--filter|--grep|-p|--test|--step|--only)(?:[\s=]|$)")
+# Not the project's check: a version or help query, a run of the program itself ("cargo run -- test …")
+_NOT = re.compile(r"(?:^|\s)(?:--version|-V|version|--help|-h|help)(?=\s|$)|^(?:cargo|go|deno)\s+run\b")
+_CD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_QUIET = re.compile(r"\s+2>&1\s*$")
+_SHELL = re.compile(r"\||&&|;|\n|\$\(|`|>")
+
+
+# Tools that read or search: a check word among their arguments is a path or a pattern ("rg -n x test docs")
+_READS = frozenset(("rg", "grep", "ls", "cat", "find", "sed", "awk", "head", "tail", "less", "wc", "echo", "printf",
+                    "git", "gh", "nl", "diff", "open", "code"))
+
+
+def check_of(command: str) -> str:
+    """The check a command runs, as run (without ``cd x &&`` and a trailing ``2>&1``), or ''."""
+    c = _QUIET.sub("", _CD.sub("", command.strip()))
+    if not c or len(c) > 120 or _SHELL.search(c) or _FIXES.search(c) or _ONE.search(c) or _NOT.search(c):
+        return ""
+    words = c.split()
+    # the check is what the command runs (its first words), not an argument of it
+    if words[0] in _READS or not _CHECK.search(" ".join(words[:4])):
+        return ""
+    return c
+
+
+def merged(prior: str, runs: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """The session's checks: those its summary so far named (``prior``, a "Checks:" line's text), then ``runs``
+    in order, each with its last outcome; the latest run last, at most ``MAX_KEPT``."""
+    out: dict[str, bool] = dict(parse(prior))
+    for check, ok in runs:
+        out.pop(check, None)
+        out[check] = ok
+    return list(out.items())[-MAX_KEPT:]
+
+
+def parse(text: str) -> list[tuple[str, bool]]:
+    return [(m.group(1), m.group(2) == "ok") for m in re.finditer(r"(.+?) \((ok|failed)\)(?:, |$)", text)]
+
+
+def line(checks: list[tuple[str, bool]]) -> str:
+    return ", ".join(f"{c} ({'ok' if ok else 'failed'})" for c, ok in checks)

@@ -1,0 +1,58 @@
+"""The checks a session ran (kenning/observer/checks.py) and those the index says passed
+(kenning/context/checks.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.context import checks as shown
+from kenning.observer.checks import check_of, line, merged, parse
+
+
+@pytest.mark.parametrize(("command", "check"), [
+    ("cargo test 2>&1", "cargo test"),
+    ("cd /work/shop && bun run lint", "bun run lint"),
+    ("cargo fmt --check", "cargo fmt --check"),
+    ("go test ./pkg/store/...", "go test ./pkg/store/..."),
+    ("uv run pytest -q", "uv run pytest -q"),
+    ("golangci-lint run ./...", "golangci-lint run ./..."),
+    ("cargo test 2>&1 | tail -10", ""),          # tail's exit status, not the tests'
+    ("cargo fmt --check && cargo clippy", ""),   # two commands
+    ("bun run lint:fix", ""),                    # a fixer
+    ("cargo fmt", ""),                           # a formatter that writes
+    ("bun test src/a.test.ts", ""),              # one file
+    ("uv run pytest -k export", ""),             # one test
+    ("golangci-lint --version", ""),             # a version query
+    ("cargo run --bin hk -- test", ""),          # the program itself
+    ("go build ./...", ""),                      # no check
+    ('rg -n "audience" workers test docs', ""),  # "test" is a folder searched, not a check run
+    ("corepack pnpm run typecheck", "corepack pnpm run typecheck"),
+])
+def test_what_counts_as_a_check(command: str, check: str) -> None:
+    assert check_of(command) == check
+
+
+def test_a_sessions_checks_keep_their_last_outcome_across_summaries() -> None:
+    first = merged("", [("cargo fmt --check", False), ("cargo test", True)])
+    later = merged(line(first), [("cargo fmt --check", True), ("cargo clippy", False)])
+    assert later == [("cargo test", True), ("cargo fmt --check", True), ("cargo clippy", False)]
+    assert parse(line(later)) == later
+
+
+def test_the_index_names_the_latest_sessions_passing_checks_and_the_usual_ones() -> None:
+    notes = ["State: committed 1a2b3c4 x\nChecks: cargo clippy (failed), cargo test (ok)",  # newest first
+             "Checks: cargo test (ok), cargo fmt --check (ok)",
+             "Checks: cargo fmt --check (ok), cargo bench-check (ok)",
+             "Commands: ls (ok)"]
+    # the latest session's passing check first (clippy failed there), then one that passed in two sessions;
+    # bench-check passed in one older session only
+    assert shown.passed(notes) == ["cargo test", "cargo fmt --check"]
+    assert shown.line(notes) == "Checks that passed: `cargo test`, `cargo fmt --check`"
+    assert shown.line(["Commands: ls (ok)"]) == ""
+
+
+def test_one_check_is_named_once_by_the_variant_that_covers_the_most() -> None:
+    notes = ["Checks: go test ./internal/syncer (ok), ./target/debug/hk check --all (ok)",
+             "Checks: go test ./... (ok), hk check --all (ok)"]
+    assert shown.key("./target/debug/hk check --all") == "hk check" and shown.key("go test ./...") == "go test"
+    assert shown.passed(notes) == ["go test ./...", "hk check --all"]
