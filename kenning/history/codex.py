@@ -308,18 +308,22 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
 def _flush(running: dict[str, Running], at: float, base: dict[str, Any]) -> Iterator[Event]:
     """The commands still running when their turn ended, with what they printed so far (no exit code said)."""
     for tool, command, script, call_id, so_far in running.values():
-        yield _result(tool, command, script, call_id, so_far, at, base)
+        yield _result(tool, command, script, call_id, so_far, at, base, unfinished=True)
     running.clear()
 
 
 def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: float,
-            base: dict[str, Any]) -> Event:
+            base: dict[str, Any], *, unfinished: bool = False) -> Event:
     code = _script_exit(_body(text)) if script else _exit_code(text)
     payload = {**base, "tool_name": tool, "tool_input": {"command": command}, "tool_use_id": call_id}
     if code:
         payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
         return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)
-    payload.update(hook_event_name="PostToolUse", tool_response=_body(text) if tool == "Bash" else text)
+    # A command whose end the rollout never shows did not pass either: it is said unfinished (neither a test
+    # run that passed nor a commit that was made).
+    response: Any = ({"stdout": _body(text), "stderr": "", "unfinished": True} if unfinished else _body(text)) \
+        if tool == "Bash" else text
+    payload.update(hook_event_name="PostToolUse", tool_response=response)
     return Event("PostToolUse", at, f"PostToolUse:{call_id}", payload)
 
 

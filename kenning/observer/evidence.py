@@ -33,6 +33,7 @@ class Command:
     at: float
     event_id: int
     description: str = ""
+    finished: bool = True  # False: still running when the session's record ends (its outcome is not known)
 
 
 def _input(ev: Event) -> dict[str, Any]:
@@ -122,12 +123,14 @@ def command(ev: Event) -> Command | None:
     resp = _response(ev)
     out = ""
     ok = True
+    finished = True
     if isinstance(resp, dict):
         out = "\n".join(str(resp.get(k) or "") for k in ("stdout", "stderr")).strip()
         ok = not resp.get("interrupted")
+        finished = not resp.get("unfinished")
     elif isinstance(resp, str):
         out = resp
-    return Command(cmd.strip(), ok, out, ev.occurred_at, ev.id, desc)
+    return Command(cmd.strip(), ok, out, ev.occurred_at, ev.id, desc, finished)
 
 
 def trivial(cmd: Command) -> bool:

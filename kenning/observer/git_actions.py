@@ -65,8 +65,8 @@ class Actions:
 def read(commands: list[Command]) -> Actions:
     out = Actions()
     for c in commands:
-        if not c.ok:
-            continue
+        if not c.ok or not c.finished:
+            continue  # (a command still running when the record ends did nothing we know of)
         cmd = c.command
         if _COMMIT.search(cmd) and not _SCRATCH.search(cmd):
             msg = commit_message(cmd)

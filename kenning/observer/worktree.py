@@ -57,12 +57,14 @@ def after(commands: list[Command], root: str = "") -> Tree | None:
     after it; None when the turn ran no status we can read (or a stash came back after it)."""
     for i in range(len(commands) - 1, -1, -1):
         c = commands[i]
-        if not (c.ok and _whole(_SEGMENTS.split(c.command.strip())[-1]) and _here(c.command, root)):
+        if not (c.ok and c.finished and _whole(_SEGMENTS.split(c.command.strip())[-1]) and _here(c.command, root)):
             continue  # (the status must be the last thing the command printed: what follows is not git's)
         entries = parse(c.command, c.output)
         if entries is None:
             continue  # "git status" said in a commit message, or another format: an earlier one may tell
         for later in commands[i + 1:]:
+            if not later.finished and re.search(_GIT, later.command):
+                return None  # a git command still running when the record ends: what it did is not known
             if later.ok and _here(later.command, root):
                 entries = _apply(later.command, entries, root)
                 if entries is None:

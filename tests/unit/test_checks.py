@@ -56,3 +56,21 @@ def test_one_check_is_named_once_by_the_variant_that_covers_the_most() -> None:
              "Checks: go test ./... (ok), hk check --all (ok)"]
     assert shown.key("./target/debug/hk check --all") == "hk check" and shown.key("go test ./...") == "go test"
     assert shown.passed(notes) == ["go test ./...", "hk check --all"]
+
+
+def test_a_check_still_running_when_the_record_ends_did_not_pass() -> None:
+    from kenning.observer import git_actions
+    from kenning.observer.evidence import Command, command
+    from kenning.observer.providers.rules import standing
+    from kenning.observer.summary import Notes
+    from kenning.records import Event
+
+    ev = Event(1, "PostToolUse", 1.0, {"tool_name": "Bash", "tool_input": {"command": "cargo test"},
+                                       "tool_response": {"stdout": "running 12 tests", "stderr": "",
+                                                         "unfinished": True}}, "Bash")
+    c = command(ev)
+    assert c is not None and c.ok and not c.finished
+    done = Command("cargo clippy", True, "Finished", 2.0, 2)
+    note = Notes()
+    standing(note, git_actions.read([c, done]), [c, done], {}, "/work/shop")
+    assert note.checks == [("cargo clippy", True)]

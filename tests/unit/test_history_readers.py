@@ -182,7 +182,8 @@ def test_a_codex_command_still_running_gets_the_output_and_exit_code_its_polls_b
     assert "fix/args -> fix/args" in push["tool_response"] and "SESSION_ID" not in push["tool_response"]
     assert test["error"].startswith("Exit code 101") and "running 12 tests" in test["error"] \
         and "1 failed" in test["error"]
-    assert "ready on http://localhost:5173" in dev["tool_response"]
+    # (still running when the rollout ends: what it printed, and that its end was never seen)
+    assert "ready on http://localhost:5173" in dev["tool_response"]["stdout"] and dev["tool_response"]["unfinished"]
     assert events.index(tools[-1]) < next(i for i, e in enumerate(events) if e.kind == "Stop")
 
 
