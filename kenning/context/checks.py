@@ -16,15 +16,26 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # (the hook path imports this module)
     from collections.abc import Iterable
 
-CHECKS = "Checks: "  # (kenning/observer/checks.py CHECKS: not imported on the hook path)
+# A summary's line, "Checks: cargo test (ok), cargo fmt --check (failed)": kenning/observer/checks.py writes it
+# and reads it back with ``of`` and ``parse`` (defined here: the hook path does not import the observer)
+CHECKS = "Checks: "
 MIN_SESSIONS = 2
 MAX_SHOWN = 4
 _ENTRY = re.compile(r"(.+?) \((ok|failed)\)(?:, |$)")
 
 
+def of(notes: str) -> str:
+    """The text of a summary's "Checks:" line ('' when it has none)."""
+    return next((ln[len(CHECKS):] for ln in notes.splitlines() if ln.startswith(CHECKS)), "")
+
+
+def parse(text: str) -> list[tuple[str, bool]]:
+    """(check, passed) of a "Checks:" line's text."""
+    return [(m.group(1), m.group(2) == "ok") for m in _ENTRY.finditer(text)]
+
+
 def _passed(notes: str) -> list[str]:
-    line = next((ln[len(CHECKS):] for ln in notes.splitlines() if ln.startswith(CHECKS)), "")
-    return [m.group(1) for m in _ENTRY.finditer(line) if m.group(2) == "ok"]
+    return [c for c, ok in parse(of(notes)) if ok]
 
 
 def key(check: str) -> str:

@@ -41,6 +41,7 @@ USER_HEADER = "\n## Your preferences (every project; follow them)"
 TENTATIVE = " (tentative)"
 PROPOSED = " (proposed by the agent, not confirmed)"  # a rule the agent saved; the user's pin makes it one
 _STATE = "State: "
+TREE_CLEAN = "working tree clean"  # a state line's part: git's words (kenning/observer/summary.py writes it)
 
 
 def age(seconds: float) -> str:

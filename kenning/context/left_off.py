@@ -11,6 +11,7 @@ import time
 
 from kenning.context import checks, closed
 from kenning.context.layout import (
+    TREE_CLEAN,
     age,
     by,
     clean,
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 OPEN_ITEMS = 5         # open items of the recent sessions under "Where we left off"
 EARLIER_SESSIONS = 4   # sessions before the latest whose uncommitted files are named there
 EARLIER_WINDOW_S = 14 * 86400  # ... when they ended at most this long before the latest
-TREE_CLEAN = "working tree clean"  # a state's part (kenning/observer/summary.py CLEAN: not imported on the hook path)
 UNPUSHED_SESSIONS = 3  # earlier sessions whose unpushed commits are named (the newest; the rest counted)
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-CHECKS = "Checks: "  # a summary's line: "Checks: cargo test (ok), cargo fmt --check (failed)"
+from kenning.context.checks import CHECKS, of, parse
+
 MAX_KEPT = 8
 
 _CHECK = re.compile(
@@ -57,9 +58,11 @@ def merged(prior: str, runs: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
     return list(out.items())[-MAX_KEPT:]
 
 
-def parse(text: str) -> list[tuple[str, bool]]:
-    return [(m.group(1), m.group(2) == "ok") for m in re.finditer(r"(.+?) \((ok|failed)\)(?:, |$)", text)]
-
-
 def line(checks: list[tuple[str, bool]]) -> str:
     return ", ".join(f"{c} ({'ok' if ok else 'failed'})" for c, ok in checks)
+
+
+def summary_line(prior_notes: str, runs: list[tuple[str, bool]]) -> str:
+    """The "Checks:" line of a session's summary after ``runs``, from its summary so far ('' when none ran)."""
+    ran = merged(of(prior_notes), runs)
+    return CHECKS + line(ran) if ran else ""

@@ -22,7 +22,7 @@ _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
 # What git prints of a commit: "[main 1e4eb9d] subject", "[main (root-commit) …]", "[detached HEAD 1e4eb9d] …" (also
 # localized: "[HEAD détachée …]", "[分离头指针 …]")
 _COMMITTED = re.compile(r"^\[([^\]\n]+?)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
-_PUSH = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?push\b")
+PUSH = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?push\b")
 _PR_CREATE = re.compile(r"\bgh\s+pr\s+create\b")
 _PR_MERGE = re.compile(r"\bgh\s+pr\s+merge\b")
 _PR_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)")
@@ -77,7 +77,7 @@ def read(commands: list[Command]) -> Actions:
                 subject, _, body = msg.strip().partition("\n")
                 out.commits.append(Commit(subject.strip(), body.strip(), m.group(2) if m else "",
                                           m.group(1) if m else "", c.at))
-        if _PUSH.search(cmd) and not _rejected(c.output or ""):
+        if PUSH.search(cmd) and not _rejected(c.output or ""):
             b = _BRANCH.search(cmd) or _REFSPEC.search(cmd)
             out.pushed.append(_pushed_branch(next((g for g in b.groups() if g), "") if b else "", c.output or "",
                                              out.commits))

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 from kenning.observer.evidence import Command
+from kenning.observer.git_actions import PUSH
 
-_PUSH = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?push\b")
 _REFUSED = re.compile(
     r"GH006: Protected branch update failed[^\n]*|GH013: Repository rule violations found[^\n]*|"
     r"You are not allowed to push code to protected branches[^\n]*|"
@@ -36,7 +36,7 @@ def refusals(commands: list[Command]) -> list[Refusal]:
     """The pushes of ``commands`` the remote refused for a protected branch (one per branch)."""
     out: list[Refusal] = []
     for c in commands:
-        if not _PUSH.search(c.command):
+        if not PUSH.search(c.command):
             continue
         m = _REFUSED.search(c.output)
         if m is None:

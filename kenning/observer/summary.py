@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from kenning.context.closed import split_commit
-from kenning.context.layout import says_only_done
+from kenning.context.layout import TREE_CLEAN, says_only_done
 from kenning.memory.text import strings, unique
 from kenning.observer import checks, evidence
 from kenning.observer.stated import gist_of
@@ -31,7 +31,7 @@ _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|
 
 
 UNPUSHED = "later commits not pushed: "  # (starts with no other part's word: parse_state reads by prefix)
-CLEAN = "working tree clean"  # (git's own words for it)
+CLEAN = TREE_CLEAN  # "working tree clean": git's own words (the index reads the part by them)
 
 
 @dataclass
@@ -220,9 +220,9 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     if not (request or files_modified or commands or learned or done or last_message):
         return None
     line = state.line()
-    ran = checks.merged(_prior_line(prior_notes, checks.CHECKS), [c for n in notes for c in n.checks])
+    ran = checks.summary_line(prior_notes, [c for n in notes for c in n.checks])
     note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(unique(commands)[:12])] if commands
-                                                     else []) + ([checks.CHECKS + checks.line(ran)] if ran else [])
+                                                     else []) + ([ran] if ran else [])
     if not done and last_message and last_message.lstrip()[:1] not in ("{", "[") and not says_only_done(last_message):
         done = [_clip(last_message, 300)]
     at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
@@ -240,10 +240,6 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
 
 def command_note(c: evidence.Command, short: str) -> str:
     return f"{short} ({'ok' if c.ok else 'failed'})"
-
-
-def _prior_line(notes: str, prefix: str) -> str:
-    return next((ln[len(prefix):] for ln in notes.splitlines() if ln.startswith(prefix)), "")
 
 
 def _prior_plans(prior: dict[str, object]) -> list[str]:

@@ -280,11 +280,9 @@ def with_state(summary_notes: str, prior_notes: str, notes: list[Notes]) -> str:
     """A model's summary notes after the state and checks lines the commands prove (a line the model began with
     "State: " or "Checks: " loses the label: only the commands' lines are read as such)."""
     line = advance(parse_state(prior_notes), notes).line()
-    prior = next((ln[len(checks.CHECKS):] for ln in prior_notes.splitlines() if ln.startswith(checks.CHECKS)), "")
-    ran = checks.merged(prior, [c for n in notes for c in n.checks])
+    ran = checks.summary_line(prior_notes, [c for n in notes for c in n.checks])
     kept = [ln.split(": ", 1)[1] if ln.startswith((STATE, checks.CHECKS)) else ln for ln in summary_notes.splitlines()]
-    return "\n".join(([STATE + line] if line else []) + ([checks.CHECKS + checks.line(ran)] if ran else [])
-                     + [ln for ln in kept if ln.strip()])
+    return "\n".join(([STATE + line] if line else []) + ([ran] if ran else []) + [ln for ln in kept if ln.strip()])
 
 
 def _commit_line(c: git_actions.Commit) -> str:
