@@ -194,8 +194,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
         drafts += _user_statuses(reading, reading.words, start, where, drafts)
     drafts += plan_memories(reading, start, where)
     fixed = _fixed_by_edits(reading, tools, root)
-    slips = frozenset(c.command for c in reading.commands if not c.ok and fixed is not None and fixed.own
-                      and evidence.command_key(c.command) == evidence.command_key(fixed.command))
+    slips = _slips(reading, tools, root)
     said, used = agent_memories(reading, end, where, files, reads, slips=slips)
     # A plan's decision that became the fix of the plan's cause is said in that row, not again alone
     taken = {u.text for u in used if u.origin == "plan"}
@@ -457,6 +456,39 @@ def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
                                                    and any(not _TEST_FILE.search(f) for f in before))
             return _Fixed(fail.command, evidence.error_headline(fail.output), between, passing.at, own=own)
     return None
+
+
+def _slips(r: Reading, tools: list[Event], root: str) -> frozenset[str]:
+    """The commands that failed on the turn's own doing and passed again before it ended: a check run on what the
+    turn had just changed (a type error in its new code, its lint, fixed in the same minute), or a command a
+    wrapper in front of it rejected ("rtk: unrecognized subcommand 'bun'") that passed without it. Neither says
+    the turn was about something wrong."""
+    out: set[str] = set()
+    for i, fail in enumerate(r.commands):
+        if fail.ok or not fail.finished:
+            continue
+        if _REJECTED_ARG.search(fail.output[:400]) and any(
+                c.ok and c.command.split() and fail.command.split()[-len(c.command.split()):] == c.command.split()
+                for c in r.commands[i + 1:]):
+            out.add(fail.command)
+            continue
+        key = evidence.command_key(fail.command)
+        passing = next((c for c in r.commands[i + 1:]  # the same tool run again (`pytest x.py`, then `pytest`)
+                        if c.ok and key and evidence.command_key(c.command)[:1] == key[:1]), None)
+        if passing is None:
+            continue
+        before = {_rel(f, root) for e in tools if e.occurred_at < fail.at for f in evidence.modified_files(e)}
+        between = {_rel(f, root) for e in tools if fail.at <= e.occurred_at <= passing.at
+                   for f in evidence.modified_files(e)}
+        # What the turn had changed, changed again (or nothing: re-run, or a fixer run) until it passed; a change
+        # to code the turn had not touched found a fault in what was there.
+        if before and (not between or between & before) and not (between - before - _tests(between)):
+            out.add(fail.command)
+    return frozenset(out)
+
+
+def _tests(files: set[str]) -> set[str]:
+    return {f for f in files if _TEST_FILE.search(f)}
 
 
 # A test file by the conventions of most ecosystems: tests/…, __tests__/…, x.test.ts, x_test.go, test_x.py, XTest.kt
