@@ -152,6 +152,11 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     Also returns what it stated and the memories took (the summary's "learned")."""
     asked = routine_question(r, files_modified)
     causes = _sure(r, "rootcause", asked)
+    if slips and all(c.ok or c.command in slips for c in r.commands) and not gates.reports_a_problem(r.words):
+        # Every failure of the turn was its own slip, and the user reported no problem: a cause found on the way
+        # ("The issue is that `pairs` is typed as …", before a type annotation) explains that slip, fixed in the
+        # same minute. Only the conclusion can say the turn found one.
+        causes = [c for c in causes if c.origin == "final"]
     fixes = _sure(r, "fix", asked) if causes or problem(r, slips) else []  # a fix of no problem is a routine change
     if files_modified and not causes:
         # An accepted plan that was then carried out: the root cause it names (under a heading that says

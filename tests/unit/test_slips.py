@@ -70,3 +70,32 @@ def test_a_wrapper_that_rejects_the_command_is_no_problem_of_the_project() -> No
     assert not problem(r, _slips(r, [], ROOT))
     # The same failure, never run again without the wrapper: nothing proves it was the wrapper's alone.
     assert _slips(Reading(commands=cmds[:1]), [], ROOT) == frozenset()
+
+
+def _said(text: str, role: str, origin: str, message: int) -> Any:
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    return Judged(units(text)[0], role=role, p=0.95, speaker="agent", origin=origin, worth=0.95, message=message)
+
+
+def _kinds(words: str, commands: list[Command], slips: frozenset[str]) -> list[str]:
+    from kenning.observer.compose import agent_memories
+
+    cause = _said("The issue is that `pairs` is inferred as `never[]` from the `?? []` default of the context.",
+                  "rootcause", "progress", 0)
+    fix = _said("The engine now passes `pairs` to the prompt generator after grouping the files by folder.",
+                "fix", "final", 1)
+    r = Reading(prompt=words or "Implement the following plan: group the files by folder", words=words,
+                agent=[cause, fix], commands=commands)
+    drafts, _used = agent_memories(r, 0.0, "prompt 1", ["src/engine.ts"], [], slips=slips)
+    return [d.kind for d in drafts if "`pairs` is inferred" in d.title]
+
+
+def test_a_cause_found_on_the_way_of_the_turns_own_slip_is_no_root_cause() -> None:
+    cmds = [_run("bun run typecheck", False, 3), _run("bun run typecheck", True, 6)]
+    assert _kinds("", cmds, frozenset({"bun run typecheck"})) == ["note"]  # the session log's, no key memory
+    # The same words, when the user reported the problem or a failure was not the turn's own: the turn's cause.
+    assert _kinds("the typecheck fails on main since yesterday", cmds, frozenset({"bun run typecheck"})) == \
+        ["rootcause"]
+    assert _kinds("", cmds, frozenset()) == ["rootcause"]
