@@ -48,6 +48,12 @@ def check_of(command: str) -> str:
     return c
 
 
+def runs_a_check(command: str) -> bool:
+    """Whether a command runs a check (tests, lint, types), however it is aimed or piped."""
+    words = _QUIET.sub("", _CD.sub("", command.strip())).split()
+    return bool(words) and words[0] not in _READS and bool(_CHECK.search(" ".join(words[:4])))
+
+
 def merged(prior: str, runs: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
     """The session's checks: those its summary so far named (``prior``, a "Checks:" line's text), then ``runs``
     in order, each with its last outcome; the latest run last, at most ``MAX_KEPT``."""

@@ -99,3 +99,11 @@ def test_a_cause_found_on_the_way_of_the_turns_own_slip_is_no_root_cause() -> No
     assert _kinds("the typecheck fails on main since yesterday", cmds, frozenset({"bun run typecheck"})) == \
         ["rootcause"]
     assert _kinds("", cmds, frozenset()) == ["rootcause"]
+
+
+def test_a_push_refused_then_made_elsewhere_is_no_slip() -> None:
+    tools = [_edit(1, "CHANGELOG.md", 1)]
+    cmds = [_run("git tag v1.2.0 && git push origin main --tags", False, 2,
+                 "remote: error: GH006: Protected branch update failed for refs/heads/main."),
+            _run("git branch release/v1.2.0 && git push origin release/v1.2.0", True, 3)]
+    assert _slips(Reading(commands=cmds), tools, ROOT) == frozenset()

@@ -473,18 +473,26 @@ def _slips(r: Reading, tools: list[Event], root: str) -> frozenset[str]:
             out.add(fail.command)
             continue
         key = evidence.command_key(fail.command)
-        passing = next((c for c in r.commands[i + 1:]  # the same tool run again (`pytest x.py`, then `pytest`)
-                        if c.ok and key and evidence.command_key(c.command)[:1] == key[:1]), None)
+        # The same command run again, or more broadly (`pytest tests/x.py`, then `pytest`); not another command of
+        # the same tool (`git push` refused, then `git branch` ran)
+        passing = next((c for c in r.commands[i + 1:] if c.ok and key and _rerun(key, evidence.command_key(c.command))),
+                       None)
         if passing is None:
             continue
         before = {_rel(f, root) for e in tools if e.occurred_at < fail.at for f in evidence.modified_files(e)}
         between = {_rel(f, root) for e in tools if fail.at <= e.occurred_at <= passing.at
                    for f in evidence.modified_files(e)}
-        # What the turn had changed, changed again (or nothing: re-run, or a fixer run) until it passed; a change
-        # to code the turn had not touched found a fault in what was there.
-        if before and (not between or between & before) and not (between - before - _tests(between)):
+        # What the turn had changed, changed again until it passed (or a check passing when run again, or after a
+        # fixer: a push refused, then made elsewhere, is no slip); a change to code the turn had not touched found
+        # a fault in what was there.
+        if before and (between & before if between else checks.runs_a_check(fail.command)) \
+                and not (between - before - _tests(between)):
             out.add(fail.command)
     return frozenset(out)
+
+
+def _rerun(failed: tuple[str, ...], later: tuple[str, ...]) -> bool:
+    return failed == later or (failed[:1] == later[:1] and min(len(failed), len(later)) == 1)
 
 
 def _tests(files: set[str]) -> set[str]:
