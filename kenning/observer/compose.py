@@ -409,6 +409,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
+            and (role != "rootcause" or not gates.recommends(j.text))  # "… のフローが適切です": advice, no cause
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made

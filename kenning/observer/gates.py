@@ -283,6 +283,19 @@ def planned(text: str) -> bool:
     return bool(_PLANNED.search(text)) and not _HABIT.search(text)
 
 
+# What the agent says is the right thing to do ("… is the way to go", "…で記述し…するフローが適切です"): advice
+_RIGHT_WAY = re.compile(r"\bthe (?:right|best|correct|appropriate|recommended|proper) (?:approach|way|flow|fix|move|"
+                        r"path|option|thing to do)\b(?: here)? (?:is|would be)|\bis the way to go\b|"
+                        r"(?:が|のが|ことが|方が)(?:適切|妥当|望ましい|おすすめ|良いでしょう|よいでしょう)|"
+                        r"(?:比较|更|最)(?:合适|稳妥)|적절합니다|바람직합니다", re.IGNORECASE)
+
+
+def recommends(text: str) -> bool:
+    """The sentence recommends what to do: advice, never what caused a problem (no unit of the agent that
+    recommends, of the 80 in the labelled sessions and our own sentences, is a root cause)."""
+    return "proposal" in cues.signals(text) or bool(_RIGHT_WAY.search(text))
+
+
 # What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
 _ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
                            r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",

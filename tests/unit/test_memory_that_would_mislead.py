@@ -947,3 +947,19 @@ def test_the_change_to_the_code_a_cause_names_is_its_fix() -> None:
     assert not any("flushDirty" in d.title for d in drafts if d.kind in ("rootcause", "fix")), drafts
     drafts, _used = agent_memories(Reading(agent=judged), 0.0, "prompt 1", ["pkg/store/wal.go"], [])
     assert not any("flushDirty" in d.title for d in drafts if d.kind in ("rootcause", "fix")), drafts
+
+
+@pytest.mark.parametrize(("said", "cause"), [
+    # advice of how to go on, with its reason: never what caused the problem (invented sentences)
+    ("これは振る舞いを変えない修正なので、`git commit --fixup` で記録してから rebase するのが適切です。", False),
+    ("Since the token cannot trigger workflows, a GitHub App installation token is the way to go.", False),
+    ("I'd recommend pinning the SDK to 1.x because the 2.0 module path moved.", False),
+    ("因为句柄容易泄漏，交给 logrotate 来轮转日志比较合适。", False),
+    ("핸들이 새기 쉬우므로 로그 회전은 logrotate에 맡기는 것이 적절합니다.", False),
+    # what caused it, said with the same words around it
+    ("The workflow never ran because tags pushed with `GITHUB_TOKEN` do not trigger other workflows.", True),
+    ("ハンドルが閉じられていないのが原因で、ログのローテーション後も古いファイルに書き込んでいました。", True),
+])
+def test_advice_with_its_reason_is_no_root_cause(said: str, cause: bool) -> None:
+    kinds = _kinds_of_answer("Why did the release not publish?", said, "rootcause", "ci/release.yml")
+    assert ("rootcause" in kinds) is cause, kinds
