@@ -37,6 +37,12 @@ _LABEL_START = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(?:\*\*|__)([^*_\n]{0,59}
 # "Root cause: text" without bold, when the label is short and says what follows
 _PLAIN_LABEL = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*)([^\s:：`][^:：`\n]{0,30}?)\s*[:：]\s+(?=\S)")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+# A line that is only a short plain label naming a cause or a fix ("Root cause:", "Recommended fix:", "根因：")
+# heads the list or the paragraph right under it, as a bold one would (agents writing without emphasis)
+_PLAIN_LABEL_LINE = re.compile(r"^\s*([^\s:：`*_#>|-][^:：`*\n]{0,30}?)\s*[:：]\s*$")
+_CAUSE_OR_FIX = re.compile(r"\b(?:root[- ])?causes?\b|\bfix(?:es)?\b|\bworkarounds?\b|\bcausa\b|\bursache\b|"
+                           r"\bcorrectif\b|\bsolution\b|\blösung\b|原因|根因|修复|解决|対策|修正|원인|해결|수정",
+                           re.IGNORECASE)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
@@ -72,6 +78,8 @@ def units(text: str) -> list[Unit]:
         return []
     out: list[Unit] = []
     heading = ""
+    outer = ""         # the heading above a plain label line, back once the block under the label ends
+    plain = 0          # a plain label line heads what follows: 1 before its block, 2 within it
     para: list[str] = []
     para_bullet = False
     para_label = ""
@@ -80,8 +88,12 @@ def units(text: str) -> list[Unit]:
     code: list[str] | None = None  # the lines of a code block such a sentence introduced, while in it
 
     def flush() -> None:
-        nonlocal para, para_bullet, para_label, intro
+        nonlocal para, para_bullet, para_label, intro, heading, plain
         if para:
+            if plain == 2 and not para_bullet:  # a paragraph after the label's list or paragraph: not under it
+                heading, plain = outer, 0
+            elif plain == 1:
+                plain = 2
             before = len(out)
             body = " ".join(x.strip() for x in para)
             prev = ""
@@ -97,7 +109,8 @@ def units(text: str) -> list[Unit]:
                 out[intro] = replace(out[intro], introduces=True)
         para, para_bullet, para_label = [], False, ""
 
-    for raw in (text or "").splitlines():
+    lines = (text or "").splitlines()
+    for n, raw in enumerate(lines):
         if _FENCE.match(raw):
             flush()
             if in_code and code is not None and intro is not None:
@@ -121,12 +134,20 @@ def units(text: str) -> list[Unit]:
         m = _HEADING.match(line)
         if m:
             flush()
-            heading = tidy(m.group(1))
+            heading, plain = tidy(m.group(1)), 0
             continue
         m = _LABEL_LINE.match(line) or _LABEL_ABOUT.match(line)
         if m and len(m.group(1).split()) <= _LABEL_WORDS + 4:
             flush()
-            heading = tidy(m.group(1))
+            heading, plain = tidy(m.group(1)), 0
+            continue
+        m = _PLAIN_LABEL_LINE.match(line)
+        if m and not (para and para_bullet) and _is_label(m.group(1)) and _CAUSE_OR_FIX.search(m.group(1)) \
+                and not _before_code(lines, n):
+            flush()
+            if not plain:
+                outer = heading
+            heading, plain = tidy(m.group(1)), 1
             continue
         if _TABLE_ROW.match(line):
             flush()
@@ -156,6 +177,11 @@ def units(text: str) -> list[Unit]:
         para.append(line)
     flush()
     return out
+
+
+def _before_code(lines: list[str], n: int) -> bool:
+    """Whether a code block follows line ``n`` ("Fix:" over a command introduces it, it heads nothing)."""
+    return bool(_FENCE.match(next((x for x in lines[n + 1:] if x.strip()), "")))
 
 
 def _is_data(text: str) -> bool:

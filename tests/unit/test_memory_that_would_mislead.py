@@ -963,3 +963,21 @@ def test_the_change_to_the_code_a_cause_names_is_its_fix() -> None:
 def test_advice_with_its_reason_is_no_root_cause(said: str, cause: bool) -> None:
     kinds = _kinds_of_answer("Why did the release not publish?", said, "rootcause", "ci/release.yml")
     assert ("rootcause" in kinds) is cause, kinds
+
+
+def test_a_fix_listed_under_a_plain_recommended_fix_label_is_a_proposal_not_a_fix_made() -> None:
+    """"Recommended fix:" on its own line over a list (no bold): in a turn that changed nothing, what it lists was
+    not done; the cause is kept with it as a proposed fix, never as one made."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    said = ("Root cause:\n\n- `git symbolic-ref` exits 1 on a detached `HEAD`, and the guard treats every nonzero exit "
+            "as fatal.\n\nRecommended fix:\n\n- Treat exit 1 as a detached `HEAD` and allow the commit.")
+    cause_unit, fix_unit = units(said)
+    assert (cause_unit.heading, fix_unit.heading) == ("Root cause", "Recommended fix")
+    cause = Judged(cause_unit, role="rootcause", p=0.95, speaker="agent", origin="final", worth=0.95)
+    fix = Judged(fix_unit, role="fix", p=0.95, speaker="agent", origin="final", worth=0.95, message=0)
+    drafts, _used = agent_memories(Reading(prompt="Why does the guard fail during a rebase?", agent=[cause, fix]),
+                                   0.0, "prompt 1", [], [])
+    titles = [d.title for d in drafts if d.kind in ("rootcause", "fix")]
+    assert [t for t in titles if "— proposed fix: treat exit 1" in t] == titles and titles, titles

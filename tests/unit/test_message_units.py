@@ -55,3 +55,27 @@ def test_a_retry_log_with_spaced_tags_is_pasted_output_but_an_explanation_of_the
     said = "The runner exited with code 2 because [Build Runner] reads its config before the checkout exists."
     assert units(log) == []
     assert [u.text for u in units(said)] == [said]
+
+
+def test_a_plain_label_line_naming_a_cause_or_fix_heads_the_list_under_it_and_only_that() -> None:
+    said = ("The report describes a real bug in the branch guard.\n\nRoot cause:\n\n"
+            "- Rebases detach `HEAD`.\n"
+            "- `git symbolic-ref` exits 1 then, and every nonzero exit is treated as fatal.\n\n"
+            "This has been so since the first release.\n\nThere is also a testing gap:\n\n"
+            "- Nothing covers a detached `HEAD`.\n\nRecommended fix:\n\n- Treat exit 1 as detached `HEAD`.\n\n"
+            "Changes:\n\n- Renamed the guard.\n\n根因：\n缓存从未失效。\n\n之后的段落。")
+    got = [(u.heading, u.text) for u in units(said)]
+    assert ("Root cause", "Rebases detach `HEAD`.") in got
+    assert ("Root cause", "`git symbolic-ref` exits 1 then, and every nonzero exit is treated as fatal.") in got
+    # the paragraph after the list, and a sentence that introduces a list, are not under the label
+    assert ("", "This has been so since the first release.") in got
+    assert ("", "Nothing covers a detached `HEAD`.") in got
+    assert ("Recommended fix", "Treat exit 1 as detached `HEAD`.") in got
+    assert ("根因", "缓存从未失效。") in got and ("", "之后的段落。") in got
+    assert not [t for _h, t in got if t in ("Root cause", "Recommended fix", "根因")]  # such a label is no unit
+    assert ("", "Renamed the guard.") in got  # a label naming no cause or fix heads nothing (as before)
+
+
+def test_a_short_label_before_a_command_introduces_it_and_heads_nothing() -> None:
+    got = [(u.heading, u.text) for u in units(f"Done. Fix:\n\n{FENCE}\njj git import\n{FENCE}\n\nIt is pushed.")]
+    assert got == [("", "Done."), ("", "Fix: `jj git import`"), ("", "It is pushed.")]
