@@ -283,17 +283,23 @@ def planned(text: str) -> bool:
     return bool(_PLANNED.search(text)) and not _HABIT.search(text)
 
 
-# What the agent says is the right thing to do ("… is the way to go", "…で記述し…するフローが適切です"): advice
-_RIGHT_WAY = re.compile(r"\bthe (?:right|best|correct|appropriate|recommended|proper) (?:approach|way|flow|fix|move|"
-                        r"path|option|thing to do)\b(?: here)? (?:is|would be)|\bis the way to go\b|"
-                        r"(?:が|のが|ことが|方が)(?:適切|妥当|望ましい|おすすめ|良いでしょう|よいでしょう)|"
-                        r"(?:比较|更|最)(?:合适|稳妥)|적절합니다|바람직합니다", re.IGNORECASE)
+# The grammar of advice, never its nouns ("the `suggestions` prompt", "推奨バージョン" may be what broke): the
+# agent saying what it recommends ("I'd suggest …", "je recommande …", "建议改用 …") or what the right thing to do
+# is ("… is the way to go", "…で記述し…するフローが適切です")
+_ADVICE = re.compile(r"\bi(?:['’]d| would)? (?:recommend|suggest|propose)\b|\bmy (?:recommendation|suggestion)\b|"
+                     r"\bthe (?:right|best|correct|appropriate|recommended|proper) (?:approach|way|flow|fix|move|"
+                     r"path|option|thing to do)\b(?: here)? (?:is|would be)|\bis the way to go\b|"
+                     r"\bje (?:recommande|propose|suggère)\b|\bich (?:empfehle|schlage vor)\b|\brecomiendo\b|"
+                     r"\bsugiero\b|建议(?:你|您|改|用|把|先|将|直接)|(?:比较|更|最)(?:合适|稳妥)|"
+                     r"(?:が|のが|ことが|方が)(?:適切|妥当|望ましい|おすすめ|良いでしょう|よいでしょう)|"
+                     r"(?:を)?(?:おすすめ|お勧め|推奨)します|(?:추천|제안|권장)합니다|적절합니다|바람직합니다",
+                     re.IGNORECASE)
 
 
 def recommends(text: str) -> bool:
-    """The sentence recommends what to do: advice, never what caused a problem (no unit of the agent that
-    recommends, of the 80 in the labelled sessions and our own sentences, is a root cause)."""
-    return "proposal" in cues.signals(text) or bool(_RIGHT_WAY.search(text))
+    """The sentence recommends what to do: advice, never what caused a problem (no such unit of the agent in the
+    labelled sessions and our own sentences is a root cause)."""
+    return bool(_ADVICE.search(text))
 
 
 # What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").

@@ -124,9 +124,10 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     page.wait_for_selector("#act-retract[aria-pressed='true']")
     assert home.db().execute("SELECT status FROM observations WHERE id = ?", (oid,)).fetchone()[0] == "retracted"
     edited = item(page, "(edited)")
-    assert edited.get_attribute("data-status") == "retracted"
-    assert "no longer true" in edited.inner_text()
-    # (retried: under a loaded fresh-clone run one immediate read came before the row's new style applied)
+    # (awaited: under a loaded fresh-clone run an immediate read came while the row was being drawn again, empty,
+    # or before its new style applied)
+    expect(edited).to_have_attribute("data-status", "retracted")
+    expect(edited).to_contain_text("no longer true")
     expect(edited.locator(".item-title")).to_have_css("text-decoration-line", "line-through")
     assert re.search(r"Record\s+~\d+", page.locator("#detail-body").inner_text())  # the detail stays whole
     shot(page, "retracted")

@@ -959,6 +959,8 @@ def test_the_change_to_the_code_a_cause_names_is_its_fix() -> None:
     # what caused it, said with the same words around it
     ("The workflow never ran because tags pushed with `GITHUB_TOKEN` do not trigger other workflows.", True),
     ("ハンドルが閉じられていないのが原因で、ログのローテーション後も古いファイルに書き込んでいました。", True),
+    # a cause in which advice is only a noun (what broke may be the suggestions prompt itself)
+    ("The suggestions prompt was never sent because `runSuggestions()` returned before the AI call.", True),
 ])
 def test_advice_with_its_reason_is_no_root_cause(said: str, cause: bool) -> None:
     kinds = _kinds_of_answer("Why did the release not publish?", said, "rootcause", "ci/release.yml")

@@ -467,8 +467,9 @@ def _slips(r: Reading, tools: list[Event], root: str) -> frozenset[str]:
     for i, fail in enumerate(r.commands):
         if fail.ok or not fail.finished:
             continue
-        if _REJECTED_ARG.search(fail.output[:400]) and any(
-                c.ok and c.command.split() and fail.command.split()[-len(c.command.split()):] == c.command.split()
+        a = fail.command.split()
+        if _REJECTED_ARG.search(fail.output[:400]) and any(  # (as _unwrapped: at most two words in front)
+                c.ok and 0 < len(a) - len(b := c.command.split()) <= 2 and a[len(a) - len(b):] == b
                 for c in r.commands[i + 1:]):
             out.add(fail.command)
             continue
