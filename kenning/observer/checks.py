@@ -38,19 +38,24 @@ _READS = frozenset(("rg", "grep", "ls", "cat", "find", "sed", "awk", "head", "ta
 
 def check_of(command: str) -> str:
     """The check a command runs, as run (without ``cd x &&`` and a trailing ``2>&1``), or ''."""
-    c = _QUIET.sub("", _CD.sub("", command.strip()))
+    c = _as_run(command)
     if not c or len(c) > 120 or _SHELL.search(c) or _FIXES.search(c) or _ONE.search(c) or _NOT.search(c):
         return ""
-    words = c.split()
-    # the check is what the command runs (its first words), not an argument of it
-    if words[0] in _READS or not _CHECK.search(" ".join(words[:4])):
-        return ""
-    return c
+    return c if _checks(c) else ""
 
 
 def runs_a_check(command: str) -> bool:
     """Whether a command runs a check (tests, lint, types), however it is aimed or piped."""
-    words = _QUIET.sub("", _CD.sub("", command.strip())).split()
+    return _checks(_as_run(command))
+
+
+def _as_run(command: str) -> str:
+    return _QUIET.sub("", _CD.sub("", command.strip()))
+
+
+def _checks(command: str) -> bool:
+    # the check is what the command runs (its first words), not an argument of it
+    words = command.split()
     return bool(words) and words[0] not in _READS and bool(_CHECK.search(" ".join(words[:4])))
 
 

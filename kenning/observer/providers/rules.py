@@ -379,13 +379,10 @@ def _unwrapped(r: Reading, reads: list[str], gist: str) -> list[ObservationDraft
     'bun'"), then passed run without the wrapper: the wrapper cannot run it (proved twice, invented never)."""
     out: list[ObservationDraft] = []
     for i, fail in enumerate(r.commands):
-        if fail.ok or not _REJECTED_ARG.search(fail.output[:400]):
-            continue
-        a = fail.command.split()
-        passing = next((c for c in r.commands[i + 1:] if c.ok and 0 < len(a) - len(c.command.split()) <= 2
-                        and a[len(a) - len(c.command.split()):] == c.command.split()), None)
+        passing = _run_unwrapped(r.commands, i)
         if passing is None:
             continue
+        a = fail.command.split()
         wrapper = " ".join(a[:len(a) - len(passing.command.split())])
         head = evidence.error_headline(fail.output)
         tool = " ".join(w for w in passing.command.split()[:3] if not re.match(r"^[0-9]*[<>|&]", w))
@@ -402,6 +399,17 @@ def _unwrapped(r: Reading, reads: list[str], gist: str) -> list[ObservationDraft
             why={"said": title, "by": "commands", "origin": "", "where": "", "how":
                  f"`{wrapper}` rejected the command ({head or 'error'}), which then passed without it"}))
     return out[:2]
+
+
+def _run_unwrapped(commands: list[evidence.Command], i: int) -> evidence.Command | None:
+    """The later command that passed as command ``i`` without the wrapper in front of it (one or two words), when
+    ``i`` failed because that wrapper rejected it; None otherwise."""
+    fail = commands[i]
+    if fail.ok or not _REJECTED_ARG.search(fail.output[:400]):
+        return None
+    a = fail.command.split()
+    return next((c for c in commands[i + 1:] if c.ok and 0 < len(a) - len(b := c.command.split()) <= 2
+                 and a[len(a) - len(b):] == b), None)
 
 
 # Where a shell line chains another command: words after it are that command's, not the first one's.
@@ -467,10 +475,7 @@ def _slips(r: Reading, tools: list[Event], root: str) -> frozenset[str]:
     for i, fail in enumerate(r.commands):
         if fail.ok or not fail.finished:
             continue
-        a = fail.command.split()
-        if _REJECTED_ARG.search(fail.output[:400]) and any(  # (as _unwrapped: at most two words in front)
-                c.ok and 0 < len(a) - len(b := c.command.split()) <= 2 and a[len(a) - len(b):] == b
-                for c in r.commands[i + 1:]):
+        if _run_unwrapped(r.commands, i) is not None:
             out.add(fail.command)
             continue
         key = evidence.command_key(fail.command)
