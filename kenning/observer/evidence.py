@@ -7,6 +7,7 @@ Observers may claim things; these functions only report what the tool calls prov
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,12 @@ _PATCH_HEADER = re.compile(r"^(?:\*\*\* (?:Update|Add|Delete) File: |\*\*\* Move
 _TRIVIAL_COMMANDS = re.compile(
     r"^\s*(?:ls|ll|pwd|cd|echo|cat|head|tail|clear|true|which|whoami|date|git\s+(?:status|branch|log|diff)"
     r"|git\s+--no-pager\s+(?:status|log|diff))\b")
+# Searches whose exit status 1 with nothing printed is their answer: no line matched, no path is ignored, no
+# such program or process. That is what the agent asked, not something that failed.
+_SEARCHES = frozenset(("rg", "grep", "egrep", "fgrep", "ag", "ack", "which", "pgrep"))
+_GIT_SEARCHES = frozenset(("grep", "check-ignore"))
+_LEAD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_NOTHING_FOUND = re.compile(r"^Exit code 1\s*$")
 
 
 @dataclass
@@ -119,6 +126,8 @@ def command(ev: Event) -> Command | None:
         err = ev.payload.get("error")
         if isinstance(err, str) and rejection(err) is not None:
             return None  # the user said no to the call: nothing ran, nothing failed
+        if isinstance(err, str) and _NOTHING_FOUND.match(err) and found_nothing(cmd):
+            return Command(cmd.strip(), True, "", ev.occurred_at, ev.id, desc)
         return Command(cmd.strip(), False, err if isinstance(err, str) else "", ev.occurred_at, ev.id, desc)
     resp = _response(ev)
     out = ""
@@ -131,6 +140,23 @@ def command(ev: Event) -> Command | None:
     elif isinstance(resp, str):
         out = resp
     return Command(cmd.strip(), ok, out, ev.occurred_at, ev.id, desc, finished)
+
+
+def found_nothing(command: str) -> bool:
+    """Whether a command is one search (``rg -n "a|b" src``, ``git check-ignore -v x``, after ``cd x &&``),
+    whose exit status 1 means it found nothing: not piped or chained, where the status would be another's."""
+    c = _LEAD.sub("", command.strip())
+    try:
+        lexer = shlex.shlex(c, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return False
+    if words[-3:] == ["2", ">&", "1"]:  # "2>&1" at the end changes no status
+        words = words[:-3]
+    if not words or any(set(w) <= set("|&;<>()") for w in words):
+        return False
+    return words[0] in _SEARCHES or (words[0] == "git" and len(words) > 1 and words[1] in _GIT_SEARCHES)
 
 
 def trivial(cmd: Command) -> bool:
