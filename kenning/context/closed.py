@@ -134,6 +134,37 @@ def fixed_in(cause: str, commits: list[str]) -> str:
     return ""
 
 
+# A gap the agent found: what something lacks or does not cover ("The Pkl tests cover feature and protected
+# branches, but not detached `HEAD`", "there is no test for the empty cart", "没有覆盖…", "…のテストがない").
+_GAP = re.compile(r"\bbut not\b|\bnot (?:yet )?(?:covered|tested|handled|supported)\b|\buntested\b|"
+                  r"\bdo(?:es)?(?:n't|n’t| not) (?:cover|test|handle|support|check)\b|\b(?:is|are) missing\b|"
+                  r"\bthere (?:is|are) no (?:tests?|coverage|check)\b|\bno (?:tests?|coverage) (?:for|of)\b|"
+                  r"没有(?:测试|覆盖|处理|支持)|未(?:覆盖|测试|处理|支持)|缺少|テスト(?:が|は)(?:ない|ありません)|"
+                  r"カバーして(?:いない|いません)|未対応|테스트(?:가|는) 없|커버하지 않|누락", re.IGNORECASE)
+# Commits that add what was missing: a fix, a test, a feature ("fix(builtins): allow detached HEAD …").
+_FILLS = re.compile(r"^(?:[0-9a-f]{7,40} )?(?:fix|bugfix|hotfix|test|feat|perf)(?:\([^)]*\))?!?:|"
+                    r"\b(?:fix(?:es|ed)?|add(?:s|ed)?|support(?:s|ed)?|cover(?:s|ed)?)\b", re.IGNORECASE)
+
+
+def states_gap(text: str) -> bool:
+    """Whether a memory says what something lacks or does not cover."""
+    return bool(_GAP.search(text))
+
+
+def gap_filled(text: str, commits: list[str]) -> str:
+    """The commit (of the session that found it, or a later one) that filled a gap a memory states, '' when none
+    did: two words of substance in common with a commit that fixes, tests or adds. The gap was true for minutes
+    ("… but not detached `HEAD`" before "fix(builtins): allow detached HEAD for branch guard" added those tests)."""
+    if not _GAP.search(text):
+        return ""
+    mine = set(_TERM.findall(text.lower())) - _COMMON
+    for c in commits:
+        subject = split_commit(c)[1]
+        if _FILLS.search(subject) and len(mine & (set(_TERM.findall(subject.lower())) - _COMMON)) >= 2:
+            return c
+    return ""
+
+
 # What a fixing commit's subject names as the cause: "fix: rotation skipped for all nodes due to non-blocking send"
 _CAUSED_BY = re.compile(r"\b(?:due to|caused by|because of|triggered by)\s+(.+)$", re.IGNORECASE)
 _FIX_PART = " fix: "

@@ -176,10 +176,13 @@ class Selection:
         self.commits = {s.session: closed.commits_of(line) for s, line in states}  # a session → its commits
         self._later: dict[tuple[int, float], list[str]] = {}  # later_commits, asked again by each layout
         # What later work closed, and what a later session had to fix again (it no longer holds: "`cursor-logo.svg`
-        # was invalid, so the inline path is reused" before "Fix Cursor logo: replace corrupted SVG asset").
+        # was invalid, so the inline path is reused" before "Fix Cursor logo: replace corrupted SVG asset"), and a gap
+        # its own session or a later one filled ("… but not detached `HEAD`" before "fix: allow detached HEAD").
         self._key_candidates = [r for r in self._key_candidates if not closed.closed(
             r.title, r.created_at, self.done, open_work=r.kind == "status")
-            and not closed.refixed(r.title, self.later_commits(r.session, r.created_at))]
+            and not closed.refixed(r.title, self.later_commits(r.session, r.created_at))
+            and not (r.kind in ("fact", "gotcha") and closed.states_gap(r.title) and closed.gap_filled(
+                r.title, [*self.commits.get(r.session, []), *self.later_commits(r.session, r.created_at)]))]
         self.todos = [r for r in self.todos if not closed.closed(r.title, r.created_at, self.done)]
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work

@@ -148,3 +148,48 @@ def test_a_memory_about_a_file_a_later_session_fixed_again_leaves_the_index(stor
     context = story.context("shop")
     assert not [ln for ln in context.splitlines() if ln.startswith("#") and "cursor-logo.svg" in ln], context
     assert "fix: replace the corrupted Cursor logo SVG" in context, context  # what the later session did
+
+
+@pytest.mark.parametrize(("gap", "commit"), [
+    ("The Pkl tests cover feature and protected branches, but not detached `HEAD`.",
+     "55c7b81 fix(builtins): allow detached HEAD for branch guard"),
+    ("There is no test for the empty cart total.", "3c4d5e6 test: empty cart total is zero"),
+    ("The exporter does not handle nested archives.", "7a8b9c0 feat(export): nested archives"),
+    ("折扣模块没有覆盖 refund rounding 的情况", "1f2e3d4 fix: refund rounding in the discount module")])
+def test_a_gap_that_a_commit_filled_names_that_commit(gap: str, commit: str) -> None:
+    assert closed.gap_filled(gap, ["0000001 chore: tidy the README", commit]) == commit
+
+
+@pytest.mark.parametrize(("fact", "commit"), [
+    ("The Pkl tests cover feature and protected branches, but not detached `HEAD`.",
+     "55c7b81 docs: detached HEAD in the rebase guide"),        # a commit that adds nothing to the code
+    ("The Pkl tests cover feature and protected branches, but not detached `HEAD`.",
+     "55c7b81 fix(pkl): protected branch list from config"),     # fills another gap: one word in common
+    ("The exporter writes nested archives as one file each.",
+     "7a8b9c0 feat(export): nested archives"),                   # says how things are, no gap
+])
+def test_a_commit_about_something_else_leaves_a_gap_or_a_fact_as_it_is(fact: str, commit: str) -> None:
+    assert closed.gap_filled(fact, [commit]) == ""
+
+
+def test_a_gap_its_session_filled_leaves_the_index(story: Story) -> None:
+    """A gap an observer kept as a fact ("the tests cover … but not a detached HEAD") that a commit of the same
+    session then filled was true for minutes: the index does not list it as how things are."""
+    from kenning.records import ObservationDraft, Outcome
+    from kenning.store import repo
+
+    gap = "The branch guard tests cover feature and protected branches, but not a detached `HEAD`"
+
+    def session_with_gap(project: str, commit: str) -> str:
+        found_at = story.t + 10
+        sid = story.session(project, Turn("The branch guard fails during a rebase: add the test and fix it.", [
+            edit(story.root(project), "tests/test_guard.py"), edit(story.root(project), "shop/guard.py"),
+            bash(f"git commit -am '{commit}'", f"[main 55c7b81] {commit}\n 2 files changed")], last="Fixed."))
+        fact = ObservationDraft(type="discovery", title=gap, subtitle="how it works", facts=[gap], narrative=gap,
+                                concepts=["how-it-works"], created_at=found_at, kind="fact")
+        with repo.transaction(story.conn):
+            repo.store_outcome(story.conn, sid, story.root(project), Outcome(observations=[fact]), "rules")
+        return "\n".join(ln for ln in story.context(project).splitlines() if ln.startswith("#"))
+
+    assert gap in session_with_gap("other", "fix(cart): round refunds per line")
+    assert gap not in session_with_gap("filled", "fix(guard): allow a detached HEAD")
