@@ -5,7 +5,8 @@ typecheck`; `cargo clippy`, `cargo test`), and the commands prove how that is: a
 session ran with its last outcome (its "Checks:" line), and the index says which passed
 (kenning/context/checks.py). A command is a check when it tests, lints, type-checks, or runs a formatter in check
 mode, and is the whole command: not piped (``| tail`` would give tail's exit status, not the check's), not
-chained with another, not aimed at one file or one test, not a fixer (``--fix``, a formatter that writes).
+chained with another, not aimed at one file or one test, not a fixer (``--fix``, a formatter that writes). Of a
+chain joined by ``&&`` that passed, each part that is a check by itself passed (``checks_of``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ _CHECK = re.compile(
     r"ruff\s+check|eslint|biome\s+(?:check|lint|ci)|tsc|golangci-lint|staticcheck|jest|vitest|bats|rspec|phpunit|"
     r"tox|nox|(?:fmt|format)\s+--check|prettier\s+--check)(?=\s|$)")
 _FIXES = re.compile(r"(?:^|\s)(?:--fix|--write|-w|lint:fix|--autofix)(?=\s|$)")
-# Aimed at one file or one test: a path with an extension, a test filter
+# Aimed at one file or one test: a path with an extension, a test filter (cargo's: "cargo test structured_argv")
 _ONE = re.compile(r"\S+\.(?:py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|bats|sh|php|cs|swift)(?::\S*)?(?=\s|$)|"
-                  r"(?:^|\s)(?:-run|-k|--testPathPattern|-t|--filter|--grep|-p|--test|--step|--only)(?:[\s=]|$)")
+                  r"(?:^|\s)(?:-run|-k|--testPathPattern|-t|--filter|--grep|-p|--test|--step|--only)(?:[\s=]|$)|"
+                  r"^cargo\s+(?:test|nextest\s+run)\s+(?!-)\S")
 # Not the project's check: a version or help query, a run of the program itself ("cargo run -- test …")
 _NOT = re.compile(r"(?:^|\s)(?:--version|-V|version|--help|-h|help)(?=\s|$)|^(?:cargo|go|deno)\s+run\b")
 _CD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
@@ -42,6 +44,22 @@ def check_of(command: str) -> str:
     if not c or len(c) > 120 or _SHELL.search(c) or _FIXES.search(c) or _ONE.search(c) or _NOT.search(c):
         return ""
     return c if _checks(c) else ""
+
+
+# What leaves a chain's exit status to its last part only, or to no part in particular
+_NOT_AND = re.compile(r";|\|\||\n|\$\(|`|(?<![&>])&(?![&>])")
+
+
+def checks_of(command: str, ok: bool) -> list[str]:
+    """The checks a command ran whose outcome its exit status tells: the command itself, or each part of a chain
+    that passed which is a check by itself (``cargo fmt --check && cargo clippy | tail -5 && cargo test``: `&&` goes
+    on only after a part exited 0, so the chain's 0 says `cargo fmt --check` passed; the piped parts give tail's
+    status). A chain that failed does not say which part failed."""
+    whole = check_of(command)
+    if whole or not ok or "&&" not in command or _NOT_AND.search(command):
+        return [whole] if whole else []
+    parts = [p.strip() for p in command.split("&&")]
+    return [k for p in parts if p.count('"') % 2 == 0 and p.count("'") % 2 == 0 and (k := check_of(p))]
 
 
 def runs_a_check(command: str) -> bool:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kenning.context import checks as shown
-from kenning.observer.checks import check_of, line, merged, parse
+from kenning.observer.checks import check_of, checks_of, line, merged, parse
+from tests.support.memory_story import Story, Turn, bash, edit
 
 
 @pytest.mark.parametrize(("command", "check"), [
@@ -27,9 +28,27 @@ from kenning.observer.checks import check_of, line, merged, parse
     ("go build ./...", ""),                      # no check
     ('rg -n "audience" workers test docs', ""),  # "test" is a folder searched, not a check run
     ("corepack pnpm run typecheck", "corepack pnpm run typecheck"),
+    ("cargo test structured_argv --lib", ""),    # cargo's test-name filter: one test
+    ("cargo test --workspace", "cargo test --workspace"),
 ])
 def test_what_counts_as_a_check(command: str, check: str) -> None:
     assert check_of(command) == check
+
+
+@pytest.mark.parametrize(("command", "ok", "found"), [
+    # `&&` runs a part only after the one before exited 0: a chain that passed says each part passed; a piped
+    # part gives its last program's status (tail's), so it says nothing of the check
+    ('cargo fmt --check && cargo clippy 2>&1 | tail -5 && cargo test 2>&1 | grep "^test result"', True,
+     ["cargo fmt --check"]),
+    ("cd /work/shop && bun run lint && bun run typecheck", True, ["bun run lint", "bun run typecheck"]),
+    ("mise run fmt && mise run lint 2>&1", True, ["mise run lint"]),
+    ("cargo fmt --check && cargo clippy", False, []),     # which part failed is not known
+    ("cargo test; cargo clippy", True, []),               # the status is the last part's only
+    ("cargo test || true", True, []),                     # passes whatever the tests did
+    ("cargo test 2>&1", False, ["cargo test"]),           # one check: its own outcome
+])
+def test_what_a_chain_says_of_its_checks(command: str, ok: bool, found: list[str]) -> None:
+    assert checks_of(command, ok) == found
 
 
 def test_a_sessions_checks_keep_their_last_outcome_across_summaries() -> None:
@@ -74,3 +93,13 @@ def test_a_check_still_running_when_the_record_ends_did_not_pass() -> None:
     note = Notes()
     standing(note, git_actions.read([c, done]), [c, done], {}, "/work/shop")
     assert note.checks == [("cargo clippy", True)]
+
+
+def test_a_check_that_failed_and_then_passed_in_a_chain_is_said_to_pass(story: Story) -> None:
+    root = story.root("crate")
+    story.session("crate", Turn("Refactor the rebase helpers.", [
+        edit(root, "src/rebase.rs"),
+        bash("cargo fmt --check 2>&1", fails="Diff in src/rebase.rs at line 12"), bash("cargo fmt"),
+        bash("cargo fmt --check && cargo clippy 2>&1 | tail -5 && cargo test 2>&1 | grep '^test result'",
+             "test result: ok. 620 passed")], last="Done."))
+    assert "Checks that passed: `cargo fmt --check`" in story.context("crate"), story.context("crate")

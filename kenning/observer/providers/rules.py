@@ -249,7 +249,7 @@ def standing(note: Notes, actions: git_actions.Actions, commands: list[evidence.
     note.uncommitted = edited  # (a file outside the project, a plan under ~/.claude, is no change)
     note.tree_seen = tree is not None
     note.touched = bool(modified)
-    note.checks = [(k, c.ok) for c in commands if c.finished and (k := checks.check_of(c.command))]
+    note.checks = [(k, c.ok) for c in commands if c.finished for k in checks.checks_of(c.command, c.ok)]
     note.commits = [_commit_line(c) for c in actions.commits]
     note.unpushed = [_commit_line(c) for c in actions.commits if not actions.pushed or c.at > actions.pushed_at]
     note.branch = next((c.branch for c in actions.commits[-1:] if c.branch != "HEAD"), "")
