@@ -39,6 +39,8 @@ INTERRUPTED = "[Request interrupted by user"
 PLAN_PREFIX = "Implement the following plan:"
 REJECTED = "The user doesn't want to proceed with this tool use"
 USER_SAID = "the user said:"
+# What Claude Code answers when its auto mode's classifier refuses a call: the call never ran
+DENIED = "Permission for this action was denied"
 _SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:\s|$)")  # /model, /plan do x, /plugin:skill (not /Users/x)
 
 
@@ -88,6 +90,12 @@ def rejection(result: str) -> str | None:
         return None
     i = text.find(USER_SAID)
     return text[i + len(USER_SAID):].strip() if i >= 0 else ""
+
+
+def denied(result: str) -> bool:
+    """Whether a tool result says the agent's harness refused the call (auto mode's classifier): nothing ran."""
+    text = result.strip()
+    return text.removeprefix("Error: ").startswith(DENIED)
 
 
 def shell_output(text: str) -> tuple[str, str] | None:

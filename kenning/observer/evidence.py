@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from kenning.history.claude_lines import rejection
+from kenning.history.claude_lines import denied, rejection
 from kenning.records import Event
 
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch"}
@@ -124,8 +124,8 @@ def command(ev: Event) -> Command | None:
     desc = raw_desc if isinstance(raw_desc, str) else ""
     if failed(ev):
         err = ev.payload.get("error")
-        if isinstance(err, str) and rejection(err) is not None:
-            return None  # the user said no to the call: nothing ran, nothing failed
+        if isinstance(err, str) and (rejection(err) is not None or denied(err)):
+            return None  # the user (or auto mode's classifier) said no to the call: nothing ran, nothing failed
         if isinstance(err, str) and _NOTHING_FOUND.match(err) and found_nothing(cmd):
             return Command(cmd.strip(), True, "", ev.occurred_at, ev.id, desc)
         return Command(cmd.strip(), False, err if isinstance(err, str) else "", ev.occurred_at, ev.id, desc)

@@ -1,7 +1,10 @@
-"""A search that exits 1 with nothing printed (``rg`` with no match, ``git check-ignore`` of paths no rule
-ignores) answered the agent's question: nothing failed, so the turn is not about a problem and its answer
-gives no fix (real sessions: a "what's next?" turn whose cleanup list became a bugfix row; a search for stale
-references titled "Fixed `rg -n …`")."""
+"""Commands that did not fail, though their tool result is an error.
+
+A search that exits 1 with nothing printed (``rg`` with no match, ``git check-ignore`` of paths no rule ignores)
+answered the agent's question: nothing failed, so the turn is not about a problem and its answer gives no fix
+(real sessions: a "what's next?" turn whose cleanup list became a bugfix row; a search for stale references
+titled "Fixed `rg -n …`"). A call auto mode's classifier refused never ran, as one the user refused.
+"""
 
 from __future__ import annotations
 
@@ -60,3 +63,10 @@ def test_a_search_that_found_nothing_makes_no_problem_of_the_turn(story: Story) 
     # (with the search taken for a failure: "`.cache/` … are not ignored — fix: fixed the rounding …")
     keys = [r for r in story.active("shop") if r["layer"] in ("key", "rule")]
     assert not [r for r in keys if r["type"] == "bugfix"], keys
+
+
+def test_a_call_auto_modes_classifier_refused_never_ran() -> None:
+    refused = ("Permission for this action was denied by the Claude Code auto mode classifier. Reason: Blocked by "
+               "classifier. If you have other tasks that don't depend on this action, continue working on those.")
+    assert command(_failed("gh release view v2.3.1 --json tagName", refused)) is None
+    assert command(_failed("gh release view v2.3.1 --json tagName", "Exit code 1\nrelease not found")) is not None
