@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import checks, evidence, git_actions, protected, worktree
+from kenning.observer import checks, evidence, git_actions, protected, rejected_usage, worktree
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.reading import Reading, read_turn
@@ -203,6 +203,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
     drafts += _protected(reading, gist)
+    drafts += _refused_words(reading, gist)
     drafts += _versions(reading, turn, end)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
         drafts.append(_routine_fix(fixed, reads, gist, reading))
@@ -367,6 +368,21 @@ def _protected(r: Reading, gist: str) -> list[ObservationDraft]:
             concepts=["gotcha"], created_at=refused.at, kind="gotcha",
             why={"said": title, "by": "commands", "origin": "", "where": "",
                  "how": "the remote refused a push to a protected branch, in its own words"}))
+    return out
+
+
+def _refused_words(r: Reading, gist: str) -> list[ObservationDraft]:
+    """A field or option a tool refused in its own words, which the same tool then did without: a gotcha."""
+    out: list[ObservationDraft] = []
+    for refused in rejected_usage.refused(r.commands)[:2]:
+        title = rejected_usage.title(refused)
+        out.append(ObservationDraft(
+            type="discovery", title=clip(title, 240), subtitle="gotcha proved by the tool",
+            facts=[f"`{refused.tool}` refused `{refused.word}`: {refused.says}", f"`{refused.passed}` passed"],
+            narrative=(f"While working on: {gist}. " if gist else "") + f"`{refused.tool}` refused `{refused.word}` "
+            f"({refused.says}); run without it, it passed.", concepts=["gotcha"], created_at=refused.at, kind="gotcha",
+            why={"said": title, "by": "commands", "origin": "", "where": "",
+                 "how": "the tool refused the word in its own words, and passed run without it"}))
     return out
 
 

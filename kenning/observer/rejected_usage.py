@@ -1,0 +1,102 @@
+"""A word a tool does not take, proved by the tool's own words and by the run that then passed without it.
+
+``gh pr view 582 --json title,reviewThreads`` fails with `Unknown JSON field: "reviewThreads"`, and ``gh pr view
+582 --json title,reviews`` passes; ``… | cat -A`` fails with "cat: illegal option -- A" (BSD cat), and ``… | cat -v
+-e -t`` passes. The next session should not try the same word again. Only a tool's refusal of a field or an option
+it names counts, and only once the same tool (its program and subcommand) passed in the same turn without that
+word: a wrapper that rewrote the command (its refusal names the wrapper's option, and what passed is another
+program) or a word that passed later after all proves nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kenning.observer.evidence import Command
+
+MAX_TOOL_WORDS = 3
+
+# The tool's refusal, with the word refused: a JSON field (gh), a short option (BSD tools), a long or short flag
+_REFUSED = re.compile(
+    r"Unknown JSON field: \"(?P<field>[\w.-]+)\"|"
+    r"illegal option -- (?P<short>\w)\b|"
+    r"unknown (?:shorthand )?flag: '?(?P<flag>-{1,2}[\w-]+)|"
+    r"unrecognized (?:option|argument)s?:? '?(?P<option>-{1,2}[\w-]+)|"
+    r"no such option:? '?(?P<nosuch>-{1,2}[\w-]+)|"
+    r"unexpected argument '(?P<unexpected>-{1,2}[\w-]+)'", re.IGNORECASE)
+_SEGMENTS = re.compile(r"\s*(?:\|\|?|&&|;)\s*")
+
+
+@dataclass
+class Refused:
+    tool: str       # the program and its subcommand, as run: "gh pr view", "cat"
+    word: str       # what it refused: "-A", or the field "reviewThreads"
+    field: bool     # a JSON field (of --json), not an option
+    says: str       # the tool's line that refuses it
+    passed: str     # the same tool's run that passed without it
+    at: float
+
+
+def refused(commands: list[Command]) -> list[Refused]:
+    """The words tools refused in ``commands`` that a later run of the same tool did without (one per word)."""
+    out: list[Refused] = []
+    for i, c in enumerate(commands):
+        m = None if c.ok else _REFUSED.search(c.output[:2000])
+        if m is None:
+            continue
+        field = m.group("field") is not None
+        word = m.group("field") or (f"-{m.group('short')}" if m.group("short") else "") or \
+            m.group("flag") or m.group("option") or m.group("nosuch") or m.group("unexpected") or ""
+        seg = next((s for s in _SEGMENTS.split(c.command) if _says(s, word, field)), None)
+        tool = _tool(seg) if seg else ""
+        if not tool or any(r.tool == tool and r.word == word for r in out):
+            continue
+        later = [s for d in commands[i + 1:] if d.ok for s in _SEGMENTS.split(d.command) if _tool(s) == tool]
+        if any(_says(s, word, field) for s in later):
+            continue  # the word passed after all (another version, another context): nothing proved
+        passed = next((_json_of(s, tool) if field else s for s in later if not field or "--json" in s.split()), None)
+        if not passed:
+            continue
+        line = next((ln.strip() for ln in c.output.splitlines() if m.group(0) in ln), m.group(0))
+        out.append(Refused(tool, word, field, line[:160], passed.strip(), c.at))
+    return out
+
+
+def title(r: Refused) -> str:
+    passed = r.passed if len(r.passed) <= 80 else r.passed[:79].rstrip() + "…"
+    what = f"`{r.tool} --json` has no field `{r.word}`" if r.field else f"`{r.tool}` has no option `{r.word}`"
+    return f"{what} ({r.says}); `{passed}` passed"
+
+
+def _says(segment: str, word: str, field: bool) -> bool:
+    """Whether a command segment gives ``word``: as a field of a comma list, or as an option (alone or among
+    short options run together: ``-A`` in ``-vA``)."""
+    if field:
+        return re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])", segment) is not None
+    short = re.fullmatch(r"-(\w)", word)
+    for w in segment.split():
+        if w == word or w.startswith(word + "="):
+            return True
+        if short and re.fullmatch(r"-[A-Za-z]+", w) and short.group(1) in w[1:]:
+            return True
+    return False
+
+
+def _json_of(segment: str, tool: str) -> str:
+    """The tool with the fields it was asked for ("gh pr checks --json name,state"): what shows the fields that do."""
+    words = segment.split()
+    i = words.index("--json")
+    return f"{tool} --json {words[i + 1]}" if i + 1 < len(words) else ""
+
+
+def _tool(segment: str) -> str:
+    """A segment's program and subcommand words (up to the first option, path or number): "gh pr view"."""
+    words: list[str] = []
+    for w in segment.split():
+        if w.startswith("-") or "/" in w or "=" in w or not re.fullmatch(r"[\w.:-]+", w) or w[0].isdigit():
+            break
+        words.append(w)
+        if len(words) == MAX_TOOL_WORDS:
+            break
+    return " ".join(words)
