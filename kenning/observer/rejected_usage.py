@@ -4,18 +4,20 @@
 582 --json title,reviews`` passes; ``… | cat -A`` fails with "cat: illegal option -- A" (BSD cat), and ``… | cat -v
 -e -t`` passes. The next session should not try the same word again. Only a tool's refusal of a field or an option
 it names counts, and only once the same tool (its program and subcommand) passed in the same turn without that
-word: a wrapper that rewrote the command (its refusal names the wrapper's option, and what passed is another
-program) or a word that passed later after all proves nothing.
+word, or the tool listed the fields it has (gh's "Available fields:"): a wrapper that rewrote the command (its
+refusal names the wrapper's option, and what passed is another program) or a word that passed later after all
+proves nothing.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kenning.observer.evidence import Command
 
 MAX_TOOL_WORDS = 3
+MAX_FIELDS_SAID = 12
 
 # The tool's refusal, with the word refused: a JSON field (gh), a short option (BSD tools), a long or short flag
 _REFUSED = re.compile(
@@ -32,10 +34,11 @@ _SEGMENTS = re.compile(r"\s*(?:\|\|?|&&|;)\s*")
 class Refused:
     tool: str       # the program and its subcommand, as run: "gh pr view", "cat"
     word: str       # what it refused: "-A", or the field "reviewThreads"
-    field: bool     # a JSON field (of --json), not an option
+    of_json: bool   # a field of --json, not an option
     says: str       # the tool's line that refuses it
-    passed: str     # the same tool's run that passed without it
+    passed: str     # the same tool's run that passed without it ('' when none did)
     at: float
+    fields: list[str] = field(default_factory=list)  # the fields the tool listed as the ones it has
 
 
 def refused(commands: list[Command]) -> list[Refused]:
@@ -45,34 +48,51 @@ def refused(commands: list[Command]) -> list[Refused]:
         m = None if c.ok else _REFUSED.search(c.output[:2000])
         if m is None:
             continue
-        field = m.group("field") is not None
+        of_json = m.group("field") is not None
         word = m.group("field") or (f"-{m.group('short')}" if m.group("short") else "") or \
             m.group("flag") or m.group("option") or m.group("nosuch") or m.group("unexpected") or ""
-        seg = next((s for s in _SEGMENTS.split(c.command) if _says(s, word, field)), None)
+        seg = next((s for s in _SEGMENTS.split(c.command) if _says(s, word, of_json)), None)
         tool = _tool(seg) if seg else ""
         if not tool or any(r.tool == tool and r.word == word for r in out):
             continue
         later = [s for d in commands[i + 1:] if d.ok for s in _SEGMENTS.split(d.command) if _tool(s) == tool]
-        if any(_says(s, word, field) for s in later):
+        if any(_says(s, word, of_json) for s in later):
             continue  # the word passed after all (another version, another context): nothing proved
-        passed = next((_json_of(s, tool) if field else s for s in later if not field or "--json" in s.split()), None)
-        if not passed:
-            continue
+        passed = next((_json_of(s, tool) if of_json else s for s in later if not of_json or "--json" in s.split()), "")
+        fields = _listed_fields(c.output) if of_json else []
+        if not passed and not fields:
+            continue  # (a tool that lists the fields it has proves the refusal by itself)
         line = next((ln.strip() for ln in c.output.splitlines() if m.group(0) in ln), m.group(0))
-        out.append(Refused(tool, word, field, line[:160], passed.strip(), c.at))
+        out.append(Refused(tool, word, of_json, line[:160], passed.strip(), c.at, fields))
     return out
 
 
 def title(r: Refused) -> str:
+    what = f"`{r.tool} --json` has no field `{r.word}`" if r.of_json else f"`{r.tool}` has no option `{r.word}`"
+    if not r.passed:
+        listed = f"; its fields: {', '.join(r.fields)}" if len(r.fields) <= MAX_FIELDS_SAID else ""
+        return f"{what} ({r.says}{listed})"
     passed = r.passed if len(r.passed) <= 80 else r.passed[:79].rstrip() + "…"
-    what = f"`{r.tool} --json` has no field `{r.word}`" if r.field else f"`{r.tool}` has no option `{r.word}`"
     return f"{what} ({r.says}); `{passed}` passed"
 
 
-def _says(segment: str, word: str, field: bool) -> bool:
+def _listed_fields(output: str) -> list[str]:
+    """The fields a tool lists after refusing one (gh: "Available fields:" and one indented name a line)."""
+    _, sep, rest = output.partition("Available fields:")
+    if not sep:
+        return []
+    names = []
+    for ln in rest.splitlines()[1:]:
+        if not re.fullmatch(r"\s+[A-Za-z][\w.-]*\s*", ln):
+            break
+        names.append(ln.strip())
+    return names
+
+
+def _says(segment: str, word: str, of_json: bool) -> bool:
     """Whether a command segment gives ``word``: as a field of a comma list, or as an option (alone or among
     short options run together: ``-A`` in ``-vA``)."""
-    if field:
+    if of_json:
         return re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])", segment) is not None
     short = re.fullmatch(r"-(\w)", word)
     for w in segment.split():

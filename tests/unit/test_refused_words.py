@@ -33,10 +33,21 @@ def test_a_json_field_the_tool_refused_and_the_fields_that_passed() -> None:
                                          '"reviewThreads"); `gh pr view --json title,reviews` passed']
 
 
+def test_a_tool_that_lists_its_fields_proves_the_refusal_by_itself() -> None:
+    checks = ('Unknown JSON field: "conclusion"\nAvailable fields:\n  bucket\n  completedAt\n  link\n  name\n'
+              "  state\n  workflow")
+    found = refused([_ran("gh pr checks 22 --json name,state,conclusion --jq '.[] | .name'", False, checks)])
+    assert [title(r) for r in found] == ['`gh pr checks --json` has no field `conclusion` (Unknown JSON field: '
+                                         '"conclusion"; its fields: bucket, completedAt, link, name, state, workflow)']
+    many = 'Unknown JSON field: "checks"\nAvailable fields:\n' + "".join(f"  field{i}\n" for i in range(40))
+    found = refused([_ran("gh pr list --json number,checks", False, many)])
+    assert [title(r) for r in found] == ['`gh pr list --json` has no field `checks` (Unknown JSON field: "checks")']
+
+
 def test_no_proof_no_gotcha() -> None:
-    refusal = _ran("gh pr view 58 --json title,reviewThreads", False, GH_FIELDS)
+    refusal = _ran("sed -n 1,4p a.go | cat -A", False, "cat: illegal option -- A")
     assert refused([refusal]) == []  # the tool was never run without it
-    assert refused([refusal, _ran("gh api repos/o/r/pulls/58/comments", True, "[]", 2.0)]) == []  # another tool
+    assert refused([refusal, _ran("sed -n 1,4p a.go | od -c", True, "0000000", 2.0)]) == []  # another tool
     # a wrapper that rewrote the command refused its option; what passed is the wrapper running another program
     assert refused([_ran("git -C /w/app add a.ts", False, "error: unexpected argument '-C' found"),
                     _ran("rtk git add a.ts", True, "", 2.0)]) == []
