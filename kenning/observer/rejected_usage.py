@@ -52,10 +52,10 @@ def refused(commands: list[Command]) -> list[Refused]:
         word = m.group("field") or (f"-{m.group('short')}" if m.group("short") else "") or \
             m.group("flag") or m.group("option") or m.group("nosuch") or m.group("unexpected") or ""
         seg = next((s for s in _SEGMENTS.split(c.command) if _says(s, word, of_json)), None)
-        tool = _tool(seg) if seg else ""
+        tool = tool_of(seg) if seg else ""
         if not tool or any(r.tool == tool and r.word == word for r in out):
             continue
-        later = [s for d in commands[i + 1:] if d.ok for s in _SEGMENTS.split(d.command) if _tool(s) == tool]
+        later = [s for d in commands[i + 1:] if d.ok for s in _SEGMENTS.split(d.command) if tool_of(s) == tool]
         if any(_says(s, word, of_json) for s in later):
             continue  # the word passed after all (another version, another context): nothing proved
         passed = next((_json_of(s, tool) if of_json else s for s in later if not of_json or "--json" in s.split()), "")
@@ -110,7 +110,7 @@ def _json_of(segment: str, tool: str) -> str:
     return f"{tool} --json {words[i + 1]}" if i + 1 < len(words) else ""
 
 
-def _tool(segment: str) -> str:
+def tool_of(segment: str) -> str:
     """A segment's program and subcommand words (up to the first option, path or number): "gh pr view"."""
     words: list[str] = []
     for w in segment.split():

@@ -38,6 +38,7 @@ from kenning.observer.taken_back import Restated, Undoable
 from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.observer.upgrades import title as upgrade_title
 from kenning.observer.upgrades import upgrades
+from kenning.observer.user_ran import UserRan
 from kenning.project import relative
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
@@ -90,8 +91,9 @@ class RulesObserver:
         taken_back: set[str] = set()
         restated = Restated(session)
         summary_turn: Turn | None = None
+        user_ran = UserRan()  # the agent's failures, to match the user's own runs of a later turn
         for turn in turns:
-            drafts, note, reading = observe_turn(turn, session)
+            drafts, note, reading = observe_turn(turn, session, user_ran)
             if reading.plan_title:
                 plans.append(reading.plan_title)
             taken_back |= undoable.apply(drafts, reading, out.observations)
@@ -158,7 +160,8 @@ def agent_texts(turn: Turn) -> list[str]:
 
 # ----------------------------------------------------------------------------- one turn
 
-def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraft], Notes, Reading]:
+def observe_turn(turn: Turn, session: SessionInfo,
+                 user_ran: UserRan | None = None) -> tuple[list[ObservationDraft], Notes, Reading]:
     root = session.project_root
     reading = read_turn(turn.prompt, turn.events, turn.stop, agent_texts(turn))
     prompt_text = _prompt_text(turn.prompt)
@@ -204,6 +207,7 @@ def observe_turn(turn: Turn, session: SessionInfo) -> tuple[list[ObservationDraf
     drafts += _unwrapped(reading, reads, gist)
     drafts += _protected(reading, gist)
     drafts += _refused_words(reading, gist)
+    drafts += user_ran.gotchas(turn.events) if user_ran is not None else []
     drafts += _versions(reading, turn, end)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
         drafts.append(_routine_fix(fixed, reads, gist, reading))
