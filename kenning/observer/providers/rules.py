@@ -31,6 +31,7 @@ from kenning.memory.text import clip, content_words, jaccard, unique
 from kenning.observer import checks, evidence, git_actions, protected, rejected_usage, worktree
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
+from kenning.observer.plan_scope import PlanScope
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
 from kenning.observer.summary import STATE, Notes, advance, command_note, parse_state, summarize
@@ -92,8 +93,17 @@ class RulesObserver:
         restated = Restated(session)
         summary_turn: Turn | None = None
         user_ran = UserRan()  # the agent's failures, to match the user's own runs of a later turn
+        scope = PlanScope()  # the parts of the plan accepted last, to tell what "only …" left out of it
         for turn in turns:
             drafts, note, reading = observe_turn(turn, session, user_ran)
+            if reading.origin == "plan":
+                # (a plan carried out whole is done: a later "only …" asks for something else)
+                stopped = turn.stop is not None and bool(turn.stop.payload.get("interrupted"))
+                scope.accepted(reading.prompt, reading.plan_title, carried_out=bool(note.modified) and not stopped)
+            elif reading.words:  # only the user's next words after the plan narrow it
+                if not reading.brought and (left := scope.left_out(reading.words)):
+                    note.todos.append(left)
+                scope.forget()
             if reading.plan_title:
                 plans.append(reading.plan_title)
             taken_back |= undoable.apply(drafts, reading, out.observations)
