@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import checks, evidence, git_actions, protected, rejected_usage, worktree
+from kenning.observer import checks, decision_records, evidence, git_actions, protected, rejected_usage, worktree
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.plan_scope import PlanScope
@@ -213,6 +213,7 @@ def observe_turn(turn: Turn, session: SessionInfo,
     taken = {u.text for u in used if u.origin == "plan"}
     drafts = [d for d in drafts if not (d.kind == "decision" and d.facts and d.facts[0] in taken)]
     drafts += said
+    drafts += [d for d in decision_records.drafts(tools, root, end) if not decision_records.told_by(d, drafts)]
     drafts += _proven_gotchas(reading, used, reads, end, gist)
     drafts += _unwrapped(reading, reads, gist)
     drafts += _protected(reading, gist)
