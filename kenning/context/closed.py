@@ -127,11 +127,13 @@ def fixed_in(cause: str, commits: list[str]) -> str:
     in common), '' when none does: a cause said in the present tense is then history, not how the code is."""
     if _NOW.search(cause):
         return ""  # "… is now enabled": says how things are after a change, no cause of a fault
-    mine = set(_TERM.findall(cause.lower())) - _COMMON
-    for c in reversed(commits):
-        if changes_code(c) and len(mine & (set(_TERM.findall(c.lower())) - _COMMON)) >= 2:
-            return c
-    return ""
+    mine = _terms(cause)
+    return next((c for c in reversed(commits) if changes_code(c) and len(mine & _terms(c)) >= 2), "")
+
+
+def _terms(text: str) -> set[str]:
+    """A text's words of substance, to tell two texts about the same thing (two in common)."""
+    return set(_TERM.findall(text.lower())) - _COMMON
 
 
 # A gap the agent found: what something lacks or does not cover ("The Pkl tests cover feature and protected
@@ -157,12 +159,9 @@ def gap_filled(text: str, commits: list[str]) -> str:
     ("… but not detached `HEAD`" before "fix(builtins): allow detached HEAD for branch guard" added those tests)."""
     if not _GAP.search(text):
         return ""
-    mine = set(_TERM.findall(text.lower())) - _COMMON
-    for c in commits:
-        subject = split_commit(c)[1]
-        if _FILLS.search(subject) and len(mine & (set(_TERM.findall(subject.lower())) - _COMMON)) >= 2:
-            return c
-    return ""
+    mine = _terms(text)
+    return next((c for c in commits if _FILLS.search(subject := split_commit(c)[1])
+                 and len(mine & _terms(subject)) >= 2), "")
 
 
 # What a fixing commit's subject names as the cause: "fix: rotation skipped for all nodes due to non-blocking send"
@@ -193,7 +192,7 @@ def replaced(title: str, later: list[str]) -> tuple[str, str, str] | None:
             words = words[:-1]
         named = list(itertools.takewhile(lambda w: w.lower() not in _QUALIFIER, words))
         named = named[1:] if named and named[0].lower() in ("the", "a", "an", "its", "their") else named
-        cause = set(_TERM.findall(" ".join(named).lower())) - _COMMON
+        cause = _terms(" ".join(named))
         if len(cause) < 2 or cause <= problem:
             continue  # ("crash due to a missing config file" after "crash when the config file is missing — fix: …")
         for part in parts:

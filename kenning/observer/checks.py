@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from kenning.context.checks import CHECKS, of, parse
+from kenning.observer.evidence import CD_FIRST
 
 MAX_KEPT = 8
 
@@ -28,7 +29,6 @@ _ONE = re.compile(r"\S+\.(?:py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|bats|sh|php|cs
                   r"^cargo\s+(?:test|nextest\s+run)\s+(?!-)\S")
 # Not the project's check: a version or help query, a run of the program itself ("cargo run -- test …")
 _NOT = re.compile(r"(?:^|\s)(?:--version|-V|version|--help|-h|help)(?=\s|$)|^(?:cargo|go|deno)\s+run\b")
-_CD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
 _QUIET = re.compile(r"\s+2>&1\s*$")
 _SHELL = re.compile(r"\||&&|;|\n|\$\(|`|>")
 
@@ -68,7 +68,7 @@ def runs_a_check(command: str) -> bool:
 
 
 def _as_run(command: str) -> str:
-    return _QUIET.sub("", _CD.sub("", command.strip()))
+    return _QUIET.sub("", CD_FIRST.sub("", command.strip()))
 
 
 def _checks(command: str) -> bool:

@@ -26,7 +26,8 @@ _TRIVIAL_COMMANDS = re.compile(
 # such program or process. That is what the agent asked, not something that failed.
 _SEARCHES = frozenset(("rg", "grep", "egrep", "fgrep", "ag", "ack", "which", "pgrep"))
 _GIT_SEARCHES = frozenset(("grep", "check-ignore"))
-_LEAD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+# A command's leading ``cd x &&``: what follows is the command run (kenning.observer.checks reads it too)
+CD_FIRST = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
 _NOTHING_FOUND = re.compile(r"^Exit code 1\s*$")
 
 
@@ -145,7 +146,7 @@ def command(ev: Event) -> Command | None:
 def found_nothing(command: str) -> bool:
     """Whether a command is one search (``rg -n "a|b" src``, ``git check-ignore -v x``, after ``cd x &&``),
     whose exit status 1 means it found nothing: not piped or chained, where the status would be another's."""
-    c = _LEAD.sub("", command.strip())
+    c = CD_FIRST.sub("", command.strip())
     try:
         lexer = shlex.shlex(c, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True

@@ -35,6 +35,13 @@ class Turn:
     during: list[tuple[str, str]] = field(default_factory=list)  # (origin, text) the user adds mid-turn
 
 
+def event(payload: dict[str, Any], i: int = 1) -> Event:
+    """The ``i``-th captured event of a turn, of ``payload`` (a hook's shape, as the builders below give it)."""
+    tool = payload.get("tool_name")
+    return Event(id=i, kind=payload["hook_event_name"], occurred_at=float(i), payload=payload,
+                 tool_name=tool if isinstance(tool, str) else None, prompt_number=1, size_chars=100)
+
+
 def bash(command: str, out: str = "", *, fails: str | None = None) -> dict[str, Any]:
     if fails is not None:
         return {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": command},

@@ -8,22 +8,18 @@ titled "Fixed `rg -n …`"). A call auto mode's classifier refused never ran, as
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from kenning.observer.evidence import command, found_nothing
 from kenning.records import Event
-from tests.support.memory_story import Story, Turn, bash, read
+from tests.support.memory_story import Story, Turn, bash, event, read
 
 ROOT = "/work/shop"
 
 
 def _failed(cmd: str, error: str) -> Event:
-    payload: dict[str, Any] = {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-                               "tool_input": {"command": cmd}, "error": error}
-    return Event(id=1, kind="PostToolUseFailure", occurred_at=1.0, payload=payload, tool_name="Bash",
-                 prompt_number=1, size_chars=100)
+    return event({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": cmd},
+                  "error": error})
 
 
 @pytest.mark.parametrize("cmd", [

@@ -4,11 +4,9 @@ the words are our own."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kenning.observer.decision_records import drafts, read_record
 from kenning.records import Event
-from tests.support.memory_story import Story, Turn
+from tests.support.memory_story import Story, Turn, event
 
 ROOT = "/work/shop"
 ADR = """# 0007. Keep Invoices in Integer Cents
@@ -31,11 +29,9 @@ Store every amount as integer cents and convert only at the edges (API, PDF).
 
 
 def _write(path: str, content: str, i: int = 1) -> Event:
-    payload: dict[str, Any] = {"hook_event_name": "PostToolUse", "tool_name": "Write",
-                               "tool_input": {"file_path": path, "content": content},
-                               "tool_response": {"type": "create", "filePath": path}}
-    return Event(id=i, kind="PostToolUse", occurred_at=float(i), payload=payload, tool_name="Write",
-                 prompt_number=1, size_chars=100)
+    return event({"hook_event_name": "PostToolUse", "tool_name": "Write",
+                  "tool_input": {"file_path": path, "content": content},
+                  "tool_response": {"type": "create", "filePath": path}}, i)
 
 
 def test_a_record_gives_its_title_and_its_decision() -> None:
@@ -61,8 +57,7 @@ def test_the_record_written_is_a_key_decision_proposed_is_tentative() -> None:
          "only at the edges (API, PDF).", False, ["docs/adr/0007-integer-cents.md"])]
     patch = "*** Begin Patch\n*** Add File: docs/decisions/0008-locks.md\n" + "".join(
         f"+{ln}\n" for ln in ADR.replace("accepted", "proposed").splitlines()) + "*** End Patch"
-    ev = Event(id=2, kind="PostToolUse", occurred_at=2.0, tool_name="apply_patch", prompt_number=1, size_chars=100,
-               payload={"hook_event_name": "PostToolUse", "tool_name": "apply_patch", "tool_input": {"patch": patch}})
+    ev = event({"hook_event_name": "PostToolUse", "tool_name": "apply_patch", "tool_input": {"patch": patch}}, 2)
     assert [d.tentative for d in drafts([ev], ROOT, 2.0)] == [True]
 
 

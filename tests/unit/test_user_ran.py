@@ -7,17 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from kenning.observer.user_ran import UserRan
-from kenning.records import Event
-from tests.support.memory_story import Story, Turn, bash, edit
+from tests.support.memory_story import Story, Turn, bash, edit, event
 
 SIGNING = ("Exit code 128\nerror: Signing file /var/folders/x1/abcdefghijklmnopqrstu/T//.git_signing_buffer_tmpQ\n"
            "Couldn't sign message (signer): agent refused operation?\nfatal: failed to write commit object")
-
-
-def _event(payload: dict[str, Any], i: int) -> Event:
-    tool = payload.get("tool_name")
-    return Event(id=i, kind=payload["hook_event_name"], occurred_at=float(i), payload=payload,
-                 tool_name=tool if isinstance(tool, str) else None, prompt_number=1, size_chars=100)
 
 
 def _agent_commit_fails() -> dict[str, Any]:
@@ -33,23 +26,23 @@ def _user_commit(ok: bool = True) -> dict[str, Any]:
 
 def test_the_users_own_run_passing_after_the_agents_failed_is_a_gotcha() -> None:
     ran = UserRan()
-    assert ran.gotchas([_event(_agent_commit_fails(), 1)]) == []
-    found = ran.gotchas([_event(_user_commit(), 2)])  # a later turn: the user's `!` between prompts
+    assert ran.gotchas([event(_agent_commit_fails(), 1)]) == []
+    found = ran.gotchas([event(_user_commit(), 2)])  # a later turn: the user's `!` between prompts
     assert [d.title for d in found] == ["`git commit` fails when the agent runs it (Couldn't sign message (signer): "
                                         "agent refused operation?) and passes when you run it yourself"]
 
 
 def test_no_gotcha_without_both_runs_and_nothing_changed_between() -> None:
     ran = UserRan()
-    assert ran.gotchas([_event(_agent_commit_fails(), 1), _event(edit("/w/shop", "cart.py"), 2),
-                        _event(_user_commit(), 3)]) == []  # a file changed between: that may be why it passed
+    assert ran.gotchas([event(_agent_commit_fails(), 1), event(edit("/w/shop", "cart.py"), 2),
+                        event(_user_commit(), 3)]) == []  # a file changed between: that may be why it passed
     ran = UserRan()
-    assert ran.gotchas([_event(_agent_commit_fails(), 1), _event(_user_commit(ok=False), 2)]) == []
+    assert ran.gotchas([event(_agent_commit_fails(), 1), event(_user_commit(ok=False), 2)]) == []
     ran = UserRan()
-    assert ran.gotchas([_event(_agent_commit_fails(), 1),
-                        _event({**bash("git push origin main", "ok"), "actor": "user"}, 2)]) == []  # another tool
+    assert ran.gotchas([event(_agent_commit_fails(), 1),
+                        event({**bash("git push origin main", "ok"), "actor": "user"}, 2)]) == []  # another tool
     ran = UserRan()
-    assert ran.gotchas([_event(_agent_commit_fails(), 1), _event(bash("git commit -m x", "[main 9f] x"), 2)]) == []
+    assert ran.gotchas([event(_agent_commit_fails(), 1), event(bash("git commit -m x", "[main 9f] x"), 2)]) == []
 
 
 def test_the_gotcha_is_a_key_memory(story: Story) -> None:
