@@ -116,7 +116,9 @@ class Restated:
             if fam is None:
                 continue
             words = content_words(_said(d))
-            for item in [x for x in self.items if x[0] == fam and jaccard(words, x[1]) >= SAID_AGAIN]:
+            subject = _proved_subject(d)
+            for item in [x for x in self.items if x[0] == fam and jaccard(words, x[1]) >= SAID_AGAIN
+                         and _proved_subject(x[2]) == subject]:
                 old = item[2]
                 if isinstance(old, ObservationDraft) and any(old is x for x in drafts):
                     continue  # the same turn says both: composing kept them apart on purpose
@@ -127,6 +129,24 @@ class Restated:
                 elif isinstance(old_id := old.get("id"), int):
                     d.supersedes.append(old_id)
             self.items.append((fam, words, d))
+
+
+def _proved_subject(o: ObservationDraft | dict[str, object]) -> str | None:
+    """What a memory the commands proved is about (its first code span: "`hk` is not on the PATH here …"), None
+    for one a sentence said. Such memories share their wording: only the same subject says one again."""
+    why = o.why if isinstance(o, ObservationDraft) else o.get("why")
+    if isinstance(why, str) and why.startswith("{"):
+        try:
+            import json
+
+            why = json.loads(why)
+        except ValueError:
+            why = None
+    if not isinstance(why, dict) or why.get("by") != "commands":
+        return None
+    title = o.title if isinstance(o, ObservationDraft) else str(o.get("title") or "")
+    span = re.search(r"`([^`]+)`", title)
+    return span.group(1) if span else title
 
 
 def _said(o: ObservationDraft | dict[str, object]) -> str:

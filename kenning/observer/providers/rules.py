@@ -28,7 +28,16 @@ from dataclasses import dataclass, field
 
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
-from kenning.observer import checks, decision_records, evidence, git_actions, protected, rejected_usage, worktree
+from kenning.observer import (
+    checks,
+    decision_records,
+    evidence,
+    git_actions,
+    not_on_path,
+    protected,
+    rejected_usage,
+    worktree,
+)
 from kenning.observer.compose import agent_memories, plan_memories, user_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.plan_scope import PlanScope
@@ -218,6 +227,7 @@ def observe_turn(turn: Turn, session: SessionInfo,
     drafts += _unwrapped(reading, reads, gist)
     drafts += _protected(reading, gist)
     drafts += _refused_words(reading, gist)
+    drafts += not_on_path.drafts(reading.commands, gist)
     drafts += user_ran.gotchas(turn.events) if user_ran is not None else []
     drafts += _versions(reading, turn, end)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
