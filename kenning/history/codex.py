@@ -185,6 +185,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     now = time.time() if now is None else now
     calls: dict[str, tuple[str, str, bool]] = {}  # call_id -> (tool name, command or patch, code mode)
     running: dict[str, Running] = {}  # commands whose output comes with later polls, by their session id
+    outside: set[str] = set()  # call_ids of commands the agent asked to run outside the sandbox
     sid = ""
     cwd = ""
     git: dict[str, str] = {}  # repository, git_branch, git_commit
@@ -247,23 +248,25 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
                 answer = ""
                 said = []
-                yield from _flush(running, at, base)  # a command is the turn's, whatever it printed since
+                yield from _flush(running, at, base, outside)  # a command is the turn's, whatever it printed since
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
-                yield from _item(p, at, n, base, calls, running, origin)
+                yield from _item(p, at, n, base, calls, running, origin, outside)
     if running:  # the file ends inside a turn: its commands, with what they printed
-        yield from _flush(running, last_at, {"session_id": sid, "cwd": cwd, "transcript_path": f.path})
+        yield from _flush(running, last_at, {"session_id": sid, "cwd": cwd, "transcript_path": f.path}, outside)
     if started and finished(f.mtime, now, quiet_s):
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 
 
+ESCALATED = "require_escalated"  # how a call asks to run outside the sandbox, as the rollout records it
 # A command still running: (tool, command, code mode, its call id, what it printed so far), by its session id
 Running = tuple[str, str, bool, str, str]
 
 
 def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
-          calls: dict[str, tuple[str, str, bool]], running: dict[str, Running], origin: str) -> Iterator[Event]:
+          calls: dict[str, tuple[str, str, bool]], running: dict[str, Running], origin: str,
+          outside: set[str]) -> Iterator[Event]:
     t = p.get("type")
     prompt = _user_text(p)
     if prompt is not None:
@@ -273,6 +276,8 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
         name = str(p.get("name") or "")
         if name in SHELL_TOOLS:
             calls[p["call_id"]] = ("Bash", _command(name, p.get("arguments")), False)
+            if _escalated(p.get("arguments")):
+                outside.add(p["call_id"])
         elif name == "write_stdin":
             polled = _session_of(p.get("arguments"))
             if polled:
@@ -302,20 +307,30 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
         if still and tool == "Bash":  # its output and exit code come with the polls of its session
             running[still] = (tool, command, script, call_id, _RUNNING.sub("", _body(text)).strip("\n"))
             return
-        yield _result(tool, command, script, call_id, text, at, base)
+        yield _result(tool, command, script, call_id, text, at, base, outside=call_id in outside)
 
 
-def _flush(running: dict[str, Running], at: float, base: dict[str, Any]) -> Iterator[Event]:
+def _flush(running: dict[str, Running], at: float, base: dict[str, Any], outside: set[str]) -> Iterator[Event]:
     """The commands still running when their turn ended, with what they printed so far (no exit code said)."""
     for tool, command, script, call_id, so_far in running.values():
-        yield _result(tool, command, script, call_id, so_far, at, base, unfinished=True)
+        yield _result(tool, command, script, call_id, so_far, at, base, unfinished=True, outside=call_id in outside)
     running.clear()
 
 
+def _escalated(arguments: Any) -> bool:
+    """Whether a shell call asked to run outside Codex's sandbox (``sandbox_permissions: require_escalated``)."""
+    try:
+        args = source.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return False
+    return isinstance(args, dict) and args.get("sandbox_permissions") == ESCALATED
+
+
 def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: float,
-            base: dict[str, Any], *, unfinished: bool = False) -> Event:
+            base: dict[str, Any], *, unfinished: bool = False, outside: bool = False) -> Event:
     code = _script_exit(_body(text)) if script else _exit_code(text)
-    payload = {**base, "tool_name": tool, "tool_input": {"command": command}, "tool_use_id": call_id}
+    tool_input = {"command": command, "sandbox_permissions": ESCALATED} if outside else {"command": command}
+    payload = {**base, "tool_name": tool, "tool_input": tool_input, "tool_use_id": call_id}
     if code:
         payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
         return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)

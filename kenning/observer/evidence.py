@@ -42,6 +42,7 @@ class Command:
     event_id: int
     description: str = ""
     finished: bool = True  # False: still running when the session's record ends (its outcome is not known)
+    outside: bool = False  # run outside the agent's sandbox, as the agent asked (Codex's escalation, Claude Code's)
 
 
 def _input(ev: Event) -> dict[str, Any]:
@@ -123,13 +124,15 @@ def command(ev: Event) -> Command | None:
         return None
     raw_desc = inp.get("description")
     desc = raw_desc if isinstance(raw_desc, str) else ""
+    outside = inp.get("sandbox_permissions") == "require_escalated" or inp.get("dangerouslyDisableSandbox") is True
     if failed(ev):
         err = ev.payload.get("error")
         if isinstance(err, str) and (rejection(err) is not None or denied(err)):
             return None  # the user (or auto mode's classifier) said no to the call: nothing ran, nothing failed
         if isinstance(err, str) and _NOTHING_FOUND.match(err) and found_nothing(cmd):
             return Command(cmd.strip(), True, "", ev.occurred_at, ev.id, desc)
-        return Command(cmd.strip(), False, err if isinstance(err, str) else "", ev.occurred_at, ev.id, desc)
+        return Command(cmd.strip(), False, err if isinstance(err, str) else "", ev.occurred_at, ev.id, desc,
+                       outside=outside)
     resp = _response(ev)
     out = ""
     ok = True
@@ -140,7 +143,7 @@ def command(ev: Event) -> Command | None:
         finished = not resp.get("unfinished")
     elif isinstance(resp, str):
         out = resp
-    return Command(cmd.strip(), ok, out, ev.occurred_at, ev.id, desc, finished)
+    return Command(cmd.strip(), ok, out, ev.occurred_at, ev.id, desc, finished, outside)
 
 
 def found_nothing(command: str) -> bool:
@@ -190,11 +193,12 @@ _RANKED = (
 
 
 _NPM_PREFIX = re.compile(r"^npm (?:error|ERR!)\s*")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # a terminal's colour and cursor codes, between a line's words
 
 
 def error_headline(text: str) -> str:
     """The line of an error output that says what went wrong (most specific, last wins ties)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in _ANSI.sub("", text).splitlines() if ln.strip()]
     lines = [ln for ln in lines if not re.match(r"^Exit code \d+$", ln)]
     best, best_rank = "", 0
     for ln in lines:

@@ -122,12 +122,16 @@ class CodexSession:
         self._add("event_msg", {"type": "user_message", "message": text})
         return self
 
-    def run(self, command: str, output: str = "") -> CodexSession:
+    def run(self, command: str, output: str = "", *, code: int = 0, outside: bool = False) -> CodexSession:
+        """A command and how it ended; ``outside``: run outside the sandbox, as Codex asks the user to allow."""
         call = f"call_{uuid.uuid4().hex[:16]}"
+        args: dict[str, Any] = {"cmd": command}
+        if outside:
+            args.update(sandbox_permissions="require_escalated", justification="Allow it to bind localhost?")
         self._add("response_item", {"type": "function_call", "name": "exec_command", "call_id": call,
-                                    "arguments": json.dumps({"cmd": command})})
+                                    "arguments": json.dumps(args)})
         self._add("response_item", {"type": "function_call_output", "call_id": call,
-                                    "output": f"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\n"
+                                    "output": f"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code {code}\n"
                                               f"Output:\n{output}"})
         return self
 

@@ -34,6 +34,7 @@ from kenning.observer import (
     evidence,
     git_actions,
     not_on_path,
+    outside_sandbox,
     protected,
     rejected_usage,
     worktree,
@@ -228,6 +229,7 @@ def observe_turn(turn: Turn, session: SessionInfo,
     drafts += _protected(reading, gist)
     drafts += _refused_words(reading, gist)
     drafts += not_on_path.drafts(reading.commands, gist)
+    drafts += outside_sandbox.drafts(reading.commands, gist)
     drafts += user_ran.gotchas(turn.events) if user_ran is not None else []
     drafts += _versions(reading, turn, end)
     if fixed and not any(d.kind in ("rootcause", "fix") for d in said):
