@@ -192,6 +192,8 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     origin = "typed"  # prompt_origin of the session's prompts
     answer = ""  # the open turn's latest answer (for a turn the user aborted)
     said: list[str] = []  # what the agent said along the way in the open turn
+    open_turn: str | None = None  # the turn started and not yet ended (its id; "" when the rollout gives none)
+    concluded = False  # the open turn's latest item is the agent's message (no call after it)
     last_at = 0.0
     started = False
     try:
@@ -236,6 +238,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
             elif kind == "event_msg" and p.get("type") == "task_started":
                 answer = ""
                 said = []
+                open_turn = str(p.get("turn_id") or "")
             elif kind == "event_msg" and p.get("type") == "agent_message" and isinstance(p.get("message"), str):
                 answer = p["message"]
                 said.append(answer)
@@ -248,13 +251,28 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
                 answer = ""
                 said = []
+                open_turn = None
                 yield from _flush(running, at, base, outside)  # a command is the turn's, whatever it printed since
                 yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
             elif kind == "response_item":
+                if p.get("type") == "message" and p.get("role") == "assistant":
+                    concluded = True
+                elif str(p.get("type") or "").endswith(("_call", "_call_output")):
+                    concluded = False
                 yield from _item(p, at, n, base, calls, running, origin, outside)
+    base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
     if running:  # the file ends inside a turn: its commands, with what they printed
-        yield from _flush(running, last_at, {"session_id": sid, "cwd": cwd, "transcript_path": f.path}, outside)
-    if started and finished(f.mtime, now, quiet_s):
+        yield from _flush(running, last_at, base, outside)
+    done = started and finished(f.mtime, now, quiet_s)
+    if done and open_turn is not None and said:
+        # The record ends inside a turn that has gone quiet: what the agent said in it is the turn's. A copy taken
+        # as the turn ended (before Codex wrote task_complete) ends on the agent's last message, its conclusion;
+        # one cut while the agent was still at work (a call after its last words) has said no conclusion.
+        last = answer if concluded else ""
+        yield Event("Stop", last_at, f"stop:{open_turn or 'end'}", {
+            **base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last,
+            PAYLOAD_KEY: turn_texts(said, last)})
+    if done:
         yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 

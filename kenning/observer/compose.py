@@ -419,11 +419,16 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # "`mcp.server.fastmcp` → the new module path and a type-check fix are needed": a fix still to make is
             # work to do, no fix (0 of 17 such sentences of the agent in the labelled real sessions is one)
             and (role != "fix" or not {"must", "fix"} <= (sig := cues.signals(j.text)) or "cause" in sig)
-            and not _PASSING_RUN.match(statement(j.text))]
+            and not _PASSING_RUN.match(statement(j.text))
+            and (role == "gotcha" or not _VERIFICATION.match(j.text))]
     pool.sort(key=lambda j: (j.origin != "final", -j.worth))
     return distinct(pool)
 
 
+# A report of the checks run, under its label ("Verification: `bash -n …` passed, and `rg` found no …", "検証: …"):
+# what was checked, no cause, fix or decision (a gotcha it names still is one).
+_VERIFICATION = re.compile(r"^\W*(?:verification|verified|validation|validated|sanity check)\s*[:：]|"
+                           r"^\W*(?:验证|驗證|検証|確認結果|검증|확인 결과)\s*[:：]", re.IGNORECASE)
 # A run reported as passing, and nothing else ("All pre-push checks passed (build, lint, test)."): where that
 # moment stood, never a lasting finding. One that goes on to say why, despite what, or under which condition
 # ("only when HK_LIBGIT2=0", "on Linux") is not one.

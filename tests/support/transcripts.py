@@ -135,6 +135,13 @@ class CodexSession:
                                               f"Output:\n{output}"})
         return self
 
+    def say(self, text: str) -> CodexSession:
+        """The agent's message, as Codex writes it (the event and the response item), the turn still open."""
+        self._add("event_msg", {"type": "agent_message", "message": text})
+        self._add("response_item", {"type": "message", "role": "assistant",
+                                    "content": [{"type": "output_text", "text": text}]})
+        return self
+
     def answer(self, text: str) -> CodexSession:
         self._add("event_msg", {"type": "agent_message", "message": text})
         self._add("event_msg", {"type": "task_complete", "turn_id": f"turn-{self.turn}", "last_agent_message": text})

@@ -202,3 +202,29 @@ def test_worktree_conventions_and_which_pull_request_names_the_repository() -> N
     assert remote_of_pr("https://github.com/acme/ledger/pull/4", "acme/ledger", "ledger") == "github.com/acme/ledger"
     # A pull request opened in another repository says nothing about this checkout.
     assert remote_of_pr("https://github.com/acme/toolkit/pull/9", "acme/toolkit", "ledger") == ""
+
+
+def test_a_codex_rollout_that_ends_inside_a_turn_keeps_what_the_agent_said_in_it(tmp_path: Path) -> None:
+    """A copy of a rollout taken as its turn ended (Codex writes task_complete after the turn's hooks) ends on the
+    agent's last message: that is the turn's conclusion. One cut while the agent was still at work (a call after
+    its last words) said none: all it said is along the way. Either way the turn's words are observed."""
+    from kenning.observer.transcript import PAYLOAD_KEY
+    from tests.support.transcripts import CodexSession
+
+    def stops(session: CodexSession) -> list[tuple[str, list[str]]]:
+        path = session.write(tmp_path / session.sid)
+        return [(e.payload["last_assistant_message"], e.payload[PAYLOAD_KEY]) for e in read(path, "codex")
+                if e.kind == "Stop"]
+
+    concluded = CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("fix the failing checks") \
+        .say("The lint job fails because the schema file is not formatted.").run("make fmt") \
+        .say("Fixed the schema formatting; lint passes.")
+    assert stops(concluded) == [("Fixed the schema formatting; lint passes.",
+                                 ["The lint job fails because the schema file is not formatted."])]
+    cut = CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("fix the failing checks") \
+        .say("The lint job fails because the schema file is not formatted.").run("make fmt")
+    assert stops(cut) == [("", ["The lint job fails because the schema file is not formatted."])]
+    # a turn that ended in the record is not said twice; a turn in which the agent said nothing has no Stop
+    done = CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("run the tests").run("make test").answer("All pass.")
+    assert stops(done) == [("All pass.", [])]
+    assert stops(CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("run the tests").run("make test")) == []

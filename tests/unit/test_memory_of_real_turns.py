@@ -348,7 +348,10 @@ def test_a_sentence_a_title_took_in_front_is_not_also_a_note_of_its_own(story: S
 
 
 @pytest.mark.parametrize("report", ["All pre-push checks passed (build, typecheck, lint, test, validate examples).",
-                                    "所有测试都通过了。", "テストはすべてパスしました。", "모든 테스트 통과했습니다."])
+                                    "所有测试都通过了。", "テストはすべてパスしました。", "모든 테스트 통과했습니다.",
+                                    "Verification: `bash -n scripts/release` passed, and `rg` found no remaining "
+                                    "`cargo update` in the release task paths.",
+                                    "验证：`make check` 通过，`rg` 没有找到残留的 `cargo update`。"])
 def test_a_run_reported_as_passing_is_no_key_memory(story: Story, report: str) -> None:
     """Where that moment stood: the next session learns nothing lasting from it."""
     story.session("shop", Turn("Add retries to the client.", [edit(ROOT, "src/client.py"),
@@ -366,6 +369,13 @@ def test_a_passing_run_with_a_condition_or_a_reason_is_not_taken_for_a_bare_repo
     from kenning.observer.compose import _PASSING_RUN
 
     assert not _PASSING_RUN.match(finding)
+
+
+def test_a_report_of_the_checks_run_is_known_by_its_label() -> None:
+    from kenning.observer.compose import _VERIFICATION
+
+    assert _VERIFICATION.match("Verification: `bash -n x` passed") and _VERIFICATION.match("検証: テストは通過")
+    assert not _VERIFICATION.match("The verification step failed because the token had expired.")
 
 
 @pytest.mark.parametrize("lead", ["Here's a summary of the changes made to `jobs/export.py`:",
