@@ -239,6 +239,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                 answer = ""
                 said = []
                 open_turn = str(p.get("turn_id") or "")
+                concluded = False
             elif kind == "event_msg" and p.get("type") == "agent_message" and isinstance(p.get("message"), str):
                 answer = p["message"]
                 said.append(answer)

@@ -68,7 +68,7 @@ def drafts(commands: list[Command], gist: str) -> list[ObservationDraft]:
         said = title(r)
         out.append(ObservationDraft(
             type="discovery", title=clip(said, 240), subtitle="gotcha proved by the commands",
-            facts=[f"{r.absent}", f"`{clip(r.ran, 200)}` passed"],
+            facts=[r.absent, f"`{clip(r.ran, 200)}` passed"],
             narrative=(f"While working on: {gist}. " if gist else "") + f"`{r.program}` was not on the PATH "
             f"({r.absent}); `{clip(r.ran, 200)}` ran it and passed.", concepts=["gotcha"], created_at=r.at,
             kind="gotcha", why={"said": said, "by": "commands", "origin": "", "where": "",
