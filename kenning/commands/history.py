@@ -1,4 +1,4 @@
-"""``kenning import-history``: what past Claude Code and Codex sessions did, into memory."""
+"""``kenning import-history``: what past Claude Code, Codex and Copilot CLI sessions did, into memory."""
 
 from __future__ import annotations
 
@@ -10,16 +10,17 @@ from kenning.paths import Paths
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("import-history", help="import past Claude Code transcripts and Codex rollouts",
+    s = sub.add_parser("import-history", help="import past Claude Code, Codex and Copilot CLI sessions",
                        description="Read past sessions (~/.claude/projects/*/*.jsonl with subagents, "
-                                   "$CODEX_HOME/sessions/**/rollout-*.jsonl), store their events with their "
+                                   "$CODEX_HOME/sessions/**/rollout-*.jsonl, ~/.copilot/session-state/*/events.jsonl), "
+                                   "store their events with their "
                                    "original times, and let the observer turn them into memory. Idempotent: "
                                    "a second run adds nothing, a transcript that grew adds only its new turns; "
                                    "sessions the hooks captured live are left alone.")
     s.add_argument("--since", metavar="DATE", help="only sessions and events from this ISO date on (local time)")
     s.add_argument("-p", "--project", help="only this project (its name or root folder)")
-    s.add_argument("--agent", dest="agents", action="append", choices=("claude-code", "codex"),
-                   help="only this agent's history (repeatable; default both)")
+    s.add_argument("--agent", dest="agents", action="append", choices=("claude-code", "codex", "copilot"),
+                   help="only this agent's history (repeatable; default all)")
     s.add_argument("--dry-run", action="store_true", help="count what would be imported; store nothing")
     s.add_argument("--no-observe", action="store_true", help="store the events; leave observing to the worker later")
     s.set_defaults(func=cmd_import_history)

@@ -1,4 +1,4 @@
-"""Past sessions as events: Claude Code transcripts and Codex rollouts read back into the event model.
+"""Past sessions as events: Claude Code transcripts, Codex rollouts and Copilot CLI logs read back into the event model.
 
 Each reader streams one session file line by line (never the whole file in memory) and yields
 ``Event`` tuples in the shape the hooks capture live (Claude Code's event and field names, the

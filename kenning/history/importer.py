@@ -1,4 +1,4 @@
-"""``kenning import-history``: past sessions of Claude Code and Codex into memory.
+"""``kenning import-history``: past sessions of Claude Code, Codex and Copilot CLI into memory.
 
 Every past event goes the way a live one goes: the same cleaning (``<private>`` blocks stripped,
 secrets redacted, fields capped) and the same gates (excluded projects, skipped tools, the opt-out
@@ -35,7 +35,7 @@ from kenning.paths import Paths
 from kenning.settings import Settings
 
 BATCH = 500
-READERS = ("claude-code", "codex")
+READERS = ("claude-code", "codex", "copilot")
 # Agents whose event keys name a message wherever it is written (Claude Code's uuids); a Codex
 # rollout numbers some of its items by line, so its keys only hold within one file.
 GLOBAL_KEYS = ("claude-code",)
@@ -70,6 +70,10 @@ def _reader(agent: str) -> Any:
         from kenning.history import claude_code
 
         return claude_code
+    if agent == "copilot":
+        from kenning.history import copilot
+
+        return copilot
     from kenning.history import codex
 
     return codex
@@ -118,10 +122,14 @@ _META_BYTES = 1024 * 1024  # a rollout's first line (session_meta) carries the i
 def session_id(f: SessionFile) -> str:
     """The id the agent's hooks send for a past session: a Claude Code transcript is named by it
     (``<id>.jsonl``), a Codex rollout ends with it (``rollout-<time>-<id>.jsonl``; else its
-    ``session_meta`` line says it)."""
+    ``session_meta`` line says it), a Copilot CLI log is its session's (``<id>/events.jsonl``)."""
     name = os.path.basename(f.path)
     if f.agent == "claude-code":
         return name[:-len(".jsonl")]
+    if f.agent == "copilot":
+        from kenning.history.copilot import session_id_of
+
+        return session_id_of(f.path)
     m = _ROLLOUT_ID.search(name)
     if m:
         return m.group(1)

@@ -89,6 +89,8 @@ def _user_keeps(j: Judged) -> bool:
         return False
     if j.role in ("rule", "decision") and cues.picks_option(j.text):
         return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
+    if j.role in ("rule", "decision") and gates.in_a_report_section(j.unit.heading):
+        return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = _signals(j.text)
     if j.role in ("fact", "rootcause") and gates.an_order(j.text):
         return False  # "Mention that skills can hold docs": what the user asks for, not how things are

@@ -81,7 +81,8 @@ def modified_files(ev: Event) -> list[str]:
         return []
     if ev.tool_name == "apply_patch":
         inp = _input(ev)
-        text = inp.get("patch") or inp.get("input") or inp.get("command") or ""
+        # (Codex: ``command`` or ``input``; Copilot CLI's hook: the patch as its ``arguments`` string)
+        text = inp.get("patch") or inp.get("input") or inp.get("command") or inp.get("arguments") or ""
         if isinstance(text, list):
             text = "\n".join(str(x) for x in text)
         return list(dict.fromkeys(m.strip() for m in _PATCH_HEADER.findall(str(text))))

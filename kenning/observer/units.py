@@ -43,6 +43,17 @@ _PLAIN_LABEL_LINE = re.compile(r"^\s*([^\s:：`*_#>|-][^:：`*\n]{0,30}?)\s*[:�
 _CAUSE_OR_FIX = re.compile(r"\b(?:root[- ])?causes?\b|\bfix(?:es)?\b|\bworkarounds?\b|\bcausa\b|\bursache\b|"
                            r"\bcorrectif\b|\bsolution\b|\blösung\b|原因|根因|修复|解决|対策|修正|원인|해결|수정",
                            re.IGNORECASE)
+# The sections of a report the user pastes (an issue's template), which plain text names on a line of their own
+# ("Expected behavior", "Steps to reproduce", "期望行为"): they head what follows as a heading does.
+_REPORT_SECTION = re.compile(
+    r"^(?:expected|actual|observed|desired)(?: behaviou?r| results?| outcomes?| output)?$|^steps to reproduce$|"
+    r"^(?:repro(?:duction)?(?: steps)?)$|^acceptance criteria$|^findings$|^(?:期望|预期|实际)(?:行为|结果|输出)$|"
+    r"^复现步骤$|^(?:期待される|期待する)?(?:動作|結果)$|^再現手順$|^(?:예상|기대|실제) (?:동작|결과)$|^재현 단계$|"
+    r"^(?:comportement|résultat) (?:attendu|observé)$|^étapes pour reproduire$", re.IGNORECASE)
+
+
+def report_section(heading: str) -> bool:
+    return bool(_REPORT_SECTION.match(heading.strip().rstrip(":：").strip()))
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
@@ -140,6 +151,10 @@ def units(text: str) -> list[Unit]:
         if m and len(m.group(1).split()) <= _LABEL_WORDS + 4:
             flush()
             heading, plain = tidy(m.group(1)), 0
+            continue
+        if report_section(line) and not _BULLET.match(line):
+            flush()  # "Expected behavior" alone on its line: the section of a report under it
+            heading, plain = tidy(line.strip().rstrip(":：")), 0
             continue
         m = _PLAIN_LABEL_LINE.match(line)
         if m and not (para and para_bullet) and _is_label(m.group(1)) and _CAUSE_OR_FIX.search(m.group(1)) \

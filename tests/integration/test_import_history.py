@@ -182,3 +182,36 @@ def test_a_session_continued_live_after_its_import_is_not_imported_again(history
         assert _counts(history)["user_prompts"] == before["user_prompts"]
     finally:
         history.stop_worker()
+
+
+def test_a_copilot_cli_session_is_imported_into_its_project(history: Home, tmp_path: Path) -> None:
+    """Copilot CLI's own log (``~/.copilot/session-state/<id>/events.jsonl``) through the real CLI and worker: the
+    session is stored under its folder's project as Copilot's, its work says where it left off, and a second
+    import stores nothing."""
+    from tests.support.transcripts import CopilotSession
+
+    shop = tmp_path / "shop"
+    (shop / ".git").mkdir(parents=True)
+    log = CopilotSession(str(shop), "2026-11-25T10:00:00Z") \
+        .prompt("Why does the nightly export skip refunds?").say("Reading the filter.", tools=True) \
+        .bash("pytest tests/test_export.py -q", "1 failed", code=1) \
+        .tool("apply_patch", f"*** Begin Patch\n*** Update File: {shop}/export.py\n@@\n-a\n+b\n*** End Patch", "ok") \
+        .bash("pytest tests/test_export.py -q", "3 passed") \
+        .bash("git commit -am 'fix: keep refunds in the nightly export'", "[main 1a2b3c4] fix: keep refunds") \
+        .say("The filter dropped negative amounts, so refunds never reached the export; it keeps them now.")
+    path = log.write(history.user / ".copilot")  # type: ignore[attr-defined]
+    old = time.time() - 7 * 86400
+    os.utime(path, (old, old))
+    try:
+        first = history.kenning("import-history", "--agent", "copilot", timeout=120)
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert "Imported 1 session(s) (GitHub Copilot CLI 1)" in first.stdout, first.stdout
+        assert _rows(history, "SELECT platform, agent_session_id FROM sessions") == [("copilot", log.sid)]
+        context = history.kenning("context", "--cwd", str(shop))
+        assert "## Where we left off (S" in context.stdout and "in GitHub Copilot CLI" in context.stdout, \
+            context.stdout
+        assert "1a2b3c4 fix: keep refunds in the nightly export" in context.stdout, context.stdout
+        again = history.kenning("import-history", "--agent", "copilot", timeout=120)
+        assert "Imported 0 session(s)" in again.stdout and "1 unchanged" in again.stdout, again.stdout
+    finally:
+        history.stop_worker()

@@ -1,4 +1,5 @@
-"""Small Claude Code transcripts and Codex rollouts written by the tests, for ``kenning import-history``.
+"""Small Claude Code transcripts, Codex rollouts and Copilot CLI logs written by the tests, for
+``kenning import-history``.
 
 The lines have the shape the agents write (the keys, nesting and line types of Claude Code 2.1.8x
 ``projects/<slug>/<session>.jsonl`` and Codex 0.14x ``rollout-*.jsonl``, as in
@@ -150,6 +151,66 @@ class CodexSession:
     def write(self, codex_home: Path) -> Path:
         day = self.start.strftime("%Y/%m/%d")
         dest = codex_home / "sessions" / day / f"rollout-{self.start.strftime('%Y-%m-%dT%H-%M-%S')}-{self.sid}.jsonl"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        os.utime(dest, (self.t.timestamp(), self.t.timestamp()))
+        return dest
+
+
+class CopilotSession:
+    """One Copilot CLI session log (``session-state/<id>/events.jsonl``, the event types and fields of Copilot CLI
+    1.0.6x-1.0.7x): typed prompts, the harness's own messages, the agent's messages and tool calls."""
+
+    def __init__(self, cwd: str, start: str, *, branch: str = "main", commit: str = "") -> None:
+        self.sid = str(uuid.uuid4())
+        self.t = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        self.lines: list[dict[str, Any]] = []
+        self.turn = 0
+        context = {"cwd": cwd, "gitRoot": cwd, "branch": branch, **({"headCommit": commit} if commit else {})}
+        self._add("session.start", {"sessionId": self.sid, "version": 1, "producer": "copilot-agent",
+                                    "copilotVersion": "1.0.72", "startTime": _stamp(self.t), "context": context})
+
+    def _add(self, kind: str, data: dict[str, Any]) -> None:
+        self.t += timedelta(seconds=5)
+        parent = self.lines[-1]["id"] if self.lines else None
+        self.lines.append({"type": kind, "data": data, "id": str(uuid.uuid4()), "timestamp": _stamp(self.t),
+                           "parentId": parent})
+
+    def prompt(self, text: str, *, steering: bool = False) -> CopilotSession:
+        self._add("user.message", {"content": text, "transformedContent": text, "attachments": [],
+                                   "delivery": "steering" if steering else "idle"})
+        return self
+
+    def harness(self, text: str) -> CopilotSession:
+        """A message the harness adds (a reminder): no prompt of the user's."""
+        self._add("user.message", {"content": text, "source": "system", "delivery": "steering"})
+        return self
+
+    def say(self, text: str, *, tools: bool = False) -> CopilotSession:
+        self.turn += 1
+        self._add("assistant.turn_start", {"turnId": str(self.turn)})
+        requests = [{"toolCallId": "pending", "name": "bash", "arguments": {}}] if tools else []
+        self._add("assistant.message", {"messageId": str(uuid.uuid4()), "content": text, "toolRequests": requests})
+        self._add("assistant.turn_end", {"turnId": str(self.turn)})
+        return self
+
+    def tool(self, name: str, arguments: Any, content: str, *, ok: bool = True, error: str = "") -> CopilotSession:
+        call = f"call_{uuid.uuid4().hex[:16]}"
+        self._add("tool.execution_start", {"toolCallId": call, "toolName": name, "arguments": arguments})
+        done: dict[str, Any] = {"toolCallId": call, "success": ok}
+        if ok:
+            done["result"] = {"content": content, "detailedContent": content}
+        else:
+            done["error"] = {"message": error, "code": "failure"}
+        self._add("tool.execution_complete", done)
+        return self
+
+    def bash(self, command: str, output: str = "", code: int = 0) -> CopilotSession:
+        return self.tool("bash", {"command": command, "description": "run it"},
+                         f"{output}\n<shellId: {self.turn} completed with exit code {code}>")
+
+    def write(self, copilot_home: Path) -> Path:
+        dest = copilot_home / "session-state" / self.sid / "events.jsonl"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
         os.utime(dest, (self.t.timestamp(), self.t.timestamp()))

@@ -228,3 +228,48 @@ def test_a_codex_rollout_that_ends_inside_a_turn_keeps_what_the_agent_said_in_it
     done = CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("run the tests").run("make test").answer("All pass.")
     assert stops(done) == [("All pass.", [])]
     assert stops(CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("run the tests").run("make test")) == []
+
+
+def test_a_copilot_cli_log_reads_as_the_hooks_capture_it(tmp_path: Path) -> None:
+    """Copilot CLI's events.jsonl: typed prompts (the harness's reminders are none, a message typed while the agent
+    worked is queued), tool calls in the shape Copilot's own hooks give (a shell's exit code read from its last
+    line, a failed view, a patch's files), and a turn closed by the next prompt or where the log ends, its
+    conclusion the agent's last message after which nothing ran."""
+    from kenning.history import copilot
+    from kenning.observer.evidence import command, modified_files
+    from kenning.observer.transcript import PAYLOAD_KEY
+    from tests.support.memory_story import event
+    from tests.support.transcripts import CopilotSession
+
+    log = CopilotSession("/w/shop", "2026-05-02T09:00:00Z", branch="main", commit="0f1e2d3c") \
+        .prompt("Why does the nightly export skip refunds?").harness("<system_reminder>tools</system_reminder>") \
+        .say("Looking at the export filter.", tools=True).tool("view", {"path": "/w/shop/src/gone.py"}, "", ok=False,
+                                                               error="Path does not exist") \
+        .bash("pytest tests/test_export.py -q", "1 failed", code=1) \
+        .prompt("also keep zero amounts", steering=True) \
+        .tool("apply_patch", "*** Begin Patch\n*** Update File: /w/shop/src/export.py\n@@\n-x\n+y\n*** End Patch",
+              "ok") \
+        .bash("pytest tests/test_export.py -q", "3 passed") \
+        .say("The filter dropped amounts <= 0; it now keeps refunds and zero amounts.") \
+        .prompt("commit it").bash("git commit -am 'fix: keep refunds'", "[main 1a2b3c4] fix: keep refunds") \
+        .say("Committing now.", tools=True).bash("git log -1 --oneline", "1a2b3c4 fix: keep refunds")
+    path = log.write(tmp_path / "copilot")
+    files = copilot.discover(str(tmp_path / "copilot" / "session-state"))
+    assert [f.path for f in files] == [str(path)] and copilot.session_id_of(str(path)) == log.sid
+    events = list(copilot.events(files[0], now=time.time()))
+    assert events[0].kind == "SessionStart" and events[0].payload["git_branch"] == "main" \
+        and events[0].payload["git_commit"] == "0f1e2d3c" and events[0].payload["session_id"] == log.sid
+    assert prompts(events) == [("Why does the nightly export skip refunds?", "typed"),
+                               ("also keep zero amounts", "queued"), ("commit it", "typed")]
+    tools = [e for e in events if e.kind.startswith("PostToolUse")]
+    ran = [(e.kind, e.payload["tool_name"]) for e in tools]
+    assert ran == [("PostToolUseFailure", "Read"), ("PostToolUseFailure", "Bash"), ("PostToolUse", "apply_patch"),
+                   ("PostToolUse", "Bash"), ("PostToolUse", "Bash"), ("PostToolUse", "Bash")]
+    failed = command(event(tools[1].payload))
+    assert failed is not None and not failed.ok and failed.output.startswith("Exit code 1\n1 failed")
+    assert modified_files(event(tools[2].payload)) == ["/w/shop/src/export.py"]
+    stops = [(e.payload["last_assistant_message"], e.payload[PAYLOAD_KEY]) for e in events if e.kind == "Stop"]
+    assert stops == [("The filter dropped amounts <= 0; it now keeps refunds and zero amounts.",
+                      ["Looking at the export filter."]),
+                     ("", ["Committing now."])]  # (the log ends while the agent was still at work)
+    assert events[-1].kind == "SessionEnd"

@@ -558,3 +558,34 @@ def test_the_checks_that_passed_are_said_where_work_stands(story: Story) -> None
     assert "Checks that passed: `cargo clippy`, `cargo test`" in left, left
     said = next(ln for ln in left.splitlines() if ln.startswith("Checks that passed:"))
     assert said == "Checks that passed: `cargo clippy`, `cargo test`", said
+
+
+REPORT = """Can you make the Windows test job reliable again?
+
+Findings
+The force-install test failed because Windows still held the extension binary open.
+Expected behavior
+Extension cleanup should tolerate transient Windows file locks without test-specific sleeps.
+Functional tests that change user configuration should always use isolated state.
+"""
+
+
+@pytest.mark.parametrize("report", [REPORT, REPORT.replace("Expected behavior", "## Expected behavior"),
+                                    REPORT.replace("Expected behavior", "期望行为")])
+def test_what_a_pasted_report_expects_is_no_rule(story: Story, report: str) -> None:
+    """The sections of an issue the user pastes ("Expected behavior") say what this work is to achieve: a bug
+    report, not how to work from now on (DESIGN.md §9)."""
+    story.session("shop", Turn(report, [edit(ROOT, "src/cleanup.go"), bash("go test ./...", "ok")],
+                               last="Cleanup now retries while Windows holds the file."))
+    kept = [r["title"] for r in story.active("shop") if r["layer"] in ("rule", "key") and r["kind"] in (
+        "rule", "decision", "preference")]
+    assert not [t for t in kept if "isolated state" in t or "file locks" in t], kept
+
+
+def test_a_report_section_heads_what_follows_it() -> None:
+    from kenning.observer.units import units
+
+    said = units(REPORT)
+    assert [u.heading for u in said if "isolated state" in u.text or "file locks" in u.text] == \
+        ["Expected behavior", "Expected behavior"]
+    assert units("Expected behavior is what the docs describe.")[0].heading == ""  # a sentence, no section
