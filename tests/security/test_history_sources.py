@@ -22,7 +22,7 @@ from pathlib import Path
 from kenning.history.source import DEEP_MARK
 from tests.conftest import Home
 from tests.support.imports import agent_homes
-from tests.support.transcripts import ClaudeSession, CodexSession
+from tests.support.transcripts import ClaudeSession, CodexSession, CopilotSession
 
 # Runs the CLI and prints the peak RSS of its children (the CLI), so the test's own children do not count.
 RSS = ("import resource, subprocess, sys\n"
@@ -54,6 +54,9 @@ def _deep_line(kind: str) -> str:
     if kind == "claude":
         return ('{"type":"user","timestamp":"2026-11-20T10:00:30.000Z","uuid":"deep-1","message":{"role":"user",'
                 '"content":' + "[" * DEPTH + "]" * DEPTH + "}}\n")
+    if kind == "copilot":
+        return ('{"type":"user.message","timestamp":"2026-11-20T12:00:30.000Z","id":"deep-2","data":{"content":'
+                + "[" * DEPTH + "]" * DEPTH + "}}\n")
     return ('{"timestamp":"2026-11-20T11:00:30.000Z","type":"response_item","payload":{"type":"message",'
             '"role":"user","content":' + "[" * DEPTH + "]" * DEPTH + "}}\n")
 
@@ -111,6 +114,13 @@ def test_what_is_no_transcript_is_skipped_and_said_and_the_rest_imported(home: H
     os.mkfifo(rollout_path.parent / "rollout-fifo.jsonl")
     os.symlink("..", rollout_path.parent / "loop")  # a folder loop: sessions/2026/11/20/loop -> 2026/11
 
+    log = CopilotSession(cwd, "2026-11-20T12:00:00Z").prompt("bump the lint action to v5")
+    log.bash("make lint", "ok").say("The lint action runs v5 now.")
+    log_path = log.write(h.copilot)  # type: ignore[attr-defined]
+    _insert(log_path, 1, [_deep_line("copilot")])
+    (h.copilot / "session-state" / "stuck").mkdir()  # type: ignore[attr-defined]
+    os.mkfifo(h.copilot / "session-state" / "stuck" / "events.jsonl")  # type: ignore[attr-defined]
+
     r, took, rss = _run(h, "import-history", "--no-observe")
     out = r.stdout
     assert r.returncode == 0, out + r.stderr[-3000:]
@@ -124,12 +134,13 @@ def test_what_is_no_transcript_is_skipped_and_said_and_the_rest_imported(home: H
     assert re.search(r"agent-b2\.jsonl: a character device \(by a symlink\)", out), out
     assert re.search(r"loop\.jsonl: a symlink loop", out), out
     assert re.search(r"rollout-fifo\.jsonl: a FIFO", out), out
+    assert re.search(r"stuck/events\.jsonl: a FIFO", out), out
     if os.geteuid() != 0:  # root reads a file of mode 000
         assert re.search(r"unreadable\.jsonl: permission denied", out), out
     # The lines: the two deep ones and the long one, counted by why.
     m = re.search(r"Unreadable lines skipped: (\d+) \((.*)\)", out)
     assert m, out
-    assert "2 nested too deeply to parse" in m.group(2) and "1 longer than 16 MiB" in m.group(2), out
+    assert "3 nested too deeply to parse" in m.group(2) and "1 longer than 16 MiB" in m.group(2), out
     assert "Cut: 1 line(s) nested deeper" in out, out
 
     # The good sessions, the one around the bad lines included, are in memory (each once).
@@ -141,9 +152,9 @@ def test_what_is_no_transcript_is_skipped_and_said_and_the_rest_imported(home: H
         sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
     finally:
         conn.close()
-    assert prompts == ["add a retry to the upload step", "rename the parser module to reader",
-                       "why does the cache miss after a restart"], prompts
-    assert sessions == 3
+    assert prompts == ["add a retry to the upload step", "bump the lint action to v5",
+                       "rename the parser module to reader", "why does the cache miss after a restart"], prompts
+    assert sessions == 4
     # The 500-deep result is kept to the depth we keep, the rest marked as left out.
     assert len(payloads) == 1 and DEEP_MARK in json.dumps(payloads[0]), payloads
 

@@ -11,12 +11,13 @@ from tests.conftest import Home
 
 
 def agent_homes(home: Home, tmp_path: Path) -> Home:
-    """``home`` with Claude Code's and Codex's history folders under ``tmp_path`` (``home.claude``,
-    ``home.codex``), the offline observer, and nothing imported yet."""
+    """``home`` with Claude Code's, Codex's and Copilot CLI's history folders under ``tmp_path`` (``home.claude``,
+    ``home.codex``, ``home.copilot``), the offline observer, and nothing imported yet."""
     home.claude = tmp_path / "claude-config"  # type: ignore[attr-defined]
     home.codex = tmp_path / "codex-home"  # type: ignore[attr-defined]
+    home.copilot = tmp_path / "copilot-home"  # type: ignore[attr-defined]
     home.env.update(CLAUDE_CONFIG_DIR=str(home.claude), CODEX_HOME=str(home.codex),  # type: ignore[attr-defined]
-                    KENNING_PROVIDER="rules")
+                    COPILOT_HOME=str(home.copilot), KENNING_PROVIDER="rules")  # type: ignore[attr-defined]
     return home
 
 
