@@ -3,9 +3,10 @@
     .venv/bin/python bench/import_history.py [--sessions N] [--quick] [--write]
 
 N sessions (default 2,000; --quick 300) are written as Claude Code transcripts (one in ten as a
-Codex rollout) in a scratch HOME, spread over 60 days and 8 projects, shaped like the real ones in
-tests/fixtures (prompts, tool_use / tool_result lines with toolUseResult, streamed assistant text,
-and the bookkeeping lines real transcripts carry: attachments and ~20 KB request copies). Then the
+Codex rollout, one in twenty as a Copilot CLI log) in a scratch HOME, spread over 60 days and 8
+projects, shaped like the real ones in tests/fixtures (prompts, tool_use / tool_result lines with
+toolUseResult, streamed assistant text, and the bookkeeping lines real transcripts carry: attachments
+and ~20 KB request copies; Copilot's tool.execution_* pairs and shell exit lines). Then the
 real CLI runs ``kenning import-history`` with the offline observer (the worker it starts observes
 what was imported), timed from start to "observed"; a second run must store 0 rows. Peak memory:
 the importing process's max RSS over the whole history, and over one 60 MB transcript vs one of
@@ -97,12 +98,47 @@ def _codex_session(template: list[dict], sid: str, cwd: str, start: float) -> li
     return out
 
 
+def _copilot_session(rng: random.Random, sid: str, cwd: str, start: float, turns: int) -> list[str]:
+    """A Copilot CLI events.jsonl: per turn a prompt, a failing test run, an edit, a passing run, the answer."""
+    lines: list[str] = []
+    t = start
+
+    def line(kind: str, data: dict) -> None:
+        nonlocal t
+        t += rng.uniform(0.2, 3.0)
+        lines.append(json.dumps({"type": kind, "data": data, "id": f"{sid}-{len(lines):05d}", "timestamp": _iso(t),
+                                 "parentId": None}, separators=(",", ":")))
+
+    line("session.start", {"sessionId": sid, "version": 1, "producer": "copilot-agent", "copilotVersion": "1.0.72",
+                           "context": {"cwd": cwd, "gitRoot": cwd, "branch": "main"}})
+    for turn in range(turns):
+        mod = f"{rng.choice(('models', 'service', 'client', 'tasks'))}{rng.randint(1, 40)}.py"
+        path = f"{cwd}/src/{mod}"
+        line("user.message", {"content": f"Fix {mod}: the cache fails on empty input (turn {turn})",
+                              "transformedContent": BLOB[:2000], "delivery": "idle"})
+        calls = [("view", {"path": path}, "1. def f():\n2.     pass\n" * 20),
+                 ("bash", {"command": f"pytest tests/test_{mod}", "description": "Run tests"},
+                  "E   AssertionError: empty input\n<shellId: 1 completed with exit code 1>"),
+                 ("edit", {"path": path, "old_str": "pass", "new_str": "return []"}, "File edited."),
+                 ("bash", {"command": f"pytest tests/test_{mod}", "description": "Run tests again"},
+                  "1 passed\n<shellId: 2 completed with exit code 0>")]
+        for i, (name, args, result) in enumerate(calls):
+            call = f"call_{sid[:8]}{turn:02d}{i}"
+            line("assistant.message", {"content": "", "toolRequests": [{"toolCallId": call, "name": name,
+                                                                        "arguments": args}]})
+            line("tool.execution_start", {"toolCallId": call, "toolName": name, "arguments": args})
+            line("tool.execution_complete", {"toolCallId": call, "success": True,
+                                             "result": {"content": result, "detailedContent": result}})
+        line("assistant.message", {"content": f"Fixed {mod}: empty input returns [].", "toolRequests": []})
+    return lines
+
+
 def generate(home: Path, projects_root: Path, sessions: int, seed: int = 7) -> dict[str, int]:
     rng = random.Random(seed)
     now = time.time()
     template = [json.loads(x) for x in (Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "codex"
                                         / "rollout-calc-session.jsonl").read_text().splitlines()]
-    counts = {"claude-code": 0, "codex": 0, "bytes": 0}
+    counts = {"claude-code": 0, "codex": 0, "copilot": 0, "bytes": 0}
     for i in range(sessions):
         project = projects_root / PROJECTS[i % len(PROJECTS)]
         (project / ".git").mkdir(parents=True, exist_ok=True)
@@ -113,6 +149,10 @@ def generate(home: Path, projects_root: Path, sessions: int, seed: int = 7) -> d
             path = home / ".codex" / "sessions" / day / f"rollout-{i:05d}-{sid}.jsonl"
             lines = _codex_session(template, sid, str(project), start)
             counts["codex"] += 1
+        elif i % 20 == 14:
+            path = home / ".copilot" / "session-state" / sid / "events.jsonl"
+            lines = _copilot_session(rng, sid, str(project), start, rng.randint(1, 3))
+            counts["copilot"] += 1
         else:
             slug = "-" + str(project).strip("/").replace("/", "-")
             path = home / ".claude" / "projects" / slug / f"{sid}.jsonl"
@@ -188,7 +228,7 @@ def main() -> int:
         counts = generate(home, root / "projects", n)
         gen_s = time.monotonic() - t0
         env = {**inst.env, "HOME": str(home), "KENNING_PROVIDER": "rules"}
-        for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"):
             env.pop(var, None)
         first, first_s, peak_all = _import(inst, env)
         db = inst.data / "kenning.db"
@@ -206,7 +246,8 @@ def main() -> int:
     rate = events / first_s
     out = [run_header(command_line()),
            f"Generated {n:,} sessions ({counts['claude-code']:,} Claude Code transcripts, {counts['codex']:,} Codex "
-           f"rollouts, {counts['bytes'] / 1e6:.0f} MB) in {gen_s:.1f} s. Import with the offline observer, the "
+           f"rollouts, {counts['copilot']:,} Copilot CLI logs, {counts['bytes'] / 1e6:.0f} MB) in {gen_s:.1f} s. "
+           "Import with the offline observer, the "
            "worker it starts observing what was stored; timed from the command's start to its exit.",
            md_table(["measure", "value", "target"], [
                ["first run: events stored", f"{events:,}", ""],
