@@ -18,6 +18,7 @@ object a line, ``{"type", "data", "id", "timestamp", "parentId"}``. What is read
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -193,3 +194,64 @@ def _as_hook(call: tuple[str, Any], done: dict[str, Any], base: dict[str, Any]) 
         args = {"command": args}  # (the patch, where evidence reads a patch)
     return {"sessionId": base["session_id"], "cwd": base["cwd"], "transcript_path": base["transcript_path"],
             "toolName": name, "toolArgs": args, "toolResult": {"resultType": kind, "textResultForLlm": text}}
+
+
+TAIL_BYTES = 2 * 1024 * 1024
+_SAID_KINDS = (b"user.message", b"assistant.message", b"hook.start")
+
+
+def turn_said(path: str, stamp: Any = None) -> tuple[list[str], list[dict[str, str]]]:
+    """(what the agent said, the user's words typed meanwhile) in the turn a live ``agentStop`` closed: the log's
+    lines from the turn's typed prompt to that hook's ``hook.start`` (its input's ``timestamp`` is ``stamp``; the
+    log's end when it is not found). Read from the file's tail, a regular file only."""
+    if not path.endswith(".jsonl"):
+        return [], []
+    try:
+        with source.open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > TAIL_BYTES:
+                fh.seek(size - TAIL_BYTES)
+                fh.readline()  # a partial line
+            data = fh.read(TAIL_BYTES)
+    except (source.Unreadable, OSError, ValueError):
+        return [], []
+    lines: list[dict[str, Any]] = []
+    for raw in data.split(b"\n"):
+        head = raw[:60].replace(b" ", b"")
+        if not head.startswith(b'{"type":"') or not head[9:].startswith(_SAID_KINDS):
+            continue  # (tool results can be megabytes: never parsed)
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        source.cap_depth(rec)
+        if isinstance(rec, dict) and isinstance(rec.get("data"), dict):
+            lines.append(rec)
+    end = next((i for i in range(len(lines) - 1, -1, -1) if _stops_at(lines[i], stamp)), len(lines))
+    start = next((i for i in range(end - 1, -1, -1) if _typed(lines[i]["data"]) == "typed"
+                  and lines[i]["type"] == "user.message"), -1)
+    texts: list[str] = []
+    words: list[dict[str, str]] = []
+    for rec in lines[start + 1:end]:
+        d = rec["data"]
+        if rec["type"] == "assistant.message" and not d.get("parentToolCallId") and isinstance(d.get("content"), str) \
+                and d["content"].strip():
+            texts.append(d["content"])
+        elif rec["type"] == "user.message" and _typed(d) == "queued":
+            words.append({"origin": "queued", "text": str(d["content"])})
+    return texts, words
+
+
+def _stops_at(rec: dict[str, Any], stamp: Any) -> bool:
+    d = rec["data"]
+    given = d.get("input")
+    return rec["type"] == "hook.start" and d.get("hookType") == "agentStop" and stamp is not None \
+        and isinstance(given, dict) and given.get("timestamp") == stamp
+
+
+def _typed(d: dict[str, Any]) -> str:
+    """'typed' or 'queued' (a steering message) for what the user typed, '' for the harness's messages."""
+    content = d.get("content")
+    if d.get("source") or not isinstance(content, str) or not content.strip():
+        return ""
+    return "queued" if d.get("delivery") == "steering" else "typed"

@@ -1,4 +1,5 @@
-"""What was said during a turn that no hook reports, read from Claude Code's transcript at ``transcript_path``.
+"""What was said during a turn that no hook reports, read from Claude Code's transcript at ``transcript_path``
+(Copilot CLI's session log at ``transcriptPath``: kenning/history/copilot.py ``turn_said``).
 
 The Stop payload carries only the agent's last message; its explanations along the way ("the
 crash was X", "raising Y fixed it") are ``text`` blocks of ``assistant`` lines in the session's
@@ -200,7 +201,14 @@ class TurnReader:
             return payload  # an imported turn: its texts, and its words as prompts of their own
         path = payload.get("transcript_path")
         pid = payload.get("prompt_id")
-        texts, words = read_turn(path if isinstance(path, str) else "", prompt_id=pid if isinstance(pid, str) else "")
+        copilot_log = payload.get("transcriptPath")  # Copilot CLI's agentStop: its session's events.jsonl
+        if isinstance(copilot_log, str):
+            from kenning.history.copilot import turn_said
+
+            texts, words = turn_said(copilot_log, payload.get("timestamp"))
+        else:
+            texts, words = read_turn(path if isinstance(path, str) else "",
+                                     prompt_id=pid if isinstance(pid, str) else "")
         last = payload.get("last_assistant_message")
         cleaned = [c for c in (self.clean(t) for t in texts) if c.strip()]
         if isinstance(last, str) and cleaned and cleaned[-1].strip() == self.clean(last).strip():

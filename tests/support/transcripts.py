@@ -209,6 +209,12 @@ class CopilotSession:
         return self.tool("bash", {"command": command, "description": "run it"},
                          f"{output}\n<shellId: {self.turn} completed with exit code {code}>")
 
+    def agent_stop(self, stamp: int) -> CopilotSession:
+        """The ``hook.start`` line of an ``agentStop`` hook, whose input's ``timestamp`` (ms) is ``stamp``."""
+        self._add("hook.start", {"hookInvocationId": str(uuid.uuid4()), "hookType": "agentStop",
+                                 "input": {"sessionId": self.sid, "timestamp": stamp, "stopReason": "end_turn"}})
+        return self
+
     def write(self, copilot_home: Path) -> Path:
         dest = copilot_home / "session-state" / self.sid / "events.jsonl"
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -273,3 +273,23 @@ def test_a_copilot_cli_log_reads_as_the_hooks_capture_it(tmp_path: Path) -> None
                       ["Looking at the export filter."]),
                      ("", ["Committing now."])]  # (the log ends while the agent was still at work)
     assert events[-1].kind == "SessionEnd"
+
+
+def test_a_live_copilot_stop_gets_what_the_agent_said_in_its_turn(tmp_path: Path) -> None:
+    """Copilot's agentStop names the session's log; the worker reads the turn it closed from there (not the next
+    one, already begun when the worker gets to it): the agent's texts along the way and what the user typed
+    meanwhile, the last message (the payload's already) left out."""
+    from kenning.observer.transcript import PAYLOAD_KEY, WORDS_KEY, TurnReader
+    from tests.support.transcripts import CopilotSession
+
+    log = CopilotSession("/w/shop", "2026-05-02T09:00:00Z").prompt("Why does the export skip refunds?") \
+        .say("The filter drops amounts below zero, so refunds never reach the file.", tools=True) \
+        .bash("pytest -q", "3 passed").prompt("keep zero amounts too", steering=True) \
+        .say("Refunds and zero amounts are exported now.").agent_stop(1777712460000) \
+        .prompt("now commit it").say("Committing.", tools=True)
+    path = str(log.write(tmp_path / "copilot"))
+    payload = {"hook_event_name": "Stop", "transcriptPath": path, "timestamp": 1777712460000,
+               "last_assistant_message": "Refunds and zero amounts are exported now."}
+    got = TurnReader(lambda t: t).enrich(payload)
+    assert got[PAYLOAD_KEY] == ["The filter drops amounts below zero, so refunds never reach the file."]
+    assert got[WORDS_KEY] == [{"origin": "queued", "text": "keep zero amounts too"}]
