@@ -73,12 +73,14 @@ class _Turn:
     """The user turn being read: what the agent said, and whether its last word closed it."""
 
     def __init__(self) -> None:
-        self.open = False
-        self.said: list[str] = []
-        self.concluded = False  # the latest item is the agent's message that requested no tool
+        self.close()
 
     def close(self) -> None:
-        self.open, self.said, self.concluded = False, [], False
+        self.open = False
+        self.key = ""  # the key of the prompt that opened it: its Stop's, however the turn ends in the log
+        self.said: list[str] = []
+        self.concluded = False  # the latest item is the agent's message that requested no tool
+        self.last_at = 0.0  # when the agent last said or ran something in it
 
 
 def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None) -> Iterator[Event]:
@@ -129,8 +131,9 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     continue  # the harness's words (reminders, discovered instructions): nobody typed them
                 queued = d.get("delivery") == "steering" and turn.open
                 if turn.open and not queued:
-                    yield _stop(turn, at, key, base)
-                turn.open = True
+                    yield _stop(turn, at, base)
+                if not queued:
+                    turn.open, turn.key = True, key
                 yield Event("UserPromptSubmit", at, f"prompt:{key}", {
                     **base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
                     "prompt_origin": "queued" if queued else "typed"})
@@ -140,9 +143,10 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                     turn.said.append(text)
                 requests = d.get("toolRequests")
                 turn.concluded = isinstance(text, str) and bool(text.strip()) and not requests
+                turn.last_at = at
             elif kind == "tool.execution_start" and isinstance(d.get("toolCallId"), str):
                 calls[d["toolCallId"]] = (str(d.get("toolName") or ""), d.get("arguments"))
-                turn.concluded = False
+                turn.concluded, turn.last_at = False, at
             elif kind == "tool.execution_complete" and isinstance(d.get("toolCallId"), str):
                 call = calls.pop(d["toolCallId"], None)
                 if call is not None:
@@ -152,30 +156,33 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                         payload.update(hook_event_name=ours, tool_use_id=d["toolCallId"])
                         yield Event(ours, at, f"{ours}:{d['toolCallId']}", payload)
             elif kind == "abort" and turn.open:
-                yield _stop(turn, at, key, base, interrupted=True)
+                yield _stop(turn, at, base, interrupted=True)
             elif kind == "session.shutdown":
                 if turn.open:
-                    yield _stop(turn, at, key, base)
+                    yield _stop(turn, at, base)
                 ended = True
                 yield Event("SessionEnd", at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
                                                               "reason": "other"})
     if started and not ended and finished(f.mtime, now, quiet_s):
         base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
         if turn.open:  # the log ends inside a turn that has gone quiet
-            yield _stop(turn, last_at, "end", base)
+            yield _stop(turn, last_at, base)
         yield Event("SessionEnd", last_at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
 
 
-def _stop(turn: _Turn, at: float, key: str, base: dict[str, Any], *, interrupted: bool = False) -> Event:
+def _stop(turn: _Turn, at: float, base: dict[str, Any], *, interrupted: bool = False) -> Event:
     """The Stop that closes the open turn: its conclusion (the agent's last message, when nothing ran after it
-    and the turn was not interrupted) and what it said along the way; the turn is then closed."""
+    and the turn was not interrupted) and what it said along the way, at the agent's last step (``at`` when it
+    took none); the turn is then closed. Keyed by the turn's prompt: a log read again after it grew gives the
+    turn the same Stop, however it ends there."""
     last = turn.said[-1] if turn.said and turn.concluded and not interrupted else ""
     payload = {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last,
                PAYLOAD_KEY: turn_texts(turn.said, last)}
     if interrupted:
         payload["interrupted"] = True
+    when, key = (turn.last_at or at) if not interrupted else at, turn.key
     turn.close()
-    return Event("Stop", at, f"stop:{key}", payload)
+    return Event("Stop", when, f"stop:{key}", payload)
 
 
 def _as_hook(call: tuple[str, Any], done: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:

@@ -293,3 +293,27 @@ def test_a_live_copilot_stop_gets_what_the_agent_said_in_its_turn(tmp_path: Path
     got = TurnReader(lambda t: t).enrich(payload)
     assert got[PAYLOAD_KEY] == ["The filter drops amounts below zero, so refunds never reach the file."]
     assert got[WORDS_KEY] == [{"origin": "queued", "text": "keep zero amounts too"}]
+
+
+def test_a_copilot_turn_read_again_after_its_log_grew_has_the_same_stop(tmp_path: Path) -> None:
+    """A quiet log that ends inside a turn gives that turn its Stop; read again after the session went on, the
+    turn's Stop has the same key: the import, which keeps the first event of a key, does not close (and observe)
+    the turn twice."""
+    from kenning.history import copilot
+    from tests.support.transcripts import CopilotSession
+
+    log = CopilotSession("/w/shop", "2026-05-02T09:00:00Z").prompt("Why do the exports skip refunds?") \
+        .say("Checking the filter.", tools=True).bash("pytest -q", "1 failed", code=1)
+    path = log.write(tmp_path / "copilot")
+
+    def stops() -> dict[str, str]:
+        files = copilot.discover(str(tmp_path / "copilot" / "session-state"))
+        return {e.key: e.payload["last_assistant_message"] for e in copilot.events(files[0], now=time.time())
+                if e.kind == "Stop"}
+
+    before = stops()
+    log.say("The filter dropped negative amounts; it keeps refunds now.").prompt("commit it")
+    assert log.write(tmp_path / "copilot") == path
+    after = stops()
+    key = next(iter(before))
+    assert before == {key: ""} and after[key] == "The filter dropped negative amounts; it keeps refunds now."
