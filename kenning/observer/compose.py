@@ -36,6 +36,7 @@ from kenning.observer.conclusion import (
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.observer.titles import GENERIC_HEADING, TITLE, absorbed, dangling, self_contained, statement, titled
+from kenning.observer.units import report_section
 from kenning.records import ObservationDraft
 
 # How sure the model must be before an agent's sentence becomes a memory of its own.
@@ -89,7 +90,7 @@ def _user_keeps(j: Judged) -> bool:
         return False
     if j.role in ("rule", "decision") and cues.picks_option(j.text):
         return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
-    if j.role in ("rule", "decision") and gates.in_a_report_section(j.unit.heading):
+    if j.role in ("rule", "decision") and report_section(j.unit.heading):
         return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = _signals(j.text)
     if j.role in ("fact", "rootcause") and gates.an_order(j.text):

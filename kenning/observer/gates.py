@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 from kenning.memory import cues
-from kenning.observer.units import report_section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,13 +107,6 @@ _HABIT = re.compile(r"^(?:always|never)\b|\b(?:(?:every|each) (?:time|commit|cha
                     r"as a rule|"
                     r"(?:before|after|when) (?:you |we )?(?:commit|push|merg|deploy|releas|open|tag)\w*)",
                     re.IGNORECASE)
-
-
-def in_a_report_section(heading: str) -> bool:
-    """Whether a sentence sits under a section of a pasted report ("Expected behavior", "Steps to reproduce"):
-    what this piece of work is to achieve or what went wrong, never how to work from now on (of the labelled
-    user sentences under such a heading, none is a rule)."""
-    return report_section(heading)
 
 
 def one_off(text: str) -> bool:

@@ -48,12 +48,9 @@ _CAUSE_OR_FIX = re.compile(r"\b(?:root[- ])?causes?\b|\bfix(?:es)?\b|\bworkaroun
 _REPORT_SECTION = re.compile(
     r"^(?:expected|actual|observed|desired)(?: behaviou?r| results?| outcomes?| output)?$|^steps to reproduce$|"
     r"^(?:repro(?:duction)?(?: steps)?)$|^acceptance criteria$|^findings$|^(?:期望|预期|实际)(?:行为|结果|输出)$|"
-    r"^复现步骤$|^(?:期待される|期待する)?(?:動作|結果)$|^再現手順$|^(?:예상|기대|실제) (?:동작|결과)$|^재현 단계$|"
+    r"^复现步骤$|^(?:期待される|期待する)(?:動作|結果)$|^再現手順$|^(?:예상|기대|실제) (?:동작|결과)$|^재현 단계$|"
     r"^(?:comportement|résultat) (?:attendu|observé)$|^étapes pour reproduire$", re.IGNORECASE)
 
-
-def report_section(heading: str) -> bool:
-    return bool(_REPORT_SECTION.match(heading.strip().rstrip(":：").strip()))
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
@@ -81,6 +78,13 @@ class Unit:
     table: bool = False   # a row of a table, its cells joined by "; "
     before: str = ""      # the sentence before it in its paragraph ("That was deliberate" says what by it)
     introduces: bool = False  # it ended with ":" (or "如下" …): it introduces what follows, a list or a command
+
+
+def report_section(heading: str) -> bool:
+    """Whether a heading names a section of a pasted report ("Expected behavior", "Steps to reproduce"): what
+    one piece of work is to achieve or what went wrong, never how to work from now on (of the labelled user
+    sentences under such a heading, none is a rule)."""
+    return bool(_REPORT_SECTION.match(heading.strip().rstrip(":：").strip()))
 
 
 def units(text: str) -> list[Unit]:
