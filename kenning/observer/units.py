@@ -61,6 +61,9 @@ _LOGLIKE = re.compile(r"^\s*(?:\[?\d{1,4}[-/:.]\d{1,2}[-/:.]\d{1,4}|\[?(?:INFO|W
 _MARKS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 _LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s]{1,500})\)")
 _DIRECTIVE = re.compile(r"^::[\w-]+\{.*\}\s*$")  # Codex app directives: ::git-commit{cwd="…"}
+# A line of machine markup only: an XML tag, or one element on its line (the reply a Codex automation's heartbeat
+# asks for, "<heartbeat>", "<decision>NOTIFY</decision>"): no sentence of anyone's
+_MARKUP = re.compile(r"^\s*(?:</?[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?>|<([A-Za-z_][\w.-]*)(?:\s[^<>]*)?>[^<>]*</\1>)\s*$")
 
 # Labels that are only the words "summary", "changes" …: a heading, not a statement.
 _LABEL_WORDS = 6
@@ -142,7 +145,7 @@ def units(text: str) -> list[Unit]:
                 code.append(raw)
             continue
         line = _QUOTE.sub("", raw).rstrip()
-        if not line.strip() or _RULE.match(line) or _DIRECTIVE.match(line.strip()):
+        if not line.strip() or _RULE.match(line) or _DIRECTIVE.match(line.strip()) or _MARKUP.match(line):
             flush()
             continue
         intro = None

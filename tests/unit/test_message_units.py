@@ -79,3 +79,15 @@ def test_a_plain_label_line_naming_a_cause_or_fix_heads_the_list_under_it_and_on
 def test_a_short_label_before_a_command_introduces_it_and_heads_nothing() -> None:
     got = [(u.heading, u.text) for u in units(f"Done. Fix:\n\n{FENCE}\njj git import\n{FENCE}\n\nIt is pushed.")]
     assert got == [("", "Done."), ("", "Fix: `jj git import`"), ("", "It is pushed.")]
+
+
+def test_machine_markup_on_its_own_lines_is_no_unit() -> None:
+    """The reply a Codex automation's heartbeat asks for ends the agent's message in XML; an app directive before
+    it is no sentence either. A tag inside a sentence stays."""
+    said = ("I fixed the Windows path in the test and pushed it. The checks restarted.\n\n"
+            '::git-push{cwd="/w/app" branch="fix/paths"}\n\n'
+            "<heartbeat>\n  <automation_id>watch-pr-12</automation_id>\n  <decision>NOTIFY</decision>\n"
+            "  <message>Pushed a fix; checks are pending.</message>\n</heartbeat>\n\n"
+            "The `<slot>` element keeps <b>its</b> children.")
+    assert [u.text for u in units(said)] == ["I fixed the Windows path in the test and pushed it.",
+                                             "The checks restarted.", "The `<slot>` element keeps <b>its</b> children."]
