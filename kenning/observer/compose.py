@@ -417,6 +417,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             and (role == "gotcha" or not gates.hypothetical(j.text))  # "If you stop sending haves, …": what might be
+            and not gates.in_progress(j.text)  # "No failures so far; checks are still pending": that moment's state
             # reasoning in general terms (a gotcha may well be a tool's, said in plain words: "sed wrote a literal t")
             and (role in ANALYSIS or role == "gotcha" or gates.about_the_project(j.text, j.unit.heading))
             # "`mcp.server.fastmcp` → the new module path and a type-check fix are needed": a fix still to make is

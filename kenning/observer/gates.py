@@ -185,6 +185,23 @@ _OFFER = re.compile(r"^(?:if you(?:['’]d)? (?:want|like|prefer|need)|si vous (
                     r"(?<!\w)(?:[iİ]stersen|dilersen)(?:iz)?(?!\w)", re.IGNORECASE)  # (Turkish: at the clause's end)
 
 
+# A run at the moment it was watched: still going, or without failures "so far" ("No failures so far; several checks
+# are still pending", "The build is still running after finishing core"). Of the labelled sentences of the agent
+# that say so, all 26 are noise: where that moment stood, never a finding.
+_IN_PROGRESS = re.compile(
+    r"(?:^|\b(?:is|are)\s+|['’]s\s+)still (?:running|pending|queued|in progress|compiling|building|going|green)\b|"
+    r"\b(?:is|are) (?:now )?(?:pending|in progress|in flight|queued)(?![\w-])|"
+    r"\b(?:no|zero|without) (?:new )?(?:failures?|errors?)\b[^.;]{0,30}\bso far\b|"
+    r"\b(?:green|passing|clean|cleanly) so far\b|\bso far\b[^.;]{0,60}\b(?:pending|running|green|passing)\b|"
+    r"目前为止[^。；]{0,20}(?:没有|通过|正常)|仍在运行|还在运行|正在运行中|まだ実行中|実行中です|아직 (?:실행|진행) 중",
+    re.IGNORECASE)
+
+
+def in_progress(text: str) -> bool:
+    """Whether the agent's sentence reports a run as it stood while still going."""
+    return bool(_IN_PROGRESS.search(text))
+
+
 def hypothetical(text: str) -> bool:
     """A condition put to the reader or in the would / could mood, or an offer: what might be, not what is."""
     t = text.strip()

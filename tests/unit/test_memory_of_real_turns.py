@@ -589,3 +589,21 @@ def test_a_report_section_heads_what_follows_it() -> None:
     assert [u.heading for u in said if "isolated state" in u.text or "file locks" in u.text] == \
         ["Expected behavior", "Expected behavior"]
     assert units("Expected behavior is what the docs describe.")[0].heading == ""  # a sentence, no section
+
+
+@pytest.mark.parametrize("moment", ["No failures so far; several checks are still pending (`build-ubuntu`, `nightly`).",
+                                    "The build is still running after finishing core, so the CLI waits.",
+                                    "目前为止没有失败，还有几个检查在排队。"])
+def test_a_run_reported_while_still_going_is_no_key_memory(story: Story, moment: str) -> None:
+    """Where a run stood while the agent watched it: never a cause, fix, fact or gotcha (all 36 such labelled
+    sentences of the agent are noise)."""
+    story.session("shop", Turn("Watch the CI of the retry PR.", [bash("gh pr checks 12", "pending")],
+                               said=[moment], last=f"The retry change is pushed.\n\n{moment}"))
+    assert not [r for r in story.active("shop") if r["layer"] in ("key", "rule") and moment[:14] in r["title"]]
+
+
+def test_a_run_that_was_still_going_when_something_happened_is_not_taken_for_one() -> None:
+    from kenning.observer.gates import in_progress
+
+    assert not in_progress("The job was still running when the 10-minute timeout killed it, so no cache was written.")
+    assert not in_progress("The fix so far only covers Linux; Windows keeps the old path.")
