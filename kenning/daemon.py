@@ -283,8 +283,11 @@ def orphans(paths: Paths, *, holding_start_lock: bool = False) -> list[int]:
     """Workers of this data dir that run although nobody holds ``worker.lock`` (it was deleted).
 
     A worker still starting holds the start lock its starter handed over until it holds
-    ``worker.lock``: while someone else holds the start lock, no worker is taken for an orphan."""
-    if lock_held(paths) or (not holding_start_lock and _held(paths.start_lock)):
+    ``worker.lock``: while someone else holds the start lock, no worker is taken for an orphan.
+    The start lock is asked first: a worker takes ``worker.lock`` before it lets go of the start
+    lock, so one of the two answers "held" however its start falls between them (asked the other
+    way round, a worker that took the one between the two questions looked like an orphan)."""
+    if (not holding_start_lock and _held(paths.start_lock)) or lock_held(paths):
         return []
     from kenning.worker import processes
 
