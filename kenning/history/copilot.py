@@ -213,14 +213,8 @@ def turn_said(path: str, stamp: Any = None) -> tuple[list[str], list[dict[str, s
     log's end when it is not found). Read from the file's tail, a regular file only."""
     if not path.endswith(".jsonl"):
         return [], []
-    try:
-        with source.open_regular(path) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > TAIL_BYTES:
-                fh.seek(size - TAIL_BYTES)
-                fh.readline()  # a partial line
-            data = fh.read(TAIL_BYTES)
-    except (source.Unreadable, OSError, ValueError):
+    data = source.tail(path, TAIL_BYTES)
+    if data is None:
         return [], []
     lines: list[dict[str, Any]] = []
     for raw in data.split(b"\n"):

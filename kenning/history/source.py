@@ -111,6 +111,21 @@ def open_regular(path: str) -> IO[bytes]:
         raise
 
 
+def tail(path: str, nbytes: int) -> bytes | None:
+    """The whole lines of the last ``nbytes`` of the regular file at ``path`` (a session still being written: its
+    latest turns); None when it is no regular file or cannot be read."""
+    try:
+        # A regular file only, checked on the open descriptor: a FIFO put at the path would block a read.
+        with open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > nbytes:
+                fh.seek(size - nbytes)
+                fh.readline()  # a partial line
+            return fh.read(nbytes)
+    except (Unreadable, OSError, ValueError):
+        return None
+
+
 def lines(fh: IO[bytes], problems: Problems | None = None, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """The lines of ``fh``; one longer than ``max_line`` is counted and comes as ``b""`` (line numbers
     stay those of the file) without being held."""

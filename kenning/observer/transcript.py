@@ -18,7 +18,6 @@ text (``<private>`` removed, secrets redacted) before anything keeps it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -43,15 +42,8 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
         return [], []
     from kenning.history import source
 
-    try:
-        # A regular file only, checked on the open descriptor: a FIFO put at the path would block a read.
-        with source.open_regular(path) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > TAIL_BYTES:
-                fh.seek(size - TAIL_BYTES)
-                fh.readline()  # a partial line
-            data = fh.read(TAIL_BYTES)
-    except (source.Unreadable, OSError, ValueError):
+    data = source.tail(path, TAIL_BYTES)
+    if data is None:
         return [], []
     turns: list[_Turn] = []
     current: _Turn | None = None
