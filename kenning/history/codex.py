@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, finished, source, timestamp, turn_texts
+from kenning.history import Event, SessionFile, finished, source, turn_texts
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
@@ -196,71 +196,59 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     concluded = False  # the open turn's latest item is the agent's message (no call after it)
     last_at = 0.0
     started = False
-    try:
-        fh = source.open_regular(f.path)
-    except source.Unreadable as e:
-        f.problems.file(f.path, str(e))
-        return
-    with fh:
-        for n, line in enumerate(source.lines(fh, f.problems)):
-            rec = source.parse(line, f.problems)
-            if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
-                continue
-            at = timestamp(rec.get("timestamp"))
-            if at is None:
-                continue
-            p = rec["payload"]
-            kind = rec.get("type")
-            if kind == "session_meta":
-                sid = str(p.get("id") or p.get("session_id") or sid)
-                cwd = str(p.get("cwd") or cwd)
-                if p.get("originator") == "codex_exec" or p.get("source") == "exec":
-                    origin = "headless"  # `codex exec`: one scripted prompt
-                meta_git = p.get("git") if isinstance(p.get("git"), dict) else {}
-                if not git.get("repository") and remote_of_url(meta_git.get("repository_url")):
-                    git["repository"] = remote_of_url(meta_git.get("repository_url"))
-                if not git.get("git_branch") and isinstance(meta_git.get("branch"), str) and meta_git["branch"]:
-                    git["git_branch"] = meta_git["branch"]
-                head = meta_git.get("commit_hash")
-                if not git.get("git_commit") and isinstance(head, str) and head:
-                    git["git_commit"] = head  # the checkout's HEAD: evidence of which repository it is
-                continue
-            if not sid:
-                continue
-            base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
-            if not started:
-                started = True
-                yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
-                                                                  "source": "startup", **git})
-            last_at = at
-            if kind == "turn_context" and isinstance(p.get("cwd"), str):
-                cwd = p["cwd"]
-            elif kind == "event_msg" and p.get("type") == "task_started":
-                answer = ""
-                said = []
-                open_turn = str(p.get("turn_id") or "")
+    for n, rec, at in source.records(f.path, f.problems, "payload"):
+        p = rec["payload"]
+        kind = rec.get("type")
+        if kind == "session_meta":
+            sid = str(p.get("id") or p.get("session_id") or sid)
+            cwd = str(p.get("cwd") or cwd)
+            if p.get("originator") == "codex_exec" or p.get("source") == "exec":
+                origin = "headless"  # `codex exec`: one scripted prompt
+            meta_git = p.get("git") if isinstance(p.get("git"), dict) else {}
+            if not git.get("repository") and remote_of_url(meta_git.get("repository_url")):
+                git["repository"] = remote_of_url(meta_git.get("repository_url"))
+            if not git.get("git_branch") and isinstance(meta_git.get("branch"), str) and meta_git["branch"]:
+                git["git_branch"] = meta_git["branch"]
+            head = meta_git.get("commit_hash")
+            if not git.get("git_commit") and isinstance(head, str) and head:
+                git["git_commit"] = head  # the checkout's HEAD: evidence of which repository it is
+            continue
+        if not sid:
+            continue
+        base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
+        if not started:
+            started = True
+            yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
+                                                              "source": "startup", **git})
+        last_at = at
+        if kind == "turn_context" and isinstance(p.get("cwd"), str):
+            cwd = p["cwd"]
+        elif kind == "event_msg" and p.get("type") == "task_started":
+            answer = ""
+            said = []
+            open_turn = str(p.get("turn_id") or "")
+            concluded = False
+        elif kind == "event_msg" and p.get("type") == "agent_message" and isinstance(p.get("message"), str):
+            answer = p["message"]
+            said.append(answer)
+        elif kind == "event_msg" and p.get("type") in ("task_complete", "turn_aborted"):
+            text = p.get("last_agent_message") if p["type"] == "task_complete" else answer
+            last = text if isinstance(text, str) else ""
+            stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last,
+                    PAYLOAD_KEY: turn_texts(said, last)}
+            if p["type"] == "turn_aborted":
+                stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
+            answer = ""
+            said = []
+            open_turn = None
+            yield from _flush(running, at, base, outside)  # a command is the turn's, whatever it printed since
+            yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
+        elif kind == "response_item":
+            if p.get("type") == "message" and p.get("role") == "assistant":
+                concluded = True
+            elif str(p.get("type") or "").endswith(("_call", "_call_output")):
                 concluded = False
-            elif kind == "event_msg" and p.get("type") == "agent_message" and isinstance(p.get("message"), str):
-                answer = p["message"]
-                said.append(answer)
-            elif kind == "event_msg" and p.get("type") in ("task_complete", "turn_aborted"):
-                text = p.get("last_agent_message") if p["type"] == "task_complete" else answer
-                last = text if isinstance(text, str) else ""
-                stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last,
-                        PAYLOAD_KEY: turn_texts(said, last)}
-                if p["type"] == "turn_aborted":
-                    stop["interrupted"] = True  # the user stopped the turn (reason: "interrupted")
-                answer = ""
-                said = []
-                open_turn = None
-                yield from _flush(running, at, base, outside)  # a command is the turn's, whatever it printed since
-                yield Event("Stop", at, f"stop:{p.get('turn_id') or n}", stop)
-            elif kind == "response_item":
-                if p.get("type") == "message" and p.get("role") == "assistant":
-                    concluded = True
-                elif str(p.get("type") or "").endswith(("_call", "_call_output")):
-                    concluded = False
-                yield from _item(p, at, n, base, calls, running, origin, outside)
+            yield from _item(p, at, n, base, calls, running, origin, outside)
     base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
     if running:  # the file ends inside a turn: its commands, with what they printed
         yield from _flush(running, last_at, base, outside)

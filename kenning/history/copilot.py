@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, finished, source, timestamp, turn_texts
+from kenning.history import Event, SessionFile, finished, source, turn_texts
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
@@ -96,73 +96,61 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     turn = _Turn()
     last_at = 0.0
     started = ended = False
-    try:
-        fh = source.open_regular(f.path)
-    except source.Unreadable as e:
-        f.problems.file(f.path, str(e))
-        return
-    with fh:
-        for n, line in enumerate(source.lines(fh, f.problems)):
-            rec = source.parse(line, f.problems)
-            if not isinstance(rec, dict) or not isinstance(rec.get("data"), dict):
-                continue
-            at = timestamp(rec.get("timestamp"))
-            if at is None:
-                continue
-            kind, d = rec.get("type"), rec["data"]
-            key = str(rec.get("id") or n)
-            if kind in ("session.start", "session.context_changed"):
-                ctx = d.get("context") if kind == "session.start" else d
-                ctx = ctx if isinstance(ctx, dict) else {}
-                sid = str(d.get("sessionId") or sid) if kind == "session.start" else sid
-                cwd = str(ctx.get("cwd") or ctx.get("gitRoot") or cwd)
-                for ours, theirs in (("git_branch", "branch"), ("git_commit", "headCommit")):
-                    if isinstance(ctx.get(theirs), str) and ctx[theirs]:
-                        git[ours] = ctx[theirs]
-            base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
-            if not started:
-                started = True
-                yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
-                                                                  "source": "startup", **git})
-            last_at = at
-            if kind == "user.message":
-                prompt = d.get("content")
-                if d.get("source") or not isinstance(prompt, str) or not prompt.strip():
-                    continue  # the harness's words (reminders, discovered instructions): nobody typed them
-                queued = d.get("delivery") == "steering" and turn.open
-                if turn.open and not queued:
-                    yield _stop(turn, at, base)
-                if not queued:
-                    turn.open, turn.key = True, key
-                yield Event("UserPromptSubmit", at, f"prompt:{key}", {
-                    **base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
-                    "prompt_origin": "queued" if queued else "typed"})
-            elif kind == "assistant.message" and not d.get("parentToolCallId"):
-                text = d.get("content")
-                if isinstance(text, str) and text.strip():
-                    turn.said.append(text)
-                requests = d.get("toolRequests")
-                turn.concluded = isinstance(text, str) and bool(text.strip()) and not requests
-                turn.last_at = at
-            elif kind == "tool.execution_start" and isinstance(d.get("toolCallId"), str):
-                calls[d["toolCallId"]] = (str(d.get("toolName") or ""), d.get("arguments"))
-                turn.concluded, turn.last_at = False, at
-            elif kind == "tool.execution_complete" and isinstance(d.get("toolCallId"), str):
-                call = calls.pop(d["toolCallId"], None)
-                if call is not None:
-                    found = HOOK.translate("postToolUse", _as_hook(call, d, base))
-                    if found is not None:
-                        ours, payload = found
-                        payload.update(hook_event_name=ours, tool_use_id=d["toolCallId"])
-                        yield Event(ours, at, f"{ours}:{d['toolCallId']}", payload)
-            elif kind == "abort" and turn.open:
-                yield _stop(turn, at, base, interrupted=True)
-            elif kind == "session.shutdown":
-                if turn.open:
-                    yield _stop(turn, at, base)
-                ended = True
-                yield Event("SessionEnd", at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
-                                                              "reason": "other"})
+    for n, rec, at in source.records(f.path, f.problems, "data"):
+        kind, d = rec.get("type"), rec["data"]
+        key = str(rec.get("id") or n)
+        if kind in ("session.start", "session.context_changed"):
+            ctx = d.get("context") if kind == "session.start" else d
+            ctx = ctx if isinstance(ctx, dict) else {}
+            sid = str(d.get("sessionId") or sid) if kind == "session.start" else sid
+            cwd = str(ctx.get("cwd") or ctx.get("gitRoot") or cwd)
+            for ours, theirs in (("git_branch", "branch"), ("git_commit", "headCommit")):
+                if isinstance(ctx.get(theirs), str) and ctx[theirs]:
+                    git[ours] = ctx[theirs]
+        base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
+        if not started:
+            started = True
+            yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
+                                                              "source": "startup", **git})
+        last_at = at
+        if kind == "user.message":
+            prompt = d.get("content")
+            if d.get("source") or not isinstance(prompt, str) or not prompt.strip():
+                continue  # the harness's words (reminders, discovered instructions): nobody typed them
+            queued = d.get("delivery") == "steering" and turn.open
+            if turn.open and not queued:
+                yield _stop(turn, at, base)
+            if not queued:
+                turn.open, turn.key = True, key
+            yield Event("UserPromptSubmit", at, f"prompt:{key}", {
+                **base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+                "prompt_origin": "queued" if queued else "typed"})
+        elif kind == "assistant.message" and not d.get("parentToolCallId"):
+            text = d.get("content")
+            if isinstance(text, str) and text.strip():
+                turn.said.append(text)
+            requests = d.get("toolRequests")
+            turn.concluded = isinstance(text, str) and bool(text.strip()) and not requests
+            turn.last_at = at
+        elif kind == "tool.execution_start" and isinstance(d.get("toolCallId"), str):
+            calls[d["toolCallId"]] = (str(d.get("toolName") or ""), d.get("arguments"))
+            turn.concluded, turn.last_at = False, at
+        elif kind == "tool.execution_complete" and isinstance(d.get("toolCallId"), str):
+            call = calls.pop(d["toolCallId"], None)
+            if call is not None:
+                found = HOOK.translate("postToolUse", _as_hook(call, d, base))
+                if found is not None:
+                    ours, payload = found
+                    payload.update(hook_event_name=ours, tool_use_id=d["toolCallId"])
+                    yield Event(ours, at, f"{ours}:{d['toolCallId']}", payload)
+        elif kind == "abort" and turn.open:
+            yield _stop(turn, at, base, interrupted=True)
+        elif kind == "session.shutdown":
+            if turn.open:
+                yield _stop(turn, at, base)
+            ended = True
+            yield Event("SessionEnd", at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
+                                                          "reason": "other"})
     if started and not ended and finished(f.mtime, now, quiet_s):
         base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
         if turn.open:  # the log ends inside a turn that has gone quiet

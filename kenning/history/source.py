@@ -144,6 +144,27 @@ def lines(fh: IO[bytes], problems: Problems | None = None, max_line: int = MAX_L
         yield line
 
 
+def records(path: str, problems: Problems, body: str) -> Iterator[tuple[int, dict[str, Any], float]]:
+    """(line number, record, time) of each line of a session file that is an object with an object under
+    ``body`` and a time it can be read from ("timestamp"): a Codex rollout's ``payload``, a Copilot log's
+    ``data``. What cannot be read (the file, or a line) is told to ``problems`` and skipped."""
+    from kenning.history import timestamp
+
+    try:
+        fh = open_regular(path)
+    except Unreadable as e:
+        problems.file(path, str(e))
+        return
+    with fh:
+        for n, line in enumerate(lines(fh, problems)):
+            rec = parse(line, problems)
+            if not isinstance(rec, dict) or not isinstance(rec.get(body), dict):
+                continue
+            at = timestamp(rec.get("timestamp"))
+            if at is not None:
+                yield n, rec, at
+
+
 def parse(line: bytes | str, problems: Problems | None = None) -> Any:
     """The JSON value of one line, cut at ``MAX_DEPTH`` levels (counted); None (counted) when it is no
     JSON, however deep."""
