@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 
 from kenning.memory.text import clip
+from kenning.observer import proven
 from kenning.observer.evidence import CD_FIRST, Command
 from kenning.records import ObservationDraft
 
@@ -65,14 +66,10 @@ def drafts(commands: list[Command], gist: str) -> list[ObservationDraft]:
     """One gotcha per program not on the PATH that another route ran (at most two of a turn)."""
     out: list[ObservationDraft] = []
     for r in routes(commands)[:2]:
-        said = title(r)
-        out.append(ObservationDraft(
-            type="discovery", title=clip(said, 240), subtitle="gotcha proved by the commands",
-            facts=[r.absent, f"`{clip(r.ran, 200)}` passed"],
-            narrative=(f"While working on: {gist}. " if gist else "") + f"`{r.program}` was not on the PATH "
-            f"({r.absent}); `{clip(r.ran, 200)}` ran it and passed.", concepts=["gotcha"], created_at=r.at,
-            kind="gotcha", why={"said": said, "by": "commands", "origin": "", "where": "",
-                                "how": "the shell found no such program, and a run of it by another route passed"}))
+        out.append(proven.gotcha(
+            title(r), proved_by="the commands", facts=[r.absent, f"`{clip(r.ran, 200)}` passed"],
+            narrative=f"`{r.program}` was not on the PATH ({r.absent}); `{clip(r.ran, 200)}` ran it and passed.",
+            at=r.at, how="the shell found no such program, and a run of it by another route passed", gist=gist))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.memory.text import clip
+from kenning.observer import proven
 from kenning.observer.evidence import Command, error_headline
 from kenning.records import ObservationDraft
 
@@ -48,12 +49,9 @@ def drafts(commands: list[Command], gist: str) -> list[ObservationDraft]:
     """One gotcha per command the sandbox kept from passing (at most two of a turn)."""
     out: list[ObservationDraft] = []
     for o in found(commands)[:2]:
-        said = title(o)
-        out.append(ObservationDraft(
-            type="discovery", title=clip(said, 240), subtitle="gotcha proved by the commands",
+        out.append(proven.gotcha(
+            title(o), proved_by="the commands",
             facts=[f"inside the sandbox: {o.error or 'failed'}", "outside it: passed"],
-            narrative=(f"While working on: {gist}. " if gist else "") + f"`{o.command}` failed inside the agent's "
-            f"sandbox and passed when the agent ran it outside.", concepts=["gotcha"], created_at=o.at, kind="gotcha",
-            why={"said": said, "by": "commands", "origin": "", "where": "",
-                 "how": "the same command failed inside the sandbox and passed outside it"}))
+            narrative=f"`{o.command}` failed inside the agent's sandbox and passed when the agent ran it outside.",
+            at=o.at, how="the same command failed inside the sandbox and passed outside it", gist=gist))
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from kenning.memory.text import clip
-from kenning.observer import evidence
+from kenning.observer import evidence, proven
 from kenning.observer.rejected_usage import tool_of
 from kenning.records import Event, ObservationDraft
 
@@ -54,15 +54,13 @@ class UserRan:
             why = _why(failed.output)
             title = f"`{tool}` fails when the agent runs it" + (f" ({why})" if why else "") + \
                 " and passes when you run it yourself"
-            out.append(ObservationDraft(
-                type="discovery", title=clip(title, 240), subtitle="gotcha proved by the commands",
+            out.append(proven.gotcha(
+                title, proved_by="the commands",
                 facts=[f"the agent's `{clip(failed.command, 80)}` failed" + (f": {why}" if why else ""),
                        f"your own `{clip(c.command, 80)}` passed"],
                 narrative=f"`{tool}` failed when the agent ran it" + (f" ({why})" if why else "") +
                 "; you ran it yourself, nothing changed between, and it passed.",
-                concepts=["gotcha"], created_at=c.at, kind="gotcha",
-                why={"said": title, "by": "commands", "origin": "", "where": "",
-                     "how": "the agent's run failed, and yours passed with no file changed between"}))
+                at=c.at, how="the agent's run failed, and yours passed with no file changed between"))
         return out[:1]
 
 

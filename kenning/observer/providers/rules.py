@@ -36,6 +36,7 @@ from kenning.observer import (
     not_on_path,
     outside_sandbox,
     protected,
+    proven,
     rejected_usage,
     worktree,
 )
@@ -387,14 +388,10 @@ def _protected(r: Reading, gist: str) -> list[ObservationDraft]:
     """A push the remote refused because the branch is protected (its own words say so): a gotcha."""
     out: list[ObservationDraft] = []
     for refused in protected.refusals(r.commands):
-        title = protected.title(refused)
-        out.append(ObservationDraft(
-            type="discovery", title=clip(title, 240), subtitle="gotcha proved by the remote",
-            facts=[f"the remote refused the push: {refused.words}"],
-            narrative=(f"While working on: {gist}. " if gist else "") + f"A push was refused: {refused.words}.",
-            concepts=["gotcha"], created_at=refused.at, kind="gotcha",
-            why={"said": title, "by": "commands", "origin": "", "where": "",
-                 "how": "the remote refused a push to a protected branch, in its own words"}))
+        out.append(proven.gotcha(
+            protected.title(refused), proved_by="the remote", facts=[f"the remote refused the push: {refused.words}"],
+            narrative=f"A push was refused: {refused.words}.", at=refused.at,
+            how="the remote refused a push to a protected branch, in its own words", gist=gist))
     return out
 
 
@@ -402,14 +399,11 @@ def _refused_words(r: Reading, gist: str) -> list[ObservationDraft]:
     """A field or option a tool refused in its own words, which the same tool then did without: a gotcha."""
     out: list[ObservationDraft] = []
     for refused in rejected_usage.refused(r.commands)[:2]:
-        title = rejected_usage.title(refused)
-        out.append(ObservationDraft(
-            type="discovery", title=clip(title, 240), subtitle="gotcha proved by the tool",
+        out.append(proven.gotcha(
+            rejected_usage.title(refused), proved_by="the tool",
             facts=[f"`{refused.tool}` refused `{refused.word}`: {refused.says}", f"`{refused.passed}` passed"],
-            narrative=(f"While working on: {gist}. " if gist else "") + f"`{refused.tool}` refused `{refused.word}` "
-            f"({refused.says}); run without it, it passed.", concepts=["gotcha"], created_at=refused.at, kind="gotcha",
-            why={"said": title, "by": "commands", "origin": "", "where": "",
-                 "how": "the tool refused the word in its own words, and passed run without it"}))
+            narrative=f"`{refused.tool}` refused `{refused.word}` ({refused.says}); run without it, it passed.",
+            at=refused.at, how="the tool refused the word in its own words, and passed run without it", gist=gist))
     return out
 
 
