@@ -52,9 +52,11 @@ class Route:
 def routes(commands: list[Command]) -> list[Route]:
     """Programs of one turn's ``commands`` not on the PATH, each with the run that reached them another way."""
     out: list[Route] = []
-    for i, c in enumerate(commands):
-        for program, absent in _absent(c):
-            if any(r.program == program for r in out) or any(_ran_bare(d, program) for d in commands):
+    missing = [_absent(c) for c in commands]  # (read once: each program found is checked against every command)
+    for i, found_missing in enumerate(missing):
+        for program, absent in found_missing:
+            if any(r.program == program for r in out) or any(
+                    _ran_bare(d, program, gone) for d, gone in zip(commands, missing, strict=True)):
                 continue  # (it ran from the PATH in this turn after all: installed in between, another shell)
             found = next(((d, how) for d in commands[i + 1:] if d.ok for how in [_route(d, program)] if how), None)
             if found is not None:
@@ -100,11 +102,12 @@ def _absent(c: Command) -> list[tuple[str, str]]:
     return found
 
 
-def _ran_bare(c: Command, program: str) -> bool:
+def _ran_bare(c: Command, program: str, absent: list[tuple[str, str]]) -> bool:
     """Whether ``c`` ran ``program`` by its bare name (from the PATH) and passed, in a part its status speaks for
-    (a shell that reports "command not found" and still exits 0 ran nothing)."""
+    (a shell that reports "command not found" and still exits 0 ran nothing; ``absent``: what ``c`` showed
+    missing)."""
     return c.ok and any(w and w[0] == program for w in map(_words, _passed_segments(c))) \
-        and all(p != program for p, _ in _absent(c))
+        and all(p != program for p, _ in absent)
 
 
 def _route(c: Command, program: str) -> str:
