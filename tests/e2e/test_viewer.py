@@ -175,6 +175,39 @@ def test_token_flow_live_item_search_detail_edit_retract_delete(worker: Home, pa
     assert item(page, DECISION_TITLE).count() == 0
 
 
+def test_a_delete_the_stream_reports_first_still_hands_the_focus_on(worker: Home, page: Any) -> None:
+    """The worker tells every page's stream that a memory was forgotten, and on a loaded machine that news can
+    reach this page before the answer to its own DELETE. The detail closes all the same and the focus lands on
+    the deleted row's neighbour, not on the search box or the page body."""
+    home = worker
+    open_viewer(page, home)
+    capture_turn(home, "viewer-race")
+    item(page, FEATURE_TITLE).wait_for()
+    row = item(page, DECISION_TITLE)
+    gone = row.get_attribute("data-key")
+    shown = keys(page)
+    neighbour = shown[shown.index(gone) + 1]
+    row.click()
+    page.wait_for_selector("#act-delete")
+
+    def answer_late(route: Any) -> None:
+        if route.request.method != "DELETE":
+            route.fallback()
+            return
+        response = route.fetch()  # the worker deletes and publishes "forgotten" now
+        item(page, DECISION_TITLE).wait_for(state="detached")  # the stream got there first
+        route.fulfill(response=response)
+
+    page.route(re.compile(r"/api/viewer/observations/\d+$"), answer_late)
+    page.click("#act-delete")
+    page.locator("dialog#confirm-delete").wait_for()
+    page.click("#confirm-ok")
+    page.locator("#detail").wait_for(state="hidden")
+    expect(page.locator("#toast")).to_contain_text("Deleted #")  # the DELETE's answer came and was read
+    assert page.evaluate("document.activeElement.closest('article.item')?.dataset.key ?? null") == neighbour
+    assert obs_row(home, DECISION_TITLE) is None
+
+
 def test_token_form_when_missing_or_refused(worker: Home, page: Any) -> None:
     home = worker
     page.goto(base(home))

@@ -270,9 +270,9 @@ async function onChanged(change) {
     const shown = detail.current && detail.current.kind === 'observation' && detail.current.id === id;
     if (!feed.rows.has(key) && !shown) continue;
     if (change.op === 'forgotten') {  // gone: nothing to ask for
-      feed.remove(key);
+      const next = feed.remove(key);
       if (shown) {
-        detail.close();
+        detail.closeRemoved(next);
         toast(`#${id} was deleted (${change.surface === 'viewer' ? 'in the viewer' : `through ${change.surface}`}).`);
       }
       continue;

@@ -114,6 +114,19 @@ export class Detail {
     }
   }
 
+  /** True while the detail shows observation ``id``. */
+  showing(id) {
+    return !this.panel.hidden && !!this.current && this.current.kind === 'observation' && this.current.id === id;
+  }
+
+  /** Close after the shown memory left the feed (deleted): the focus goes to its neighbour, else to the search
+   * box, never to the page body. */
+  closeRemoved(next) {
+    this.opener = next;
+    this.close();
+    if (!next) document.getElementById('search')?.focus();
+  }
+
   close({quiet = false} = {}) {
     if (this.panel.hidden) return;
     if (this.ctrl) this.ctrl.abort();
@@ -484,10 +497,8 @@ export class Detail {
       for (const b of buttons) b.disabled = true;
       try {
         const res = await api(`observations/${o.id}`, {method: 'DELETE'});
-        const next = this.feed.remove(`o:${o.id}`);
-        this.opener = next;
-        this.close();
-        if (!next) document.getElementById('search')?.focus();
+        // The stream's "forgotten" can arrive before this answer and has then closed the detail already.
+        if (this.showing(o.id)) this.closeRemoved(this.feed.remove(`o:${o.id}`));
         toast(`Deleted #${o.id}. The database file is compacted in the background.`);
         document.dispatchEvent(new CustomEvent('kenning:compaction', {detail: res.compaction}));
       } catch (err) {
