@@ -497,8 +497,11 @@ export class Detail {
       for (const b of buttons) b.disabled = true;
       try {
         const res = await api(`observations/${o.id}`, {method: 'DELETE'});
-        // The stream's "forgotten" can arrive before this answer and has then closed the detail already.
-        if (this.showing(o.id)) this.closeRemoved(this.feed.remove(`o:${o.id}`));
+        // The stream's "forgotten" can arrive before this answer: it has then taken the row out and closed the
+        // detail already (and the row's neighbour has the focus).
+        const shown = this.showing(o.id);
+        const next = this.feed.remove(`o:${o.id}`);
+        if (shown) this.closeRemoved(next);
         toast(`Deleted #${o.id}. The database file is compacted in the background.`);
         document.dispatchEvent(new CustomEvent('kenning:compaction', {detail: res.compaction}));
       } catch (err) {
