@@ -9,7 +9,8 @@ imports the labelled sessions of the extra projects that training leaves out (so
 the shipped model), then joins every current memory of the key and rule layers to the label of the
 sentence it rests on (its ``why``: the unit id is a hash of project and text, training/roles/extract.py).
 It reports, per layer and kind, how many of those memories rest on a sentence labelled worth keeping
-(any role but ``noise``, ``change`` and ``status``). ``--list`` prints each memory with its label (text of
+(any role but ``noise``, ``change`` and ``status``), and the same among those each project's session-start
+context lists (``kenning context``). ``--list`` prints each memory with its label (text of
 the transcripts: read it, never copy it into the repository). Nothing is written but ``--json``.
 """
 
@@ -19,6 +20,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -78,21 +80,34 @@ def sessions(extra: str, projects: set[str]) -> list[str]:
     return out
 
 
-def memories(db: str) -> list[tuple[str, str, str, str]]:
-    """(layer, kind, the sentence it rests on, title) of every current key and rule memory."""
+def memories(db: str) -> list[tuple[int, str, str, str, str, str]]:
+    """(id, project, layer, kind, the sentence it rests on, title) of every current key and rule memory."""
     con = sqlite3.connect(db)
     try:
-        rows = con.execute("SELECT layer, kind, why, title FROM observations WHERE status = 'active' "
+        rows = con.execute("SELECT id, project, layer, kind, why, title FROM observations WHERE status = 'active' "
                            "AND layer IN ('key', 'rule')").fetchall()
     finally:
         con.close()
     out = []
-    for layer, kind, why, title in rows:
+    for oid, project, layer, kind, why, title in rows:
         try:
             said = json.loads(why).get("said", "") if why else ""
         except ValueError:
             said = ""
-        out.append((layer, kind or "", said, title))
+        out.append((oid, project or "", layer, kind or "", said, title))
+    return out
+
+
+SHOWN_ROW = re.compile(r"^#(\d+) ", re.M)
+
+
+def shown(kenning: str, env: dict[str, str], cwd: str, projects: set[str]) -> set[int]:
+    """The ids of the memories each project's session-start context lists (``kenning context``)."""
+    out: set[int] = set()
+    for project in sorted(projects):
+        r = subprocess.run([kenning, "context", "--project", project], env=env, cwd=cwd, capture_output=True,
+                           text=True, timeout=120, check=False)
+        out |= {int(m) for m in SHOWN_ROW.findall(r.stdout)}
     return out
 
 
@@ -129,16 +144,20 @@ def main() -> int:
             return 1
         took = time.monotonic() - t0
         found = memories(os.path.join(env["KENNING_DATA_DIR"], "kenning.db"))
+        told = shown(a.kenning, env, root, {project for _i, project, *_rest in found})
     finally:
         subprocess.run([a.kenning, "worker", "stop"], env=env, cwd=root, capture_output=True, timeout=30, check=False)
         shutil.rmtree(root, ignore_errors=True)
     counts: Counter[tuple[str, str, str]] = Counter()
-    for layer, kind, said, title in found:
+    in_context: Counter[str] = Counter()
+    for oid, _project, layer, kind, said, title in found:
         label = next((labels[u][0] for p in held if (u := unit_id(p, said)) in labels), None) if said else None
         verdict = "unlabelled" if label is None else "worth" if label in KEEPERS else "not"
         counts[(layer, kind, verdict)] += 1
+        if oid in told:
+            in_context[verdict] += 1
         if a.list:
-            print(f"{label or '?':10s} {layer}/{kind:9s} | {title[:160]}")
+            print(f"{label or '?':10s} {layer}/{kind:9s} {'shown' if oid in told else '     '} | {title[:160]}")
     result: dict[str, object] = {"sessions": len(paths), "projects": sorted(held), "import_seconds": round(took, 1)}
     groups = sorted({(layer, kind) for layer, kind, _ in counts})
     by_kind = {}
@@ -154,6 +173,10 @@ def main() -> int:
         print(f"  {name:18s} {c['memories']:3d} memories, {c['worth']:3d} rest on a sentence worth keeping"
               + (f" ({c['unlabelled']} unlabelled)" if c["unlabelled"] else ""))
     print(f"worth keeping: {total_w} of {total_w + total_n} labelled = {result['share_worth']}")
+    cw, cn = in_context["worth"], in_context["not"]
+    result.update(shown_worth=cw, shown_labelled=cw + cn, shown_share_worth=round(cw / max(1, cw + cn), 3))
+    print(f"shown at session start: {cw} of {cw + cn} labelled = {result['shown_share_worth']}"
+          + (f" ({in_context['unlabelled']} unlabelled)" if in_context["unlabelled"] else ""))
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1)
