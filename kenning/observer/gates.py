@@ -185,11 +185,13 @@ _OFFER = re.compile(r"^(?:if you(?:['’]d)? (?:want|like|prefer|need)|si vous (
                     r"(?<!\w)(?:[iİ]stersen|dilersen)(?:iz)?(?!\w)", re.IGNORECASE)  # (Turkish: at the clause's end)
 
 
-# A run at the moment it was watched: still going, or without failures "so far" ("No failures so far; several checks
-# are still pending", "The build is still running after finishing core"). Of the labelled sentences of the agent
-# that say so, all 26 are noise: where that moment stood, never a finding.
+# A run at the moment it was watched: still going, going now, or without failures "so far" ("No failures so far;
+# several checks are still pending", "The build is still running after finishing core", "The e2e job is running
+# now."). Of the labelled sentences of the agent that say so, all 41 are noise: where that moment stood, never a
+# finding. What runs *as* something or runs *something* ("the worker is running as root") is not a moment.
 _IN_PROGRESS = re.compile(
     r"(?:^|\b(?:is|are)\s+|['’]s\s+)still (?:running|pending|queued|in progress|compiling|building|going|green)\b|"
+    r"(?<!nothing )\b(?:is|are) (?:now )?(?:running|building|compiling|installing)(?:/\w+)?(?:\s+now)?\s*(?:[.;,]|$)|"
     r"\b(?:is|are) (?:now )?(?:pending|in progress|in flight|queued)(?![\w-])|"
     r"\b(?:no|zero|without) (?:new )?(?:failures?|errors?)\b[^.;]{0,30}\bso far\b|"
     r"\b(?:green|passing|clean|cleanly) so far\b|\bso far\b[^.;]{0,60}\b(?:pending|running|green|passing)\b|"
