@@ -107,6 +107,9 @@ def shown(kenning: str, env: dict[str, str], cwd: str, projects: set[str]) -> se
     for project in sorted(projects):
         r = subprocess.run([kenning, "context", "--project", project], env=env, cwd=cwd, capture_output=True,
                            text=True, timeout=120, check=False)
+        if r.returncode != 0:
+            print(f"kenning context --project {project} exited {r.returncode}: {(r.stderr or r.stdout)[-300:]}",
+                  file=sys.stderr)
         out |= {int(m) for m in SHOWN_ROW.findall(r.stdout)}
     return out
 
