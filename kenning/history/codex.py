@@ -266,6 +266,8 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 
 
+# How apply_patch reports a patch it applied
+_APPLIED = re.compile(r"^Success\. Updated the following files", re.MULTILINE)
 ESCALATED = "require_escalated"  # how a call asks to run outside the sandbox, as the rollout records it
 # A command still running: (tool, command, code mode, its call id, what it printed so far), by its session id
 Running = tuple[str, str, bool, str, str]
@@ -338,6 +340,12 @@ def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: 
     code = _script_exit(_body(text)) if script else _exit_code(text)
     tool_input = {"command": command, "sandbox_permissions": ESCALATED} if outside else {"command": command}
     payload = {**base, "tool_name": tool, "tool_input": tool_input, "tool_use_id": call_id}
+    if tool == "apply_patch" and not script and code is None and not _APPLIED.search(text):
+        # Codex checks a patch against the files before it applies it; one that does not fit ("apply_patch
+        # verification failed: Failed to find expected lines in …") changed nothing, and its output has no exit
+        # code (nor does Codex run the PostToolUse hook for it)
+        payload.update(hook_event_name="PostToolUseFailure", error=text.strip())
+        return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)
     if code:
         payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
         return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)

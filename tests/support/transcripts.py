@@ -136,6 +136,19 @@ class CodexSession:
                                               f"Output:\n{output}"})
         return self
 
+    def patch(self, path: str, *, applies: bool = True) -> CodexSession:
+        """An apply_patch of ``path``: applied (Codex's report with its exit code), or refused because its context
+        is not in the file (Codex's words, and no exit code: the patch never ran)."""
+        call = f"call_{uuid.uuid4().hex[:16]}"
+        body = f"*** Begin Patch\n*** Update File: {path}\n@@\n-old line\n+new line\n*** End Patch\n"
+        self._add("response_item", {"type": "custom_tool_call", "name": "apply_patch", "call_id": call, "input": body,
+                                    "status": "completed"})
+        output = (f"Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM {path}\n"
+                  if applies else
+                  f"apply_patch verification failed: Failed to find expected lines in {self.cwd}/{path}:\nold line")
+        self._add("response_item", {"type": "custom_tool_call_output", "call_id": call, "output": output})
+        return self
+
     def say(self, text: str) -> CodexSession:
         """The agent's message, as Codex writes it (the event and the response item), the turn still open."""
         self._add("event_msg", {"type": "agent_message", "message": text})

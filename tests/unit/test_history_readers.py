@@ -230,6 +230,22 @@ def test_a_codex_rollout_that_ends_inside_a_turn_keeps_what_the_agent_said_in_it
     assert stops(CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("run the tests").run("make test")) == []
 
 
+def test_a_codex_patch_that_did_not_fit_changed_nothing(tmp_path: Path) -> None:
+    """Codex checks a patch against the file before it applies it; one whose lines are not there is refused
+    ("apply_patch verification failed: …", no exit code, no PostToolUse hook) and changed nothing: no file it
+    names counts as modified. The corrected patch that follows does."""
+    from kenning.observer.evidence import failed, modified_files
+    from tests.support.memory_story import event
+    from tests.support.transcripts import CodexSession
+
+    s = CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("update the docs") \
+        .patch("docs/a.md", applies=False).patch("docs/b.md").answer("Updated the docs.")
+    events = read(s.write(tmp_path), "codex")
+    patches = [event(e.payload) for e in events if e.payload.get("tool_name") == "apply_patch"]
+    assert [(failed(e), modified_files(e)) for e in patches] == [(True, []), (False, ["docs/b.md"])]
+    assert "verification failed" in patches[0].payload["error"]
+
+
 def test_a_copilot_cli_log_reads_as_the_hooks_capture_it(tmp_path: Path) -> None:
     """Copilot CLI's events.jsonl: typed prompts (the harness's reminders are none, a message typed while the agent
     worked is queued), tool calls in the shape Copilot's own hooks give (a shell's exit code read from its last
