@@ -266,6 +266,26 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
                                                           "hook_event_name": "SessionEnd", "reason": "other"})
 
 
+# What Codex writes instead of an output when a call is refused before it runs: the user declined it ("exec
+# command rejected by user", "patch rejected by user", as Codex normalises a human's no), its guardian judged it
+# too risky, or the approval policy allows no request to leave the sandbox ("approval policy is Never; reject
+# command — …", seen on Codex CLI 0.171). A command that ran always has Codex's header (chunk id, wall time, exit
+# code or its running session).
+_REFUSAL = re.compile(r"^(?:(?:exec command|patch) rejected by user|This action was rejected due to unacceptable risk"
+                      r"|approval policy is \w+; reject command)\b")
+_RAN = re.compile(r"^(?:Chunk ID|Wall time|Exit code:|Process exited with code|Process running with session ID)",
+                  re.MULTILINE)
+
+
+def _refused(tool: str, text: str) -> bool:
+    """Whether a shell command or a patch was refused before it ran (its output only says so)."""
+    said = text.strip()
+    if _REFUSAL.match(said):
+        return True
+    # a bare line where a command's output should be: the refusal's reason, in words this list lacks
+    return tool == "Bash" and not _RAN.search(said) and "\n" not in said and 0 < len(said) <= 300
+
+
 # How apply_patch reports a patch it applied
 _APPLIED = re.compile(r"^Success\. Updated the following files", re.MULTILINE)
 ESCALATED = "require_escalated"  # how a call asks to run outside the sandbox, as the rollout records it
@@ -316,6 +336,8 @@ def _item(p: dict[str, Any], at: float, n: int, base: dict[str, Any],
         if still and tool == "Bash":  # its output and exit code come with the polls of its session
             running[still] = (tool, command, script, call_id, _RUNNING.sub("", _body(text)).strip("\n"))
             return
+        if not script and _refused(tool, text):
+            return  # it never ran: no failure of it, no pass (as a tool call refused in Claude Code)
         yield _result(tool, command, script, call_id, text, at, base, outside=call_id in outside)
 
 

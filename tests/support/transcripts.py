@@ -123,29 +123,31 @@ class CodexSession:
         self._add("event_msg", {"type": "user_message", "message": text})
         return self
 
-    def run(self, command: str, output: str = "", *, code: int = 0, outside: bool = False) -> CodexSession:
-        """A command and how it ended; ``outside``: run outside the sandbox, as Codex asks the user to allow."""
+    def run(self, command: str, output: str = "", *, code: int = 0, outside: bool = False,
+            refused: str = "") -> CodexSession:
+        """A command and how it ended; ``outside``: run outside the sandbox, as Codex asks the user to allow;
+        ``refused``: what Codex wrote instead of running it (the user's or the approval policy's no)."""
         call = f"call_{uuid.uuid4().hex[:16]}"
         args: dict[str, Any] = {"cmd": command}
         if outside:
             args.update(sandbox_permissions="require_escalated", justification="Allow it to bind localhost?")
         self._add("response_item", {"type": "function_call", "name": "exec_command", "call_id": call,
                                     "arguments": json.dumps(args)})
-        self._add("response_item", {"type": "function_call_output", "call_id": call,
-                                    "output": f"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code {code}\n"
-                                              f"Output:\n{output}"})
+        self._add("response_item", {"type": "function_call_output", "call_id": call, "output": refused or
+                                    f"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code {code}\n"
+                                    f"Output:\n{output}"})
         return self
 
-    def patch(self, path: str, *, applies: bool = True) -> CodexSession:
-        """An apply_patch of ``path``: applied (Codex's report with its exit code), or refused because its context
-        is not in the file (Codex's words, and no exit code: the patch never ran)."""
+    def patch(self, path: str, *, applies: bool = True, refused: str = "") -> CodexSession:
+        """An apply_patch of ``path``: applied (Codex's report with its exit code), or not because its context
+        is not in the file (Codex's words, and no exit code: the patch never ran), or ``refused`` by the user."""
         call = f"call_{uuid.uuid4().hex[:16]}"
         body = f"*** Begin Patch\n*** Update File: {path}\n@@\n-old line\n+new line\n*** End Patch\n"
         self._add("response_item", {"type": "custom_tool_call", "name": "apply_patch", "call_id": call, "input": body,
                                     "status": "completed"})
-        output = (f"Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM {path}\n"
-                  if applies else
-                  f"apply_patch verification failed: Failed to find expected lines in {self.cwd}/{path}:\nold line")
+        applied = f"Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM {path}\n"
+        misfit = f"apply_patch verification failed: Failed to find expected lines in {self.cwd}/{path}:\nold line"
+        output = refused or (applied if applies else misfit)
         self._add("response_item", {"type": "custom_tool_call_output", "call_id": call, "output": output})
         return self
 

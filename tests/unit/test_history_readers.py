@@ -246,6 +246,23 @@ def test_a_codex_patch_that_did_not_fit_changed_nothing(tmp_path: Path) -> None:
     assert "verification failed" in patches[0].payload["error"]
 
 
+def test_a_codex_call_refused_before_it_ran_is_no_failure_and_no_pass(tmp_path: Path) -> None:
+    """Codex writes only its reason when a call never ran: the user declined it, or the approval policy lets no
+    command ask to leave the sandbox. Such a call is neither a failure nor a passing check; the commands that ran
+    are read as before."""
+    from tests.support.transcripts import CodexSession
+
+    s = CodexSession("/w/shop", "2026-05-02T09:00:00Z").prompt("publish it") \
+        .run("npm publish", outside=True, refused="approval policy is Never; reject command — you cannot ask for "
+                                                  "escalated permissions if the approval policy is Never") \
+        .run("rm -rf dist", refused="exec command rejected by user") \
+        .patch("package.json", refused="patch rejected by user") \
+        .run("npm pack", "shop-1.0.0.tgz").run("npm test", "1 failed", code=1).answer("Packed; one test fails.")
+    ran = [(e.kind, e.payload["tool_input"]["command"].split("\n")[0]) for e in read(s.write(tmp_path), "codex")
+           if e.kind.startswith("PostToolUse")]
+    assert ran == [("PostToolUse", "npm pack"), ("PostToolUseFailure", "npm test")]
+
+
 def test_a_copilot_cli_log_reads_as_the_hooks_capture_it(tmp_path: Path) -> None:
     """Copilot CLI's events.jsonl: typed prompts (the harness's reminders are none, a message typed while the agent
     worked is queued), tool calls in the shape Copilot's own hooks give (a shell's exit code read from its last
