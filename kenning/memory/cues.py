@@ -5,7 +5,7 @@ They serve twice: as features of the role model (one feature per signal, whateve
 what the model learns from English "because" holds for Chinese 因为), and as the explicit signals
 the observer checks before it trusts the model (a rule for every project must say so; a tentative
 decision is marked only when it says it is provisional). Our own lists, kept short and common:
-English, Chinese, Japanese, Korean, French, German, Spanish.
+English, Chinese, Japanese, Korean, French, German, Spanish, Portuguese, Italian, Turkish, Russian.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ _CUES: dict[str, tuple[str, str]] = {
         r"root cause|the cause|caused by|because|due to|the reason|turned out|comes? from|came from|stems? from|"
         r"the (?:problem|issue|bug|culprit|crash|failure) (?:is|was)|that'?s why|which is why|"
         r"cause racine|parce que|à cause de|en raison de|provient de|ursache|weil|wegen|liegt (?:daran|an)|"
-        r"causa raíz|porque|debido a|se debe a",
+        r"causa raíz|porque|debido a|se debe a|"
+        r"por causa de|devido a|causa raiz|perché|a causa di|dovuto a|la causa|çünkü|yüzünden|nedeniyle|"
+        r"kök neden|потому что|из-за|причина",
         "根因 根本原因 原因是 原因在于 因为 由于 导致 造成 引起 所以才 原因 原因は のせいで せいで ため、 "
         "によって 根本 "
         "원인 때문에 때문 로 인해 탓에"),
@@ -33,7 +35,9 @@ _CUES: dict[str, tuple[str, str]] = {
         r"always|never|every time|each time|whenever|from now on|going forward|by default|as a rule|"
         r"(?:before|after|on|for|in) (?:every|each|any|all) \w+|"
         r"désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
-        r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante",
+        r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante|"
+        r"sempre|a partir de agora|de agora em diante|daqui em diante|d'ora in poi|da ora in poi|ogni volta|"
+        r"her zaman|bundan sonra|her seferinde|всегда|никогда|с этого момента|впредь|отныне|каждый раз",
         "以后 今后 总是 一律 始终 永远 每次 都要 一定要 务必 从现在起 今後 必ず 常に 絶対 いつも 毎回 以降 앞으로 항상 "
         "반드시 절대 매번 언제나"),
     "convention": (
@@ -44,25 +48,33 @@ _CUES: dict[str, tuple[str, str]] = {
         "이 프로젝트에서는"),
     "must": (
         r"must|mustn'?t|should|shouldn'?t|have to|has to|need to|needs to|required|is mandatory|"
-        r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio",
+        r"doit|doivent|il faut|obligatoire|muss|müssen|soll|sollen|pflicht|debe|deben|hay que|obligatorio|"
+        r"deve|devem|precisa|tem que|obrigatório|devono|bisogna|occorre|è obbligatorio|gerekir|gerekiyor|zorunlu|"
+        r"mutlaka|должен|должны|нужно|необходимо|обязательно",
         "必须 应该 应当 需要 得要 要求 べき 必要 なければ なくては 必須 해야 필요 필수"),
     "prohibit": (
         r"don'?t(?!\s+(?:know|think|see|understand|mind|care|remember|recall|believe|get it))|do not|never|avoid|"
         r"not allowed|forbidden|no more|stop (?:using|doing)|"
         r"ne (?:pas|jamais|plus)|n'(?:utilise|utilisez)|interdit|évite[rz]?|nicht|kein|keine|verboten|vermeide|"
-        r"no (?:uses|usar|hagas)|prohibido|evita",
+        r"no (?:uses|usar|hagas)|prohibido|evita|"
+        r"não (?:use|usar|faça|fazer|mude|mexa)|evite|proibido|non (?:usare|usate|fare|toccare|cambiare)|"
+        r"evita(?:re)?|vietato|kullanma(?:yın)?|yapma(?:yın)?|asla|yasak|не (?:используй(?:те)?|делай(?:те)?|"
+        r"трогай(?:те)?|меняй(?:те)?)|нельзя|запрещено",
         "不要 别再 别用 别改 别动 不许 禁止 不准 不能 不得 避免 しないで ないで 禁止 避け 하지 마 하지마 "
         "말고 금지 피해"),
     "prefer": (
         r"prefer|i like|i'?d rather|we'?d rather|i want|we want|i hate|i dislike|préfère|préférons|j'aime|"
-        r"bevorzuge|lieber|ich mag|prefiero|preferimos|me gusta",
+        r"bevorzuge|lieber|ich mag|prefiero|preferimos|me gusta|"
+        r"prefiro|prefer(?:isco|iamo)|mi piace|tercih ederim|tercih ediyorum|предпочитаю|мне нравится",
         "我喜欢 更喜欢 偏好 倾向 我希望 我想要 好み 好き 좋아 선호 원해"),
     "user_scope": (
         r"in (?:every|each|all|any) (?:of my )?(?:projects?|repos?|repositor(?:y|ies)|codebases?)|"
         r"whatever the (?:repo|repository|project)|whichever (?:repo|repository|project)|across (?:all )?"
         r"(?:my )?projects|(?:always )?(?:answer|reply|respond|talk|write|speak) (?:to )?me|for me|about me|"
         r"my (?:style|preference|habit)s?|dans tous (?:les|mes) projets|quel que soit le (?:projet|dépôt)|"
-        r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos",
+        r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos|"
+        r"em todos os (?:meus )?projetos|in tutti i (?:miei )?progetti|tüm projelerde|her projede|bütün projelerimde|"
+        r"во всех (?:моих )?проектах|в любом проекте",
         "所有项目 每个项目 任何项目 任何一个项目 不管哪个项目 不管在哪个项目 不管哪个仓库 不管在哪个仓库 无论哪个项目 "
         "无论在哪个项目 无论哪个仓库 所有仓库 所有的项目 在哪个项目里 跟我说 回答我 对我 "
         "全てのプロジェクト すべてのプロジェクト どのプロジェクト どのリポジトリ 私に 모든 프로젝트 "
@@ -70,12 +82,17 @@ _CUES: dict[str, tuple[str, str]] = {
     "correction": (
         r"actually|correction|instead|no longer|not any ?more|anymore|switch(?:ed)? to|scratch that|"
         r"i was wrong|changed my mind|en fait|plutôt|au lieu de|ne plus|correction|stattdessen|nicht mehr|"
-        r"korrektur|en realidad|en lugar de|ya no|corrección",
+        r"korrektur|en realidad|en lugar de|ya no|corrección|"
+        r"statt|kein(?:e[nrs]?)? \w+ mehr|en vez de|no \w+ más|em vez de|ao invés de|não \w+ mais|correção|"
+        r"na verdade|correzione|invece di|non \w+ più|in realtà|düzeltme|yerine|aslında|поправка|исправление|вместо|"
+        r"больше не|на самом деле",
         "更正 改用 不再 其实 换成 改为 纠正 订正 更改 訂正 代わりに もう 실은 정정 대신 더 이상 바꿔"),
     "tentative": (
         r"for now|tentative(?:ly)?|temporar(?:y|ily)|for the time being|provisional(?:ly)?|until (?:we|further)|"
         r"pour l'instant|pour le moment|provisoire(?:ment)?|vorerst|vorläufig|fürs erste|por ahora|"
-        r"provisional(?:mente)?|de momento",
+        r"provisional(?:mente)?|de momento|"
+        r"por enquanto|provisoriamente|temporariamente|per ora|per il momento|provvisoriamente|temporaneamente|"
+        r"şimdilik|geçici olarak|пока что|временно",
         "暂定 暂时 目前先 先这样 先用 临时 暫定 とりあえず 一旦 当面 ひとまず 일단 임시 당분간 우선"),
     "todo": (
         # "later" and "remaining" as work left, not as time ("12 hours later") or a count ("remaining hosts")
@@ -96,7 +113,8 @@ _CUES: dict[str, tuple[str, str]] = {
         # a choice said to be one: "that was deliberate: …", "by design", "c'est voulu", "故意"
         r"deliberate(?:ly)?|intentional(?:ly)?|on purpose|by design|"
         r"décidé|choisi|exprès|voulu|délibérément|entschieden|gewählt|absichtlich|mit absicht|ist absicht|"
-        r"decidimos|elegimos|decidido|a propósito|intencionad[oa]|deliberadamente",
+        r"decidimos|elegimos|decidido|a propósito|intencionad[oa]|deliberadamente|"
+        r"decidimos|escolhemos|abbiamo deciso|deciso di|karar verdik|решили|решено",
         "决定 选择 采用 就用 定了 故意 有意为之 決定 採用 にする 選んだ 意図的 わざと "
         "결정 선택 채택 하기로 일부러 의도적"),
     "gotcha": (
@@ -119,7 +137,8 @@ _CUES: dict[str, tuple[str, str]] = {
         "让我 我来 我先 接下来 我会 我去 看一下 してみます します 確認します 見てみます 하겠습니다 확인해 볼게"),
     "request": (
         r"can you|could you|would you|please|pls|i'?d like you to|go ahead|peux-tu|pouvez-vous|pourrais-tu|"
-        r"s'il te plaît|kannst du|könntest du|bitte|puedes|podrías|por favor",
+        r"s'il te plaît|kannst du|könntest du|bitte|puedes|podrías|por favor|"
+        r"você pode|poderia|per favore|puoi|potresti|lütfen|пожалуйста|можешь",
         "请 帮我 能不能 可以帮 麻烦 お願い ください してくれ 해줘 해 주세요 주세요 부탁"),
     "praise": (
         r"thanks|thank you|great|nice|perfect|awesome|well done|good job|merci|parfait|super|danke|"
@@ -174,6 +193,23 @@ def has(text: str, signal: str) -> bool:
     if signal == "question":
         return bool(_QUESTION.search((text or "").strip()))
     return bool(PATTERNS[signal].search(text or ""))
+
+
+# Words only English among the languages we read: a text in Latin letters without any is not English (German,
+# Spanish, Portuguese … often need no accent): the English grammar of rules must not be the one that reads it.
+_ENGLISH = re.compile(r"\b(?:the|to|and|of|we|for|is|it|its|this|that|with|instead|always|never|don'?t|do not|please|"
+                      r"should|must|from|now|any|our|be|are|not|only|when|every|each|anymore|my|you|your|us|then|"
+                      r"than|after|before|into|by|was|were|has|have|had|will|would|can|could|runs?|moved?|"
+                      r"switch(?:ed)?|stop|start|keep|make|all|no longer|prefer|want|need|like)\b", re.IGNORECASE)
+_FRAMING = re.compile(r"\b(?:stated|typed|said|reported|suspected|explained|listed|proved) by the (?:user|agent)\b"
+                      r"[^.]*|\bUser:|\bfrom the plan the user accepted\b|\bas the agent (?:explained|listed) them\b|"
+                      r"\b(?:root cause|problem) and fix\b")
+
+
+def english(text: str) -> bool:
+    """Whether ``text`` reads as English (the grammar of rules, kenning/observer/stated.py, reads it); the words
+    our observers put around what was said ("stated by the user", "User: …") are not the memory's language."""
+    return text.isascii() and bool(_ENGLISH.search(_FRAMING.sub(" ", text)))
 
 
 # A reply that picks one of the options the agent laid out ("A for all calls", "do B instead", "option 2",

@@ -35,6 +35,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from kenning.memory import cues
 from kenning.memory import subjects as subj
 from kenning.memory.layers import KEY, RULE
 from kenning.memory.order import earlier
@@ -117,10 +118,11 @@ def _turns_away(rule: Memory, old: Memory, shared: set[str]) -> bool:
 
 
 def _replaces_rule(new: Memory, old: Memory, shared: set[str], cue: bool, strong: bool) -> bool:
-    if not (new.text.isascii() and old.text.isascii()):
+    if not cues.english(new.text) or not old.text.isascii():
         # The grammar below reads English; in other languages a correction says so, about the same thing:
-        # "更正：依赖管理改用 uv，不要再用 poetry" after "以后所有的 Python 依赖都用 poetry 管理".
-        return not new.text.isascii() and corrects(new.text, old.text)
+        # "更正：依赖管理改用 uv，不要再用 poetry" after "以后所有的 Python 依赖都用 poetry 管理", "Korrektur: ab
+        # sofort bun statt pnpm" after "Ab jetzt immer pnpm" (German, Spanish … written without accents are ASCII).
+        return not cues.english(new.text) and corrects(new.text, old.text)
     turned_away = subj.negated(new.text) & {s for s in old.subjects if s.startswith("cmd:")}
     if turned_away and not (subj.negated(old.text) & turned_away):
         return True  # the old rule prescribed what the new one turns away from
@@ -256,11 +258,48 @@ def switched_from(new: str, old: str) -> bool:
 
 
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*")
+_NEAR = 40  # how far from the words that replace something a correction names it ("statt pnpm", "poetry yerine")
+# The common words of a rule in the other languages in Latin letters we read (German, French, Spanish, Portuguese,
+# Italian, Turkish): two rules share them whatever they are about ("wir verwenden …", "a partir de ahora …").
+_FRAME_TEXT = """
+ab jetzt sofort wir ich du sie es der die das den dem ein eine einen und oder im mit von zu auf ist sind bitte immer
+nie niemals kein keine keinen nicht mehr statt stattdessen verwenden benutzen nutzen nehmen diesem diese dieses projekt
+hier alle alles
+a de del el la los las un una y o en con para por que no siempre nunca usa usar usamos uses este esta proyecto partir
+ahora lugar vez
+le les une des du et ou dans avec pour par ne pas plus jamais toujours on utilise utiliser utilisez ce cette projet au
+lieu
+os as um uma e em na com sempre use usem projeto agora
+il lo gli nel per che non sempre usiamo usare questo questa progetto ora poi invece
+bu ve veya ile her zaman asla kullan kullanma kullanmayin projede proje sonra bundan yerine
+"""
+_FRAME_WORDS = frozenset(_FRAME_TEXT.split())
+# The words that replace something, next to what they replace
+_REPLACED = re.compile(
+    r"(?<![\w-])(?:instead of|instead|rather than|no longer|anymore|not any ?more|switch(?:ed)? (?:from|to)|"
+    r"au lieu de|plutôt que|ne plus|statt|anstatt|stattdessen|nicht mehr|kein(?:e[nrs]?)?|mehr|en lugar de|"
+    r"en vez de|ya no|más|em vez de|ao invés de|mais|invece di|più|вместо|больше не|yerine|artık)(?![\w-])|"
+    r"代わりに|ではなく|대신|改用|换成|改为|不再|不要再|别再|더 이상|もう", re.IGNORECASE)
+_QUOTED = re.compile(r"`([^`\n]{1,80})`")
+_HANGUL_ENDINGS = frozenset(["하세", "세요", "주세", "니다", "합니", "습니", "해요", "으로", "에서", "에게",
+                             "하고", "해야", "합시", "시다", "앞으", "하지", "마세"])
+# Those that follow what they replace ("poetry yerine", "pnpm 대신", "kein pnpm mehr"); the others precede it
+_AFTER_IT = frozenset(["yerine", "대신", "代わりに", "ではなく", "mehr", "anymore", "instead"])
 _SHARED_NAMES = 1      # a tool, file or setting both name ("poetry", "UTC")
 _SHARED_PAIRS = 2      # or as many character pairs of a CJK text (依赖, 管理)
 # The words our observers put around what was said ("stated by the user", "User: …"): no shared subject.
 _SAID_BY = frozenset(["user", "stated", "said", "typed", "agent", "worked", "rejecting", "tool", "call", "plan",
                       "accepted", "decided", "reported", "noted", "gotcha", "open", "item", "how", "it", "works"])
+
+
+def _grammar(pair: str) -> bool:
+    """A character pair of grammar, not of a subject: all kana (particles, verb endings), a common Korean ending,
+    or part of a cue word ("以后", "앞으로")."""
+    from kenning.memory.cues import has
+
+    if all("\u3040" <= c <= "\u30ff" for c in pair) or pair in _HANGUL_ENDINGS:
+        return True
+    return any(has(pair, sig) for sig in ("always", "must", "prohibit", "correction"))
 
 
 def corrects(new: str, old: str) -> bool:
@@ -272,8 +311,20 @@ def corrects(new: str, old: str) -> bool:
 
     if not has(new, "correction"):
         return False
-    names = {w.lower() for w in _LATIN.findall(new)} & {w.lower() for w in _LATIN.findall(old)}
-    if len(names - STOPWORDS - _SAID_BY) >= _SHARED_NAMES:
+    # What a correction replaces is named next to the words that replace it ("bun statt pnpm", "au lieu de pnpm",
+    # "kein pnpm mehr", "poetry yerine uv", "pnpm 대신"); the other words two rules of one language share ("wir
+    # verwalten …", "gerimos …") say nothing of what they are about. A name in code quotes is a name anywhere.
+    replaced: set[str] = set()
+    for m in _REPLACED.finditer(new):
+        if m.group(0).lower() in _AFTER_IT:
+            replaced |= {w.lower() for w in _LATIN.findall(new[max(0, m.start() - _NEAR):m.start()])[-2:]}
+        else:
+            replaced |= {w.lower() for w in _LATIN.findall(new[m.end():m.end() + _NEAR])[:2]}
+    replaced |= {c.lower() for c in _QUOTED.findall(new)}
+    names = replaced & ({w.lower() for w in _LATIN.findall(old)} | {c.lower() for c in _QUOTED.findall(old)})
+    if len(names - STOPWORDS - _SAID_BY - _FRAME_WORDS) >= _SHARED_NAMES:
         return True
-    pairs = {w for w in content_words(new) & content_words(old) if not w.isascii()}
+    # Written without spaces: two character pairs both use, not those of grammar (kana, a polite ending) or of
+    # the cue words themselves (以后, 앞으로)
+    pairs = {w for w in content_words(new) & content_words(old) if not w.isascii() and not _grammar(w)}
     return len(pairs) >= _SHARED_PAIRS

@@ -16,6 +16,7 @@ what anyone said.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
@@ -56,14 +57,16 @@ MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
 
 
-def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
-    """The user's rules, decisions, facts, to-dos and statuses, one memory each."""
+def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) -> list[ObservationDraft]:
+    """The user's rules, decisions, facts, to-dos and statuses, one memory each; ``rules``: the project's standing
+    rules as they are now (what a correction may be of)."""
     out: list[ObservationDraft] = []
     # A message of many sentences is mostly something the user brings in (a review, an issue, a report they
     # paste): what it says is how things looked to its author, not a fact the user states; its decisions and
     # to-dos are still theirs.
     brought = {id(j) for j in r.brought}
-    for j in distinct([j for j in r.user if _user_keeps(j) and not j.unit.table
+    judged = [corrects_a_rule(j, rules) for j in r.user]
+    for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table
                        and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
         kind = j.role
         title = clip(said_plainly(j.text), TITLE)
@@ -75,6 +78,21 @@ def user_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
             concepts=_concepts(kind), created_at=at, kind=kind, scope=j.scope, tentative=j.tentative,
             why=_why(j, where, "user")))
     return out
+
+
+def corrects_a_rule(j: Judged, rules: Sequence[str]) -> Judged:
+    """The user's sentence that says it corrects a standing rule, about what that rule is about ("Correction: we
+    manage the dependencies with uv instead of poetry", "更正：依赖管理改用 uv", "Korrektur: … mit uv statt poetry"):
+    the rule's new version, whatever the model made of a sentence that has no "always" in it. Never a question."""
+    from dataclasses import replace
+
+    from kenning.memory.supersession import corrects
+
+    if j.speaker != "user" or j.role == "rule" or "question" in _signals(j.text):
+        return j
+    if not any(corrects(j.text, rule) for rule in rules):
+        return j
+    return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), how="corrects a standing rule")
 
 
 def said_plainly(text: str) -> str:

@@ -188,7 +188,7 @@ def standing(j: Judged) -> Judged:
     grammar of rules agrees and nothing says it is a question, a musing or a request."""
     from dataclasses import replace
 
-    from kenning.memory.cues import signals
+    from kenning.memory.cues import english, signals
     from kenning.observer.stated import statements
 
     if j.role != "noise" or j.speaker != "user":
@@ -201,9 +201,9 @@ def standing(j: Judged) -> Judged:
         return replace(j, role="fact", p=max(j.p, 0.55), worth=max(j.worth, 0.55), how="a premise the user gave")
     if not (sig & DURABLE) or sig & NOT_STANDING:
         return j
-    if j.text.isascii() and not any(kind == "rule" for kind, _s in statements(j.text)):
+    if english(j.text) and not any(kind == "rule" for kind, _s in statements(j.text)):
         return j  # (the grammar of rules reads English; elsewhere the cue words alone say it)
-    if not j.text.isascii() and not sig & {"always", "must", "prohibit", "user_scope"}:
+    if not english(j.text) and not sig & {"always", "must", "prohibit", "user_scope"}:
         return j
     return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), scope="user" if "user_scope" in sig
                    else "project", tentative="tentative" in sig, how="cue words of a standing rule")

@@ -213,7 +213,8 @@ def observe_turn(turn: Turn, session: SessionInfo,
     reads = unique(reads)
     files = list(modified)
 
-    drafts: list[ObservationDraft] = user_memories(reading, start, where)
+    rules_now = [str(m.get("title") or "") for m in session.memories if m.get("layer") == "rule"]
+    drafts: list[ObservationDraft] = user_memories(reading, start, where, rules_now)
     if reading.words:
         drafts += _user_statuses(reading, reading.words, start, where, drafts)
     drafts += plan_memories(reading, start, where)

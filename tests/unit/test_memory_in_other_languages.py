@@ -1,0 +1,69 @@
+"""A rule and its correction a session later, in the languages besides English and Chinese our users write
+in: German, Spanish, Portuguese, Italian, Turkish and Russian (French, Japanese and Korean too). Written in
+Latin letters without accents, German or Spanish is as ASCII as English, and the English grammar of rules
+must not be the one that reads it; a correction names what it replaces ("statt poetry", "yerine poetry"), and
+the words every rule in a language shares ("wir verwenden …") do not make two rules one. Sentences of our own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.memory_story import Story, Turn
+
+# language: (the rule, its correction a session later, an unrelated rule in the same words)
+CASES = {
+    "de": ("Ab jetzt verwalten wir die Python-Abhaengigkeiten immer mit poetry.",
+           "Korrektur: wir verwalten die Abhaengigkeiten ab sofort mit uv statt poetry.",
+           "Ab jetzt verwalten wir die Releases immer mit einem Changelog."),
+    "es": ("A partir de ahora gestionamos siempre las dependencias con poetry.",
+           "Correccion: gestionamos las dependencias con uv en lugar de poetry.",
+           "A partir de ahora gestionamos siempre las versiones con un changelog."),
+    "pt": ("A partir de agora gerimos sempre as dependencias com poetry.",
+           "Correcao: gerimos as dependencias com uv em vez de poetry; nao use mais poetry.",
+           "A partir de agora gerimos sempre as versoes com um changelog."),
+    "it": ("D'ora in poi gestiamo sempre le dipendenze con poetry.",
+           "Correzione: gestiamo le dipendenze con uv invece di poetry.",
+           "D'ora in poi gestiamo sempre le versioni con un changelog."),
+    "tr": ("Bundan sonra bagimliliklari her zaman poetry ile yonetiyoruz.",
+           "Duzeltme: bagimliliklari artik poetry yerine uv ile yonetiyoruz.",
+           "Bundan sonra surumleri her zaman bir changelog ile yonetiyoruz."),
+    "ru": ("С этого момента всегда управляем зависимостями через poetry.",
+           "Поправка: управляем зависимостями через uv вместо poetry.",
+           "С этого момента всегда ведём changelog для каждого релиза."),
+    "fr": ("Désormais, on gère toujours les dépendances avec poetry.",
+           "Correction : on gère les dépendances avec uv au lieu de poetry.",
+           "Désormais, on gère toujours les versions avec un changelog."),
+    "ja": ("今後、依存関係は必ず poetry で管理してください。",
+           "訂正：依存関係は poetry の代わりに uv で管理してください。",
+           "今後、リリースごとに必ず changelog を更新してください。"),
+    "ko": ("앞으로 의존성은 항상 poetry로 관리하세요.",
+           "정정: 의존성은 poetry 대신 uv로 관리하세요.",
+           "앞으로 릴리스마다 항상 changelog를 업데이트하세요."),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_rule_and_its_correction_a_session_later(story: Story, lang: str) -> None:
+    rule, correction, _ = CASES[lang]
+    story.session("ledger", Turn(rule, last="OK."))
+    [first] = [r for r in story.active("ledger") if r["kind"] == "rule"]
+    assert "poetry" in first["title"] and first["why"]["by"] == "user"
+
+    story.session("ledger", Turn(correction, last="OK."))
+    rows = story.rows("ledger")
+    assert next(r for r in rows if r["id"] == first["id"])["status"] == "superseded", rows
+    rules = [r for r in rows if r["kind"] == "rule" and r["status"] == "active"]
+    assert rules and all("uv" in r["title"] for r in rules), rules
+    standing = story.context("ledger").split("## Standing rules")[1].split("\n## ")[0]
+    assert "uv" in standing and rule.rstrip(".。")[:25] not in standing
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_correction_leaves_a_rule_about_something_else(story: Story, lang: str) -> None:
+    """The unrelated rule shares the correction's common words, not what it replaces."""
+    _, correction, other = CASES[lang]
+    story.session("ledger", Turn(other, last="OK."))
+    [kept] = [r for r in story.active("ledger") if r["kind"] == "rule"]
+    story.session("ledger", Turn(correction, last="OK."))
+    assert next(r for r in story.rows("ledger") if r["id"] == kept["id"])["status"] == "active"
