@@ -1,5 +1,6 @@
-"""A rule and its correction a session later, in the languages besides English and Chinese our users write
-in: German, Spanish, Portuguese, Italian, Turkish and Russian (French, Japanese and Korean too). Written in
+"""A rule and its correction a session later, in the languages our users write in: German, Spanish, Portuguese,
+Italian, Turkish and Russian as English, Chinese, French, Japanese and Korean; a correction that has no "always"
+in it ("Correction: … uv instead of poetry") is the rule's new version all the same. Written in
 Latin letters without accents, German or Spanish is as ASCII as English, and the English grammar of rules
 must not be the one that reads it; a correction names what it replaces ("statt poetry", "yerine poetry"), and
 the words every rule in a language shares ("wir verwenden …") do not make two rules one. Sentences of our own.
@@ -13,6 +14,12 @@ from tests.support.memory_story import Story, Turn
 
 # language: (the rule, its correction a session later, an unrelated rule in the same words)
 CASES = {
+    "en": ("From now on we always manage the Python dependencies with poetry.",
+           "Correction: we manage the dependencies with uv instead of poetry.",
+           "From now on we always manage the releases with a changelog."),
+    "zh": ("以后所有的 Python 依赖都统一用 poetry 来管理。",
+           "更正：依赖管理改用 uv，替换 poetry。",
+           "以后每次发版都要先更新 changelog。"),
     "de": ("Ab jetzt verwalten wir die Python-Abhaengigkeiten immer mit poetry.",
            "Korrektur: wir verwalten die Abhaengigkeiten ab sofort mit uv statt poetry.",
            "Ab jetzt verwalten wir die Releases immer mit einem Changelog."),
