@@ -80,17 +80,35 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     return out
 
 
+# A correction said to be one, by its label ("Correction:", "更正：", "Korrektur:" …)
+_CORRECTION_LABEL = re.compile(r"^\W*(?:correction|korrektur|correcci[oó]n|corre[cç][aã]o|correzione|d[uü]zeltme|"
+                               r"поправка|исправление|更正|订正|訂正|정정)\W*$|"
+                               r"^\W*(?:更正|订正|訂正|정정|correction|korrektur|correcci[oó]n|corre[cç][aã]o|correzione|"
+                               r"d[uü]zeltme|поправка|исправление)\s*[:：]", re.IGNORECASE)
+# What holds for once, a trial or this piece of work only ("just this once", "for this script", "let's try …")
+_FOR_ONCE = re.compile(
+    r"\b(?:(?:just |only )?this (?:once|one time|time)|for (?:this|the) (?:one )?(?:script|file|pr|branch|task|run|"
+    r"change|test|commit|release)(?: only)?|for now|today|let'?s (?:try|see)|try (?:out )?|for a test|"
+    r"as an experiment|nur (?:dieses|diesmal|heute)|(?:dieses|ein) (?:eine )?mal|solo (?:esta vez|hoy|por ahora)|"
+    r"juste (?:cette fois|pour)|seulement cette fois|só (?:desta|esta) vez|solo (?:questa volta|per ora)|"
+    r"sadece bu (?:sefer|kez)|только (?:в этот раз|сейчас))\b|"
+    r"这次|这一次|只这|先试|今回だけ|今回は|試しに|이번만|이번에는|일단", re.IGNORECASE)
+
+
 def corrects_a_rule(j: Judged, rules: Sequence[str]) -> Judged:
-    """The user's sentence that says it corrects a standing rule, about what that rule is about ("Correction: we
-    manage the dependencies with uv instead of poetry", "更正：依赖管理改用 uv", "Korrektur: … mit uv statt poetry"):
-    the rule's new version, whatever the model made of a sentence that has no "always" in it. Never a question."""
+    """The user's correction of a standing rule, said to be one ("Correction: we manage the dependencies with uv
+    instead of poetry", "更正：依赖管理改用 uv", "Korrektur: … mit uv statt poetry") and about what that rule is
+    about: the rule's new version, whatever the model made of a sentence that has no "always" in it. Never a
+    question, nor what holds for once ("Correction: just this once use pip instead of poetry", "let's try uv")."""
     from dataclasses import replace
 
     from kenning.memory.supersession import corrects
 
     if j.speaker != "user" or j.role == "rule" or "question" in _signals(j.text):
         return j
-    if not any(corrects(j.text, rule) for rule in rules):
+    if not (_CORRECTION_LABEL.search(j.unit.heading) or _CORRECTION_LABEL.search(j.text)):
+        return j
+    if _FOR_ONCE.search(j.text) or gates.one_off(j.text) or not any(corrects(j.text, rule) for rule in rules):
         return j
     return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), how="corrects a standing rule")
 

@@ -74,3 +74,21 @@ def test_a_correction_leaves_a_rule_about_something_else(story: Story, lang: str
     [kept] = [r for r in story.active("ledger") if r["kind"] == "rule"]
     story.session("ledger", Turn(correction, last="OK."))
     assert next(r for r in story.rows("ledger") if r["id"] == kept["id"])["status"] == "active"
+
+
+@pytest.mark.parametrize("once", [
+    "Let's try uv instead of poetry for this one script and see if it is faster.",
+    "Install the package with pip instead of poetry just this once.",
+    "Correction: just this once, install it with pip instead of poetry.",
+    "Korrektur: nur dieses eine Mal pip statt poetry verwenden.",
+    "更正：这次先用 pip 代替 poetry 安装。",
+    "訂正：今回だけ poetry の代わりに pip を使ってください。",
+])
+def test_what_holds_for_once_replaces_no_rule(story: Story, once: str) -> None:
+    """A trial, a one-off or this piece of work only, even labelled a correction, is no new rule: the rule stays."""
+    story.session("ledger", Turn(CASES["en"][0], last="OK."))
+    [rule] = [r for r in story.active("ledger") if r["kind"] == "rule"]
+    story.session("ledger", Turn(once, last="OK."))
+    rows = story.rows("ledger")
+    assert next(r for r in rows if r["id"] == rule["id"])["status"] == "active", rows
+    assert [r["id"] for r in rows if r["kind"] == "rule" and r["status"] == "active"] == [rule["id"]]
