@@ -21,14 +21,16 @@ _CUES: dict[str, tuple[str, str]] = {
         r"cause racine|parce que|à cause de|en raison de|provient de|ursache|weil|wegen|liegt (?:daran|an)|"
         r"causa raíz|porque|debido a|se debe a|"
         r"por causa de|devido a|causa raiz|perché|a causa di|dovuto a|la causa|çünkü|yüzünden|nedeniyle|"
-        r"kök neden|потому что|из-за|причина",
+        r"kök neden|потому что|из-за|причина|"
+        r"causa|perciò|per questo|por isso|поэтому|bu yüzden|deshalb|daher|por eso|c'est pourquoi",
         "根因 根本原因 原因是 原因在于 因为 由于 导致 造成 引起 所以才 原因 原因は のせいで せいで ため、 "
         "によって 根本 "
-        "원인 때문에 때문 로 인해 탓에"),
+        "원인 때문에 때문 로 인해 탓에 이유는"),
     "fix": (
         r"fixed|fixes|the fix|fix(?:ed)? by|resolved|solved|now (?:works|passes|returns|uses|handles|calls)|"
         r"instead of|replaced|corrigé|corrige|correctif|résolu|behoben|korrigiert|gelöst|corregido|solucionado|"
-        r"arreglado",
+        r"arreglado|"
+        r"corrigido|resolvido|corretto|risolto|sistemato|düzeltildi|çözüldü|исправлено|исправил|починил",
         "修复 修正 解决 改为 改成 换成 修好 修改为 改用 修正した 直した 解決 修正しました 直しました 수정 "
         "고쳤 해결 바꿨"),
     "always": (
@@ -114,9 +116,10 @@ _CUES: dict[str, tuple[str, str]] = {
         r"deliberate(?:ly)?|intentional(?:ly)?|on purpose|by design|"
         r"décidé|choisi|exprès|voulu|délibérément|entschieden|gewählt|absichtlich|mit absicht|ist absicht|"
         r"decidimos|elegimos|decidido|a propósito|intencionad[oa]|deliberadamente|"
-        r"decidimos|escolhemos|abbiamo deciso|deciso di|karar verdik|решили|решено",
+        r"decidimos|escolhemos|abbiamo deciso|deciso di|karar verdik|решили|решено|"
+        r"decidi|decidiu|ho deciso|karar verildi|решил|решила",
         "决定 选择 采用 就用 定了 故意 有意为之 決定 採用 にする 選んだ 意図的 わざと "
-        "결정 선택 채택 하기로 일부러 의도적"),
+        "결정 선택 채택 하기로 일부러 의도적 決めた 決めました ことにした ことにしました"),
     "gotcha": (
         r"note that|careful|watch out|gotcha|beware|heads up|does(?:n'?t| not) (?:exist|work|support)|"
         r"is(?:n'?t| not) supported|only works|requires?|won'?t work|unless|workaround|attention|piège|"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.memory_story import Story, Turn
+from tests.support.memory_story import Story, Turn, bash, edit
 
 # language: (the rule, its correction a session later, an unrelated rule in the same words)
 CASES = {
@@ -92,3 +92,76 @@ def test_what_holds_for_once_replaces_no_rule(story: Story, once: str) -> None:
     rows = story.rows("ledger")
     assert next(r for r in rows if r["id"] == rule["id"])["status"] == "active", rows
     assert [r["id"] for r in rows if r["kind"] == "rule" and r["status"] == "active"] == [rule["id"]]
+
+
+# A decision with its reason, and a root cause with its fix the agent explains (as tests/unit/test_memory_in_chinese.py)
+DECISIONS = {
+    "de": "Wir haben entschieden, den Berichtsdienst auf ClickHouse "
+          "umzustellen, weil die Aggregationen in Postgres zu "
+          "langsam sind.",
+    "es": "Decidimos mover el servicio de informes a ClickHouse "
+          "porque las agregaciones en Postgres son demasiado lentas.",
+    "pt": "Decidimos mover o serviço de relatórios para ClickHouse "
+          "porque as agregações no Postgres são lentas demais.",
+    "it": "Abbiamo deciso di spostare il servizio di report su "
+          "ClickHouse perché le aggregazioni in Postgres sono troppo "
+          "lente.",
+    "tr": "Raporlama servisini ClickHouse'a taşımaya karar verdik "
+          "çünkü Postgres'teki toplama sorguları çok yavaş.",
+    "ru": "Мы решили перенести сервис отчётов на ClickHouse, потому "
+          "что агрегации в Postgres слишком медленные.",
+    "fr": "Nous avons décidé de passer le service de rapports sur "
+          "ClickHouse parce que les agrégations Postgres sont trop "
+          "lentes.",
+    "ja": "レポートサービスは ClickHouse に移すことに決めました。Postgres の集計クエリが遅すぎるためです。",
+    "ko": "보고서 서비스를 ClickHouse로 옮기기로 결정했습니다. Postgres 집계 쿼리가 너무 느리기 "
+          "때문입니다.",
+}
+CAUSES = {
+    "de": "Ursache: Der Abgleich nutzt die lokale Zeit, der Server "
+          "läuft aber in UTC, deshalb landen Buchungen am Vortag. "
+          "Behoben: jetzt überall UTC.",
+    "es": "Causa raíz: la conciliación usa la hora local pero el "
+          "servidor está en UTC, por eso las transacciones caen en "
+          "el día anterior. Corregido: ahora todo usa UTC.",
+    "pt": "Causa raiz: a conciliação usa a hora local mas o servidor "
+          "está em UTC, por isso as transações caem no dia anterior. "
+          "Corrigido: agora tudo usa UTC.",
+    "it": "Causa: la riconciliazione usa l'ora locale ma il server è "
+          "in UTC, perciò le transazioni finiscono nel giorno "
+          "precedente. Corretto: ora tutto usa UTC.",
+    "tr": "Kök neden: mutabakat yerel saati kullanıyor ama sunucu "
+          "UTC'de, bu yüzden işlemler önceki güne düşüyor. "
+          "Düzeltildi: artık her yerde UTC kullanılıyor.",
+    "ru": "Причина: сверка использует локальное время, а сервер "
+          "работает в UTC, поэтому операции попадают в предыдущий "
+          "день. Исправлено: теперь везде UTC.",
+    "fr": "Cause racine : le rapprochement utilise l'heure locale "
+          "alors que le serveur est en UTC, donc les transactions "
+          "tombent la veille. Corrigé : tout passe en UTC.",
+    "ja": "根本原因：照合ジョブがローカル時間を使っていて、サーバーは UTC "
+          "なので、取引が前日に計上されていました。修正：すべて UTC に統一しました。",
+    "ko": "원인: 대사 작업이 로컬 시간을 쓰는데 서버는 UTC라서 거래가 전날로 잡혔습니다. 수정: 이제 모두 "
+          "UTC를 사용합니다.",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(DECISIONS))
+def test_a_decision_with_its_reason(story: Story, lang: str) -> None:
+    story.session("ledger", Turn(DECISIONS[lang], last="OK."))
+    decisions = [r for r in story.active("ledger") if r["kind"] == "decision"]
+    assert decisions and all(r["layer"] == "key" for r in decisions), story.rows("ledger")
+    assert "ClickHouse" in story.context("ledger").split("## Recent")[0]
+
+
+@pytest.mark.parametrize("lang", sorted(CAUSES))
+def test_a_root_cause_the_agent_explains(story: Story, lang: str) -> None:
+    story.session("ledger", Turn(
+        "fix the reconcile job",
+        [bash("python -m jobs.reconcile", fails="ValueError: date out of range"),
+         edit("/work/ledger", "jobs/reconcile.py", "datetime.now()", "datetime.now(timezone.utc)"),
+         bash("python -m jobs.reconcile", "1203 rows")],
+        last=CAUSES[lang]))
+    causes = [r for r in story.active("ledger") if r["kind"] in ("rootcause", "fix") and "UTC" in r["title"]]
+    assert causes and causes[0]["layer"] == "key", story.rows("ledger")
+    assert "UTC" in story.context("ledger").split("## Recent")[0]
