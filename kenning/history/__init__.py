@@ -41,6 +41,19 @@ class Event:
     payload: dict[str, Any] = field(default_factory=dict)
 
 
+def session_start(base: dict[str, Any], at: float, **checkout: Any) -> Event:
+    """A past session's SessionStart, as the hook gives it: ``base`` (session id, cwd, transcript) and what the
+    record says of the checkout (branch, commit, repository). Its key is the session's, stable across reads."""
+    return Event("SessionStart", at, f"start:{base['session_id']}",
+                 {**base, "hook_event_name": "SessionStart", "source": "startup", **checkout})
+
+
+def session_end(base: dict[str, Any], at: float) -> Event:
+    """A past session's SessionEnd (the record ended; how, it does not say)."""
+    return Event("SessionEnd", at, f"end:{base['session_id']}", {**base, "hook_event_name": "SessionEnd",
+                                                                  "reason": "other"})
+
+
 @dataclass
 class SessionFile:
     """One past session: its main file and, for Claude Code, the subagents' transcripts."""

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, finished, source, timestamp, turn_texts
+from kenning.history import Event, SessionFile, finished, session_end, session_start, source, timestamp, turn_texts
 from kenning.history.claude_lines import (
     INTERRUPTED,
     Scan,
@@ -130,22 +130,21 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     sid = os.path.basename(f.path)[:-len(".jsonl")] or str(first.payload.get("session_id") or "")
     cwd = first.payload.get("cwd") or ""
     base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
-    start = {**base, "hook_event_name": "SessionStart", "source": "startup"}
+    start: dict[str, str] = {}
     if found.branch:
         start["git_branch"] = found.branch
     name = checkout(cwd)[0] if cwd else ""
     remote = next((r for r in (remote_of_pr(u, repo, name) for u, repo in found.pr_links) if r), "")
     if remote:
         start["repository"] = remote
-    yield Event("SessionStart", first.at, f"start:{sid}", start)
+    yield session_start(base, first.at, **start)
     last_at = first.at
     for e in _chain(first, merged):
         e.payload = {**base, **{k: v for k, v in e.payload.items() if v is not None and k != "session_id"}}
         last_at = max(last_at, e.at)
         yield e
     if done:
-        yield Event("SessionEnd", last_at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
-                                                          "reason": "other"})
+        yield session_end(base, last_at)
 
 
 def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:

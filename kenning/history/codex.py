@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, finished, source, turn_texts
+from kenning.history import Event, SessionFile, finished, session_end, session_start, source, turn_texts
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
@@ -218,8 +218,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
         base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
         if not started:
             started = True
-            yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
-                                                              "source": "startup", **git})
+            yield session_start(base, at, **git)
         last_at = at
         if kind == "turn_context" and isinstance(p.get("cwd"), str):
             cwd = p["cwd"]
@@ -262,8 +261,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
             **base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last,
             PAYLOAD_KEY: turn_texts(said, last)})
     if done:
-        yield Event("SessionEnd", last_at, f"end:{sid}", {"session_id": sid, "cwd": cwd, "transcript_path": f.path,
-                                                          "hook_event_name": "SessionEnd", "reason": "other"})
+        yield session_end({"session_id": sid, "cwd": cwd, "transcript_path": f.path}, last_at)
 
 
 # What Codex writes instead of an output when a call is refused before it runs: the user declined it ("exec

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, finished, source, turn_texts
+from kenning.history import Event, SessionFile, finished, session_end, session_start, source, turn_texts
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
@@ -110,8 +110,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
         base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
         if not started:
             started = True
-            yield Event("SessionStart", at, f"start:{sid}", {**base, "hook_event_name": "SessionStart",
-                                                              "source": "startup", **git})
+            yield session_start(base, at, **git)
         last_at = at
         if kind == "user.message":
             prompt = d.get("content")
@@ -149,13 +148,12 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
             if turn.open:
                 yield _stop(turn, at, base)
             ended = True
-            yield Event("SessionEnd", at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd",
-                                                          "reason": "other"})
+            yield session_end(base, at)
     if started and not ended and finished(f.mtime, now, quiet_s):
         base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
         if turn.open:  # the log ends inside a turn that has gone quiet
             yield _stop(turn, last_at, base)
-        yield Event("SessionEnd", last_at, f"end:{sid}", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+        yield session_end(base, last_at)
 
 
 def _stop(turn: _Turn, at: float, base: dict[str, Any], *, interrupted: bool = False) -> Event:

@@ -295,21 +295,18 @@ _SAID_BY = frozenset(["user", "stated", "said", "typed", "agent", "worked", "rej
 def _grammar(pair: str) -> bool:
     """A character pair of grammar, not of a subject: all kana (particles, verb endings), a common Korean ending,
     or part of a cue word ("以后", "앞으로")."""
-    from kenning.memory.cues import has
-
     if all("\u3040" <= c <= "\u30ff" for c in pair) or pair in _HANGUL_ENDINGS:
         return True
-    return any(has(pair, sig) for sig in ("always", "must", "prohibit", "correction"))
+    return any(cues.has(pair, sig) for sig in ("always", "must", "prohibit", "correction"))
 
 
 def corrects(new: str, old: str) -> bool:
     """In any language: ``new`` says it corrects or replaces something ("更正", "改用", "代わりに",
     "대신", "stattdessen", "instead") and is about what ``old`` is about: a name both use, or two of
     the character pairs of a text written without spaces."""
-    from kenning.memory.cues import has
     from kenning.memory.text import STOPWORDS, content_words
 
-    if not has(new, "correction"):
+    if not cues.has(new, "correction"):
         return False
     # What a correction replaces is named next to the words that replace it ("bun statt pnpm", "au lieu de pnpm",
     # "kein pnpm mehr", "poetry yerine uv", "pnpm 대신"); the other words two rules of one language share ("wir

@@ -81,10 +81,9 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
 
 
 # A correction said to be one, by its label ("Correction:", "更正：", "Korrektur:" …)
+# (alone, as a heading, or before a colon)
 _CORRECTION_LABEL = re.compile(r"^\W*(?:correction|korrektur|correcci[oó]n|corre[cç][aã]o|correzione|d[uü]zeltme|"
-                               r"поправка|исправление|更正|订正|訂正|정정)\W*$|"
-                               r"^\W*(?:更正|订正|訂正|정정|correction|korrektur|correcci[oó]n|corre[cç][aã]o|correzione|"
-                               r"d[uü]zeltme|поправка|исправление)\s*[:：]", re.IGNORECASE)
+                               r"поправка|исправление|更正|订正|訂正|정정)(?:\W*$|\s*[:：])", re.IGNORECASE)
 # What holds for once, a trial or this piece of work only ("just this once", "for this script", "let's try …")
 _FOR_ONCE = re.compile(
     r"\b(?:(?:just |only )?this (?:once|one time|time)|for (?:this|the) (?:one )?(?:script|file|pr|branch|task|run|"
