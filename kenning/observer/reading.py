@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from kenning.memory.text import content_words, jaccard
 from kenning.observer import evidence, git_actions
-from kenning.observer.relayed import Relayed, seen_texts
+from kenning.observer.relayed import Relayed, quoted, seen_texts
 from kenning.observer.roles.roles import Judged, judge
 from kenning.observer.transcript import words_of
 from kenning.observer.units import Unit, units
@@ -47,6 +47,7 @@ class Reading:
     plan_title: str = ""
     relays: Relayed = field(default_factory=lambda: Relayed([]))  # the agent's sentence only relays a tool's words
     brought: list[Judged] = field(default_factory=list)  # the user's units of a message that is mostly brought in
+    pasted: list[str] = field(default_factory=list)  # sentences of the user's messages that quote a tool's text
 
     def found(self, *roles: str, final_only: bool = False, min_p: float = 0.0) -> list[Judged]:
         """The agent's units of these roles (its last message first), each said once."""
@@ -74,12 +75,14 @@ def origin_of(prompt_event: Event | None) -> str:
 def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, texts: list[str]) -> Reading:
     """Judge every unit of the turn's prompt and of the agent's ``texts`` (its last message last)."""
     r = Reading()
+    messages: list[list[Judged]] = []  # the user's units, message by message
     if prompt is not None:
         raw = prompt.payload.get("prompt")
         r.prompt = raw if isinstance(raw, str) else ""
         r.origin = origin_of(prompt)
         if r.origin in USER_ORIGINS:
             r.user = judge_user(r.prompt, r.origin)
+            messages.append(r.user)
             r.words = r.prompt
             r.brought = list(r.user) if len(r.user) >= LONG_PROMPT else []
         elif r.origin == "plan":
@@ -94,6 +97,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
     said += words_of(stop.payload) if stop is not None else []
     for origin, text in said:
         judged = judge_user(text, origin)
+        messages.append(judged)
         r.user += judged
         r.brought += judged if len(judged) >= LONG_PROMPT else []
         r.words = (r.words + "\n" + text).strip()
@@ -108,7 +112,15 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             r.agent.append(replace(j, message=k))
     tools = [e for e in events if e.kind in ("PostToolUse", "PostToolUseFailure")]
     r.commands = [c for c in (evidence.command(e) for e in tools) if c is not None]
-    r.relays = Relayed(seen_texts(tools))
+    seen = seen_texts(tools)
+    r.relays = Relayed(seen)
+    # Pasted, then looked up (a PR's description the user quotes to criticise): the quoted text's words,
+    # not the user's.
+    pasted = {id(m[i]) for m in messages for i in quoted([j.text for j in m], seen)}
+    if pasted:
+        r.pasted = [j.text for j in r.user if id(j) in pasted]
+        r.user = [j for j in r.user if id(j) not in pasted]
+        r.brought = [j for j in r.brought if id(j) not in pasted]
     r.actions = git_actions.read(r.commands)
     r.actions.merged += git_actions.said_merged(r.words)  # "1066 is merged": the user saw it merged
     r.interrupted = bool(stop is not None and stop.payload.get("interrupted"))

@@ -10,6 +10,10 @@ it read and ran, and are not checked (kenning.observer.compose.ANALYSIS).
 A sentence is relayed when it prescribes or decides (its cue words say always / never / must / from
 now on / decided …) and either says where it comes from ("<file> says", "the output printed",
 "according to") or is, by its content words, mostly the text of one tool result of the turn.
+
+The user quotes too: "the current PR description is bad, especially this bit: <three paragraphs of it>",
+and the agent then fetches that description. A sentence of the user's message that a tool result of the
+same turn holds word for word is the quoted text's, not the user's (``quoted``).
 """
 
 from __future__ import annotations
@@ -74,6 +78,37 @@ def _response_text(resp: Any) -> str:
         return json.dumps(resp, ensure_ascii=False)[:MAX_SEEN_CHARS]
     except (TypeError, ValueError):
         return ""
+
+
+# What a sentence is made of, for telling text quoted word for word: its words in order, whatever the
+# markup, punctuation or JSON escaping around them ("**local** machine", "that\\'s", "\\u4e3a").
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|[nrt\\\"'/])")
+_NOT_WORD = re.compile(r"[\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
+QUOTED_MIN_WORDS = 6  # a shorter sentence can be said in the same words by chance
+
+
+def _flat(text: str) -> str:
+    text = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else " ", text)
+    return " " + _NOT_WORD.sub(" ", text).lower().strip() + " "
+
+
+def quoted(said: list[str], seen: list[str]) -> set[int]:
+    """Which sentences of one user message ``said`` a tool result of the turn shows word for word: text the
+    user pasted after their own words ("the PR description is bad, especially this bit: …") that the agent
+    then looked up. A result that also shows the message's first sentence is the message itself coming back
+    (a prompt file printed, a session list), not where a quote came from."""
+    mine = [_flat(t) for t in said]
+    long = [i for i, m in enumerate(mine[1:], 1)
+            if len(m.split()) + len(_CJK.findall(m)) / 2 >= QUOTED_MIN_WORDS]
+    out: set[int] = set()
+    if not long or not seen:
+        return out
+    for text in seen:
+        theirs = _flat(text)
+        if mine[0] not in theirs:
+            out.update(i for i in long if mine[i] in theirs)
+    return out
 
 
 class Relayed:

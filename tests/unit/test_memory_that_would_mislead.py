@@ -6,6 +6,8 @@ happened to be made in its turn. Each is stored in a real SQLite file by the off
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kenning.memory import cues
@@ -983,3 +985,45 @@ def test_a_fix_listed_under_a_plain_recommended_fix_label_is_a_proposal_not_a_fi
                                    0.0, "prompt 1", [], [])
     titles = [d.title for d in drafts if d.kind in ("rootcause", "fix")]
     assert [t for t in titles if "— proposed fix: treat exit 1" in t] == titles and titles, titles
+
+
+_DRAFT = ("## Install\n\nWe decided to always ship the CLI as one static binary — that is the only supported way to "
+          "install it. (Windows support is a follow-up PR.)\n\n## Tests\n\n14 new tests.")
+
+
+@pytest.mark.parametrize("shown", [
+    json.dumps({"body": _DRAFT, "number": 31}),                   # `gh pr view --json body`: JSON-escaped
+    json.dumps({"body": _DRAFT}, ensure_ascii=True).replace("—", "-"),
+    _DRAFT.replace("one static binary", "**one static binary**")])  # as rendered markdown
+def test_what_the_user_pastes_to_criticise_is_not_their_word(story: Story, shown: str) -> None:
+    """"The PR description is wrong, this bit: <its paragraphs>", and the agent fetches that description: the
+    pasted sentences are the description's (a decision nobody here made, a to-do of its author), not the user's;
+    what the user says around them is theirs."""
+    story.session("cli", Turn(
+        "the PR description is wrong, especially this bit:\n\nWe decided to always ship the CLI as one static "
+        "binary — that is the only supported way to install it. (Windows support is a follow-up PR.)\n\n"
+        "nobody decided that. From now on, never describe the wheel install as unsupported.",
+        [bash("gh pr view 31 --json body,number", shown), edit(ROOT, "docs/install.md")],
+        last="Rewrote the description's install section."))
+    mine = [r["title"] for r in story.active("cli") if r["why"].get("by") == "user"]
+    assert mine == ["From now on, never describe the wheel install as unsupported"], story.active("cli")
+
+
+def test_a_message_a_tool_prints_back_whole_is_still_the_users(story: Story) -> None:
+    """A prompt file or a session list that shows the user's message, from its first sentence on, is the message
+    coming back, not where the user quoted it from."""
+    said = ("Create the release notes for 2.1 from the merged pull requests. From now on, always list breaking "
+            "changes first in the release notes.")
+    story.session("cli", Turn(said, [bash("cat .entire/metadata/prompt.txt", said), edit(ROOT, "CHANGES.md")]))
+    mine = [r["title"] for r in story.active("cli") if r["kind"] == "rule"]
+    assert mine == ["From now on, always list breaking changes first in the release notes"], story.active("cli")
+
+
+def test_a_pasted_chinese_paragraph_is_found_in_what_the_tool_showed() -> None:
+    from kenning.observer.relayed import quoted
+
+    said = ["这段描述不对：", "我们决定所有服务都必须部署在同一个集群里，这是唯一支持的方式。", "其实没有这个决定。"]
+    shown = json.dumps({"body": "## 部署\n\n我们决定所有服务都必须部署在同一个集群里，这是唯一支持的方式。"})
+    assert quoted(said, [shown]) == {1}
+    assert quoted(said, [json.dumps({"body": "\n".join(said)})]) == set()  # the message itself, printed back
+    assert quoted(["Look at this:", "run it", "ok then"], ["run it"]) == set()  # too short to be told apart

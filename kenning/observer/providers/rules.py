@@ -337,8 +337,9 @@ def _user_statuses(r: Reading, prompt: str, at: float, where: str,
     """A workstream's status the user states ("pause the billing migration until …"), and a choice with
     its reason: the grammar reads these precisely in English; the role model may not have kept them."""
     out = []
+    said_elsewhere = [d.title for d in taken] + r.pasted  # already kept, or quoted from a tool's text
     for kind, sentence in statements(prompt):
-        if kind not in ("status", "choice") or any(_overlaps(sentence, d.title) for d in taken):
+        if kind not in ("status", "choice") or any(_overlaps(sentence, s) for s in said_elsewhere):
             continue
         out.append(ObservationDraft(
             type="decision", title=clip(sentence, 240), subtitle="stated by the user", facts=[f"User: {sentence}"],
