@@ -18,7 +18,8 @@ _COMMIT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?commit\b")
 # remove …' EXIT"): a commit made there to try something out goes with it, no commit of the project.
 _SCRATCH = re.compile(r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+add\b[\s\S]*"
                       r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+remove\b")
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", re.DOTALL)
+# A heredoc's body; the line that opens it may go on ("git commit -F - <<'EOF' && git log --oneline -1")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\b", re.DOTALL)
 # What git prints of a commit: "[main 1e4eb9d] subject", "[main (root-commit) …]", "[detached HEAD 1e4eb9d] …" (also
 # localized: "[HEAD détachée …]", "[分离头指针 …]")
 _COMMITTED = re.compile(r"^\[([^\]\n]+?)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)

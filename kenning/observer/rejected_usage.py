@@ -26,7 +26,9 @@ _REFUSED = re.compile(
     r"unknown (?:shorthand )?flag: '?(?P<flag>-{1,2}[\w-]+)|"
     r"unrecognized (?:option|argument)s?:? '?(?P<option>-{1,2}[\w-]+)|"
     r"no such option:? '?(?P<nosuch>-{1,2}[\w-]+)|"
-    r"unexpected argument '(?P<unexpected>-{1,2}[\w-]+)'", re.IGNORECASE)
+    r"unexpected argument '(?P<unexpected>-{1,2}[\w-]+)'|"
+    r"unknown (?:option|switch) [`'](?P<git>[\w-]+)'", re.IGNORECASE)  # git: "unknown option `cached'"
+_WARNING = re.compile(r"\s*warning:", re.IGNORECASE)
 _SEGMENTS = re.compile(r"\s*(?:\|\|?|&&|;)\s*")
 
 
@@ -45,12 +47,13 @@ def refused(commands: list[Command]) -> list[Refused]:
     """The words tools refused in ``commands`` that a later run of the same tool did without (one per word)."""
     out: list[Refused] = []
     for i, c in enumerate(commands):
-        m = None if c.ok else _REFUSED.search(c.output[:2000])
+        m = None if c.ok else _REFUSED.search(_head(c.output))
         if m is None:
             continue
         of_json = m.group("field") is not None
         word = m.group("field") or (f"-{m.group('short')}" if m.group("short") else "") or \
-            m.group("flag") or m.group("option") or m.group("nosuch") or m.group("unexpected") or ""
+            m.group("flag") or m.group("option") or m.group("nosuch") or m.group("unexpected") or \
+            _dashed(m.group("git") or "")
         seg = next((s for s in _SEGMENTS.split(c.command) if _says(s, word, of_json)), None)
         tool = tool_of(seg) if seg else ""
         if not tool or any(r.tool == tool and r.word == word for r in out):
@@ -65,6 +68,23 @@ def refused(commands: list[Command]) -> list[Refused]:
         line = next((ln.strip() for ln in c.output.splitlines() if m.group(0) in ln), m.group(0))
         out.append(Refused(tool, word, of_json, line[:160], passed.strip(), c.at, fields))
     return out
+
+
+def refuses_usage(output: str) -> bool:
+    """Whether a failed run's output is the tool refusing a field or an option it was given: how the command was
+    written, not a failure of the work."""
+    return _REFUSED.search(_head(output)) is not None
+
+
+def _head(output: str) -> str:
+    """The start of a failed run's output, past the warnings printed before the refusal (git's "warning: in the
+    working copy of …, LF will be replaced by CRLF", one line a file)."""
+    return "\n".join(ln for ln in output[:20_000].splitlines() if not _WARNING.match(ln))[:2000]
+
+
+def _dashed(name: str) -> str:
+    """An option git names without its dashes ("unknown option `cached'", "unknown switch `x'")."""
+    return "" if not name else name if name.startswith("-") else ("--" if len(name) > 1 else "-") + name
 
 
 def title(r: Refused) -> str:

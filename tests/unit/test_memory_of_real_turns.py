@@ -614,3 +614,45 @@ def test_a_run_that_was_still_going_when_something_happened_is_not_taken_for_one
     assert not in_progress("The daemon is running the old binary now, so the fix only shows after a restart.")
     assert not in_progress("Nothing is running, so port 8080 is held by the Docker proxy.")
     assert in_progress("CI is running/pending.") and in_progress("The deploy build is running, and the docs job waits.")
+
+
+def test_a_scratch_file_outside_a_windows_checkout_is_not_left_uncommitted() -> None:
+    """An agent on Windows writes a scratch file under its temp folder: the file is outside the project, as
+    /tmp is for a POSIX one, and is not work left uncommitted."""
+    from kenning.observer import git_actions
+    from kenning.observer.providers.rules import _rel, standing
+    from kenning.observer.summary import Notes
+
+    root = "c:\\users\\me\\source\\numbers"
+    changed = ["C:\\Users\\me\\source\\numbers\\Models\\Settings.cs",
+               "C:\\Users\\me\\AppData\\Local\\Temp\\claude\\scratchpad\\recap.js"]
+    note = Notes()
+    standing(note, git_actions.Actions(), [], {_rel(f, root): 10.0 for f in changed}, root)
+    assert note.uncommitted == ["Models/Settings.cs"], note.uncommitted
+
+
+@pytest.mark.parametrize(("command", "refusal"), [
+    ("git add src && git status --short --cached", "warning: in the working copy of 'src/a.cs', LF will be "
+     "replaced by CRLF the next time Git touches it\n" * 40 + "error: unknown option `cached'\nusage: git status"),
+    ("gh pr checks 7 --json conclusion", 'Unknown JSON field: "conclusion"\nAvailable fields:\n  bucket\n  name'),
+])
+def test_a_command_the_tool_refused_as_written_is_not_left_failing(story: Story, command: str, refusal: str) -> None:
+    """The turn's last command failed because the tool does not take an option it was given: how the command was
+    written, not work the next session must take up."""
+    story.session("shop", Turn("Stage the converters.", [edit(ROOT, "src/convert.py"), bash(command, fails=refusal)],
+                               last="Staged."))
+    assert "Still failing" not in story.context("shop"), story.context("shop")
+    story.session("shop", Turn("Run the tests.", [bash("pytest -q", fails="1 failed, 12 passed")], last="One fails."))
+    assert "Still failing: `pytest -q`" in _left_off(story, "shop"), story.context("shop")
+
+
+def test_a_quiet_commit_whose_message_comes_from_a_heredoc_is_a_commit(story: Story) -> None:
+    """`git commit -q -F - <<'EOF' && git log --oneline -1`: git prints no "[branch hash]" line, and the line that
+    opens the heredoc goes on; the message is still the commit's, and its files are committed."""
+    command = ("git add -A && git commit -q -F - <<'EOF' && git log --oneline -1\nfeat: reject locales that fail late"
+               "\n\nThree validation gaps.\nEOF")
+    story.session("shop", Turn("Commit it.", [edit(ROOT, "src/locale.py"),
+                                              bash(command, "3239db0 feat: reject locales that fail late")],
+                               last="Committed."))
+    left = _left_off(story, "shop")
+    assert "feat: reject locales that fail late" in left and "not committed" not in left, left

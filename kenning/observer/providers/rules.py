@@ -26,6 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from kenning import winpath
 from kenning.context.layout import ASKED
 from kenning.memory.text import clip, content_words, jaccard, unique
 from kenning.observer import (
@@ -269,7 +270,7 @@ def standing(note: Notes, actions: git_actions.Actions, commands: list[evidence.
     # What is not committed: changed after the last commit and after changes were last thrown away.
     last_commit = max([c.at for c in actions.commits] + ([actions.discarded_at] if actions.discarded else []),
                       default=None)
-    edited = [f for f, at in modified.items() if (last_commit is None or at > last_commit) and not os.path.isabs(f)]
+    edited = [f for f, at in modified.items() if (last_commit is None or at > last_commit) and not _outside(f)]
     # A status the turn ran says what the tree held, whoever changed it (git's words, brought forward).
     tree = worktree.after(commands, root)
     if tree is not None:
@@ -627,11 +628,13 @@ _DENIED = re.compile(r"permission (?:for this action )?(?:was )?denied|denied by
 
 
 def _still_failing(r: Reading) -> list[str]:
-    """The turn's last command, when it failed (not when a permission check refused it)."""
+    """The turn's last command, when it failed (not when a permission check refused it, nor when the tool refused
+    an option it was given: a slip in how the command was written, not work left failing)."""
     ran = [c for c in r.commands if not evidence.trivial(c)]
-    if ran and not ran[-1].ok and not _DENIED.search(ran[-1].output[:500]):
-        head = evidence.error_headline(ran[-1].output)
-        return [f"Still failing: `{_short_cmd(ran[-1].command)}`" + (f" ({head})" if head else "")]
+    last = ran[-1] if ran else None
+    if last and not last.ok and not _DENIED.search(last.output[:500]) and not rejected_usage.refuses_usage(last.output):
+        head = evidence.error_headline(last.output)
+        return [f"Still failing: `{_short_cmd(last.command)}`" + (f" ({head})" if head else "")]
     return []
 
 
@@ -647,6 +650,12 @@ def _agent(turn: Turn) -> tuple[str | None, str | None]:
 def _plan_file(path: str) -> bool:
     """Claude Code's plan mode writes the plan to ``~/.claude/plans/<three-words>.md``."""
     return "/.claude/plans/" in path.replace("\\", "/")
+
+
+def _outside(path: str) -> bool:
+    """A file left absolute by ``_rel``: outside the project (a scratch file under the temp folder, a plan),
+    on either kind of machine the agent ran on."""
+    return os.path.isabs(path) or winpath.is_windows(path)
 
 
 def _rel(path: str, root: str) -> str:
