@@ -35,7 +35,7 @@ _CUES: dict[str, tuple[str, str]] = {
         "고쳤 해결 바꿨"),
     "always": (
         r"always|never|every time|each time|whenever|from now on|going forward|by default|as a rule|"
-        r"(?:before|after|on|for|in) (?:every|each|any|all) \w+|"
+        r"(?:before|after|on|for|in) (?:every|each|any|all) (?!of\b)\w+|"  # (not "for each of the types": a set)
         r"désormais|toujours|jamais|à partir de maintenant|dorénavant|immer|niemals|nie|"
         r"ab jetzt|künftig|grundsätzlich|siempre|nunca|a partir de ahora|de ahora en adelante|"
         r"sempre|a partir de agora|de agora em diante|daqui em diante|d'ora in poi|da ora in poi|ogni volta|"

@@ -39,6 +39,8 @@ def _kinds_of_answer(asked: str, said: str, role: str, changed: str) -> list[str
     "At the top of the report, find a way to make the repository URL always visible.",
     "Analyse which folders should be added to the lint exclusions.",
     "Please investigate why the nightly export must be restarted by hand.",
+    # "for each of the …" goes over a set of things, not over occasions ("before each commit")
+    "Write up the report, then define clear naming conventions for each of the service types listed there.",
 ])
 def test_a_task_for_this_turn_is_no_standing_rule(story: Story, task: str) -> None:
     story.session("shop", Turn(task, [edit(ROOT, "src/report.py")], last="Done: `src/report.py` updated."))
