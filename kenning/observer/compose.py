@@ -215,7 +215,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if not causes:  # a fix that only points back ("This prevents the TypeError …"), with no cause to follow
         fixes = [f for f in fixes if not dangling(f)]
     if not files_modified and not causes:  # "Recommended fix: size each batch …" in a turn that changed nothing:
-        fixes = [f for f in fixes if not proposed(f)]  # a proposal, which a note keeps until someone takes it
+        fixes = [f for f in fixes if not proposed(f, changed=False)]  # a proposal: a note keeps it until taken
     out: list[ObservationDraft] = []
     used: list[Judged] = []
     if files_modified:  # "**1. Send-on-closed-channel panic** (…):" over the changes that fixed it: one row each
@@ -228,7 +228,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f)), None)
         if pair is None:
             lone, fixes = fixes[0], []
-            if dangling(lone) or (proposed(lone) and not files_modified):
+            if dangling(lone) or (proposed(lone, changed=False) and not files_modified):
                 lone = None  # "This prevents the TypeError …" alone, about no cause said: a note (searchable)
         else:
             causes = [pair[0], *(c for c in causes if c is not pair[0])]
@@ -244,8 +244,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
     if causes or fixes:
         cause, fix = (causes[0] if causes else None), (fixes[0] if fixes else None)
         lead, as_said = lead_of(r, cause, fix)
-        said = cause_and_fix(cause, fix, lead, as_said, proposal=fix is not None and not files_modified
-                              and proposed(fix))
+        proposal = fix is not None and not files_modified and proposed(fix, changed=False)
+        said = cause_and_fix(cause, fix, lead, as_said, proposal=proposal)
         first = cause if cause is not None and not lead and said.startswith(statement(cause.text)[:40]) else None
         # ("That made the tests fail" first: the sentence it points back at goes in front)
         title = self_contained(said, (cause or fix).unit.heading, r, files_modified,  # type: ignore[union-attr]
@@ -256,7 +256,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         facts = [j.text for j in [*causes[:3], *fixes[:4]]]
         kind = "rootcause" if cause else "fix"
         out.append(ObservationDraft(
-            type="bugfix" if fix is not None or files_modified else "discovery", title=title,
+            type="bugfix" if (fix is not None and not proposal) or files_modified else "discovery", title=title,
             subtitle="root cause and fix, as the agent explained them" if cause and fix else
             "root cause found by the agent" if cause else "fix explained by the agent",
             facts=facts, narrative=" ".join(facts), concepts=["problem-solution"], files_read=files_read,

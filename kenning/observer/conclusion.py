@@ -120,9 +120,21 @@ def counts_a_list(j: Judged) -> bool:
     return j.unit.introduces and bool(_COUNTS.search(statement(j.text)))
 
 
-def proposed(fix: Judged) -> bool:
-    """A fix the agent recommends ("Recommended fix: …", "I'd suggest …"), not one it made."""
-    return "proposal" in cues.signals(fix.text) | cues.signals(fix.unit.heading)
+# A step said as an instruction ("Add a relay gate of its own, …", "Treat exit 1 as a detached `HEAD`"), not a noun
+# that happens to open a sentence ("Update check failed", "Pass rate is 90%")
+_IMPERATIVE = re.compile(
+    r"^(?:add|use|change|make|move|remove|replace|set|switch|wrap|split|introduce|return|pass|guard|skip|drop|keep|"
+    r"rename|create|call|bump|pin|increase|raise|lower|reduce|limit|cap|extract|delete|disable|enable|handle|"
+    r"validate|catch|retry|ensure|give|update|revert|treat|gate|route|reject|accept|stop|avoid|do not|don't)\s+"
+    r"(?!(?:\S+\s+){0,2}(?:is|are|was|were|has|had|fails|failed|returns|returned|breaks|broke|seems|looks)\b)",
+    re.IGNORECASE)
+
+
+def proposed(fix: Judged, changed: bool = True) -> bool:
+    """A fix the agent recommends ("Recommended fix: …", "I'd suggest …"), not one it made; in a turn that
+    ``changed`` no file, also one it says as an instruction ("Add a relay gate of its own, …")."""
+    return "proposal" in cues.signals(fix.text) | cues.signals(fix.unit.heading) or \
+        (not changed and bool(_IMPERATIVE.match(statement(fix.text))))
 
 
 def cause_and_fix(cause: Judged | None, fix: Judged | None, lead: str = "", as_said: bool = False, *,

@@ -989,6 +989,29 @@ def test_a_fix_listed_under_a_plain_recommended_fix_label_is_a_proposal_not_a_fi
     assert [t for t in titles if "— proposed fix: treat exit 1" in t] == titles and titles, titles
 
 
+@pytest.mark.parametrize(("fix_said", "changed", "proposal"), [
+    ("Add a replication-specific relay gate, separate from `CanIncrementalRelay`.", [], True),
+    ("Treat exit 1 as a detached `HEAD` and allow the commit.", [], True),
+    ("Added a replication-specific relay gate, separate from `CanIncrementalRelay`.", [], False),
+    # the same words in a turn that changed the code: how the agent names the change it made
+    ("Add a replication-specific relay gate, separate from `CanIncrementalRelay`.", ["internal/relay.go"], False),
+])
+def test_a_fix_said_as_an_instruction_in_a_turn_that_changed_nothing_is_a_proposal(
+        fix_said: str, changed: list[str], proposal: bool) -> None:
+    """"Because the fallback differs … Add a relay gate of its own": in a turn that changed no file, the agent tells
+    what to do, it did not do it (no bugfix, "proposed fix")."""
+    from kenning.observer.compose import agent_memories
+    from kenning.observer.reading import Reading
+
+    cause = _judged("Replication fails on targets that reject thin packs, because the relay gate only checks "
+                    "`no-thin`.", "rootcause", "agent")
+    fix = _judged(fix_said, "fix", "agent")
+    drafts, _used = agent_memories(Reading(prompt="Why does replicate fail on that target?", agent=[cause, fix]),
+                                   0.0, "prompt 1", changed, [])
+    [row] = [d for d in drafts if d.kind in ("rootcause", "fix")]
+    assert ("— proposed fix:" in row.title) is proposal and (row.type == "bugfix") is not proposal, row
+
+
 _DRAFT = ("## Install\n\nWe decided to always ship the CLI as one static binary — that is the only supported way to "
           "install it. (Windows support is a follow-up PR.)\n\n## Tests\n\n14 new tests.")
 
