@@ -230,9 +230,9 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     return SummaryDraft(
         created_at=at, request=_clip(request, 400),
         investigated=("Read " + investigated) if investigated else "",
-        learned="\n".join(unique(learned)[-8:])[-1500:],
-        completed="; ".join(unique(done)[-8:])[-1200:],
-        next_steps="; ".join(unique(todos)[-6:])[-800:],
+        learned=_newest(unique(learned)[-8:], "\n", 1500),
+        completed=_newest(unique(done)[-8:], "; ", 1200),
+        next_steps=_newest(unique(todos)[-6:], "; ", 800),
         notes="\n".join(note_lines), files_read=files_read[:50], files_modified=files_modified[:50],
         prompt_number=next((n.prompt_number for n in reversed(notes) if n.prompt_number), None),
         source_tokens=tokens_of(sum(n.size for n in notes)) + int(prior.get("source_tokens") or 0))
@@ -260,6 +260,19 @@ def _split(v: object) -> list[str]:
     return [x for x in str(v or "").split("; ") if x]
 
 
+
+
+def _newest(items: list[str], sep: str, limit: int) -> str:
+    """The newest ``items`` that fit in ``limit`` characters, each whole (a cut item began mid-word: "it v6
+    returns …" of "But go-git v6 returns …"); the newest alone is clipped at its end when it does not fit."""
+    kept: list[str] = []
+    size = 0
+    for item in reversed(items):
+        size += len(item) + (len(sep) if kept else 0)
+        if size > limit:
+            break
+        kept.append(item)
+    return sep.join(reversed(kept)) if kept else _clip(items[-1], limit) if items else ""
 
 
 def _clip(text: str, limit: int) -> str:

@@ -58,3 +58,19 @@ def test_a_clean_tree_is_no_longer_said_once_a_later_turn_changes_files() -> Non
     assert not after.clean and "clean" not in after.line()
     # a turn that only reads keeps what the last status said
     assert advance(State(clean=True), [Notes()]).clean
+
+
+def test_a_summary_too_long_keeps_its_newest_items_whole() -> None:
+    """What the session did, learned and left open grows turn by turn; past the size kept, the oldest items go
+    whole: the first one kept never begins mid-word ("it v6 returns …" of "But go-git v6 returns …")."""
+    from kenning.observer.summary import Notes, summarize
+    from kenning.records import SessionInfo
+
+    older = [f"But go-git v{n} returns `CommandStatusErr` by value, constructed at `report_status.go:{n}` "
+             + "and checked by pointer in the worker " * 3 for n in range(7)]
+    info = SessionInfo(id=1, agent_session_id="s", project="p", project_root="/p", prompts=["review it"],
+                       prior_summary={"completed": "; ".join(older), "created_at": 1.0})
+    done = summarize(info, [Notes(done=["Opened PR #72 with the value-target fix."], at=2.0)], []).completed
+    items = done.split("; ")
+    assert items[-1] == "Opened PR #72 with the value-target fix." and len(done) <= 1200, done
+    assert all(i.startswith("But go-git v") for i in items[:-1]) and len(items) > 2, items
