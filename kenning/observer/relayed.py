@@ -88,9 +88,12 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is ab
 QUOTED_MIN_WORDS = 6  # a shorter sentence can be said in the same words by chance
 
 
+def _unescaped(text: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else " ", text)
+
+
 def _flat(text: str) -> str:
-    text = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else " ", text)
-    return " " + _NOT_WORD.sub(" ", text).lower().strip() + " "
+    return " " + _NOT_WORD.sub(" ", _unescaped(text)).lower().strip() + " "
 
 
 def quoted(said: list[str], seen: list[str]) -> set[int]:
@@ -104,7 +107,11 @@ def quoted(said: list[str], seen: list[str]) -> set[int]:
     out: set[int] = set()
     if not long or not seen:
         return out
+    probes = {max(mine[i].split(), key=len) for i in long}  # each sentence's longest word: most results lack all
     for text in seen:
+        low = (_unescaped(text) if "\\u" in text else text).lower()
+        if not any(p in low for p in probes):
+            continue
         theirs = _flat(text)
         if mine[0] not in theirs:
             out.update(i for i in long if mine[i] in theirs)
