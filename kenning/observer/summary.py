@@ -260,8 +260,6 @@ def _split(v: object) -> list[str]:
     return [x for x in str(v or "").split("; ") if x]
 
 
-
-
 def _newest(items: list[str], sep: str, limit: int) -> str:
     """The newest ``items`` that fit in ``limit`` characters, each whole (a cut item began mid-word: "it v6
     returns …" of "But go-git v6 returns …"); the newest alone is clipped at its end when it does not fit."""
