@@ -82,7 +82,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
         r.origin = origin_of(prompt)
         if r.origin in USER_ORIGINS:
             r.user = judge_user(r.prompt, r.origin)
-            messages.append(r.user)
+            messages.append(list(r.user))  # (a copy: the words said later in the turn are added to r.user)
             r.words = r.prompt
             r.brought = list(r.user) if len(r.user) >= LONG_PROMPT else []
         elif r.origin == "plan":

@@ -1052,3 +1052,15 @@ def test_a_pasted_chinese_paragraph_is_found_in_what_the_tool_showed() -> None:
     assert quoted(said, [shown]) == {1}
     assert quoted(said, [json.dumps({"body": "\n".join(said)})]) == set()  # the message itself, printed back
     assert quoted(["Look at this:", "run it", "ok then"], ["run it"]) == set()  # too short to be told apart
+
+
+def test_words_said_refusing_a_tool_are_the_users_though_the_refusal_shows_them(story: Story) -> None:
+    """The refused call's error carries what the user said refusing it: that is the user's message coming back,
+    not text they quoted (each message of the turn is told apart on its own)."""
+    said = "No. Never delete the fixtures folder, we keep it under version control on purpose."
+    refusal = {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "rm -rf f"},
+               "error": f"The tool use was rejected. To tell you how to proceed, the user said:\n{said}"}
+    story.session("shop", Turn("Tidy up the test data and speed up the export.", [refusal],
+                               during=[("rejection", said)], last="Understood: the fixtures stay."))
+    rules = [r["title"] for r in story.active("shop") if r["kind"] == "rule"]
+    assert any("fixtures folder" in t for t in rules), story.active("shop")
