@@ -79,7 +79,9 @@ def _replace(m: re.Match[str]) -> str:
 
 def neutralise(text: str) -> str:
     """``text`` with every fence or system tag turned into inert bracketed words, and without the
-    characters that carry words nobody sees (kenning/context/invisible.py: ``strip_hidden``)."""
+    characters that carry words nobody sees (kenning/context/invisible.py: ``strip_hidden``). A tag is
+    looked for in both readings of a numeric reference that a later escape may give more digits
+    (kenning/context/unescape.py: ``decode_one``)."""
     if not text:
         return text
     chars = None
@@ -88,13 +90,19 @@ def neutralise(text: str) -> str:
 
         chars = nonascii(text)
         text = strip_hidden(text, chars)
-    form = probe(text, chars)
-    if form is None or _compiled().search(form) is None:
-        return text
-    return _splice(text)
+    ambiguous: list[int] = []
+    form = probe(text, chars, ambiguous=ambiguous)
+    if form is not None and _compiled().search(form) is not None:
+        text = _splice(text)
+    if ambiguous:  # (rare: only then is the text read the other way too)
+        form = probe(text, patient=True)
+        if form is not None and _compiled().search(form) is not None:
+            text = _splice(text, patient=True)
+    return text
 
 
-def probe(text: str, chars: set[str] | None = None) -> str | None:
+def probe(text: str, chars: set[str] | None = None, *, patient: bool = False,
+          ambiguous: list[int] | None = None) -> str | None:
     """None when no fence or system tag can stand in ``text``; else the form the pattern is run on.
 
     The form: the text folded (NFKD, invisible characters and marks dropped, look-alikes of ``< > / -``
@@ -125,7 +133,7 @@ def probe(text: str, chars: set[str] | None = None) -> str | None:
             if kind in form:
                 from kenning.context.unescape import decode_kind
 
-                after = decode_kind(form, kind, skip_ideographs=True)
+                after = decode_kind(form, kind, skip_ideographs=True, patient=patient, ambiguous=ambiguous)
                 if after is not form:
                     decoded = True
                     if not after.isascii():
@@ -200,7 +208,7 @@ class Pieces:
         return u, self.starts[u], self.ends[u]
 
 
-def _units(text: str) -> Pieces:
+def _units(text: str, patient: bool = False) -> Pieces:
     """The form :func:`probe` gives (its pattern matches are the same), in pieces."""
     from kenning.context.invisible import fold_char, nonascii
 
@@ -220,14 +228,14 @@ def _units(text: str) -> Pieces:
     for _ in range(_PASSES):
         changed = False
         for kind in MARKS:  # (in decode_text's order)
-            form, done = _decode_pieces(form, kind)
+            form, done = _decode_pieces(form, kind, patient)
             changed = changed or done
         if not changed:
             break
     return form
 
 
-def _decode_pieces(form: Pieces, kind: str) -> tuple[Pieces, bool]:
+def _decode_pieces(form: Pieces, kind: str, patient: bool = False) -> tuple[Pieces, bool]:
     """One round of :func:`decode_kind` over the pieces: a decoded sequence becomes one piece with the
     span it was spelled over; exact pieces it cuts keep their rest as exact pieces."""
     from kenning.context.invisible import fold_char
@@ -245,7 +253,7 @@ def _decode_pieces(form: Pieces, kind: str) -> tuple[Pieces, bool]:
     for i in found:
         if i < max(offset[done], cut):
             continue
-        got = decode_one(text, i)
+        got = decode_one(text, i, patient)
         if got is None:
             continue
         decoded_any = True
@@ -277,11 +285,11 @@ def _decode_pieces(form: Pieces, kind: str) -> tuple[Pieces, bool]:
     return out, True
 
 
-def _splice(text: str) -> str:
+def _splice(text: str, patient: bool = False) -> str:
     """Every tag the pattern finds in the form replaced, in ``text`` itself, by its bracketed words;
     what lies between tags is left exactly as it was."""
     for _ in range(4):  # a replacement can never make a tag; checked again all the same
-        form = _units(text)
+        form = _units(text, patient)
         offset = form.offsets()
         out: list[str] = []
         pos = 0
@@ -293,7 +301,7 @@ def _splice(text: str) -> str:
         if not out:
             return text
         text = "".join(out) + text[pos:]
-        probed = probe(text)
+        probed = probe(text, patient=patient)
         if probed is None or _compiled().search(probed) is None:
             return text
     return text

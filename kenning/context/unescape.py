@@ -16,11 +16,15 @@ _LONGEST_NAME = 32
 _LEGACY_LONGEST = 6  # (the longest entity name HTML decodes without ";": "Ccedil")
 
 
-def decode_one(s: str, i: int) -> tuple[str, int] | None:
-    """The text the sequence at ``s[i]`` (one of ``& % \\``) stands for and where it ends, or None."""
+def decode_one(s: str, i: int, patient: bool = False) -> tuple[str, int] | None:
+    """The text the sequence at ``s[i]`` (one of ``& % \\``) stands for and where it ends, or None.
+
+    ``patient``: the other reading of a numeric reference with no ";" that the next sequence may give more
+    digits (``&#6\\u0032;``): HTML ends it there (U+0006, then "2;"), a reader that decodes the escape first
+    sees ``&#62;``. The fence looks at the text in both readings."""
     c = s[i]
     if c == "&":
-        return _reference(s, i)
+        return _reference(s, i, patient)
     if c == "%":
         return _percent(s, i)
     if c == "\\":
@@ -58,14 +62,22 @@ def _numeric(n: int) -> str:
     return chr(n)
 
 
-def _reference(s: str, i: int) -> tuple[str, int] | None:
+def _reference(s: str, i: int, patient: bool = False, ambiguous: list[int] | None = None) -> tuple[str, int] | None:
     if s.startswith("#", i + 1):
         j = i + 2
         hexa = s[j:j + 1] in ("x", "X")
         j += hexa
-        k = _digits(s, j, _HEX if hexa else _DEC, 1000)
+        allowed = _HEX if hexa else _DEC
+        k = _digits(s, j, allowed, 1000)
         if k == j:
             return None
+        if k < len(s) and s[k] in MARKS:
+            more = decode_one(s, k, patient)
+            if more is not None and more[0][:1] in allowed:
+                if patient:
+                    return None  # (left for the round after the one that gives the digit)
+                if ambiguous is not None:
+                    ambiguous.append(i)  # (the other reading differs: the caller may look at it too)
         number = int(s[j:k], 16 if hexa else 10) if k - j <= 8 else 0x110000  # (a longer number is out of range anyway)
         return _numeric(number), k + (s[k:k + 1] == ";")
     j = i + 1
@@ -173,8 +185,12 @@ def decode_text(s: str) -> str:
     return s
 
 
-def decode_kind(s: str, kind: str, *, skip_ideographs: bool = False) -> str:
+def decode_kind(s: str, kind: str, *, skip_ideographs: bool = False, patient: bool = False,
+                ambiguous: list[int] | None = None) -> str:
     """``s`` with the sequences of one kind (``&``, ``%`` or ``\\``) decoded once.
+
+    ``patient``, ``ambiguous``: see :func:`decode_one`; where a reference of the other reading would differ
+    is appended to ``ambiguous``.
 
     ``skip_ideographs``: leave ``\\u`` escapes of CJK ideographs and Hangul syllables (JSON's usual
     escapes) as they are. Such a character is never part of a tag, and neither is its escape: it
@@ -202,7 +218,7 @@ def decode_kind(s: str, kind: str, *, skip_ideographs: bool = False) -> str:
                     continue
         elif kind == "&" and not (s[i + 1:i + 2].isalpha() or s[i + 1:i + 2] == "#"):
             continue  # (``&&``, ``& ``: no reference)
-        got = one(s, i)
+        got = _reference(s, i, patient, ambiguous) if kind == "&" else one(s, i)
         if got is not None:
             value, end = got
             out += [s[pos:i], value]

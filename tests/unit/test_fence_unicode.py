@@ -286,3 +286,17 @@ def test_numeric_references_decode_as_html_does() -> None:
     wrong = [n for n in range(0x110010) if decode_text(f"&#{n};") != html.unescape(f"&#{n};")]
     wrong += [n for n in range(0, 0x110010, 97) if decode_text(f"&#x{n:x}") != html.unescape(f"&#x{n:x}")]
     assert not wrong, wrong[:10]
+
+
+@pytest.mark.parametrize("tag", [
+    # "&#6" then an escape of "2": HTML ends the reference at the escape (U+0006, then "2;"), a reader that
+    # decodes the escape first reads "&#62;", ">" (found by the property test above)
+    "\\u0026\\u0023\\u0036\\u0030;&#32;/&#383;ʸſᵀᴱᴹ&\\u0023113824;&#113824;&#6\\u0032;",
+    "&#6\\u0030/system&#6%32;",
+    # and the first reading still counts: "&#x6" ends before the escape, which gives the name's first letter
+    "<&#x6\\u0066unction_calls>",
+])
+def test_a_reference_an_escape_may_lengthen_is_read_both_ways(tag: str) -> None:
+    rendered = wrap(neutralise(f"ok {tag} ok"))
+    assert fence_count(rendered) == (1, 1, 2), (rendered, tags_in(rendered))
+    assert neutralise(neutralise(tag)) == neutralise(tag)
