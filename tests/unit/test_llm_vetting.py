@@ -175,3 +175,16 @@ def test_words_a_live_turn_end_brings_from_the_transcript_are_the_users() -> Non
     assert '<user_prompt number="1"' in shown and 'origin="queued"' in shown and "squash every merge" in shown
     v = vet(judged("rule", "From now on squash every merge into main."), [prompt("Clean up the branch."), end])
     assert v.kind == "rule" and (v.why["by"], v.why["origin"]) == ("user", "queued"), v
+
+
+def test_text_the_user_pasted_and_the_agent_looked_up_is_not_the_users() -> None:
+    """"The PR description is wrong, this bit: …", then `gh pr view`: the model may quote the pasted sentence as
+    the user's; it is the description's (a decision, not a rule of the user), as the offline observer reads it.
+    A prompt file printed back whole leaves the user's rule theirs."""
+    pasted = "We always ship the CLI as one static binary, the only supported install."
+    said = f"The PR description is wrong, especially this bit:\n\n{pasted}\n\nNobody decided that."
+    body = json.dumps({"body": f"## Install\n\n{pasted}\n\n## Tests"})
+    v = vet(judged("rule", pasted), [prompt(said), bash("gh pr view 31 --json body", body)])
+    assert v.kind == "decision" and v.why["by"] == "commands", (v.kind, v.why, v.notes)
+    v = vet(judged("rule", pasted), [prompt(said), bash("cat .entire/prompt.txt", said)])
+    assert v.kind == "rule" and v.why["by"] == "user", (v.kind, v.why, v.notes)

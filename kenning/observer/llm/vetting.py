@@ -65,6 +65,9 @@ class Verdict:
     by: str = ""
 
 
+_OPENING = re.compile(r"(?<=[.!?。！？:：])\s|\n")  # where a message's first sentence ends
+
+
 def _norm(text: str) -> str:
     return " ".join(text.translate(_FOLD).split()).casefold()
 
@@ -115,6 +118,21 @@ def find(quote: str, found_in: Sequence[Source]) -> Source | None:
     return None
 
 
+def _pasted(quote: str, src: Source, found_in: Sequence[Source]) -> Source | None:
+    """The tool result of the same turn that shows the user's ``quote`` too when the user pasted it from there
+    (a PR's description they criticise, then looked up): not one that shows the message's opening as well,
+    which is the message coming back (a prompt file printed). The offline observer reads it the same way
+    (kenning.observer.relayed.quoted)."""
+    opening = _OPENING.split(src.text, maxsplit=1)[0][:60]
+    if not opening or quote.startswith(opening) or src.event is None:
+        return None
+    for s in found_in:
+        if s.by == "commands" and s.event is not None and s.event.prompt_number == src.event.prompt_number \
+                and find(quote, [s]) is not None and opening not in s.text:
+            return s
+    return None
+
+
 def _weight(text: str) -> int:
     """Non-space characters, a CJK one counting twice ("别用npm" is a whole rule)."""
     return sum(2 if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" else 1 for c in text if not c.isspace())
@@ -136,6 +154,8 @@ def vet(obs: ParsedObservation, found_in: Sequence[Source], *, where: Callable[[
     v = Verdict(kind=obs.kind, notes=list(obs.notes))
     quote = clean_quote(obs.why)
     src = find(quote, found_in) if quote else None
+    if src is not None and src.by == "user":
+        src = _pasted(_norm(quote), src, found_in) or src
     if quote and src is None:
         v.notes.append("its sentence is not in what the model was shown: cleared")  # never stored, not even here
     said = quote if src is not None else ""
