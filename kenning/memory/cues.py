@@ -58,7 +58,7 @@ _CUES: dict[str, tuple[str, str]] = {
         r"don'?t(?!\s+(?:know|think|see|understand|mind|care|remember|recall|believe|get it))|do not|never|avoid|"
         r"not allowed|forbidden|no more|stop (?:using|doing)|"
         r"ne (?:pas|jamais|plus)|n'(?:utilise|utilisez)|interdit|évite[rz]?|nicht|kein|keine|verboten|vermeide|"
-        r"no (?:uses|usar|hagas)|prohibido|evita|"
+        r"no (?:uses|usar|hagas)|prohibido|"
         r"não (?:use|usar|faça|fazer|mude|mexa)|evite|proibido|non (?:usare|usate|fare|toccare|cambiare)|"
         r"evita(?:re)?|vietato|kullanma(?:yın)?|yapma(?:yın)?|asla|yasak|не (?:используй(?:те)?|делай(?:те)?|"
         r"трогай(?:те)?|меняй(?:те)?)|нельзя|запрещено",
@@ -116,7 +116,7 @@ _CUES: dict[str, tuple[str, str]] = {
         r"deliberate(?:ly)?|intentional(?:ly)?|on purpose|by design|"
         r"décidé|choisi|exprès|voulu|délibérément|entschieden|gewählt|absichtlich|mit absicht|ist absicht|"
         r"decidimos|elegimos|decidido|a propósito|intencionad[oa]|deliberadamente|"
-        r"decidimos|escolhemos|abbiamo deciso|deciso di|karar verdik|решили|решено|"
+        r"escolhemos|abbiamo deciso|deciso di|karar verdik|решили|решено|"
         r"decidi|decidiu|ho deciso|karar verildi|решил|решила",
         "决定 选择 采用 就用 定了 故意 有意为之 決定 採用 にする 選んだ 意図的 わざと "
         "결정 선택 채택 하기로 일부러 의도적 決めた 決めました ことにした ことにしました"),

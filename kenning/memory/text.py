@@ -114,6 +114,8 @@ def capitalised(s: str) -> str:
 
 
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# One character of text written without spaces: kana, CJK ideographs, Hangul (a word is about two of these)
+CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def tokens(text: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from kenning.memory import cues
+from kenning.memory.text import CJK_CHAR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -213,7 +214,6 @@ def hypothetical(text: str) -> bool:
 # What ties a sentence to a project: a name in code quotes, a path or file, an identifier, a number; in Chinese,
 # Japanese or Korean text any Latin word (the project's names stay Latin there: "tij はバイナリクレート").
 _NAMES = re.compile(r"`|\d|/|\.\w{2,4}\b|[a-z][A-Z]|\b[A-Za-z]+[_-][A-Za-z0-9_-]+\b|\b[A-Z]{2,}|--?\w")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 _OURS = re.compile(r"\b(?:we|our|us)\b|我们|我們|私たち|弊社|우리", re.IGNORECASE)
@@ -227,8 +227,8 @@ def about_the_project(text: str, heading: str = "") -> bool:
     behaviour") is reasoning in general terms: 1 of 15 such sentences the labelled real sessions hold is worth
     keeping. Its causes, fixes and gotchas can be said in words alone (half of its causes are worth keeping; a
     tool's trap is a gotcha: "The sed didn't expand \\t to tabs, it used a literal t")."""
-    return any(bool(_NAMES.search(t) or (_CJK.search(t) and re.search(r"[A-Za-z]{2,}", t))) for t in (text, heading)) \
-        or bool(_OURS.search(text)) or "decided" in cues.signals(text)
+    return any(bool(_NAMES.search(t) or (CJK_CHAR.search(t) and re.search(r"[A-Za-z]{2,}", t)))
+               for t in (text, heading)) or bool(_OURS.search(text)) or "decided" in cues.signals(text)
 
 
 # The agent retelling what a page, an issue, a comment or a document says ("The public page shows the failing step

@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from kenning.memory import cues
-from kenning.memory.text import content_words
+from kenning.memory.text import CJK_CHAR, content_words
 from kenning.records import Event
 
 PRESCRIBES = frozenset({"always", "must", "prohibit", "convention", "decided", "prefer"})
@@ -84,7 +84,6 @@ def _response_text(resp: Any) -> str:
 # markup, punctuation or JSON escaping around them ("**local** machine", "that\\'s", "\\u4e3a").
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|[nrt\\\"'/])")
 _NOT_WORD = re.compile(r"[\W_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
 QUOTED_MIN_WORDS = 6  # a shorter sentence can be said in the same words by chance
 
 
@@ -103,7 +102,7 @@ def quoted(said: list[str], seen: list[str]) -> set[int]:
     (a prompt file printed, a session list), not where a quote came from."""
     mine = [_flat(t) for t in said]
     long = [i for i, m in enumerate(mine[1:], 1)
-            if len(m.split()) + len(_CJK.findall(m)) / 2 >= QUOTED_MIN_WORDS]
+            if len(m.split()) + len(CJK_CHAR.findall(m)) / 2 >= QUOTED_MIN_WORDS]
     out: set[int] = set()
     if not long or not seen:
         return out
