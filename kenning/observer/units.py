@@ -58,7 +58,10 @@ _QUOTE = re.compile(r"^\s*>\s?")
 # Log lines and stack frames pasted into a prompt: a timestamp, a level, a path:line, a prompt sign.
 _LOGLIKE = re.compile(r"^\s*(?:\[?\d{1,4}[-/:.]\d{1,2}[-/:.]\d{1,4}|\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|"
                       r"FATAL)\]?\b|at [\w.$<>]+\(|\$ |> |[\w./-]+\.\w+:\d+)", re.IGNORECASE)
-_MARKS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
+# Emphasis marks; a name that only looks like them stays: `__init__`, __main__ (a dunder, even unquoted).
+_MARKS = re.compile(r"(?<!\w)__\w+?__(?!\w)|\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
+# Inline code, whose marks are the code's: `*CommandStatusErr` is a pointer, `src/**/*.ts` a glob.
+_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 _LINK = re.compile(r"\[([^\]\n]{1,200})\]\((?:[^)\s]{1,500})\)")
 _DIRECTIVE = re.compile(r"^::[\w-]+\{.*\}\s*$")  # Codex app directives: ::git-commit{cwd="…"}
 # A line of machine markup only: an XML tag, or one element on its line (the reply a Codex automation's heartbeat
@@ -228,10 +231,18 @@ def _is_label(word: str) -> bool:
 
 
 def tidy(text: str) -> str:
-    """Markdown emphasis and links removed, white space made single."""
-    t = _LINK.sub(r"\1", text)
-    t = _MARKS.sub("", t)
+    """Markdown emphasis and links removed (not inside inline code), white space made single."""
+    text = _LINK.sub(r"\1", text)
+    out, at = [], 0
+    for m in _CODE.finditer(text):
+        out += [_plain(text[at:m.start()]), m.group()]
+        at = m.end()
+    t = "".join([*out, _plain(text[at:])])
     return " ".join(t.split()).strip(" :：-—–")
+
+
+def _plain(text: str) -> str:
+    return _MARKS.sub(lambda m: m.group() if m.group().startswith("__") and len(m.group()) > 2 else "", text)
 
 
 _JSONISH = re.compile(r'^[\[{]|"\w+"\s*:\s*["\[{\d]|^\w+\([^)]*\)\s*[{;]?$')

@@ -91,3 +91,17 @@ def test_machine_markup_on_its_own_lines_is_no_unit() -> None:
             "The `<slot>` element keeps <b>its</b> children.")
     assert [u.text for u in units(said)] == ["I fixed the Windows path in the test and pushed it.",
                                              "The checks restarted.", "The `<slot>` element keeps <b>its</b> children."]
+
+
+def test_emphasis_goes_but_the_marks_of_inline_code_stay() -> None:
+    """`*T` is a pointer and `T` a value, `src/**/*.ts` a glob, `pkg/__init__.py` a file: stripping the emphasis
+    marks inside code turned a cause about a pointer into one about a value (a real session said "both
+    `CommandStatusErr` and `*CommandStatusErr` satisfy `error`")."""
+    said = ("Because `Error()` has a *value* receiver, both `CommandStatusErr` and `*CommandStatusErr` satisfy "
+            "`error` — so it **compiles** and looks right. The glob `src/**/*.ts` skips `pkg/__init__.py`; see "
+            "[`push.go`](/src/push.go:175) and the __main__ module, __not bold__ any more.")
+    [first, second] = [u.text for u in units(said)]
+    assert first == ("Because `Error()` has a value receiver, both `CommandStatusErr` and `*CommandStatusErr` "
+                     "satisfy `error` — so it compiles and looks right.")
+    assert second == ("The glob `src/**/*.ts` skips `pkg/__init__.py`; see `push.go` and the __main__ module, "
+                      "not bold any more.")
