@@ -15,10 +15,14 @@ from kenning.observer.reading import Reading
 from kenning.observer.roles.roles import Judged
 from kenning.observer.titles import CONTEXT_CHARS, GENERIC_HEADING, NAMED, TITLE, dangling, lower_first, statement
 
-# The agent narrating its own work ("I see — …", "So I'd respond …", "I'm switching to …"): what it did in
-# that run, not something the next session should be told.
-_FIRST_PERSON = re.compile(r"^(?:(?:so|now|ok|okay|then|here|first|next|also|and|but)[,:]?\s+)?"
-                           r"(?:i|i['’](?:m|d|ll|ve)|let me|let['’]s|we['’]ll)\b|\bI(?:['’](?:m|d|ll|ve))? "
+# The agent narrating its own work ("I see — …", "So I'd respond …", "I'm switching to …", "Sure — let me build
+# it up …"): what it did in that run, not something the next session should be told. (Of the labelled sentences
+# of the agent that open so, 672 of 674 are noise.) The opening words in any case, as a sentence starts; "I"
+# only as the pronoun ("I/O errors …" is no narration).
+_FIRST_PERSON = re.compile(r"^(?i:(?:so|now|ok|okay|then|here|first|next|also|and|but|sure|yes|yeah|right|alright|"
+                           r"got it)(?:[,:!.]|\s*[—–-])?\s+)?"
+                           r"(?:[iI](?=\s)|[iI]['’](?:m|d|ll|ve)\b|(?i:let me|let['’]s|we['’]ll)\b)|"
+                           r"\bI(?:['’](?:m|d|ll|ve))? "
                            r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
                            r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s")
 

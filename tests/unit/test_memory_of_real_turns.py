@@ -656,3 +656,49 @@ def test_a_quiet_commit_whose_message_comes_from_a_heredoc_is_a_commit(story: St
                                last="Committed."))
     left = _left_off(story, "shop")
     assert "feat: reject locales that fail late" in left and "not committed" not in left, left
+
+
+def test_an_explanation_that_opens_by_saying_what_the_agent_will_do_is_titled_by_its_finding(story: Story) -> None:
+    """A real answer opened "Sure — let me build it up from the Go semantics, because the whole thing turns on
+    one subtle rule …" and that narration became the root cause's title: its "because" is why the agent explains,
+    not a cause. Narration that opens with "Sure", "OK", "Let me", "We'll" (capitalised, as sentences are) is no
+    memory; of the labelled sentences of the agent that open so, 672 of 674 are noise."""
+    story.session("shop", Turn(
+        "why does the retry test never see the rejection?",
+        tools=[read(ROOT, "internal/push.go"), edit(ROOT, "internal/push.go"), bash("go test ./...", "ok")],
+        last="Sure — let me build it up from the Go semantics, because the whole thing turns on one subtle rule "
+             "about `errors.As`. The root cause is that the lookup asks for a `*RejectError` pointer while the "
+             "transport returns the error by value, so `errors.As` never matches and the retry never starts. "
+             "Fixed by matching the value type in `asRejectError`."))
+    [cause] = [r for r in story.active("shop") if r["kind"] == "rootcause"]
+    assert "`*RejectError` pointer" in cause["title"] and not cause["title"].startswith("Sure"), cause
+    index = story.context("shop")
+    assert "let me build it up" not in index and "`*RejectError`" in index
+
+
+@pytest.mark.parametrize("said", [
+    "Sure — let me build it up from the Go semantics, because the whole thing turns on one rule.",
+    "OK, let me look at the logs because the job failed twice.",
+    "Let's see why it fails, since the cache was cleared.",
+    "We'll rerun it later because the runner is busy.",
+])
+def test_narration_of_the_next_step_is_no_memory_in_any_case(said: str) -> None:
+    from kenning.observer.conclusion import worth_saying
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    assert not worth_saying(Judged(units(said)[0], role="rootcause", p=0.95, speaker="agent", origin="final",
+                                   worth=0.95))
+
+
+@pytest.mark.parametrize("said", [
+    "I/O errors are retried three times because the disk is network-mounted.",
+    "Yes, the cause is the stale lock file left by the crashed run.",
+])
+def test_a_finding_that_merely_starts_like_narration_is_kept(said: str) -> None:
+    from kenning.observer.conclusion import worth_saying
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    assert worth_saying(Judged(units(said)[0], role="rootcause", p=0.95, speaker="agent", origin="final",
+                               worth=0.95))
