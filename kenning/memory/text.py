@@ -2,7 +2,8 @@
 
 Sentences split where a sentence ends, not at every full stop: abbreviations ("e.g.", "i.e.",
 "etc.", "vs."), decimals and versions ("1.5", "v2.1"), file names ("README.md") and anything
-inside backticks or quotes stay in their sentence. Identifiers keep their case: a sentence is
+inside backticks or quotes stay in their sentence; a Chinese or Japanese sentence ends at its own
+full stop, with no space after it. Identifiers keep their case: a sentence is
 capitalised only when it starts with an ordinary English word.
 """
 
@@ -22,10 +23,12 @@ ABBREVIATIONS = words("""
 e.g i.e etc vs cf approx incl excl esp resp viz al fig no nos vol ca mr mrs ms dr prof sr jr st
 """)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-_PROTECT = re.compile(r"`[^`\n]*`|\"[^\"\n]{0,300}\"|\u201c[^\u201d\n]{0,300}\u201d")
+_PROTECT = re.compile(r"`[^`\n]*`|\"[^\"\n]{0,300}\"|\u201c[^\u201d\n]{0,300}\u201d|"
+                      r"「[^」\n]{0,300}」|『[^』\n]{0,300}』")
 # A full stop, "!" or "?" followed by space, where a new sentence can start (not ";": "`make test`
-# is gone; run `just test`" is one statement).
-_END = re.compile(r"([.!?])(\s+)")
+# is gone; run `just test`" is one statement); or the full stop of Chinese and Japanese, which no space
+# follows, with the closing quote or bracket after it ("原因是缓存键。修复：…" is two sentences).
+_END = re.compile(r"([.!?])(\s+)|([。！？]+[」』）)”’]*)(\s*)(?=\S)")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'\-]*")
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[./\-][A-Za-z0-9_]+)*")
 
@@ -71,6 +74,10 @@ def _split_block(block: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for m in _END.finditer(masked):
+        if m.group(3):  # (no abbreviation ends with these)
+            pieces.append(masked[start:m.end(3)])
+            start = m.end()
+            continue
         end = m.start(1)
         if m.group(1) == "." and _no_end(masked, end):
             continue

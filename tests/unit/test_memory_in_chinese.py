@@ -73,3 +73,17 @@ def test_a_preference_for_every_project_and_a_project_rule(story: Story) -> None
     # A project nobody worked on yet is told the user's preference, and nothing of the ledger's rules.
     other = story.context("payroll")
     assert "先说结论" in other and "SQL 迁移脚本" not in other
+
+
+def test_an_answer_in_chinese_is_read_sentence_by_sentence(story: Story) -> None:
+    """A Chinese full stop ends a sentence with no space after it: the answer's cause is its own memory, not the
+    paragraph it sits in with the agent's narration in front ("我先看了日志。") and the test run behind it."""
+    story.session("ledger", Turn(
+        "导出的报表每天都少一部分数据，帮我查一下。",
+        [bash("python -m jobs.export", fails="KeyError: 'tenant_id'"), edit(ROOT, "jobs/export.py"),
+         bash("python -m jobs.export", "导出完成：88 行")],
+        last="我先看了一下日志。根因是缓存键里没有租户ID，所以不同租户的导出结果互相覆盖。"
+             "修复：在 cache_key 里加上 tenant_id。测试都通过了。"))
+    [cause] = [r for r in story.active("ledger") if r["kind"] == "rootcause"]
+    assert cause["title"].startswith("根因是缓存键里没有租户ID"), cause
+    assert "我先看了一下日志" not in cause["title"] and "测试都通过了" not in cause["title"]

@@ -105,3 +105,12 @@ def test_emphasis_goes_but_the_marks_of_inline_code_stay() -> None:
                      "satisfy `error` — so it compiles and looks right.")
     assert second == ("The glob `src/**/*.ts` skips `pkg/__init__.py`; see `push.go` and the __main__ module, "
                       "not bold any more.")
+
+
+def test_chinese_and_japanese_sentences_end_at_their_full_stop() -> None:
+    zh = "我先看了日志。根因是缓存键没有包含租户ID。修复：加入 `tenant_id`。测试都通过了！"
+    ja = "「これは問題です。」と彼は言った。原因は `a。b` の区切りです。直しました？"
+    assert [u.text for u in units(zh)] == ["我先看了日志。", "根因是缓存键没有包含租户ID。", "修复：加入 `tenant_id`。",
+                                          "测试都通过了！"]
+    assert [u.text for u in units(ja)] == ["「これは問題です。」と彼は言った。", "原因は `a。b` の区切りです。",
+                                          "直しました？"]
