@@ -394,7 +394,8 @@ ANSWER_SURE = 0.85  # what an answer to a routine question must be, held out, to
 _ASKED = re.compile(r"^\s*(?:what|where|which|who|how (?:many|much|do|does|is|are)|does|do|is|are|can|list|show)\b|"
                     r"[?？]\s*$|(?:吗|呢|什么|哪里|哪个|多少)[？?。]?\s*$|(?:ですか|ますか)[？?。]?\s*$",
                     re.IGNORECASE)
-_WHY = re.compile(r"\b(?:why|how come)\b|为什么|为啥|なぜ|どうして|왜", re.IGNORECASE)
+_WHY = re.compile(r"\b(?:why|how come|pourquoi|warum|wieso|weshalb|por qu[eéê]|perch[eé]|neden|niye|почему|"
+                  r"отчего)\b|为什么|为啥|なぜ|どうして|왜", re.IGNORECASE)
 
 
 def routine_question(r: Reading, files_modified: list[str]) -> bool:

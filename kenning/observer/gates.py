@@ -334,7 +334,15 @@ def acts_once(text: str) -> bool:
 
 _PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"
                       r"deadlocks?|hangs?|leaks?|race conditions?|corrupt(?:ed|ion)?|"
-                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?)\b|"
+                      r"doesn'?t work|does not work|not working|exception|panic|flaky|slow|timeouts?|warnings?|"
+                      # the same in the other languages we read: French, German, Spanish, Portuguese, Italian,
+                      # Turkish, Russian
+                      r"erreurs?|échou\w*|échecs?|plant(?:e|é|ée)|cassée?|bogues?|ne (?:marche|fonctionne) pas|"
+                      r"fehler\w*|fehlgeschlagen|schl(?:ä|a)gt fehl|kaputt|abst(?:u|ü)rz\w*|funktioniert nicht|"
+                      r"errore?s?|errori|fall(?:a|an|ó|o|isce|iscono|ito)|falh(?:a|as|am|ou|ando)|roto|rotto|quebrad[oa]|"
+                      r"no funciona|não funciona|non funziona|"
+                      r"hata(?:lar)?\w*|başarısız|çök(?:tü|üyor)|bozuk|çalışmıyor|"
+                      r"ошибк\w*|пада(?:ет|ют)|упал\w*|сломан\w*|не работает|баг\w*)\b|"
                       r"错误|报错|失败|崩溃|问题|不工作|エラー|失敗|バグ|不具合|오류|에러|실패|버그|문제",
                       re.IGNORECASE)
 

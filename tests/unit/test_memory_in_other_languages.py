@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.memory_story import Story, Turn, bash, edit
+from tests.support.memory_story import Story, Turn, bash, edit, read
 
 # language: (the rule, its correction a session later, an unrelated rule in the same words)
 CASES = {
@@ -165,3 +165,51 @@ def test_a_root_cause_the_agent_explains(story: Story, lang: str) -> None:
     causes = [r for r in story.active("ledger") if r["kind"] in ("rootcause", "fix") and "UTC" in r["title"]]
     assert causes and causes[0]["layer"] == "key", story.rows("ledger")
     assert "UTC" in story.context("ledger").split("## Recent")[0]
+
+
+# The user asks why something fails, and the agent answers from what it read, changing nothing: a "why" is no
+# routine question, in any of these languages ("Por que …", "neden", "почему" read as routine made the cause
+# a note only).
+WHY = {
+    "de": ("Warum schlägt der nächtliche Export fehl?",
+           "Die Ursache ist, dass der Export die Zeitzone aus der lokalen Umgebung liest, weil der Cron-Host in UTC "
+           "läuft, deshalb ist der Datumsbereich um einen Tag verschoben."),
+    "es": ("¿Por qué falla la exportación nocturna?",
+           "La causa raíz es que la exportación lee la zona horaria del entorno local, porque el host de cron corre "
+           "en UTC, así que el rango de fechas se desplaza un día."),
+    "pt": ("Por que a exportação noturna falha?",
+           "A causa raiz é que a exportação lê o fuso horário do ambiente local, porque o host do cron roda em UTC, "
+           "então o intervalo de datas fica deslocado em um dia."),
+    "it": ("Perché l'esportazione notturna fallisce?",
+           "La causa principale è che l'esportazione legge il fuso orario dall'ambiente locale, perché l'host cron "
+           "gira in UTC, quindi l'intervallo di date è spostato di un giorno."),
+    "tr": ("Gece dışa aktarımı neden başarısız oluyor?",
+           "Kök neden, dışa aktarımın saat dilimini yerel ortamdan okuması, çünkü cron sunucusu UTC'de çalışıyor, "
+           "bu yüzden tarih aralığı bir gün kayıyor."),
+    "ru": ("Почему падает ночной экспорт?",
+           "Причина в том, что экспорт берёт часовой пояс из локального окружения, потому что cron-хост работает "
+           "в UTC, поэтому диапазон дат сдвигается на день."),
+    "fr": ("Pourquoi l'export de nuit échoue ?",
+           "La cause racine est que l'export lit le fuseau horaire de l'environnement local, parce que l'hôte cron "
+           "tourne en UTC, donc la plage de dates est décalée d'un jour."),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(WHY))
+def test_the_cause_given_to_a_why_question_is_a_key_memory(story: Story, lang: str) -> None:
+    asked, said = WHY[lang]
+    story.session("ledger", Turn(asked, [read("/work/ledger", "jobs/export.py")], last=said))
+    causes = [r for r in story.active("ledger") if r["kind"] == "rootcause"]
+    assert causes and causes[0]["layer"] == "key" and "UTC" in causes[0]["title"], story.rows("ledger")
+    assert "UTC" in story.context("ledger").split("## Recent")[0]
+
+
+@pytest.mark.parametrize(("words", "wrong"), [
+    ("Le test échoue depuis hier", True), ("Der Build schlägt fehl", True), ("la build falla en CI", True),
+    ("o teste falhou de novo", True), ("il test fallisce", True), ("test başarısız oldu", True),
+    ("тест падает на CI", True), ("the plant grows", False), ("porque sí", False), ("a fall of the index", False),
+])
+def test_a_problem_is_reported_in_each_language(words: str, wrong: bool) -> None:
+    from kenning.observer.gates import reports_a_problem
+
+    assert reports_a_problem(words) is wrong
