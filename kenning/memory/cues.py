@@ -136,7 +136,10 @@ _CUES: dict[str, tuple[str, str]] = {
         "阻塞 卡住 等待 未提交 未推送 搁置 暂停 ブロック 待ち 未コミット 保留 대기 막힘 보류"),
     "narrate": (
         r"let me|let's|i'?ll|i will|i'?m going to|now i|next,? i|first,? i|i need to|i'?m (?:checking|reading|"
-        r"looking)|looking at|je vais|laisse-moi|ich werde|lass mich|voy a|déjame",
+        r"looking)|looking at|je vais|laisse-moi|ich werde|lass mich|voy a|déjame|"
+        r"agora vou|deix[ae]-me|vou (?:verificar|checar|olhar|ver|analisar|rodar|executar)|lasciami|"
+        r"fammi (?:vedere|controllare)|ora (?:controllo|guardo|verifico)|bakacağım|bakayım|kontrol edeceğim|"
+        r"сейчас (?:посмотрю|проверю|запущу)|давай(?:те)? (?:посмотрим|проверим)|посмотрю|проверю",
         "让我 我来 我先 接下来 我会 我去 看一下 してみます します 確認します 見てみます 하겠습니다 확인해 볼게"),
     "request": (
         r"can you|could you|would you|please|pls|i'?d like you to|go ahead|peux-tu|pouvez-vous|pourrais-tu|"

@@ -68,11 +68,18 @@ def worth_saying(j: Judged) -> bool:
     text = statement(j.text)
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
-    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)
-                                 or gates.asks_the_user(text)):
-        return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)
+                                 or gates.asks_the_user(text) or (not cjk and _narrates(text))):
+        return False
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
+
+
+def _narrates(text: str) -> bool:
+    """The agent saying what it does next in another language written with spaces ("Сейчас посмотрю логи, потому
+    что …", "loglara bakacağım", "vou verificar …"; English has _FIRST_PERSON). Of such labelled sentences of the
+    agent, 123 of 126 are noise. (Not in Chinese, Japanese or Korean, whose polite verb endings the cue shares.)"""
+    return not cues.english(text) and "narrate" in cues.signals(text)
 
 
 # "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.

@@ -213,3 +213,20 @@ def test_a_problem_is_reported_in_each_language(words: str, wrong: bool) -> None
     from kenning.observer.gates import reports_a_problem
 
     assert reports_a_problem(words) is wrong
+
+
+@pytest.mark.parametrize("said", [
+    "Сейчас посмотрю логи, потому что задача дважды упала.",
+    "Şimdi loglara bakacağım çünkü iş iki kez başarısız oldu.",
+    "Vou verificar os logs porque o job falhou duas vezes.",
+    "Jetzt schaue ich mir die Logs an, weil der Job zweimal fehlgeschlagen ist.",
+])
+def test_what_the_agent_says_it_will_do_next_is_no_memory(story: Story, said: str) -> None:
+    """Its narration, in any language: the "because" says why it looks, not what was wrong (a Russian one was
+    the explanation of a fixed failure: "Fixed `run-job`: boom (job.py) — Сейчас посмотрю логи, …")."""
+    story.session("ledger", Turn("the nightly job fails, look into it",
+                                 [bash("run-job", fails="boom"), edit("/work/ledger", "job.py"), bash("run-job", "ok")],
+                                 last=said))
+    kept = [r for r in story.active("ledger") if r["layer"] in ("key", "rule")]
+    assert not kept, kept
+    assert said[:12] not in story.context("ledger")
