@@ -46,6 +46,11 @@ STALE_CHECKED = 200    # superseded and as many retracted memories whose restate
 LEFT_OFF_LOOKBACK = 30  # summaries searched for the latest one that did work
 NO_BOUND = 1e18  # "recorded at any time": a constant, so a selection read now holds later too
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-][A-Za-z0-9_]+)*")
+# The same in any script written with spaces; Chinese, Japanese and Korean runs by character pairs (as
+# kenning.memory.text.tokens, which the session-start path does not import).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_ANY_WORD = re.compile(rf"[^\W{_CJK}]+(?:[./-][^\W{_CJK}]+)*")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
 _SHORT = "a an the to of in on for with and or is are was be it this that we i you use uses using from now by at as"
 _SHORT_WORDS = frozenset(_SHORT.split())
 
@@ -346,7 +351,9 @@ def _words(text: str) -> frozenset[str]:
     t = text or ""
     if t.isascii():  # the pattern is ASCII and case-blind: lower-case once, then match
         return frozenset(_WORD.findall(t.lower())) - _SHORT_WORDS
-    return frozenset(w.lower() for w in _WORD.findall(t) if w.lower() not in _SHORT_WORDS)
+    t = t.lower()
+    pairs = [run[i:i + 2] for run in _CJK_RUN.findall(t) for i in range(max(len(run) - 1, 1))]
+    return frozenset(_ANY_WORD.findall(t) + pairs) - _SHORT_WORDS
 
 
 def _dedupe(sums: list[Summary]) -> tuple[list[Summary], dict[int, int]]:

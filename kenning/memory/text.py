@@ -30,7 +30,10 @@ _PROTECT = re.compile(r"`[^`\n]*`|\"[^\"\n]{0,300}\"|\u201c[^\u201d\n]{0,300}\u2
 # follows, with the closing quote or bracket after it ("原因是缓存键。修复：…" is two sentences).
 _END = re.compile(r"([.!?])(\s+)|([。！？]+[」』）)”’]*)(\s*)(?=\S)")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'\-]*")
-_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[./\-][A-Za-z0-9_]+)*")
+# A letter or digit of a script written with spaces (Latin with its accents, Cyrillic, Greek …): Chinese, Japanese
+# and Korean go by character pairs (tokens()).
+_LETTER = r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_TOKEN = re.compile(rf"{_LETTER}+(?:[./\-]{_LETTER}+)*")
 
 # Words that start an ordinary sentence: only these are capitalised.
 _PLAIN_STARTERS = words("""

@@ -230,3 +230,12 @@ def test_what_the_agent_says_it_will_do_next_is_no_memory(story: Story, said: st
     kept = [r for r in story.active("ledger") if r["layer"] in ("key", "rule")]
     assert not kept, kept
     assert said[:12] not in story.context("ledger")
+
+
+def test_a_rule_without_a_single_latin_letter_is_kept(story: Story) -> None:
+    """A sentence in Cyrillic had no words for the observer (its word pattern was ASCII), so it was dropped as
+    empty: "Всегда запускай линтер перед каждым коммитом" made no rule, while a rule naming `main` did."""
+    story.session("ledger", Turn("Всегда запускай линтер перед каждым коммитом.", last="Хорошо."))
+    [rule] = [r for r in story.active("ledger") if r["kind"] == "rule"]
+    assert "линтер" in rule["title"]
+    assert "линтер" in story.context("ledger").split("## Key")[0]

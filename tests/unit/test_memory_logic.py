@@ -14,7 +14,7 @@ from kenning.memory import duplicates
 from kenning.memory.layers import KEY, LOG, RULE, classify
 from kenning.memory.subjects import is_status, negated, subjects, supersedes_something
 from kenning.memory.supersession import Memory, replaces
-from kenning.memory.text import capitalised, sentences
+from kenning.memory.text import capitalised, content_words, sentences, tokens
 from kenning.observer.roles.roles import judge
 from kenning.observer.stated import statements
 from kenning.observer.units import units
@@ -33,6 +33,20 @@ from kenning.observer.units import units
 ])
 def test_sentences_end_where_sentences_end(text: str, want: list[str]) -> None:
     assert sentences(text) == want
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("Всегда запускай линтер.", ["всегда", "запускай", "линтер"]),       # a script with spaces, not Latin
+    ("Tüm projelerimde Türkçe cevap ver", ["tüm", "projelerimde", "türkçe", "cevap", "ver"]),  # whole, not "rk"
+    ("Le test échoue sur src/app.py v1.2", ["le", "test", "échoue", "sur", "src/app.py", "v1.2"]),
+    ("Η δοκιμή αποτυγχάνει", ["η", "δοκιμή", "αποτυγχάνει"]),
+    ("数据库迁移 fails", ["fails", "数据", "据库", "库迁", "迁移"]),                 # character pairs
+])
+def test_words_of_every_script(text: str, want: list[str]) -> None:
+    """Words were ASCII letters only: a sentence in Russian had none, so the observer took it for an empty one and
+    dropped it (a rule, a cause), and "Türkçe" was the words "t", "rk" and "e"."""
+    assert tokens(text) == want
+    assert content_words("Никогда не коммить напрямую в ветку релиза.")
 
 
 @pytest.mark.parametrize(("text", "want"), [
