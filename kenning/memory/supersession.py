@@ -278,13 +278,15 @@ _FRAME_WORDS = frozenset(_FRAME_TEXT.split())
 _REPLACED = re.compile(
     r"(?<![\w-])(?:instead of|instead|rather than|no longer|anymore|not any ?more|switch(?:ed)? (?:from|to)|"
     r"au lieu de|plutôt que|ne plus|statt|anstatt|stattdessen|nicht mehr|kein(?:e[nrs]?)?|mehr|en lugar de|"
-    r"en vez de|ya no|más|em vez de|ao invés de|mais|invece di|più|вместо|больше не|yerine|artık)(?![\w-])|"
+    r"en vez de|ya no|más|em vez de|ao invés de|mais|invece di|più|вместо|больше не|yerine|artık|değil)(?![\w-])|"
+    # "in English, not German": the contrast after a comma
+    r",\s*(?:not|nicht|pas|no|não|non|не)(?![\w-])|"
     r"代わりに|ではなく|대신|改用|换成|改为|不再|不要再|别再|더 이상|もう", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`\n]{1,80})`")
 _HANGUL_ENDINGS = frozenset(["하세", "세요", "주세", "니다", "합니", "습니", "해요", "으로", "에서", "에게",
                              "하고", "해야", "합시", "시다", "앞으", "하지", "마세"])
 # Those that follow what they replace ("poetry yerine", "pnpm 대신", "kein pnpm mehr"); the others precede it
-_AFTER_IT = frozenset(["yerine", "대신", "代わりに", "ではなく", "mehr", "anymore", "instead"])
+_AFTER_IT = frozenset(["yerine", "değil", "대신", "代わりに", "ではなく", "mehr", "anymore", "instead"])
 _SHARED_NAMES = 1      # a tool, file or setting both name ("poetry", "UTC")
 _SHARED_PAIRS = 2      # or as many character pairs of a CJK text (依赖, 管理)
 # The words our observers put around what was said ("stated by the user", "User: …"): no shared subject.

@@ -69,12 +69,16 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table
                        and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
         kind = j.role
-        title = clip(said_plainly(j.text), TITLE)
+        # A correction keeps its label ("Korrektur: … auf Englisch, nicht auf Deutsch"): it says what the rule is
+        # to a reader, and to the supersession of rules, which reads it in the rule's words.
+        text = f"{j.unit.heading}: {j.text}" if kind == "rule" and _CORRECTION_LABEL.search(j.unit.heading) \
+            and not _CORRECTION_LABEL.search(j.text) else j.text
+        title = clip(said_plainly(text), TITLE)
         who = {"queued": "typed by the user while the agent worked", "rejection":
                "said by the user when rejecting a tool call"}.get(j.origin, "stated by the user")
         out.append(ObservationDraft(
             type="discovery" if kind in ("fact", "rootcause") else "decision", title=title, subtitle=who,
-            facts=[f"User: {j.text}"], narrative=f"The user stated: \"{j.text}\"",
+            facts=[f"User: {text}"], narrative=f"The user stated: \"{text}\"",
             concepts=_concepts(kind), created_at=at, kind=kind, scope=j.scope, tentative=j.tentative,
             why=_why(j, where, "user")))
     return out
@@ -107,9 +111,14 @@ def corrects_a_rule(j: Judged, rules: Sequence[str]) -> Judged:
         return j
     if not (_CORRECTION_LABEL.search(j.unit.heading) or _CORRECTION_LABEL.search(j.text)):
         return j
-    if _FOR_ONCE.search(j.text) or gates.one_off(j.text) or not any(corrects(j.text, rule) for rule in rules):
+    # (the label counts as the correction's word: "Correction: … in English, not German" is one in the label only)
+    said = j.text if _CORRECTION_LABEL.search(j.text) else f"{j.unit.heading}: {j.text}"
+    if _FOR_ONCE.search(j.text) or gates.one_off(j.text) or not any(corrects(said, rule) for rule in rules):
         return j
-    return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), how="corrects a standing rule")
+    return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), how=CORRECTS)
+
+
+CORRECTS = "corrects a standing rule"
 
 
 def said_plainly(text: str) -> str:
@@ -136,7 +145,7 @@ def _user_keeps(j: Judged) -> bool:
         # make the URL always visible", "analyse which folders should be excluded").
         return "hypothesis" not in sig and not gates.one_off(j.text) and not gates.planned(j.text) \
             and not gates.not_a_rule(j.text) and (
-            bool(sig & RULE_SIGNALS) or j.p >= 0.8)
+            bool(sig & RULE_SIGNALS) or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
         if gates.one_off(j.text) or ("request" in sig and gates.acts_once(j.text)
                                and not sig & {"decided", "reason", "cause", "tentative"}):

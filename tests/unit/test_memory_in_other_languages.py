@@ -239,3 +239,23 @@ def test_a_rule_without_a_single_latin_letter_is_kept(story: Story) -> None:
     [rule] = [r for r in story.active("ledger") if r["kind"] == "rule"]
     assert "линтер" in rule["title"]
     assert "линтер" in story.context("ledger").split("## Key")[0]
+
+
+@pytest.mark.parametrize(("rule", "correction"), [
+    ("From now on always write the commit messages in German.",
+     "Correction: write the commit messages in English, not German."),
+    ("Ab jetzt schreibst du die Commit-Nachrichten immer auf Deutsch.",
+     "Korrektur: schreib die Commit-Nachrichten auf Englisch, nicht auf Deutsch."),
+    ("С этого момента всегда пиши сообщения коммитов на немецком.",
+     "Поправка: пиши сообщения коммитов на английском, не на немецком."),
+])
+def test_a_correction_that_names_what_it_is_not(story: Story, rule: str, correction: str) -> None:
+    """"…, not German" names what it replaces as "instead of German" does; the label alone says it is a correction
+    (the English one had no other correction word and stayed noise, the old rule current)."""
+    story.session("ledger", Turn(rule, last="OK."))
+    [first] = [r for r in story.active("ledger") if r["kind"] == "rule"]
+    story.session("ledger", Turn(correction, last="OK."))
+    rows = story.rows("ledger")
+    assert next(r for r in rows if r["id"] == first["id"])["status"] == "superseded", rows
+    [now] = [r for r in rows if r["kind"] == "rule" and r["status"] == "active"]
+    assert now["id"] != first["id"]
