@@ -75,7 +75,7 @@ _CUES: dict[str, tuple[str, str]] = {
         r"(?:my )?projects|(?:always )?(?:answer|reply|respond|talk|write|speak) (?:to )?me|for me|about me|"
         r"my (?:style|preference|habit)s?|dans tous (?:les|mes) projets|quel que soit le (?:projet|dépôt)|"
         r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos|"
-        r"em todos os (?:meus )?projetos|in tutti i (?:miei )?progetti|tüm projelerde|her projede|bütün projelerimde|"
+        r"em todos os (?:meus )?projetos|in tutti i (?:miei )?progetti|(?:tüm|bütün) projeler(?:de|imde)|her projede|"
         r"во всех (?:моих )?проектах|в любом проекте",
         "所有项目 每个项目 任何项目 任何一个项目 不管哪个项目 不管在哪个项目 不管哪个仓库 不管在哪个仓库 无论哪个项目 "
         "无论在哪个项目 无论哪个仓库 所有仓库 所有的项目 在哪个项目里 跟我说 回答我 对我 "

@@ -69,10 +69,11 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table
                        and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
         kind = j.role
-        # A correction keeps its label ("Korrektur: … auf Englisch, nicht auf Deutsch"): it says what the rule is
-        # to a reader, and to the supersession of rules, which reads it in the rule's words.
-        text = f"{j.unit.heading}: {j.text}" if kind == "rule" and _CORRECTION_LABEL.search(j.unit.heading) \
-            and not _CORRECTION_LABEL.search(j.text) else j.text
+        # A rule keeps the label it was said under ("Korrektur: … auf Englisch, nicht auf Deutsch", "In allen
+        # Projekten: antworte mir auf Deutsch"): it is part of what the user said, and the supersession of rules
+        # reads a correction in the rule's words.
+        text = f"{j.unit.heading}: {j.text}" if kind == "rule" and (j.unit.label or _CORRECTION_LABEL.search(
+            j.unit.heading)) and not _CORRECTION_LABEL.search(j.text) else j.text
         title = clip(said_plainly(text), TITLE)
         who = {"queued": "typed by the user while the agent worked", "rejection":
                "said by the user when rejecting a tool call"}.get(j.origin, "stated by the user")

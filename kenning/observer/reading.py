@@ -205,13 +205,14 @@ def standing(j: Judged) -> Judged:
 
     if j.role != "noise" or j.speaker != "user":
         return j
-    sig = signals(j.text)
+    sig = signals(j.text) | (signals(j.unit.heading) if j.unit.label else frozenset())  # (a run-in label is said too)
     if _PREMISE.match(j.text.strip()) and "question" not in sig and (len(j.text.split()) >= 3 or
                                                                        (not j.text.isascii() and len(j.text) >= 6)):
         # "Assume thousands of nodes", "Keep in mind that prod runs on ARM", "假设每个集群有上千个节点": a premise
         # the user gives the work, which the next session must start from too
         return replace(j, role="fact", p=max(j.p, 0.55), worth=max(j.worth, 0.55), how="a premise the user gave")
-    if not (sig & DURABLE) or sig & NOT_STANDING:
+    # ("please" in what holds in every project is politeness, not a request for this turn)
+    if not (sig & DURABLE) or sig & (NOT_STANDING - ({"request"} if "user_scope" in sig else set())):
         return j
     if english(j.text) and not any(kind == "rule" for kind, _s in statements(j.text)):
         return j  # (the grammar of rules reads English; elsewhere the cue words alone say it)

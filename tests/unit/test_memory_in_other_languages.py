@@ -259,3 +259,18 @@ def test_a_correction_that_names_what_it_is_not(story: Story, rule: str, correct
     assert next(r for r in rows if r["id"] == first["id"])["status"] == "superseded", rows
     [now] = [r for r in rows if r["kind"] == "rule" and r["status"] == "active"]
     assert now["id"] != first["id"]
+
+
+@pytest.mark.parametrize("said", [
+    "In allen Projekten: antworte mir bitte auf Deutsch.",     # the scope in a run-in label, with a "please"
+    "Egal welches Projekt: halte deine Antworten kurz.",
+    "Tüm projelerimde bana Türkçe cevap ver.",
+    "Во всех моих проектах отвечай мне по-русски.",             # (no Latin letter: see the test above)
+])
+def test_a_preference_for_every_project_in_other_words(story: Story, said: str) -> None:
+    """Said under a label ("In allen Projekten: …"), the scope was the unit's heading, not its words, and "bitte"
+    made it a request for this turn: no preference at all. A preference for every project is the user's."""
+    story.session("ledger", Turn(said, last="OK."))
+    [pref] = [r for r in story.active("ledger") if r["kind"] == "rule"]
+    assert pref["scope"] == "user", pref
+    assert said.rstrip(".")[:12] in pref["title"]

@@ -48,6 +48,8 @@ def judge(unit: Unit, *, speaker: str, origin: str, last: bool = False) -> Judge
     model = load()
     text = unit.text
     sig = cues.signals(text)
+    if speaker == "user" and unit.label:
+        sig |= cues.signals(unit.heading)  # "In allen Projekten: antworte mir auf Deutsch": the label says it too
     if model is None:
         probs = _fallback(sig, speaker)
     else:
