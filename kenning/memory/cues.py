@@ -94,7 +94,7 @@ _CUES: dict[str, tuple[str, str]] = {
         r"pour l'instant|pour le moment|provisoire(?:ment)?|vorerst|vorläufig|fürs erste|por ahora|"
         r"provisional(?:mente)?|de momento|"
         r"por enquanto|provisoriamente|temporariamente|per ora|per il momento|provvisoriamente|temporaneamente|"
-        r"şimdilik|geçici olarak|пока что|временно",
+        r"şimdilik|geçici olarak|пока что|временно|^пока(?= )",
         "暂定 暂时 目前先 先这样 先用 临时 暫定 とりあえず 一旦 当面 ひとまず 일단 임시 당분간 우선"),
     "todo": (
         # "later" and "remaining" as work left, not as time ("12 hours later") or a count ("remaining hosts")
@@ -107,7 +107,11 @@ _CUES: dict[str, tuple[str, str]] = {
         r"failures?|fixes|changes|points?|gaps?)\b)|"
         r"(?:still|(?:\d+|two|three|four|five|a few|several)(?:\s+\w+)?)\s+remaining|left to|not yet|"
         r"open items?|pending|plus tard|reste à|pas encore|à faire|später|noch nicht|offen|noch zu|"
-        r"pendiente|todavía no|más tarde|queda",
+        r"pendiente|todavía no|más tarde|queda|"
+        # "next time" in French, German, Spanish, Portuguese, Italian, Turkish and Russian
+        r"la prochaine fois|(?:beim )?nächsten mal|nächstes mal|la próxima vez|(?:da|na) próxima vez|mais tarde|"
+        r"ainda não|la prossima volta|più tardi|non ancora|bir dahaki sefere|gelecek sefere|daha sonra|henüz|"
+        r"в следующий раз|позже|ещё не|еще не",
         "待办 下次 以后再 还需要 还没 尚未 待定 遗留 后续 回头 後で 次回 残り まだ 未対応 나중에 다음에 아직 "
         "남은 후속"),
     "decided": (
