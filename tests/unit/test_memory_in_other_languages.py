@@ -305,3 +305,15 @@ def test_a_to_do_for_next_time_and_a_decision_for_now(story: Story, lang: str) -
     story.session("ledger", Turn(for_now, last="OK."))
     [decision] = [r for r in story.active("ledger") if r["kind"] == "decision"]
     assert decision["tentative"], decision
+
+
+def test_a_root_cause_without_a_single_latin_letter_is_kept(story: Story) -> None:
+    """The agent's cause in Cyrillic alone had no words for the observer and was dropped as empty."""
+    story.session("ledger", Turn(
+        "сверка падает каждую ночь",
+        [bash("python -m jobs.reconcile", fails="ValueError"), edit("/work/ledger", "jobs/reconcile.py"),
+         bash("python -m jobs.reconcile", "ok")],
+        last="Причина: сверка использует местное время, а сервер работает по Гринвичу, поэтому операции попадают "
+             "в предыдущий день. Исправлено: теперь везде всемирное время."))
+    [cause] = [r for r in story.active("ledger") if r["kind"] == "rootcause"]
+    assert cause["layer"] == "key" and "местное время" in cause["title"]
