@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
@@ -66,7 +67,12 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     # to-dos are still theirs.
     brought = {id(j) for j in r.brought}
     judged = [corrects_a_rule(j, rules) for j in r.user]
-    for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table
+    # The sentence right after a rule or decision that only gives its reason ("We decided to move to ClickHouse.
+    # The reason is …", "…に移すことに決めました。…遅すぎるためです。") is part of it, not a memory of its own.
+    reason = {id(a): b for a, b in pairwise(judged) if a.role in ("rule", "decision") and b.unit.before
+              == a.unit.text and b.unit.index == a.unit.index + 1 and _GIVES_REASON.search(b.text)}
+    told = {id(b) for a, b in pairwise(judged) if id(a) in reason and _user_keeps(a)}
+    for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table and id(j) not in told
                        and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
         kind = j.role
         # A rule keeps the label it was said under ("Korrektur: … auf Englisch, nicht auf Deutsch", "In allen
@@ -74,6 +80,8 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
         # reads a correction in the rule's words.
         text = f"{j.unit.heading}: {j.text}" if kind == "rule" and (j.unit.label or _CORRECTION_LABEL.search(
             j.unit.heading)) and not _CORRECTION_LABEL.search(j.text) else j.text
+        if id(j) in reason:  # (no space after a Chinese or Japanese full stop)
+            text = f"{text}{'' if text.endswith(('。', '！', '？')) else ' '}{reason[id(j)].text}"
         title = clip(said_plainly(text), TITLE)
         who = {"queued": "typed by the user while the agent worked", "rejection":
                "said by the user when rejecting a tool call"}.get(j.origin, "stated by the user")
@@ -85,6 +93,12 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     return out
 
 
+# A sentence that only gives the reason for the one before it
+_GIVES_REASON = re.compile(
+    r"^\W*(?:because|the reason (?:is|was)|that'?s because|this is because|since|parce que|car|la raison|weil|denn|"
+    r"der grund|porque|la raz[oó]n|o motivo|perch[eé]|il motivo|çünkü|sebebi|потому что|причина в том)\b|"
+    r"^\W*(?:因为|原因是|理由是|由于|なぜなら|理由は|왜냐하면|이유는)|(?:ためです|からです|ためだ|때문입니다|때문이에요|때문이다)[。.!]?$",
+    re.IGNORECASE)
 # A correction said to be one, by its label ("Correction:", "更正：", "Korrektur:" …)
 # (alone, as a heading, or before a colon)
 _CORRECTION_LABEL = re.compile(r"^\W*(?:correction|korrektur|correcci[oó]n|corre[cç][aã]o|correzione|d[uü]zeltme|"

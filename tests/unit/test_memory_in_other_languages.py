@@ -317,3 +317,17 @@ def test_a_root_cause_without_a_single_latin_letter_is_kept(story: Story) -> Non
              "в предыдущий день. Исправлено: теперь везде всемирное время."))
     [cause] = [r for r in story.active("ledger") if r["kind"] == "rootcause"]
     assert cause["layer"] == "key" and "местное время" in cause["title"]
+
+
+@pytest.mark.parametrize("said", [
+    "We decided to move the report service to ClickHouse. The reason is that the Postgres aggregations are too slow.",
+    "我们决定把报表服务迁到 ClickHouse。原因是现在的 Postgres 聚合查询太慢了。",
+    "レポートサービスは ClickHouse に移すことに決めました。Postgres の集計クエリが遅すぎるためです。",
+    "Wir haben uns für ClickHouse entschieden. Der Grund ist, dass Postgres zu langsam aggregiert.",
+])
+def test_a_decision_keeps_the_reason_said_in_the_next_sentence(story: Story, said: str) -> None:
+    """Once a Chinese or Japanese full stop ended a sentence, the reason said after it was lost from the decision
+    (and in English it was a 'decision' of its own: "The reason is that …")."""
+    story.session("ledger", Turn(said, last="OK."))
+    [decision] = [r for r in story.active("ledger") if r["kind"] == "decision"]
+    assert "ClickHouse" in decision["title"] and "Postgres" in decision["title"], decision
