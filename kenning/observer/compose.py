@@ -1,7 +1,7 @@
 """The memories one read turn leaves (DESIGN.md §9), as observation drafts.
 
 * The user's own words: each standing rule, decision, durable fact, open to-do or workstream status
-  they state is a memory of its own, recording the sentence and where it was said (``why``).
+  they state is a memory of its own (kenning/observer/user_said.py).
 * An accepted plan: its design decisions (a few), marked as the plan's, never as the user's rules.
 * The agent's explanation: the root cause and the fix it states (the paragraph that explains, not
   its heading) make one memory titled by both; each gotcha, decision with its reason, open item and
@@ -16,12 +16,10 @@ what anyone said.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from itertools import pairwise
 
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
-from kenning.memory.text import capitalised, clip
+from kenning.memory.text import clip
 from kenning.observer import gates
 from kenning.observer.conclusion import (
     MIN_WORDS,
@@ -38,7 +36,7 @@ from kenning.observer.conclusion import (
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.observer.titles import GENERIC_HEADING, TITLE, absorbed, dangling, self_contained, statement, titled
-from kenning.observer.units import report_section
+from kenning.observer.why import concepts_of, signals_of, why_of
 from kenning.records import ObservationDraft
 
 # How sure the model must be before an agent's sentence becomes a memory of its own.
@@ -51,151 +49,16 @@ SURE = {"rootcause": 0.55, "fix": 0.55, "gotcha": 0.55, "decision": 0.6, "fact":
 SURE_ALONG_THE_WAY = 0.75
 FINAL_ONLY = frozenset({"rootcause", "fix", "decision", "fact", "todo"})  # along the way: only gotchas
 MAX_AGENT = 3       # memories of the agent's own from one turn (the root cause with its fix counts one)
-USER_SURE = {"rule": 0.5, "decision": 0.5, "fact": 0.55, "todo": 0.5, "rootcause": 0.5, "status": 0.6}
-RULE_SIGNALS = gates.RULE_SIGNALS
-MAX_USER = 4        # memories from one prompt
 MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
-
-
-def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) -> list[ObservationDraft]:
-    """The user's rules, decisions, facts, to-dos and statuses, one memory each; ``rules``: the project's standing
-    rules as they are now (what a correction may be of)."""
-    out: list[ObservationDraft] = []
-    # A message of many sentences is mostly something the user brings in (a review, an issue, a report they
-    # paste): what it says is how things looked to its author, not a fact the user states; its decisions and
-    # to-dos are still theirs.
-    brought = {id(j) for j in r.brought}
-    judged = [corrects_a_rule(j, rules) for j in r.user]
-    # The sentence right after a rule or decision that only gives its reason ("We decided to move to ClickHouse.
-    # The reason is …", "…に移すことに決めました。…遅すぎるためです。") is part of it, not a memory of its own.
-    reason = {id(a): b for a, b in pairwise(judged) if a.role in ("rule", "decision") and b.unit.before
-              == a.unit.text and b.unit.index == a.unit.index + 1 and _GIVES_REASON.search(b.text)}
-    told = {id(b) for a, b in pairwise(judged) if id(a) in reason and _user_keeps(a)}
-    for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table and id(j) not in told
-                       and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
-        kind = j.role
-        # A rule keeps the label it was said under ("Korrektur: … auf Englisch, nicht auf Deutsch", "In allen
-        # Projekten: antworte mir auf Deutsch"): it is part of what the user said, and the supersession of rules
-        # reads a correction in the rule's words.
-        text = f"{j.unit.heading}: {j.text}" if kind == "rule" and (j.unit.label or _CORRECTION_LABEL.search(
-            j.unit.heading)) and not _CORRECTION_LABEL.search(j.text) else j.text
-        if id(j) in reason:  # (no space after a Chinese or Japanese full stop)
-            text = f"{text}{'' if text.endswith(('。', '！', '？')) else ' '}{reason[id(j)].text}"
-        title = clip(said_plainly(text), TITLE)
-        who = {"queued": "typed by the user while the agent worked", "rejection":
-               "said by the user when rejecting a tool call"}.get(j.origin, "stated by the user")
-        out.append(ObservationDraft(
-            type="discovery" if kind in ("fact", "rootcause") else "decision", title=title, subtitle=who,
-            facts=[f"User: {text}"], narrative=f"The user stated: \"{text}\"",
-            concepts=_concepts(kind), created_at=at, kind=kind, scope=j.scope, tentative=j.tentative,
-            why=_why(j, where, "user")))
-    return out
-
-
-# A sentence that only gives the reason for the one before it
-_GIVES_REASON = re.compile(
-    r"^\W*(?:because|the reason (?:is|was)|that'?s because|this is because|since|parce que|car|la raison|weil|denn|"
-    r"der grund|porque|la raz[oó]n|o motivo|perch[eé]|il motivo|çünkü|sebebi|потому что|причина в том)\b|"
-    r"^\W*(?:因为|原因是|理由是|由于|なぜなら|理由は|왜냐하면|이유는)|(?:ためです|からです|ためだ|때문입니다|때문이에요|때문이다)[。.!]?$",
-    re.IGNORECASE)
-# A correction said to be one, by its label ("Correction:", "更正：", "Korrektur:" …)
-# (alone, as a heading, or before a colon)
-_CORRECTION_LABEL = re.compile(r"^\W*(?:correction|korrektur|correcci[oó]n|corre[cç][aã]o|correzione|d[uü]zeltme|"
-                               r"поправка|исправление|更正|订正|訂正|정정)(?:\W*$|\s*[:：])", re.IGNORECASE)
-# What holds for once, a trial or this piece of work only ("just this once", "for this script", "let's try …")
-_FOR_ONCE = re.compile(
-    r"\b(?:(?:just |only )?this (?:once|one time|time)|for (?:this|the) (?:one )?(?:script|file|pr|branch|task|run|"
-    r"change|test|commit|release)(?: only)?|for now|today|let'?s (?:try|see)|try (?:out )?|for a test|"
-    r"as an experiment|nur (?:dieses|diesmal|heute)|(?:dieses|ein) (?:eine )?mal|solo (?:esta vez|hoy|por ahora)|"
-    r"juste (?:cette fois|pour)|seulement cette fois|só (?:desta|esta) vez|solo (?:questa volta|per ora)|"
-    r"sadece bu (?:sefer|kez)|только (?:в этот раз|сейчас))\b|"
-    r"这次|这一次|只这|先试|今回だけ|今回は|試しに|이번만|이번에는|일단", re.IGNORECASE)
-
-
-def corrects_a_rule(j: Judged, rules: Sequence[str]) -> Judged:
-    """The user's correction of a standing rule, said to be one ("Correction: we manage the dependencies with uv
-    instead of poetry", "更正：依赖管理改用 uv", "Korrektur: … mit uv statt poetry") and about what that rule is
-    about: the rule's new version, whatever the model made of a sentence that has no "always" in it. Never a
-    question, nor what holds for once ("Correction: just this once use pip instead of poetry", "let's try uv")."""
-    from dataclasses import replace
-
-    from kenning.memory.supersession import corrects
-
-    if j.speaker != "user" or j.role == "rule" or "question" in _signals(j.text):
-        return j
-    if not (_CORRECTION_LABEL.search(j.unit.heading) or _CORRECTION_LABEL.search(j.text)):
-        return j
-    # (the label counts as the correction's word: "Correction: … in English, not German" is one in the label only)
-    said = j.text if _CORRECTION_LABEL.search(j.text) else f"{j.unit.heading}: {j.text}"
-    if _FOR_ONCE.search(j.text) or gates.one_off(j.text) or not any(corrects(said, rule) for rule in rules):
-        return j
-    return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), how=CORRECTS)
-
-
-CORRECTS = "corrects a standing rule"
-
-
-def said_plainly(text: str) -> str:
-    """The user's sentence without its lead-in ("And please: …", "Two things: …") or closing full stop."""
-    from kenning.observer.stated import _LEAD_IN
-
-    out = _LEAD_IN.sub("", text.strip()).strip().rstrip(".。")
-    return capitalised(out) if len(out.split()) >= 3 or not out.isascii() else text
-
-
-def _user_keeps(j: Judged) -> bool:
-    if j.role not in USER_SURE or max(j.p, j.worth) < USER_SURE[j.role] or not worth_saying(j):
-        return False
-    if j.role in ("rule", "decision") and cues.picks_option(j.text):
-        return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
-    if j.role in ("rule", "decision") and report_section(j.unit.heading):
-        return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
-    sig = _signals(j.text)
-    if j.role in ("fact", "rootcause") and gates.an_order(j.text):
-        return False  # "Mention that skills can hold docs": what the user asks for, not how things are
-    if j.role == "rule":
-        # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
-        # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
-        # make the URL always visible", "analyse which folders should be excluded").
-        return "hypothesis" not in sig and not gates.one_off(j.text) and not gates.planned(j.text) \
-            and not gates.not_a_rule(j.text) and (
-            bool(sig & RULE_SIGNALS) or j.p >= 0.8 or j.how == CORRECTS)
-    if j.role == "decision":
-        if gates.one_off(j.text) or ("request" in sig and gates.acts_once(j.text)
-                               and not sig & {"decided", "reason", "cause", "tentative"}):
-            return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
-        # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
-        return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
-            "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
-    if j.role == "todo":
-        return "todo" in sig  # "next time we must…", "later", "下次…": said to be for later
-    if j.role == "status":  # where work stands, said; never what is asked of this turn ("check PR #221 and merge it")
-        return "request" not in sig and not gates.one_off(j.text)
-    return True
-
-
 _SAYS_WHY = frozenset({"reason", "cause", "decided", "tentative"})  # what a plan's decision must say
-_DECISION_NOUN = re.compile(r"\bdecisions?\b", re.IGNORECASE)
-
-
-def _signals(text: str) -> frozenset[str]:
-    """The cue signals of a sentence, where the noun "decision" alone does not say something was decided
-    ("overriding the decision criteria", "a decision tree"): of 24 labelled sentences whose only such cue it
-    is, none is a decision."""
-    sig = cues.signals(text)
-    if "decided" in sig and "decided" not in cues.signals(_DECISION_NOUN.sub(" ", text)):
-        return sig - {"decided"}
-    return sig
-
-
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
     """The design decisions of an accepted plan (the agent's words, accepted by the user): those that say why
     (DESIGN.md §9: a decision is a choice and its reason). The rest of a plan is how it is to be built ("Replace
     all 4 early returns with …", "~37 call sites follow this pattern"), true until the code changes and told by
     the code once built: notes, searchable, never listed at session start."""
     picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
-                              and not dangling(j) and _signals(j.text) & _SAYS_WHY), key=lambda j: -j.worth))
+                              and not dangling(j) and signals_of(j.text) & _SAYS_WHY), key=lambda j: -j.worth))
     out = []
     for j in picked[:MAX_PLAN]:
         out.append(ObservationDraft(  # (one that only points back takes the sentence it points at in front)
@@ -203,7 +66,7 @@ def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
             subtitle="from the plan the user accepted"
             + (f": {clip(r.plan_title, 80)}" if r.plan_title else ""), facts=[j.text], narrative=j.text,
             concepts=["why-it-exists"], created_at=at, kind="decision", tentative=j.tentative,
-            why=_why(j, where, "plan")))
+            why=why_of(j, where, "plan")))
     return out
 
 
@@ -262,7 +125,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             type="bugfix", title=titled(lone, r, files_modified),
             subtitle="fix explained by the agent", facts=[lone.text], narrative=lone.text,
             concepts=["problem-solution"], files_read=files_read, files_modified=files_modified, created_at=at,
-            kind="fix", why=_why(lone, where, "agent")))
+            kind="fix", why=why_of(lone, where, "agent")))
         used.append(lone)
     remedy: tuple[ObservationDraft, Judged] | None = None  # a cause said without its fix, to pair
     if causes or fixes:
@@ -285,7 +148,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             "root cause found by the agent" if cause else "fix explained by the agent",
             facts=facts, narrative=" ".join(facts), concepts=["problem-solution"], files_read=files_read,
             files_modified=files_modified if fix is not None else [], created_at=at, kind=kind,
-            why=_why(cause or fix, where, "agent")))  # type: ignore[arg-type]
+            why=why_of(cause or fix, where, "agent")))  # type: ignore[arg-type]
         used += [*causes[:3], *fixes[:4]]
         if cause is not None and fix is None:
             remedy = (out[-1], cause)
@@ -317,7 +180,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
                 subtitle={"gotcha": "gotcha", "decision": "decided",
                                                                 "todo": "open item", "fact": "how it works"}[role],
                 facts=[j.text], narrative=j.text, concepts=concepts, files_read=files_read, created_at=at,
-                kind=role, tentative=j.tentative, why=_why(j, where, "agent")))
+                kind=role, tentative=j.tentative, why=why_of(j, where, "agent")))
             used.append(j)
     for j in r.agent:  # where a workstream stands, as the agent reports it ("paused the migration at step 3")
         if j.origin == "final" and is_status(j.text) and _STATUS_CHANGE.search(j.text) \
@@ -326,7 +189,7 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
             out.append(ObservationDraft(
                 type="decision", title=clip(statement(j.text), TITLE), subtitle="reported by the agent",
                 facts=[j.text], narrative=j.text, concepts=["why-it-exists"], created_at=at, kind="status",
-                why={**_why(j, where, "agent"), "how": "a workstream's status, by its status words"}))
+                why={**why_of(j, where, "agent"), "how": "a workstream's status, by its status words"}))
             used.append(j)
             break
     out += _notes(r, used, at, where, files_read)
@@ -345,7 +208,7 @@ def _listed_fixes(r: Reading, at: float, where: str, files_read: list[str],
             type="bugfix", title=said, subtitle="problem and fix, as the agent listed them",
             facts=[heading, *(j.text for j in items[:4])], narrative=" ".join(j.text for j in items[:4]),
             concepts=["problem-solution"], files_read=files_read, files_modified=files_modified, created_at=at,
-            kind="fix", why={**_why(best, where, "agent"),
+            kind="fix", why={**why_of(best, where, "agent"),
                              "how": f"listed under the problem it fixes (\"{heading}\")"}))
         used += items
     return out, used
@@ -393,13 +256,13 @@ def _notes(r: Reading, used: list[Judged], at: float, where: str, files_read: li
         # A cause or fix voiced on the way of a turn that ended still looking: a lead, said as one wherever the
         # note is shown (search, next to a prompt), never as a finding.
         lead = looking and j.origin != "final" and j.role in FINAL_ONLY
-        why = _why(j, where, "agent")
+        why = why_of(j, where, "agent")
         if lead:
             why["how"] = f"{why['how']}; said on the way of a turn that ended before a conclusion"
         out.append(ObservationDraft(
             type="discovery", title=clip(SUSPECTED + titled(j, r, []), TITLE) if lead else titled(j, r, []),
             subtitle=f"suspected by the agent, not confirmed ({j.role})" if lead else f"noted by the agent ({j.role})",
-            facts=[j.text], narrative=j.text, concepts=_concepts(j.role), files_read=files_read, created_at=at,
+            facts=[j.text], narrative=j.text, concepts=concepts_of(j.role), files_read=files_read, created_at=at,
             kind="note", why=why))
     return out
 
@@ -505,20 +368,3 @@ _PASSING_RUN = re.compile(
     r"|^(?:すべての|全ての)?(?:テスト|チェック)(?:は|が)?(?:すべて|全て)?(?:パス|通過|成功)(?:しました|した|です)?[。！]?$"
     r"|^모든\s*(?:테스트|검사|체크)(?:가|를|는)?\s*통과(?:했습니다|했다|함|합니다)?[.!]?$",
     re.IGNORECASE)
-
-
-
-def _concepts(kind: str) -> list[str]:
-    return {"rule": ["pattern"], "decision": ["why-it-exists"], "fact": ["how-it-works"], "todo": ["what-changed"],
-            "rootcause": ["problem-solution"], "status": ["what-changed"]}.get(kind, [])
-
-
-def _why(j: Judged, where: str, by: str) -> dict[str, object]:
-    sig = sorted(cues.signals(j.text) - {"narrate", "request", "praise"})
-    how = j.how or (f"judged {j.role} (role model: {j.p:.2f}, worth keeping {j.worth:.2f})"
-                    + (f"; cues: {', '.join(sig)}" if sig else ""))
-    if j.scope == "user":
-        how += "; said to hold for all of the user's work"
-    if j.tentative:
-        how += "; said to be provisional"
-    return {"said": j.text, "by": by, "origin": j.origin, "where": where, "how": how, "sure": round(j.worth, 2)}

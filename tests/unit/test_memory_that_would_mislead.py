@@ -11,9 +11,10 @@ import json
 import pytest
 
 from kenning.memory import cues
-from kenning.observer.compose import _user_keeps, worth_saying
+from kenning.observer.compose import worth_saying
 from kenning.observer.roles.roles import Judged
 from kenning.observer.units import units
+from kenning.observer.user_said import _user_keeps
 from tests.support.memory_story import Story, Turn, bash, edit, read
 
 ROOT = "/work/shop"
@@ -730,8 +731,8 @@ def test_a_problem_heading_over_items_none_of_which_can_stand_gives_no_row() -> 
 def test_facts_of_a_message_the_user_brings_in_are_not_stated_by_the_user() -> None:
     """A review, an issue or a report pasted as the prompt says how things looked to its author: its facts are
     not the user's statements (its decisions are still theirs); a short message's fact is."""
-    from kenning.observer.compose import user_memories
     from kenning.observer.reading import LONG_PROMPT, read_turn
+    from kenning.observer.user_said import user_memories
     from kenning.records import Event
 
     review = ("Here is the review of the branch. The new `mirror` mode is mostly additive. The JSON field `mode` is "

@@ -4,7 +4,7 @@ A turn runs from a user prompt to the agent's Stop. Its events stay pending unti
 (Stop, the next prompt, SessionEnd, or silence longer than ``turn_idle_seconds``); then the whole
 turn is read (kenning/observer/reading.py: every unit of the user's words and of the agent's texts
 judged by the role model, what the commands did) and turned into memories
-(kenning/observer/compose.py, DESIGN.md §9):
+(kenning/observer/user_said.py and compose.py, DESIGN.md §9):
 
 * the user's rules, decisions, facts and to-dos, each with the sentence and where it was said;
 * the design decisions of a plan the user accepted, as the plan's;
@@ -41,7 +41,7 @@ from kenning.observer import (
     rejected_usage,
     worktree,
 )
-from kenning.observer.compose import agent_memories, plan_memories, user_memories
+from kenning.observer.compose import agent_memories, plan_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
 from kenning.observer.plan_scope import PlanScope
 from kenning.observer.reading import Reading, read_turn
@@ -52,6 +52,7 @@ from kenning.observer.transcript import PAYLOAD_KEY
 from kenning.observer.upgrades import title as upgrade_title
 from kenning.observer.upgrades import upgrades
 from kenning.observer.user_ran import UserRan
+from kenning.observer.user_said import user_memories
 from kenning.project import relative
 from kenning.records import Event, ObservationDraft, Outcome, SessionInfo, tokens_of
 
