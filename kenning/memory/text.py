@@ -32,7 +32,8 @@ _END = re.compile(r"([.!?])(\s+)|([。！？]+[」』）)”’]*)(\s*)(?=\S)")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'\-]*")
 # A letter or digit of a script written with spaces (Latin with its accents, Cyrillic, Greek …): Chinese, Japanese
 # and Korean go by character pairs (tokens()).
-_LETTER = r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, ideographs, Hangul
+_LETTER = rf"[^\W{_CJK_RANGES}]"
 _TOKEN = re.compile(rf"{_LETTER}+(?:[./\-]{_LETTER}+)*")
 
 # Words that start an ordinary sentence: only these are capitalised.
@@ -123,7 +124,7 @@ def capitalised(s: str) -> str:
     return s
 
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_CJK_RUN = re.compile(rf"[{_CJK_RANGES}]+")
 # One character of text written without spaces: kana, CJK ideographs, Hangul (a word is about two of these)
 CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from kenning.memory.text import content_words, jaccard
 from kenning.observer import evidence, git_actions
 from kenning.observer.relayed import Relayed, quoted, seen_texts
-from kenning.observer.roles.roles import Judged, judge
+from kenning.observer.roles.roles import Judged, judge, said_signals
 from kenning.observer.transcript import words_of
 from kenning.observer.units import Unit, units
 from kenning.records import Event
@@ -200,12 +200,12 @@ def standing(j: Judged) -> Judged:
     grammar of rules agrees and nothing says it is a question, a musing or a request."""
     from dataclasses import replace
 
-    from kenning.memory.cues import english, signals
+    from kenning.memory.cues import english
     from kenning.observer.stated import statements
 
     if j.role != "noise" or j.speaker != "user":
         return j
-    sig = signals(j.text) | (signals(j.unit.heading) if j.unit.label else frozenset())  # (a run-in label is said too)
+    sig = said_signals(j.unit, j.speaker)
     if _PREMISE.match(j.text.strip()) and "question" not in sig and (len(j.text.split()) >= 3 or
                                                                        (not j.text.isascii() and len(j.text) >= 6)):
         # "Assume thousands of nodes", "Keep in mind that prod runs on ARM", "假设每个集群有上千个节点": a premise

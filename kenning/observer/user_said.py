@@ -35,17 +35,18 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     judged = [corrects_a_rule(j, rules) for j in r.user]
     # The sentence right after a rule or decision that only gives its reason ("We decided to move to ClickHouse.
     # The reason is …", "…に移すことに決めました。…遅すぎるためです。") is part of it, not a memory of its own.
+    keeps = {id(j) for j in judged if _user_keeps(j)}
     reason = {id(a): b for a, b in pairwise(judged) if a.role in ("rule", "decision") and b.unit.before
               == a.unit.text and b.unit.index == a.unit.index + 1 and _GIVES_REASON.search(b.text)}
-    told = {id(b) for a, b in pairwise(judged) if id(a) in reason and _user_keeps(a)}
-    for j in distinct([j for j in judged if _user_keeps(j) and not j.unit.table and id(j) not in told
+    told = {id(b) for key, b in reason.items() if key in keeps}
+    for j in distinct([j for j in judged if id(j) in keeps and not j.unit.table and id(j) not in told
                        and not (id(j) in brought and j.role in ("fact", "rootcause", "status"))])[:MAX_USER]:
         kind = j.role
         # A rule keeps the label it was said under ("Korrektur: … auf Englisch, nicht auf Deutsch", "In allen
         # Projekten: antworte mir auf Deutsch"): it is part of what the user said, and the supersession of rules
         # reads a correction in the rule's words.
-        text = f"{j.unit.heading}: {j.text}" if kind == "rule" and (j.unit.label or _CORRECTION_LABEL.search(
-            j.unit.heading)) and not _CORRECTION_LABEL.search(j.text) else j.text
+        labelled = kind == "rule" and (j.unit.label or _CORRECTION_LABEL.search(j.unit.heading))
+        text = _with_label(j) if labelled else j.text
         if id(j) in reason:  # (no space after a Chinese or Japanese full stop)
             text = f"{text}{'' if text.endswith(('。', '！', '？')) else ' '}{reason[id(j)].text}"
         title = clip(said_plainly(text), TITLE)
@@ -93,10 +94,15 @@ def corrects_a_rule(j: Judged, rules: Sequence[str]) -> Judged:
     if not (_CORRECTION_LABEL.search(j.unit.heading) or _CORRECTION_LABEL.search(j.text)):
         return j
     # (the label counts as the correction's word: "Correction: … in English, not German" is one in the label only)
-    said = j.text if _CORRECTION_LABEL.search(j.text) else f"{j.unit.heading}: {j.text}"
+    said = _with_label(j)
     if _FOR_ONCE.search(j.text) or gates.one_off(j.text) or not any(corrects(said, rule) for rule in rules):
         return j
     return replace(j, role="rule", p=max(j.p, 0.5), worth=max(j.worth, 0.5), how=CORRECTS)
+
+
+def _with_label(j: Judged) -> str:
+    """The sentence with the label it was said under in front, unless it says its correction label itself."""
+    return j.text if not j.unit.heading or _CORRECTION_LABEL.search(j.text) else f"{j.unit.heading}: {j.text}"
 
 
 CORRECTS = "corrects a standing rule"

@@ -43,13 +43,18 @@ class Judged:
         return self.unit.text
 
 
+def said_signals(unit: Unit, speaker: str) -> frozenset[str]:
+    """The cue signals of what was said: the user's run-in label is said too ("In allen Projekten: antworte mir auf
+    Deutsch" holds in every project)."""
+    sig = cues.signals(unit.text)
+    return sig | cues.signals(unit.heading) if speaker == "user" and unit.label else sig
+
+
 def judge(unit: Unit, *, speaker: str, origin: str, last: bool = False) -> Judged:
     """The role of one unit said by ``speaker`` ("user" / "agent") in a message of ``origin``."""
     model = load()
     text = unit.text
-    sig = cues.signals(text)
-    if speaker == "user" and unit.label:
-        sig |= cues.signals(unit.heading)  # "In allen Projekten: antworte mir auf Deutsch": the label says it too
+    sig = said_signals(unit, speaker)
     if model is None:
         probs = _fallback(sig, speaker)
     else:
