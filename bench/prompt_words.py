@@ -5,8 +5,8 @@ passes the relevance threshold, on a labelled set of our own, and what it costs.
 
 Background: the recall corpus (bench/recall/corpus.py: 256 observations from the real pipeline)
 gives the word statistics a real memory has. Into it go LABELLED memories of one project (a
-web shop) written for this benchmark, English and Chinese, among them memories that share only a
-synonym's word with a prompt in another sense ("the country-code database", "the repository
+web shop) written for this benchmark (English, Chinese, German, French, Spanish), among them memories that
+share only a synonym's word with a prompt in another sense ("the country-code database", "the repository
 pattern"). Each prompt lists the memories a developer would want next to it (none for the prompts
 that only mention a listed word in passing). ``prompt.build`` runs keywords-only (no embeddings)
 with the default threshold, with the table, then without it (``recall_terms`` gives no
@@ -61,6 +61,9 @@ MEMORIES = {
     "index": "Performance: the product list query needs the (category, price) index",
     "tmp": "Temporary files go to /var/tmp and are cleaned every night",
     "notes": "Release notes are generated from conventional commit messages",
+    "de-pool": "Der Datenbank-Pool ist in Produktion auf 20 Verbindungen begrenzt",
+    "fr-secret": "Le mot de passe de la base de données de staging change chaque mois",
+    "es-config": "La configuración de la API se lee de config/api.yaml al arrancar",
     # Memories that share a listed word with some prompt in another sense
     "countries": "The database of country codes is vendored from ISO 3166 into data/countries.csv",
     "env-example": "The .env.example file lists every variable with a dummy value",
@@ -71,7 +74,7 @@ MEMORIES = {
 PROMPTS: list[tuple[str, set[str]]] = [
     ("the k8s ingress gives 502 again after upgrading the helm chart", {"ingress"}),
     ("how should I name the new k8s namespace for the search team", {"namespaces"}),
-    ("why is the DB connection pool exhausted in prod", {"pool"}),
+    ("why is the DB connection pool exhausted in prod", {"pool", "de-pool"}),
     ("do we run the db migrations before the deploy", {"migrations"}),
     ("where does the app read its config, and can env vars override it", {"settings"}),
     ("can I land this in the repo with a merge commit", {"squash"}),
@@ -91,7 +94,11 @@ PROMPTS: list[tuple[str, set[str]]] = [
     ("what is in the country codes db", {"countries"}),
     ("add a new variable to the env example file", {"env-example"}),
     ("does every aggregate get its own repository class", {"pattern"}),
+    ("warum ist der DB-Pool in prod erschöpft", {"de-pool", "pool"}),
+    ("qui change le password de la DB de staging ?", {"fr-secret"}),
+    ("¿dónde se lee la config de la API?", {"es-config"}),
     # A listed word in passing: nothing here is about it
+    ("warum ist der Thread-Pool erschöpft", set()),
     ("write a small k8s operator in rust just for fun", set()),
     ("explain what a database transaction is in general", set()),
     ("set up my dev environment on the new laptop", set()),
@@ -115,10 +122,11 @@ def fill(conn: Any) -> dict[int, str]:
 
 
 def run(conn: Any, names: dict[int, str], threshold: float, table: bool) -> dict[str, Any]:
-    real_group, real_in_run = synonyms.group, synonyms.in_run
+    real_group, real_in_run, real_phrases = synonyms.group, synonyms.in_run, synonyms.phrases
     if not table:
         synonyms.group = lambda word: (None, ())  # type: ignore[assignment]
         synonyms.in_run = lambda run: []  # type: ignore[assignment]
+        synonyms.phrases = lambda text: ([], text)  # type: ignore[assignment]
     try:
         def keywords(query: str, **kw: Any) -> list[Any]:
             kw["synonyms"] = table
@@ -133,7 +141,7 @@ def run(conn: Any, names: dict[int, str], threshold: float, table: bool) -> dict
             got = {names.get(p.hit.id, f"#{p.hit.id}") for p in picks}
             rows.append((text, want, got))
     finally:
-        synonyms.group, synonyms.in_run = real_group, real_in_run
+        synonyms.group, synonyms.in_run, synonyms.phrases = real_group, real_in_run, real_phrases
     tp = sum(len(g & w) for _t, w, g in rows)
     fp = sum(len(g - w) for _t, w, g in rows)
     relevant = sum(len(w) for _t, w, _g in rows)

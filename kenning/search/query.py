@@ -35,7 +35,20 @@ who whom why will with would you your yours yourself please find show tell me an
 us myself yourselves himself herself ourselves themselves whose whether whatever within without upon
 else ever yet might must shall ought much many also either etc
 """
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Function words of the other languages users write prompts in (French, German, Spanish, Portuguese,
+# Italian), so they do not dilute a prompt's subject. Not those that are also words of code or
+# English ("die", "es", "du", "del", "os", "su", "em", "di", "non", "comment", "come", "son", "hat", "par", "al").
+_OTHER_STOPWORD_TEXT = """
+le la les un une des de au aux et ou où est sont ce cette ces se sa ses il elle nous vous ne pas dans
+avec sur qui que quoi quand pourquoi mais leur
+der dem des ein eine einen einem einer und oder ist sind nicht wie warum wo wer ich sie wir ihr zu zum
+zur im vom auf aus bei für von nach über dass auch noch schon wenn aber kann muss soll wird werden
+el los las una unos y que qué en por para con está están como cómo dónde donde cuando cuándo pero
+porque mi mis
+um uma das no na nos é onde mas seu sua também
+il lo gli della dei delle dal che perché sono
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split()) | frozenset(_OTHER_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit: "___" tokenizes to nothing
 _RUN = re.compile(r"[^\W_]+", re.UNICODE)  # what unicode61 keeps as one token
@@ -211,12 +224,17 @@ def _dropped(words: list[str], i: int) -> bool:
 
 def _split_terms(text: str, synonyms: bool = False,
                  whole_runs: bool = False) -> tuple[list[Term], list[tuple[Term, Term]]]:
+    out: list[Term] = []
+    by_key: dict[str, Term] = {}
+    if synonyms:  # the table's words of several words ("base de données") are one term each
+        listed_phrases, text = synonym_table.phrases(text)
+        for p in listed_phrases[:MAX_TERMS]:
+            by_key[p] = Term(p, False, synonym_table.alternatives(p))
+            out.append(by_key[p])
     words = _words(text, whole_runs)
     keep = [not _dropped(words, i) for i in range(len(words))]
     if not any(keep):  # a query made only of stopwords ("how does this work") still means something
         keep = [True] * len(words)
-    out: list[Term] = []
-    by_key: dict[str, Term] = {}
     pairs: list[tuple[Term, Term]] = []
     prev: Term | None = None
     for w, k in zip(words, keep, strict=True):
@@ -270,6 +288,9 @@ def recall_terms(text: str) -> list[Term]:
             seen.add(key)
             out.append(term if term is not None and not alts and not term.prefix else Term(word, False, alts))
 
+    listed_phrases, text = synonym_table.phrases(text)
+    for p in listed_phrases:
+        add(p)
     for t in _split_terms(text, whole_runs=True)[0]:
         if t.is_cjk:
             for word in cjk_words(t.text):

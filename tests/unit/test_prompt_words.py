@@ -87,3 +87,34 @@ def test_a_short_cjk_prompt_is_worth_asking() -> None:
 def test_korean_particles_are_no_obstacle(mem: Memory) -> None:
     oid = mem.observe("데이터베이스 마이그레이션은 배포 전에 실행한다")
     assert given(mem, "데이터베이스를 배포하기 전에 마이그레이션을 해야 하나요?") == [oid]
+
+
+def test_words_of_several_words_are_one_term_both_ways() -> None:
+    assert synonyms.phrases("Pourquoi la Base de Données est lente ?") == (
+        ["base de données"], "Pourquoi la   est lente ?")
+    assert [(t.text, "e2e" in t.alts) for t in recall_terms("the end-to-end suite")] == [
+        ("end-to-end", True), ("suite", False)]
+    assert synonyms.phrases("a database base; de données") == ([], "a database base; de données")
+
+
+def test_a_french_prompt_names_the_database_as_the_memory_does_not(mem: Memory) -> None:
+    english = mem.observe("DB config is read from settings.toml at start-up, never from the environment")
+    french = mem.observe("Le mot de passe de la base de données tourne chaque mois")
+    unrelated = mem.observe("La configuration du linter vient de pyproject.toml")
+    assert given(mem, "Où se trouve la configuration de la base de données ?") == [english]
+    assert given(mem, "Qui change le password de la DB ?") == [french]
+    assert unrelated not in given(mem, "Où se trouve la configuration de la base de données ?")
+
+
+def test_a_german_abbreviation_finds_the_long_word(mem: Memory) -> None:
+    pool = mem.observe("Der Datenbank-Pool ist in Produktion auf 20 Verbindungen begrenzt")
+    assert given(mem, "Warum ist der DB-Pool in prod erschöpft?") == [pool]
+    # Sharing "warum ist der" and "Pool" is not being about the same pool: function words do not count.
+    assert given(mem, "Warum ist der Thread-Pool erschöpft?") == []
+
+
+def test_function_words_of_other_languages_are_not_code_words() -> None:
+    from kenning.search.query import STOPWORDS
+    assert {"der", "und", "les", "dans", "para", "della"} <= STOPWORDS
+    assert not {"die", "du", "del", "os", "su", "em", "di", "non", "comment", "mit"} & STOPWORDS
+    assert [t.text for t in recall_terms("why does the worker die after du -sh")] == ["worker", "die", "du", "sh"]
