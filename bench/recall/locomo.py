@@ -143,11 +143,14 @@ def main() -> int:
     worker_env: dict[str, str] = {}
     try:
         bm25 = harness(h, tmp / "bm25.json", "bm25", {}, [])
+        # Each conversation is a project of its own, saved into from one MCP server: a cross-project write,
+        # which the user has to allow (mcp_cross_project_writes).
         kw_env = {"KENNING_DATA_DIR": str(tmp / "kw"), "KENNING_EMBEDDING_BACKEND": "none",
-                  "KENNING_PORT": str(free_port())}
+                  "KENNING_PORT": str(free_port()), "KENNING_MCP_CROSS_PROJECT_WRITES": "true"}
         kw = harness(h, tmp / "kw.json", "mcp", kw_env, [])
         worker_env = {"KENNING_DATA_DIR": str(tmp / "hy"), "KENNING_EMBEDDING_BACKEND": "minilm",
-                      "KENNING_PORT": str(free_port()), "HF_HUB_OFFLINE": "1"}
+                      "KENNING_PORT": str(free_port()), "HF_HUB_OFFLINE": "1",
+                      "KENNING_MCP_CROSS_PROJECT_WRITES": "true"}
         (tmp / "hy").mkdir()
         r = kenning(worker_env, "worker", "start", "--wait", "30")
         if r.returncode != 0:
