@@ -55,6 +55,9 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
 _QUOTE = re.compile(r"^\s*>\s?")
+# Markdown's hard line break (two spaces or a backslash at the end of a line): the writer ended the line on
+# purpose ("Opened PR: #582 …  ⏎ Replied to discussion: …", "**Status:** accepted  ⏎ **Date:** …").
+_HARD_BREAK = re.compile(r"\S(?: {2,}|\\)$")
 # Log lines and stack frames pasted into a prompt: a timestamp, a level, a path:line, a prompt sign.
 _LOGLIKE = re.compile(r"^\s*(?:\[?\d{1,4}[-/:.]\d{1,2}[-/:.]\d{1,4}|\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|"
                       r"FATAL)\]?\b|at [\w.$<>]+\(|\$ |> |[\w./-]+\.\w+:\d+)", re.IGNORECASE)
@@ -199,6 +202,10 @@ def units(text: str) -> list[Unit]:
             if pm and _is_label(pm.group(2)):
                 para_label = tidy(pm.group(2))
                 line = line[pm.end():]
+        if _HARD_BREAK.search(raw):
+            para.append(line.removesuffix("\\"))
+            flush()
+            continue
         para.append(line)
     flush()
     return out

@@ -114,3 +114,21 @@ def test_chinese_and_japanese_sentences_end_at_their_full_stop() -> None:
                                           "测试都通过了！"]
     assert [u.text for u in units(ja)] == ["「これは問題です。」と彼は言った。", "原因は `a。b` の区切りです。",
                                           "直しました？"]
+
+
+def test_a_hard_line_break_ends_the_unit_and_a_soft_one_does_not() -> None:
+    """Markdown's hard break (two spaces or a backslash at the line's end) ends a line on purpose: a
+    never-trained session's "Opened PR: …  ⏎ Replied to discussion: …" was one unit, and a list of
+    recommendations written that way ("Treat this as a release bug.  ⏎ AL2023 has glibc 2.34 …") was judged
+    as one sentence."""
+    said = ("Opened PR: [#582 fix(pass): resolve relative store_dir](https://github.com/o/r/pull/582)  \n"
+            "Replied to discussion: [#579 comment](https://github.com/o/r/discussions/579)\n\n"
+            "Treat this as a release bug for ARM64 GNU.\\\n"
+            "AL2023 has glibc 2.34, and the current artifact requires 2.39.\n\n"
+            "A line that wraps\nsoftly goes on.")
+    got = [(u.text, u.heading) for u in units(said)]
+    assert got == [("#582 fix(pass): resolve relative store_dir", "Opened PR"),
+                   ("#579 comment", "Replied to discussion"),
+                   ("Treat this as a release bug for ARM64 GNU.", ""),
+                   ("AL2023 has glibc 2.34, and the current artifact requires 2.39.", ""),
+                   ("A line that wraps softly goes on.", "")]
