@@ -13,12 +13,12 @@ that is here keeps its live identity; others may join it):
   the one checkout named like its repository; where several share that name, the evidence below
   must pick exactly one;
 * **checkouts with the same folder name**, or a folder beside another and named after it
-  (``~/src/api-fix-login`` by ``~/src/api``), join when their sessions show they are one repository:
-  a commit in common, or files in common (relative to each checkout, leaving out names every
-  repository has, like ``README.md`` or ``package.json``): at least :data:`MIN_SHARED_FILES` and
-  :data:`MIN_SHARED_FRACTION` of the smaller side's, or a branch other than the usual ones plus a
-  file. Two repositories that are both called ``api`` and share nothing of the kind stay apart,
-  and so do checkouts of two different known remotes.
+  (``~/src/api-fix-login`` by ``~/src/api``, or ``~/src/wt/api-fix-login`` in a folder beside it), join
+  when their sessions show they are one repository: a commit in common, or files in common (relative to
+  each checkout, leaving out names every repository has, like ``README.md`` or ``package.json``): at
+  least :data:`MIN_SHARED_FILES` and :data:`MIN_SHARED_FRACTION` of the smaller side's, or a branch
+  other than the usual ones plus a file. Two repositories that are both called ``api`` and share
+  nothing of the kind stay apart, and so do checkouts of two different known remotes.
 
 :func:`join_checkouts` runs after each import, inside one transaction, until nothing more
 joins; joins go through ``projects.merge`` with the reason, which ``kenning doctor`` and the
@@ -179,11 +179,12 @@ def _next(conn: sqlite3.Connection) -> Join | None:
 
 
 def _beside(p: _Project, q: _Project) -> bool:
-    """``p``'s folder sits next to ``q``'s and is named after it: ``api-fix-login``, ``api.wt`` by ``api``."""
+    """``p``'s folder is named after ``q``'s and sits next to it (``~/src/api-fix-login`` by ``~/src/api``) or in
+    a folder next to it (``~/src/wt/api-fix-login``, ``~/src/api-trees/api-fix-login``: a folder of worktrees)."""
     name, other = p.name.lower(), q.name.lower()
     if q.layout.worktree or len(name) <= len(other) + 1 or not name.startswith(other) or name[len(other)] not in "-_.":
         return False
-    return _parent(p.root) == _parent(q.root)
+    return _parent(q.root) in (_parent(p.root), _parent(_parent(p.root)))
 
 
 def _parent(root: str) -> str:

@@ -218,3 +218,16 @@ def test_a_checkout_beside_its_repository_and_named_after_it_joins_on_evidence(c
     made = join(conn)
     assert [(j.checkout, j.into) for j in made] == [(tree, main)]
     assert made[0].reason.startswith("a checkout beside api named after it (api-fix-login), 3 file(s) in common")
+
+
+def test_a_checkout_in_a_folder_of_worktrees_beside_its_repository_joins_on_evidence(conn: sqlite3.Connection) -> None:
+    """A never-trained project's sessions in ``~/Projects/wt/external-agents-code-review`` (a worktree on branch
+    code-review, a commit and 12 files in common) stood as a project of their own."""
+    main = session(conn, "/Users/me/src/api", evidence=files(*SYNC_FILES))
+    tree = session(conn, "/Users/me/src/wt/api-code-review", at=T + 1, evidence=files(*SYNC_FILES))
+    deeper = session(conn, "/Users/me/src/wt/old/api-spike", at=T + 2, evidence=files(*SYNC_FILES))
+    unrelated = session(conn, "/Users/me/src/wt/api-gateway", at=T + 3, evidence=files("cmd/gateway/main.go"))
+    made = join(conn)
+    assert [(j.checkout, j.into) for j in made] == [(tree, main)]
+    assert made[0].reason.startswith("a checkout beside api named after it (api-code-review), 3 file(s) in common")
+    assert {deeper, unrelated}.isdisjoint({j.checkout for j in made})
