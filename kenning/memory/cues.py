@@ -163,6 +163,9 @@ _CUES: dict[str, tuple[str, str]] = {
     "hypothesis": (
         r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
         r"i (?:don'?t|do not) know|not sure|i wonder|(?:seems|appears) to|looks like|"
+        # what must have gone wrong, inferred ("so either must be a bug in the test or an issue with the agent")
+        r"must (?:be|have been) (?:a |an |the )?(?:bug|issue|problem|mistake|regression|typo|race|leak|caus\w+|broken|"
+        r"wrong|stale|missing)|"
         r"peut-être|je pense|je suppose|vielleicht|ich glaube|vermutlich|quizás|tal vez|creo que",
         "我觉得 可能 也许 猜 大概 应该是 似乎 看起来 好像 かもしれない たぶん 多分 と思う ようです みたいです "
         "아마 같아요 것 같 보입니다 보이네요 듯합니다"),

@@ -24,7 +24,12 @@ _FIRST_PERSON = re.compile(r"^(?i:(?:so|now|ok|okay|then|here|first|next|also|an
                            r"(?:[iI](?=\s)|[iI]['’](?:m|d|ll|ve)\b|(?i:let me|let['’]s|we['’]ll)\b)|"
                            r"\bI(?:['’](?:m|d|ll|ve))? "
                            r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
-                           r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s")
+                           r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s|"
+                           # the agent telling itself its next step: "Now update the test-writer skill." (141 of 141
+                           # labelled sentences of the agent that open so are noise)
+                           r"^(?i:(?:now|next|then|first|finally)[,:]?\s+(?:let['’]?s\s+)?(?:update|add|fix|check|run|read|"
+                           r"look|write|create|remove|verify|test|commit|push|build|implement|apply|edit|make|move|rename|"
+                           r"refactor|install|open|review|clean|wire|hook|set|change|replace)\b)")
 
 
 _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"

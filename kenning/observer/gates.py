@@ -100,7 +100,19 @@ _TASK = re.compile(
 # What the product should show, asked for in a turn ('"Linked" should appear as "Linked docs"', "We should have
 # distinct sections for each agent"): a change to build, not how the agent is to work.
 _SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|shown|labell?ed|named|called|"
-                   r"rendered|visible|hidden))\b|^we should (?:have|add|show|display|build|create)\b", re.IGNORECASE)
+                   r"rendered|visible|hidden))\b|^we should (?:have|add|show|display|build|create)\b|"
+                   # what the program is to do ("… and I don't have kiro installed, it should tell me")
+                   r"\bit should (?:tell|warn|print|say|report|show|display|log|ask|error|fail|skip|exit|throw|raise)"
+                   r"\b", re.IGNORECASE)
+# Work to build in this turn, said as an order or a need ("Implement mise lint:licenses task in this repository",
+# "we need to initialize the licensefinder with accepted licenses", "implement but don't commit"): the verbs of a
+# task, which no standing rule opens with. (Not "do", "use", "add", "write", "keep", "run": "Write commit messages
+# in English" is a rule. Of the user's labelled sentences that open so, none is a rule.)
+_BUILD_TASK = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls|lets|let's)[,:]?\s+)*(?:(?:i|we|you) (?:need|have|want) "
+    r"(?:you )?to\s+|please\s+)?(?:implement|build|fix|create|initiali[sz]e|set up|refactor|migrate|port|rename|"
+    r"remove|delete|revert|rebase|merge|bump|upgrade|install|rewrite|finish|continue|start|confirm|verify)\b",
+    re.IGNORECASE)
 
 _HABIT = re.compile(r"^(?:always|never)\b|\b(?:(?:every|each) (?:time|commit|change|push|pr|pull request|release|"
                     r"deploy\w*|run|session|file|module|function|test|step|new|one)\b|from now on|going forward|"
@@ -115,11 +127,24 @@ def one_off(text: str) -> bool:
     return bool(_TASK.match(text.strip()) or _SPEC.search(text)) and not _HABIT.search(text)
 
 
+def builds_once(text: str) -> bool:
+    """Whether the user's sentence orders a piece of work of this turn ("Implement X in this repository"), with
+    nothing that makes it a habit ("always", "from now on", "before every release")."""
+    return bool(_BUILD_TASK.match(text.strip())) and not _HABIT.search(text) and not _FOR_GOOD.search(text)
+
+
 # Words in quotation marks are someone else's ('README.md says "CLIs almost never need code flow"'); "never" or
 # "always" before a past tense tells what happened ("your colleague never wrote that down"), not how to work.
 _QUOTED = re.compile(r'"[^"\n]{1,300}"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|`[^`\n]{1,300}`')
 _TOLD = re.compile(r"\b(?:never|always)\s+(?:\w+ed|wrote|did|was|were|had|made|said|got|went|saw|knew|told|thought|"
-                   r"took|gave|found|ran|came|became|left|kept|meant|sent|built|brought|understood)\b", re.IGNORECASE)
+                   r"took|gave|found|ran|came|became|left|kept|meant|sent|built|brought|understood)\b|"
+                   # how something behaves ("a crate it never touches", "the provider never advertises it"): an
+                   # order is said to someone, in the imperative ("never touch", not "-es" / "-s")
+                   r"\b(?:never|always)\s+(?!\w+(?:ss|us)\b)\w+[a-z](?<!s)s\b|"
+                   # "type edges don't, so …": no verb follows, nothing is forbidden
+                   r"\b(?:don'?t|doesn'?t|do not|does not)(?=\s*[,;.)]|\s*$)", re.IGNORECASE)
+# Code a sentence quotes (`... generated always as (...) stored`) is the code's words, never the user's rule.
+_CODE = re.compile(r"`[^`\n]{1,300}`")
 # A reply that opens with assent ("yes, start implementing and keep reviewing after each phase", "Yeah the skill
 # should use its own path then"): how to go on with the work at hand, unless it says it is for good.
 _ASSENT = re.compile(r"^(?:yes|yeah|yep|yup|ok(?:ay)?|sure|alright|sounds good|go ahead|great|perfect|"
@@ -145,13 +170,20 @@ def not_a_rule(text: str) -> bool:
     quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
     said = _QUOTED.sub(" ", text)
     if len(re.findall(r"\w+", said)) < 3:
-        said = text  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
+        said = _CODE.sub(" ", text)  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
     if cues.signals(text) & RULE_SIGNALS and not cues.signals(_TOLD.sub(" ", said)) & RULE_SIGNALS:
         return True
     if _ASSENT.match(text.strip()) and not _FOR_GOOD.search(said) \
             and not cues.signals(said) & {"prefer", "convention", "user_scope"}:
         return True  # (but "ok i don't want `cargo update`, we want renovate to bump it" says what they want)
+    if _EXAMPLE.match(text.strip()):
+        return True  # "For example, if the .gitignore excludes a folder, entire-sem should …": it illustrates
     return bool(_EDIT_DOC.match(text.strip())) and not _AGENT_FILE.search(text)
+
+
+_EXAMPLE = re.compile(r"^(?:for (?:example|instance)|e\.g\.|par exemple|zum beispiel|z\.\s?b\.|por ejemplo|"
+                      r"por exemplo|ad esempio|örneğin|например|例えば|比如|例如|举个例子|예를 들어)(?=[\s,，、:：]|$)",
+                      re.IGNORECASE)
 
 
 # A sentence of the agent that weighs a choice rather than states one made: a condition ("If you stop sending

@@ -55,6 +55,10 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
 _QUOTE = re.compile(r"^\s*>\s?")
+# Claude Code's explanatory style sets its asides between two ruled lines, the first titled:
+# "`★ Insight ─────────`" … "`─────────────`". The title heads what is inside; the closing line ends it.
+_ASIDE_OPENS = re.compile(r"^\s*`?\s*[★☆✦✧◆▶]\s*([^─━`]{1,40}?)\s*[─━]{3,}\s*`?\s*$")
+_ASIDE_CLOSES = re.compile(r"^\s*`?\s*[─━]{3,}\s*`?\s*$")
 # Markdown's hard line break (two spaces or a backslash at the end of a line): the writer ended the line on
 # purpose ("Opened PR: #582 …  ⏎ Replied to discussion: …", "**Status:** accepted  ⏎ **Date:** …").
 _HARD_BREAK = re.compile(r"\S(?: {2,}|\\)$")
@@ -103,6 +107,7 @@ def units(text: str) -> list[Unit]:
     out: list[Unit] = []
     heading = ""
     outer = ""         # the heading above a plain label line, back once the block under the label ends
+    aside_of: str | None = None  # the heading before an aside, back once its closing line comes
     plain = 0          # a plain label line heads what follows: 1 before its block, 2 within it
     para: list[str] = []
     para_bullet = False
@@ -159,6 +164,15 @@ def units(text: str) -> list[Unit]:
         if m:
             flush()
             heading, plain = tidy(m.group(1)), 0
+            continue
+        m = _ASIDE_OPENS.match(line)
+        if m:
+            flush()
+            aside_of, heading, plain = heading, tidy(m.group(1)), 0
+            continue
+        if _ASIDE_CLOSES.match(line):
+            flush()
+            heading, aside_of, plain = aside_of if aside_of is not None else heading, None, 0
             continue
         m = _LABEL_LINE.match(line) or _LABEL_ABOUT.match(line)
         if m and len(m.group(1).split()) <= _LABEL_WORDS + 4:

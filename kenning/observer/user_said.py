@@ -130,7 +130,8 @@ def _user_keeps(j: Judged) -> bool:
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
         # make the URL always visible", "analyse which folders should be excluded").
-        return "hypothesis" not in sig and not gates.one_off(j.text) and not gates.planned(j.text) \
+        return "hypothesis" not in sig and not gates.one_off(j.text) and not gates.builds_once(j.text) \
+            and not gates.planned(j.text) \
             and not gates.not_a_rule(j.text) and (
             bool(sig & RULE_SIGNALS) or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":

@@ -1,0 +1,100 @@
+"""What a user types that sounds like a standing rule and is none (DESIGN.md §9): work ordered for this
+turn, a finding, an inference, what the program is to do, an example, words of quoted code. Each shape was
+a "standing rule" injected first into every session of a project nobody here trained on; the words are our
+own. Real SQLite file, the offline observer, the session-start index.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.memory_story import Story, Turn, edit
+
+ROOT = "/work/indexer"
+
+NOT_RULES = [
+    # work for this turn, ordered or needed
+    "Implement the release:notes task in this repository",
+    "we need to initialize the license checker with the allowed licenses",
+    "implement it but don't commit",
+    "Confirm the new symbols are searchable: `tool search orders --json` should return them",
+    # an inference about a failure
+    "so either must be a bug in the fixture in this repo or an issue with the parser code in this repo.",
+    # what the program is to do
+    "if I run the docker e2e tests without docker installed it should tell me.",
+    # how the code behaves, said by the user
+    "IMPORTS already resolves modules; type edges don't, so any common name like Config pollutes the graph.",
+    "The same cause gives a wrong edge (parse_list in the cli crate → Parser.parse_list in a crate it never "
+    "touches).",
+    # an example, and quoted code
+    "For example, if .gitignore excludes a folder and the include list names it, the indexer should include it.",
+    "the migration adds a column: `total integer generated always as (a + b) stored`",
+]
+
+RULES = [
+    "Add a regression test for every fix.",
+    "Do not rewrite unrelated code.",
+    "Never touch the generated files under gen/.",
+    "Always run the whole test suite before pushing.",
+    "Run the linter after each change.",
+]
+
+
+def _rules(story: Story) -> list[str]:
+    return [r["title"] for r in story.active("indexer") if r["kind"] == "rule"]
+
+
+@pytest.mark.parametrize("said", NOT_RULES)
+def test_what_sounds_like_a_rule_and_is_none(story: Story, said: str) -> None:
+    story.session("indexer", Turn(said, [edit(ROOT, "src/graph.rs")], last="Done: the graph builder is updated."))
+    assert _rules(story) == [], story.active("indexer")
+
+
+@pytest.mark.parametrize("said", RULES)
+def test_a_rule_said_as_an_order_is_still_one(story: Story, said: str) -> None:
+    story.session("indexer", Turn(said, [edit(ROOT, "src/graph.rs")], last="Understood."))
+    assert len(_rules(story)) == 1, story.active("indexer")
+
+
+def test_an_aside_of_the_explanatory_style_gives_its_words_without_its_frame() -> None:
+    """Claude Code's explanatory style sets an aside between "`★ Insight ───…`" and "`───…`": its frame was the
+    first words of the next sentence (a title "`★ Insight ─────` The fix mirrors …")."""
+    from kenning.observer.units import units
+
+    said = ("## Fix\n\nThe loader is fixed.\n\n`★ Insight ─────────────────────────────`\n"
+            "The trimming was never applied to the IDE transcript, so every checkpoint held the whole "
+            "conversation.\n`─────────────────────────────────────`\n\nTests pass.")
+    assert [(u.text, u.heading) for u in units(said)] == [
+        ("The loader is fixed.", "Fix"),
+        ("The trimming was never applied to the IDE transcript, so every checkpoint held the whole conversation.",
+         "Insight"),
+        ("Tests pass.", "Fix")]
+
+
+def test_the_agent_telling_itself_its_next_step_is_no_memory(story: Story) -> None:
+    story.session("indexer", Turn("update the skills to the shared harness", [edit(ROOT, "skills/test-writer.md")],
+                                  last="Now update the test-writer skill. This is the biggest change of the three, "
+                                       "since it still describes a harness per agent."))
+    assert not [r for r in story.active("indexer") if r["layer"] == "key"], story.active("indexer")
+
+
+def test_each_shape_has_its_reason() -> None:
+    """The reason each shape above is no rule (the model may or may not have kept the sentence)."""
+    from kenning.memory import cues
+    from kenning.observer import gates
+    from kenning.observer.conclusion import _FIRST_PERSON
+
+    assert gates.builds_once("we need to initialize the license checker with the allowed licenses")
+    assert gates.builds_once("Confirm the new symbols are searchable: `tool search orders --json` should return them")
+    assert not gates.builds_once("we need to initialize the license checker before every release")
+    assert not gates.builds_once("Always fix the lint warnings you touch")
+    assert gates.one_off("if I run the docker e2e tests without docker installed it should tell me.")
+    assert "hypothesis" in cues.signals("so either must be a bug in the fixture or an issue with the parser")
+    assert gates.not_a_rule("For example, if .gitignore excludes a folder, the indexer should include it.")
+    assert gates.not_a_rule("the migration adds a column: `total integer generated always as (a + b) stored`")
+    assert gates.not_a_rule("type edges don't, so any common name like Config pollutes the graph")
+    assert gates.not_a_rule("the provider never advertises the relation")
+    assert not gates.not_a_rule("Never touch the generated files under gen/.")
+    assert not gates.not_a_rule("Never pass --force to git push.")
+    assert _FIRST_PERSON.search("Now update the test-writer skill.")
+    assert not _FIRST_PERSON.search("Now the cache key includes the tenant.")
