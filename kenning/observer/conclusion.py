@@ -191,7 +191,9 @@ def together(cause: Judged, fix: Judged) -> bool:
     """A cause and a fix that belong in one memory: said in one place (the same message and section),
     or about the same thing (a word of substance, a name, in both)."""
     if cause.message == fix.message and (cause.unit.heading == fix.unit.heading
-                                         or not cause.unit.heading or not fix.unit.heading):
+                                         or not cause.unit.heading or not fix.unit.heading) \
+            and not (cause.unit.bullet and fix.unit.bullet and cause.unit.para != fix.unit.para):
+        # (two items of a list are two findings, unless a word ties them)
         return True
     return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)
 

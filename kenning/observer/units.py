@@ -91,6 +91,7 @@ class Unit:
     table: bool = False   # a row of a table, its cells joined by "; "
     before: str = ""      # the sentence before it in its paragraph ("That was deliberate" says what by it)
     introduces: bool = False  # it ended with ":" (or "如下" …): it introduces what follows, a list or a command
+    para: int = 0         # which paragraph or list item of the message it is in
 
 
 def report_section(heading: str) -> bool:
@@ -108,6 +109,7 @@ def units(text: str) -> list[Unit]:
     heading = ""
     outer = ""         # the heading above a plain label line, back once the block under the label ends
     aside_of: str | None = None  # the heading before an aside, back once its closing line comes
+    paras = 0          # paragraphs and list items so far
     plain = 0          # a plain label line heads what follows: 1 before its block, 2 within it
     para: list[str] = []
     para_bullet = False
@@ -117,8 +119,9 @@ def units(text: str) -> list[Unit]:
     code: list[str] | None = None  # the lines of a code block such a sentence introduced, while in it
 
     def flush() -> None:
-        nonlocal para, para_bullet, para_label, intro, heading, plain
+        nonlocal para, para_bullet, para_label, intro, heading, plain, paras
         if para:
+            paras += 1
             if plain == 2 and not para_bullet:  # a paragraph after the label's list or paragraph: not under it
                 heading, plain = outer, 0
             elif plain == 1:
@@ -131,7 +134,7 @@ def units(text: str) -> list[Unit]:
                 if clean and len(clean) <= MAX_UNIT and not _noise(clean):
                     # A run-in label ("**Root cause.** …") heads its whole paragraph; it opens the first unit.
                     out.append(Unit(clean, para_label or heading, len(out), para_bullet, bool(para_label) and i == 0,
-                                    before=prev))
+                                    before=prev, para=paras))
                 prev = clean
             intro = len(out) - 1 if len(out) > before and _INTRODUCES.search(para[-1]) else None
             if intro is not None:
@@ -197,7 +200,8 @@ def units(text: str) -> list[Unit]:
                 cells = [tidy(c) for c in line.strip().strip("|").split("|")]
                 row = "; ".join(c for c in cells if c)
                 if row and len(row) <= MAX_UNIT and len(cells) >= 2:
-                    out.append(Unit(row, heading, len(out), True, table=True))
+                    paras += 1
+                    out.append(Unit(row, heading, len(out), True, table=True, para=paras))
             continue
         if _BULLET.match(line):
             flush()

@@ -132,3 +132,19 @@ def test_a_hard_line_break_ends_the_unit_and_a_soft_one_does_not() -> None:
                    ("Treat this as a release bug for ARM64 GNU.", ""),
                    ("AL2023 has glibc 2.34, and the current artifact requires 2.39.", ""),
                    ("A line that wraps softly goes on.", "")]
+
+
+def test_a_cause_and_a_fix_of_two_list_items_are_two_findings() -> None:
+    """A review's list: the cause of one item and the fix of another were joined into one memory ("The ID embeds
+    the path, so a rename breaks every edge — fix: the second regex is meant to catch import blocks …")."""
+    from kenning.observer.conclusion import together
+    from kenning.observer.roles.roles import Judged
+
+    said = units("1. The ID embeds the file path, so a rename breaks every edge that pointed at it.\n"
+                 "2. Fixed the import scanner: it now tracks block state line by line.\n\n"
+                 "- Removed the direct delete inside the workers. This raced with the goroutine that held the file.")
+    cause, fix, fix2, cause2 = (Judged(u, role, 0.9, "agent", "final") for u, role in zip(
+        said, ("rootcause", "fix", "fix", "rootcause"), strict=True))
+    assert [u.para for u in said] == [1, 2, 3, 3]
+    assert not together(cause, fix)      # two items, no word in common
+    assert together(cause2, fix2)        # one item: its fix and the cause it gives
