@@ -115,6 +115,8 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
         if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text) or counts_a_list(j):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
+        if j.unit.bullet and any(t.unit.bullet and t.unit.para != j.unit.para for t in taken):
+            continue  # another item of the list the memory's sentence is in: another change, not its subject
         if NAMED.search(text) and not any(same_thing(text, t.text, 0.5) for t in taken):
             return text.rstrip(".。:")
     return ""
