@@ -10,7 +10,8 @@ disk. Their path still says a lot, because tools that make worktrees put them in
 * next to it: ``<repo>.worktrees/<name>``, ``<repo>-worktrees/<name>`` (that folder itself): the main
   checkout is ``<repo>``;
 * in a store of worktrees elsewhere: ``~/.codex/worktrees/<id>/<repo>``, ``~/.grok/worktrees/<repo>/<name>``,
-  ``~/conductor/workspaces/<repo>/<name>``, or any ``<anything>/worktrees/<name>/<repo>``: a checkout of
+  ``~/conductor/workspaces/<repo>/<name>``, ``<anything>/wt/<repo>/<name>``, or any
+  ``<anything>/worktrees/<name>/<repo>``: a checkout of
   a repository named by one of the folders after ``worktrees`` (a generated id like ``4f2a`` never is;
   in ``<store>/<repo>/<name>/<repo>``, the clone in a folder of its own, the name said twice is);
   where its main checkout lives is not in the path. Such a checkout is a *worktree*: ``names`` lists
@@ -112,6 +113,8 @@ def _worktree_store(low: list[str], i: int) -> str:
     """The kind of worktree store whose folder is ``low[i]`` ('' when it is none)."""
     if low[i] == "worktrees":
         return "worktrees"
+    if low[i] == "wt" and i > 0:
+        return "wt"  # a folder of worktrees by its short name: ~/Projects/wt/<repo>/<name>, ~/Projects/wt/<name>
     if low[i] == "workspaces" and i > 0 and low[i - 1] == "conductor":
         return "conductor"  # Conductor: ~/conductor/workspaces/<repo>/<name>
     return ""
@@ -136,7 +139,7 @@ def _in_store(p: _Path, low: list[str], i: int, store: str) -> Layout:
         other = b if low[i + 3] == low[i + 1] else a
         return Layout(parts[i + 3], p.prefix(i + 4), worktree=True, names=_unique((parts[i + 3], other, parent)),
                       rule=f"{parts[i]}/<repo>/<name>/<repo>")
-    if store == "conductor" or (_id_like(b) and not _id_like(a)):
+    if store in ("conductor", "wt") or (_id_like(b) and not _id_like(a)):
         first, second, rule = a, b, f"{parts[i]}/<repo>/<name>"
     else:
         first, second, rule = b, a, f"{parts[i]}/<name>/<repo>"

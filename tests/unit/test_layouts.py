@@ -44,6 +44,12 @@ def test_a_worktree_inside_or_beside_its_repository_is_the_repository(path: str,
     ("/Users/me/.cursor/worktrees/api/a1b2", "api", "/Users/me/.cursor/worktrees/api/a1b2", ("api", "a1b2")),
     ("/Users/me/conductor/workspaces/api/bangkok", "api", "/Users/me/conductor/workspaces/api/bangkok",
      ("api", "bangkok", "conductor")),
+    # A folder of worktrees by its short name: wt/<repo>/<name> (an unseen project's sessions were a project
+    # called "experiment"), or wt/<name> (joined to the repository beside it on evidence).
+    ("/Users/al/Projects/wt/skills/experiment", "skills", "/Users/al/Projects/wt/skills/experiment",
+     ("skills", "experiment", "Projects")),
+    ("/Users/al/Projects/wt/api-code-review", "api-code-review", "/Users/al/Projects/wt/api-code-review",
+     ("api-code-review", "Projects")),
     # One folder after `worktrees`: it, or the folder holding `worktrees`, names the repository.
     ("/Users/me/src/api/worktrees/fix-login", "fix-login", "/Users/me/src/api/worktrees/fix-login",
      ("fix-login", "api")),
@@ -68,6 +74,7 @@ def test_a_worktree_in_a_store_names_its_repository_candidates(path: str, name: 
 @pytest.mark.parametrize(("path", "name"), [
     ("/Users/alice/work/git-sync", "git-sync"), ("/home/coder/git-sync/", "git-sync"),
     ("/tmp/worktrees", "worktrees"), ("/Users/me/src/workspaces/api", "api"), ("C:\\x\\y\\NumWordify", "NumWordify"),
+    ("/Users/me/src/wt", "wt"),  # a repository called wt
     ("/Users/me/src/git-worktrees/src/cli", "cli"),  # deep in a repository called git-worktrees: no worktree
 ])
 def test_other_folders_are_checkouts_of_their_own(path: str, name: str) -> None:
