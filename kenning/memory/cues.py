@@ -161,7 +161,9 @@ _CUES: dict[str, tuple[str, str]] = {
         r"je (?:recommande|propose|suggère)|ich (?:empfehle|schlage vor)|recomiendo|sugiero",
         "建议 推荐 可以考虑 不妨 おすすめ 推奨 提案 お勧め 추천 제안 권장"),
     "hypothesis": (
-        r"i think|maybe|perhaps|my assumption|i assume|probably|might be|i guess|i suspect|could it be|"
+        r"i think|maybe|perhaps|my assumption|i assume|probably|might be|might not|i guess|i suspect|could it be|"
+        # options still open: "we should either check for it and fall back to grep, or default to grep"
+        r"(?:should|could|can|might|may|would) either|"
         r"i (?:don'?t|do not) know|not sure|i wonder|(?:seems|appears) to|looks like|"
         # what must have gone wrong, inferred ("so either must be a bug in the test or an issue with the agent")
         r"must (?:be|have been) (?:a |an |the )?(?:bug|issue|problem|mistake|regression|typo|race|leak|caus\w+|broken|"

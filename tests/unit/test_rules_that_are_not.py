@@ -18,8 +18,10 @@ NOT_RULES = [
     "we need to initialize the license checker with the allowed licenses",
     "implement it but don't commit",
     "Confirm the new symbols are searchable: `tool search orders --json` should return them",
-    # an inference about a failure
+    # an inference about a failure, a worry, options still open
     "so either must be a bug in the fixture in this repo or an issue with the parser code in this repo.",
+    "ripgrep might not be available on every machine",
+    "We should either check that ripgrep exists and fall back to grep, or always use grep",
     # what the program is to do
     "if I run the docker e2e tests without docker installed it should tell me.",
     # how the code behaves, said by the user
@@ -90,6 +92,9 @@ def test_each_shape_has_its_reason() -> None:
     assert not gates.builds_once("Always fix the lint warnings you touch")
     assert gates.one_off("if I run the docker e2e tests without docker installed it should tell me.")
     assert "hypothesis" in cues.signals("so either must be a bug in the fixture or an issue with the parser")
+    assert "hypothesis" in cues.signals("ripgrep might not be available on every machine")
+    assert "hypothesis" in cues.signals("We should either check that ripgrep exists or always use grep")
+    assert "hypothesis" not in cues.signals("Evaluations always run on either local repos or our own clones.")
     assert gates.not_a_rule("For example, if .gitignore excludes a folder, the indexer should include it.")
     assert gates.not_a_rule("the migration adds a column: `total integer generated always as (a + b) stored`")
     assert gates.not_a_rule("type edges don't, so any common name like Config pollutes the graph")
