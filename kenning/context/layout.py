@@ -209,6 +209,17 @@ def _gist(text: str) -> set[str]:
 # A prompt that only gives the agent a role: a script's, saying nothing of the project's work
 _ROLE_PROMPT = re.compile(r"^\s*(?:you are|you're|act as|your role is)\s+(?:a|an|the)\s|^\s*(?:你是一(?:个|名|位)|"
                           r"あなたは[^。]{0,60}(?:です|として)|당신은\s)", re.IGNORECASE)
+def _nothing_came_of(said: str) -> bool:
+    """One prompt whose answer asks back or says a few words ("test prompt → Received. What would you like me
+    to do?", "show me your version → claude-opus-4-7 (Opus 4.7)"): a session in which nothing happened."""
+    prompt, arrow, answer = said.partition(" → ")
+    if not arrow or "; then: " in prompt:
+        return False
+    answer = answer.strip()
+    cjk = sum(1 for c in answer if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
+    return answer.endswith(("?", "？")) or (len(answer.split()) < 6 and cjk < 12)
+
+
 # A session line whose outcome only points at rows listed above ("Shutdown used to take only 10s → #169")
 _POINTS_ONLY = re.compile(r" → #\d+(?:, #\d+)*$")
 
@@ -307,6 +318,8 @@ class Layout:
                 continue  # what came of it is a row listed above, and it left no state of its own to say
             if " → " not in said and not s.did_work and _ROLE_PROMPT.match(request):
                 continue  # a scripted run that only gave the agent a role ("You are a futures analyst …")
+            if not s.did_work and not self.found.get(s.session) and _nothing_came_of(said):
+                continue  # "test prompt → Received. What would you like me to do?": no work, nothing learnt
             rows.append((s.started_at or s.created_at, -s.id,
                          f"S{s.id} {age(now - s.created_at)} {SUMMARY_ICON} {said}"
                          f"{f' (×{times})' if times > 1 else ''}{by(s.platform, self.agent)}"))
