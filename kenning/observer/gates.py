@@ -312,7 +312,9 @@ def ended_looking(agent: Sequence[Judged]) -> bool:
 _ORDER = re.compile(r"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?)[,:]?\s+)*(?!keep in mind\b)(?:add|use|"
                     r"make|update|remove|change|fix|create|write|ensure|keep|put|move|rename|check|run|show|include|"
                     r"implement|build|delete|replace|set|let's|try|look|find|give|list|display|do|"
-                    r"don't|avoid|start|stop|go|open|merge|push|commit|refactor|investigate)\b|"
+                    r"don't|avoid|start|stop|go|open|merge|push|commit|refactor|investigate|"
+                    # leave to do ("You can clone these repos into ~/Projects if they are not there already")
+                    r"you can|you may|feel free to|go ahead and)\b|"
                     r"^(?:请(?!求)|帮我|麻烦)|(?:ください|してほしい|お願いします?)[。.!！]?$|(?:해\s?줘|해\s?주세요|주세요)[.!]?$",
                     re.IGNORECASE)
 

@@ -101,5 +101,7 @@ def test_each_shape_has_its_reason() -> None:
     assert gates.not_a_rule("the provider never advertises the relation")
     assert not gates.not_a_rule("Never touch the generated files under gen/.")
     assert not gates.not_a_rule("Never pass --force to git push.")
+    assert gates.an_order("You can clone these repos into ~/Projects if they are not there already")
+    assert not gates.an_order("You cannot build it on Windows without WSL")
     assert _FIRST_PERSON.search("Now update the test-writer skill.")
     assert not _FIRST_PERSON.search("Now the cache key includes the tenant.")
