@@ -26,7 +26,9 @@ _NOT_FOUND = re.compile(
     r"command not found: (?P<zsh>[\w.+-]+)|"
     r"(?:^|\s)(?P<bash>[\w.+-]+): (?:command not found|not found)\s*$|"
     r"The term '(?P<pwsh>[\w.+-]+)' is not recognized|"
-    r"'(?P<cmd>[\w.+-]+)' is not recognized as an internal or external command", re.MULTILINE)
+    r"'(?P<cmd>[\w.+-]+)' is not recognized as an internal or external command|"
+    # env(1) running it: "env: golangci-lint: No such file or directory" (GNU quotes the name: ‘golangci-lint’)
+    r"(?:^|\s)env: [‘'`]?(?P<env>[\w.+-]+)[’'`]?: No such file or directory", re.MULTILINE)
 _LOOKUP = re.compile(r"^(?:command -v|command -V|which|type -p|type)\s+([\w.+-]+)\s*$")
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -73,6 +75,11 @@ def drafts(commands: list[Command], gist: str) -> list[ObservationDraft]:
             narrative=f"`{r.program}` was not on the PATH ({r.absent}); `{clip(r.ran, 200)}` ran it and passed.",
             at=r.at, how="the shell found no such program, and a run of it by another route passed", gist=gist))
     return out
+
+
+def missing(c: Command) -> bool:
+    """Whether ``c`` failed because a program it runs is not on the PATH: no change to a file can fix that."""
+    return bool(_absent(c))
 
 
 def title(r: Route) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kenning.observer.evidence import Command
 from kenning.observer.not_on_path import routes, title
-from tests.support.memory_story import Story, Turn, bash
+from tests.support.memory_story import Story, Turn, bash, edit
 
 
 def _ran(command: str, ok: bool, output: str = "", at: float = 1.0) -> Command:
@@ -91,3 +91,20 @@ def test_two_programs_of_one_session_are_two_gotchas(story: Story) -> None:
     assert lintr in keys and python in keys, keys
     context = story.context("shop")
     assert lintr in context and python in context, context
+
+
+def test_env_could_not_find_it_and_no_edit_made_it_pass(story: Story) -> None:
+    """An unseen project's key memory "Fixed `env GOCACHE=… golangci-lint …`: env: golangci-lint: No such file or
+    directory (compact.go)": env(1) could not find the program, the turn edited a file, and the linter ran later.
+    env's words are the shell's ("env: x: No such file or directory", GNU's ‘x’); no edit fixes a missing program."""
+    from kenning.observer.not_on_path import missing
+
+    assert missing(_ran("env GOCACHE=/tmp/c lintr run ./...", False, "env: lintr: No such file or directory"))
+    assert missing(_ran("env lintr run", False, "env: ‘lintr’: No such file or directory"))
+    assert not missing(_ran("go test ./...", False, "open fixture.txt: No such file or directory"))
+    root = story.root("shop")
+    story.session("shop", Turn("fix the lint finding in compact.go", [
+        bash(f"cd {root} && env GOCACHE=/tmp/c lintr run ./...", fails="env: lintr: No such file or directory"),
+        edit(root, "compact.go"), bash(f"cd {root} && env GOCACHE=/tmp/c lintr run ./...", "0 issues")],
+        last="Lint is clean."))
+    assert not [r["title"] for r in story.active("shop") if r["title"].startswith("Fixed `env")], story.active("shop")

@@ -488,7 +488,7 @@ def _fixed_by_edits(r: Reading, tools: list[Event], root: str) -> _Fixed | None:
     """A command that failed, then passed after files were edited: the proof of a fix. ``own`` when the
     files fixed had been changed in the same turn before the failure (the agent's own slip)."""
     for i, fail in enumerate(r.commands):
-        if fail.ok:
+        if fail.ok or not_on_path.missing(fail):  # (a program not on the PATH: no edit made it pass)
             continue
         key = evidence.command_key(fail.command)
         passing = next((c for c in r.commands[i + 1:] if c.ok and key and evidence.command_key(c.command)[:1] ==
