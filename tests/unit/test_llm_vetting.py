@@ -82,7 +82,9 @@ def test_a_rule_that_is_not_the_users_words_is_kept_as_a_decision() -> None:
 def test_a_users_sentence_that_only_sounds_like_a_rule_is_kept_as_a_decision() -> None:
     for said in ('The old wiki says "deploys must never happen on Fridays." Nobody ever checked that claim.',
                  "yes, go on with the migration and run the checks after each step",
-                 "Update docs/deploy.md to say that every release needs a signed tag."):
+                 "Update docs/deploy.md to say that every release needs a signed tag.",
+                 "Implement the release:notes task in this repository",
+                 "For example, if .gitignore excludes a folder, the indexer should still include it."):
         v = vet(judged("rule", said), [prompt(said)])
         assert v.kind == "decision" and v.why["by"] == "user"
         assert any("assents to the work at hand" in n for n in v.notes), v.notes
