@@ -209,6 +209,8 @@ def _gist(text: str) -> set[str]:
 # A prompt that only gives the agent a role: a script's, saying nothing of the project's work
 _ROLE_PROMPT = re.compile(r"^\s*(?:you are|you're|act as|your role is)\s+(?:a|an|the)\s|^\s*(?:你是一(?:个|名|位)|"
                           r"あなたは[^。]{0,60}(?:です|として)|당신은\s)", re.IGNORECASE)
+
+
 def _nothing_came_of(said: str) -> bool:
     """One prompt whose answer asks back or says a few words ("test prompt → Received. What would you like me
     to do?", "show me your version → claude-opus-4-7 (Opus 4.7)"): a session in which nothing happened."""

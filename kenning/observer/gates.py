@@ -105,14 +105,16 @@ _SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|s
                    r"\bit should (?:tell|warn|print|say|report|show|display|log|ask|error|fail|skip|exit|throw|raise)"
                    r"\b", re.IGNORECASE)
 # Work to build in this turn, said as an order or a need ("Implement mise lint:licenses task in this repository",
-# "we need to initialize the licensefinder with accepted licenses", "implement but don't commit"): the verbs of a
-# task, which no standing rule opens with. (Not "do", "use", "add", "write", "keep", "run": "Write commit messages
-# in English" is a rule. Of the user's labelled sentences that open so, none is a rule.)
+# "we need to initialize the licensefinder with accepted licenses", "implement but don't commit"): verbs of a
+# piece of work done once, which no standing rule opens with unless it says when it applies. (Not "use", "add",
+# "write", "build", "install", "rename", "merge": "Install dependencies with pnpm" is a rule. Of the user's
+# labelled sentences that open so, none is a rule.)
 _BUILD_TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls|lets|let's)[,:]?\s+)*(?:(?:i|we|you) (?:need|have|want) "
-    r"(?:you )?to\s+|please\s+)?(?:implement|build|fix|create|initiali[sz]e|set up|refactor|migrate|port|rename|"
-    r"remove|delete|revert|rebase|merge|bump|upgrade|install|rewrite|finish|continue|start|confirm|verify)\b",
-    re.IGNORECASE)
+    r"(?:you )?to\s+|please\s+)?(?:implement|initiali[sz]e|set up|create|refactor|migrate|port|rewrite|fix|bump|"
+    r"upgrade|revert|confirm|verify)\b", re.IGNORECASE)
+# When an order applies, which makes it a habit ("Create a branch for each ticket", "Fix lint before pushing").
+_WHEN = re.compile(r"\b(?:every|each|all|any|whenever|only|before|after|when|unless|until)\b", re.IGNORECASE)
 
 _HABIT = re.compile(r"^(?:always|never)\b|\b(?:(?:every|each) (?:time|commit|change|push|pr|pull request|release|"
                     r"deploy\w*|run|session|file|module|function|test|step|new|one)\b|from now on|going forward|"
@@ -130,7 +132,8 @@ def one_off(text: str) -> bool:
 def builds_once(text: str) -> bool:
     """Whether the user's sentence orders a piece of work of this turn ("Implement X in this repository"), with
     nothing that makes it a habit ("always", "from now on", "before every release")."""
-    return bool(_BUILD_TASK.match(text.strip())) and not _HABIT.search(text) and not _FOR_GOOD.search(text)
+    return bool(_BUILD_TASK.match(text.strip())) and not _HABIT.search(text) and not _FOR_GOOD.search(text) \
+        and not _WHEN.search(text)
 
 
 # Words in quotation marks are someone else's ('README.md says "CLIs almost never need code flow"'); "never" or
