@@ -80,6 +80,11 @@ def reports_done(text: str) -> bool:
 _REPO_STATE = re.compile(
     r"\b(?:checked out|current checkout|working tree|clean (?:status|tree|working)|clean except|up[- ]to[- ]date|"
     r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
+    # where a pull request or a commit stood ("PR #48 now has the two commits", "PR #1066 is open and ready for
+    # review", "Empty commit `d35fea9` (…) is on `chore/…`"): 5 of 5 such labelled sentences are noise or status
+    r"\b(?:PR|pull request)\s*#?\d+\s+(?:is|are)\s+(?:now\s+|still\s+)?(?:conflicting|in conflict|not mergeable|"
+    r"mergeable|green|red|failing|passing|pending|open|approved|in review)\b|\b(?:PR|pull request)\s*#?\d+\s+now\s+"
+    r"has\b|\bcommit `?[0-9a-f]{7,40}`? (?:\([^)]{0,120}\) )?is on `|"
     r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
 
 

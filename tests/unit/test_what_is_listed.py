@@ -45,3 +45,17 @@ def test_a_session_in_which_nothing_happened_is_not_recent_work(story: Story) ->
     context = story.context("trainer")
     assert "test prompt" not in context and "show me your version" not in context, context
     assert "where do the evaluation datasets live" in context, context
+
+
+@pytest.mark.parametrize("said", ["PR #48 now has the two commits: the follow-up fixes (`13642bf`) and this marker.",
+                                  "Empty commit `d35fea9` (\"chore: wrap up the session\") is on `chore/review-fixes`.",
+                                  "PR #1066 is open and ready for review, with the regression test first."])
+def test_where_a_pull_request_stood_is_no_key_memory(story: Story, said: str) -> None:
+    """How a pull request or a commit stood at that moment (an unseen project listed "PR #48 now has the two
+    commits: …" as an open to-do): stale by the next session, as the checkout's state is."""
+    from kenning.observer import gates
+
+    assert gates.repo_state(said)
+    story.session("trainer", Turn("push the review fixes", [edit(ROOT, "eval.py"), bash("git push", "ok")],
+                                  last=said))
+    assert not [r for r in story.active("trainer") if r["layer"] == "key"], story.active("trainer")
