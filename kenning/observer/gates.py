@@ -137,13 +137,14 @@ def one_off(text: str) -> bool:
 def builds_once(text: str) -> bool:
     """Whether the user's sentence orders a piece of work of this turn ("Implement X in this repository"), with
     nothing that makes it a habit ("always", "from now on", "before every release")."""
-    return bool(_BUILD_TASK.match(text.strip())) and not _HABIT.search(text) and not _FOR_GOOD.search(text) \
-        and not _WHEN.search(text)
+    # (_HABIT's words are all _FOR_GOOD's or _WHEN's)
+    return bool(_BUILD_TASK.match(text.strip())) and not _FOR_GOOD.search(text) and not _WHEN.search(text)
 
 
 # Words in quotation marks are someone else's ('README.md says "CLIs almost never need code flow"'); "never" or
 # "always" before a past tense tells what happened ("your colleague never wrote that down"), not how to work.
-_QUOTED = re.compile(r'"[^"\n]{1,300}"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|`[^`\n]{1,300}`')
+_CODE_SPAN = r"`[^`\n]{1,300}`"
+_QUOTED = re.compile(r'"[^"\n]{1,300}"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|' + _CODE_SPAN)
 _TOLD = re.compile(r"\b(?:never|always)\s+(?:\w+ed|wrote|did|was|were|had|made|said|got|went|saw|knew|told|thought|"
                    r"took|gave|found|ran|came|became|left|kept|meant|sent|built|brought|understood)\b|"
                    # how something behaves ("a crate it never touches", "the provider never advertises it"): an
@@ -152,7 +153,7 @@ _TOLD = re.compile(r"\b(?:never|always)\s+(?:\w+ed|wrote|did|was|were|had|made|s
                    # "type edges don't, so …": no verb follows, nothing is forbidden
                    r"\b(?:don'?t|doesn'?t|do not|does not)(?=\s*[,;.)]|\s*$)", re.IGNORECASE)
 # Code a sentence quotes (`... generated always as (...) stored`) is the code's words, never the user's rule.
-_CODE = re.compile(r"`[^`\n]{1,300}`")
+_CODE = re.compile(_CODE_SPAN)
 # A reply that opens with assent ("yes, start implementing and keep reviewing after each phase", "Yeah the skill
 # should use its own path then"): how to go on with the work at hand, unless it says it is for good.
 _ASSENT = re.compile(r"^(?:yes|yeah|yep|yup|ok(?:ay)?|sure|alright|sounds good|go ahead|great|perfect|"
