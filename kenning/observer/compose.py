@@ -222,7 +222,7 @@ def _headed_fixes(r: Reading) -> list[tuple[str, list[Judged]]]:
     for j in r.agent:
         h = j.unit.heading
         if j.origin == "final" and j.unit.bullet and h and not j.unit.label and not GENERIC_HEADING.match(h) \
-                and gates.reports_a_problem(h) and len(h.split()) >= 2:
+                and gates.reports_a_problem(h) and not gates.heads_a_cause(h) and len(h.split()) >= 2:
             groups.setdefault(h, []).append(j)
     out = []
     for h, items in groups.items():
@@ -333,12 +333,14 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # back gets the answer's first sentence in front (agent_memories: the lead)
             and (role in ANALYSIS or not dangling(j))
             and (role != "todo" or "todo" in cues.signals(j.text) or "blocked" in cues.signals(j.text))
+            and (role != "todo" or not gates.reports_an_act(j.text))  # "Then clarified that …": done, not open
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role != "rootcause" or not gates.recommends(j.text))  # "… のフローが適切です": advice, no cause
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
+            and (role != "fix" or not gates.heads_a_cause(j.unit.heading))  # a defect listed under "What was wrong"
             and (role == "gotcha" or not gates.hypothetical(j.text))  # "If you stop sending haves, …": what might be
             and not gates.in_progress(j.text)  # "No failures so far; checks are still pending": that moment's state
             # reasoning in general terms (a gotcha may well be a tool's, said in plain words: "sed wrote a literal t")

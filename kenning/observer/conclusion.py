@@ -15,21 +15,23 @@ from kenning.observer.reading import Reading
 from kenning.observer.roles.roles import Judged
 from kenning.observer.titles import CONTEXT_CHARS, GENERIC_HEADING, NAMED, TITLE, dangling, lower_first, statement
 
+# The agent telling itself its next step: "Now update the test-writer skill." (141 of 141 labelled sentences of
+# the agent that open so are noise), and what it says next in that paragraph is why it takes that step ("This is
+# the biggest change — it currently describes …": 31 of the 32 labelled sentences after one are noise).
+_NEXT_STEP = re.compile(r"^(?i:(?:now|next|then|first|finally)[,:]?\s+(?:let['’]?s\s+)?(?:update|add|fix|check|run|"
+                        r"read|look|write|create|remove|verify|test|commit|push|build|implement|apply|edit|make|move|"
+                        r"rename|refactor|install|open|review|clean|wire|hook|set|change|replace)\b)")
 # The agent narrating its own work ("I see — …", "So I'd respond …", "I'm switching to …", "Sure — let me build
 # it up …"): what it did in that run, not something the next session should be told. (Of the labelled sentences
 # of the agent that open so, 672 of 674 are noise.) The opening words in any case, as a sentence starts; "I"
-# only as the pronoun ("I/O errors …" is no narration).
+# only as the pronoun ("I/O errors …" is no narration); and the agent's next step.
 _FIRST_PERSON = re.compile(r"^(?i:(?:so|now|ok|okay|then|here|first|next|also|and|but|sure|yes|yeah|right|alright|"
                            r"got it)(?:[,:!.]|\s*[—–-])?\s+)?"
                            r"(?:[iI](?=\s)|[iI]['’](?:m|d|ll|ve)\b|(?i:let me|let['’]s|we['’]ll)\b)|"
                            r"\bI(?:['’](?:m|d|ll|ve))? "
                            r"(?:updated|changed|added|ran|switched|checked|verified|confirmed|see|think|found|had|did|didn['’]t|"
                            r"kicked|am|was|will|would|could|forgot)\b|\bI['’](?:m|ll|d|ve)\b|^I\s|"
-                           # the agent telling itself its next step: "Now update the test-writer skill." (141 of 141
-                           # labelled sentences of the agent that open so are noise)
-                           r"^(?i:(?:now|next|then|first|finally)[,:]?\s+(?:let['’]?s\s+)?(?:update|add|fix|check|run|read|"
-                           r"look|write|create|remove|verify|test|commit|push|build|implement|apply|edit|make|move|rename|"
-                           r"refactor|install|open|review|clean|wire|hook|set|change|replace)\b)")
+                           + _NEXT_STEP.pattern)
 
 
 _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"
@@ -74,7 +76,8 @@ def worth_saying(j: Judged) -> bool:
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
-    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or gates.narrated(text) or gates.repo_state(text)
+    if j.speaker == "agent" and (_FIRST_PERSON.search(text) or _NEXT_STEP.match(j.unit.before)
+                                 or gates.narrated(text) or gates.repo_state(text)
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))):
         return False
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
@@ -133,9 +136,16 @@ _COUNTS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|sev
                      r"(?:修改|变更|改动|问题|变化|変更|修正|問題)|[한두세네\d]+\s*가지", re.IGNORECASE)
 
 
+# A sentence that introduces what follows with a verb left without its object ("All three references in
+# `SKILL.md` now say:", "The new rules are:"): a lead cut off where its substance begins.
+_OBJECT_FOLLOWS = re.compile(r"\b(?:says?|said|reads?|are|is|were|was|includes?|contains?|looks? like|becomes?|"
+                             r"shows?|lists?|follows?|as follows|goes|went|now)\W*$", re.IGNORECASE)
+
+
 def counts_a_list(j: Judged) -> bool:
-    """A sentence that introduces a list by counting it: it says that a list follows, not what it holds."""
-    return j.unit.introduces and bool(_COUNTS.search(statement(j.text)))
+    """A sentence that introduces a list by counting it, or with a verb whose object is the list: it says that a
+    list follows, not what it holds."""
+    return j.unit.introduces and bool(_COUNTS.search(statement(j.text)) or _OBJECT_FOLLOWS.search(j.text))
 
 
 # A step said as an instruction ("Add a relay gate of its own, …", "Treat exit 1 as a detached `HEAD`"), not a noun
@@ -197,6 +207,9 @@ def together(cause: Judged, fix: Judged) -> bool:
             and not (cause.unit.bullet and fix.unit.bullet and cause.unit.para != fix.unit.para):
         # (two items of a list are two findings, unless a word ties them)
         return True
+    if cause.message == fix.message and gates.heads_a_cause(cause.unit.heading) \
+            and "fix" in cues.signals(fix.unit.heading):
+        return True  # "**What was wrong**: …" then "**The fix**: …": the message's own cause and fix
     return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)
 
 

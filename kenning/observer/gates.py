@@ -82,6 +82,8 @@ _REPO_STATE = re.compile(
     r"diverged|fast-forward(?:ed)?|(?:ahead of|behind) (?:`?origin|by \d))\b|\bmatch(?:es|ing) `?origin/|"
     # where a pull request or a commit stood ("PR #48 now has the two commits", "PR #1066 is open and ready for
     # review", "Empty commit `d35fea9` (…) is on `chore/…`"): 5 of 5 such labelled sentences are noise or status
+    r"\b(?:(?:current(?:ly)?|the) (?:pending|uncommitted|staged) (?:diff|changes)|(?:pending|uncommitted|staged) "
+    r"diff)\b|"  # "Current pending diff also includes …": the working tree then
     r"\b(?:PR|pull request)\s*#?\d+\s+(?:is|are)\s+(?:now\s+|still\s+)?(?:conflicting|in conflict|not mergeable|"
     r"mergeable|green|red|failing|passing|pending|open|approved|in review)\b|\b(?:PR|pull request)\s*#?\d+\s+now\s+"
     r"has\b|\bcommit `?[0-9a-f]{7,40}`? (?:\([^)]{0,120}\) )?is on `|"
@@ -406,3 +408,28 @@ def reports_a_problem(text: str) -> bool:
 def symptom(lead: str) -> bool:
     """Whether the sentence an answer opens with says something is wrong: what a cause after it explains."""
     return bool(lead) and not _ANSWERS.match(lead) and (reports_a_problem(lead) or bool(_AMISS.search(lead)))
+
+
+# A heading over what was wrong ("What was actually wrong", "Root cause", "Why it broke", "原因"): what is said under
+# it is a cause, never the fix (of the labelled sentences under a heading that names a cause, none is a fix).
+_WHAT_WAS_WRONG = re.compile(r"^(?:what (?:was|went) (?:actually |really )?wrong|why (?:it|this|that) (?:failed|broke|"
+                             r"happened)|ce qui (?:n'allait pas|clochait)|was (?:schief ?(?:lief|ging)|falsch war)|"
+                             r"qué (?:fallaba|falló|estaba mal))\b", re.IGNORECASE)
+
+
+def heads_a_cause(heading: str) -> bool:
+    """Whether a heading says that what is under it is the cause of a problem."""
+    return bool(_WHAT_WAS_WRONG.match(heading.strip())) or "cause" in cues.signals(heading)
+
+
+# The agent reporting what it did, with the "I" left out ("Then continued one step and clarified that …", "Added the
+# flag"): done in that run, never an open item (none of 262 labelled sentences that open so is a to-do). Past
+# participles that say the work waits ("Blocked on …", "Deferred: …") are not reports.
+_DID = re.compile(r"^(?:then |and |also |next |finally )?(?!(?:blocked|deferred|parked|postponed|paused|needed|"
+                  r"required|planned|scheduled|proposed|suggested|unresolved|untested|unverified|unfinished|"
+                  r"unimplemented)\b)[a-z]+ed\b(?! (?:by|to|for|on|in|until|because)\b)", re.IGNORECASE)
+
+
+def reports_an_act(text: str) -> bool:
+    """Whether a sentence reports a step the agent took, its subject left out."""
+    return bool(_DID.match(text))

@@ -119,7 +119,7 @@ def units(text: str) -> list[Unit]:
     code: list[str] | None = None  # the lines of a code block such a sentence introduced, while in it
 
     def flush() -> None:
-        nonlocal para, para_bullet, para_label, intro, heading, plain, paras
+        nonlocal para, para_bullet, para_label, intro, heading, plain, paras, outer
         if para:
             paras += 1
             if plain == 2 and not para_bullet:  # a paragraph after the label's list or paragraph: not under it
@@ -139,6 +139,11 @@ def units(text: str) -> list[Unit]:
             intro = len(out) - 1 if len(out) > before and _INTRODUCES.search(para[-1]) else None
             if intro is not None:
                 out[intro] = replace(out[intro], introduces=True)
+                if para_label and not para_bullet:
+                    # "**What was wrong** — three defects:" over a list: its items are said under that label
+                    if not plain:
+                        outer = heading
+                    heading, plain = para_label, 1
         para, para_bullet, para_label = [], False, ""
 
     lines = (text or "").splitlines()

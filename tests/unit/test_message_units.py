@@ -148,3 +148,15 @@ def test_a_cause_and_a_fix_of_two_list_items_are_two_findings() -> None:
     assert [u.para for u in said] == [1, 2, 3, 3]
     assert not together(cause, fix)      # two items, no word in common
     assert together(cause2, fix2)        # one item: its fix and the cause it gives
+
+
+def test_a_label_that_introduces_a_list_heads_its_items() -> None:
+    """"**What was wrong** — two defects:" over a numbered list: its items are said under that label (an item
+    with a label of its own keeps its own), and the paragraph after the list is not."""
+    said = units("**What was wrong** — two defects:\n\n1. **Amounts read as float**, so totals drifted.\n"
+                 "2. **Refunds**: never negated.\n\nThe rest of the run is fine.")
+    assert [(u.text, u.heading) for u in said] == [
+        ("two defects", "What was wrong"),
+        ("Amounts read as float, so totals drifted.", "What was wrong"),
+        ("never negated.", "Refunds"),
+        ("The rest of the run is fine.", "")]

@@ -82,6 +82,16 @@ def test_the_agent_telling_itself_its_next_step_is_no_memory(story: Story) -> No
     assert not [r for r in story.active("indexer") if r["layer"] == "key"], story.active("indexer")
 
 
+def test_why_the_agent_takes_its_next_step_is_no_memory(story: Story) -> None:
+    """What follows "Now update X." in its paragraph is why the agent takes that step: what the file said before
+    the agent's own edit changed it, no cause of anything."""
+    story.session("indexer", Turn("move the guides to the shared fixtures", [edit(ROOT, "docs/guide.md")],
+                                  last="Now update the contributor guide. This is the largest edit — it currently "
+                                       "tells people to create a fixtures folder per plugin, but the actual code "
+                                       "loads one shared `fixtures/` tree for all plugins."))
+    assert not [r for r in story.active("indexer") if r["layer"] == "key"], story.active("indexer")
+
+
 def test_each_shape_has_its_reason() -> None:
     """The reason each shape above is no rule (the model may or may not have kept the sentence)."""
     from kenning.memory import cues

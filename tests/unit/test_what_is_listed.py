@@ -59,3 +59,71 @@ def test_where_a_pull_request_stood_is_no_key_memory(story: Story, said: str) ->
     story.session("trainer", Turn("push the review fixes", [edit(ROOT, "eval.py"), bash("git push", "ok")],
                                   last=said))
     assert not [r for r in story.active("trainer") if r["layer"] == "key"], story.active("trainer")
+
+
+WRONG_THEN_FIX = (
+    "Done: the import is diagnosed and fixed, and up as draft PR #12.\n\n"
+    "**What was actually wrong** — two defects on top of each other, which is why the totals looked plausible:\n\n"
+    "1. **The importer reads amounts as `float`**, so `0.1 + 0.2` drifted and `round_total()` rounded the drift.\n"
+    "2. **Refunds were never negated**: `apply_refund()` added them like sales.\n\n"
+    "**The fix**: the importer now parses amounts with `Decimal`, and `apply_refund()` subtracts the amount.\n\n"
+    "Two side notes: the slow run you saw is the cold cache, not a bug.")
+
+
+def test_a_defect_listed_under_what_was_wrong_is_a_cause_and_the_fix_is_the_fix(story: Story) -> None:
+    """An unseen project's answer listed its defects under "**What was actually wrong** — …:" and its change under
+    "**The fix**:"; the index said the first defect was the fix ("— fix: search defaults to `syntax-only` …")."""
+    story.session("trainer", Turn("the monthly totals are off, find out why", [
+        read(ROOT, "importer.py"), bash("pytest tests/test_totals.py", fails="AssertionError: 10.30 != 10.3"),
+        edit(ROOT, "importer.py"), edit(ROOT, "refunds.py"), bash("pytest tests/test_totals.py", "2 passed")],
+        last=WRONG_THEN_FIX))
+    titles = [r["title"] for r in story.active("trainer")]
+    fixes = [t.split("fix:", 1)[1] for t in titles if "fix:" in t]
+    assert not [f for f in fixes if "reads amounts as" in f or "never negated" in f], titles
+    # the message's own cause and fix, under their two labels, are one memory
+    assert [t for t in titles if "two defects" in t.split("fix:", 1)[0] and "Decimal" in t.split("fix:", 1)[-1]], \
+        titles
+
+
+def test_a_lead_cut_off_before_its_list_opens_no_memory() -> None:
+    """"All three references in `SKILL.md` now say:" over a list: its substance is the list, the sentence alone
+    is cut off ("… now say. <the finding>" was a title)."""
+    from kenning.observer.conclusion import counts_a_list
+    from kenning.observer.roles.roles import judge
+    from kenning.observer.units import units
+
+    said = units("Done. All three references in `guide.md` now say:\n\n- **Step 1:** `read setup.md`\n\n"
+                 "VAT is now rounded per line:\n\n- `line_total()` rounds each line")
+    cut, kept = said[1], said[3]
+    assert cut.introduces and counts_a_list(judge(cut, speaker="agent", origin="final"))
+    assert kept.introduces and not counts_a_list(judge(kept, speaker="agent", origin="final"))
+
+
+@pytest.mark.parametrize("said", [
+    "Then continued one small step and clarified that the `export` map should list only real commit SHAs, leaving "
+    "out local uncommitted placeholders.",
+    "Current pending diff also includes the earlier uncommitted `skip-placeholders` note in `export.md`.",
+])
+def test_a_step_the_agent_took_or_its_pending_diff_is_no_open_item(said: str) -> None:
+    """An unseen project's "Open to-dos" held the agent's report of a step it took and the state of its diff
+    (judged to-dos for the words "uncommitted" and "pending"): done in that run, or the working tree then. Even
+    judged a to-do with confidence, neither is one; a sentence that says what waits is."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    def todo(text: str) -> Judged:
+        return Judged(units(text)[0], role="todo", p=0.95, speaker="agent", origin="final", worth=0.95)
+
+    waits = todo("`csv_export.py` and `xml_export.py` still need to move to the new map.")
+    assert _sure(Reading(agent=[todo(said), waits]), "todo") == [waits]
+
+
+def test_what_waits_is_still_an_open_item() -> None:
+    from kenning.observer import gates
+
+    for said in ("Blocked on the vendor's API key; the export stays disabled until it arrives.",
+                 "Deferred: the retry logic, until the queue is migrated.",
+                 "Still to do: migrate the remaining two exporters."):
+        assert not gates.reports_an_act(said) and not gates.repo_state(said), said
