@@ -433,3 +433,13 @@ _DID = re.compile(r"^(?:then |and |also |next |finally )?(?!(?:blocked|deferred|
 def reports_an_act(text: str) -> bool:
     """Whether a sentence reports a step the agent took, its subject left out."""
     return bool(_DID.match(text))
+
+
+# What we would do ("We'd then debug the manifest", "we would capture the branch at …"): a plan or a thought, no
+# fix made and no cause found (none of the labelled sentences of the agent so is either). "We'd been …" is "had".
+_WOULD = re.compile(r"\b(?:we|you)(?:['’]d(?!\s+(?:been|had|already|never|just)\b)| would)\b", re.IGNORECASE)
+
+
+def would_be(text: str) -> bool:
+    """Whether a sentence says what we or you would do, not what was done or found."""
+    return bool(_WOULD.search(text))

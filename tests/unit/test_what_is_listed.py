@@ -127,3 +127,19 @@ def test_what_waits_is_still_an_open_item() -> None:
                  "Deferred: the retry logic, until the queue is migrated.",
                  "Still to do: migrate the remaining two exporters."):
         assert not gates.reports_an_act(said) and not gates.repo_state(said), said
+
+
+def test_what_we_would_do_is_no_fix() -> None:
+    """"We'd then debug the manifest (likely candidates: …)" was an unseen project's fix of a cause: a plan for a
+    result not yet seen. "We'd been …" is what had happened."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    def fix(text: str) -> Judged:
+        return Judged(units(text)[0], role="fix", p=0.95, speaker="agent", origin="final", worth=0.95)
+
+    plan = fix("We'd then debug `plugin.json` (likely candidates: the `skills` path format, or a missing `name:`).")
+    done = fix("We'd been reading `plugin.json` from the wrong folder; `load()` now resolves it from the root.")
+    assert _sure(Reading(agent=[plan, done]), "fix") == [done]
