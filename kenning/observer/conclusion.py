@@ -65,7 +65,8 @@ def lead_of(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, 
 
 
 # A sentence that goes on from the one before ("So the behaviour …", "Thus hk considers …"): its first word ties it.
-_GOES_ON = re.compile(r"^(?:so|thus|hence|therefore|and so|which means)\b,?\s*", re.IGNORECASE)
+_GOES_ON = re.compile(r"^(?:so|thus|hence|therefore|and so|which means|consequently|as a result|accordingly)\b,?\s*",
+                      re.IGNORECASE)
 
 
 

@@ -148,7 +148,8 @@ def _pushed_branch(named: str, output: str, commits: list[Commit]) -> str:
 def commit_message(cmd: str) -> str:
     """The message a ``git commit`` command gives (``-m`` parts, or a heredoc), '' when none is given."""
     here = _HEREDOC.search(cmd)
-    if here and _COMMIT.search(cmd[:here.start()] + " "):
+    # (the heredoc opens on the commit's own line: one a later line opens feeds another program, "python3 - <<EOF")
+    if here and _COMMIT.search(cmd[cmd.rfind("\n", 0, here.start()) + 1:here.start()] + " "):
         return here.group(2).strip()
     head = cmd
     m = _COMMIT.search(head)

@@ -635,9 +635,13 @@ def test_a_scratch_file_outside_a_windows_checkout_is_not_left_uncommitted() -> 
     ("git add src && git status --short --cached", "warning: in the working copy of 'src/a.cs', LF will be "
      "replaced by CRLF the next time Git touches it\n" * 40 + "error: unknown option `cached'\nusage: git status"),
     ("gh pr checks 7 --json conclusion", 'Unknown JSON field: "conclusion"\nAvailable fields:\n  bucket\n  name'),
+    # the shell refused it: zsh found no file for the glob in an unquoted query, bash a token out of place
+    ("tool search orders repo:*", "(eval):1: no matches found: repo:*"),
+    ("tool search $(echo (orders)", "bash: -c: line 1: syntax error near unexpected token `('"),
 ])
 def test_a_command_the_tool_refused_as_written_is_not_left_failing(story: Story, command: str, refusal: str) -> None:
-    """The turn's last command failed because the tool does not take an option it was given: how the command was
+    """The turn's last command failed because the tool does not take an option it was given, or the shell would
+    not run it as written (a glob that matched nothing, a stray parenthesis): how the command was
     written, not work the next session must take up."""
     story.session("shop", Turn("Stage the converters.", [edit(ROOT, "src/convert.py"), bash(command, fails=refusal)],
                                last="Staged."))
@@ -656,6 +660,20 @@ def test_a_quiet_commit_whose_message_comes_from_a_heredoc_is_a_commit(story: St
                                last="Committed."))
     left = _left_off(story, "shop")
     assert "feat: reject locales that fail late" in left and "not committed" not in left, left
+
+
+def test_a_heredoc_that_feeds_another_program_is_no_commit_message() -> None:
+    """A script reused a commit's message (`git commit -q -C 47a7b8b`), then patched a file with `python3 - <<'EOF'`:
+    the script's first line ("src = open(…).read()") was recorded as a commit, and "Where we left off" said it was
+    committed. The heredoc is the commit's message only when it opens on the commit's line."""
+    from kenning.observer.git_actions import commit_message
+
+    script = ("git add cli.go && git commit -q -C 47a7b8b\ncp cache.go $S/cache.go\npython3 - <<'EOF'\n"
+              "src = open('cache.go').read()\nopen('cache.go', 'w').write(src.replace('a', 'b'))\nEOF\ngo build ./...")
+    assert commit_message(script) == ""
+    assert commit_message("git commit -q -F - <<'EOF' && git log -1\nfix: keep the cache\nEOF") == "fix: keep the cache"
+    assert commit_message("cd repo\ngit commit -m \"$(cat <<'EOF'\nfeat: add the probe\nEOF\n)\"") == \
+        "feat: add the probe"
 
 
 def test_an_explanation_that_opens_by_saying_what_the_agent_will_do_is_titled_by_its_finding(story: Story) -> None:

@@ -143,3 +143,19 @@ def test_what_we_would_do_is_no_fix() -> None:
     plan = fix("We'd then debug `plugin.json` (likely candidates: the `skills` path format, or a missing `name:`).")
     done = fix("We'd been reading `plugin.json` from the wrong folder; `load()` now resolves it from the root.")
     assert _sure(Reading(agent=[plan, done]), "fix") == [done]
+
+
+def test_a_consequence_is_not_labelled_the_cause() -> None:
+    """"… the ranking safeguards are incomplete — cause: Consequently, `--top-k > 20` gives …": a sentence that goes
+    on from the one before ("Consequently", "As a result") follows it as said."""
+    from kenning.observer.conclusion import cause_and_fix, lead_of
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    lead, then = units("`pytest tests/test_retry.py` passes, but the backoff is still broken. Consequently, "
+                       "`max_retries > 5` waits the full hour before the first retry.")
+    r = Reading(agent=[Judged(lead, role="fact", p=0.9, speaker="agent", origin="final", worth=0.9),
+                       cause := Judged(then, role="rootcause", p=0.9, speaker="agent", origin="final", worth=0.9)])
+    said = cause_and_fix(cause, None, *lead_of(r, cause, None))
+    assert "cause:" not in said and "Consequently" not in said and "`max_retries > 5` waits" in said, said

@@ -628,12 +628,20 @@ _DENIED = re.compile(r"permission (?:for this action )?(?:was )?denied|denied by
                      r"requires approval|user (?:rejected|declined)", re.IGNORECASE)
 
 
+# The shell refusing to run what it was given: a glob that matched nothing (zsh: "(eval):1: no matches found:
+# repo:*"), a quote or a token out of place. The program never ran; the command was written wrong.
+_SHELL_REFUSED = re.compile(r"^(?:\(eval\)|(?:/(?:usr/)?bin/)?(?:z|ba|da|k)?sh)(?::[ \w-]{1,12}){0,3}: (?i:no matches "
+                            r"found|syntax error|parse error|unexpected EOF|unmatched|bad substitution)", re.MULTILINE)
+
+
 def _still_failing(r: Reading) -> list[str]:
     """The turn's last command, when it failed (not when a permission check refused it, nor when the tool refused
-    an option it was given: a slip in how the command was written, not work left failing)."""
+    an option it was given or the shell the way it was written: a slip in how the command was written, not work
+    left failing)."""
     ran = [c for c in r.commands if not evidence.trivial(c)]
     last = ran[-1] if ran else None
-    if last and not last.ok and not _DENIED.search(last.output[:500]) and not rejected_usage.refuses_usage(last.output):
+    if last and not last.ok and not _DENIED.search(last.output[:500]) \
+            and not rejected_usage.refuses_usage(last.output) and not _SHELL_REFUSED.search(last.output[:500]):
         head = evidence.error_headline(last.output)
         return [f"Still failing: `{_short_cmd(last.command)}`" + (f" ({head})" if head else "")]
     return []
