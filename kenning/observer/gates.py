@@ -443,3 +443,9 @@ _WOULD = re.compile(r"\b(?:we|you)(?:['’]d(?!\s+(?:been|had|already|never|just
 def would_be(text: str) -> bool:
     """Whether a sentence says what we or you would do, not what was done or found."""
     return bool(_WOULD.search(text))
+
+
+def guessed(text: str) -> bool:
+    """A possibility or a guess ("it may be using the shared workflow's `license_finder`"), not a report of a step
+    taken: no fix (1 of the 125 labelled sentences of the agent so is one, itself hedged)."""
+    return bool(_POSSIBLE.search(text) or "hypothesis" in cues.signals(text)) and not reports_an_act(text)

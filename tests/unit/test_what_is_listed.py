@@ -159,3 +159,19 @@ def test_a_consequence_is_not_labelled_the_cause() -> None:
                        cause := Judged(then, role="rootcause", p=0.9, speaker="agent", origin="final", worth=0.9)])
     said = cause_and_fix(cause, None, *lead_of(r, cause, None))
     assert "cause:" not in said and "Consequently" not in said and "`max_retries > 5` waits" in said, said
+
+
+def test_a_fix_said_as_a_possibility_is_no_fix() -> None:
+    """"— fix: it may be using the same reusable workflow but getting `license_finder` from …" was an unseen
+    project's fix: a guess at what happens. A step the agent reports having taken stays, whatever it warns of."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    def fix(text: str) -> Judged:
+        return Judged(units(text)[0], role="fix", p=0.95, speaker="agent", origin="final", worth=0.95)
+
+    guess = fix("It may be using the shared `release.yml` workflow but getting `cargo-deny` from its own image.")
+    done = fix("Added a warning to `release.yml` that the shared workflow may pin an older `cargo-deny`.")
+    assert _sure(Reading(agent=[guess, done]), "fix") == [done]
