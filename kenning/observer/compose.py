@@ -343,6 +343,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role != "fix" or not gates.heads_a_cause(j.unit.heading))  # a defect listed under "What was wrong"
             and (role not in ("fix", "rootcause") or not gates.would_be(j.text))  # "We'd then debug …": a plan
             and (role != "fix" or not gates.guessed(j.text))  # "it may be using …": what might be, no fix made
+            and (role != "fix" or not gates.goes_on_with_the_story(j.text))  # "Then three verifiers attacked …"
             and (role == "gotcha" or not gates.hypothetical(j.text))  # "If you stop sending haves, …": what might be
             and not gates.in_progress(j.text)  # "No failures so far; checks are still pending": that moment's state
             # reasoning in general terms (a gotcha may well be a tool's, said in plain words: "sed wrote a literal t")

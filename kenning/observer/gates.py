@@ -449,3 +449,13 @@ def guessed(text: str) -> bool:
     """A possibility or a guess ("it may be using the shared workflow's `license_finder`"), not a report of a step
     taken: no fix (1 of the 125 labelled sentences of the agent so is one, itself hedged)."""
     return bool(_POSSIBLE.search(text) or "hypothesis" in cues.signals(text)) and not reports_an_act(text)
+
+
+# A sentence that goes on with the story ("Then three verifiers attacked the fix …", "But two rounds have now …"):
+# what happened next, not the change that fixed something (none of 77 labelled sentences of the agent so is a fix).
+_NEXT_IN_STORY = re.compile(r"^(?:then|but|and|after that|afterwards|meanwhile|finally)\b[, ]", re.IGNORECASE)
+
+
+def goes_on_with_the_story(text: str) -> bool:
+    """Whether a sentence opens by going on from the one before it (then, but, and, meanwhile …)."""
+    return bool(_NEXT_IN_STORY.match(text.strip()))

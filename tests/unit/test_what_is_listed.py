@@ -175,3 +175,19 @@ def test_a_fix_said_as_a_possibility_is_no_fix() -> None:
     guess = fix("It may be using the shared `release.yml` workflow but getting `cargo-deny` from its own image.")
     done = fix("Added a warning to `release.yml` that the shared workflow may pin an older `cargo-deny`.")
     assert _sure(Reading(agent=[guess, done]), "fix") == [done]
+
+
+def test_what_happened_next_is_no_fix() -> None:
+    """"— fix: then three focused verifiers attacked the final fix mechanisms …" and "— fix: but two adversarial
+    rounds have now …" were an unseen project's fixes: the story going on, not the change made."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    def fix(text: str) -> Judged:
+        return Judged(units(text)[0], role="fix", p=0.95, speaker="agent", origin="final", worth=0.95)
+
+    story = fix("Then two reviewers attacked the new `parse_header()` guard and found nothing.")
+    done = fix("`parse_header()` now rejects a header longer than 8 KiB instead of reading past the buffer.")
+    assert _sure(Reading(agent=[story, done]), "fix") == [done]
