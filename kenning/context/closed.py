@@ -87,7 +87,9 @@ _SAYS_FIX = re.compile(r"\bfix(?:es|ed)?\b|\bhotfix\b|\bresolve[sd]?\b", re.IGNO
 _HASHED = re.compile(r"([0-9a-f]{7,40}) ")
 # Housekeeping by the conventional commit types ("chore: commit post-release housekeeping artifacts", "docs: …",
 # "ci: …"), unless its scope says it is a release ("chore(release): v0.16.0"), and merge commits.
-_HOUSEKEEPING = re.compile(r"^(?:(?:chore|docs|style|ci|build|test)(?:\((?!release)[^)]*\))?!?:|Merge )")
+_HOUSEKEEPING = re.compile(r"^(?:(?:chore|docs|style|ci|build|test)(?:\((?!release)[^)]*\))?!?:|Merge )|"
+                           # a scratch commit, squashed or rewritten later ("x", "wip", "fixup! …")
+                           r"^(?:\S{1,3}|wip|tmp|temp|scratch|(?:fixup|squash|amend)! .*)$", re.IGNORECASE)
 
 
 def split_commit(commit: str) -> tuple[str, str]:

@@ -18,6 +18,9 @@ _COMMIT = re.compile(r"(?:^|[;&|]\s*|\s)git\s+(?:-C\s+\S+\s+)?commit\b")
 # remove …' EXIT"): a commit made there to try something out goes with it, no commit of the project.
 _SCRATCH = re.compile(r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+add\b[\s\S]*"
                       r"(?:^|[;&|('\"{]\s*|\s)git\s+(?:-C\s+\S+\s+)?worktree\s+remove\b")
+# A commit made in another checkout the command names: a variable's or a temporary folder ("git -C $S commit
+# --allow-empty -m 'same tree'" in a scratch clone, to try the cache on a new commit): no commit of the project.
+_ELSEWHERE = re.compile(r"-C\s+['\"]?(?:\$\{?\w+|/tmp/|/private/tmp/|/var/folders/|\S*scratch)")
 # A heredoc's body; the line that opens it may go on ("git commit -F - <<'EOF' && git log --oneline -1")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\b", re.DOTALL)
 # What git prints of a commit: "[main 1e4eb9d] subject", "[main (root-commit) …]", "[detached HEAD 1e4eb9d] …" (also
@@ -69,7 +72,8 @@ def read(commands: list[Command]) -> Actions:
         if not c.ok or not c.finished:
             continue  # (a command still running when the record ends did nothing we know of)
         cmd = c.command
-        if _COMMIT.search(cmd) and not _SCRATCH.search(cmd):
+        if _COMMIT.search(cmd) and not _SCRATCH.search(cmd) \
+                and not all(_ELSEWHERE.search(m.group()) for m in _COMMIT.finditer(cmd)):
             msg = commit_message(cmd)
             m = _COMMITTED.search(c.output or "")
             if m and not msg:

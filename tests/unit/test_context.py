@@ -744,6 +744,19 @@ def test_a_session_line_gives_the_commit_of_its_work_not_the_housekeeping_before
     assert "Tidy the docs → docs: fix typos in the README [" in line, line
 
 
+@pytest.mark.parametrize("scratch", ["x", "wip", "fixup! feat(cli): accept stable ids"])
+def test_a_scratch_commit_is_not_what_came_of_a_session(conn: sqlite3.Connection, scratch: str) -> None:
+    """An unseen project's session line read "Review PR #36; then: … → x [PR #45 opened; …]": a commit made to be
+    squashed ("git commit -qm x") named first. The work's commit is what came of it."""
+    sid = summarize(conn, session(conn, "s1", BASE), BASE + 600, request="Review PR #36 and fix the nits",
+                    notes=f"State: committed 9f8e7d6 {scratch}, 1a2b3c4 feat(cli): accept stable symbol ids; "
+                          "pushed (feat/ids)")
+    summarize(conn, session(conn, "s2", BASE + 7200), BASE + 7800, request="Add the CSV export",
+              files_modified=["export.py"])  # (the last session is where we left off, not a line of its own)
+    line = next(ln for ln in render(conn).splitlines() if ln.startswith(f"S{sid} "))
+    assert "→ feat(cli): accept stable symbol ids" in line, line
+
+
 def test_a_session_that_says_no_outcome_is_left_to_the_rows_it_found(conn: sqlite3.Connection) -> None:
     """Its line would only point at them ("Shutdown used to take only 10s → #169"); with a pull request or a push
     of its own to say, it stays, pointing at them."""

@@ -676,6 +676,23 @@ def test_a_heredoc_that_feeds_another_program_is_no_commit_message() -> None:
         "feat: add the probe"
 
 
+@pytest.mark.parametrize(("command", "ours"), [
+    ('S=/tmp/scratch/probe\ngit -C $S commit --allow-empty -q -m "same tree"\ntool search --repo $S', False),
+    ("git -C /private/tmp/claude-501/scratchpad/nits commit -qm 'fix: nits'", False),
+    ('git -C "$REPO" commit -m "try the cache"', False),
+    ("git -C ../api commit -m 'feat: accept stable ids'", True),  # a sibling checkout named by its path: kept
+    ("git commit -m 'feat: accept stable ids'", True),
+])
+def test_a_commit_in_a_scratch_checkout_is_not_the_projects(command: str, ours: bool) -> None:
+    """An unseen project's session said it "committed same tree": an empty commit the agent made in a scratch clone
+    (`git -C $S commit --allow-empty -m "same tree"`) to try a cache on a new commit."""
+    from kenning.observer.evidence import Command
+    from kenning.observer.git_actions import read
+
+    commits = read([Command(command, True, "", 10.0, 1)]).commits
+    assert bool(commits) == ours, commits
+
+
 def test_an_explanation_that_opens_by_saying_what_the_agent_will_do_is_titled_by_its_finding(story: Story) -> None:
     """A real answer opened "Sure — let me build it up from the Go semantics, because the whole thing turns on
     one subtle rule …" and that narration became the root cause's title: its "because" is why the agent explains,
