@@ -328,7 +328,9 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
         along = False  # no conclusion: what it said on the way is a lead it was still following
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
-            and (j.origin == "final" or "hypothesis" not in cues.signals(j.text))  # a guess on the way: no finding
+            # a guess on the way is no finding, nor a cause guessed in the conclusion ("It's possible Cursor picks
+            # those up because …": none of 21 labelled guesses of a conclusion is a cause)
+            and ((j.origin == "final" and role != "rootcause") or "hypothesis" not in cues.signals(j.text))
             # "This is safe because …": a note (searchable), never a key memory alone; a cause or fix that points
             # back gets the answer's first sentence in front (agent_memories: the lead)
             and (role in ANALYSIS or not dangling(j))

@@ -191,3 +191,23 @@ def test_what_happened_next_is_no_fix() -> None:
     story = fix("Then two reviewers attacked the new `parse_header()` guard and found nothing.")
     done = fix("`parse_header()` now rejects a header longer than 8 KiB instead of reading past the buffer.")
     assert _sure(Reading(agent=[story, done]), "fix") == [done]
+
+
+@pytest.mark.parametrize("guess", [
+    "It's possible the editor picks those up directly because it sees `.plugin/manifest.json` at the repo root.",
+    "Presumably `sync.py` skips the folder because `.gitignore` lists it.",
+    "I think the root cause is that `load()` reads the cache before `init()` runs.",
+])
+def test_a_cause_guessed_in_the_conclusion_is_no_cause(guess: str) -> None:
+    """An unseen project's key memories held "It's possible Cursor picks those up directly because …": a guess, said
+    in the agent's last message. A cause found stays."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    def cause(text: str) -> Judged:
+        return Judged(units(text)[0], role="rootcause", p=0.95, speaker="agent", origin="final", worth=0.95)
+
+    found = cause("The root cause is that `load()` reads `cache.json` before `init()` has written it.")
+    assert _sure(Reading(agent=[cause(guess), found]), "rootcause") == [found]
