@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from kenning.memory.text import content_words, jaccard
-from kenning.observer import evidence, git_actions
+from kenning.observer import evidence, git_actions, ide_request
 from kenning.observer.relayed import Relayed, quoted, seen_texts
 from kenning.observer.roles.roles import Judged, judge, said_signals
 from kenning.observer.transcript import words_of
@@ -81,9 +81,9 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
         r.prompt = raw if isinstance(raw, str) else ""
         r.origin = origin_of(prompt)
         if r.origin in USER_ORIGINS:
-            r.user = judge_user(r.prompt, r.origin)
+            r.user = judge_user(ide_request.request(r.prompt), r.origin)
             messages.append(list(r.user))  # (a copy: the words said later in the turn are added to r.user)
-            r.words = r.prompt
+            r.words = ide_request.request(r.prompt)
             r.brought = list(r.user) if len(r.user) >= LONG_PROMPT else []
         elif r.origin == "plan":
             body = PLAN_PREFIX.sub("", r.prompt, count=1)
@@ -96,6 +96,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
             and isinstance(e.payload.get("prompt"), str) and (origin := origin_of(e)) in USER_ORIGINS]
     said += words_of(stop.payload) if stop is not None else []
     for origin, text in said:
+        text = ide_request.request(text)
         judged = judge_user(text, origin)
         messages.append(judged)
         r.user += judged

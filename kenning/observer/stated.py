@@ -13,6 +13,7 @@ import re
 
 from kenning.memory.subjects import is_status, supersedes_something
 from kenning.memory.text import capitalised, sentences
+from kenning.observer import ide_request
 from kenning.observer.units import printed_from
 from kenning.records import Event
 
@@ -178,6 +179,7 @@ def gist_of(prompt: str, limit: int = 90) -> str:
     agent ("You are a futures analyst …"), when it asks something after that."""
     if _is_notification(prompt):
         return ""
+    prompt = ide_request.request(prompt)
     return _gist(prompt, limit, skip_role=True) or _gist(prompt, limit, skip_role=False)
 
 

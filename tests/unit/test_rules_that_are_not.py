@@ -120,3 +120,18 @@ def test_each_shape_has_its_reason() -> None:
     assert not gates.an_order("You cannot build it on Windows without WSL")
     assert _FIRST_PERSON.search("Now update the test-writer skill.")
     assert not _FIRST_PERSON.search("Now the cache key includes the tenant.")
+
+
+def test_what_the_editor_attached_is_not_the_users_word(story: Story) -> None:
+    """Codex's IDE extension and app send diff comments, open tabs and the selection in front of the user's words
+    (under "## My request for Codex:"): an unseen project's standing rules held "Detect support independently for
+    each existing side.", the last sentence of a review comment the editor forwarded. The request is the user's."""
+    prompt = ("# Diff comments:\n\n## Comment 1\nFile: /work/indexer/src/walk.py\nSide: R\nLines: 26\nComment:\n"
+              "[P2] Mark mixed renames\n\nBecause the marker needs both paths unsupported, a mixed rename gets no "
+              "warning. Always check support for each existing side independently.\n\n"
+              "## My request for Codex:\n\nFix all those, and from now on always run the linter before you commit.")
+    story.session("indexer", Turn(prompt, [edit(ROOT, "src/walk.py")], last="Fixed both sides' checks."))
+    rules = _rules(story)
+    assert not [r for r in rules if "each existing side" in r], rules
+    assert [r for r in rules if "linter" in r], rules
+    assert "My request" not in story.context("indexer") and "Diff comments" not in story.context("indexer")
