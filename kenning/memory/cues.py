@@ -162,7 +162,7 @@ _CUES: dict[str, tuple[str, str]] = {
         "建议 推荐 可以考虑 不妨 おすすめ 推奨 提案 お勧め 추천 제안 권장"),
     "hypothesis": (
         r"i think|maybe|perhaps|my assumption|i assume|probably|might be|might not|i guess|i suspect|could it be|"
-        r"it['’]?s possible|it is possible|presumably|my guess|i['’]d guess|"
+        r"it['’]?s possible|it is possible|presumably|my guess|i['’]d guess|it seems|seems like|apparently|"
         # options still open: "we should either check for it and fall back to grep, or default to grep"
         r"(?:should|could|can|might|may|would) either|"
         r"i (?:don'?t|do not) know|not sure|i wonder|(?:seems|appears) to|looks like|"

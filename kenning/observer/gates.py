@@ -147,7 +147,8 @@ def builds_once(text: str) -> bool:
 # "always" before a past tense tells what happened ("your colleague never wrote that down"), not how to work.
 _CODE_SPAN = r"`[^`\n]{1,300}`"
 _QUOTED = re.compile(r'"[^"\n]{1,300}"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|' + _CODE_SPAN)
-_TOLD = re.compile(r"\b(?:never|always)\s+(?:\w+ed|wrote|did|was|were|had|made|said|got|went|saw|knew|told|thought|"
+_TOLD = re.compile(r"\b(?:never|always)\s+(?:(?:actually|really|even|once|ever|quite|fully)\s+)?"
+                   r"(?:\w+ed|wrote|did|was|were|had|made|said|got|went|saw|knew|told|thought|"
                    r"took|gave|found|ran|came|became|left|kept|meant|sent|built|brought|understood)\b|"
                    # how something behaves ("a crate it never touches", "the provider never advertises it"): an
                    # order is said to someone, in the imperative ("never touch", not "-es" / "-s")
@@ -176,13 +177,24 @@ _AGENT_FILE = re.compile(r"\b(?:claude|agents|gemini|copilot-instructions|conven
 RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction", "convention"})
 
 
-def not_a_rule(text: str) -> bool:
-    """A sentence of the user that is no standing rule, however much it sounds like one: its rule words are
-    quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
+def _unquoted(text: str) -> str:
     said = _QUOTED.sub(" ", text)
     if len(re.findall(r"\w+", said)) < 3:
         said = _CODE.sub(" ", text)  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
-    if cues.signals(text) & RULE_SIGNALS and not cues.signals(_TOLD.sub(" ", said)) & RULE_SIGNALS:
+    return said
+
+
+def own_rule_signals(text: str) -> frozenset[str]:
+    """The rule words a sentence of the user says itself: not quoted ('ensure it's "always" addressed'), not in
+    code, not telling what happened ("never actually worked")."""
+    return cues.signals(_TOLD.sub(" ", _unquoted(text))) & RULE_SIGNALS
+
+
+def not_a_rule(text: str) -> bool:
+    """A sentence of the user that is no standing rule, however much it sounds like one: its rule words are
+    quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
+    said = _unquoted(text)
+    if cues.signals(text) & RULE_SIGNALS and not own_rule_signals(text):
         return True
     if _ASSENT.match(text.strip()) and not _FOR_GOOD.search(said) \
             and not cues.signals(said) & {"prefer", "convention", "user_scope"}:
