@@ -297,10 +297,16 @@ def printed_from(text: str) -> int:
     return marks[0].start() if len(marks) >= 3 else -1  # "[API]" and "GET /x" in a sentence are no paste
 
 
+# A test runner's verdict on a test ("--- FAIL: TestHooks (0.05s)" of go test, "FAILED tests/x.py::test_y" of
+# pytest, "test result: FAILED." of cargo): its output pasted, whatever words the failed assertion then prints.
+_TEST_VERDICT = re.compile(r"(?:^|\s)--- (?:FAIL|PASS|SKIP): \S+ \(\d+(?:\.\d+)?s\)|^=== (?:RUN|PAUSE|CONT)\s|"
+                           r"^FAILED [\w./-]+\.py::\w|^test result: (?:FAILED|ok)\b")
+
+
 def _noise(text: str) -> bool:
     """Pasted output rather than something said: a log line, a stack trace (two frames or more, and few
-    words besides), a bare path or command, JSON, a lone symbol."""
-    if len(text) < 3 or not any(c.isalpha() for c in text):
+    words besides), a test runner's verdict, a bare path or command, JSON, a lone symbol."""
+    if len(text) < 3 or not any(c.isalpha() for c in text) or _TEST_VERDICT.search(text):
         return True
     frames = len(_FRAME.findall(text))
     if frames >= 2:

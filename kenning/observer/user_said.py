@@ -33,7 +33,7 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     # paste): what it says is how things looked to its author, not a fact the user states; its decisions and
     # to-dos are still theirs.
     brought = {id(j) for j in r.brought}
-    judged = [corrects_a_rule(j, rules) for j in r.user]
+    judged = [_weak_rule_as_decision(corrects_a_rule(j, rules)) for j in r.user]
     # The sentence right after a rule or decision that only gives its reason ("We decided to move to ClickHouse.
     # The reason is …", "…に移すことに決めました。…遅すぎるためです。") is part of it, not a memory of its own.
     keeps = {id(j) for j in judged if _user_keeps(j)}
@@ -115,6 +115,23 @@ def said_plainly(text: str) -> str:
 
     out = _LEAD_IN.sub("", text.strip()).strip().rstrip(".。")
     return capitalised(out) if len(out.split()) >= 3 or not out.isascii() else text
+
+
+def _weak_rule_as_decision(j: Judged) -> Judged:
+    """A sentence judged a rule on a weak sign alone ("should", "need to", "instead"), the model not leaning to a
+    rule: what the user requires of this work ("The WAL journals have to be deleted before shutdown!"), their
+    decision if it is one at all, never a standing rule."""
+    from dataclasses import replace
+
+    if j.role != "rule" or j.p >= 0.5 or j.how == CORRECTS:
+        return j
+    own = gates.own_rule_signals(j.text) | (signals_of(j.text) & {"user_scope"})
+    if not own or not own <= WEAK_RULE_SIGNALS:
+        return j
+    # (a step of what the user plans to build, "we need to store this prompt and then we run …", stays none)
+    shaped = not (gates.planned(j.text) or gates.one_off(j.text) or gates.builds_once(j.text)
+                  or gates.not_a_rule(j.text) or "hypothesis" in signals_of(j.text))
+    return replace(j, role="decision") if shaped else j
 
 
 def _user_keeps(j: Judged) -> bool:

@@ -160,3 +160,14 @@ def test_a_label_that_introduces_a_list_heads_its_items() -> None:
         ("Amounts read as float, so totals drifted.", "What was wrong"),
         ("never negated.", "Refunds"),
         ("The rest of the run is fine.", "")]
+
+
+def test_a_test_runners_verdict_is_pasted_output() -> None:
+    """An unseen project's standing rules held "FAIL: TestHooks (0.05s) --- FAIL: TestHooks/dev (0.01s)
+    hooks_test.go:650: dev hooks should use 'go run', but settings.json doesn't contain it FAIL": go test's
+    output pasted as the prompt, its assertion's "should" read as a rule. What the user says around it stays."""
+    said = units("This fails on my machine:\n\nFAIL: TestHooks (0.05s) --- FAIL: TestHooks/dev (0.01s) "
+                 "hooks_test.go:650: dev hooks should use 'go run', but settings.json doesn't contain it FAIL\n\n"
+                 "FAILED tests/test_api.py::test_login - AssertionError: token should be set\n\n"
+                 "Please fix it without touching the fixtures.")
+    assert [u.text for u in said] == ["This fails on my machine", "Please fix it without touching the fixtures."]

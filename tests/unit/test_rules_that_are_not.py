@@ -163,3 +163,19 @@ def test_a_weak_sign_of_a_rule_needs_the_model_to_lean_to_one() -> None:
     assert _user_keeps(rule("The plugin list should be passed as separate args instead.", 0.6))
     assert _user_keeps(rule("Never pass the plugin list as one string.", 0.4))
     assert _user_keeps(rule("From now on pass the plugin list as separate args.", 0.4))
+
+
+def test_a_requirement_said_with_a_weak_sign_is_the_users_decision() -> None:
+    """"The WAL journals have to be deleted before shutdown!" (a labelled decision of a project the model was not
+    trained on, judged a rule at 0.27): what the user requires of this work, kept as their decision, not lost."""
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+    from kenning.observer.user_said import _user_keeps, _weak_rule_as_decision
+
+    said = Judged(units("The cache files have to be deleted before shutdown!")[0], role="rule", p=0.27,
+                  speaker="user", origin="typed", worth=0.7)
+    kept = _weak_rule_as_decision(said)
+    assert kept.role == "decision" and _user_keeps(kept)
+    sure = Judged(units("Never delete the cache files by hand.")[0], role="rule", p=0.3, speaker="user",
+                  origin="typed", worth=0.7)
+    assert _weak_rule_as_decision(sure).role == "rule"
