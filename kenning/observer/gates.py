@@ -153,6 +153,9 @@ _TOLD = re.compile(r"\b(?:never|always)\s+(?:(?:actually|really|even|once|ever|q
                    # how something behaves ("a crate it never touches", "the provider never advertises it"): an
                    # order is said to someone, in the imperative ("never touch", not "-es" / "-s")
                    r"\b(?:never|always)\s+(?!\w+(?:ss|us)\b)\w+[a-z](?<!s)s\b|"
+                   # "so the patterns don't cause false negatives": things, not the one told, don't
+                   r"\b(?!(?:you|we|i|please|and|but|so|just|then|also|now|ok|this|that|it|things|guys|folks|always|"
+                   r"us)\b)[a-z]+s\s+(?:don['’]?t|do not)\s+\w+|"
                    # "type edges don't, so …": no verb follows, nothing is forbidden
                    r"\b(?:don'?t|doesn'?t|do not|does not)(?=\s*[,;.)]|\s*$)", re.IGNORECASE)
 # Code a sentence quotes (`... generated always as (...) stored`) is the code's words, never the user's rule.

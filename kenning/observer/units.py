@@ -127,6 +127,18 @@ def units(text: str) -> list[Unit]:
             elif plain == 1:
                 plain = 2
             before = len(out)
+            # Lines that are a list without its marks ("Consider testing:" over "Different line lengths around
+            # the threshold" / "Various trivial patterns" / …): each its own item, not one run-on sentence.
+            items = _bare_list(para) if not para_bullet else None
+            if items:
+                for line in items:
+                    clean = tidy(line)
+                    if clean and len(clean) <= MAX_UNIT and not _noise(clean):
+                        out.append(Unit(clean, para_label or heading, len(out), True, para=paras))
+                    paras += 1
+                para, para_bullet, para_label = [], False, ""
+                intro = None
+                return
             body = " ".join(x.strip() for x in para)
             prev = ""
             for i, s in enumerate(sentences(body)):
@@ -232,6 +244,18 @@ def units(text: str) -> list[Unit]:
         para.append(line)
     flush()
     return out
+
+
+_SENTENCE_END = re.compile(r"[.!?:;,。！？：；，、]$")
+
+
+def _bare_list(lines: list[str]) -> list[str] | None:
+    """The lines of a paragraph that is a list written without its marks: three or more short lines, each
+    opening with a capital and none ending as a sentence or a clause does; None for wrapped prose."""
+    rows = [x.strip() for x in lines]
+    if len(rows) < 3 or any(not r or len(r) > 160 or not r[0].isupper() or _SENTENCE_END.search(r) for r in rows):
+        return None
+    return rows
 
 
 def _before_code(lines: list[str], n: int) -> bool:

@@ -171,3 +171,16 @@ def test_a_test_runners_verdict_is_pasted_output() -> None:
                  "FAILED tests/test_api.py::test_login - AssertionError: token should be set\n\n"
                  "Please fix it without touching the fixtures.")
     assert [u.text for u in said] == ["This fails on my machine", "Please fix it without touching the fixtures."]
+
+
+def test_lines_that_are_a_list_without_its_marks_are_its_items() -> None:
+    """A review pasted with its list marks lost ("Consider testing:" over one case a line) read as one run-on
+    sentence, a "standing rule" for the "don't" of its last line. Wrapped prose stays one sentence."""
+    said = units("Consider testing:\n\nDifferent lengths around the 10-character threshold\nVarious trivial "
+                 "patterns (comments, returns)\nOther languages so the patterns don't cause false negatives\n\n"
+                 "The parser reads the header\nand then the body, which it\nKeeps In Memory Until The End.")
+    assert [u.text for u in said] == [
+        "Consider testing", "Different lengths around the 10-character threshold",
+        "Various trivial patterns (comments, returns)", "Other languages so the patterns don't cause false negatives",
+        "The parser reads the header and then the body, which it Keeps In Memory Until The End."]
+    assert [u.heading for u in said[1:4]] == ["", "", ""] and all(u.bullet for u in said[1:4])

@@ -127,6 +127,9 @@ def test_each_shape_has_its_reason() -> None:
     assert not gates.an_order("You cannot build it on Windows without WSL")
     assert gates.own_rule_signals('We need to find a sturdier fix so it is definitely "always" handled') == {"must"}
     assert "prohibit" in gates.own_rule_signals("Never push to main directly.")
+    assert gates.not_a_rule("Other languages, so the trivial patterns don't cause false negatives")
+    assert not gates.not_a_rule("Please don't cause merge conflicts in the lockfile")
+    assert not gates.not_a_rule("Tests: we don't mock the database")
     assert _FIRST_PERSON.search("Now update the test-writer skill.")
     assert not _FIRST_PERSON.search("Now the cache key includes the tenant.")
 
