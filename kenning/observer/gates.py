@@ -180,7 +180,8 @@ _AGENT_FILE = re.compile(r"\b(?:claude|agents|gemini|copilot-instructions|conven
 RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", "correction", "convention"})
 
 
-def _unquoted(text: str) -> str:
+def unquoted(text: str) -> str:
+    """A sentence without what it quotes or gives as code (the words it says itself)."""
     said = _QUOTED.sub(" ", text)
     if len(re.findall(r"\w+", said)) < 3:
         said = _CODE.sub(" ", text)  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
@@ -190,13 +191,13 @@ def _unquoted(text: str) -> str:
 def own_rule_signals(text: str) -> frozenset[str]:
     """The rule words a sentence of the user says itself: not quoted ('ensure it's "always" addressed'), not in
     code, not telling what happened ("never actually worked")."""
-    return cues.signals(_TOLD.sub(" ", _unquoted(text))) & RULE_SIGNALS
+    return cues.signals(_TOLD.sub(" ", unquoted(text))) & RULE_SIGNALS
 
 
 def not_a_rule(text: str) -> bool:
     """A sentence of the user that is no standing rule, however much it sounds like one: its rule words are
     quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
-    said = _unquoted(text)
+    said = unquoted(text)
     if cues.signals(text) & RULE_SIGNALS and not own_rule_signals(text):
         return True
     if _ASSENT.match(text.strip()) and not _FOR_GOOD.search(said) \

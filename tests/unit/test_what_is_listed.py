@@ -211,3 +211,24 @@ def test_a_cause_guessed_in_the_conclusion_is_no_cause(guess: str) -> None:
 
     found = cause("The root cause is that `load()` reads `cache.json` before `init()` has written it.")
     assert _sure(Reading(agent=[cause(guess), found]), "rootcause") == [found]
+
+
+def test_a_word_of_work_left_inside_a_quotation_is_no_open_item() -> None:
+    """'We have content-aware logic for "should we link this commit?" but use file-level logic for "what's left to
+    carry forward?"' and 'on stop hook I want a "notification" if a review is still "pending"' were an unseen
+    project's open to-dos, for words they quote."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+    from kenning.observer.user_said import _user_keeps
+
+    def todo(text: str, speaker: str = "agent") -> Judged:
+        return Judged(units(text)[0], role="todo", p=0.95, speaker=speaker,
+                      origin="final" if speaker == "agent" else "typed", worth=0.95)
+
+    quoted = todo('`link()` checks content, but `carry()` asks "what\'s left to carry forward?" by file.')
+    left = todo("`carry()` and `merge()` still need the same content check as `link()`.")
+    assert _sure(Reading(agent=[quoted, left]), "todo") == [left]
+    assert not _user_keeps(todo('Show a "notification" when a review is still "pending" in `stop.go`', "user"))
+    assert _user_keeps(todo("Next time we must add the content check to `carry()` as well", "user"))
