@@ -14,7 +14,7 @@ import re
 from kenning.memory.subjects import is_status, supersedes_something
 from kenning.memory.text import capitalised, sentences
 from kenning.observer import ide_request
-from kenning.observer.units import printed_from
+from kenning.observer.units import is_output, printed_from
 from kenning.records import Event
 
 _DECISION_CUES = re.compile(
@@ -174,6 +174,9 @@ _ROLE = re.compile(r"^\s*(?:you are|you're|act as|your role is|tu es|du bist|ere
                    re.IGNORECASE)
 
 
+_AT_LINE = re.compile(r"^[\w./-]+\.\w{1,5}:\d+:")  # "scenario_test.go:19: …": a line a program printed
+
+
 def gist_of(prompt: str, limit: int = 90) -> str:
     """A one-line gist of a prompt: its first real sentence, without pleasantries; not the role it gives the
     agent ("You are a futures analyst …"), when it asks something after that."""
@@ -193,11 +196,15 @@ def _gist(prompt: str, limit: int, *, skip_role: bool) -> str:
         s = _LEAD_IN.sub("", s).strip().rstrip(".!")
         s = re.sub(r"\s+", " ", s)
         cut = printed_from(s)
+        json_at = s.find('{"')  # a JSON log record pasted after the words ("still failing: {"time": …")
+        cut = json_at if json_at > 0 and (cut < 0 or json_at < cut) else cut
         if cut >= 0 and not any(c.isalpha() for c in s[:cut]):
             continue  # pasted program output only: nothing the user said
         said = s[:cut].rstrip(" :,;-—([：") if cut > 0 else ""
         if _words(said) >= 2:  # the user's words, not the log they pasted after them
             s = said
+        elif is_output(s) or _AT_LINE.match(s):
+            continue  # a test runner's verdict, a log line ("x_test.go:19: …"), JSON: what a program printed
         if _words(s) < 2:
             continue  # "Nice." / "Thanks!" / "好的" say nothing about the work
         s = capitalised(s)

@@ -323,8 +323,13 @@ def printed_from(text: str) -> int:
 
 # A test runner's verdict on a test ("--- FAIL: TestHooks (0.05s)" of go test, "FAILED tests/x.py::test_y" of
 # pytest, "test result: FAILED." of cargo): its output pasted, whatever words the failed assertion then prints.
-_TEST_VERDICT = re.compile(r"(?:^|\s)--- (?:FAIL|PASS|SKIP): \S+ \(\d+(?:\.\d+)?s\)|^=== (?:RUN|PAUSE|CONT)\s|"
-                           r"^FAILED [\w./-]+\.py::\w|^test result: (?:FAILED|ok)\b")
+_TEST_VERDICT = re.compile(r"(?:^|\s)(?:--- )?(?:FAIL|PASS|SKIP): \S+ \(\d+(?:\.\d+)?s\)|"
+                           r"^=== (?:RUN|PAUSE|CONT|NAME)\s|^FAILED [\w./-]+\.py::\w|^test result: (?:FAILED|ok)\b")
+
+
+def is_output(text: str) -> bool:
+    """Whether a sentence is what a program printed (a log line, a test runner's verdict, JSON), not words."""
+    return _noise(text)
 
 
 def _noise(text: str) -> bool:

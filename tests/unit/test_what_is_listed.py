@@ -232,3 +232,16 @@ def test_a_word_of_work_left_inside_a_quotation_is_no_open_item() -> None:
     assert _sure(Reading(agent=[quoted, left]), "todo") == [left]
     assert not _user_keeps(todo('Show a "notification" when a review is still "pending" in `stop.go`', "user"))
     assert _user_keeps(todo("Next time we must add the content check to `carry()` as well", "user"))
+
+
+def test_what_a_session_was_about_is_not_the_output_pasted_into_it() -> None:
+    """An unseen project's session lines read "…; then: === RUN TestE2E_AgentCommitsDuri…" and "This one is still
+    failing to checkpoint: {"time":"2026-02-15T20:46:19…","level":"DEBUG",…": a test run and a JSON log record
+    pasted as the prompt. The user's words before the output are what they asked."""
+    from kenning.observer.stated import gist_of
+
+    assert gist_of("=== RUN   TestExport\n--- FAIL: TestExport (3.20s)\n    export_test.go:40: no rows") == ""
+    assert gist_of("=== NAME  TestExport\n    export_test.go:19: Step 1: run the export with the refunds") == ""
+    assert gist_of('This one still fails to export: {"time":"2026-02-15T20:46:19+11:00","level":"DEBUG",'
+                   '"msg":"export invoked"}') == "This one still fails to export"
+    assert gist_of("Fix the export of refunds") == "Fix the export of refunds"
