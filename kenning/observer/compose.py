@@ -20,7 +20,7 @@ import re
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
 from kenning.memory.text import clip
-from kenning.observer import gates
+from kenning.observer import gates, no_finding
 from kenning.observer.conclusion import (
     MIN_WORDS,
     cause_and_fix,
@@ -222,7 +222,7 @@ def _headed_fixes(r: Reading) -> list[tuple[str, list[Judged]]]:
     for j in r.agent:
         h = j.unit.heading
         if j.origin == "final" and j.unit.bullet and h and not j.unit.label and not GENERIC_HEADING.match(h) \
-                and gates.reports_a_problem(h) and not gates.heads_a_cause(h) and len(h.split()) >= 2:
+                and gates.reports_a_problem(h) and not no_finding.heads_a_cause(h) and len(h.split()) >= 2:
             groups.setdefault(h, []).append(j)
     out = []
     for h, items in groups.items():
@@ -336,17 +336,17 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role in ANALYSIS or not dangling(j))
             # said to be open, in its own words ("what's left to carry forward?" quoted is no work left)
             and (role != "todo" or bool(cues.signals(gates.unquoted(j.text)) & {"todo", "blocked"}))
-            and (role != "todo" or not gates.reports_an_act(j.text))  # "Then clarified that …": done, not open
+            and (role != "todo" or not no_finding.reports_an_act(j.text))  # "Then clarified that …": done, not open
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))
             and (role != "rootcause" or not gates.recommends(j.text))  # "… のフローが適切です": advice, no cause
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
-            and (role != "fix" or not gates.heads_a_cause(j.unit.heading))  # a defect listed under "What was wrong"
-            and (role not in ("fix", "rootcause") or not gates.would_be(j.text))  # "We'd then debug …": a plan
-            and (role != "fix" or not gates.guessed(j.text))  # "it may be using …": what might be, no fix made
-            and (role != "fix" or not gates.goes_on_with_the_story(j.text))  # "Then three verifiers attacked …"
+            and (role != "fix" or not no_finding.heads_a_cause(j.unit.heading))  # a defect under "What was wrong"
+            and (role not in ("fix", "rootcause") or not no_finding.would_be(j.text))  # "We'd then debug …": a plan
+            and (role != "fix" or not no_finding.guessed(j.text))  # "it may be using …": what might be, no fix made
+            and (role != "fix" or not no_finding.goes_on_with_the_story(j.text))  # "Then three verifiers attacked …"
             and (role == "gotcha" or not gates.hypothetical(j.text))  # "If you stop sending haves, …": what might be
             and not gates.in_progress(j.text)  # "No failures so far; checks are still pending": that moment's state
             # reasoning in general terms (a gotcha may well be a tool's, said in plain words: "sed wrote a literal t")

@@ -10,7 +10,7 @@ import re
 from kenning.context import closed
 from kenning.memory import cues
 from kenning.memory.text import capitalised, clip, content_words, jaccard, stem
-from kenning.observer import gates
+from kenning.observer import gates, no_finding
 from kenning.observer.reading import Reading
 from kenning.observer.roles.roles import Judged
 from kenning.observer.titles import CONTEXT_CHARS, GENERIC_HEADING, NAMED, TITLE, dangling, lower_first, statement
@@ -208,7 +208,7 @@ def together(cause: Judged, fix: Judged) -> bool:
             and not (cause.unit.bullet and fix.unit.bullet and cause.unit.para != fix.unit.para):
         # (two items of a list are two findings, unless a word ties them)
         return True
-    if cause.message == fix.message and gates.heads_a_cause(cause.unit.heading) \
+    if cause.message == fix.message and no_finding.heads_a_cause(cause.unit.heading) \
             and "fix" in cues.signals(fix.unit.heading):
         return True  # "**What was wrong**: …" then "**The fix**: …": the message's own cause and fix
     return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)

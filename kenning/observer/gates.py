@@ -426,52 +426,7 @@ def symptom(lead: str) -> bool:
     return bool(lead) and not _ANSWERS.match(lead) and (reports_a_problem(lead) or bool(_AMISS.search(lead)))
 
 
-# A heading over what was wrong ("What was actually wrong", "Root cause", "Why it broke", "原因"): what is said under
-# it is a cause, never the fix (of the labelled sentences under a heading that names a cause, none is a fix).
-_WHAT_WAS_WRONG = re.compile(r"^(?:what (?:was|went) (?:actually |really )?wrong|why (?:it|this|that) (?:failed|broke|"
-                             r"happened)|ce qui (?:n'allait pas|clochait)|was (?:schief ?(?:lief|ging)|falsch war)|"
-                             r"qué (?:fallaba|falló|estaba mal))\b", re.IGNORECASE)
 
-
-def heads_a_cause(heading: str) -> bool:
-    """Whether a heading says that what is under it is the cause of a problem."""
-    return bool(_WHAT_WAS_WRONG.match(heading.strip())) or "cause" in cues.signals(heading)
-
-
-# The agent reporting what it did, with the "I" left out ("Then continued one step and clarified that …", "Added the
-# flag"): done in that run, never an open item (none of 262 labelled sentences that open so is a to-do). Past
-# participles that say the work waits ("Blocked on …", "Deferred: …") are not reports.
-_DID = re.compile(r"^(?:then |and |also |next |finally )?(?!(?:blocked|deferred|parked|postponed|paused|needed|"
-                  r"required|planned|scheduled|proposed|suggested|unresolved|untested|unverified|unfinished|"
-                  r"unimplemented)\b)[a-z]+ed\b(?! (?:by|to|for|on|in|until|because)\b)", re.IGNORECASE)
-
-
-def reports_an_act(text: str) -> bool:
-    """Whether a sentence reports a step the agent took, its subject left out."""
-    return bool(_DID.match(text))
-
-
-# What we would do ("We'd then debug the manifest", "we would capture the branch at …"): a plan or a thought, no
-# fix made and no cause found (none of the labelled sentences of the agent so is either). "We'd been …" is "had".
-_WOULD = re.compile(r"\b(?:we|you)(?:['’]d(?!\s+(?:been|had|already|never|just)\b)| would)\b", re.IGNORECASE)
-
-
-def would_be(text: str) -> bool:
-    """Whether a sentence says what we or you would do, not what was done or found."""
-    return bool(_WOULD.search(text))
-
-
-def guessed(text: str) -> bool:
-    """A possibility or a guess ("it may be using the shared workflow's `license_finder`"), not a report of a step
-    taken: no fix (1 of the 125 labelled sentences of the agent so is one, itself hedged)."""
-    return bool(_POSSIBLE.search(text) or "hypothesis" in cues.signals(text)) and not reports_an_act(text)
-
-
-# A sentence that goes on with the story ("Then three verifiers attacked the fix …", "But two rounds have now …"):
-# what happened next, not the change that fixed something (none of 77 labelled sentences of the agent so is a fix).
-_NEXT_IN_STORY = re.compile(r"^(?:then|but|and|after that|afterwards|meanwhile|finally)\b[, ]", re.IGNORECASE)
-
-
-def goes_on_with_the_story(text: str) -> bool:
-    """Whether a sentence opens by going on from the one before it (then, but, and, meanwhile …)."""
-    return bool(_NEXT_IN_STORY.match(text.strip()))
+def possible(text: str) -> bool:
+    """Whether a sentence says what could, might or may be."""
+    return bool(_POSSIBLE.search(text))
