@@ -125,7 +125,7 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
 
     if j.role != "rule" or j.p >= 0.5 or j.how == CORRECTS:
         return j
-    own = gates.own_rule_signals(j.text) | (signals_of(j.text) & {"user_scope"})
+    own = gates.own_rule_signals(j.text)
     if not own or not own <= WEAK_RULE_SIGNALS:
         return j
     # (a step of what the user plans to build, "we need to store this prompt and then we run …", stays none)
@@ -145,7 +145,7 @@ def _user_keeps(j: Judged) -> bool:
     if j.role in ("fact", "rootcause") and gates.an_order(j.text):
         return False  # "Mention that skills can hold docs": what the user asks for, not how things are
     if j.role == "rule":
-        own = gates.own_rule_signals(j.text) | (sig & {"user_scope"})  # (a label's scope: "In allen Projekten: …")
+        own = gates.own_rule_signals(j.text)
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
         # make the URL always visible", "analyse which folders should be excluded").
