@@ -81,9 +81,9 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
         r.prompt = raw if isinstance(raw, str) else ""
         r.origin = origin_of(prompt)
         if r.origin in USER_ORIGINS:
-            r.user = judge_user(ide_request.request(r.prompt), r.origin)
+            r.words = ide_request.request(r.prompt)  # (what an editor attached in front of them is not theirs)
+            r.user = judge_user(r.words, r.origin)
             messages.append(list(r.user))  # (a copy: the words said later in the turn are added to r.user)
-            r.words = ide_request.request(r.prompt)
             r.brought = list(r.user) if len(r.user) >= LONG_PROMPT else []
         elif r.origin == "plan":
             body = PLAN_PREFIX.sub("", r.prompt, count=1)

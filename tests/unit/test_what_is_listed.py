@@ -5,11 +5,35 @@ not recent work. Real SQLite file, offline observer, the real index."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tests.support.memory_story import Story, Turn, bash, edit, read
 
+if TYPE_CHECKING:
+    from kenning.observer.roles.roles import Judged
+
 ROOT = "/work/trainer"
+
+
+def _judged(role: str, text: str, speaker: str = "agent") -> Judged:
+    """A sentence judged ``role`` with confidence, said in the agent's last message (or typed by the user): what the
+    observer's gates must make of it then."""
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    return Judged(units(text)[0], role=role, p=0.95, speaker=speaker,
+                  origin="final" if speaker == "agent" else "typed", worth=0.95)
+
+
+def _taken(role: str, *said: Judged) -> list[Judged]:
+    """Which of the agent's sentences of ``role`` the observer is sure enough of to make a key memory."""
+    from kenning.observer.compose import _sure
+    from kenning.observer.reading import Reading
+
+    return _sure(Reading(agent=list(said)), role)
+
 
 LISTS = {
     "en": ("Made the following changes:\n1. Updated the batch size in `config.yaml`\n"
@@ -108,16 +132,8 @@ def test_a_step_the_agent_took_or_its_pending_diff_is_no_open_item(said: str) ->
     """An unseen project's "Open to-dos" held the agent's report of a step it took and the state of its diff
     (judged to-dos for the words "uncommitted" and "pending"): done in that run, or the working tree then. Even
     judged a to-do with confidence, neither is one; a sentence that says what waits is."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
-
-    def todo(text: str) -> Judged:
-        return Judged(units(text)[0], role="todo", p=0.95, speaker="agent", origin="final", worth=0.95)
-
-    waits = todo("`csv_export.py` and `xml_export.py` still need to move to the new map.")
-    assert _sure(Reading(agent=[todo(said), waits]), "todo") == [waits]
+    waits = _judged("todo", "`csv_export.py` and `xml_export.py` still need to move to the new map.")
+    assert _taken("todo", _judged("todo", said), waits) == [waits]
 
 
 def test_what_waits_is_still_an_open_item() -> None:
@@ -132,17 +148,11 @@ def test_what_waits_is_still_an_open_item() -> None:
 def test_what_we_would_do_is_no_fix() -> None:
     """"We'd then debug the manifest (likely candidates: …)" was an unseen project's fix of a cause: a plan for a
     result not yet seen. "We'd been …" is what had happened."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
-
-    def fix(text: str) -> Judged:
-        return Judged(units(text)[0], role="fix", p=0.95, speaker="agent", origin="final", worth=0.95)
-
-    plan = fix("We'd then debug `plugin.json` (likely candidates: the `skills` path format, or a missing `name:`).")
-    done = fix("We'd been reading `plugin.json` from the wrong folder; `load()` now resolves it from the root.")
-    assert _sure(Reading(agent=[plan, done]), "fix") == [done]
+    plan = _judged("fix", "We'd then debug `plugin.json` (likely candidates: the `skills` path format, or a missing "
+                          "`name:`).")
+    done = _judged("fix", "We'd been reading `plugin.json` from the wrong folder; `load()` now resolves it from the "
+                          "root.")
+    assert _taken("fix", plan, done) == [done]
 
 
 def test_a_consequence_is_not_labelled_the_cause() -> None:
@@ -164,33 +174,18 @@ def test_a_consequence_is_not_labelled_the_cause() -> None:
 def test_a_fix_said_as_a_possibility_is_no_fix() -> None:
     """"— fix: it may be using the same reusable workflow but getting `license_finder` from …" was an unseen
     project's fix: a guess at what happens. A step the agent reports having taken stays, whatever it warns of."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
-
-    def fix(text: str) -> Judged:
-        return Judged(units(text)[0], role="fix", p=0.95, speaker="agent", origin="final", worth=0.95)
-
-    guess = fix("It may be using the shared `release.yml` workflow but getting `cargo-deny` from its own image.")
-    done = fix("Added a warning to `release.yml` that the shared workflow may pin an older `cargo-deny`.")
-    assert _sure(Reading(agent=[guess, done]), "fix") == [done]
+    guess = _judged("fix", "It may be using the shared `release.yml` workflow but getting `cargo-deny` from its own "
+                           "image.")
+    done = _judged("fix", "Added a warning to `release.yml` that the shared workflow may pin an older `cargo-deny`.")
+    assert _taken("fix", guess, done) == [done]
 
 
 def test_what_happened_next_is_no_fix() -> None:
     """"— fix: then three focused verifiers attacked the final fix mechanisms …" and "— fix: but two adversarial
     rounds have now …" were an unseen project's fixes: the story going on, not the change made."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
-
-    def fix(text: str) -> Judged:
-        return Judged(units(text)[0], role="fix", p=0.95, speaker="agent", origin="final", worth=0.95)
-
-    story = fix("Then two reviewers attacked the new `parse_header()` guard and found nothing.")
-    done = fix("`parse_header()` now rejects a header longer than 8 KiB instead of reading past the buffer.")
-    assert _sure(Reading(agent=[story, done]), "fix") == [done]
+    story = _judged("fix", "Then two reviewers attacked the new `parse_header()` guard and found nothing.")
+    done = _judged("fix", "`parse_header()` now rejects a header longer than 8 KiB instead of reading past the buffer.")
+    assert _taken("fix", story, done) == [done]
 
 
 @pytest.mark.parametrize("guess", [
@@ -201,37 +196,22 @@ def test_what_happened_next_is_no_fix() -> None:
 def test_a_cause_guessed_in_the_conclusion_is_no_cause(guess: str) -> None:
     """An unseen project's key memories held "It's possible Cursor picks those up directly because …": a guess, said
     in the agent's last message. A cause found stays."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
-
-    def cause(text: str) -> Judged:
-        return Judged(units(text)[0], role="rootcause", p=0.95, speaker="agent", origin="final", worth=0.95)
-
-    found = cause("The root cause is that `load()` reads `cache.json` before `init()` has written it.")
-    assert _sure(Reading(agent=[cause(guess), found]), "rootcause") == [found]
+    found = _judged("rootcause", "The root cause is that `load()` reads `cache.json` before `init()` has written it.")
+    assert _taken("rootcause", _judged("rootcause", guess), found) == [found]
 
 
 def test_a_word_of_work_left_inside_a_quotation_is_no_open_item() -> None:
     """'We have content-aware logic for "should we link this commit?" but use file-level logic for "what's left to
     carry forward?"' and 'on stop hook I want a "notification" if a review is still "pending"' were an unseen
     project's open to-dos, for words they quote."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
     from kenning.observer.user_said import _user_keeps
 
-    def todo(text: str, speaker: str = "agent") -> Judged:
-        return Judged(units(text)[0], role="todo", p=0.95, speaker=speaker,
-                      origin="final" if speaker == "agent" else "typed", worth=0.95)
-
-    quoted = todo('`link()` checks content, but `carry()` asks "what\'s left to carry forward?" by file.')
-    left = todo("`carry()` and `merge()` still need the same content check as `link()`.")
-    assert _sure(Reading(agent=[quoted, left]), "todo") == [left]
-    assert not _user_keeps(todo('Show a "notification" when a review is still "pending" in `stop.go`', "user"))
-    assert _user_keeps(todo("Next time we must add the content check to `carry()` as well", "user"))
+    quoted = _judged("todo", '`link()` checks content, but `carry()` asks "what\'s left to carry forward?" by file.')
+    left = _judged("todo", "`carry()` and `merge()` still need the same content check as `link()`.")
+    assert _taken("todo", quoted, left) == [left]
+    assert not _user_keeps(_judged("todo", 'Show a "notification" when a review is still "pending" in `stop.go`',
+                                   "user"))
+    assert _user_keeps(_judged("todo", "Next time we must add the content check to `carry()` as well", "user"))
 
 
 def test_what_a_session_was_about_is_not_the_output_pasted_into_it() -> None:
