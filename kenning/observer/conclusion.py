@@ -149,6 +149,24 @@ def counts_a_list(j: Judged) -> bool:
     return j.unit.introduces and bool(_COUNTS.search(statement(j.text)) or _OBJECT_FOLLOWS.search(j.text))
 
 
+# A link alone ("https://github.com/o/r/pull/342"): what it is, its label says ("Draft PR created: …")
+_LINK_ONLY = re.compile(r"^\W{0,2}https?://\S+?[.)>]?$")
+
+
+def status_said(j: Judged) -> str:
+    """Where the work stands as the agent's conclusion reports it, for the session's log: a link alone with the
+    label it stands under ("Draft PR created: https://…/pull/342"; of the labelled links alone in the agent's
+    words, 8 of 8 have one, 6 are statuses), never a lead that introduces what follows ("Here's the comparison
+    between our PR #342 and #343:": 1 of 66 labelled such leads is a status, not kept); "" when it says none."""
+    text = j.text.strip()
+    if _INTRODUCES.match(text) or text.endswith((":", "：")) or counts_a_list(j):
+        return ""
+    if _LINK_ONLY.match(text):
+        label = j.unit.heading.strip().rstrip(":：")
+        return f"{label}: {text}" if label and not GENERIC_HEADING.match(label) else ""
+    return text
+
+
 # A step said as an instruction ("Add a relay gate of its own, …", "Treat exit 1 as a detached `HEAD`"), not a noun
 # that happens to open a sentence ("Update check failed", "Pass rate is 90%")
 _IMPERATIVE = re.compile(

@@ -819,3 +819,22 @@ def test_real_write_fixture_is_evidence_of_a_created_file() -> None:
 def test_summary_draft_defaults_are_empty() -> None:
     s = SummaryDraft(created_at=1.0)
     assert s.request == "" and s.files_modified == [] and s.source_tokens == 0
+
+
+def test_a_link_alone_is_reported_with_its_label_and_a_lead_is_no_outcome() -> None:
+    """The session's log says what a link is ("Draft PR created: https://…"), never only the link, and never
+    the sentence that introduces a comparison as what was done."""
+    events = make_events([
+        {"hook_event_name": "UserPromptSubmit", "prompt": "Open a draft PR, then compare it with PR 343"},
+        _bash("gh pr create --draft --title 'fix: parse array content'",
+              out="https://github.com/acme/cli/pull/342"),
+        {"hook_event_name": "Stop", "last_assistant_message":
+            "Draft PR created: https://github.com/acme/cli/pull/342\n\n"
+            "Here's the comparison between our PR #342 and the other PR #343:\n\n"
+            "**Overlap:**\n- Both touch `hooks.go`\n- Both aim to fix the transcript parser"}])
+    out = _observe(events)
+    assert out.summary is not None
+    done = out.summary.completed.split("; ")
+    assert "Draft PR created: https://github.com/acme/cli/pull/342" in done, done
+    assert "https://github.com/acme/cli/pull/342" not in done
+    assert not any(x.startswith("Here's the comparison") for x in done), done

@@ -42,7 +42,7 @@ from kenning.observer import (
     worktree,
 )
 from kenning.observer.compose import agent_memories, plan_memories
-from kenning.observer.conclusion import ROUTINE, counts_a_list, topic
+from kenning.observer.conclusion import ROUTINE, counts_a_list, status_said, topic
 from kenning.observer.plan_scope import PlanScope
 from kenning.observer.reading import Reading, read_turn
 from kenning.observer.stated import _prompt_text, gist_of, statements
@@ -253,7 +253,8 @@ def observe_turn(turn: Turn, session: SessionInfo,
         done=[c.subject for c in reading.actions.commits] + [d.title for d in drafts if d.kind in (
             "rootcause", "fix")][:1] + [d.title for d in drafts if d.kind == "change" and not d.title.startswith(
                 "Fixed `")][:1],
-        status=[j.text for j in reading.found("status", final_only=True, min_p=0.5) if not ROUTINE.match(j.text)][:2],
+        status=[stands for j in reading.found("status", final_only=True, min_p=0.5)
+                if not ROUTINE.match(j.text) and (stands := status_said(j))][:2],
         todos=[d.title for d in drafts if d.kind == "todo"], failing=_still_failing(reading),
         commands=[command_note(c, _short_cmd(c.command)) for c in reading.commands
                   if not evidence.trivial(c)],
