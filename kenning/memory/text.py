@@ -98,6 +98,10 @@ def _split_block(block: str) -> list[str]:
     return [unmask(s) for s in lines]
 
 
+_IN_LINE = re.compile(r"[^\W\d_][^\n]*\s$")  # words before it on its line
+_LOWER_NEXT = re.compile(r"\s+[a-z]")
+
+
 def _no_end(text: str, dot: int) -> bool:
     """A full stop at ``dot`` that does not end a sentence (abbreviation, initial)."""
     i = dot
@@ -106,6 +110,8 @@ def _no_end(text: str, dot: int) -> bool:
     word = text[i:dot].lower().rstrip(".")
     if word in ABBREVIATIONS:
         return True
+    if word.isdigit() and len(word) <= 2 and _IN_LINE.search(text[:i]) and _LOWER_NEXT.match(text, dot + 1):
+        return True  # an item it refers to, in the line ("Yes, but for 2. we need …"), not a numbered line
     return len(word) == 1 and word.isalpha() and (i == 0 or not text[i - 1].isalnum())  # an initial: "J. Smith"
 
 

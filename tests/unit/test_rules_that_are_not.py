@@ -38,6 +38,9 @@ NOT_RULES = [
     "This duplication means any future fix to the parser needs to be applied in two places.",
     # rule words telling what happened
     "The session-end hook never actually worked, and it is a weird scenario anyway, so let's just remove it",
+    # an answer to the agent's options, about one of them ("for 2." is no sentence of its own)
+    'Yes, but for 2. we need to have a sturdier solution to ensure it is definitely "always" handled. What do you '
+    'suggest?',
 ]
 
 RULES = [
@@ -102,6 +105,7 @@ def test_why_the_agent_takes_its_next_step_is_no_memory(story: Story) -> None:
 def test_each_shape_has_its_reason() -> None:
     """The reason each shape above is no rule (the model may or may not have kept the sentence)."""
     from kenning.memory import cues
+    from kenning.memory.text import sentences
     from kenning.observer import gates
     from kenning.observer.conclusion import _FIRST_PERSON
 
@@ -126,6 +130,8 @@ def test_each_shape_has_its_reason() -> None:
     assert gates.an_order("You can clone these repos into ~/Projects if they are not there already")
     assert not gates.an_order("You cannot build it on Windows without WSL")
     assert gates.own_rule_signals('We need to find a sturdier fix so it is definitely "always" handled') == {"must"}
+    assert sentences("Yes, but for 2. we need a sturdier fix. It ran 3 times. Then it failed.") == [
+        "Yes, but for 2. we need a sturdier fix.", "It ran 3 times.", "Then it failed."]
     assert "prohibit" in gates.own_rule_signals("Never push to main directly.")
     assert gates.not_a_rule("Other languages, so the trivial patterns don't cause false negatives")
     assert not gates.not_a_rule("Please don't cause merge conflicts in the lockfile")
