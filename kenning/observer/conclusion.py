@@ -93,7 +93,8 @@ def _narrates(text: str) -> bool:
 
 # "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.
 ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|changed) in \S+[;,]|(?:all )?(?:changes )?"
-                     r"(?:\d[\d,]* )?(?:tests?|checks?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
+                     r"(?:\d[\d,]* )?(?:(?:verification|quality|ci|required|local) )?"
+                     r"(?:tests?|checks?|gates?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
                      r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$",
                      re.IGNORECASE)
 

@@ -84,7 +84,8 @@ _REPO_STATE = re.compile(
     # review", "Empty commit `d35fea9` (…) is on `chore/…`"): 5 of 5 such labelled sentences are noise or status
     r"\b(?:(?:current(?:ly)?|the) (?:pending|uncommitted|staged) (?:diff|changes)|(?:pending|uncommitted|staged) "
     r"diff)\b|"  # "Current pending diff also includes …": the working tree then
-    r"\b(?:PR|pull request)\s*#?\d+\s+(?:is|are)\s+(?:now\s+|still\s+)?(?:conflicting|in conflict|not mergeable|"
+    r"\b(?:(?:the|this|that|our|my) (?:PR|pull request)|(?:PR|pull request)\s*#?\d+)\s+(?:is|are)\s+"
+    r"(?:now\s+|still\s+)?(?:conflicting|in conflict|not mergeable|"
     r"mergeable|green|red|failing|passing|pending|open|approved|in review)\b|\b(?:PR|pull request)\s*#?\d+\s+now\s+"
     r"has\b|\bcommit `?[0-9a-f]{7,40}`? (?:\([^)]{0,120}\) )?is on `|"
     r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)

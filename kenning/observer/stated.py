@@ -14,7 +14,7 @@ import re
 from kenning.memory.subjects import is_status, supersedes_something
 from kenning.memory.text import capitalised, sentences
 from kenning.observer import ide_request
-from kenning.observer.units import is_output, printed_from
+from kenning.observer.units import is_output, printed_from, test_verdict
 from kenning.records import Event
 
 _DECISION_CUES = re.compile(
@@ -182,8 +182,17 @@ def gist_of(prompt: str, limit: int = 90) -> str:
     agent ("You are a futures analyst …"), when it asks something after that."""
     if _is_notification(prompt):
         return ""
-    prompt = ide_request.request(prompt)
+    prompt = "\n".join(line for line in ide_request.request(prompt).split("\n") if not _printed(line))
     return _gist(prompt, limit, skip_role=True) or _gist(prompt, limit, skip_role=False)
+
+
+def _printed(line: str) -> bool:
+    """A line of a prompt that a program printed: set in by a tab or eight spaces (code, or a test runner's
+    "        Error:  \"0\" is not greater than \"1\"" under the test it failed), or a log line that names the
+    place it was printed from ("    agent_test.go:36: Agent output: Done! I've committed …", whose sentences
+    are the program's, however they read)."""
+    said = line.strip()
+    return line.startswith(("\t", " " * 8)) or bool(_AT_LINE.match(said)) or test_verdict(said)
 
 
 def _gist(prompt: str, limit: int, *, skip_role: bool) -> str:

@@ -17,7 +17,8 @@ TITLE = 320        # a key memory's title: its subject, the cause and the fix in
 
 # "The fix is simple: …", "Fix: …", "The change is done — …": what follows is the statement.
 _LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|proposed|possible|simplest|minimal|"
-                      r"temporary|quick) )?(?:fix|change|solution|root cause|cause|problem|issue|workaround)"
+                      r"temporary|quick) )?(?:fix|fixed|resolved|change|solution|root cause|cause|problem|issue|"
+                      r"workaround)"
                       r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*|"
                       # a word that ties the sentence to the one before ("However, `f` is not called …")
                       r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+",
@@ -25,6 +26,10 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|propo
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
 _DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
+                       # the items before it, by how many ("Neither warrants a PR of its own", "Both are needed")
+                       r"^(?:neither|either|both|none)(?: of (?:them|these|those|the (?:two|three)))?\s+(?:is|are|was|"
+                       r"were|has|have|had|warrants?|needs?|works?|would|will|should|can|could|seems?|looks?|matters?)"
+                       r"\b|"
                        r"^(?:at |on |in )?(?:lines?|l)\s*~?\d+\b|"  # "Line ~297 (…): …": a place in a file of that day
                        # a verdict on someone's text, which it does not say ("The diagnosis is credible, but …")
                        r"^(?:the|your|their) (?:diagnosis|analysis|assessment|reasoning|approach|proposal|suggestion|"

@@ -324,7 +324,14 @@ def printed_from(text: str) -> int:
 # A test runner's verdict on a test ("--- FAIL: TestHooks (0.05s)" of go test, "FAILED tests/x.py::test_y" of
 # pytest, "test result: FAILED." of cargo): its output pasted, whatever words the failed assertion then prints.
 _TEST_VERDICT = re.compile(r"(?:^|\s)(?:--- )?(?:FAIL|PASS|SKIP): \S+ \(\d+(?:\.\d+)?s\)|"
-                           r"^=== (?:RUN|PAUSE|CONT|NAME)\s|^FAILED [\w./-]+\.py::\w|^test result: (?:FAILED|ok)\b")
+                           r"^=== (?:RUN|PAUSE|CONT|NAME)\s|^FAILED [\w./-]+\.py::\w|^test result: (?:FAILED|ok)\b|"
+                           # go test's line for a package: "FAIL\tgithub.com/o/r/pkg 28.889s", "ok  \tpkg\t0.4s"
+                           r"^(?:FAIL|ok)\s+[\w.-]+(?:/[\w.-]+)+\s+(?:\d+(?:\.\d+)?s|\(cached\)|\[[\w ]+\])\s*$")
+
+
+def test_verdict(text: str) -> bool:
+    """Whether a line is a test runner's verdict ("--- FAIL: TestX (0.2s)", "ok  \tpkg\t0.4s", "=== RUN …")."""
+    return bool(_TEST_VERDICT.search(text))
 
 
 def is_output(text: str) -> bool:

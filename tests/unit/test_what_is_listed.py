@@ -225,3 +225,52 @@ def test_what_a_session_was_about_is_not_the_output_pasted_into_it() -> None:
     assert gist_of('This one still fails to export: {"time":"2026-02-15T20:46:19+11:00","level":"DEBUG",'
                    '"msg":"export invoked"}') == "This one still fails to export"
     assert gist_of("Fix the export of refunds") == "Fix the export of refunds"
+
+
+def test_a_prompt_that_is_a_pasted_test_run_has_no_gist_from_its_lines() -> None:
+    """An unseen project's session line read "then: Error: \"0\" is not greater than o…": go test's run pasted as
+    the prompt, whose testify detail (set in by a tab) and whose log lines ("agent_test.go:36: Agent output: Done!
+    I've committed …", the program's sentences) slipped through a sentence at a time. A line set in that far, a
+    line that names where it was printed and a package's verdict are what a program printed."""
+    from kenning.observer.stated import gist_of
+
+    run = ("=== RUN   TestExport\n=== NAME  TestExport\n"
+           "    export_test.go:36: Agent output: Done! I've exported the refunds with the new rounding\n"
+           "    export_test.go:40:\n                Error Trace:    /home/ci/export_test.go:40\n"
+           "                Error:          \"0\" is not greater than or equal to \"1\"\n"
+           "                Messages:       Should have at least one row\n"
+           "--- FAIL: TestExport (3.20s)\nFAIL\nFAIL    github.com/acme/shop/export 3.412s\n"
+           "ok      github.com/acme/shop/cart (cached)\n")
+    assert gist_of(run) == ""
+    assert gist_of("The refunds are still missing:\n" + run) == "The refunds are still missing:"
+    assert gist_of(run + "\nwhy does the export drop the refunds?").lower() == "why does the export drop the refunds?"
+    # The user's own list, set in under an item, is still theirs
+    assert gist_of("  - keep the rounding per line") == "Keep the rounding per line"
+
+
+def test_a_to_do_that_counts_the_items_before_it_leaves_them_unsaid() -> None:
+    """An unseen project's open to-dos held "Neither warrants a follow-up PR on its own; worth folding in if that
+    file is touched again.": which two things, the to-do does not say."""
+    counted = _judged("todo", "Neither warrants a follow-up PR on its own; worth folding in if that file is touched "
+                              "again.")
+    named = _judged("todo", "A follow-up PR should add a timeout to the retry helper in `client.go`.")
+    assert _taken("todo", counted, named) == [named]
+
+
+@pytest.mark.parametrize("opening", [
+    "All verification gates are green, including the 190-second race suite.",
+    "The PR is still not mergeable, and this round brings an important signal."])
+def test_a_conclusion_that_opens_with_where_things_stand_gives_the_cause_no_such_lead(story: Story,
+                                                                                      opening: str) -> None:
+    """An unseen project's key rows opened "All verification gates are green, including the 187-second race suite.
+    The full suite caught a real false positive …" and "The PR is still not mergeable, and this round carries …
+    — cause: …": how things stood when the agent answered, put in front of the cause as its subject."""
+    story.session("trainer", Turn("why does the matcher flag the workflow file?", [
+        read(ROOT, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
+        edit(ROOT, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
+        last=f"{opening} The broadened matcher treated `.github/workflows/test.yml` as a test artifact because it "
+             "matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the file name."))
+    rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
+    assert rows and all("matcher" in t for t in rows), rows
+    assert not [t for t in rows if t.startswith(opening[:20])], rows
+    assert [t for t in rows if "fix: `isTestPath` now only looks at the file name" in t], rows  # (not "fix: Fixed:")
