@@ -206,9 +206,19 @@ def not_a_rule(text: str) -> bool:
         return True  # (but "ok i don't want `cargo update`, we want renovate to bump it" says what they want)
     if _EXAMPLE.match(text.strip()):
         return True  # "For example, if the .gitignore excludes a folder, entire-sem should …": it illustrates
+    if _DOES_NOT.search(said) and not _HABIT_WORD.search(said) and not own_rule_signals(text) - {"always"}:
+        return True  # "… the chain call doesn't propagate the failure for all hook types": what the code does
     return bool(_EDIT_DOC.match(text.strip())) and not _AGENT_FILE.search(text)
 
 
+# What something does not do or is not ("the chain call doesn't propagate the failure for all hook types", a review
+# finding the user pasted): a finding, unless the user also says how to work (a must, a ban, a habit word); "for
+# all hook types" alone is the scope of what it says. (0 of 12 labelled sentences of users that say so are rules.)
+_DOES_NOT = re.compile(r"\b(?:doesn['’]?t|does not|isn['’]?t|is not|aren['’]?t|are not|wasn['’]?t|was not|"
+                       r"weren['’]?t|didn['’]?t|did not|won['’]?t|hasn['’]?t|haven['’]?t)\s+(?!(?:be )?(?:allowed|"
+                       r"permitted|to be)\b)", re.IGNORECASE)
+_HABIT_WORD = re.compile(r"\b(?:always|never|every time|whenever|from now on|going forward|by default|as a rule)\b",
+                         re.IGNORECASE)
 _EXAMPLE = re.compile(r"^(?:for (?:example|instance)|e\.g\.|par exemple|zum beispiel|z\.\s?b\.|por ejemplo|"
                       r"por exemplo|ad esempio|örneğin|например|例えば|比如|例如|举个例子|예를 들어)(?=[\s,，、:：]|$)",
                       re.IGNORECASE)
