@@ -157,6 +157,8 @@ _TOLD = re.compile(r"\b(?:never|always)\s+(?:(?:actually|really|even|once|ever|q
                    # "so the patterns don't cause false negatives": things, not the one told, don't
                    r"\b(?!(?:you|we|i|please|and|but|so|just|then|also|now|ok|this|that|it|things|guys|folks|always|"
                    r"us)\b)[a-z]+s\s+(?:don['’]?t|do not)\s+\w+|"
+                   # "we don't need the auto strategy test": what is not needed, nothing forbidden
+                   r"\b(?:don['’]?t|do not|doesn['’]?t|does not)\s+need\b|"
                    # "type edges don't, so …": no verb follows, nothing is forbidden
                    r"\b(?:don'?t|doesn'?t|do not|does not)(?=\s*[,;.)]|\s*$)", re.IGNORECASE)
 # Code a sentence quotes (`... generated always as (...) stored`) is the code's words, never the user's rule.
