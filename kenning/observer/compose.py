@@ -98,7 +98,8 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         # cause names is its fix, though it reads as a routine change (of a problem: a feature has no fix).
         subject = _first_span(causes[0].text)
         fixes = [j for j in r.agent if j.role == "change" and j.message == causes[0].message and subject
-                 and worth_saying(j) and not dangling(j) and subject in _spans(j.text)][:1]
+                 and worth_saying(j) and not dangling(j) and subject in _spans(j.text)
+                 and not no_finding.heads_a_cause(j.unit.heading)][:1]
     if not causes:  # a fix that only points back ("This prevents the TypeError …"), with no cause to follow
         fixes = [f for f in fixes if not dangling(f)]
     if not files_modified and not causes:  # "Recommended fix: size each batch …" in a turn that changed nothing:

@@ -15,7 +15,11 @@ from kenning.observer import gates
 # it is a cause, never the fix (of the labelled sentences under a heading that names a cause, none is a fix).
 _WHAT_WAS_WRONG = re.compile(r"^(?:what (?:was|went) (?:actually |really )?wrong|why (?:it|this|that) (?:failed|broke|"
                              r"happened)|ce qui (?:n'allait pas|clochait)|was (?:schief ?(?:lief|ging)|falsch war)|"
-                             r"qué (?:fallaba|falló|estaba mal))\b", re.IGNORECASE)
+                             r"qué (?:fallaba|falló|estaba mal))\b|"
+                             # the problem itself, as a label ("**Problem:** Seven files duplicate …"): 0 of 10
+                             # labelled sentences under such a heading is a fix
+                             r"^(?:the )?(?:problem|issue|bug|symptom|problème|problema|问题|問題|문제)s?\W*$",
+                             re.IGNORECASE)
 
 
 def heads_a_cause(heading: str) -> bool:

@@ -274,3 +274,18 @@ def test_a_conclusion_that_opens_with_where_things_stand_gives_the_cause_no_such
     assert rows and all("matcher" in t for t in rows), rows
     assert not [t for t in rows if t.startswith(opening[:20])], rows
     assert [t for t in rows if "fix: `isTestPath` now only looks at the file name" in t], rows  # (not "fix: Fixed:")
+
+
+def test_what_is_said_under_a_problem_label_is_no_fix() -> None:
+    """An unseen project's key row read "Seven files duplicate `name` / `version` … — fix: three skills repeat the
+    same algorithm inline — …": the problems of two proposals in one answer, each under "**Problem:**", the second
+    taken for the first one's fix. What is under a label that names the problem says what is wrong."""
+    from kenning.observer.no_finding import heads_a_cause
+
+    problem = _judged("fix", "**Problem:** Two suites repeat the same loader inline — read `fixtures/*.json`, skip "
+                             "files without `id`.")
+    solution = _judged("fix", "**Solution:** Move the loader into `tests/_shared/load.py`.")
+    assert problem.unit.heading == "Problem"
+    assert _taken("fix", problem, solution) == [solution]
+    assert heads_a_cause("Problem") and heads_a_cause("The issue") and heads_a_cause("问题")
+    assert not heads_a_cause("Problems fixed in this PR") and not heads_a_cause("Solution")
