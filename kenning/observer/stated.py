@@ -121,12 +121,17 @@ _USE_FOR = re.compile(r"^(?:(?:actually|correction|scratch that|instead|so)[\s,:
                       r"(?:all |every |any |new |our |the )?(?:[\w-]+ )?[\w-]+(?:s|ing)\b", re.IGNORECASE)
 
 
+# A sentence that opens with a condition ("When you are done, dispatch the review agents", "Once the migration is
+# done, …"): what is to happen then, not where the work stands now.
+_ON_CONDITION = re.compile(r"^(?:when|whenever|once|after|if|as soon as|until|before)\b", re.IGNORECASE)
+
+
 def _kind_of(s: str, probe: str) -> str | None:
     if _CHOICE_CUES.search(probe):
         return "choice"
     if _USE_FOR.search(probe):
         return "rule"
-    if _STATUS_CUES.search(probe) and is_status(probe):
+    if _STATUS_CUES.search(probe) and is_status(probe) and not _ON_CONDITION.match(probe):
         return "status"
     if _REQUEST.match(probe) and not (_STANDING.search(probe) and not probe.lower().startswith(
             ("can ", "could ", "would ", "will "))):

@@ -80,6 +80,9 @@ def test_identifiers_keep_their_case(text: str, want: str) -> None:
     ("Use pnpm for all installs.", [("rule", "Use pnpm for all installs")]),
     ("Use the staging DB for this test", []),
     ("Can you use pnpm instead of npm?", []),
+    # what is to happen once something is done, not where work stands (an unseen project's "status")
+    ("When you are done with the release, dispatch the review agents and fix their feedback", []),
+    ("Once the billing migration is done, drop the old table.", []),
 ])
 def test_what_a_prompt_states(prompt: str, want: list[tuple[str, str]]) -> None:
     assert statements(prompt) == want
