@@ -157,6 +157,14 @@ _TOLD = re.compile(r"\b(?:never|always)\s+(?:(?:actually|really|even|once|ever|q
                    # "so the patterns don't cause false negatives": things, not the one told, don't
                    r"\b(?!(?:you|we|i|please|and|but|so|just|then|also|now|ok|this|that|it|things|guys|folks|always|"
                    r"us)\b)[a-z]+s\s+(?:don['’]?t|do not)\s+\w+|"
+                   # "Upstream by default only follows the initial request": how a thing behaves, not an order
+                   r"\bby default\s+(?:only\s+)?(?!\w+(?:ss|us)\b)\w+[a-z](?<!s)s\b|"
+                   # "you can avoid the full chain": what may be done, nothing forbidden or made a habit
+                   r"\b(?:can|could|may|might)\s+(?:also\s+|still\s+)?(?:avoid|never|always)\b|"
+                   # "I was assuming we use this already": what the user believed, not a convention
+                   r"\b(?:assum\w*|thought|believed|figured|expected|guess(?:ed)?)\s+(?:that\s+)?we\s+\w+|"
+                   # "that's just for me": whom a thing is for, not all of the user's work
+                   r"\b(?:is|are|was|that['’]?s|it['’]?s)\s+(?:just|only|mainly|mostly)\s+for\s+me\b|"
                    # "we don't need the auto strategy test": what is not needed, nothing forbidden
                    r"\b(?:don['’]?t|do not|doesn['’]?t|does not)\s+need\b|"
                    # "type edges don't, so …": no verb follows, nothing is forbidden
@@ -185,16 +193,38 @@ RULE_SIGNALS = frozenset({"always", "must", "prohibit", "prefer", "user_scope", 
 
 def unquoted(text: str) -> str:
     """A sentence without what it quotes or gives as code (the words it says itself)."""
-    said = _QUOTED.sub(" ", text)
+    said = _QUOTED.sub(" ", _half_quote(text))
     if len(re.findall(r"\w+", said)) < 3:
         said = _CODE.sub(" ", text)  # the whole sentence in quotes: the user says it ('"Never edit CLAUDE.md files"')
     return said
 
 
+def _half_quote(text: str) -> str:
+    """A sentence that starts or ends inside a quotation (its other mark is in the next or the last sentence:
+    'field always present, value 0 when no warnings" lets consumers know …'): the quoted half is cut off."""
+    if text.count('"') % 2 == 0:
+        return text
+    i = text.index('"')
+    if i > 0 and not text[i - 1].isspace() and (i + 1 == len(text) or not text[i + 1].isalnum()):
+        return text[i + 1:]  # a closing mark: what comes before it was quoted
+    j = text.rindex('"')
+    return text[:j] if j + 1 < len(text) and not text[j + 1].isspace() else text
+
+
+# A scope ("for every call", "on each push", "for any caller"): a habit in an order ("Add a test for every fix"),
+# the extent of a statement otherwise ("encoder.go returns the same slice on every call").
+_SCOPE = re.compile(r"\b(?:before|after|on|for|in) (?:every|each|any|all) (?!of\b)\w+", re.IGNORECASE)
+SCOPE = "scope"  # the rule signal a scope alone gives: a weak one
+
+
 def own_rule_signals(text: str) -> frozenset[str]:
     """The rule words a sentence of the user says itself: not quoted ('ensure it's "always" addressed'), not in
-    code, not telling what happened ("never actually worked")."""
-    return cues.signals(_TOLD.sub(" ", unquoted(text))) & RULE_SIGNALS
+    code, not telling what happened ("never actually worked"); a scope alone ("on every call") is a ``scope``."""
+    said = _TOLD.sub(" ", unquoted(text))
+    own = cues.signals(said) & RULE_SIGNALS
+    if "always" in own and not an_order(text) and "always" not in cues.signals(_SCOPE.sub(" ", said)):
+        return (own - {"always"}) | {SCOPE}
+    return own
 
 
 def not_a_rule(text: str) -> bool:
@@ -208,8 +238,12 @@ def not_a_rule(text: str) -> bool:
         return True  # (but "ok i don't want `cargo update`, we want renovate to bump it" says what they want)
     if _EXAMPLE.match(text.strip()):
         return True  # "For example, if the .gitignore excludes a folder, entire-sem should …": it illustrates
-    if _DOES_NOT.search(said) and not _HABIT_WORD.search(said) and not own_rule_signals(text) - {"always"}:
+    if _DOES_NOT.search(said) and not _HABIT_WORD.search(said) and not own_rule_signals(text) - {"always", SCOPE}:
         return True  # "… the chain call doesn't propagate the failure for all hook types": what the code does
+    if own_rule_signals(text) == {SCOPE} and _STATEMENT.match(text.strip()):
+        return True  # "encoder.go:66 returns the same slice on every call": the extent of how things are
+    if _LETS.match(text.strip()) and not _FOR_GOOD.search(said):
+        return True  # "yeah let's migrate to cobra": what to do now (0 of 11 labelled such sentences are rules)
     return bool(_EDIT_DOC.match(text.strip())) and not _AGENT_FILE.search(text)
 
 
@@ -219,6 +253,14 @@ def not_a_rule(text: str) -> bool:
 _DOES_NOT = re.compile(r"\b(?:doesn['’]?t|does not|isn['’]?t|is not|aren['’]?t|are not|wasn['’]?t|was not|"
                        r"weren['’]?t|didn['’]?t|did not|won['’]?t|hasn['’]?t|haven['’]?t)\s+(?!(?:be )?(?:allowed|"
                        r"permitted|to be)\b)", re.IGNORECASE)
+# A sentence that opens with what it is about (a determiner, a pronoun, a number, a file or code), not with a verb
+# as an order does: a statement ("The archiver calls Flush after every file", "That is a breaking change for any
+# caller"). Of the 5 labelled sentences of users whose only word of a habit is a scope, none opens so; the one rule
+# among them is an order ("Raise clean pull requests for each change").
+_STATEMENT = re.compile(r"^(?:(?:the|a|an|this|that|these|those|it|its|it's|they|there|our|their|one|two|three|four|"
+                        r"five|six|seven|eight|nine|ten|\d+)\b|[\w-]+(?:[./][\w-]+)+|`)", re.IGNORECASE)
+_LETS = re.compile(r"^(?:(?:ok(?:ay)?|so|yeah|yes|yep|sure|now|then|and|great|alright)[,!.]?\s+)*let['’]?s\b",
+                   re.IGNORECASE)
 _HABIT_WORD = re.compile(r"\b(?:always|never|every time|whenever|from now on|going forward|by default|as a rule)\b",
                          re.IGNORECASE)
 _EXAMPLE = re.compile(r"^(?:for (?:example|instance)|e\.g\.|par exemple|zum beispiel|z\.\s?b\.|por ejemplo|"

@@ -21,7 +21,7 @@ from kenning.records import ObservationDraft
 
 USER_SURE = {"rule": 0.5, "decision": 0.5, "fact": 0.55, "todo": 0.5, "rootcause": 0.5, "status": 0.6}
 RULE_SIGNALS = gates.RULE_SIGNALS
-WEAK_RULE_SIGNALS = frozenset({"must", "correction", "convention"})
+WEAK_RULE_SIGNALS = frozenset({"must", "correction", "convention", gates.SCOPE})
 MAX_USER = 4        # memories from one prompt
 
 

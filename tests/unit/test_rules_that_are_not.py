@@ -44,6 +44,18 @@ NOT_RULES = [
     "The importer reads every row twice, it doesn't stream.",
     # what this work does not need: nothing forbidden
     "we don't need the fallback strategy test",
+    # how a thing behaves, with the extent of what it says ("on every call", "for any caller", "by default")
+    "parser/encoder.go:66 returns the same []Item slice on every call, and Encode mutates those items while writing",
+    "That is a breaking change for any external caller storing these structs as JSON, because the outer structs "
+    "keep the default names.",
+    "Upstream by default only follows the first request, a redirect won't get the token unless users opt in.",
+    # the second half of a quotation, its mark in the sentence before
+    'always set, value 0 when empty" tells consumers what to expect.',
+    # what may be done; what to do now; whom a thing is for
+    "If you can live with approximation, you can avoid the full walk and bisect on observed sizes.",
+    "yeah let's migrate the CLI to cobra (I was actually assuming we use it already)",
+    "let's add more tests for each gap you listed, do commits",
+    "oh no, the others won't see the local dashboard..that's just for me",
     # an answer to the agent's options, about one of them ("for 2." is no sentence of its own)
     'Yes, but for 2. we need to have a sturdier solution to ensure it is definitely "always" handled. What do you '
     'suggest?',
@@ -144,6 +156,15 @@ def test_each_shape_has_its_reason() -> None:
     assert not gates.not_a_rule("Tests: we don't mock the database")
     assert gates.not_a_rule("the runner doesn't propagate the failure for all stage types")
     assert gates.own_rule_signals("we don't need the fallback strategy test") == frozenset()
+    assert gates.own_rule_signals("encoder.go returns the same slice on every call") == {gates.SCOPE}
+    assert gates.own_rule_signals("Add a regression test for every fix") == {"always"}  # an order: a habit
+    assert gates.own_rule_signals("Upstream by default only follows the first request") == frozenset()
+    assert gates.own_rule_signals("that's just for me") == frozenset()
+    assert gates.own_rule_signals("Keep your answers short for me") == {"user_scope"}
+    half = 'always set, 0 when empty" tells consumers what to expect'
+    assert gates.unquoted(half) == " tells consumers what to expect"
+    assert gates.not_a_rule("yeah let's migrate to cobra")
+    assert not gates.not_a_rule("let's always squash before merging")
     assert not gates.not_a_rule("Secrets are not allowed in the repository.")
     assert not gates.not_a_rule("CI isn't reliable here, so never merge on red.")
     assert _FIRST_PERSON.search("Now update the test-writer skill.")
