@@ -158,8 +158,10 @@ def _prompt_text(ev: Event | None) -> str:
 
 
 def _is_notification(text: str) -> bool:
-    t = text.strip()
-    return t.startswith("<task-notification>") or t.startswith("<command-")
+    """A prompt the user did not type: a tool's notification, a shell escape's output, another session's message."""
+    from kenning.observer.reading import NOT_TYPED
+
+    return text.lstrip().startswith(NOT_TYPED)
 
 
 def _words(text: str) -> float:
@@ -201,29 +203,47 @@ def _printed(line: str) -> bool:
 
 
 def _gist(prompt: str, limit: int, *, skip_role: bool) -> str:
+    out = ""
     for sentence in sentences(prompt):
-        if skip_role and _ROLE.match(sentence):
+        s = _said(sentence, skip_role=skip_role)
+        if not s:
             continue
-        s = re.sub(r"^(?:(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
-                   r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
-                   flags=re.IGNORECASE)  # repeated: "ok, please could you …"
-        s = _LEAD_IN.sub("", s).strip().rstrip(".!")
-        s = re.sub(r"\s+", " ", s)
-        cut = printed_from(s)
-        json_at = s.find('{"')  # a JSON log record pasted after the words ("still failing: {"time": …")
-        cut = json_at if json_at > 0 and (cut < 0 or json_at < cut) else cut
-        if cut >= 0 and not any(c.isalpha() for c in s[:cut]):
-            continue  # pasted program output only: nothing the user said
-        said = s[:cut].rstrip(" :,;-—([：") if cut > 0 else ""
-        if _words(said) >= 2:  # the user's words, not the log they pasted after them
-            s = said
-        elif is_output(s) or _AT_LINE.match(s):
-            continue  # a test runner's verdict, a log line ("x_test.go:19: …"), JSON: what a program printed
-        if _words(s) < 2:
-            continue  # "Nice." / "Thanks!" / "好的" say nothing about the work
-        s = capitalised(s)
-        return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
-    return ""
+        if not out:
+            out = s
+            # a lead that only points at what follows ("can you take a look at:") takes its first sentence in
+            if not (s.endswith((":", "：")) and _words(s) <= _POINTER_WORDS):
+                break
+        else:
+            out = f"{out} {s}"
+            break
+    return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
+
+
+_POINTER_WORDS = 6
+
+
+def _said(sentence: str, *, skip_role: bool) -> str:
+    """A sentence of a prompt as its gist, or "" when it says nothing of the user's."""
+    if skip_role and _ROLE.match(sentence):
+        return ""
+    s = re.sub(r"^(?:(?:hi|hey|hello|ok|okay|great|nice|thanks|thank you|cool|perfect|please|pls|can you|"
+               r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
+               flags=re.IGNORECASE)  # repeated: "ok, please could you …"
+    s = _LEAD_IN.sub("", s).strip().rstrip(".!")
+    s = re.sub(r"\s+", " ", s)
+    cut = printed_from(s)
+    json_at = s.find('{"')  # a JSON log record pasted after the words ("still failing: {"time": …")
+    cut = json_at if json_at > 0 and (cut < 0 or json_at < cut) else cut
+    if cut >= 0 and not any(c.isalpha() for c in s[:cut]):
+        return ""  # pasted program output only: nothing the user said
+    said = s[:cut].rstrip(" :,;-—([：") if cut > 0 else ""
+    if _words(said) >= 2:  # the user's words, not the log they pasted after them
+        s = said
+    elif is_output(s) or _AT_LINE.match(s):
+        return ""  # a test runner's verdict, a log line ("x_test.go:19: …"), JSON: what a program printed
+    if _words(s) < 2:
+        return ""  # "Nice." / "Thanks!" / "好的" say nothing about the work
+    return capitalised(s)
 
 
 def _lower_first(s: str) -> str:

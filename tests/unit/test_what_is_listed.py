@@ -248,6 +248,21 @@ def test_a_prompt_that_is_a_pasted_test_run_has_no_gist_from_its_lines() -> None
     assert gist_of("  - keep the rounding per line") == "Keep the rounding per line"
 
 
+def test_a_prompt_that_points_at_what_follows_takes_it_in() -> None:
+    """An unseen project's session line read "take a look at:; then: …": the user pointed at the issue they pasted
+    next, and the gist stopped at the pointer. A prompt nobody typed (another session's message, a shell escape's
+    output, a summary of a session continued) has no gist."""
+    from kenning.observer.stated import gist_of
+
+    assert gist_of("can you take a look at: \n\nHere's the issue, as the billing team wrote it.\n\n## Refunds are "
+                   "rounded twice") == "take a look at: Here's the issue, as the billing team wrote it"
+    assert gist_of("Fix the rounding in these two places:\n- totals\n- refunds") == \
+        "Fix the rounding in these two places:"  # (it says what it asks; the list is what it is about)
+    assert gist_of("Another Claude session sent a message:\n\n## Round 2 review\nAll good.") == ""
+    assert gist_of("<bash-input>git push origin main</bash-input>") == ""
+    assert gist_of("This session is being continued from a previous conversation that ran out of context.") == ""
+
+
 def test_a_to_do_that_counts_the_items_before_it_leaves_them_unsaid() -> None:
     """An unseen project's open to-dos held "Neither warrants a follow-up PR on its own; worth folding in if that
     file is touched again.": which two things, the to-do does not say."""
