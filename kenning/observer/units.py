@@ -65,6 +65,9 @@ _HARD_BREAK = re.compile(r"\S(?: {2,}|\\)$")
 # Log lines and stack frames pasted into a prompt: a timestamp, a level, a path:line, a prompt sign.
 _LOGLIKE = re.compile(r"^\s*(?:\[?\d{1,4}[-/:.]\d{1,2}[-/:.]\d{1,4}|\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|"
                       r"FATAL)\]?\b|at [\w.$<>]+\(|\$ |> |[\w./-]+\.\w+:\d+)", re.IGNORECASE)
+# An error a program printed, each layer's context before its cause ("error: sync: materialized execute: push
+# target refs: …", Go's wrapped errors): however many words it has, no one said it.
+_ERROR_CHAIN = re.compile(r"^\s*(?:error|fatal|panic|warning|err)\s*:\s*(?:[\w .()/-]{1,40}:\s+){2,}", re.IGNORECASE)
 # Emphasis marks; a name that only looks like them stays: `__init__`, __main__ (a dunder, even unquoted).
 _MARKS = re.compile(r"(?<!\w)__\w+?__(?!\w)|\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 # Inline code, whose marks are the code's: `*CommandStatusErr` is a pointer, `src/**/*.ts` a glob.
@@ -351,5 +354,7 @@ def _noise(text: str) -> bool:
         if len(said) <= 4 * frames:
             return True
     if _JSONISH.search(text) or printed_from(text) >= 0:
+        return True
+    if _ERROR_CHAIN.match(text):
         return True
     return bool(_LOGLIKE.match(text)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", text)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kenning.observer.units import units
+from kenning.observer.units import is_output, units
 
 FENCE = "```"
 
@@ -184,3 +184,14 @@ def test_lines_that_are_a_list_without_its_marks_are_its_items() -> None:
         "Various trivial patterns (comments, returns)", "Other languages so the patterns don't cause false negatives",
         "The parser reads the header and then the body, which it Keeps In Memory Until The End."]
     assert [u.heading for u in said[1:4]] == ["", "", ""] and all(u.bullet for u in said[1:4])
+
+
+def test_an_error_a_program_printed_layer_by_layer_is_pasted_output() -> None:
+    """An unseen project's first standing rule was Go's wrapped error, pasted: "error: sync: sync: materialized
+    execute: push target refs: … cannot retry err …; define Request.GetBody to avoid this error" (its "avoid" a
+    ban). The user's words around it stay; an error they explain in one layer is words."""
+    said = units("Pushing the tags fails:\n\nerror: export: upload batch: post RPC: round trip: cannot retry err "
+                 "after Request.Body was written; define Request.GetBody to avoid this error\n\n"
+                 "Never retry a push whose body was already sent.")
+    assert [u.text for u in said] == ["Pushing the tags fails", "Never retry a push whose body was already sent."]
+    assert not is_output("Error: the config is wrong: it must list every target")
