@@ -11,7 +11,8 @@ What the payloads add to the live shapes, for the observer:
   it), ``queued`` (typed while the agent worked, read mid-turn), ``plan`` (a plan the agent wrote
   and the user accepted: the agent's words), ``rejection`` (what the user said when refusing a tool
   call; ``rejected_tool`` names the call), ``headless`` (the scripted prompt of ``claude -p`` / the
-  SDKs / ``codex exec``). Text nobody typed is no prompt (kenning/history/claude_lines.py).
+  SDKs / ``codex exec``), ``agent`` (what an agent told a sub-agent it spawned: a Codex sub-agent's
+  thread). Text nobody typed is no prompt (kenning/history/claude_lines.py).
 * ``Stop``: ``interrupted: True`` when the user stopped the turn (Claude Code's ``[Request
   interrupted by user...]``, Codex's ``turn_aborted``), with ``rejected_tool`` when a refused call
   (without words) led to it. A queued or rejection prompt does not close the turn before it.

@@ -15,6 +15,12 @@ headed (``<environment_context>``, ``# AGENTS.md instructions``, ``<turn_aborted
 heartbeats), are no prompts. The repository, branch and commit of ``session_meta.payload.git`` go
 on the SessionStart, so that sessions of throw-away worktrees join their repository's project
 (kenning/history/identity.py, kenning/store/checkouts.py).
+
+A forked thread (``forked_from_id``: a sub-agent the agent spawned, ``source: {"subagent": …}``, or a
+conversation forked) writes its parent's ``session_meta`` after its own and replays the parent's
+conversation before its first turn: the rollout is the thread's own (its first ``session_meta``), and
+what it replays, turns made before the thread was (their UUIDv7 ids carry the time), is read from the
+parent's rollout only. A sub-agent's prompts are what the agent that spawned it said: origin ``agent``.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kenning.history import Event, SessionFile, finished, session_end, session_start, source, turn_texts
+from kenning.history import Event, SessionFile, finished, session_end, session_start, source, timestamp, turn_texts
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
 
@@ -177,6 +183,26 @@ def _user_text(payload: dict[str, Any]) -> str | None:
     return text
 
 
+def _spawned(meta: dict[str, Any]) -> bool:
+    """A sub-agent's thread, spawned by another agent (``source: {"subagent": {"thread_spawn": …}}``)."""
+    src = meta.get("source")
+    return isinstance(src, dict) and "subagent" in src
+
+
+def _iso_ms(value: Any) -> float | None:
+    at = timestamp(value)
+    return at * 1000 if at else None
+
+
+def _made_since(turn_id: Any, born_ms: float) -> bool:
+    """Whether a turn began in this thread: its id, a UUIDv7, carries the millisecond it was made (a turn the fork
+    replays was made before the thread). An id that carries no time is taken as the thread's own."""
+    hexed = str(turn_id or "").replace("-", "")
+    if len(hexed) != 32 or hexed[12] != "7" or any(c not in "0123456789abcdefABCDEF" for c in hexed):
+        return True
+    return int(hexed[:12], 16) >= born_ms - 1000  # (a second's grace: the clocks are the same machine's)
+
+
 def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None) -> Iterator[Event]:
     import time
 
@@ -196,11 +222,18 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     concluded = False  # the open turn's latest item is the agent's message (no call after it)
     last_at = 0.0
     started = False
+    born: float | None = None  # a forked thread's creation: what it replays from before then is its parent's
     for n, rec, at in source.records(f.path, f.problems, "payload"):
         p = rec["payload"]
         kind = rec.get("type")
+        if kind == "session_meta" and sid:
+            continue  # a forked thread's parent's, replayed after its own: this rollout is the thread's
         if kind == "session_meta":
             sid = str(p.get("id") or p.get("session_id") or sid)
+            if p.get("forked_from_id") or _spawned(p):
+                born = _iso_ms(p.get("timestamp"))
+            if _spawned(p):
+                origin = "agent"  # a sub-agent's prompts are what the agent that spawned it said
             cwd = str(p.get("cwd") or cwd)
             if p.get("originator") == "codex_exec" or p.get("source") == "exec":
                 origin = "headless"  # `codex exec`: one scripted prompt
@@ -215,6 +248,10 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
             continue
         if not sid:
             continue
+        if born is not None:
+            if not (kind == "event_msg" and p.get("type") == "task_started" and _made_since(p.get("turn_id"), born)):
+                continue  # the parent's conversation, replayed: the parent's rollout holds it
+            born = None
         base = {"session_id": sid, "cwd": cwd, "transcript_path": f.path}
         if not started:
             started = True

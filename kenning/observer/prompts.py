@@ -97,7 +97,7 @@ def render_event(ev: Event) -> str:
     if ev.kind == "UserPromptSubmit":
         raw_prompt = p.get("prompt")
         prompt = raw_prompt if isinstance(raw_prompt, str) else ""
-        # Who wrote it (typed, queued, rejection, plan, headless, notification): only the user's own words
+        # Who wrote it (typed, queued, rejection, plan, headless, agent, notification): only the user's own words
         # can give a standing rule, and an accepted plan is the agent's words (DESIGN.md §9).
         origin = _attr(origin_of(ev))
         return f'<user_prompt number="{ev.prompt_number}" at="{at}" origin="{origin}">\n{elide(prompt)}\n</user_prompt>'

@@ -36,7 +36,7 @@ class Reading:
     """One turn, read."""
 
     prompt: str = ""
-    origin: str = ""                 # typed | queued | rejection | plan | headless | notification | ""
+    origin: str = ""                 # typed | queued | rejection | plan | headless | agent | notification | ""
     words: str = ""                  # all the user's own words in the turn (its prompt, what they typed in it)
     user: list[Judged] = field(default_factory=list)    # the user's own words
     plan: list[Judged] = field(default_factory=list)    # an accepted plan (the agent's words)

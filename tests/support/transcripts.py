@@ -21,6 +21,13 @@ def _stamp(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
+def _uuid7(t: datetime) -> str:
+    """An id as Codex makes its threads' and turns' (UUIDv7: the millisecond it was made, then random bits)."""
+    rand = uuid.uuid4().hex
+    hexed = f"{int(t.timestamp() * 1000):012x}7{rand[:3]}{'89ab'[int(rand[3], 16) % 4]}{rand[4:19]}"
+    return f"{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:]}"
+
+
 class ClaudeSession:
     """One Claude Code session in one folder: prompts, answers and tool calls, seconds apart."""
 
@@ -110,14 +117,31 @@ class CodexSession:
             "originator": "codex_cli_rs", "cli_version": "0.144.2", "source": "cli", "model_provider": "openai",
             "git": git}}]
         self.turn = 0
+        self.turn_ids: list[str] = []
 
     def _add(self, kind: str, payload: dict[str, Any]) -> None:
         self.t += timedelta(seconds=5)
         self.lines.append({"timestamp": _stamp(self.t), "type": kind, "payload": payload})
 
+    def spawn(self, message: str, *, role: str = "explorer", after_s: float = 5.0) -> CodexSession:
+        """A sub-agent this session's agent spawns now, as Codex writes its thread: its own ``session_meta``
+        (``forked_from_id``, ``source.subagent.thread_spawn``), the parent's, the parent's conversation replayed,
+        then its own first turn, whose prompt is ``message``."""
+        at = self.t + timedelta(seconds=after_s)
+        child = CodexSession(self.cwd, _stamp(at))
+        child.sid = _uuid7(at)
+        child.lines = [{"timestamp": _stamp(at), "type": "session_meta", "payload": {
+            "id": child.sid, "forked_from_id": self.sid, "timestamp": _stamp(at), "cwd": self.cwd,
+            "originator": "codex-tui", "cli_version": "0.118.0", "agent_role": role, "source": {"subagent": {
+                "thread_spawn": {"parent_thread_id": self.sid, "depth": 1, "agent_role": role}}}}},
+            *({**line, "timestamp": _stamp(at)} for line in self.lines)]
+        child.turn_ids = list(self.turn_ids)
+        return child.prompt(message)
+
     def prompt(self, text: str) -> CodexSession:
         self.turn += 1
-        self._add("event_msg", {"type": "task_started", "turn_id": f"turn-{self.turn}"})
+        self.turn_ids.append(_uuid7(self.t + timedelta(seconds=5)))
+        self._add("event_msg", {"type": "task_started", "turn_id": self.turn_ids[-1]})
         self._add("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text",
                                                                                      "text": text}]})
         self._add("event_msg", {"type": "user_message", "message": text})
@@ -160,7 +184,7 @@ class CodexSession:
 
     def answer(self, text: str) -> CodexSession:
         self._add("event_msg", {"type": "agent_message", "message": text})
-        self._add("event_msg", {"type": "task_complete", "turn_id": f"turn-{self.turn}", "last_agent_message": text})
+        self._add("event_msg", {"type": "task_complete", "turn_id": self.turn_ids[-1], "last_agent_message": text})
         return self
 
     def write(self, codex_home: Path) -> Path:
