@@ -217,6 +217,19 @@ _SCOPE = re.compile(r"\b(?:before|after|on|for|in) (?:every|each|any|all) (?!of\
 SCOPE = "scope"  # the rule signal a scope alone gives: a weak one
 
 
+# "follow-up" naming a step of a mechanism ("each a ref-only follow-up push", "follow-up ops stay pointed at the
+# user's URL"), not work left to do ("a follow-up PR", "as a follow-up").
+_FOLLOW_UP_STEP = re.compile(r"\bfollow[- ]?up\s+(?:push(?:es)?|ops|operations?|requests?|calls?|fetch(?:es)?|"
+                             r"commits?|messages?|quer(?:y|ies)|probes?|retr(?:y|ies)|runs?|rounds?|reads?|writes?|"
+                             r"responses?|lookups?|batch(?:es)?)\b", re.IGNORECASE)
+
+
+def todo_words(text: str) -> frozenset[str]:
+    """The signals of work left ("todo", "blocked") a sentence says itself: not in what it quotes, not a
+    follow-up step of a mechanism."""
+    return cues.signals(_FOLLOW_UP_STEP.sub(" ", unquoted(text))) & {"todo", "blocked"}
+
+
 def own_rule_signals(text: str) -> frozenset[str]:
     """The rule words a sentence of the user says itself: not quoted ('ensure it's "always" addressed'), not in
     code, not telling what happened ("never actually worked"); a scope alone ("on every call") is a ``scope``."""

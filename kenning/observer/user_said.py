@@ -165,7 +165,7 @@ def _user_keeps(j: Judged) -> bool:
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
             "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
     if j.role == "todo":  # "next time we must…", "later", "下次…": said to be for later (not in what it quotes)
-        return "todo" in cues.signals(gates.unquoted(j.text))
+        return "todo" in gates.todo_words(j.text)
     if j.role == "status":  # where work stands, said; never what is asked of this turn ("check PR #221 and merge it")
         return "request" not in sig and not gates.one_off(j.text)
     return True

@@ -304,3 +304,12 @@ def test_what_is_said_under_a_problem_label_is_no_fix() -> None:
     assert _taken("fix", problem, solution) == [solution]
     assert heads_a_cause("Problem") and heads_a_cause("The issue") and heads_a_cause("问题")
     assert not heads_a_cause("Problems fixed in this PR") and not heads_a_cause("Solution")
+
+
+def test_a_follow_up_step_of_a_mechanism_is_no_work_left() -> None:
+    """An unseen project's open to-dos held "It's now grinding through ~28 batches …, each a ref-only follow-up
+    push" and "… follow-up ops stay pointed at the user's URL": steps of how the code works, not work left."""
+    step = _judged("todo", "The sync now runs in batches of 2,000, each a ref-only follow-up push.")
+    ops = _judged("todo", "With the flag off, `resolvedEndpoint` stays empty and follow-up ops keep the typed URL.")
+    left = _judged("todo", "A follow-up PR should batch the tag pushes as well.")
+    assert _taken("todo", step, ops, left) == [left]
