@@ -838,3 +838,24 @@ def test_a_link_alone_is_reported_with_its_label_and_a_lead_is_no_outcome() -> N
     assert "Draft PR created: https://github.com/acme/cli/pull/342" in done, done
     assert "https://github.com/acme/cli/pull/342" not in done
     assert not any(x.startswith("Here's the comparison") for x in done), done
+
+
+def test_a_command_run_through_another_program_proves_no_flag_it_needs() -> None:
+    """An unseen project's gotcha read "`go test ./...` needs `--` (else: zsh:1: command not found: go)": `go` was
+    not on the PATH and `mise exec -- go test ./...` ran it; the `--` is mise's, and the program was another.
+    A flag the same program passes with stays a gotcha."""
+    out = _observe(make_events([
+        {"hook_event_name": "UserPromptSubmit", "prompt": "run the tests"},
+        _bash("go test ./...", ok=False, out="Exit code 127\nzsh:1: command not found: go"),
+        _bash("mise exec -- go test ./...", out="ok  \tacme/sync\t0.4s"),
+        {"hook_event_name": "Stop", "last_assistant_message": "Tests pass with `mise exec -- go test ./...`."}]))
+    assert not [o for o in out.observations if "needs `--`" in json.dumps(dataclasses.asdict(o))], out.observations
+
+    out = _observe(make_events([
+        {"hook_event_name": "UserPromptSubmit", "prompt": "run the tests"},
+        _bash("go test ./...", ok=False, out="Exit code 1\n# runtime/cgo\ngcc: error: unrecognized option"),
+        _bash("CGO_ENABLED=0 go test ./...", out="ok  \tacme/sync\t0.4s"),
+        {"hook_event_name": "Stop", "last_assistant_message": "They pass with `CGO_ENABLED=0`: cgo needs a C "
+                                                              "compiler this machine lacks."}]))
+    assert [o for o in out.observations if "needs `CGO_ENABLED=0`" in json.dumps(dataclasses.asdict(o))], \
+        out.observations

@@ -364,7 +364,7 @@ def _proven_gotchas(r: Reading, used: list, reads: list[str], at: float, gist: s
     out: list[ObservationDraft] = []
     cmds = r.commands
     for i, fail in enumerate(cmds):
-        if fail.ok:
+        if fail.ok or not_on_path.missing(fail):  # (a program not on the PATH: not_on_path.py says how it runs)
             continue
         passing = next((c for c in cmds[i + 1:] if c.ok and _extends(fail.command, c.command)), None)
         if passing is None:
@@ -460,10 +460,16 @@ _CHAINED = re.compile(r"\s(?:\|\|?|&&|;)\s|\s[|;]|[|;]\s")
 
 def _extends(failed: str, passed: str) -> bool:
     """The passing command is the failing one with words added (an env variable, a flag), nothing else: the
-    same pipeline (``cmd | sed -n 1,80p`` after ``cmd`` adds a command, not a flag of ``cmd``)."""
+    same pipeline (``cmd | sed -n 1,80p`` after ``cmd`` adds a command, not a flag of ``cmd``) and the same
+    program (``mise exec -- go test`` after ``go test`` runs another program, whose ``--`` is none of go's)."""
     a, b = failed.split(), passed.split()
-    return a != b and len(b) > len(a) and all(w in b for w in a) \
+    return a != b and len(b) > len(a) and all(w in b for w in a) and _program(a) == _program(b) \
         and len(_CHAINED.split(failed)) == len(_CHAINED.split(passed))
+
+
+def _program(words: list[str]) -> str:
+    """The program a command runs: its first word after the environment it sets (``FOO=1 make`` runs make)."""
+    return next((w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)), "")
 
 
 def _names_word(text: str, word: str) -> bool:
