@@ -61,6 +61,12 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     return out
 
 
+# An order that opens with an act done once to the repository or a pull request ("open an issue that …", "merge
+# PR #12", "commit it and push")
+_ACTS_NOW = re.compile(r"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?|so)[,:]?\s+)*(?:merge|commit|push|check|"
+                       r"review|look at|run|deploy|release|rebase|tag|open)\b", re.IGNORECASE)
+# The order of steps ("… first, then …", "before the release"): a choice about the work, whatever its verbs
+_IN_ORDER = re.compile(r"\bfirst\b|\bbefore\b|\bafter\b|\bonly then\b", re.IGNORECASE)
 # A sentence that only gives the reason for the one before it
 _GIVES_REASON = re.compile(
     r"^\W*(?:because|the reason (?:is|was)|that'?s because|this is because|since|parce que|car|la raison|weil|denn|"
@@ -158,9 +164,12 @@ def _user_keeps(j: Judged) -> bool:
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
-        if gates.one_off(j.text) or ("request" in sig and gates.acts_once(j.text)
-                               and not sig & {"decided", "reason", "cause", "tentative"}):
-            return False  # "check PRs #221 and #222 and merge them": a task for this turn, not a choice
+        if gates.one_off(j.text) or ((("request" in sig and gates.acts_once(j.text)) or _ACTS_NOW.match(j.text)) \
+                and not sig & {"decided", "reason", "cause", "tentative"} and not _IN_ORDER.search(j.text)):
+            # "check PRs #221 and #222 and merge them", "open an issue that we need to address this as well": a
+            # task for this turn, not a choice (of 27 labelled such orders of users, 2 are decisions: the order
+            # of steps, "Merge and deploy the service change first, …")
+            return False
         # A choice, not a musing: "I think maybe we should…" is a brainstorm unless it says it was decided.
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
             "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))

@@ -313,3 +313,17 @@ def test_a_follow_up_step_of_a_mechanism_is_no_work_left() -> None:
     ops = _judged("todo", "With the flag off, `resolvedEndpoint` stays empty and follow-up ops keep the typed URL.")
     left = _judged("todo", "A follow-up PR should batch the tag pushes as well.")
     assert _taken("todo", step, ops, left) == [left]
+
+
+def test_an_order_to_act_once_is_no_decision_of_the_user() -> None:
+    """An unseen project's key decisions held "open an issue that we need to address this as well" and "open an
+    issue that we need to make an FAQ in the README …": tasks of that turn, their "need to" no choice. The order of
+    steps is one ("Merge the service change first, then release the action")."""
+    from kenning.observer.user_said import _user_keeps
+
+    assert not _user_keeps(_judged("decision", "open an issue that we need to address the retries as well", "user"))
+    assert not _user_keeps(_judged("decision", "commit the version command and push it, we need it today", "user"))
+    assert _user_keeps(_judged("decision", "Merge the service change first, then release the action, we need "
+                                           "production to accept the new request", "user"))
+    assert _user_keeps(_judged("decision", "We decided to keep one service because two double the deploys",
+                               "user"))
