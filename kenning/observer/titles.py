@@ -26,6 +26,9 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|propo
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
 _DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
+                       # a predicate of what was said before ("Out of scope for this PR but worth filing as a
+                       # follow-up", "Worth watching on the first release run": 0 of 3 labelled such are kept)
+                       r"^(?:out of scope|(?:probably |also |maybe )?worth (?:\w+ing|a|an|it)\b)|"
                        # the items before it, by how many ("Neither warrants a PR of its own", "Both are needed")
                        r"^(?:neither|either|both|none)(?: of (?:them|these|those|the (?:two|three)))?\s+(?:is|are|was|"
                        r"were|has|have|had|warrants?|needs?|works?|would|will|should|can|could|seems?|looks?|matters?)"
