@@ -20,7 +20,7 @@ import re
 from kenning.memory import cues
 from kenning.memory.subjects import is_status
 from kenning.memory.text import clip
-from kenning.observer import gates, no_finding
+from kenning.observer import gates, no_finding, own_words
 from kenning.observer.conclusion import (
     MIN_WORDS,
     cause_and_fix,
@@ -336,7 +336,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # back gets the answer's first sentence in front (agent_memories: the lead)
             and (role in ANALYSIS or not dangling(j))
             # said to be open, in its own words ("what's left to carry forward?" quoted is no work left)
-            and (role != "todo" or bool(gates.todo_words(j.text)))
+            and (role != "todo" or bool(own_words.todo_words(j.text)))
             and (role != "todo" or not no_finding.reports_an_act(j.text))  # "Then clarified that …": done, not open
             # "PR #221: auto-merge enabled, it merges once CI passes": a report of what was done, no cause
             and (role != "rootcause" or "done" not in cues.signals(j.text) or "cause" in cues.signals(j.text))

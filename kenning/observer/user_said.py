@@ -10,7 +10,7 @@ from itertools import pairwise
 
 from kenning.memory import cues
 from kenning.memory.text import capitalised, clip
-from kenning.observer import gates
+from kenning.observer import gates, own_words
 from kenning.observer.conclusion import worth_saying
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
@@ -20,8 +20,8 @@ from kenning.observer.why import concepts_of, signals_of, why_of
 from kenning.records import ObservationDraft
 
 USER_SURE = {"rule": 0.5, "decision": 0.5, "fact": 0.55, "todo": 0.5, "rootcause": 0.5, "status": 0.6}
-RULE_SIGNALS = gates.RULE_SIGNALS
-WEAK_RULE_SIGNALS = frozenset({"must", "correction", "convention", gates.SCOPE})
+RULE_SIGNALS = own_words.RULE_SIGNALS
+WEAK_RULE_SIGNALS = frozenset({"must", "correction", "convention", own_words.SCOPE})
 MAX_USER = 4        # memories from one prompt
 
 
@@ -131,12 +131,12 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
 
     if j.role != "rule" or j.p >= 0.5 or j.how == CORRECTS:
         return j
-    own = gates.own_rule_signals(j.text)
+    own = own_words.own_rule_signals(j.text)
     if not own or not own <= WEAK_RULE_SIGNALS:
         return j
     # (a step of what the user plans to build, "we need to store this prompt and then we run …", stays none)
     shaped = not (gates.planned(j.text) or gates.one_off(j.text) or gates.builds_once(j.text)
-                  or gates.not_a_rule(j.text) or "hypothesis" in signals_of(j.text))
+                  or own_words.not_a_rule(j.text) or "hypothesis" in signals_of(j.text))
     return replace(j, role="decision") if shaped else j
 
 
@@ -148,10 +148,10 @@ def _user_keeps(j: Judged) -> bool:
     if j.role in ("rule", "decision") and report_section(j.unit.heading):
         return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = signals_of(j.text)
-    if j.role in ("fact", "rootcause") and gates.an_order(j.text):
+    if j.role in ("fact", "rootcause") and own_words.an_order(j.text):
         return False  # "Mention that skills can hold docs": what the user asks for, not how things are
     if j.role == "rule":
-        own = gates.own_rule_signals(j.text)
+        own = own_words.own_rule_signals(j.text)
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;
         # never a musing ("maybe run some examples in this repo"), never a task for this turn ("find a way to
         # make the URL always visible", "analyse which folders should be excluded").
@@ -160,7 +160,7 @@ def _user_keeps(j: Judged) -> bool:
         # failure; 3 of 66 labelled are rules), so the model must lean to a rule as well.
         return "hypothesis" not in sig and not gates.one_off(j.text) and not gates.builds_once(j.text) \
             and not gates.planned(j.text) \
-            and not gates.not_a_rule(j.text) and (
+            and not own_words.not_a_rule(j.text) and (
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
@@ -174,7 +174,7 @@ def _user_keeps(j: Judged) -> bool:
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
             "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
     if j.role == "todo":  # "next time we must…", "later", "下次…": said to be for later (not in what it quotes)
-        return "todo" in gates.todo_words(j.text)
+        return "todo" in own_words.todo_words(j.text)
     if j.role == "status":  # where work stands, said; never what is asked of this turn ("check PR #221 and merge it")
         return "request" not in sig and not gates.one_off(j.text)
     return True

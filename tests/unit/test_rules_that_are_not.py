@@ -124,7 +124,7 @@ def test_each_shape_has_its_reason() -> None:
     """The reason each shape above is no rule (the model may or may not have kept the sentence)."""
     from kenning.memory import cues
     from kenning.memory.text import sentences
-    from kenning.observer import gates
+    from kenning.observer import gates, own_words
     from kenning.observer.conclusion import _FIRST_PERSON
 
     assert gates.builds_once("we need to initialize the license checker with the allowed licenses")
@@ -139,34 +139,34 @@ def test_each_shape_has_its_reason() -> None:
     assert "hypothesis" in cues.signals("ripgrep might not be available on every machine")
     assert "hypothesis" in cues.signals("We should either check that ripgrep exists or always use grep")
     assert "hypothesis" not in cues.signals("Evaluations always run on either local repos or our own clones.")
-    assert gates.not_a_rule("For example, if .gitignore excludes a folder, the indexer should include it.")
-    assert gates.not_a_rule("the migration adds a column: `total integer generated always as (a + b) stored`")
-    assert gates.not_a_rule("type edges don't, so any common name like Config pollutes the graph")
-    assert gates.not_a_rule("the provider never advertises the relation")
-    assert not gates.not_a_rule("Never touch the generated files under gen/.")
-    assert not gates.not_a_rule("Never pass --force to git push.")
-    assert gates.an_order("You can clone these repos into ~/Projects if they are not there already")
-    assert not gates.an_order("You cannot build it on Windows without WSL")
-    assert gates.own_rule_signals('We need to find a sturdier fix so it is definitely "always" handled') == {"must"}
+    assert own_words.not_a_rule("For example, if .gitignore excludes a folder, the indexer should include it.")
+    assert own_words.not_a_rule("the migration adds a column: `total integer generated always as (a + b) stored`")
+    assert own_words.not_a_rule("type edges don't, so any common name like Config pollutes the graph")
+    assert own_words.not_a_rule("the provider never advertises the relation")
+    assert not own_words.not_a_rule("Never touch the generated files under gen/.")
+    assert not own_words.not_a_rule("Never pass --force to git push.")
+    assert own_words.an_order("You can clone these repos into ~/Projects if they are not there already")
+    assert not own_words.an_order("You cannot build it on Windows without WSL")
+    assert own_words.own_rule_signals('We need to find a sturdier fix so it is definitely "always" handled') == {"must"}
     assert sentences("Yes, but for 2. we need a sturdier fix. It ran 3 times. Then it failed.") == [
         "Yes, but for 2. we need a sturdier fix.", "It ran 3 times.", "Then it failed."]
-    assert "prohibit" in gates.own_rule_signals("Never push to main directly.")
-    assert gates.not_a_rule("Other languages, so the trivial patterns don't cause false negatives")
-    assert not gates.not_a_rule("Please don't cause merge conflicts in the lockfile")
-    assert not gates.not_a_rule("Tests: we don't mock the database")
-    assert gates.not_a_rule("the runner doesn't propagate the failure for all stage types")
-    assert gates.own_rule_signals("we don't need the fallback strategy test") == frozenset()
-    assert gates.own_rule_signals("encoder.go returns the same slice on every call") == {gates.SCOPE}
-    assert gates.own_rule_signals("Add a regression test for every fix") == {"always"}  # an order: a habit
-    assert gates.own_rule_signals("Upstream by default only follows the first request") == frozenset()
-    assert gates.own_rule_signals("that's just for me") == frozenset()
-    assert gates.own_rule_signals("Keep your answers short for me") == {"user_scope"}
+    assert "prohibit" in own_words.own_rule_signals("Never push to main directly.")
+    assert own_words.not_a_rule("Other languages, so the trivial patterns don't cause false negatives")
+    assert not own_words.not_a_rule("Please don't cause merge conflicts in the lockfile")
+    assert not own_words.not_a_rule("Tests: we don't mock the database")
+    assert own_words.not_a_rule("the runner doesn't propagate the failure for all stage types")
+    assert own_words.own_rule_signals("we don't need the fallback strategy test") == frozenset()
+    assert own_words.own_rule_signals("encoder.go returns the same slice on every call") == {own_words.SCOPE}
+    assert own_words.own_rule_signals("Add a regression test for every fix") == {"always"}  # an order: a habit
+    assert own_words.own_rule_signals("Upstream by default only follows the first request") == frozenset()
+    assert own_words.own_rule_signals("that's just for me") == frozenset()
+    assert own_words.own_rule_signals("Keep your answers short for me") == {"user_scope"}
     half = 'always set, 0 when empty" tells consumers what to expect'
-    assert gates.unquoted(half) == " tells consumers what to expect"
-    assert gates.not_a_rule("yeah let's migrate to cobra")
-    assert not gates.not_a_rule("let's always squash before merging")
-    assert not gates.not_a_rule("Secrets are not allowed in the repository.")
-    assert not gates.not_a_rule("CI isn't reliable here, so never merge on red.")
+    assert own_words.unquoted(half) == " tells consumers what to expect"
+    assert own_words.not_a_rule("yeah let's migrate to cobra")
+    assert not own_words.not_a_rule("let's always squash before merging")
+    assert not own_words.not_a_rule("Secrets are not allowed in the repository.")
+    assert not own_words.not_a_rule("CI isn't reliable here, so never merge on red.")
     assert _FIRST_PERSON.search("Now update the test-writer skill.")
     assert not _FIRST_PERSON.search("Now the cache key includes the tenant.")
 

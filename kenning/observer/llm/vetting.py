@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.memory import cues
-from kenning.observer import gates
+from kenning.observer import gates, own_words
 from kenning.observer.parse import ParsedObservation
 from kenning.observer.prompts import elide, render_event
 from kenning.observer.reading import USER_ORIGINS, origin_of
@@ -163,7 +163,7 @@ def vet(obs: ParsedObservation, found_in: Sequence[Source], *, where: Callable[[
     if v.kind == "rule" and (src is None or src.by != "user"):
         v.kind = "decision"
         v.notes.append(f"judged a rule, but {_whose(src, bool(quote))}: kept as a decision")
-    elif v.kind == "rule" and (gates.not_a_rule(said) or gates.one_off(said) or gates.builds_once(said)):
+    elif v.kind == "rule" and (own_words.not_a_rule(said) or gates.one_off(said) or gates.builds_once(said)):
         v.kind = "decision"
         v.notes.append("judged a rule, but its sentence quotes or tells what happened, assents to the work at hand, "
                        "says what a document is to say or orders a task of this turn: kept as a decision")
