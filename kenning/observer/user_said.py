@@ -61,6 +61,7 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     return out
 
 
+_WE_NEED_TO = re.compile(r"\b(?:we|i) (?:still |really |first |also )?(?:need|have) to\b", re.IGNORECASE)
 # An order that opens with an act done once to the repository or a pull request ("open an issue that …", "merge
 # PR #12", "commit it and push")
 _ACTS_NOW = re.compile(r"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?|so)[,:]?\s+)*(?:merge|commit|push|check|"
@@ -148,8 +149,10 @@ def _user_keeps(j: Judged) -> bool:
     if j.role in ("rule", "decision") and report_section(j.unit.heading):
         return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = signals_of(j.text)
-    if j.role in ("fact", "rootcause") and own_words.an_order(j.text):
-        return False  # "Mention that skills can hold docs": what the user asks for, not how things are
+    if j.role in ("fact", "rootcause") and (own_words.an_order(j.text) or _WE_NEED_TO.search(j.text)):
+        # "Mention that skills can hold docs", "For git sync..we need to research how the repo works": what the
+        # user asks for or means to do, not how things are (no labelled fact of a user says "we need to")
+        return False
     if j.role == "rule":
         own = own_words.own_rule_signals(j.text)
         # A rule says how to work from now on: a cue of that in some language, or a model that is sure;

@@ -329,3 +329,12 @@ def test_an_order_to_act_once_is_no_decision_of_the_user() -> None:
                                            "production to accept the new request", "user"))
     assert _user_keeps(_judged("decision", "We decided to keep one service because two double the deploys",
                                "user"))
+
+
+def test_what_the_user_means_to_do_is_no_fact() -> None:
+    """An unseen project's key rows held "For git sync..we need to research how the repo works", the user's, as how
+    things are: it is what they mean to do."""
+    from kenning.observer.user_said import _user_keeps
+
+    assert not _user_keeps(_judged("fact", "For the sync tool..we need to research how the repo works", "user"))
+    assert _user_keeps(_judged("fact", "The integration tests need Docker running on this machine", "user"))
