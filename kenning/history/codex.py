@@ -226,7 +226,7 @@ def events(f: SessionFile, *, quiet_s: float = QUIET_S, now: float | None = None
     for n, rec, at in source.records(f.path, f.problems, "payload"):
         p = rec["payload"]
         kind = rec.get("type")
-        if kind == "session_meta" and sid:
+        if kind == "session_meta" and sid and str(p.get("id") or p.get("session_id") or sid) != sid:
             continue  # a forked thread's parent's, replayed after its own: this rollout is the thread's
         if kind == "session_meta":
             sid = str(p.get("id") or p.get("session_id") or sid)
