@@ -296,14 +296,23 @@ def recommends(text: str) -> bool:
 
 
 # What is done once, in a turn, to the repository or a pull request ("check PRs #221, #222 and merge them").
-_ONE_TURN_ACT = re.compile(r"\b(?:merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open)\b|"
+_ACTS = r"merge|commit|push|check|review|look at|run|deploy|release|rebase|tag|open"
+_ONE_TURN_ACT = re.compile(rf"\b(?:{_ACTS})\b|"
                            r"확인|머지|커밋|푸시|배포|릴리스|检查|合并|提交|推送|部署|確認|マージ|コミット|プッシュ|デプロイ",
                            re.IGNORECASE)
+# An order that opens with such an act ("open an issue that …", "merge PR #12", "commit it and push")
+_OPENS_WITH_ACT = re.compile(rf"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?|so)[,:]?\s+)*(?:{_ACTS})\b",
+                             re.IGNORECASE)
 
 
 def acts_once(text: str) -> bool:
     """The sentence acts on the repository or a pull request (merge, commit, push, check …)."""
     return bool(_ONE_TURN_ACT.search(text))
+
+
+def opens_with_an_act(text: str) -> bool:
+    """The sentence is an order whose verb is such an act, done once ("open an issue that we need to …")."""
+    return bool(_OPENS_WITH_ACT.match(text))
 
 
 _PROBLEM = re.compile(r"\b(?:bugs?|errors?|fail(?:s|ed|ing|ure)?|broken|crash(?:es|ed)?|wrong|regression|"

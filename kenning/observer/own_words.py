@@ -110,21 +110,21 @@ def own_rule_signals(text: str) -> frozenset[str]:
 def not_a_rule(text: str) -> bool:
     """A sentence of the user that is no standing rule, however much it sounds like one: its rule words are
     quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
-    said = unquoted(text)
-    if cues.signals(text) & RULE_SIGNALS and not own_rule_signals(text):
+    said, bare, own = unquoted(text), text.strip(), own_rule_signals(text)
+    if cues.signals(text) & RULE_SIGNALS and not own:
         return True
-    if _ASSENT.match(text.strip()) and not FOR_GOOD.search(said) \
+    if _ASSENT.match(bare) and not FOR_GOOD.search(said) \
             and not cues.signals(said) & {"prefer", "convention", "user_scope"}:
         return True  # (but "ok i don't want `cargo update`, we want renovate to bump it" says what they want)
-    if _EXAMPLE.match(text.strip()):
+    if _EXAMPLE.match(bare):
         return True  # "For example, if the .gitignore excludes a folder, entire-sem should …": it illustrates
-    if _DOES_NOT.search(said) and not _HABIT_WORD.search(said) and not own_rule_signals(text) - {"always", SCOPE}:
+    if _DOES_NOT.search(said) and not _HABIT_WORD.search(said) and not own - {"always", SCOPE}:
         return True  # "… the chain call doesn't propagate the failure for all hook types": what the code does
-    if own_rule_signals(text) == {SCOPE} and _STATEMENT.match(text.strip()):
+    if own == {SCOPE} and _STATEMENT.match(bare):
         return True  # "encoder.go:66 returns the same slice on every call": the extent of how things are
-    if _LETS.match(text.strip()) and not FOR_GOOD.search(said):
+    if _LETS.match(bare) and not FOR_GOOD.search(said):
         return True  # "yeah let's migrate to cobra": what to do now (0 of 11 labelled such sentences are rules)
-    return bool(_EDIT_DOC.match(text.strip())) and not _AGENT_FILE.search(text)
+    return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
 
 
 # What something does not do or is not ("the chain call doesn't propagate the failure for all hook types", a review

@@ -61,11 +61,8 @@ def user_memories(r: Reading, at: float, where: str, rules: Sequence[str] = ()) 
     return out
 
 
+# What the user means to do ("we need to research how the repo works"), never how things are
 _WE_NEED_TO = re.compile(r"\b(?:we|i) (?:still |really |first |also )?(?:need|have) to\b", re.IGNORECASE)
-# An order that opens with an act done once to the repository or a pull request ("open an issue that …", "merge
-# PR #12", "commit it and push")
-_ACTS_NOW = re.compile(r"^(?:(?:please|pls|also|and|then|now|ok(?:ay)?|so)[,:]?\s+)*(?:merge|commit|push|check|"
-                       r"review|look at|run|deploy|release|rebase|tag|open)\b", re.IGNORECASE)
 # The order of steps ("… first, then …", "before the release"): a choice about the work, whatever its verbs
 _IN_ORDER = re.compile(r"\bfirst\b|\bbefore\b|\bafter\b|\bonly then\b", re.IGNORECASE)
 # A sentence that only gives the reason for the one before it
@@ -167,8 +164,9 @@ def _user_keeps(j: Judged) -> bool:
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
-        if gates.one_off(j.text) or ((("request" in sig and gates.acts_once(j.text)) or _ACTS_NOW.match(j.text)) \
-                and not sig & {"decided", "reason", "cause", "tentative"} and not _IN_ORDER.search(j.text)):
+        acts = ("request" in sig and gates.acts_once(j.text)) or gates.opens_with_an_act(j.text)
+        if gates.one_off(j.text) or (acts and not sig & {"decided", "reason", "cause", "tentative"}
+                                     and not _IN_ORDER.search(j.text)):
             # "check PRs #221 and #222 and merge them", "open an issue that we need to address this as well": a
             # task for this turn, not a choice (of 27 labelled such orders of users, 2 are decisions: the order
             # of steps, "Merge and deploy the service change first, …")
