@@ -10,7 +10,9 @@ same thing. Of the first 30 key rows of each project of the real sessions (the d
 the extra sessions), 7 are left out this way: 6 say what a newer row says again; 1 is another setting of the same
 settings page ("Workflow permissions" of the repository, beside the organisation's). No two rows about different
 code were joined; templated rows that name different functions ("render_invoice in src/auth/schema.py …", "… in
-src/notify/models.py …") stay apart.
+src/notify/models.py …") stay apart. A row whose words are nearly all in another's (``WITHIN``) is its sentence
+alone: one turn of an unseen project kept a paragraph on a release tool's snapshot mode and, apart, its first
+sentence; of the same rows nothing else is joined that way (at three quarters, two rows about other code would be).
 
 Standard library only (the SessionStart hook may build the index itself).
 """
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from kenning.context.index import Row
 
 SAME = 0.4
+WITHIN = 0.9  # or nearly all of one row's words (at least FEW of them) are in the other: its sentence alone
+FEW = 4
 LOOKED_AT = 30  # the first rows by rank: more than the index lists (the rest keep their place)
 
 _WORD = re.compile(r"[^\W\d_][\w-]{3,}")
@@ -66,9 +70,9 @@ def once(rows: list[Row]) -> list[Row]:
     size = [len(w) for w in what]
     for j in range(1, len(head)):
         y, ny = what[j], size[j]
-        for i in range(j):  # |x ∩ y| / |x ∪ y| ≥ SAME, and the names of the code of one all in the other
-            n = len(what[i] & y)
-            if n and n >= SAME * (size[i] + ny - n):
+        for i in range(j):  # |x ∩ y| / |x ∪ y| ≥ SAME or |x ∩ y| ≥ WITHIN · the smaller, and the names of the
+            n = len(what[i] & y)  # code of one all in the other
+            if n and (n >= SAME * (size[i] + ny - n) or n >= max(FEW, WITHIN * min(size[i], ny))):
                 mine, theirs = names(head[j].title), names(head[i].title)
                 if mine <= theirs or theirs <= mine:
                     group[j] = group[i]

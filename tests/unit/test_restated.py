@@ -55,6 +55,22 @@ def test_of_one_moment_the_cause_with_its_fix_is_kept_over_the_cause_alone() -> 
     assert [r.id for r in once(rows)] == [2]
 
 
+def test_a_sentence_kept_alone_beside_its_paragraph_is_listed_once() -> None:
+    first = "`--dry-run` only applies when you call `make deploy` directly (no cluster credentials needed)."
+    paragraph = first + " What `render` does: every manifest is templated locally, validated against the " \
+        "schema of the target version, and printed instead of applied; nothing reaches the API server."
+    rows = [_row(1, paragraph, 100.0), _row(2, "`RotateWALFiles` blocks forever once the staging goroutine exited",
+                                                  90.0), _row(3, first, 100.0)]
+    assert [r.id for r in once(rows)] == [1, 2]  # the paragraph holds the sentence
+
+
+def test_a_short_row_that_shares_most_but_not_all_of_its_words_stays() -> None:
+    rows = [_row(1, "We should only run the linter on files that changed in this branch before merging", 100.0),
+            _row(2, "The only lookup the linter needs is `git diff --name-only main`, because it cheaply answers "
+                    "whether a file changed in this branch and skips the rest of the tree", 200.0)]
+    assert [r.id for r in once(rows)] == [1, 2]
+
+
 def test_rows_beyond_those_looked_at_keep_their_place() -> None:
     same = "`main` 브랜치는 보호 규칙으로 직접 푸시 불가."
     rows = [_row(i, f"`k{i:03d}x` breaks `m{i:03d}y` on `p{i:03d}z`", float(i)) for i in range(LOOKED_AT)]
