@@ -92,10 +92,12 @@ def _narrates(text: str) -> bool:
 
 
 # "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.
+# ("All three checks pass: `lint`, `test`, and `check-licenses`": the checks it names may follow.)
 ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|changed) in \S+[;,]|(?:all )?(?:changes )?"
-                     r"(?:\d[\d,]* )?(?:(?:verification|quality|ci|required|local) )?"
+                     r"(?:(?:\d[\d,]*|two|three|four|five|six|seven|eight|nine|ten) )?"
+                     r"(?:(?:verification|quality|ci|required|local) )?"
                      r"(?:tests?|checks?|gates?|lint|typecheck|builds?|ci|compiles?|everything)\b[^.;]{0,80}"
-                     r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!-]{0,60}$",
+                     r"\b(?:pass(?:es|ed)?|clean|green|succeed(?:s|ed)?|ok|vet|warnings?)\b)[\s\w,.;:!`/-]{0,60}$",
                      re.IGNORECASE)
 
 
@@ -116,7 +118,8 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
             continue
         if j.unit.heading and heading and j.unit.heading != heading and not GENERIC_HEADING.match(heading):
             continue  # another section of the answer: another subject
-        if j.role == "status" or ROUTINE.match(text) or (j.role in ("noise", "change") and j.worth < 0.2):
+        said = f"{j.unit.heading}: {text}" if j.unit.label else text  # a label's value says it with its label
+        if j.role == "status" or ROUTINE.match(said) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
         if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text) or counts_a_list(j):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject

@@ -293,6 +293,21 @@ def test_a_conclusion_that_opens_with_where_things_stand_gives_the_cause_no_such
     assert [t for t in rows if "fix: `isTestPath` now only looks at the file name" in t], rows  # (not "fix: Fixed:")
 
 
+def test_the_checks_a_label_says_passed_are_no_lead_of_the_cause(story: Story) -> None:
+    """An unseen project's key row read "`lint`, `test`, and `check-licenses`. The repo's `errcheck.check-blank` …":
+    the value of "**All three checks pass:**", taken alone as what the answer was about, in front of the cause."""
+    story.session("trainer", Turn("why does the matcher flag the workflow file?", [
+        read(ROOT, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
+        edit(ROOT, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
+        last="PR #12 is green.\n\n**All four checks pass:** `lint`, `test`, `race`, and `license-scan`.\n\n"
+             "## What I did\n\nRoot cause: the broadened matcher treated `.github/workflows/test.yml` as a test "
+             "artifact because it matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the "
+             "file name."))
+    rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
+    assert rows and all("matcher" in t for t in rows), rows
+    assert not [t for t in rows if "license-scan" in t], rows
+
+
 def test_what_is_said_under_a_problem_label_is_no_fix() -> None:
     """An unseen project's key row read "Seven files duplicate `name` / `version` … — fix: three skills repeat the
     same algorithm inline — …": the problems of two proposals in one answer, each under "**Problem:**", the second
