@@ -92,7 +92,7 @@ def _narrates(text: str) -> bool:
 
 
 # "All 1309 tests pass.", "All clean.", "Fixed in x.py; tests and ruff pass": a check, not a finding.
-# ("All three checks pass: `lint`, `test`, and `check-licenses`": the checks it names may follow.)
+# ("All three checks are green: `lint`, `test`, and `check-licenses`": the checks it names may follow.)
 ROUTINE = re.compile(r"^(?:all (?:clean|good|done|green|set)|(?:fixed|done|changed) in \S+[;,]|(?:all )?(?:changes )?"
                      r"(?:(?:\d[\d,]*|two|three|four|five|six|seven|eight|nine|ten) )?"
                      r"(?:(?:verification|quality|ci|required|local) )?"
