@@ -27,6 +27,8 @@ from kenning.history.claude_lines import (
     INTERRUPTED,
     Scan,
     blocks,
+    command_request,
+    is_synthetic,
     prompt_origin,
     queued_key,
     queued_text,
@@ -202,17 +204,40 @@ def _prompt_event(at: float, key: str, common: dict[str, Any], text: str, origin
                                                "prompt_origin": origin, **extra})
 
 
+Command = tuple[float, str, str, str, str, dict[str, Any]]  # (time, uuid, prompt, words, origin, common)
+
+
+def _command_turn(command: Command, turn: _Turn) -> Iterator[Event]:
+    """The turn a slash command run with the user's words opens: the open turn's Stop, then its prompt."""
+    at, uuid, prompt, _, origin, common = command
+    stopped = turn.stop(common)
+    if stopped is not None:
+        yield stopped
+    turn.open, turn.end = True, at
+    yield _prompt_event(at, f"prompt:{uuid}", common, prompt, origin)
+
+
 def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
                     close_last: bool, found: Scan | None = None, problems: Problems | None = None) -> Iterator[Event]:
     """Prompts, tool results and turn ends of one transcript file."""
     tools: dict[str, tuple[str, Any]] = {}  # tool_use id -> (name, input)
     turn = _Turn()
     shell: tuple[float, str, str] | None = None  # a command the user ran with ``!``: (time, uuid, command)
+    # A slash command run with the user's words, not yet a prompt. Claude Code writes the words of some (/plan)
+    # again, whole, as the next line, which is then the prompt.
+    command: Command | None = None
     main = agent_id is None
     for rec in _lines(path, problems):
         at = timestamp(rec.get("timestamp"))
         if at is None:
             continue
+        if command is not None and (rec["type"] == "assistant" or (rec["type"] == "user" and not rec.get("isMeta"))):
+            said = user_text(rec) if rec["type"] == "user" else ""
+            if said and " ".join(said.split()).startswith(" ".join(command[3].split())):
+                command = None  # the next prompt holds its words (/plan's are cut short in the command's line)
+            elif not said or not is_synthetic(said) or command_request(said) is not None:
+                yield from _command_turn(command, turn)
+                command = None
         if rec["type"] == "queue-operation":
             text = queued_text(rec) if main and found is not None else None
             if text is not None and queued_key(rec, text) in found.queued:  # type: ignore[union-attr]
@@ -251,6 +276,10 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
                 if stopped is not None:
                     yield stopped
                 shell = (at, uuid, text[len("<bash-input>"):].split("</bash-input>", 1)[0])
+                continue
+            asked = command_request(text) if not rec.get("isMeta") else None
+            if asked is not None:  # (a headless run's is scripted)
+                command = (at, uuid, *asked, prompt_origin(rec, asked[0]) or "typed", common)
                 continue
             origin = prompt_origin(rec, text)
             if origin is not None:
@@ -292,6 +321,8 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
         turn.end = max(turn.end, at)
     if shell is not None:
         yield _shell_event(shell, shell[0], {}, None)
+    if command is not None:  # (the file ends with it)
+        yield from _command_turn(command, turn)
     if main and close_last:
         stopped = turn.stop({})
         if stopped is not None:

@@ -17,6 +17,11 @@ Every imported prompt carries ``payload["prompt_origin"]``:
 * ``rejection``: what the user typed when refusing a tool call (``... the user said:\\n<text>``);
 * ``headless``: the scripted prompt of a headless run (``entrypoint`` ``sdk-cli`` and the SDKs).
 
+A slash command the user ran with words of their own ("/goal simplify this repo …", "/review the auth changes")
+is recorded only as ``<command-name>`` and ``<command-args>``: those words are typed, the prompt is the command
+with them, as the live hook sees it (:func:`command_request`). The text a command expands to is the command
+file's, not the user's (a meta line); a command that only sets up the session ("/model opus") says no request.
+
 Text Claude Code wrote itself is no prompt: compaction summaries, slash commands and their
 output, task notifications, agent-team messages, interruptions, shell commands the user ran
 with ``!`` (imported as the user's own Bash calls), sidechain and meta lines.
@@ -79,6 +84,28 @@ def prompt_origin(rec: dict[str, Any], text: str) -> str | None:
     if str(rec.get("entrypoint") or "").startswith("sdk"):
         return "headless"
     return "typed"
+
+
+# Built-in commands that set up the session (its model, effort, plugins, name …): their words are settings.
+_SETTING_COMMANDS = frozenset((
+    "model", "effort", "config", "settings", "plugin", "plugins", "mcp", "permissions", "theme", "add-dir",
+    "output-style", "statusline", "rename", "resume", "export", "login", "logout", "fast", "vim", "terminal-setup",
+    "compact", "clear", "cost", "doctor", "help", "hooks", "agents", "memory", "status", "ide", "usage", "context",
+    "upgrade", "exit", "sandbox", "privacy-settings", "install-github-app", "release-notes", "bashes", "todos"))
+_COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+
+
+def command_request(text: str) -> tuple[str, str] | None:
+    """(the prompt, the user's words) of a slash command run with words of the user's own; None for any other text,
+    a command without words, or one that sets up the session."""
+    if not text.startswith(("<command-name>", "<command-message>")):
+        return None
+    name, args = _COMMAND_NAME.search(text), _COMMAND_ARGS.search(text)
+    words = args.group(1).strip() if args is not None else ""
+    if name is None or not words or name.group(1).lower() in _SETTING_COMMANDS:
+        return None
+    return f"/{name.group(1)} {words}", words
 
 
 def rejection(result: str) -> str | None:

@@ -53,6 +53,17 @@ class ClaudeSession:
         self._line("user", {"role": "user", "content": text}, promptId=str(uuid.uuid4()))
         return self
 
+    def command(self, name: str, args: str = "", *, output: str = "", expands_to: str = "") -> ClaudeSession:
+        """A slash command as Claude Code records it: its line, then what it printed or the prompt it expands to."""
+        self._line("user", {"role": "user", "content": f"<command-name>/{name}</command-name>\n            "
+                                                       f"<command-message>{name}</command-message>\n            "
+                                                       f"<command-args>{args}</command-args>"})
+        if output:
+            self._line("user", {"role": "user", "content": f"<local-command-stdout>{output}</local-command-stdout>"})
+        if expands_to:
+            self._line("user", {"role": "user", "content": [{"type": "text", "text": expands_to}]}, isMeta=True)
+        return self
+
     def say(self, text: str) -> ClaudeSession:
         self._line("assistant", {"model": "claude-opus-4-6", "id": f"msg_{uuid.uuid4().hex[:12]}", "type": "message",
                                  "role": "assistant", "content": [{"type": "text", "text": text}],

@@ -65,6 +65,34 @@ def test_every_prompt_says_who_wrote_it_and_nothing_else_is_a_prompt(main: list[
         assert text not in said
 
 
+def test_a_slash_command_run_with_the_users_words_is_their_prompt(tmp_path: Path) -> None:
+    """Claude Code records "/goal tidy the parser …" only as <command-name> and <command-args>; /plan's words,
+    cut short there, again whole as the next line; a skill's expansion as a meta line (the skill file's words)."""
+    from tests.support.transcripts import ClaudeSession
+
+    whole = "The export still drops refunds. Before planning, ask me up to five questions about the filter " \
+            "so that we agree on what a refund row is."
+    s = ClaudeSession("/w/ledger", "2026-05-04T09:00:00Z")
+    s.command("model", "opus", output="Set model to opus").command("effort", "high", output="Set effort to high")
+    s.command("goal", "tidy the parser and keep every public function", output="Goal set: tidy the parser")
+    s.say("Starting with the tokenizer.")
+    s.command("plan", whole[:60], output="Enabled plan mode").prompt(" " + whole).say("Here are five questions.")
+    s.command("review", "only the commits of this branch", expands_to="You are a careful reviewer. ARGUMENTS: only "
+                                                                      "the commits of this branch")
+    s.say("No findings.").command("compact", "keep the parser notes").command("clear")
+    events = read(s.write(tmp_path / "claude"))
+    assert prompts(events) == [("/goal tidy the parser and keep every public function", "typed"), (whole, "typed"),
+                               ("/review only the commits of this branch", "typed")]
+    stops = [e for e in events if e.kind == "Stop"]
+    assert [e.payload["last_assistant_message"] for e in stops] == [
+        "Starting with the tokenizer.", "Here are five questions.", "No findings."]
+    # a headless run's command (another program wrote its words) is scripted
+    run = ClaudeSession("/w/ledger", "2026-05-05T09:00:00Z").command("review", "Scope: the commits of this branch")
+    for line in run.say("No findings.").lines:
+        line["entrypoint"] = "sdk-cli"
+    assert prompts(read(run.write(tmp_path / "claude"))) == [("/review Scope: the commits of this branch", "headless")]
+
+
 def test_a_queued_message_is_imported_once_at_its_own_time(main: list[Event]) -> None:
     queued = [e for e in main if e.payload.get("prompt_origin") == "queued"]
     assert len(queued) == 1 and queued[0].at == at("2026-05-04T09:00:07.000Z")
