@@ -121,6 +121,8 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
         said = f"{j.unit.heading}: {text}" if j.unit.label else text  # a label's value says it with its label
         if j.role == "status" or ROUTINE.match(said) or (j.role in ("noise", "change") and j.worth < 0.2):
             continue  # "Fixed in config.py; tests and ruff pass" says where it stands, not what it is about
+        if _AFTER.match(text):
+            continue  # "Now the user will see these on each prompt-submit …": how things are after the work
         if j.text.rstrip().endswith((":", "：")) or _INTRODUCES.match(text) or counts_a_list(j):
             continue  # "Here's a summary of the changes made to x.ts:" introduces the answer, names no subject
         if j.unit.bullet and any(t.unit.bullet and t.unit.para != j.unit.para for t in taken):
@@ -131,6 +133,9 @@ def topic(r: Reading, taken: list[Judged], heading: str) -> str:
 
 
 TOPIC_CHARS = 160
+# What the work made of things ("Now the user will see these …", "Now it returns …"): of the labelled sentences of
+# the agent that open with "Now", 417 of 428 are noise.
+_AFTER = re.compile(r"^now\b(?!\s+that\b)", re.IGNORECASE)
 _INTRODUCES = re.compile(r"^(?:here(?:'s|’s| is| are)|below (?:is|are)|the following|(?:a |in )?summary\b|to sum up|"
                          r"voici|hier (?:ist|sind)|aquí (?:está|tienes)|以下|总结|まとめ|요약)", re.IGNORECASE)
 # A sentence that introduces a list by counting it ("Three changes were needed for v2:", "需要做以下三处修改：",

@@ -85,8 +85,10 @@ SCOPE = "scope"  # the rule signal a scope alone gives: a weak one
 
 
 # "follow-up" naming a step of a mechanism ("each a ref-only follow-up push", "follow-up ops stay pointed at the
-# user's URL"), not work left to do ("a follow-up PR", "as a follow-up").
-_FOLLOW_UP_STEP = re.compile(r"\bfollow[- ]?up\s+(?:push(?:es)?|ops|operations?|requests?|calls?|fetch(?:es)?|"
+# user's URL", "no follow up 'trailing transcript' commit": the step by its name), not work left to do ("a
+# follow-up PR", "as a follow-up").
+_FOLLOW_UP_STEP = re.compile(r"\bfollow[- ]?up\s+(?:(?:'[^']{1,40}'|\"[^\"]{1,40}\"|`[^`]{1,40}`)\s+)?"
+                             r"(?:push(?:es)?|ops|operations?|requests?|calls?|fetch(?:es)?|"
                              r"commits?|messages?|quer(?:y|ies)|probes?|retr(?:y|ies)|runs?|rounds?|reads?|writes?|"
                              r"responses?|lookups?|batch(?:es)?)\b", re.IGNORECASE)
 

@@ -308,6 +308,21 @@ def test_the_checks_a_label_says_passed_are_no_lead_of_the_cause(story: Story) -
     assert not [t for t in rows if "license-scan" in t], rows
 
 
+def test_how_things_are_after_the_work_is_no_lead_of_the_cause(story: Story) -> None:
+    """An unseen project's key row read "Now the user will see these on each prompt-submit while a review is running.
+    The problem is the detached process runs with `cmd.Dir = "/"` …": the answer's report of what the change does,
+    put in front of the cause found along the way as what it was about."""
+    story.session("trainer", Turn("the review log is empty, why?", [
+        read(ROOT, "review.go"), edit(ROOT, "review.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
+        said=["The problem is the detached reviewer runs with `cmd.Dir = \"/\"`, so the `logging` package (which "
+              "finds `.trainer/logs/` relative to the repo root) cannot open its file."],
+        last="Now the user will see the warning on each prompt-submit while a review is running. The reviewer "
+             "process now starts in the repository root."))
+    rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
+    assert [t for t in rows if "cmd.Dir" in t], rows
+    assert not [t for t in rows if t.startswith("Now the user")], rows
+
+
 def test_what_is_said_under_a_problem_label_is_no_fix() -> None:
     """An unseen project's key row read "Seven files duplicate `name` / `version` … — fix: three skills repeat the
     same algorithm inline — …": the problems of two proposals in one answer, each under "**Problem:**", the second
@@ -330,6 +345,12 @@ def test_a_follow_up_step_of_a_mechanism_is_no_work_left() -> None:
     ops = _judged("todo", "With the flag off, `resolvedEndpoint` stays empty and follow-up ops keep the typed URL.")
     left = _judged("todo", "A follow-up PR should batch the tag pushes as well.")
     assert _taken("todo", step, ops, left) == [left]
+    # (the step by its name: a user's list of what manual testing showed, "but no checkpoint (or follow up
+    # 'trailing transcript' commit)", was an open to-do)
+    from kenning.observer.own_words import todo_words
+
+    assert not todo_words("3. but no release (or follow up 'publish artifacts' run)")
+    assert todo_words("as a follow up, add 'retry' to the client")
 
 
 def test_an_order_to_act_once_is_no_decision_of_the_user() -> None:
