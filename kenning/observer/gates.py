@@ -59,9 +59,12 @@ def narrated(text: str) -> bool:
 
 
 # The agent asking the user to do something ("Run it with the `!` prefix, or unlock the GPG agent and let me know",
-# "…알려주세요", "…してください", "请…"): a turn of the conversation, not what the next session should know.
+# "…알려주세요", "…してください", "请…"), or offering more ("say the word if you want any of them", "Want me to …",
+# "If you'd like, I can …": 34 labelled sentences of the agent, all noise): a turn of the conversation, not what the
+# next session should know.
 _ASKS = re.compile(r"\b(?:let me know|tell me|please (?!note\b|see\b)\w+)\b|"
-                   r"(?:^|[,;:]\s*)(?:could|can|would) you\b|"
+                   r"(?:^|[,;:]\s*)(?:could|can|would) you\b|\bsay the word\b|\bwant me to\b|"
+                   r"\bif you(?:['’]d)? (?:want|like|prefer|rather)\b[^.;]*\bI(?:['’]ll| can| could| will)\b|"
                    r"(?:주세요|주시겠어요|주시면|ください|下さい|いただけますか)\s*[.!?。！？]?\s*$|"
                    r"^请|麻烦你", re.IGNORECASE)
 

@@ -180,7 +180,10 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
                                   "The unrelated untracked file `evals/baseline.json` was left untouched.",
                                   "The struct docs in `config.go` were already updated in the previous round.",
                                   "Confirmed from the latest `main` before answering.",
-                                  "Verified locally against the recorded fixture, twice."])
+                                  "Verified locally against the recorded fixture, twice.",
+                                  "All three are additive polish — say the word if you want any of them.",
+                                  "Want me to also drop the unused `Retry` option from `client.go`?",
+                                  "If you'd rather keep `v1` as the default, I can flip the flag in `config.go`."])
 def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step: str) -> None:
     """What the agent did in that run, with the "I" left out (its diffstat too), how the checkout stood at that
     moment, and what it asked the user to do: the session's line and its git state say where the work stands;
