@@ -238,7 +238,23 @@ def together(cause: Judged, fix: Judged) -> bool:
     if cause.message == fix.message and no_finding.heads_a_cause(cause.unit.heading) \
             and "fix" in cues.signals(fix.unit.heading):
         return True  # "**What was wrong**: …" then "**The fix**: …": the message's own cause and fix
-    return bool((content_words(cause.text) & content_words(fix.text)) - _ANY_FIX)
+    shared = (content_words(cause.text) & content_words(fix.text)) - _ANY_FIX
+    if cause.unit.heading and fix.unit.heading and cause.unit.heading != fix.unit.heading and len(shared) < 2:
+        # Under two headings of their own: one word in common is not the same thing ("value" tied a cause under "No
+        # test for the force-close path" to a test strengthened under "Commit 1 — …"); a name is
+        return _related(_quoted(cause.text), _quoted(fix.text))
+    return bool(shared)
+
+
+def _quoted(text: str) -> set[str]:
+    """What a text names in code quotes, a word alone (`drain()` as `drain`, `.claude/` as `.claude`)."""
+    return {m.group(1).strip().rstrip("/").removesuffix("()").lower() for m in _SPAN.finditer(text)
+            if " " not in m.group(1).strip()}
+
+
+def _related(mine: set[str], theirs: set[str]) -> bool:
+    """Names of the same thing: equal, or one a folder of the other (`.claude/` and `.claude/settings.json`)."""
+    return any(a == b or a.startswith(b + "/") or b.startswith(a + "/") for a in mine for b in theirs)
 
 
 # A name in code quotes that identifies a thing (a path, a flag, an identifier), not a plain word.

@@ -198,7 +198,7 @@ def units(text: str) -> list[Unit]:
             heading, aside_of, plain = aside_of if aside_of is not None else heading, None, 0
             continue
         m = _LABEL_LINE.match(line) or _LABEL_ABOUT.match(line)
-        if m and len(m.group(1).split()) <= _LABEL_WORDS + 4:
+        if m and (len(m.group(1).split()) <= _LABEL_WORDS + 4 or _heads_a_list(m.group(1), lines, n)):
             flush()
             heading, plain = tidy(m.group(1)), 0
             continue
@@ -218,6 +218,8 @@ def units(text: str) -> list[Unit]:
             flush()
             if not _TABLE_RULE.match(line.replace("|", "", 1)):
                 cells = [tidy(c) for c in line.strip().strip("|").split("|")]
+                if len(cells) >= 3 and re.fullmatch(r"#?\d{1,3}[.)]?", cells[0]):
+                    cells = cells[1:]  # the row's number ("| 7 | Overlap only for new files | …")
                 row = "; ".join(c for c in cells if c)
                 if row and len(row) <= MAX_UNIT and len(cells) >= 2:
                     paras += 1
@@ -250,6 +252,15 @@ def units(text: str) -> list[Unit]:
 
 
 _SENTENCE_END = re.compile(r"[.!?:;,。！？：；，、]$")
+
+
+def _heads_a_list(label: str, lines: list[str], n: int) -> bool:
+    """A longer bold line right over a list heads it, unless it is a sentence ("**Commit 1 — `47946b7` scrub state
+    from `String()`'s URL (Fix 1)**" over what that commit did)."""
+    if len(label.split()) > 2 * _LABEL_WORDS + 4 or _SENTENCE_END.search(label.strip()):
+        return False
+    after = next((x for x in lines[n + 1:] if x.strip()), "")
+    return bool(_BULLET.match(after))
 
 
 def _bare_list(lines: list[str]) -> list[str] | None:

@@ -195,3 +195,21 @@ def test_an_error_a_program_printed_layer_by_layer_is_pasted_output() -> None:
                  "Never retry a push whose body was already sent.")
     assert [u.text for u in said] == ["Pushing the tags fails", "Never retry a push whose body was already sent."]
     assert not is_output("Error: the config is wrong: it must list every target")
+
+
+def test_a_table_row_leaves_its_number_and_a_long_bold_line_heads_the_list_under_it() -> None:
+    """An unseen project's session ended "Changed checkpoint-scenarios.md: 7; Content-aware overlap only for new
+    files; …" (a table row with its number), and "**Commit 1 — `47946b7` scrub state from `String()`'s URL (Fix 1)**"
+    over what that commit did was a sentence of its own, its list under no heading."""
+    said = ("| # | Caveat | Effect |\n|---|---|---|\n"
+            "| 7 | Retries only for idempotent calls | POST is never retried |\n\n"
+            "**Commit 1 — `9f8e7d6` stop logging the bearer token in `Client.String()` (Fix 1)**\n"
+            "- Added `redactedHeader()` which masks the token.\n\n"
+            "**Not a sentence heading.** It goes on.\n- An item.")
+    got = units(said)
+    assert [u.text for u in got if u.table] == ["#; Caveat; Effect", "Retries only for idempotent calls; POST is "
+                                                                     "never retried"]
+    item = next(u for u in got if u.text.startswith("Added"))
+    assert item.heading.startswith("Commit 1 — `9f8e7d6`")
+    assert not [u for u in got if u.text.startswith("Commit 1")]
+    assert next(u for u in got if u.text == "An item.").heading != "Not a sentence heading."

@@ -323,6 +323,26 @@ def test_how_things_are_after_the_work_is_no_lead_of_the_cause(story: Story) -> 
     assert not [t for t in rows if t.startswith("Now the user")], rows
 
 
+def test_a_cause_and_a_fix_under_two_headings_of_their_own_need_more_than_one_word_in_common() -> None:
+    """An unseen project's key row read "No test for the force-close path: triggering a real `Shutdown` timeout …
+    flaky for low value — fix: strengthened `TestFlow_StringRedactsSecrets` to embed the state value in the URL": a
+    decision not to test, and a test of another commit, tied by the word "value"."""
+    from kenning.observer.conclusion import together
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    said = units("**Commit 1 — `9f8e7d6` mask the token in `Client.String()`**\n"
+                 "- Strengthened `TestClient_String` to embed the token value in the header.\n\n"
+                 "**No test for the retry path:** forcing a real timeout needs a stalled server — flaky for low value."
+                 "\n\n## Lint\n\nThe pre-push hook failed on lint errors in `.cache/settings.json`.\n\n## Changes\n\n"
+                 "- `.cache/` is excluded from linting now.")
+    fix, cause, lint, excluded = (Judged(u, role="fix", p=0.9, speaker="agent", origin="final", worth=0.9)
+                                  for u in said)
+    assert fix.unit.heading.startswith("Commit 1") and cause.unit.heading == "No test for the retry path"
+    assert not together(cause, fix)
+    assert together(lint, excluded)  # a folder and a file in it: the same thing
+
+
 def test_what_is_said_under_a_problem_label_is_no_fix() -> None:
     """An unseen project's key row read "Seven files duplicate `name` / `version` … — fix: three skills repeat the
     same algorithm inline — …": the problems of two proposals in one answer, each under "**Problem:**", the second
