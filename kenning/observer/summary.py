@@ -88,6 +88,12 @@ class State:
         return "; ".join(parts)
 
 
+def _newest_of_each(commits: list[str]) -> list[str]:
+    """``commits`` ("<hash> <subject>") with each subject once, its last, in the order of those."""
+    last = {split_commit(c)[1]: i for i, c in enumerate(commits)}
+    return [c for i, c in enumerate(commits) if last[split_commit(c)[1]] == i]
+
+
 def _short(commit: str, shown: list[str]) -> str:
     """A commit as its hash alone, when it has one and ``shown`` names it in full already."""
     sha = split_commit(commit)[0]
@@ -180,7 +186,9 @@ def advance(state: State, notes: list[Notes]) -> State:
     """``state`` after the turns of ``notes``, in order."""
     for n in notes:
         if n.commits:  # what was changed before a commit is in it; what changed after is not
-            state.commits += n.commits
+            # A commit made again with the same message (amended, rebased, redone after a failed hook) is listed
+            # once, as its newest: "0a69b3c Add demo videos, 8b4d61d Add demo videos" said one commit twice.
+            state.commits = _newest_of_each(state.commits + n.commits)
             state.branch = n.branch
         if n.commits or n.tree_seen:  # (git status says what the whole tree holds)
             state.uncommitted = list(n.uncommitted)

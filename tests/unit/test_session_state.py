@@ -60,6 +60,18 @@ def test_a_clean_tree_is_no_longer_said_once_a_later_turn_changes_files() -> Non
     assert advance(State(clean=True), [Notes()]).clean
 
 
+def test_a_commit_made_again_with_the_same_message_is_listed_once_as_its_newest() -> None:
+    """An unseen project's state read "committed c2fe52e Add repo header image, … 4 more, 0a69b3c Add command demo
+    videos, 8b4d61d Add command demo videos": one commit, amended and force-pushed, said three times."""
+    from kenning.observer.summary import Notes, advance
+
+    state = advance(State(), [Notes(commits=["c2fe52e Add header image", "b294a4c Add demo videos"]),
+                              Notes(commits=["0a69b3c Add demo videos"]),
+                              Notes(commits=["8b4d61d Add demo videos", "5d6e7f8 Link the videos"])])
+    assert state.line() == "committed c2fe52e Add header image, 8b4d61d Add demo videos, 5d6e7f8 Link the videos; " \
+                           "not pushed"
+
+
 def test_a_summary_too_long_keeps_its_newest_items_whole() -> None:
     """What the session did, learned and left open grows turn by turn; past the size kept, the oldest items go
     whole: the first one kept never begins mid-word ("it v6 returns …" of "But go-git v6 returns …")."""
