@@ -113,14 +113,14 @@ def agent_memories(r: Reading, at: float, where: str, files_modified: list[str],
         fixes = [f for f in fixes if not any(f is u for u in used) and f.unit.heading not in headings]
     lone: Judged | None = None  # a fix said apart from the cause, about something else: not its fix
     if causes and fixes:
-        pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f)), None)
+        pair = next(((c, f) for c in causes[:3] for f in fixes[:4] if together(c, f, bool(files_modified))), None)
         if pair is None:
             lone, fixes = fixes[0], []
             if dangling(lone) or (proposed(lone, changed=False) and not files_modified):
                 lone = None  # "This prevents the TypeError …" alone, about no cause said: a note (searchable)
         else:
             causes = [pair[0], *(c for c in causes if c is not pair[0])]
-            fixes = [pair[1], *(f for f in fixes if f is not pair[1] and together(pair[0], f))]
+            fixes = [pair[1], *(f for f in fixes if f is not pair[1] and together(pair[0], f, bool(files_modified)))]
     if lone is not None:
         out.append(ObservationDraft(
             type="bugfix", title=titled(lone, r, files_modified),

@@ -227,12 +227,15 @@ _ANY_FIX = frozenset(stem(w) for w in (
     "works", "worked", "because", "instead", "should", "would", "could", "also", "still"))
 
 
-def together(cause: Judged, fix: Judged) -> bool:
-    """A cause and a fix that belong in one memory: said in one place (the same message and section),
-    or about the same thing (a word of substance, a name, in both)."""
+def together(cause: Judged, fix: Judged, changed: bool = True) -> bool:
+    """A cause and a fix that belong in one memory: said in one place (the same message and section) of a turn that
+    changed files, or about the same thing (a word of substance, a name, in both). In a turn that changed nothing,
+    a message says what it found, often more than one thing ("Renaming `sample.go` … produced a one-sided removal",
+    then "My probe produced a false `PARAM_TYPE` edge …"): only one paragraph is."""
     if cause.message == fix.message and (cause.unit.heading == fix.unit.heading
                                          or not cause.unit.heading or not fix.unit.heading) \
-            and not (cause.unit.bullet and fix.unit.bullet and cause.unit.para != fix.unit.para):
+            and not (cause.unit.bullet and fix.unit.bullet and cause.unit.para != fix.unit.para) \
+            and (changed or cause.unit.para == fix.unit.para):
         # (two items of a list are two findings, unless a word ties them)
         return True
     if cause.message == fix.message and no_finding.heads_a_cause(cause.unit.heading) \

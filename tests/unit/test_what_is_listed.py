@@ -343,6 +343,24 @@ def test_a_cause_and_a_fix_under_two_headings_of_their_own_need_more_than_one_wo
     assert together(lint, excluded)  # a folder and a file in it: the same thing
 
 
+def test_two_findings_of_a_turn_that_changed_nothing_are_no_cause_and_fix() -> None:
+    """An unseen project's review turn kept "Renaming `sample.go` to `sample.ps1` produced a one-sided removal of
+    `Run` … — fix: my probe produced a false `PARAM_TYPE` edge …": two findings of one message, said apart. In a turn
+    that changed files, a message's cause and the change said after it are its cause and fix; in one paragraph, a
+    proposal follows its cause either way."""
+    from kenning.observer.conclusion import together
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    said = units("Renaming `main.go` to `main.rb` produced a one-sided removal of `Serve`.\n\n"
+                 "My probe resolved a call to `api/client.go` instead of the imported one.\n\n"
+                 "The cache never expires entries. Expire them after an hour.")
+    first, second, cause, proposal = (Judged(u, role="fix", p=0.9, speaker="agent", origin="final", worth=0.9)
+                                      for u in said)
+    assert not together(first, second, changed=False) and together(first, second, changed=True)
+    assert together(cause, proposal, changed=False)
+
+
 def test_what_is_said_under_a_problem_label_is_no_fix() -> None:
     """An unseen project's key row read "Seven files duplicate `name` / `version` … — fix: three skills repeat the
     same algorithm inline — …": the problems of two proposals in one answer, each under "**Problem:**", the second
