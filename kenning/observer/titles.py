@@ -21,7 +21,10 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|propo
                       r"workaround)"
                       r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*|"
                       # a word that ties the sentence to the one before ("However, `f` is not called …")
-                      r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+",
+                      r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+|"
+                      # the agent's interjection ("Good — the implementer noticed …", "Excellent - there's already …")
+                      r"^(?:good|great|perfect|excellent|nice|awesome|ok(?:ay)?|alright|right)(?: point| catch| news)?"
+                      r"\s*(?:[—–:!]|-(?=\s)|,)\s*",
                       re.IGNORECASE)
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.

@@ -409,6 +409,11 @@ def test_more_said_in_one_turn_about_the_same_named_thing_is_one_row(story: Stor
 @pytest.mark.parametrize(("said", "statement_"), [
     ("The fix is simple: open the file with encoding utf-8.", "Open the file with encoding utf-8."),
     ("Root cause: the cache key leaves the tenant out.", "The cache key leaves the tenant out."),
+    # the agent's interjection (an unseen project: "Good — the implementer noticed an important issue: …")
+    ("Good — the worker had to live in `build.go` because `env.go` is no test file.",
+     "The worker had to live in `build.go` because `env.go` is no test file."),
+    ("Excellent - there's already a `summary` package.", "There's already a `summary` package."),
+    ("Right now only x86_64 has the guard.", "Right now only x86_64 has the guard."),
 ])
 def test_a_statement_loses_the_words_that_only_announce_it(said: str, statement_: str) -> None:
     from kenning.observer.compose import statement
