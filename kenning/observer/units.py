@@ -306,7 +306,7 @@ def tidy(text: str) -> str:
         out += [_plain(text[at:m.start()]), m.group()]
         at = m.end()
     t = "".join([*out, _plain(text[at:])])
-    return " ".join(t.split()).strip(" :：-—–")
+    return " ".join(t.split()).strip(" :：-—–;；")
 
 
 def _plain(text: str) -> str:

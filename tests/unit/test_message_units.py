@@ -213,3 +213,11 @@ def test_a_table_row_leaves_its_number_and_a_long_bold_line_heads_the_list_under
     assert item.heading.startswith("Commit 1 — `9f8e7d6`")
     assert not [u for u in got if u.text.startswith("Commit 1")]
     assert next(u for u in got if u.text == "An item.").heading != "Not a sentence heading."
+
+
+def test_a_list_item_ends_without_the_semicolon_that_joined_it_to_the_next() -> None:
+    """An unseen project's "Done:" read "`compound-v1` IDs remain stable across normal body/signature edits;;": the
+    item kept the semicolon of the list it was cut from."""
+    said = "Require the runner to check:\n- schema `1.x` remains additive-only;\n- IDs remain stable across edits;"
+    assert [u.text for u in units(said)][-2:] == ["schema `1.x` remains additive-only",
+                                                  "IDs remain stable across edits"]
