@@ -188,6 +188,10 @@ class Selection:
             and not closed.refixed(r.title, self.later_commits(r.session, r.created_at))
             and not (r.kind in ("fact", "gotcha") and closed.states_gap(r.title) and closed.gap_filled(
                 r.title, [*self.commits.get(r.session, []), *self.later_commits(r.session, r.created_at)]))]
+        # A cause a later fix of its session is about: that row says what was done.
+        fixed = restated.fixed_later(self._key_candidates)
+        self.fixed_titles = [r.title for r in self._key_candidates if r.id in fixed]  # (nor "Learned" either)
+        self._key_candidates = [r for r in self._key_candidates if r.id not in fixed]
         self.todos = [r for r in self.todos if not closed.closed(r.title, r.created_at, self.done)]
         self.left_off = next((s for s in self._sums if s.did_work), self._sums[0] if self._sums else None)
         self.summarized = {s.session for s in self._sums}  # sessions whose own line tells their work

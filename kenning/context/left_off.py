@@ -143,8 +143,9 @@ def where_we_left_off(lay: Layout) -> list[str]:
     if done:
         out.append(f"Done: {clean('; '.join(done[-4:]), 500)}")
     elif learned and not next_steps:
-        # What a row above says already is not said again here.
-        titles = [" ".join(title.split()).lower() for title, _rid in lay.listed_titles]
+        # What a row above says already is not said again here, nor a cause a later fix of its session made history.
+        titles = [" ".join(title.split()).lower() for title in [*(t for t, _rid in lay.listed_titles),
+                                                                  *lay.sel.fixed_titles]]
         new = [x for x in learned.split("\n") if x.strip() and not any(
             (k := " ".join(x.split()).lower())[:40] in t or t[:40] in k for t in titles)]
         if new:

@@ -14,6 +14,8 @@ src/notify/models.py …") stay apart. A row whose words are nearly all in anoth
 alone: one turn of an unseen project kept a paragraph on a release tool's snapshot mode and, apart, its first
 sentence; of the same rows nothing else is joined that way (at three quarters, two rows about other code would be).
 
+A cause that a later fix of its own session is about is history too (:func:`fixed_later`).
+
 Standard library only (the SessionStart hook may build the index itself).
 """
 
@@ -84,3 +86,30 @@ def once(rows: list[Row]) -> list[Row]:
             keep[g] = r
     return [keep[k] for k in range(len(head)) if group[k] == k] + rows[LOOKED_AT:]
 
+
+
+def fixed_later(rows: list[Row]) -> set[int]:
+    """The causes among ``rows`` that a later fix of their own session is about: "`RotateWALFiles` … blocks forever on
+    `<-done` — proposed fix: add a …", then "Periodic checkpoint rotation deadlock — fix: `RotateWALFiles` now returns
+    at once …"; "No-ship: the new loopback flow still leaks its live callback `state` through `Flow.String()` …", then
+    "Added `redactedAuthorizationURL()` which masks the `state` query param …". What the cause says of the code no
+    longer holds, and the fix's row says what was done: the cause is history (searchable, not listed). About the same
+    thing: a name of the code and at least two more words in common."""
+    fixes: dict[int, list[Row]] = {}
+    for r in rows:
+        if r.kind == "fix":
+            fixes.setdefault(r.session, []).append(r)
+    out: set[int] = set()
+    for r in rows:
+        if r.kind != "rootcause" or r.session not in fixes or "— fix:" in r.title or " — fixed in " in r.title:
+            continue
+        mine, words = _bare(names(r.title)), said(r.title)
+        if mine and any(f.created_at > r.created_at and mine & _bare(names(f.title)) and len(words & said(f.title)) >= 2
+                        for f in fixes[r.session]):
+            out.add(r.id)
+    return out
+
+
+def _bare(found: frozenset[str]) -> set[str]:
+    """Names without call parentheses or a trailing slash (`String()` is `String`)."""
+    return {n.removesuffix("()").rstrip("/") for n in found}

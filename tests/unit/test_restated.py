@@ -91,3 +91,24 @@ def test_the_index_lists_a_trap_found_again_in_a_later_session_once(story: Story
     assert len([r for r in story.active("shop") if "보호 규칙" in r["title"] and r["layer"] == "key"]) == 2
     rows = [ln for ln in story.context("shop").splitlines() if ln.startswith("#") and "보호 규칙" in ln]
     assert len(rows) == 1 and "3개 상태 체크" in rows[0], rows
+
+
+def test_a_cause_a_later_fix_of_its_session_is_about_is_history() -> None:
+    """An unseen project's key rows kept "No-ship: the new loopback flow still leaks its live callback `state` through
+    `Flow.String()` …" beside the later "Added `redactedAuthorizationURL()` which masks the `state` query param …"."""
+    from kenning.context.restated import fixed_later
+
+    def row(rid: int, title: str, at: float, kind: str, session: int = 7) -> Row:
+        return Row((rid, "bugfix", title, at, "key", 8, 1, 0, "claude-code", session, kind, "project", 0))
+
+    leak = row(1, "The token still leaks through `Client.String()`, which prints the raw header value", 100.0,
+               "rootcause")
+    fix = row(2, "Added `redact()` which masks the token; `Client.String()` now prints the masked header value", 200.0,
+              "fix")
+    assert fixed_later([leak, fix]) == {1}
+    # not: a fix said before, one of another session, one about other code, a cause that says its fix
+    assert fixed_later([row(1, leak.title, 300.0, "rootcause"), fix]) == set()
+    assert fixed_later([leak, row(2, fix.title, 200.0, "fix", session=8)]) == set()
+    assert fixed_later([leak, row(2, "Added `retry()` to the uploader; the client now waits between tries", 200.0,
+                                  "fix")]) == set()
+    assert fixed_later([row(1, leak.title + " — fix: mask it", 100.0, "rootcause"), fix]) == set()
