@@ -126,7 +126,16 @@ def not_a_rule(text: str) -> bool:
         return True  # "encoder.go:66 returns the same slice on every call": the extent of how things are
     if _LETS.match(bare) and not FOR_GOOD.search(said):
         return True  # "yeah let's migrate to cobra": what to do now (0 of 11 labelled such sentences are rules)
+    if _DISLIKE.search(said):
+        return True  # "I don't like that there are turns in dual agent mode": a complaint about how things are
     return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
+
+
+# The user's dislike of how something is ("I don't like that there are turns in dual agent mode", "I don't like how
+# the banner always flickers"): a complaint or a bug report, no way of working. Not a taste ("I don't like
+# semicolons"), nor what the agent does ("I don't like it when you push without asking" asks it not to).
+_DISLIKE = re.compile(r"\b(?:i|we)\s+(?:don['’]?t|do not|dont)\s+(?:really\s+)?(?:like|love)\s+(?:that|how|the fact|"
+                      r"it when|when)\b(?!\s+(?:you|u|claude|codex|the agent)\b)", re.IGNORECASE)
 
 
 # What something does not do or is not ("the chain call doesn't propagate the failure for all hook types", a review

@@ -38,6 +38,9 @@ NOT_RULES = [
     "This duplication means any future fix to the parser needs to be applied in two places.",
     # rule words telling what happened
     "The session-end hook never actually worked, and it is a weird scenario anyway, so let's just remove it",
+    # a complaint about how things are, no way of working
+    "I don't like that there are two prompts per turn in review mode",
+    "i dont like how the banner always flickers when the worker restarts",
     # a review finding pasted to ask about it: what the code does not do, for all of some things
     "  1. Stage exit codes silently swallowed — If the wrapped pre-commit stage returns non-zero, the runner doesn't "
     "propagate the failure for all stage types consistently.\n\nWhat are our options here?",
