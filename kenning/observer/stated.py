@@ -222,6 +222,10 @@ def _gist(prompt: str, limit: int, *, skip_role: bool) -> str:
 _POINTER_WORDS = 6
 
 
+# A markdown heading's marks ("## Summary" of a pasted report, "# Fix the parser" of a pasted plan): not words
+_HEADING_MARK = re.compile(r"^#{1,6}\s+")
+
+
 def _said(sentence: str, *, skip_role: bool) -> str:
     """A sentence of a prompt as its gist, or "" when it says nothing of the user's."""
     if skip_role and _ROLE.match(sentence):
@@ -230,7 +234,7 @@ def _said(sentence: str, *, skip_role: bool) -> str:
                r"could you|would you|i want you to|i'd like you to|let's)\b[\s,!.]*)+", "", sentence,
                flags=re.IGNORECASE)  # repeated: "ok, please could you …"
     s = _LEAD_IN.sub("", s).strip().rstrip(".!")
-    s = re.sub(r"\s+", " ", s)
+    s = re.sub(r"\s+", " ", _HEADING_MARK.sub("", s))
     cut = printed_from(s)
     json_at = s.find('{"')  # a JSON log record pasted after the words ("still failing: {"time": …")
     cut = json_at if json_at > 0 and (cut < 0 or json_at < cut) else cut

@@ -429,6 +429,11 @@ def test_a_statement_loses_the_words_that_only_announce_it(said: str, statement_
     ("导出失败了 [09:12:01] [Export] job 1b4e28ba-2fa1-11d2-883f-0016d3cca427 failed", "导出失败了"),
     ("Update the old [API] handler so GET /users works", "Update the old [API] handler so GET /users works"),
     ("[09:12:01] [Export] GET /api/export/7 failed. Why does the export fail?", "Why does the export fail?"),
+    # a pasted document's heading marks are no words ("Implement this plan:\n# Fix …", "## Summary" over a report)
+    ("Implement this plan:\n# Fix the parser's token gaps\n\n## Context\n- the lexer", "Implement this plan: Fix "
+                                                                                   "the parser's token gaps"),
+    ("Please review:\n## Summary\nThe exporter drops zero rows", "The exporter drops zero rows"),
+    ("#123 is still broken on main", "#123 is still broken on main"),
 ])
 def test_a_sessions_request_is_the_users_words_in_any_script_without_the_log_they_pasted(prompt: str,
                                                                                           gist: str) -> None:
