@@ -87,7 +87,6 @@ def once(rows: list[Row]) -> list[Row]:
     return [keep[k] for k in range(len(head)) if group[k] == k] + rows[LOOKED_AT:]
 
 
-
 def fixed_later(rows: list[Row]) -> set[int]:
     """The causes among ``rows`` that a later fix of their own session is about: "`RotateWALFiles` … blocks forever on
     `<-done` — proposed fix: add a …", then "Periodic checkpoint rotation deadlock — fix: `RotateWALFiles` now returns
