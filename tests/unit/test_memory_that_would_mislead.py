@@ -1068,3 +1068,19 @@ def test_words_said_refusing_a_tool_are_the_users_though_the_refusal_shows_them(
                                during=[("rejection", said)], last="Understood: the fixtures stay."))
     rules = [r["title"] for r in story.active("shop") if r["kind"] == "rule"]
     assert any("fixtures folder" in t for t in rules), story.active("shop")
+
+
+def test_a_table_row_of_the_answer_is_not_what_a_change_did() -> None:
+    """An unseen project's session line ended "→ Changed checkpoint-scenarios.md: 7; Content-aware overlap only for
+    new files; …": a row of a table the answer showed, taken for what the change did."""
+    from kenning.observer.providers.rules import _change
+    from kenning.observer.reading import Reading
+
+    row, said = units("| 7 | Retries only for idempotent calls | POST is never retried |\n\n"
+                      "Documented the retry caveat in the scenarios doc.")
+    assert row.table
+    judged = [Judged(row, role="change", p=0.9, speaker="agent", origin="final", worth=0.3),
+              Judged(said, role="change", p=0.6, speaker="agent", origin="final", worth=0.3)]
+    draft = _change(Reading(prompt="document the caveats", words="document the caveats", agent=judged),
+                    ["docs/scenarios.md"], set(), [], "document the caveats", 0.0, {})
+    assert draft.title == "Changed scenarios.md: Documented the retry caveat in the scenarios doc.", draft.title

@@ -586,8 +586,9 @@ def _change(r: Reading, files: list[str], created: set[str], reads: list[str], g
             at: float, edits: dict[str, int]) -> ObservationDraft:
     """Routine work: titled by its commit, else by what the agent said it changed, else by the request."""
     commit = r.actions.commits[-1] if r.actions.commits else None
-    # (not a sentence that only counts the list of changes it introduces: "Three changes were needed for v2:")
-    change = [j for j in r.found("change", final_only=True, min_p=0.4) if not counts_a_list(j)]
+    # (not a sentence that only counts the list of changes it introduces: "Three changes were needed for v2:", nor a
+    # table's row: "7; Content-aware overlap only for new files; …" of a table the answer shows, not what was done)
+    change = [j for j in r.found("change", final_only=True, min_p=0.4) if not counts_a_list(j) and not j.unit.table]
     lead = topic(r, [], "")
     outcome = commit.subject if commit else lead or (change[0].text if change else "")
     verb = "Added" if created and len(created) == len(files) else "Changed"
