@@ -314,6 +314,9 @@ def _first_span(text: str) -> str:
     return m.group(1).strip().removesuffix("()").lower() if m else ""
 
 
+_YOU_CAN = re.compile(r"\byou (?:can|could|may|might)\b(?!['’]t| not\b)", re.IGNORECASE)
+
+
 def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
     """The agent's units of a role it is sure enough of: its last message at SURE, before it at more."""
     need = max(SURE[role], ANSWER_SURE) if asked else SURE[role]
@@ -343,6 +346,9 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role != "rootcause" or not gates.recommends(j.text))  # "… のフローが適切です": advice, no cause
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
+            # what the user can do ("So for the screenshot, you can capture the `plan` output …"): advice for that
+            # moment, no cause or fix (11 labelled sentences of the agent say "you can / could / may …", all noise)
+            and (role not in ANALYSIS or not _YOU_CAN.search(j.text))
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             and (role != "fix" or not no_finding.heads_a_cause(j.unit.heading))  # a defect under "What was wrong"
             and (role not in ("fix", "rootcause") or not no_finding.would_be(j.text))  # "We'd then debug …": a plan

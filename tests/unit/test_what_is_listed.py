@@ -412,3 +412,13 @@ def test_what_the_user_means_to_do_is_no_fact() -> None:
 
     assert not _user_keeps(_judged("fact", "For the sync tool..we need to research how the repo works", "user"))
     assert _user_keeps(_judged("fact", "The integration tests need Docker running on this machine", "user"))
+
+
+def test_what_the_user_can_do_is_no_cause_or_fix() -> None:
+    """An unseen project's key row read "So for the screenshot, you can capture the `plan` output without exposing
+    any real source/target": advice for that moment, judged a cause."""
+    advice = _judged("rootcause", "So for the screenshot, you can capture the `dry-run` output without exposing "
+                                  "any real host.")
+    cause = _judged("rootcause", "The export drops refunds because `amount > 0` filters out negative rows.")
+    cannot = _judged("rootcause", "The deploy fails because you can't push tags from a fork's workflow token.")
+    assert _taken("rootcause", advice, cause, cannot) == [cause, cannot]
