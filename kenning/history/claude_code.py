@@ -207,14 +207,19 @@ def _prompt_event(at: float, key: str, common: dict[str, Any], text: str, origin
 Command = tuple[float, str, str, str, str, dict[str, Any]]  # (time, uuid, prompt, words, origin, common)
 
 
-def _command_turn(command: Command, turn: _Turn) -> Iterator[Event]:
-    """The turn a slash command run with the user's words opens: the open turn's Stop, then its prompt."""
-    at, uuid, prompt, _, origin, common = command
+def _new_turn(turn: _Turn, at: float, uuid: str, common: dict[str, Any], prompt: str, origin: str) -> Iterator[Event]:
+    """The turn a prompt opens: the open turn's Stop, then the prompt."""
     stopped = turn.stop(common)
     if stopped is not None:
         yield stopped
     turn.open, turn.end = True, at
     yield _prompt_event(at, f"prompt:{uuid}", common, prompt, origin)
+
+
+def _command_turn(command: Command, turn: _Turn) -> Iterator[Event]:
+    """The turn a slash command run with the user's words opens."""
+    at, uuid, prompt, _, origin, common = command
+    return _new_turn(turn, at, uuid, common, prompt, origin)
 
 
 def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
@@ -283,12 +288,7 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
                 continue
             origin = prompt_origin(rec, text)
             if origin is not None:
-                stopped = turn.stop(common)
-                if stopped is not None:
-                    yield stopped
-                turn.open = True
-                turn.end = at
-                yield _prompt_event(at, f"prompt:{uuid}", common, text, origin)
+                yield from _new_turn(turn, at, uuid, common, text, origin)
                 continue
             if text:
                 continue  # Claude Code's own words (a summary, a command's output, a notification)
