@@ -180,7 +180,9 @@ _CUES: dict[str, tuple[str, str]] = {
 
 
 def _compile(words: str, cjk: str) -> re.Pattern[str]:
-    parts = [rf"(?<![\w-])(?:{words})(?![\w-])"] if words else []
+    # A whole word, not part of a name: "`temporary.go`", "`ctx.Done()`" and "`TODO.md`" say nothing provisional,
+    # finished or left to do (a plan's "`checkpoint/temporary.go` - Filter …" was read as tentative)
+    parts = [rf"(?<![\w.-])(?:{words})(?![\w-]|\.\w)"] if words else []
     parts += [re.escape(w.replace("\u00a0", " ")) for w in cjk.split(" ") if w]  # a no-break space joins a phrase
     return re.compile("|".join(parts), re.IGNORECASE)
 

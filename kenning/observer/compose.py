@@ -52,13 +52,25 @@ MAX_AGENT = 3       # memories of the agent's own from one turn (the root cause 
 MAX_PLAN = 3        # decisions from one accepted plan
 MAX_EACH = {"gotcha": 2, "decision": 2, "todo": 1, "fact": 1}  # of the agent, in one turn
 _SAYS_WHY = frozenset({"reason", "cause", "decided", "tentative"})  # what a plan's decision must say
+# A plan's sections on how it is built and checked ("## Files to Modify", "## Verification", "## Test plan"): of
+# 117 labelled plan sentences under such headings, none is a decision (116 noise, 1 fact)
+_HOW_BUILT = re.compile(r"^(?:\d+[.)]\s*)?(?:(?:critical |key )?files? (?:to )?"
+                        r"(?:modify|create|change|touch|edit|update)|files? (?:changed|modified|touched)|"
+                        r"verification|testing|tests?|test plan|(?:implementation )?order(?: of implementation)?|"
+                        r"fichiers à modifier|vérification|修改文件|文件列表|验证|测试|"
+                        r"変更(?:する)?ファイル|検証|テスト|수정할 파일|검증|테스트)\b", re.IGNORECASE)
+
+
 def plan_memories(r: Reading, at: float, where: str) -> list[ObservationDraft]:
     """The design decisions of an accepted plan (the agent's words, accepted by the user): those that say why
     (DESIGN.md §9: a decision is a choice and its reason). The rest of a plan is how it is to be built ("Replace
     all 4 early returns with …", "~37 call sites follow this pattern"), true until the code changes and told by
-    the code once built: notes, searchable, never listed at session start."""
+    the code once built: notes, searchable, never listed at session start. Nor is a plan's "maybe" ("Consider if
+    `CheckpointInfo` should also drop SessionIDs (probably keep for now)") a decision, nor its list of files."""
     picked = distinct(sorted((j for j in r.plan if j.role == "decision" and j.worth >= 0.6 and worth_saying(j)
-                              and not dangling(j) and signals_of(j.text) & _SAYS_WHY), key=lambda j: -j.worth))
+                              and not dangling(j) and not _HOW_BUILT.match(j.unit.heading)
+                              and _SAYS_WHY & (said := signals_of(j.text)) and "hypothesis" not in said),
+                             key=lambda j: -j.worth))
     out = []
     for j in picked[:MAX_PLAN]:
         out.append(ObservationDraft(  # (one that only points back takes the sentence it points at in front)
@@ -315,6 +327,20 @@ def _first_span(text: str) -> str:
 
 
 _YOU_CAN = re.compile(r"\byou (?:can|could|may|might)\b(?!['’]t| not\b)", re.IGNORECASE)
+# A test added ("New `TestExchange_ExchangeErrorWithoutDescription` exercises the previously-untested branch …",
+# "Added a regression test for …"): work on the tests, no defect's fix (8 labelled such sentences: changes and noise)
+_TEST_ADDED = re.compile(r"^\W*(?:new|added|adds|add|wrote|extended|strengthened)\s+(?:an?\s+|the\s+|two\s+|three\s+|"
+                         r"\d+\s+)?(?:new\s+)?(?:unit\s+|regression\s+|integration\s+|e2e\s+|table[- ]driven\s+|"
+                         r"focused\s+)?(?:tests?|subtests?|test cases?|`Test\w*`)(?!\w)", re.IGNORECASE)
+# Merge conflicts resolved ("Resolved conflict in `explain.go` by keeping HEAD features …", "The conflicts were resolved
+# by keeping both"): joining two lines of work, no defect found or fixed
+_CONFLICTS_RESOLVED = re.compile(
+    r"\bmerge conflicts?\b[^.]{0,40}\bresolv|"
+    r"\bresolv\w* (?:the |all |both |these |those |remaining |\d+ )?(?:merge |rebase |git )?conflicts? "
+    r"(?:in|by|with)\b|"
+    r"\bconflicts? (?:in \S+ )?(?:were|was|have been|has been|are) (?:all )?resolved (?:by|with)\b|"
+    r"^resolved (?:the |all )?(?:merge |rebase )?conflicts?\b|"
+    r"(?:合并|合並)?冲突已?解决|解决(?:了)?(?:合并)?冲突|(?:コンフリクト|競合)を?解消|충돌을? 해결", re.IGNORECASE)
 
 
 def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
@@ -349,6 +375,8 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # what the user can do ("So for the screenshot, you can capture the `plan` output …"): advice for that
             # moment, no cause or fix (11 labelled sentences of the agent say "you can / could / may …", all noise)
             and (role not in ANALYSIS or not _YOU_CAN.search(j.text))
+            and (role not in ANALYSIS or not _CONFLICTS_RESOLVED.search(j.text))
+            and (role not in ANALYSIS or not _TEST_ADDED.match(j.text) or "cause" in cues.signals(j.text))
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             and (role != "fix" or not no_finding.heads_a_cause(j.unit.heading))  # a defect under "What was wrong"
             and (role not in ("fix", "rootcause") or not no_finding.would_be(j.text))  # "We'd then debug …": a plan
@@ -369,8 +397,11 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
 
 # A report of the checks run, under its label ("Verification: `bash -n …` passed, and `rg` found no …", "検証: …"):
 # what was checked, no cause, fix or decision (a gotcha it names still is one).
+# Nor what it verified ("Verified each bullet is a real delta since v0.4.0 …", "Verified with `bash -n` …": 11 labelled
+# sentences of the agent open so, all noise; "Confirmed: …" often brings a finding, and stays).
 _VERIFICATION = re.compile(r"^\W*(?:verification|verified|validation|validated|sanity check)\s*[:：]|"
-                           r"^\W*(?:验证|驗證|検証|確認結果|검증|확인 결과)\s*[:：]", re.IGNORECASE)
+                           r"^\W*(?:verified|validated|double-checked)\b|"
+                           r"^\W*(?:验证|驗證|検証|確認結果|검증|확인 결과)\s*[:：]|^\W*已验证", re.IGNORECASE)
 # A run reported as passing, and nothing else ("All pre-push checks passed (build, lint, test)."): where that
 # moment stood, never a lasting finding. One that goes on to say why, despite what, or under which condition
 # ("only when HK_LIBGIT2=0", "on Linux") is not one.

@@ -55,3 +55,15 @@ def test_a_choice_said_to_be_deliberate_is_a_decision_cue(text: str) -> None:
 
 def test_a_deliberate_word_inside_a_name_is_no_cue() -> None:
     assert "decided" not in cues.signals("The intentional-failure fixture makes the second step exit 1.")
+
+
+@pytest.mark.parametrize(("text", "signal"), [
+    ("`cmd/entire/cli/checkpoint/temporary.go` - Filter transcripts in tree building", "tentative"),
+    ("The handler waits on `ctx.Done()` before it flushes", "done"),
+    ("Track the reconciliation in `TODO.md` as a line item", "todo"),
+])
+def test_a_cue_word_that_is_part_of_a_file_or_method_name_is_no_cue(text: str, signal: str) -> None:
+    """A plan's list of files named `temporary.go` and read "provisional": a word of a dotted name is the name's."""
+    assert signal not in cues.signals(text)
+    plain = text.replace("temporary.go", "temporary file").replace("ctx.Done()", "done").replace("TODO.md", "TODO")
+    assert signal in cues.signals(plain)

@@ -422,3 +422,60 @@ def test_what_the_user_can_do_is_no_cause_or_fix() -> None:
     cause = _judged("rootcause", "The export drops refunds because `amount > 0` filters out negative rows.")
     cannot = _judged("rootcause", "The deploy fails because you can't push tags from a fork's workflow token.")
     assert _taken("rootcause", advice, cause, cannot) == [cause, cannot]
+
+
+@pytest.mark.parametrize("resolved", [
+    "Resolved conflict in `explain.go` by keeping HEAD features while using `gitutil.OpenRepository()`",
+    "The conflicts were resolved by keeping both",
+    "已解决合并冲突，保留了两边的改动。",
+])
+def test_merge_conflicts_resolved_are_no_fix(resolved: str) -> None:
+    """An unseen project's key rows held "Resolved conflict in `explain.go` by keeping HEAD features …" and "The
+    conflicts were resolved by keeping both" as fixes: joining two lines of work, no defect found or fixed."""
+    merged = _judged("fix", resolved)
+    fix = _judged("fix", "The session conflict check now clears `BaseCommit` when the conflict is resolved, so hooks "
+                         "no longer create the branch `entire/`.")
+    assert _taken("fix", merged, fix) == [fix]
+
+
+PLAN = """# Plan: Output filter
+
+## Design
+
+- Run the filter before a blob is written, so that no secret reaches git history.
+- Consider if `CheckpointInfo` should also drop the session IDs (probably keep for now).
+
+## Files to Modify
+
+1. `cmd/cli/checkpoint/temporary.go` - Filter transcripts in tree building, to avoid unfiltered writes
+"""
+
+
+def test_a_plans_list_of_files_and_its_maybes_are_no_decisions() -> None:
+    """An unseen project's key rows held "`cmd/entire/cli/checkpoint/temporary.go` - Filter transcripts in tree
+    building (tentative)" (a plan's list of files to modify, read "provisional" for the file's name) and "Consider if
+    `CheckpointInfo` should also drop SessionIDs (probably keep for now)" as decisions of the plan the user accepted."""
+    from kenning.observer.compose import plan_memories
+    from kenning.observer.reading import Reading
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    said = [Judged(u, role="decision", p=0.95, speaker="user", origin="plan", worth=0.95) for u in units(PLAN)
+            if u.text.startswith(("Run the", "Consider", "`cmd"))]
+    assert len(said) == 3
+    kept = plan_memories(Reading(origin="plan", plan=said, plan_title="Output filter"), 0.0, "prompt 1")
+    assert [d.title for d in kept] == [said[0].text]
+
+
+def test_what_the_agent_verified_or_a_test_it_added_is_no_finding() -> None:
+    """An unseen project's key rows held "Verified each bullet is a real delta since v0.4.0 (`git log v0.4.0..HEAD`)
+    … — no stale survivors." (a fact) and "New `TestExchange_ExchangeErrorWithoutDescription` exercises the
+    previously-untested no-description branch …" (a fix): a check of that moment, and work on the tests."""
+    verified = _judged("fact", "Verified each entry is a real change since v1.2.0 (`git log v1.2.0..HEAD`): the "
+                               "`export` package and the Go bump — nothing stale.")
+    fact = _judged("fact", "The `export` package is unreleased: it sits under `## Unreleased` in the changelog.")
+    assert _taken("fact", verified, fact) == [fact]
+    test = _judged("fix", "New `TestExport_RefundWithoutReason` exercises the previously untested branch of "
+                          "`Error()`, asserting the bare rendering.")
+    fix = _judged("fix", "`Error()` no longer leaves a dangling separator when the reason is empty.")
+    assert _taken("fix", test, fix) == [fix]
