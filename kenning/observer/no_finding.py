@@ -42,7 +42,9 @@ def reports_an_act(text: str) -> bool:
 
 # What we would do ("We'd then debug the manifest", "we would capture the branch at …"): a plan or a thought, no
 # fix made and no cause found (none of the labelled sentences of the agent so is either). "We'd been …" is "had".
-_WOULD = re.compile(r"\b(?:we|you)(?:['’]d(?!\s+(?:been|had|already|never|just)\b)| would)\b", re.IGNORECASE)
+# So is a fix that would be ("The fix would be to set `state.FilesTouched` even when …").
+_WOULD = re.compile(r"\b(?:we|you)(?:['’]d(?!\s+(?:been|had|already|never|just)\b)| would)\b|"
+                    r"\b(?:fix|solution|workaround|remedy)\s+(?:would|could|might)\s+be\b", re.IGNORECASE)
 
 
 def would_be(text: str) -> bool:

@@ -153,6 +153,11 @@ def test_what_we_would_do_is_no_fix() -> None:
     done = _judged("fix", "We'd been reading `plugin.json` from the wrong folder; `load()` now resolves it from the "
                           "root.")
     assert _taken("fix", plan, done) == [done]
+    # "The fix would be to set `state.FilesTouched = remainingFiles` even when …": an unseen project's cause
+    would = _judged("rootcause", "The fix would be to set `state.touched = remaining` even when the write is skipped "
+                                 "(the files are gone but must still be tracked).")
+    cause = _judged("rootcause", "The write is skipped for deleted files, so `state.touched` keeps the old list.")
+    assert _taken("rootcause", would, cause) == [cause]
 
 
 def test_a_consequence_is_not_labelled_the_cause() -> None:
@@ -479,3 +484,15 @@ def test_what_the_agent_verified_or_a_test_it_added_is_no_finding() -> None:
                           "`Error()`, asserting the bare rendering.")
     fix = _judged("fix", "`Error()` no longer leaves a dangling separator when the reason is empty.")
     assert _taken("fix", test, fix) == [fix]
+
+
+@pytest.mark.parametrize("lead", [
+    "Here's what the deferred approach requires that per-commit condensation would eliminate",
+    "Here is how the retry budget is shared between the two workers",
+    "以下是延迟方案需要而逐次提交压缩可以省掉的部分",
+])
+def test_what_introduces_what_follows_is_no_finding(lead: str) -> None:
+    """An unseen project's key row read "Here's what the deferred approach requires that per-commit condensation
+    would eliminate": the lead-in of a list, which says nothing of its own."""
+    fact = _judged("fact", "The retry budget is shared: both workers draw from one token bucket of 10 per minute.")
+    assert _taken("fact", _judged("fact", lead), fact) == [fact]
