@@ -29,6 +29,9 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|propo
 # A sentence about something an earlier one named ("This is safe because …", "That made the tests fail",
 # "You were getting minimal info"): a fragment on its own, unless its title takes that sentence in front.
 _DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
+                       # the other way to what was said before ("Or if that doesn't work, create the tap by hand":
+                       # 7 labelled sentences of the agent open with "Or", all noise)
+                       r"^or\b|"
                        # a predicate of what was said before ("Out of scope for this PR but worth filing as a
                        # follow-up", "Worth watching on the first release run": 0 of 3 labelled such are kept)
                        r"^(?:out of scope|(?:probably |also |maybe )?worth (?:\w+ing|a|an|it)\b)|"

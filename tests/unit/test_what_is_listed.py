@@ -496,3 +496,11 @@ def test_what_introduces_what_follows_is_no_finding(lead: str) -> None:
     would eliminate": the lead-in of a list, which says nothing of its own."""
     fact = _judged("fact", "The retry budget is shared: both workers draw from one token bucket of 10 per minute.")
     assert _taken("fact", _judged("fact", lead), fact) == [fact]
+
+
+def test_the_other_way_to_what_was_said_before_is_no_finding() -> None:
+    """An unseen project's key row read "Or if that doesn't work, create the tap structure manually without
+    `tap-new`": the alternative to a step said before, which it does not say."""
+    other = _judged("gotcha", "Or if that doesn't work, create the tap structure by hand without `tap-new`.")
+    gotcha = _judged("gotcha", "`brew tap-new` refuses a tap outside `$(brew --repository)/Library/Taps`.")
+    assert _taken("gotcha", other, gotcha) == [gotcha]
