@@ -72,7 +72,7 @@ _CUES: dict[str, tuple[str, str]] = {
     "user_scope": (
         r"in (?:every|each|all|any) (?:of my )?(?:projects?|repos?|repositor(?:y|ies)|codebases?)|"
         r"whatever the (?:repo|repository|project)|whichever (?:repo|repository|project)|across (?:all )?"
-        r"(?:my )?projects|(?:always )?(?:answer|reply|respond|talk|write|speak) (?:to )?me|for me|about me|"
+        r"(?:my )?projects|(?:always )?(?:answer|reply|respond|talk|write|speak) (?:to )?me|for me(?! to\b)|about me|"
         r"my (?:style|preference|habit)s?|dans tous (?:les|mes) projets|quel que soit le (?:projet|dépôt)|"
         r"in allen (?:meinen )?projekten|egal welches (?:projekt|repo)|en todos (?:los|mis) proyectos|"
         r"em todos os (?:meus )?projetos|in tutti i (?:miei )?progetti|(?:tüm|bütün) projeler(?:de|imde)|her projede|"

@@ -128,7 +128,32 @@ def not_a_rule(text: str) -> bool:
         return True  # "yeah let's migrate to cobra": what to do now (0 of 11 labelled such sentences are rules)
     if _DISLIKE.search(said):
         return True  # "I don't like that there are turns in dual agent mode": a complaint about how things are
+    if _BELIEF.match(bare):
+        return True  # "I thought the pass rates are per assertion": what they believed or meant (0 of 10 is a rule)
+    if pasted_config(bare):
+        return True  # "dolt: auto-commit: on # Create a Dolt commit after each successful write …": a file's text
     return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
+
+
+# What the user believed, meant or thinks ("I thought the pass rates in agentv are for each assertion", "I meant for
+# the CLI we set up in this repo", "i don't think agentv has any use of the remote name, can you confirm"): their
+# understanding, a clarification or a choice, no way of working (of 10 labelled such sentences of the user, 4 are
+# decisions, none a rule)
+_BELIEF = re.compile(r"^(?:(?:also|oh|ah|hmm|but|and|no|ok(?:ay)?|so)[,]?\s+)*i\s+(?:thought|meant|mean|think|"
+                     r"guess|assumed|believed?|figured|suppose|was thinking|(?:don['’]?t|do not|dont)\s+th?ink)\b",
+                     re.IGNORECASE)
+# A pasted piece of configuration: "key: value" pairs with a comment, a flag's value or a block scalar ("dolt:
+# auto-commit: on # Create a Dolt commit after each successful write", "agentRules: | Always run tests …"). Of the
+# labelled sentences of the user so, 8, all are noise (logs, commits, config).
+_KEY = re.compile(r"(?:^|\s)[A-Za-z_][\w.-]*:(?=\s|$)")
+_CONFIG_MARK = re.compile(r"(?:^|\s)#\s|:\s*[|>][-+]?(?:\s|$)|:\s*(?:true|false|on|off|yes|no|null|~|\d+)(?:\s|$)",
+                          re.IGNORECASE)
+
+
+def pasted_config(text: str) -> bool:
+    """Whether a sentence is configuration pasted in (YAML-like), not the user's own words."""
+    keys = len(_KEY.findall(text))
+    return bool(keys) and bool(_CONFIG_MARK.search(text)) and (keys >= 2 or bool(re.search(r":\s*[|>]", text)))
 
 
 # The user's dislike of how something is ("I don't like that there are turns in dual agent mode", "I don't like how

@@ -22,6 +22,9 @@ INLINE_CODE_LINES, INLINE_CODE_CHARS = 3, 200
 _INTRODUCES = re.compile(r"(?:[:：]|には|하려면|如下)\s*$")
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# A fence with a language after it ("```yaml", "```go title=…"): inside a block, one nested in it ("```markdown" over
+# "```yaml" … "```" … "```"), never the block's end (a closing fence has no info string)
+_OPENS = re.compile(r"^\s*(?:```|~~~)[`~]*\s*[A-Za-z][\w+#.-]*")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 # A line that is only a bold label: "**Root cause**" / "**Root cause:**" / "**Changes made across 3 files:**"
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)([^*_\n]{1,80}?)(?:\*\*|__)\s*[:：]?\s*$")
@@ -118,6 +121,7 @@ def units(text: str) -> list[Unit]:
     para_bullet = False
     para_label = ""
     in_code = False
+    depth = 0                     # fences open inside the code block (a block of Markdown quoting one of YAML)
     intro: int | None = None      # the unit whose sentence introduced what follows ("… run:"), if it just ended
     code: list[str] | None = None  # the lines of a code block such a sentence introduced, while in it
 
@@ -164,6 +168,11 @@ def units(text: str) -> list[Unit]:
     lines = (text or "").splitlines()
     for n, raw in enumerate(lines):
         if _FENCE.match(raw):
+            if in_code and (_OPENS.match(raw) or depth):
+                depth += 1 if _OPENS.match(raw) else -1
+                if code is not None:
+                    code.append(raw)
+                continue
             flush()
             if in_code and code is not None and intro is not None:
                 lines = [x.strip() for x in code if x.strip()]

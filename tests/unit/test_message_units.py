@@ -30,6 +30,19 @@ def test_a_long_block_or_one_nothing_introduced_stays_out() -> None:
     assert [u.text for u in units(loose)] == ["The tests pass."]
 
 
+def test_a_block_quoting_another_block_is_code_to_its_end() -> None:
+    """An unseen project's user pasted research that shows a README snippet (a Markdown block holding a YAML block);
+    the inner "```yaml" was read as the outer block's end, and the config after it ("# Inline rules agentRules: |
+    Always run tests before pushing.") as the user's words, a standing rule."""
+    said = (f"Is this aligned with what we do? The research:\n\n{FENCE}markdown\n## Config\n{FENCE}yaml\n"
+            f"agentRules: |\n  Always run tests before pushing.\n{FENCE}\n{FENCE}\n\nWe keep the rules in AGENTS.md.\n"
+            f"{FENCE} [1](#0-0)\nstray: true\n{FENCE}\nThe end.")
+    texts = [u.text for u in units(said)]
+    assert not [t for t in texts if "Always run tests" in t or "Config" in t], texts
+    assert "We keep the rules in AGENTS.md." in texts
+    assert texts[-1] == "The end.", texts
+
+
 def test_a_pasted_stack_trace_is_no_unit_but_a_sentence_naming_one_frame_is() -> None:
     js = "at render at http://localhost:3000/chunk-a1.js:30815:13 at http://localhost:3000/chunk-a1.js:31375:23"
     py = 'File "app/main.py", line 40, in run File "app/db.py", line 12, in connect'

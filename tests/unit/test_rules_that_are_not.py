@@ -59,6 +59,14 @@ NOT_RULES = [
     "yeah let's migrate the CLI to cobra (I was actually assuming we use it already)",
     "let's add more tests for each gap you listed, do commits",
     "oh no, the others won't see the local dashboard..that's just for me",
+    # what the user believed or meant, a question without its mark (an unseen project's "standing rules")
+    "I thought the pass rates in the report are for each assertion",
+    "i meant for the cli which we set up in this repo and configured in the .tool folder",
+    "i don't think the importer has any use of the remote name, can you confirm.",
+    # configuration pasted in, and a request "for me to" do something
+    "store: auto-commit: on # Create a commit after each successful write auto-push: false # Opt-in for one writer",
+    "# Inline rules agentRules: | Always run tests before pushing.",
+    "Please submit the rebased PR for me to review.",
     # an answer to the agent's options, about one of them ("for 2." is no sentence of its own)
     'Yes, but for 2. we need to have a sturdier solution to ensure it is definitely "always" handled. What do you '
     'suggest?',
@@ -164,6 +172,10 @@ def test_each_shape_has_its_reason() -> None:
     assert own_words.own_rule_signals("Upstream by default only follows the first request") == frozenset()
     assert own_words.own_rule_signals("that's just for me") == frozenset()
     assert own_words.own_rule_signals("Keep your answers short for me") == {"user_scope"}
+    assert "user_scope" not in cues.signals("Please submit the rebased PR for me to review.")
+    assert own_words.not_a_rule("I thought the pass rates are for each assertion")
+    assert own_words.pasted_config("store: auto-commit: on # Create a commit after each write auto-push: false")
+    assert not own_words.pasted_config("Rule: always use tabs. Reason: the linter wants them.")
     half = 'always set, 0 when empty" tells consumers what to expect'
     assert own_words.unquoted(half) == " tells consumers what to expect"
     assert own_words.not_a_rule("yeah let's migrate to cobra")
