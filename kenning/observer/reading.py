@@ -28,6 +28,21 @@ MAX_UNITS = 400  # of one turn's texts: a turn that says more is mostly pasted o
 # Units of a user's message that is mostly brought in (a review, an issue, a report they paste), not said:
 # of 202 labelled units of such typed prompts in real sessions, 2 are facts or causes.
 LONG_PROMPT = 12
+# The user's words that hand over someone else's ("what do you think of this?", "I spoke with my other agent and he
+# had this to say", "this is the research below:"): what follows in that message is the other author's (a plan, an
+# answer, research), and nothing of it is the user's rule, decision or to-do. Read in a message's first two units.
+_OTHERS_WORDS = re.compile(
+    r"\bwhat do you (?:think|make) (?:of|about) (?:this|these|that|it|the following)\b|"
+    r"\b(?:had|has|have) (?:this|the following) to say\b|"
+    r"\b(?:research|plan|review|feedback|output|proposal|notes?|summary|report|analysis|response|answer|reply|"
+    r"suggestions?|message)\s+(?:is\s+|are\s+)?below\b|\bbelow is\b|\bsee below\b|"
+    r"\b(?:from|by|of) (?:my |another |the other |a different |an ?other )(?:agent|session|claude|codex|gemini|llm|"
+    r"model|reviewer|colleague|teammate)\b|"
+    r"\b(?:my|another|the other) (?:other )?(?:agent|claude|codex|gemini|session|reviewer|colleague)\b[^.?!]{0,60}"
+    r"\b(?:said|says|wrote|writes|suggests?|suggested|had|thinks?|came up with|proposed|proposes)\b|"
+    r"你怎么看|你觉得(?:这|以下)|以下是(?:另一个|别的)|另一个(?:agent|会话|模型)|どう思(?:う|います)|別のエージェント|"
+    r"어떻게 생각|다른 에이전트", re.IGNORECASE)
+OTHERS_AFTER = 3  # at least this many units after the words that hand them over
 _PLAN_TITLE = re.compile(r"^\s*#\s*(?:plan\s*[:：-]\s*)?(.+)$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -54,6 +69,16 @@ class Reading:
         pool = [j for j in self.agent if j.role in roles and j.p >= min_p and (not final_only or j.origin == "final")]
         pool.sort(key=lambda j: (j.origin != "final", -j.p))
         return distinct(pool)
+
+
+def handed_over(message: list[Judged]) -> list[Judged]:
+    """The units of a user's message after words that hand over someone else's ("hey I spoke with my other agent
+    about this issue and he had this to say. does this change anything for us?" over its answer, "what do you think
+    of this?" over a plan): not the user's."""
+    for k, j in enumerate(message[:2]):
+        if len(message) - k - 1 >= OTHERS_AFTER and _OTHERS_WORDS.search(j.text):
+            return message[k + 1:]
+    return []
 
 
 def origin_of(prompt_event: Event | None) -> str:
@@ -118,6 +143,7 @@ def read_turn(prompt: Event | None, events: list[Event], stop: Event | None, tex
     # Pasted, then looked up (a PR's description the user quotes to criticise): the quoted text's words,
     # not the user's.
     pasted = {id(m[i]) for m in messages for i in quoted([j.text for j in m], seen)}
+    pasted |= {id(j) for m in messages for j in handed_over(m)}
     if pasted:
         r.pasted = [j.text for j in r.user if id(j) in pasted]
         r.user = [j for j in r.user if id(j) not in pasted]

@@ -67,6 +67,13 @@ NOT_RULES = [
     "store: auto-commit: on # Create a commit after each successful write auto-push: false # Opt-in for one writer",
     "# Inline rules agentRules: | Always run tests before pushing.",
     "Please submit the rebased PR for me to review.",
+    # someone else's words the user hands over: another agent's answer, a plan to weigh
+    "hey I spoke with my other agent about this issue and he had this to say. does this change anything for us?\n\n"
+    "Confirmed, the writer goes through the shared root too.\nNever drop data when the resolver returns None.\n"
+    "Always sort the entries by version and options.\nNever touch the generated files under gen/.",
+    "what do you think of this? just tell me first before changing anything:\n\nKeep the stale-version guard.\n"
+    "Resolver returns None → leave the platform where it is, never drop data.\n"
+    "Always run the whole test suite before pushing.",
     # an answer to the agent's options, about one of them ("for 2." is no sentence of its own)
     'Yes, but for 2. we need to have a sturdier solution to ensure it is definitely "always" handled. What do you '
     'suggest?',
