@@ -151,6 +151,26 @@ def _js_string(raw: str) -> str:
         return raw
 
 
+def _printed(body: str) -> str:
+    """What the commands of a code-mode script printed: a line that is the result object the script printed
+    (``{"chunk_id": …, "exit_code": 127, "output": "zsh:1: command not found: hk\\n"}``) is its ``output``."""
+    if '"output"' not in body:
+        return body
+    out: list[str] = []
+    for line in body.strip("\n").splitlines():
+        bare = line.strip()
+        if bare.startswith("{") and bare.endswith("}"):
+            try:
+                value = source.loads(bare)
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and isinstance(value.get("output"), str):
+                out.append(value["output"].rstrip("\n"))
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def _script_exit(output: str) -> int | None:
     """The first non-zero exit code a code-mode script printed (0 when all succeeded, None: not said)."""
     codes = [int(a or b) for a, b in _SCRIPT_EXIT.findall(output)]
@@ -395,6 +415,7 @@ def _escalated(arguments: Any) -> bool:
 def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: float,
             base: dict[str, Any], *, unfinished: bool = False, outside: bool = False) -> Event:
     code = _script_exit(_body(text)) if script else _exit_code(text)
+    body = _printed(_body(text)) if script else _body(text)
     tool_input = {"command": command, "sandbox_permissions": ESCALATED} if outside else {"command": command}
     payload = {**base, "tool_name": tool, "tool_input": tool_input, "tool_use_id": call_id}
     if tool == "apply_patch" and not script and code is None and not _APPLIED.search(text):
@@ -404,11 +425,11 @@ def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: 
         payload.update(hook_event_name="PostToolUseFailure", error=text.strip())
         return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)
     if code:
-        payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{_body(text)}".rstrip())
+        payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{body}".rstrip())
         return Event("PostToolUseFailure", at, f"PostToolUseFailure:{call_id}", payload)
     # A command whose end the rollout never shows did not pass either: it is said unfinished (neither a test
     # run that passed nor a commit that was made).
-    response: Any = ({"stdout": _body(text), "stderr": "", "unfinished": True} if unfinished else _body(text)) \
+    response: Any = ({"stdout": body, "stderr": "", "unfinished": True} if unfinished else body) \
         if tool == "Bash" else text
     payload.update(hook_event_name="PostToolUse", tool_response=response)
     return Event("PostToolUse", at, f"PostToolUse:{call_id}", payload)

@@ -173,6 +173,20 @@ class CodexSession:
                                     f"Output:\n{output}"})
         return self
 
+    def script(self, command: str, output: str = "", *, code: int = 0) -> CodexSession:
+        """A command run by a code-mode ``exec`` script that prints the result object, as Codex 0.14x writes it: the
+        script's header, then ``{"chunk_id", "wall_time_seconds", "exit_code", "original_token_count", "output"}``."""
+        call = f"call_{uuid.uuid4().hex[:16]}"
+        body = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}});\ntext(JSON.stringify(r));"
+        self._add("response_item", {"type": "custom_tool_call", "name": "exec", "call_id": call, "input": body,
+                                    "status": "completed"})
+        printed = json.dumps({"chunk_id": "a61b30", "wall_time_seconds": 0.01, "exit_code": code,
+                              "original_token_count": 8, "output": output})
+        self._add("response_item", {"type": "custom_tool_call_output", "call_id": call, "output": [
+            {"type": "input_text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"},
+            {"type": "input_text", "text": printed}]})
+        return self
+
     def patch(self, path: str, *, applies: bool = True, refused: str = "") -> CodexSession:
         """An apply_patch of ``path``: applied (Codex's report with its exit code), or not because its context
         is not in the file (Codex's words, and no exit code: the patch never ran), or ``refused`` by the user."""

@@ -196,6 +196,20 @@ def test_codex_code_mode_scripts_become_the_tool_calls_they_make() -> None:
     ]
 
 
+def test_a_codex_code_mode_result_object_is_read_as_what_the_command_printed(tmp_path: Path) -> None:
+    """An unseen project's gotcha read "`hk` is not on the PATH here ({"chunk_id":"a91c39","wall_time_seconds":…)":
+    the result object a code-mode script printed, taken for the command's output."""
+    from tests.support.transcripts import CodexSession
+
+    path = CodexSession("/Users/dev/src/ledger", "2026-07-16T18:00:00Z").prompt("run the hooks").script(
+        "hk run pre-commit", "zsh:1: command not found: hk\n", code=127).script(
+        "mise x hk -- hk run pre-commit", "all 4 steps passed\n").answer("Done.").write(tmp_path / ".codex")
+    tools = [e for e in read(path, "codex") if e.kind.startswith("PostToolUse")]
+    assert [e.kind for e in tools] == ["PostToolUseFailure", "PostToolUse"]
+    assert tools[0].payload["error"] == "Exit code 127\nzsh:1: command not found: hk"
+    assert tools[1].payload["tool_response"] == "all 4 steps passed"
+
+
 def test_a_codex_command_still_running_gets_the_output_and_exit_code_its_polls_brought() -> None:
     """A long command returns "still running" (session id) and its output comes with later ``write_stdin`` polls,
     in code mode and as function calls: one tool call each, with all its output and how it ended; one still
