@@ -332,6 +332,7 @@ _YOU_CAN = re.compile(r"\byou (?:can|could|may|might)\b(?!['’]t| not\b)", re.I
 _TEST_ADDED = re.compile(r"^\W*(?:new|added|adds|add|wrote|extended|strengthened)\s+(?:an?\s+|the\s+|two\s+|three\s+|"
                          r"\d+\s+)?(?:new\s+)?(?:unit\s+|regression\s+|integration\s+|e2e\s+|table[- ]driven\s+|"
                          r"focused\s+)?(?:tests?|subtests?|test cases?|`Test\w*`)(?!\w)", re.IGNORECASE)
+_MY = re.compile(r"\bmy\b", re.IGNORECASE)
 # Merge conflicts resolved ("Resolved conflict in `explain.go` by keeping HEAD features …", "The conflicts were resolved
 # by keeping both"): joining two lines of work, no defect found or fixed
 _CONFLICTS_RESOLVED = re.compile(
@@ -376,6 +377,9 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # moment, no cause or fix (11 labelled sentences of the agent say "you can / could / may …", all noise)
             and (role not in ANALYSIS or not _YOU_CAN.search(j.text))
             and (role not in ANALYSIS or not _CONFLICTS_RESOLVED.search(j.text))
+            # the agent's own work ("Re-ran my forgery PoC mentally against the new path: …", "my regex won't reject
+            # any legitimate names"): of 39 labelled sentences of the agent that say "my", none is a cause, fix or fact
+            and (role not in ("rootcause", "fix", "fact") or not _MY.search(j.text))
             and (role not in ANALYSIS or not _TEST_ADDED.match(j.text) or "cause" in cues.signals(j.text))
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             and (role != "fix" or not no_finding.heads_a_cause(j.unit.heading))  # a defect under "What was wrong"

@@ -64,6 +64,7 @@ def narrated(text: str) -> bool:
 # next session should know.
 _ASKS = re.compile(r"\b(?:let me know|tell me|please (?!note\b|see\b)\w+)\b|"
                    r"(?:^|[,;:]\s*)(?:could|can|would) you\b|\bsay the word\b|\bwant me to\b|"
+                   r"\bwhenever you(?:['’]re| are)? ?(?:want|like|wish|ready|give the word)\b|"
                    r"\bif you(?:['’]d)? (?:want|like|prefer|rather)\b[^.;]*\bI(?:['’]ll| can| could| will)\b|"
                    r"(?:주세요|주시겠어요|주시면|ください|下さい|いただけますか)\s*[.!?。！？]?\s*$|"
                    r"^请|麻烦你", re.IGNORECASE)

@@ -50,7 +50,8 @@ _DANGLING = re.compile(r"^(?:this|that|these|those|it|they|you|such)\b|"
 NAMED = re.compile(r"`[^`]+`|\b[A-Za-z]+[_-][A-Za-z0-9_-]+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\w+\.\w{1,5}\b|"
                     r"\b[A-Z]{2,}[A-Z0-9_]*\b|--?\w[\w-]*")
 GENERIC_HEADING = re.compile(
-    r"^(?:root cause|cause|fix(?:es)?|the fix|solution|summary|changes?(?: made)?|what (?:changed|was done|i did)|"
+    r"^(?:root cause|cause|(?:(?:bug|critical|security|other|additional|minor|major|key|more) )?(?:bug ?)?fix(?:es)?|"
+    r"the fix|solution|summary|changes?(?: made)?|what (?:changed|was done|i did)|"
     r"result|findings?|details|overview|why|problem|issue|notes?|verification|review|next steps?|status|gotchas?|"
     r"decisions?|files? changed|原因|根因|修复|修正|결과|원인)\b", re.IGNORECASE)
 CONTEXT_CHARS = 70

@@ -516,6 +516,18 @@ def test_changes_listed_under_the_problem_each_fixes_are_one_row_per_problem(sto
     assert deadlock and "`RotateFiles` now returns immediately" in deadlock[0], rows
 
 
+def test_fixes_listed_under_a_heading_of_fixes_are_not_fixes_of_a_problem_named_so(story: Story) -> None:
+    """An unseen project's key row read "Bug fixes — fix: OIDC role extraction fix; OIDC user sync role changes":
+    a heading that only says the list is of fixes names no problem."""
+    story.session("shop", Turn(
+        "Update the release notes with the latest changes",
+        [edit(ROOT, "ReleaseNotes.md"), bash("go test ./...", "ok")],
+        last="Updated the release notes.\n\n**Bug fixes**\n- OIDC role extraction fix\n"
+             "- OIDC user sync role changes (SyncUser/UpdateUser)\n- WAL message drops during checkpoint fixed\n"))
+    rows = [r["title"] for r in story.active("shop") if r["layer"] == "key"]
+    assert not [t for t in rows if t.startswith("Bug fixes")], rows
+
+
 def test_a_workaround_is_said_as_one_not_as_the_fix(story: Story) -> None:
     story.session("shop", Turn(
         "The branch guard fails during a rebase, see the discussion.",

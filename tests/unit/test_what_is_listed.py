@@ -504,3 +504,18 @@ def test_the_other_way_to_what_was_said_before_is_no_finding() -> None:
     other = _judged("gotcha", "Or if that doesn't work, create the tap structure by hand without `tap-new`.")
     gotcha = _judged("gotcha", "`brew tap-new` refuses a tap outside `$(brew --repository)/Library/Taps`.")
     assert _taken("gotcha", other, gotcha) == [gotcha]
+
+
+def test_the_agents_own_work_and_its_offers_are_no_finding() -> None:
+    """An unseen project's key rows: "All metric names use only `[a-z0-9_]` — my regex won't reject any legitimate
+    names — cause: Re-ran my forgery PoC mentally against the new path: …" and "Nothing else is left uncommitted in
+    the working tree, and the branch is ready to push whenever you want" (a decision)."""
+    mine = _judged("rootcause", "Re-ran my forgery PoC against the new path: a key-less deployment no longer "
+                                "registers the authenticator.")
+    cause = _judged("rootcause", "`Init()` returns nil when the HS512 key is unset, so the authenticator is "
+                                 "registered with a nil key.")
+    assert _taken("rootcause", mine, cause) == [cause]
+    offer = _judged("decision", "The branch is ready to push whenever you want (`git push`), since the release "
+                                "notes are in.")
+    kept = _judged("decision", "Keep the `-1` page size: it is the dashboard's deliberate \"load all\".")
+    assert _taken("decision", offer, kept) == [kept]
