@@ -40,6 +40,11 @@ MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twic
 # What introduces what follows ("Here's what the deferred approach requires that per-commit condensation would
 # eliminate", "Here's how multi-session merging works"): 57 of 58 labelled sentences of the agent that open so are
 # noise (the other, where work was pushed, is told by the session's git state)
+# A sentence cut off where it goes on in a list or a block ("The fix replaces the ternary in `UnifiedFileRow` (lines
+# 631-654) so that", "Made detection deterministic by"): 38 labelled sentences of the agent end so, 32 noise and the
+# rest fragments of a change, cause or fix that say nothing on their own
+_CUT_OFF = re.compile(r"\b(?:so that|because|since|that|which|and|or|to|with|when|if|where|the|a|an|of|for|by|than|"
+                      r"into|from|via|using)\s*[:：]?$", re.IGNORECASE)
 _HERE_IS = re.compile(r"^\W*(?:(?:here(?:'s|’s| is| are)|voici|voilà)(?=\W)|以下是|下面是|다음은\s)", re.IGNORECASE)
 
 
@@ -82,6 +87,7 @@ def worth_saying(j: Judged) -> bool:
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
     if j.speaker == "agent" and (_FIRST_PERSON.search(text) or _NEXT_STEP.match(j.unit.before) or _HERE_IS.match(text)
+                                 or _CUT_OFF.search(text)
                                  or gates.narrated(text) or gates.repo_state(text)
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))):
         return False

@@ -519,3 +519,11 @@ def test_the_agents_own_work_and_its_offers_are_no_finding() -> None:
                                 "notes are in.")
     kept = _judged("decision", "Keep the `-1` page size: it is the dashboard's deliberate \"load all\".")
     assert _taken("decision", offer, kept) == [kept]
+
+
+def test_a_sentence_cut_off_where_it_goes_on_is_no_finding() -> None:
+    """An unseen project's key row read "The fix replaces the ternary in `UnifiedFileRow` (lines 631-654) so that":
+    the sentence went on in a block the row does not hold."""
+    cut = _judged("fix", "The fix replaces the ternary in `FileRow` (lines 631-654) so that")
+    fix = _judged("fix", "`FileRow` now renders the issues beside the diff when a row is expanded.")
+    assert _taken("fix", cut, fix) == [fix]
