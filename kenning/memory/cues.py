@@ -122,7 +122,7 @@ _CUES: dict[str, tuple[str, str]] = {
         r"decidimos|elegimos|decidido|a propósito|intencionad[oa]|deliberadamente|"
         r"escolhemos|abbiamo deciso|deciso di|karar verdik|решили|решено|"
         r"decidi|decidiu|ho deciso|karar verildi|решил|решила",
-        "决定 选择 采用 就用 定了 故意 有意为之 決定 採用 にする 選んだ 意図的 わざと "
+        "决定 选择 采用 就用 定了 故意 有意为之 決定 採用 ことにする 選んだ 意図的 わざと "
         "결정 선택 채택 하기로 일부러 의도적 決めた 決めました ことにした ことにしました"),
     "gotcha": (
         r"note that|careful|watch out|gotcha|beware|heads up|does(?:n'?t| not) (?:exist|work|support)|"
@@ -189,7 +189,9 @@ def _compile(words: str, cjk: str) -> re.Pattern[str]:
 
 PATTERNS: dict[str, re.Pattern[str]] = {name: _compile(w, c) for name, (w, c) in _CUES.items()}
 SIGNALS = tuple(PATTERNS)
-_QUESTION = re.compile(r"[?？]\s*$|(?:吗|呢|么)[。.]?\s*$|(?:ですか|ますか|でしょうか)[。.]?\s*$|"
+# (a Japanese question may close with what it asks about in brackets: "…不自然でないか（既存の通知と整合しているか）")
+_QUESTION = re.compile(r"[?？]\s*$|(?:吗|呢|么)[。.]?\s*$|(?:ですか|ますか|でしょうか|[ないるたの]か)[。.]?"
+                       r"(?:[（(][^）)]{0,80}[）)])?\s*$|"
                        r"(?:나요|까요|니까)[.]?\s*$|"
                        # "Do not apply linting to the tests" is an order, not a question
                        r"^(?:how|why|what|where|which|who|when|is|are|can|could|should|would|will)\b|"

@@ -67,3 +67,13 @@ def test_a_cue_word_that_is_part_of_a_file_or_method_name_is_no_cue(text: str, s
     assert signal not in cues.signals(text)
     plain = text.replace("temporary.go", "temporary file").replace("ctx.Done()", "done").replace("TODO.md", "TODO")
     assert signal in cues.signals(plain)
+
+
+def test_a_japanese_step_is_no_decision_and_a_check_item_is_a_question() -> None:
+    """An unseen Japanese session: a plan's step "source を選択中の change_id に戻し、`use_revset = false` にする。"
+    ("set it to false") was read as decided, and the user's check item "…両方で不自然でないか（既存の通知と整合して
+    いるか）" (whether the message reads well) as a decision."""
+    assert "decided" not in cues.signals("source を現在選択中の change_id に復元し、`use_revset = false` にする。")
+    assert "decided" in cues.signals("ステージングでは PostgreSQL を使うことにする。")
+    assert "question" in cues.signals("通知文言が「更新あり/なし」の両方で不自然でないか（既存の通知と整合しているか）")
+    assert "question" not in cues.signals("テストは全部通った。")
