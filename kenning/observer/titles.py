@@ -22,6 +22,8 @@ _LEAD_IN = re.compile(r"^(?:(?:the|my|our|a) )?(?:(?:recommended|suggested|propo
                       r"(?: (?:is|was|here is|itself))?(?: (?:simple|done|straightforward|clear))?\s*[:—–-]+\s*|"
                       # a word that ties the sentence to the one before ("However, `f` is not called …")
                       r"^(?:however|also|additionally|moreover|furthermore|in addition|that said),\s+|"
+                      # the agent saying what it looks at, before what it found ("문제 맥락을 다시 확인합니다: …")
+                      r"^[^:：.。]{0,40}(?:확인합니다|확인하겠습니다|살펴보겠습니다|確認します|見てみます|看一下|检查一下)[:：]\s*|"
                       # the agent's interjection ("Good — the implementer noticed …", "Excellent - there's already …")
                       r"^(?:good|great|perfect|excellent|nice|awesome|ok(?:ay)?|alright|right)(?: point| catch| news)?"
                       r"\s*(?:[—–:!]|-(?=\s)|,)\s*",

@@ -527,3 +527,14 @@ def test_a_sentence_cut_off_where_it_goes_on_is_no_finding() -> None:
     cut = _judged("fix", "The fix replaces the ternary in `FileRow` (lines 631-654) so that")
     fix = _judged("fix", "`FileRow` now renders the issues beside the diff when a row is expanded.")
     assert _taken("fix", cut, fix) == [fix]
+
+
+def test_what_the_agent_looks_at_is_no_part_of_what_it_found() -> None:
+    """A development session's cause read "문제 맥락을 다시 확인합니다: feature worktree에서 …" ("let me check the
+    context again: …"): the finding is what follows the colon."""
+    from kenning.observer.titles import statement
+
+    assert statement("문제 맥락을 다시 확인합니다: 워크트리를 지우면 main DB에 결정이 없어 조회가 실패했습니다.") == \
+        "워크트리를 지우면 main DB에 결정이 없어 조회가 실패했습니다."
+    assert statement("日志を確認します：キャッシュの鍵が二回読まれていました。") == \
+        "キャッシュの鍵が二回読まれていました。"
