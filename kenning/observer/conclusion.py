@@ -41,10 +41,11 @@ MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twic
 # eliminate", "Here's how multi-session merging works"): 57 of 58 labelled sentences of the agent that open so are
 # noise (the other, where work was pushed, is told by the session's git state)
 # A sentence cut off where it goes on in a list or a block ("The fix replaces the ternary in `UnifiedFileRow` (lines
-# 631-654) so that", "Made detection deterministic by"): 38 labelled sentences of the agent end so, 32 noise and the
-# rest fragments of a change, cause or fix that say nothing on their own
+# 631-654) so that", "Made detection deterministic by", "Same golangci-lint version (2.8.0) but"): 43 labelled
+# sentences of the agent end so, 37 noise and the rest fragments of a change, cause or fix that say nothing alone
 _CUT_OFF = re.compile(r"\b(?:so that|because|since|that|which|and|or|to|with|when|if|where|the|a|an|of|for|by|than|"
-                      r"into|from|via|using)\s*[:：]?$", re.IGNORECASE)
+                      r"into|from|via|using|but|although|though|unless|until|including|such as)\s*[:：]?$",
+                      re.IGNORECASE)
 _HERE_IS = re.compile(r"^\W*(?:(?:here(?:'s|’s| is| are)|voici|voilà)(?=\W)|以下是|下面是|다음은\s)", re.IGNORECASE)
 
 

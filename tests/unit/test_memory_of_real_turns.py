@@ -528,6 +528,20 @@ def test_fixes_listed_under_a_heading_of_fixes_are_not_fixes_of_a_problem_named_
     assert not [t for t in rows if t.startswith("Bug fixes")], rows
 
 
+def test_what_is_listed_under_a_label_naming_a_cause_is_no_fix_of_it(story: Story) -> None:
+    """An unseen project's key row read "CI lint failure cause — fix: `staticcheck SA5011` flagging "possible nil
+    pointer dereference" after `t.Fatal()` checks": the label names the cause, its items say it."""
+    story.session("shop", Turn(
+        "CI lint is failing, fix it",
+        [read(ROOT, "wal/checkpoint_test.go"), edit(ROOT, "wal/checkpoint_test.go"), bash("go vet ./...", "ok")],
+        last="Added `//nolint:staticcheck` to the 5 places in `checkpoint_test.go`.\n\n**CI lint failure cause**\n"
+             "- `staticcheck SA5011` flagging \"possible nil pointer dereference\" after `t.Fatal()` checks\n"
+             "- This is a known false positive - staticcheck doesn't recognize that `t.Fatal()` terminates "
+             "execution\n"))
+    rows = [r["title"] for r in story.active("shop") if r["kind"] in ("rootcause", "fix")]
+    assert not [t for t in rows if t.startswith("CI lint failure cause")], rows
+
+
 def test_a_workaround_is_said_as_one_not_as_the_fix(story: Story) -> None:
     story.session("shop", Turn(
         "The branch guard fails during a rebase, see the discussion.",
