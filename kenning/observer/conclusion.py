@@ -37,15 +37,15 @@ _FIRST_PERSON = re.compile(r"^(?i:(?:so|now|ok|okay|then|here|first|next|also|an
 _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|overview|details|verification|"
                          r"files? changed|review|findings?)\b", re.IGNORECASE)
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
-# What introduces what follows ("Here's what the deferred approach requires that per-commit condensation would
-# eliminate", "Here's how multi-session merging works"): 57 of 58 labelled sentences of the agent that open so are
-# noise (the other, where work was pushed, is told by the session's git state)
 # A sentence cut off where it goes on in a list or a block ("The fix replaces the ternary in `UnifiedFileRow` (lines
 # 631-654) so that", "Made detection deterministic by", "Same golangci-lint version (2.8.0) but"): 43 labelled
 # sentences of the agent end so, 37 noise and the rest fragments of a change, cause or fix that say nothing alone
 _CUT_OFF = re.compile(r"\b(?:so that|because|since|that|which|and|or|to|with|when|if|where|the|a|an|of|for|by|than|"
                       r"into|from|via|using|but|although|though|unless|until|including|such as)\s*[:：]?$",
                       re.IGNORECASE)
+# What introduces what follows ("Here's what the deferred approach requires that per-commit condensation would
+# eliminate", "Here's how multi-session merging works"): 57 of 58 labelled sentences of the agent that open so are
+# noise (the other, where work was pushed, is told by the session's git state)
 _HERE_IS = re.compile(r"^\W*(?:(?:here(?:'s|’s| is| are)|voici|voilà)(?=\W)|以下是|下面是|다음은\s)", re.IGNORECASE)
 
 
@@ -82,7 +82,8 @@ _GOES_ON = re.compile(r"^(?:so|thus|hence|therefore|and so|which means|consequen
 
 def worth_saying(j: Judged) -> bool:
     """A sentence that can stand as a memory: not a heading, not a table row, not the agent narrating
-    what it did, and long enough to say something (a label's leftover "(4 locations)" is not)."""
+    what it did or leading into a list, not cut off where it goes on, and long enough to say something (a
+    label's leftover "(4 locations)" is not)."""
     text = statement(j.text)
     if j.unit.table or (_HEADINGISH.match(text) and len(text.split()) < 6):
         return False
