@@ -132,6 +132,8 @@ def not_a_rule(text: str) -> bool:
         return True  # "I thought the pass rates are per assertion": what they believed or meant (0 of 10 is a rule)
     if pasted_config(bare):
         return True  # "dolt: auto-commit: on # Create a Dolt commit after each successful write …": a file's text
+    if _REVIEWS.search(bare):
+        return True  # "This causes … to always return 0", "using UTC would be more consistent …": a review's finding
     return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
 
 
@@ -142,6 +144,15 @@ def not_a_rule(text: str) -> bool:
 _BELIEF = re.compile(r"^(?:(?:also|oh|ah|hmm|but|and|no|ok(?:ay)?|so)[,]?\s+)*i\s+(?:thought|meant|mean|think|"
                      r"guess|assumed|believed?|figured|suppose|was thinking|(?:don['’]?t|do not|dont)\s+th?ink)\b",
                      re.IGNORECASE)
+# What a review says of the code at hand, often pasted from one: what something causes ("This causes
+# estimateUserSelfModifications to always return 0, …"), what would be better ("…, using UTC would be more consistent
+# with …"), what "these" or "it" should be ("To fully detach telemetry output, these should be redirected to a discard
+# sink …"). Of the labelled sentences of the user so, 8: noise, a cause and a fact, no rule.
+_REVIEWS = re.compile(r"^\W*(?:this|that|it|which)\s+(?:\w+\s+)?(?:causes?|caused|will cause|would cause|means|breaks?|"
+                      r"leads? to|results? in)\b|"
+                      r"\bwould be (?:more |much |a lot |far )?(?:better|cleaner|safer|simpler|preferable|nicer|easier|"
+                      r"consistent|appropriate|clearer)\b|"
+                      r"\b(?:these|they|this|it)\s+should(?:n['’]t| not)?\s+(?:be|have|use|go|stay)\b", re.IGNORECASE)
 # A pasted piece of configuration: "key: value" pairs with a comment, a flag's value or a block scalar ("dolt:
 # auto-commit: on # Create a Dolt commit after each successful write", "agentRules: | Always run tests …"). Of the
 # labelled sentences of the user so, 8, all are noise (logs, commits, config).

@@ -138,6 +138,10 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
     return replace(j, role="decision") if shaped else j
 
 
+# A suggestion to weigh ("To reduce the risk of exposing the key, consider removing these fields …"): no choice made
+_CONSIDER = re.compile(r"(?:^|[,;:]\s*|\b(?:so|and|then|please)\s+)consider\s+(?:\w+ing|whether|if)\b", re.IGNORECASE)
+
+
 def _user_keeps(j: Judged) -> bool:
     if j.role not in USER_SURE or max(j.p, j.worth) < USER_SURE[j.role] or not worth_saying(j):
         return False
@@ -164,6 +168,8 @@ def _user_keeps(j: Judged) -> bool:
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
+        if _CONSIDER.search(j.text):
+            return False  # "…; consider adding a non-Unix implementation …": a suggestion (a review's), none taken
         acts = ("request" in sig and gates.acts_once(j.text)) or gates.opens_with_an_act(j.text)
         if gates.one_off(j.text) or (acts and not sig & {"decided", "reason", "cause", "tentative"}
                                      and not _IN_ORDER.search(j.text)):

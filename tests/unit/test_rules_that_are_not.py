@@ -67,6 +67,11 @@ NOT_RULES = [
     "store: auto-commit: on # Create a commit after each successful write auto-push: false # Opt-in for one writer",
     "# Inline rules agentRules: | Always run tests before pushing.",
     "Please submit the rebased PR for me to review.",
+    # a review of the code at hand, pasted: what it causes, what would be better, what "these" should be
+    "This causes estimateSelfEdits to always return 0, counting the user's edits as the agent's.",
+    "While this matches the existing CreatedAt field, using UTC would be more consistent and avoid timezone issues.",
+    "To fully detach the output and avoid leaking anything, these should be redirected to a discard sink rather "
+    "than left as nil.",
     # someone else's words the user hands over: another agent's answer, a plan to weigh
     "hey I spoke with my other agent about this issue and he had this to say. does this change anything for us?\n\n"
     "Confirmed, the writer goes through the shared root too.\nNever drop data when the resolver returns None.\n"

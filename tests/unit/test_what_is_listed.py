@@ -538,3 +538,14 @@ def test_what_the_agent_looks_at_is_no_part_of_what_it_found() -> None:
         "워크트리를 지우면 main DB에 결정이 없어 조회가 실패했습니다."
     assert statement("日志を確認します：キャッシュの鍵が二回読まれていました。") == \
         "キャッシュの鍵が二回読まれていました。"
+
+
+def test_a_suggestion_the_user_pastes_is_no_decision_of_theirs() -> None:
+    """An unseen project's key rows held review comments the user pasted as their decisions: "To reduce the risk of
+    accidentally exposing the PostHog key …, consider removing these fields from the payload …"."""
+    from kenning.observer.user_said import _user_keeps
+
+    assert not _user_keeps(_judged("decision", "To reduce the risk of exposing the key, consider removing these "
+                                               "fields from the payload and reading them from the package.", "user"))
+    assert _user_keeps(_judged("decision", "We decided to keep one service because two double the deploys",
+                               "user"))
