@@ -146,13 +146,16 @@ _BELIEF = re.compile(r"^(?:(?:also|oh|ah|hmm|but|and|no|ok(?:ay)?|so)[,]?\s+)*i\
                      re.IGNORECASE)
 # What a review says of the code at hand, often pasted from one: what something causes ("This causes
 # estimateUserSelfModifications to always return 0, …"), what would be better ("…, using UTC would be more consistent
-# with …"), what "these" or "it" should be ("To fully detach telemetry output, these should be redirected to a discard
-# sink …"). Of the labelled sentences of the user so, 8: noise, a cause and a fact, no rule.
+# with …"), what "these" or "it" should be for some end ("To fully detach telemetry output, these should be redirected
+# to a discard sink …"; not "Tests: they should be hermetic"). Of the labelled sentences of the user so: noise, a cause
+# and a fact, no rule.
 _REVIEWS = re.compile(r"^\W*(?:this|that|it|which)\s+(?:\w+\s+)?(?:causes?|caused|will cause|would cause|means|breaks?|"
                       r"leads? to|results? in)\b|"
                       r"\bwould be (?:more |much |a lot |far )?(?:better|cleaner|safer|simpler|preferable|nicer|easier|"
                       r"consistent|appropriate|clearer)\b|"
-                      r"\b(?:these|they|this|it)\s+should(?:n['’]t| not)?\s+(?:be|have|use|go|stay)\b", re.IGNORECASE)
+                      r"^\W*to\s[^,]{3,120},\s*(?:these|they|this|it)\s+should(?:n['’]t| not)?\s+"
+                      r"(?:be|have|use|go|stay)\b",
+                      re.IGNORECASE)
 # A pasted piece of configuration: "key: value" pairs with a comment, a flag's value or a block scalar ("dolt:
 # auto-commit: on # Create a Dolt commit after each successful write", "agentRules: | Always run tests …"). Of the
 # labelled sentences of the user so, 8, all are noise (logs, commits, config).

@@ -188,6 +188,7 @@ def test_each_shape_has_its_reason() -> None:
     assert own_words.not_a_rule("I thought the pass rates are for each assertion")
     assert own_words.pasted_config("store: auto-commit: on # Create a commit after each write auto-push: false")
     assert not own_words.pasted_config("Rule: always use tabs. Reason: the linter wants them.")
+    assert not own_words.not_a_rule("Tests: they should be hermetic, never touch the network.")
     half = 'always set, 0 when empty" tells consumers what to expect'
     assert own_words.unquoted(half) == " tells consumers what to expect"
     assert own_words.not_a_rule("yeah let's migrate to cobra")
