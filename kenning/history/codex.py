@@ -414,8 +414,9 @@ def _escalated(arguments: Any) -> bool:
 
 def _result(tool: str, command: str, script: bool, call_id: str, text: str, at: float,
             base: dict[str, Any], *, unfinished: bool = False, outside: bool = False) -> Event:
-    code = _script_exit(_body(text)) if script else _exit_code(text)
-    body = _printed(_body(text)) if script else _body(text)
+    raw = _body(text)
+    code = _script_exit(raw) if script else _exit_code(text)
+    body = _printed(raw) if script else raw
     tool_input = {"command": command, "sandbox_permissions": ESCALATED} if outside else {"command": command}
     payload = {**base, "tool_name": tool, "tool_input": tool_input, "tool_use_id": call_id}
     if tool == "apply_patch" and not script and code is None and not _APPLIED.search(text):

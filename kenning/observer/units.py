@@ -168,8 +168,9 @@ def units(text: str) -> list[Unit]:
     lines = (text or "").splitlines()
     for n, raw in enumerate(lines):
         if _FENCE.match(raw):
-            if in_code and (_OPENS.match(raw) or depth):
-                depth += 1 if _OPENS.match(raw) else -1
+            nested = bool(_OPENS.match(raw))
+            if in_code and (nested or depth):
+                depth += 1 if nested else -1
                 if code is not None:
                     code.append(raw)
                 continue
