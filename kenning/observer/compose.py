@@ -331,7 +331,10 @@ _YOU_CAN = re.compile(r"\byou (?:can|could|may|might)\b(?!['’]t| not\b)", re.I
 # "Added a regression test for …"): work on the tests, no defect's fix (8 labelled such sentences: changes and noise)
 _TEST_ADDED = re.compile(r"^\W*(?:new|added|adds|add|wrote|extended|strengthened)\s+(?:an?\s+|the\s+|two\s+|three\s+|"
                          r"\d+\s+)?(?:new\s+)?(?:unit\s+|regression\s+|integration\s+|e2e\s+|table[- ]driven\s+|"
-                         r"focused\s+)?(?:tests?|subtests?|test cases?|`Test\w*`)(?!\w)", re.IGNORECASE)
+                         r"focused\s+)?(?:tests?|subtests?|test cases?|`Test\w*`)(?!\w)|"
+                         # ... or what a test checks, under its name ("`TestBuildEventPayloadPreservesExplicitAgent` -
+                         # Verifies explicit agent is preserved": the 5 labelled such sentences are noise)
+                         r"(?-i:^\W*`?(?:Test[A-Z_]\w*|test_\w+)(?:\(\))?`?\s*(?:[-—–:;(]|$))", re.IGNORECASE)
 _MY = re.compile(r"\bmy\b", re.IGNORECASE)
 # Merge conflicts resolved ("Resolved conflict in `explain.go` by keeping HEAD features …", "The conflicts were resolved
 # by keeping both"): joining two lines of work, no defect found or fixed

@@ -39,10 +39,19 @@ _HEADINGISH = re.compile(r"^(?:summary|changes?|what (?:changed|i did)|result|ov
 MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twice as many characters)
 # A sentence cut off where it goes on in a list or a block ("The fix replaces the ternary in `UnifiedFileRow` (lines
 # 631-654) so that", "Made detection deterministic by", "Same golangci-lint version (2.8.0) but"): 43 labelled
-# sentences of the agent end so, 37 noise and the rest fragments of a change, cause or fix that say nothing alone
+# sentences of the agent end so, 37 noise and the rest fragments of a change, cause or fix that say nothing alone;
+# so do the 28 that end on "like", "as" or a bare "is / are / was / be" ("To support Windows, you'd need a separate
+# file using Windows-specific mechanisms like", "The reason is"), all noise
 _CUT_OFF = re.compile(r"\b(?:so that|because|since|that|which|and|or|to|with|when|if|where|the|a|an|of|for|by|than|"
-                      r"into|from|via|using|but|although|though|unless|until|including|such as)\s*[:：]?$",
-                      re.IGNORECASE)
+                      r"into|from|via|using|but|although|though|unless|until|including|such as|like|as|is|are|was|"
+                      r"were|be)\s*[:：]?$", re.IGNORECASE)
+# What the user may do if they like ("If you want exact mirroring, keep delete planning", "The medium-severity items
+# remain open if you want to tackle them next: …" as a cause): an offer or advice for that moment, no finding (all 22
+# labelled sentences of the agent that say so are noise); what is left open stays a to-do
+_OFFER = re.compile(r"\bif you(?:['’]d)? (?:want|like|prefer|rather|wish)\b", re.IGNORECASE)
+# A step of the agent's own plan reported ("Step 2 — `LocalExecutionWarning` sub-component added at the bottom of the
+# file", "Task 4 — v0.16.0 릴리스 준비."): where the work went, no finding (4 of 5 labelled such sentences are noise)
+_STEP_REPORT = re.compile(r"^\W*(?:step|phase|stage|task|part)\s+\d+[a-z]?\s*(?:[—–:]|-\s|\.\s)", re.IGNORECASE)
 # What introduces what follows ("Here's what the deferred approach requires that per-commit condensation would
 # eliminate", "Here's how multi-session merging works"): 57 of 58 labelled sentences of the agent that open so are
 # noise (the other, where work was pushed, is told by the session's git state)
@@ -68,10 +77,26 @@ def lead_of(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, 
     if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead) or (
             "done" in cues.signals(lead) and not gates.reports_a_problem(lead)):
         lead = ""  # "Current checkout: `main`, clean", "PR #221: auto-merge enabled": how things stood, no subject
+    if _aside(lead):
+        lead = ""  # "(The `walCheckpoint.go:659` lint warning is pre-existing, unrelated to this change.)": an aside
     # A lead that states the cause itself ("the job failed because of a racy assertion"), or a cause that only
     # goes on from it ("So the assertion assumes …"): the cause follows as said, not labelled the cause.
     goes_on = cause is not None and bool(_GOES_ON.match(cause.text))
     return lead, cause is not None and (not gates.symptom(lead) or goes_on or "cause" in cues.signals(lead))
+
+
+def _aside(text: str) -> bool:
+    """A sentence said wholly in brackets: an aside to what the answer is about (5 of 6 labelled such sentences of
+    the agent are noise)."""
+    text = text.strip().rstrip(".。!！")
+    if len(text) < 3 or text[0] not in "(（" or text[-1] not in ")）":
+        return False
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += (ch in "(（") - (ch in ")）")
+        if depth == 0 and k < len(text) - 1:
+            return False  # "(a) one thing, (b) another": the first bracket closes before the end
+    return depth == 0
 
 
 # A sentence that goes on from the one before ("So the behaviour …", "Thus hk considers …"): its first word ties it.
@@ -89,7 +114,8 @@ def worth_saying(j: Judged) -> bool:
         return False
     cjk = sum(1 for c in text if "\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af")
     if j.speaker == "agent" and (_FIRST_PERSON.search(text) or _NEXT_STEP.match(j.unit.before) or _HERE_IS.match(text)
-                                 or _CUT_OFF.search(text)
+                                 or _CUT_OFF.search(text) or _STEP_REPORT.match(text)
+                                 or (j.role != "todo" and _OFFER.search(text))  # (work left is open, offered or not)
                                  or gates.narrated(text) or gates.repo_state(text)
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))):
         return False

@@ -5,34 +5,13 @@ not recent work. Real SQLite file, offline observer, the real index."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
+from tests.support.judged import judged as _judged
+from tests.support.judged import taken as _taken
 from tests.support.memory_story import Story, Turn, bash, edit, read
 
-if TYPE_CHECKING:
-    from kenning.observer.roles.roles import Judged
-
 ROOT = "/work/trainer"
-
-
-def _judged(role: str, text: str, speaker: str = "agent") -> Judged:
-    """A sentence judged ``role`` with confidence, said in the agent's last message (or typed by the user): what the
-    observer's gates must make of it then."""
-    from kenning.observer.roles.roles import Judged
-    from kenning.observer.units import units
-
-    return Judged(units(text)[0], role=role, p=0.95, speaker=speaker,
-                  origin="final" if speaker == "agent" else "typed", worth=0.95)
-
-
-def _taken(role: str, *said: Judged) -> list[Judged]:
-    """Which of the agent's sentences of ``role`` the observer is sure enough of to make a key memory."""
-    from kenning.observer.compose import _sure
-    from kenning.observer.reading import Reading
-
-    return _sure(Reading(agent=list(said)), role)
 
 
 LISTS = {

@@ -1,0 +1,73 @@
+"""Sentences of the agent that are no finding, whatever role they sound like: an offer to the user, a sentence cut off
+where a list or block goes on, a step of its plan reported, what a test checks under the test's name, and an aside in
+brackets put in front of a cause. Each shape was a key row of a project nobody here trained on. Real SQLite file,
+offline observer, the real index where the story needs one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.judged import judged, taken
+from tests.support.memory_story import Story, Turn, bash, edit, read
+
+ROOT = "/work/trainer"
+
+
+@pytest.mark.parametrize("offer", [
+    "The medium-severity items remain open if you want to tackle them next: the depth limit and the page bounds.",
+    "If you'd like exact mirroring, keep the delete planning; otherwise drop `prune` as well.",
+])
+def test_what_the_user_may_do_if_they_like_is_no_finding(offer: str) -> None:
+    """An unseen project's key row read "The medium-severity items remain open if you want to tackle them next: …"
+    (as a cause): an offer of that moment."""
+    cause = judged("rootcause", "`Init()` returns nil when the HS512 key is unset, so the authenticator is "
+                                "registered with a nil key.")
+    assert taken("rootcause", judged("rootcause", offer), cause) == [cause]
+    left = judged("todo", "The low-severity items of the audit are still open if you want them later: the ORDER BY "
+                          "allow-list and the default keypair warning.")
+    assert taken("todo", left) == [left]  # work left open stays open, offered or not
+
+
+@pytest.mark.parametrize("cut", [
+    "To support Windows, you'd need a separate `detached_windows.go` file using Windows-specific mechanisms like",
+    "The reason the second pass exists is",
+])
+def test_a_sentence_that_stops_on_like_or_is_is_cut_off(cut: str) -> None:
+    """An unseen project's key row read "To support Windows, you'd need a separate `detached_windows.go` file using
+    Windows-specific mechanisms like": the sentence went on in a code block."""
+    fact = judged("fact", "`Setpgid` is Unix-only: it puts the child in its own process group.")
+    assert taken("fact", judged("fact", cut), fact) == [fact]
+
+
+def test_a_step_of_the_plan_reported_is_no_fix() -> None:
+    """An unseen project's key row read "Step 2 — `LocalExecutionWarning` sub-component added at the bottom of the
+    file (before `PromptDisplay`)" (as a cause)."""
+    step = judged("fix", "Step 2 — `ExportWarning` sub-component added at the bottom of the file (before `Footer`).")
+    fix = judged("fix", "The export dialog no longer renders the warning twice when the plan is local.")
+    assert taken("fix", step, fix) == [fix]
+    phase = judged("fact", "Phase 2.5 stages the error changes, and phase 5 stages everything again.")
+    assert taken("fact", phase) == [phase]  # (a phase's number is no report of a step)
+
+
+def test_what_a_test_checks_is_no_fix() -> None:
+    """An unseen project's key row read "… — fix: `TestBuildEventPayloadPreservesExplicitAgent` - Verifies explicit
+    agent is preserved": the test's description, not what was fixed."""
+    test = judged("fix", "`TestPayloadKeepsExplicitAgent` - Verifies an explicit agent is kept as given.")
+    fix = judged("fix", "`buildPayload` now defaults the agent only when none was given.")
+    assert taken("fix", test, fix) == [fix]
+    testing = judged("fix", "Testing: `buildPayload` now defaults the agent only when none was given.")
+    assert taken("fix", testing) == [testing]  # ("Testing" names no test)
+
+
+def test_an_aside_in_brackets_is_no_lead_of_the_cause(story: Story) -> None:
+    """An unseen project's key row opened "(The `walCheckpoint.go:659` lint warning is pre-existing in
+    `joinSelector`, unrelated to this change.) — cause: on graceful shutdown the final snapshot was written, but …"."""
+    aside = "(The `matcher.go:88` lint warning is pre-existing in `joinPaths`, unrelated to this change.)"
+    story.session("trainer", Turn("why does the matcher flag the workflow file?", [
+        read(ROOT, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
+        edit(ROOT, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
+        last=f"{aside}\n\nThe broadened matcher treated `.github/workflows/test.yml` as a test artifact because it "
+             "matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the file name."))
+    rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
+    assert [t for t in rows if "isTestPath" in t], rows
+    assert not [t for t in rows if "lint warning" in t], rows
