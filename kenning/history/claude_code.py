@@ -36,6 +36,7 @@ from kenning.history.claude_lines import (
     scan,
     shell_output,
     user_text,
+    written_by_the_cli,
 )
 from kenning.history.source import Problems
 from kenning.observer.transcript import PAYLOAD_KEY
@@ -238,7 +239,7 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
             continue
         if command is not None and (rec["type"] == "assistant" or (rec["type"] == "user" and not rec.get("isMeta"))):
             said = user_text(rec) if rec["type"] == "user" else ""
-            if said and " ".join(said.split()).startswith(" ".join(command[3].split())):
+            if said and command[3] and " ".join(said.split()).startswith(" ".join(command[3].split())):
                 command = None  # the next prompt holds its words (/plan's are cut short in the command's line)
             elif not said or not is_synthetic(said) or command_request(said) is not None:
                 yield from _command_turn(command, turn)
@@ -255,6 +256,9 @@ def _session_events(path: str, agent_id: str | None, agent_type: str | None, *,
         if side:  # an older Claude Code kept a subagent's conversation in the main file
             common.update(agent_id=str(rec.get("agentId") or "sidechain"), agent_type="subagent")
         if rec["type"] == "assistant":
+            if written_by_the_cli(rec):  # "You've hit your limit · resets 8pm", "API Error: 400 …": nobody's words
+                turn.end = max(turn.end, at)
+                continue
             for b in blocks(rec.get("message")):
                 if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                     tools[b["id"]] = (str(b.get("name") or ""), b.get("input"))

@@ -68,6 +68,13 @@ def is_synthetic(text: str) -> bool:
     return text.startswith(SYNTHETIC_PREFIXES)
 
 
+def written_by_the_cli(rec: dict[str, Any]) -> bool:
+    """An ``assistant`` line Claude Code wrote itself: an API error or a usage limit reached ("You've hit your limit
+    · resets 8pm", "API Error: 400 …"), marked ``isApiErrorMessage`` and the model ``<synthetic>``."""
+    msg = rec.get("message")
+    return bool(rec.get("isApiErrorMessage")) or (isinstance(msg, dict) and msg.get("model") == "<synthetic>")
+
+
 def is_slash_command(text: str) -> bool:
     return _SLASH_COMMAND.match(text) is not None
 
@@ -97,15 +104,17 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 
 
 def command_request(text: str) -> tuple[str, str] | None:
-    """(the prompt, the user's words) of a slash command run with words of the user's own; None for any other text,
-    a command without words, or one that sets up the session."""
+    """(the prompt, the user's words) of a slash command that asks the agent for work: one run with words of the
+    user's own, or a command or skill of the project's run without any ("/bmad-code-review", "/lore-commit": the
+    request is the command, and what follows are answers to it); None for any other text and for a command that
+    sets up the session (or, without words, toggles plan mode)."""
     if not text.startswith(("<command-name>", "<command-message>")):
         return None
     name, args = _COMMAND_NAME.search(text), _COMMAND_ARGS.search(text)
     words = args.group(1).strip() if args is not None else ""
-    if name is None or not words or name.group(1).lower() in _SETTING_COMMANDS:
+    if name is None or name.group(1).lower() in _SETTING_COMMANDS or (not words and name.group(1).lower() == "plan"):
         return None
-    return f"/{name.group(1)} {words}", words
+    return (f"/{name.group(1)} {words}" if words else f"/{name.group(1)}"), words
 
 
 def rejection(result: str) -> str | None:

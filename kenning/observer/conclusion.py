@@ -211,7 +211,9 @@ def status_said(j: Judged) -> str:
     if _LINK_ONLY.match(text):
         label = j.unit.heading.strip().rstrip(":：")
         return f"{label}: {text}" if label and not GENERIC_HEADING.match(label) else ""
-    return text
+    # A row of a status table ("태그 `v0.16.1`; 푸시됨"): one item, the step and its state (the log's items are
+    # split at "; ", which would leave the step without its state)
+    return " — ".join(cell.strip() for cell in text.split("; ")) if j.unit.table else text
 
 
 # A step said as an instruction ("Add a relay gate of its own, …", "Treat exit 1 as a detached `HEAD`"), not a noun

@@ -164,6 +164,9 @@ class Notes:
     prompt_number: int | None = None
 
 
+_BARE_COMMAND = re.compile(r"^\s*/[\w][\w:.-]{1,60}\s*$")
+
+
 def request_of(prompts: list[str], plan_titles: list[str]) -> str:
     """What the session was about: its plans' titles and the gists of the prompts that say something."""
     gists = [f"Plan: {t}" for t in plan_titles]
@@ -174,7 +177,8 @@ def request_of(prompts: list[str], plan_titles: list[str]) -> str:
             continue
         if re.match(r"^\s*implement the following plan", p, re.IGNORECASE):
             continue
-        g = gist_of(p, 120)
+        # a command or skill run without words ("/bmad-code-review") is the request itself
+        g = p.strip() if _BARE_COMMAND.match(p) else gist_of(p, 120)
         if g and not _NOT_WORTH.match(g) and g not in gists:
             gists.append(g)
     if not gists:

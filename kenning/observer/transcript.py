@@ -81,6 +81,8 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
             if (prompt_id and pid == prompt_id) or (not prompt_id and prompt and typed.strip() == prompt.strip()):
                 matched = current
             continue
+        if kind == "assistant" and (line.get("isApiErrorMessage") or msg.get("model") == "<synthetic>"):
+            continue  # Claude Code's own line ("You've hit your limit …", "API Error: …"): no words of the agent
         if current is None:  # the tail starts inside a turn
             current = _Turn()
             turns.append(current)

@@ -28,3 +28,19 @@ def test_an_outcome_that_names_what_was_done_is_kept() -> None:
     s = summarize(_session(), [Notes(status=["コミット完了しました。", "Done: read_row is used everywhere"],
                                      at=1.0)], [])
     assert s is not None and s.completed == "コミット完了しました。; Done: read_row is used everywhere"
+
+
+def test_a_row_of_a_status_table_is_one_outcome_step_and_state() -> None:
+    """A real release turn ended on a table "| 단계 | 상태 |" ("step | state"); its rows, split at the log's "; ",
+    left "Done: 태그 `v0.16.1`" (the step without its state) in the session-start index."""
+    from kenning.context.layout import field_items
+    from kenning.observer.conclusion import status_said
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    rows = [u for u in units("## v0.16.1 릴리즈 완료\n\n| 단계 | 상태 |\n|---|---|\n| PR #236 머지 | 완료 |\n"
+                             "| 태그 `v0.16.1` | 푸시됨 |\n") if u.table][1:]
+    said = [status_said(Judged(u, role="status", p=0.9, speaker="agent", origin="final", worth=0.9)) for u in rows]
+    assert said == ["PR #236 머지 — 완료", "태그 `v0.16.1` — 푸시됨"]
+    s = summarize(_session(), [Notes(status=said, at=1.0)], [])
+    assert s is not None and field_items(s.completed) == said
