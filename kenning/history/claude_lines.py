@@ -99,6 +99,7 @@ _SETTING_COMMANDS = frozenset((
     "output-style", "statusline", "rename", "resume", "export", "login", "logout", "fast", "vim", "terminal-setup",
     "compact", "clear", "cost", "doctor", "help", "hooks", "agents", "memory", "status", "ide", "usage", "context",
     "upgrade", "exit", "sandbox", "privacy-settings", "install-github-app", "release-notes", "bashes", "todos"))
+_SETS_UP = _SETTING_COMMANDS | {"setup", "set-up", "install", "uninstall", "configure", "update", "version"}
 _COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 
@@ -112,7 +113,10 @@ def command_request(text: str) -> tuple[str, str] | None:
         return None
     name, args = _COMMAND_NAME.search(text), _COMMAND_ARGS.search(text)
     words = args.group(1).strip() if args is not None else ""
-    if name is None or name.group(1).lower() in _SETTING_COMMANDS or (not words and name.group(1).lower() == "plan"):
+    if name is None or name.group(1).lower() in _SETTING_COMMANDS:
+        return None
+    # without words: plan mode toggled, or a plugin's own set-up ("/codex:setup", "/foo:login")
+    if not words and (name.group(1).lower() == "plan" or name.group(1).lower().rsplit(":", 1)[-1] in _SETS_UP):
         return None
     return (f"/{name.group(1)} {words}" if words else f"/{name.group(1)}"), words
 

@@ -376,6 +376,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role != "rootcause" or not gates.recommends(j.text))  # "… のフローが適切です": advice, no cause
             and (role in ANALYSIS or not r.relays(j.text))  # a file's or a command's rule, relayed: a note at most
             and not gates.retells_a_source(j.text)  # "The public page shows …": the page's word, no finding
+            and not gates.user_story(j.text)  # "Story 2.1: … As a developer, I want …, So that …": a requirement
             # what the user can do ("So for the screenshot, you can capture the `plan` output …"): advice for that
             # moment, no cause or fix (11 labelled sentences of the agent say "you can / could / may …", all noise)
             and (role not in ANALYSIS or not _YOU_CAN.search(j.text))

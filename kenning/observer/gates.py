@@ -280,6 +280,20 @@ def planned(text: str) -> bool:
     return bool(_PLANNED.search(text)) and not _HABIT.search(text)
 
 
+# A user story ("As a developer, I want reactive stores in place, So that all components share one source of truth",
+# "作为用户，我希望…，以便…"): a requirement of the product, written as a template, no decision or rule of anyone's
+_USER_STORY = re.compile(r"\bas an? (?!(?:result|consequence|fallback|workaround|rule|reminder|side[- ]effect|note|"
+                         r"bonus|start|first step|whole|matter of fact|precaution|test|minimum|last resort)\b)"
+                         r"[^,.;]{2,40}, i (?:want|need|would like)\b[^.]{0,200}\bso (?:that|i|we)\b|"
+                         r"作为[^，,。]{1,20}[，,]\s*我(?:希望|想要|需要)[^。]{0,100}(?:以便|从而|这样)|"
+                         r"(?:ユーザー|開発者|管理者|利用者)として[、,]\s*[^。]{0,60}(?:したい|ほしい|欲しい)",
+                         re.IGNORECASE)
+
+
+def user_story(text: str) -> bool:
+    return bool(_USER_STORY.search(text))
+
+
 # The grammar of advice, never its nouns ("the `suggestions` prompt", "推奨バージョン" may be what broke): the
 # agent saying what it recommends ("I'd suggest …", "je recommande …", "建议改用 …") or what the right thing to do
 # is ("… is the way to go", "…で記述し…するフローが適切です")

@@ -140,6 +140,9 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
 
 # A suggestion to weigh ("To reduce the risk of exposing the key, consider removing these fields …"): no choice made
 _CONSIDER = re.compile(r"(?:^|[,;:]\s*|\b(?:so|and|then|please)\s+)consider\s+(?:\w+ing|whether|if)\b", re.IGNORECASE)
+# Work said to be for later, in the user's words ("later", "next time", "a follow-up")
+_FOR_LATER = re.compile(r"\b(?:later|next time|follow[- ]?up|todo|to-do|afterwards|another (?:time|day|session))\b|"
+                        r"下次|以后|回头|後で|次回|나중에|다음에", re.IGNORECASE)
 
 
 def _user_keeps(j: Judged) -> bool:
@@ -147,6 +150,8 @@ def _user_keeps(j: Judged) -> bool:
         return False
     if j.role in ("rule", "decision") and cues.picks_option(j.text):
         return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
+    if j.role in ("rule", "decision", "fact") and gates.user_story(j.text):
+        return False  # "As an operator, I want the export to retry, so that …": a requirement, as a template
     if j.role in ("rule", "decision") and report_section(j.unit.heading):
         return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = signals_of(j.text)
@@ -181,7 +186,10 @@ def _user_keeps(j: Judged) -> bool:
         return "decided" in sig or "tentative" in sig or ("hypothesis" not in sig and (
             "reason" in sig or "cause" in sig or bool(sig & RULE_SIGNALS) or j.p >= 0.75))
     if j.role == "todo":  # "next time we must…", "later", "下次…": said to be for later (not in what it quotes)
-        return "todo" in own_words.todo_words(j.text)
+        # never what is asked of this turn ("… Open Items per Checkpoint are empty … could you please check if we
+        # parse properly": the agent works on it now; "open items" named a chart)
+        return "todo" in own_words.todo_words(j.text) and not (
+            "request" in sig and gates.acts_once(j.text) and not _FOR_LATER.search(j.text))
     if j.role == "status":  # where work stands, said; never what is asked of this turn ("check PR #221 and merge it")
         return "request" not in sig and not gates.one_off(j.text)
     return True

@@ -1,7 +1,7 @@
-"""What a user types that sounds like a standing rule and is none (DESIGN.md §9): work ordered for this
-turn, a finding, an inference, what the program is to do, an example, words of quoted code. Each shape was
-a "standing rule" injected first into every session of a project nobody here trained on; the words are our
-own. Real SQLite file, the offline observer, the session-start index.
+"""What a user types that sounds like a standing rule (or work left open) and is none (DESIGN.md §9): work
+ordered for this turn, a finding, an inference, what the program is to do, an example, words of quoted code.
+Each shape was a "standing rule" injected first into every session of a project nobody here trained on; the
+words are our own. Real SQLite file, the offline observer, the session-start index.
 """
 
 from __future__ import annotations
@@ -247,3 +247,17 @@ def test_a_requirement_said_with_a_weak_sign_is_the_users_decision() -> None:
     sure = Judged(units("Never delete the cache files by hand.")[0], role="rule", p=0.3, speaker="user",
                   origin="typed", worth=0.7)
     assert _weak_rule_as_decision(sure).role == "rule"
+
+
+def test_what_is_asked_of_this_turn_is_no_open_to_do() -> None:
+    """An unseen project's "Open to-dos" held the user's "Friction Events per Checkpoint and Open Items per
+    Checkpoint are emptym … could you please check if we parse properly" ("open items" named a chart), which the
+    agent fixed in that turn; work said to be for later stays one."""
+    from kenning.observer.user_said import _user_keeps
+    from tests.support.judged import judged
+
+    assert not _user_keeps(judged("todo", "The Pending Refunds and Open Items panels are empty although I synced "
+                                          "today, could you please check if we parse the export properly", "user"))
+    assert _user_keeps(judged("todo", "Later, once every caller passes the form, remove the legacy inference.",
+                              "user"))
+    assert _user_keeps(judged("todo", "could you please add a follow-up to drop the legacy flag", "user"))

@@ -71,3 +71,25 @@ def test_an_aside_in_brackets_is_no_lead_of_the_cause(story: Story) -> None:
     rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
     assert [t for t in rows if "isTestPath" in t], rows
     assert not [t for t in rows if "lint warning" in t], rows
+
+
+@pytest.mark.parametrize("story", [
+    "As a developer, I want reactive stores and one set of number formatters in place, So that every component "
+    "shows values the same way.",
+    "作为运营人员，我希望导出失败时自动重试三次，以便夜间任务不丢数据。",
+    "ユーザーとして、接続が切れても自動で再接続してほしい。",
+])
+def test_a_user_story_is_no_decision(story: str) -> None:
+    """An unseen project's key rows held the stories of its epics ("Story 4.1: WebSocket Reconnection …: As a
+    user, I want the dashboard to automatically recover from connection drops …, So that …") as decisions: a
+    requirement written as a template, no choice made, whoever writes it."""
+    from kenning.observer.user_said import _user_keeps
+
+    decision = judged("decision", "Keep the page size of `-1`: it is the dashboard's deliberate \"load all\".")
+    assert taken("decision", judged("decision", story), decision) == [decision]
+    assert not _user_keeps(judged("decision", story, "user"))
+    assert not _user_keeps(judged("rule", story, "user"))
+    from kenning.observer.gates import user_story
+
+    assert not user_story("As a fallback, the hook uses grep when ripgrep is missing, so that it never fails.")
+    assert not user_story("As a result, I want to note that the cache is per host, so that nobody shares it.")

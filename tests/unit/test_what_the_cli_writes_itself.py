@@ -57,14 +57,16 @@ def test_the_live_turn_reader_skips_what_the_cli_wrote(tmp_path: Path) -> None:
 
 def test_a_project_command_run_without_words_is_the_request(tmp_path: Path) -> None:
     """A real session opened with "/bmad-code-review" (a skill of the project) and then answered "y", "yes", "3":
-    the session's request is the command. A bare "/plan" (plan mode on) and "/clear" stay settings."""
+    the session's request is the command. A bare "/plan" (plan mode on), "/clear" and a plugin's own set-up
+    ("/codex:setup") stay settings."""
     s = ClaudeSession("/w/metrics", "2026-03-25T14:00:00Z").command("clear")
     s.command("bmad-code-review", expands_to="Base directory for this skill: /w/metrics/.claude/skills/"
                                              "bmad-code-review\n\nFollow the instructions in ./workflow.md.")
     s.say("Which story should I review? 1) 1-1 2) 2-1").prompt("2").say("Review written.")
     s.command("plan").prompt("now split the store per page").say("Plan ready.")
+    s.command("codex:setup", output="Codex is ready").prompt("thanks").say("You're welcome.")
     events = _read(s.write(tmp_path / "claude"))
-    assert _prompts(events) == ["/bmad-code-review", "2", "now split the store per page"]
+    assert _prompts(events) == ["/bmad-code-review", "2", "now split the store per page", "thanks"]
     from kenning.observer.summary import request_of
 
     assert request_of(["/bmad-code-review", "y", "3"], []) == "/bmad-code-review"  # what the session was about
