@@ -93,3 +93,14 @@ def test_a_user_story_is_no_decision(story: str) -> None:
 
     assert not user_story("As a fallback, the hook uses grep when ripgrep is missing, so that it never fails.")
     assert not user_story("As a result, I want to note that the cache is per host, so that nobody shares it.")
+
+
+def test_a_sentence_the_model_cannot_place_must_be_surer_to_be_kept() -> None:
+    """An unseen project's key rows held "Findings written to the review findings section in `2-1-….md`" as a
+    cause (role model 0.26, worth keeping 0.58): when no role stands out, barely worth keeping is not enough."""
+    from dataclasses import replace
+
+    said = judged("rootcause", "Findings written to the review findings section in `2-1-stores-and-formatting.md`.")
+    assert taken("rootcause", replace(said, p=0.26, worth=0.58)) == []
+    assert taken("rootcause", replace(said, p=0.26, worth=0.7)) != []  # sure it is worth keeping
+    assert taken("rootcause", replace(said, p=0.5, worth=0.58)) != []  # sure of what it is
