@@ -36,6 +36,7 @@ from kenning.observer.conclusion import (
 from kenning.observer.reading import Reading, distinct
 from kenning.observer.roles.roles import Judged
 from kenning.observer.titles import GENERIC_HEADING, TITLE, absorbed, dangling, self_contained, statement, titled
+from kenning.observer.units import names_cause_or_fix
 from kenning.observer.why import concepts_of, signals_of, why_of
 from kenning.records import ObservationDraft
 
@@ -47,9 +48,10 @@ SURE = {"rootcause": 0.55, "fix": 0.55, "gotcha": 0.55, "decision": 0.6, "fact":
 # way it diagnoses its own slips ("the label is inside the select"), and hypotheses get refuted; its
 # conclusion says which causes, fixes and decisions stand (the rest are notes).
 SURE_ALONG_THE_WAY = 0.75
-# A sentence the role model cannot place (no role above UNPLACED) must be surer than that to be worth keeping: of
-# the key rows of unseen projects' contexts that low on both, 6 of 7 of the agent's were noise ("Findings written to
-# the review findings section in `2-1-….md`", "After That (Phase 4 — Implementation): Generates the sprint plan …")
+# A sentence the role model cannot place (no role above UNPLACED) must be surer than that to be worth keeping,
+# unless it says what it is ("A temporary workaround is: …"): of the key rows of unseen projects' contexts that low
+# on both, 6 of 7 of the agent's were noise ("Findings written to the review findings section in `2-1-….md`",
+# "After That (Phase 4 — Implementation): Generates the sprint plan …")
 UNPLACED, SURE_UNPLACED = 0.3, 0.62
 FINAL_ONLY = frozenset({"rootcause", "fix", "decision", "fact", "todo"})  # along the way: only gotchas
 MAX_AGENT = 3       # memories of the agent's own from one turn (the root cause with its fix counts one)
@@ -366,7 +368,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
         along = False  # no conclusion: what it said on the way is a lead it was still following
     pool = [j for j in r.agent if j.role == role and worth_saying(j) and (j.origin == "final" or along)
             and j.worth >= (need if j.origin == "final" else max(need, SURE_ALONG_THE_WAY))
-            and (j.p >= UNPLACED or j.worth >= SURE_UNPLACED)
+            and (j.p >= UNPLACED or j.worth >= SURE_UNPLACED or names_cause_or_fix(j.text))
             # a guess on the way is no finding, nor a cause guessed in the conclusion ("It's possible Cursor picks
             # those up because …": none of 21 labelled guesses of a conclusion is a cause)
             and ((j.origin == "final" and role != "rootcause") or "hypothesis" not in cues.signals(j.text))

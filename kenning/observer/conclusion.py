@@ -49,6 +49,10 @@ _CUT_OFF = re.compile(r"\b(?:so that|because|since|that|which|and|or|to|with|whe
 # remain open if you want to tackle them next: …" as a cause): an offer or advice for that moment, no finding (all 22
 # labelled sentences of the agent that say so are noise); what is left open stays a to-do
 _OFFER = re.compile(r"\bif you(?:['’]d)? (?:want|like|prefer|rather|wish)\b", re.IGNORECASE)
+# What the agent will do once something else is done ("Fix: temporarily allow force-push for `main`, then I can push
+# the corrected history", "say the word and I'll grep the Gradle files"): its next step or an offer, nothing done
+# (82 of 83 labelled sentences of the agent that say so are noise)
+_THEN_I = re.compile(r"\b(?:then|and) I(?:['’]ll| can| will| could)\b")
 # A step of the agent's own plan reported ("Step 2 — `LocalExecutionWarning` sub-component added at the bottom of the
 # file", "Task 4 — v0.16.0 릴리스 준비."): where the work went, no finding (4 of 5 labelled such sentences are noise)
 _STEP_REPORT = re.compile(r"^\W*(?:step|phase|stage|task|part)\s+\d+[a-z]?\s*(?:[—–:]|-\s|\.\s)", re.IGNORECASE)
@@ -116,6 +120,7 @@ def worth_saying(j: Judged) -> bool:
     if j.speaker == "agent" and (_FIRST_PERSON.search(text) or _NEXT_STEP.match(j.unit.before) or _HERE_IS.match(text)
                                  or _CUT_OFF.search(text) or _STEP_REPORT.match(text)
                                  or (j.role != "todo" and _OFFER.search(text))  # (work left is open, offered or not)
+                                 or _THEN_I.search(text)
                                  or gates.narrated(text) or gates.repo_state(text)
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))):
         return False

@@ -122,8 +122,10 @@ def not_a_rule(text: str) -> bool:
         return True  # "For example, if the .gitignore excludes a folder, entire-sem should …": it illustrates
     if _DOES_NOT.search(said) and not _HABIT_WORD.search(said) and not own - {"always", SCOPE}:
         return True  # "… the chain call doesn't propagate the failure for all hook types": what the code does
-    if own == {SCOPE} and _STATEMENT.match(bare):
-        return True  # "encoder.go:66 returns the same slice on every call": the extent of how things are
+    if own == {SCOPE} and (_STATEMENT.match(bare) or _CAN_DO.search(said)):
+        # "encoder.go:66 returns the same slice on every call": the extent of how things are; "for each message
+        # i can expand it to the full text": what the product is to let someone do
+        return True
     if _LETS.match(bare) and not FOR_GOOD.search(said):
         return True  # "yeah let's migrate to cobra": what to do now (0 of 11 labelled such sentences are rules)
     if _DISLIKE.search(said):
@@ -190,6 +192,10 @@ _DOES_NOT = re.compile(r"\b(?:doesn['’]?t|does not|isn['’]?t|is not|aren['�
 # among them is an order ("Raise clean pull requests for each change").
 _STATEMENT = re.compile(r"^(?:(?:the|a|an|this|that|these|those|it|its|it's|they|there|our|their|one|two|three|four|"
                         r"five|six|seven|eight|nine|ten|\d+)\b|[\w-]+(?:[./][\w-]+)+|`)", re.IGNORECASE)
+# What someone is to be able to do with the product ("i can expand to the full message or collapse", "users can
+# filter by agent"): a feature asked for, no way of working
+_CAN_DO = re.compile(r"\b(?:i|we|users?|you|they|one|people|admins?)\s+(?:can|could|should be able to|(?:am|are|is) "
+                     r"able to)\s+(?!not\b)\w+", re.IGNORECASE)
 _LETS = re.compile(r"^(?:(?:ok(?:ay)?|so|yeah|yes|yep|sure|now|then|and|great|alright)[,!.]?\s+)*let['’]?s\b",
                    re.IGNORECASE)
 _HABIT_WORD = re.compile(r"\b(?:always|never|every time|whenever|from now on|going forward|by default|as a rule)\b",

@@ -46,6 +46,11 @@ _PLAIN_LABEL_LINE = re.compile(r"^\s*([^\s:：`*_#>|-][^:：`*\n]{0,30}?)\s*[:�
 _CAUSE_OR_FIX = re.compile(r"\b(?:root[- ])?causes?\b|\bfix(?:es)?\b|\bworkarounds?\b|\bcausa\b|\bursache\b|"
                            r"\bcorrectif\b|\bsolution\b|\blösung\b|原因|根因|修复|解决|対策|修正|원인|해결|수정",
                            re.IGNORECASE)
+def names_cause_or_fix(text: str) -> bool:
+    """Whether a text says "cause", "fix" or "workaround" in so many words, in any language we read."""
+    return bool(_CAUSE_OR_FIX.search(text))
+
+
 # The sections of a report the user pastes (an issue's template), which plain text names on a line of their own
 # ("Expected behavior", "Steps to reproduce", "期望行为"): they head what follows as a heading does.
 _REPORT_SECTION = re.compile(

@@ -22,8 +22,9 @@ NOT_RULES = [
     "so either must be a bug in the fixture in this repo or an issue with the parser code in this repo.",
     "ripgrep might not be available on every machine",
     "We should either check that ripgrep exists and fall back to grep, or always use grep",
-    # what the program is to do
+    # what the program is to do, or to let someone do
     "if I run the docker e2e tests without docker installed it should tell me.",
+    "also for each invoice line i can expand it to the full text or collapse it.",
     # how the code behaves, said by the user
     "IMPORTS already resolves modules; type edges don't, so any common name like Config pollutes the graph.",
     "The same cause gives a wrong edge (parse_list in the cli crate → Parser.parse_list in a crate it never "

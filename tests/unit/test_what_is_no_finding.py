@@ -104,3 +104,12 @@ def test_a_sentence_the_model_cannot_place_must_be_surer_to_be_kept() -> None:
     assert taken("rootcause", replace(said, p=0.26, worth=0.58)) == []
     assert taken("rootcause", replace(said, p=0.26, worth=0.7)) != []  # sure it is worth keeping
     assert taken("rootcause", replace(said, p=0.5, worth=0.58)) != []  # sure of what it is
+
+
+def test_what_the_agent_will_do_once_you_act_is_no_fix() -> None:
+    """An unseen project's key row read "We can amend locally, but we cannot update `origin/main` … because GitHub
+    blocks force-pushes to `main` — fix: temporarily allow force-push / bypass rules for `main`, then I can push the
+    corrected history …": a step asked of the user and the agent's next one, nothing fixed."""
+    then = judged("fix", "Fix: temporarily allow force-pushes to `main`, then I can push the corrected history.")
+    fix = judged("fix", "`publish.ts` now skips versions npm already has, so a rerun no longer fails.")
+    assert taken("fix", then, fix) == [fix]
