@@ -342,6 +342,9 @@ _TEST_ADDED = re.compile(r"^\W*(?:new|added|adds|add|wrote|extended|strengthened
                          # Verifies explicit agent is preserved": the 5 labelled such sentences are noise)
                          r"(?-i:^\W*`?(?:Test[A-Z_]\w*|test_\w+)(?:\(\))?`?\s*(?:[-—–:;(]|$))", re.IGNORECASE)
 _MY = re.compile(r"\bmy\b", re.IGNORECASE)
+# One way weighed against another ("This is actually better than `go run` because it only compiles once"): a choice
+# and its reason, no cause of anything (of the labelled sentences of the agent that compare so, none is a cause)
+_COMPARES = re.compile(r"\b(?:better|worse|faster|slower|simpler|cleaner|safer|easier|nicer)\s+than\b", re.IGNORECASE)
 # Merge conflicts resolved ("Resolved conflict in `explain.go` by keeping HEAD features …", "The conflicts were resolved
 # by keeping both"): joining two lines of work, no defect found or fixed
 _CONFLICTS_RESOLVED = re.compile(
@@ -391,6 +394,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             # the agent's own work ("Re-ran my forgery PoC mentally against the new path: …", "my regex won't reject
             # any legitimate names"): of 39 labelled sentences of the agent that say "my", none is a cause, fix or fact
             and (role not in ("rootcause", "fix", "fact") or not _MY.search(j.text))
+            and (role != "rootcause" or not _COMPARES.search(j.text))
             and (role not in ANALYSIS or not _TEST_ADDED.match(j.text) or "cause" in cues.signals(j.text))
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
             and (role != "fix" or not no_finding.heads_a_cause(j.unit.heading))  # a defect under "What was wrong"

@@ -172,6 +172,17 @@ def pasted_config(text: str) -> bool:
     return bool(keys) and bool(_CONFIG_MARK.search(text)) and (keys >= 2 or bool(re.search(r":\s*[|>]", text)))
 
 
+# A line of code that opens a sentence, outside code quotes ("accumulatedToNonAgentFiles := min(a, b)
+# accumulatedToAgentFiles := … Calculate precisely", "retries = int(os.environ['N'])"): code pasted, no words of theirs
+_CODE_LINE = re.compile(r"^\s*[A-Za-z_][\w.\[\]'\"]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*(?::=|(?<![=!<>])=(?!=))\s*"
+                        r"[\w\-\"'(\[{]")
+
+
+def pasted_code(text: str) -> bool:
+    """Whether a sentence opens with a line of code (an assignment), as pasted, not the user's own words."""
+    return bool(_CODE_LINE.match(text))
+
+
 # The user's dislike of how something is ("I don't like that there are turns in dual agent mode", "I don't like how
 # the banner always flickers"): a complaint or a bug report, no way of working. Not a taste ("I don't like
 # semicolons"), nor what the agent does ("I don't like it when you push without asking" asks it not to).

@@ -150,6 +150,8 @@ def _user_keeps(j: Judged) -> bool:
         return False
     if j.role in ("rule", "decision") and cues.picks_option(j.text):
         return False  # "A for all calls": unreadable without the options it picks from (the session's line keeps it)
+    if own_words.pasted_code(j.text):
+        return False  # "accumulatedToAgentFiles := accumulatedUserAdded - … Calculate precisely": code pasted
     if j.role in ("rule", "decision", "fact") and gates.user_story(j.text):
         return False  # "As an operator, I want the export to retry, so that …": a requirement, as a template
     if j.role in ("rule", "decision") and report_section(j.unit.heading):

@@ -262,3 +262,16 @@ def test_what_is_asked_of_this_turn_is_no_open_to_do() -> None:
     assert _user_keeps(judged("todo", "Later, once every caller passes the form, remove the legacy inference.",
                               "user"))
     assert _user_keeps(judged("todo", "could you please add a follow-up to drop the legacy flag", "user"))
+
+
+def test_code_the_user_pastes_is_no_word_of_theirs() -> None:
+    """An unseen project's key rows held the user's "accumulatedToNonAgentFiles := min(…) accumulatedToAgentFiles
+    := … Calculate precisely" as a fact: a line of code pasted, outside any code quotes."""
+    from kenning.observer.user_said import _user_keeps
+    from tests.support.judged import judged
+
+    for role in ("fact", "rule", "decision"):
+        assert not _user_keeps(judged(role, "refundedToOpenOrders := min(allRefunds, openOrderTotal) "
+                                            "refundedToClosed := allRefunds - refundedToOpenOrders Compute it exactly",
+                                      "user"))
+    assert _user_keeps(judged("rule", "Never set `DEBUG=1` in production, whatever the ticket says.", "user"))

@@ -113,3 +113,12 @@ def test_what_the_agent_will_do_once_you_act_is_no_fix() -> None:
     then = judged("fix", "Fix: temporarily allow force-pushes to `main`, then I can push the corrected history.")
     fix = judged("fix", "`publish.ts` now skips versions npm already has, so a rerun no longer fails.")
     assert taken("fix", then, fix) == [fix]
+
+
+def test_one_way_weighed_against_another_is_no_cause() -> None:
+    """An unseen project's key row read "This is actually better than `go run` because it only compiles once" as a
+    cause: a choice and its reason."""
+    weighed = judged("rootcause", "This is actually better than `go run` because it only compiles the binary once.")
+    cause = judged("rootcause", "`Init()` returns nil when the HS512 key is unset, so the authenticator is "
+                                "registered with a nil key.")
+    assert taken("rootcause", weighed, cause) == [cause]
