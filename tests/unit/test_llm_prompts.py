@@ -77,6 +77,16 @@ def test_system_prompt_is_built_from_the_mode_sections() -> None:
     assert "how-it-works" in text and "invoice-api" in text and "<files_modified>" in text
 
 
+def test_the_llm_observer_is_told_what_is_no_finding() -> None:
+    """The definitions the offline observer follows, said to the LLM observers too (DESIGN.md §9): an offer, a user
+    story, a plan's step reported and a test's description are no findings."""
+    session = SessionInfo(id=1, agent_session_id="s", project="p", project_root="/p")
+    text = " ".join(system_prompt(load_mode("code"), session).split())
+    for said in ('offer ("if you want, I can sketch …")', 'A user story ("As a developer, I want …, so that …")',
+                 'a step of a plan reported ("Step 2 — … added")', 'what a test checks under its name'):
+        assert said in text, said
+
+
 def test_the_chill_mode_overrides_only_what_to_record() -> None:
     code, chill = load_mode("code"), load_mode("code-chill")
     assert chill["prompts"]["record"] != code["prompts"]["record"]

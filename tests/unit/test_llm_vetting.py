@@ -84,7 +84,9 @@ def test_a_users_sentence_that_only_sounds_like_a_rule_is_kept_as_a_decision() -
                  "yes, go on with the migration and run the checks after each step",
                  "Update docs/deploy.md to say that every release needs a signed tag.",
                  "Implement the release:notes task in this repository",
-                 "For example, if .gitignore excludes a folder, the indexer should still include it."):
+                 "For example, if .gitignore excludes a folder, the indexer should still include it.",
+                 "As an operator, I want every export to retry three times, so that no night run loses rows.",
+                 "retries := min(maxRetries, 3) always retry the export"):
         v = vet(judged("rule", said), [prompt(said)])
         assert v.kind == "decision" and v.why["by"] == "user"
         assert any("assents to the work at hand" in n for n in v.notes), v.notes

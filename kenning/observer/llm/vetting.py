@@ -14,7 +14,8 @@ The model proposes a kind, a scope, a provisional flag and the sentence the memo
 * a ``rule`` rests on the user's own words: any other rule (from a plan, the agent, output, or no
   sentence at all) is kept as a ``decision``, and so is one whose sentence only sounds like a rule
   (kenning/observer/gates.py ``not_a_rule``: its rule words are quoted, it assents to the work at hand …), or
-  orders a task of this turn (``one_off``, ``builds_once``: "Implement X in this repository");
+  orders a task of this turn (``one_off``, ``builds_once``: "Implement X in this repository"), is a user story
+  ("As an operator, I want …, so that …") or a line of code pasted;
 * scope ``user`` only for a user's rule whose sentence says it holds beyond this project;
 * ``tentative`` only for rules and decisions.
 
@@ -163,10 +164,12 @@ def vet(obs: ParsedObservation, found_in: Sequence[Source], *, where: Callable[[
     if v.kind == "rule" and (src is None or src.by != "user"):
         v.kind = "decision"
         v.notes.append(f"judged a rule, but {_whose(src, bool(quote))}: kept as a decision")
-    elif v.kind == "rule" and (own_words.not_a_rule(said) or gates.one_off(said) or gates.builds_once(said)):
+    elif v.kind == "rule" and (own_words.not_a_rule(said) or gates.one_off(said) or gates.builds_once(said)
+                               or gates.user_story(said) or own_words.pasted_code(said)):
         v.kind = "decision"
         v.notes.append("judged a rule, but its sentence quotes or tells what happened, assents to the work at hand, "
-                       "says what a document is to say or orders a task of this turn: kept as a decision")
+                       "says what a document is to say, orders a task of this turn or is a user story or code: "
+                       "kept as a decision")
     if obs.scope == "user":
         if v.kind == "rule" and src is not None and cues.has(said, "user_scope"):
             v.scope = "user"
