@@ -23,6 +23,10 @@ STATE = "State: "
 COMMANDS = "Commands: "
 _NOT_WORTH = re.compile(r"^(?:commit|push|continue|go ahead|proceed|yes|ok|okay|do it|approved?|thanks|"
                         r"thank you|lgtm|ship it|done|next)\W*$"
+                        # a greeting ("how are you ?", "hi there"): small talk, no work
+                        r"|^(?:(?:hi|hello|hey|yo|good (?:morning|afternoon|evening))(?: there)?\W*)?"
+                        r"(?:how are you(?: doing)?(?: today)?|how's it going|hi|hello|hey|good (?:morning|afternoon|"
+                        r"evening))\W*$|^(?:你好|您好|こんにちは|おはよう(?:ございます)?|안녕하세요|안녕)\W*$"
                         # the same nods in Chinese, Japanese, Korean ("提交吧", "コミットお願いします")
                         r"|^(?:(?:确认内容|確認内容|確認しました)\W*)?(?:提交|推送|合并|继续|好的|可以|没问题|谢谢|"
                         r"コミット|プッシュ|マージ|続けて|進めて|問題(?:ありません|ないです|なし)|ありがとう|了解|"

@@ -44,3 +44,13 @@ def test_a_row_of_a_status_table_is_one_outcome_step_and_state() -> None:
     assert said == ["PR #236 머지 — 완료", "태그 `v0.16.1` — 푸시됨"]
     s = summarize(_session(), [Notes(status=said, at=1.0)], [])
     assert s is not None and field_items(s.completed) == said
+
+
+def test_a_greeting_is_not_what_the_session_was_about() -> None:
+    """An unseen Copilot CLI session's line read "Worked on: how are you ?; then: review and refactor …"."""
+    from kenning.observer.summary import request_of
+
+    assert request_of(["how are you ?", "review and refactor src/pages/metrics.astro", "commit and push"], []) == \
+        "review and refactor src/pages/metrics.astro; then: commit and push"
+    assert request_of(["你好", "修复导出时丢失退款的问题"], []).startswith("修复导出")
+    assert request_of(["hey, the export drops refunds"], []) != ""
