@@ -250,15 +250,22 @@ _WORK_NOUNS = frozenset(WORK_NOUNS)
 _WORDS = re.compile(r"[\w-]+(?:\.[\w-]+)*")  # a sentence's full stop is not part of its last word
 
 
+_CLAUSE_BREAK = re.compile(r"[,;:.!?—–()\n，。；：]")
+
+
 def workstreams(text: str) -> set[str]:
     """Work named next to a work noun ("the billing migration", "the v2 API rewrite"), as sorted words."""
-    words = _WORDS.findall(text)
-    lower = [w.lower() for w in words]
+    found = list(_WORDS.finditer(text))
+    lower = [m.group(0).lower() for m in found]
     out: set[str] = set()
     for i, w in enumerate(lower):
         if w not in _WORK_NOUNS:
             continue
-        before = [x for x in lower[max(0, i - 3):i] if x not in STOPWORDS and x not in _NOT_WORK
+        # the words naming it, within its clause ("Dmytro, the implementation is done": no work named)
+        start = max(0, i - 3)
+        while start < i and _CLAUSE_BREAK.search(text, found[start].end(), found[i].start()):
+            start += 1
+        before = [x for x in lower[start:i] if x not in STOPWORDS and x not in _NOT_WORK
                   and not STATUS_WORDS.fullmatch(x)]
         if before:
             out.add(" ".join(sorted({*before[-2:], w})))

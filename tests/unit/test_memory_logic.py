@@ -115,6 +115,10 @@ def test_cue_words_and_negations() -> None:
         assert not supersedes_something(text), text
     assert negated("Use pnpm, not npm") == {"cmd:npm"}
     assert is_status("The billing migration is paused") and not is_status("Fixed the billing bug")
+    # the work is named within its clause: a name said to the reader is none ("Dmytro, the implementation is
+    # done and ready for review" was a key row of an unseen project)
+    assert not is_status("Dmytro, the implementation is done and ready for review.")
+    assert is_status("Dmytro, the billing migration is done and ready for review.")
 
 
 # ---------------------------------------------------------------------------------- layers
