@@ -98,7 +98,9 @@ _SETTING_COMMANDS = frozenset((
     "model", "effort", "config", "settings", "plugin", "plugins", "mcp", "permissions", "theme", "add-dir",
     "output-style", "statusline", "rename", "resume", "export", "login", "logout", "fast", "vim", "terminal-setup",
     "compact", "clear", "cost", "doctor", "help", "hooks", "agents", "memory", "status", "ide", "usage", "context",
-    "upgrade", "exit", "sandbox", "privacy-settings", "install-github-app", "release-notes", "bashes", "todos"))
+    "upgrade", "exit", "sandbox", "privacy-settings", "install-github-app", "release-notes", "bashes", "todos",
+    "quit", "bug", "feedback", "rewind", "keybindings", "permissions", "allowed-tools", "tasks", "copy", "stickers",
+    "migrate-installer", "output-style:new", "login-method", "remote-env", "extra-usage", "upgrade-plan"))
 _SETS_UP = _SETTING_COMMANDS | {"setup", "set-up", "install", "uninstall", "configure", "update", "version"}
 _COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)

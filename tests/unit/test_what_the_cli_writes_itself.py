@@ -64,7 +64,7 @@ def test_a_project_command_run_without_words_is_the_request(tmp_path: Path) -> N
                                              "bmad-code-review\n\nFollow the instructions in ./workflow.md.")
     s.say("Which story should I review? 1) 1-1 2) 2-1").prompt("2").say("Review written.")
     s.command("plan").prompt("now split the store per page").say("Plan ready.")
-    s.command("codex:setup", output="Codex is ready").prompt("thanks").say("You're welcome.")
+    s.command("codex:setup", output="Codex is ready").prompt("thanks").say("You're welcome.").command("quit")
     events = _read(s.write(tmp_path / "claude"))
     assert _prompts(events) == ["/bmad-code-review", "2", "now split the store per page", "thanks"]
     from kenning.observer.summary import request_of
