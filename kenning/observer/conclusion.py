@@ -43,8 +43,9 @@ MIN_WORDS = 4       # a memory's own sentence says at least this much (CJK: twic
 # so do the 28 that end on "like", "as" or a bare "is / are / was / be" ("To support Windows, you'd need a separate
 # file using Windows-specific mechanisms like", "The reason is"), all noise
 _CUT_OFF = re.compile(r"\b(?:so that|because|since|that|which|and|or|to|with|when|if|where|the|a|an|of|for|by|than|"
-                      r"into|from|via|using|but|although|though|unless|until|including|such as|like|as|is|are|was|"
-                      r"were|be)\s*[:：]?$", re.IGNORECASE)
+                      r"into|from|via|using|but|although|though|unless|until|including|such as|like|as|be|"
+                      # (not "keep the retry budget as is", "leave them as they are")
+                      r"(?<!\bas )(?<!\bas it )(?<!\bas they )(?:is|are|was|were))\s*[:：]?$", re.IGNORECASE)
 # What the user may do if they like ("If you want exact mirroring, keep delete planning", "The medium-severity items
 # remain open if you want to tackle them next: …" as a cause): an offer or advice for that moment, no finding (all 22
 # labelled sentences of the agent that say so are noise); what is left open stays a to-do

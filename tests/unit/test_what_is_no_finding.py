@@ -37,6 +37,8 @@ def test_a_sentence_that_stops_on_like_or_is_is_cut_off(cut: str) -> None:
     Windows-specific mechanisms like": the sentence went on in a code block."""
     fact = judged("fact", "`Setpgid` is Unix-only: it puts the child in its own process group.")
     assert taken("fact", judged("fact", cut), fact) == [fact]
+    kept = judged("decision", "Keep the retry budget of `ExportWorker` as is")
+    assert taken("decision", kept) == [kept]  # an idiom that ends there says all it says
 
 
 def test_a_step_of_the_plan_reported_is_no_fix() -> None:
