@@ -31,6 +31,15 @@ _NARRATED = re.compile(
     r"with|locally|again|upstream)\b|"
     r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
     r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b", re.IGNORECASE)
+# A step going on as the agent speaks ("Launching three parallel review layers now.", "Now pushing and opening the
+# draft PR."; 16 labelled sentences of the agent, all noise): not what was done
+_ONGOING = re.compile(r"^\W*(?:now\s+)?(?!(?:every|no|some|any)thing\b)[a-z]+ing\b"
+                      r"(?!\s+(?:is|are|was|were|has|have|will|would|can|should|must|may)\b)"
+                      r"[^.]{0,120}(?<!\bfor )(?<!\buntil )(?<!\bby )\bnow\W*$|^\W*now\s+[a-z]+ing\b", re.IGNORECASE)
+
+
+def ongoing(text: str) -> bool:
+    return bool(_ONGOING.search(text.strip()))
 
 # That some work is complete: no finding, but where a workstream stands (compose's status memory)
 _DONE_REPORT = re.compile(
@@ -55,7 +64,7 @@ _UNTOUCHED = re.compile(r"\b(?:(?:was|were|is|are) left (?:untouched|alone|as is
 def narrated(text: str) -> bool:
     """The agent reporting a step of its workflow (a commit's diffstat too), or that some work is complete."""
     return bool(_NARRATED.search(text) or _DONE_REPORT.search(text) or _DIFFSTAT.search(text)
-                or _UNTOUCHED.search(text))
+                or _UNTOUCHED.search(text) or ongoing(text))
 
 
 # The agent asking the user to do something ("Run it with the `!` prefix, or unlock the GPG agent and let me know",

@@ -16,6 +16,7 @@ from kenning.context.closed import split_commit
 from kenning.context.layout import TREE_CLEAN, says_only_done
 from kenning.memory.text import strings, unique
 from kenning.observer import checks, evidence
+from kenning.observer.gates import ongoing
 from kenning.observer.stated import gist_of
 from kenning.records import SessionInfo, SummaryDraft, tokens_of
 
@@ -239,7 +240,8 @@ def summarize(session: SessionInfo, notes: list[Notes], plan_titles: list[str],
     ran = checks.summary_line(prior_notes, [c for n in notes for c in n.checks])
     note_lines = ([STATE + line] if line else []) + ([COMMANDS + ", ".join(unique(commands)[:12])] if commands
                                                      else []) + ([ran] if ran else [])
-    if not done and last_message and last_message.lstrip()[:1] not in ("{", "[") and not says_only_done(last_message):
+    if not done and last_message and last_message.lstrip()[:1] not in ("{", "[") and not says_only_done(last_message) \
+            and not ongoing(last_message):
         done = [_clip(last_message, 300)]
     at = max((n.at for n in notes), default=float(prior.get("created_at") or 0.0))
     investigated = ", ".join(f for f in files_read if f not in files_modified)[:600]

@@ -54,3 +54,15 @@ def test_a_greeting_is_not_what_the_session_was_about() -> None:
         "review and refactor src/pages/metrics.astro; then: commit and push"
     assert request_of(["你好", "修复导出时丢失退款的问题"], []).startswith("修复导出")
     assert request_of(["hey, the export drops refunds"], []) != ""
+
+
+def test_a_step_going_on_as_the_agent_speaks_is_no_outcome() -> None:
+    """An unseen project's session line read "/bmad-code-review → Launching three parallel adversarial review layers
+    now." (the usage limit stopped the session there): what was about to happen, not what was done."""
+    from kenning.observer import gates
+
+    s = summarize(_session(), [Notes(last_message="Launching three parallel review passes now.",
+                                     modified=["src/export.py"], at=1.0)], [])
+    assert s is not None and s.completed == "", s.completed
+    assert not gates.ongoing("Caching is disabled for now.")  # (a gerund that names a thing, "for now")
+    assert not gates.ongoing("Everything is clean now.")

@@ -41,6 +41,12 @@ def test_a_sentence_that_stops_on_like_or_is_is_cut_off(cut: str) -> None:
     assert taken("decision", kept) == [kept]  # an idiom that ends there says all it says
 
 
+def test_a_step_going_on_as_the_agent_speaks_is_no_finding() -> None:
+    gone = judged("fix", "Now pushing the `ExportWorker` fix and opening the draft PR.")
+    fix = judged("fix", "The export dialog no longer renders the warning twice when the plan is local.")
+    assert taken("fix", gone, fix) == [fix]
+
+
 def test_a_step_of_the_plan_reported_is_no_fix() -> None:
     """An unseen project's key row read "Step 2 — `LocalExecutionWarning` sub-component added at the bottom of the
     file (before `PromptDisplay`)" (as a cause)."""
