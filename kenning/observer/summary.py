@@ -184,7 +184,7 @@ def request_of(prompts: list[str], plan_titles: list[str]) -> str:
             continue
         # a command or skill run without words ("/bmad-code-review") is the request itself
         g = p.strip() if _BARE_COMMAND.match(p) else gist_of(p, 120)
-        if g and not _NOT_WORTH.match(g) and g not in gists:
+        if g and not _NOT_WORTH.match(g.lstrip("/").rsplit(":", 1)[-1]) and g not in gists:  # ("/commit": a nod)
             gists.append(g)
     if not gists:
         return ""

@@ -70,6 +70,7 @@ def test_a_project_command_run_without_words_is_the_request(tmp_path: Path) -> N
     from kenning.observer.summary import request_of
 
     assert request_of(["/bmad-code-review", "y", "3"], []) == "/bmad-code-review"  # what the session was about
+    assert request_of(["/commit", "/git:push"], []) == ""  # (a nod run as a command says no more than "commit")
     assert request_of(["/usr/local/bin/hk is not found when the hook runs"], []).startswith("/usr/local/bin/hk")
 
 
