@@ -200,6 +200,8 @@ _IN_PROGRESS = re.compile(
     r"\b(?:is|are) (?:now )?(?:pending|in progress|in flight|queued)(?![\w-])|"
     r"\b(?:no|zero|without) (?:new )?(?:failures?|errors?)\b[^.;]{0,30}\bso far\b|"
     r"\b(?:green|passing|clean|cleanly) so far\b|\bso far\b[^.;]{0,60}\b(?:pending|running|green|passing)\b|"
+    # how a run goes up to that moment, the clause ending on it ("core has built successfully so far")
+    r"\bso far\s*(?:[.;,!]|$)|"
     r"目前为止[^。；]{0,20}(?:没有|通过|正常)|仍在运行|还在运行|正在运行中|まだ実行中|実行中です|아직 (?:실행|진행) 중",
     re.IGNORECASE)
 

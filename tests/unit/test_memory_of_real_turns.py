@@ -631,7 +631,9 @@ def test_a_report_section_heads_what_follows_it() -> None:
                                     "The build is still running after finishing core, so the CLI waits.",
                                     "The `retry-upload` suite is running now; it exercises the lock timeout in "
                                     "`upload.go` through the real queue, which is why it is slower.",
-                                    "目前为止没有失败，还有几个检查在排队。"])
+                                    "目前为止没有失败，还有几个检查在排队。",
+                                    "The worker had to run `bun install` because `tsup` was missing, then restarted "
+                                    "the build; core has built successfully so far."])
 def test_a_run_reported_while_still_going_is_no_key_memory(story: Story, moment: str) -> None:
     """Where a run stood while the agent watched it: never a cause, fix, fact or gotcha (all 41 such labelled
     sentences of the agent are noise)."""
@@ -645,6 +647,7 @@ def test_a_run_that_was_still_going_when_something_happened_is_not_taken_for_one
 
     assert not in_progress("The job was still running when the 10-minute timeout killed it, so no cache was written.")
     assert not in_progress("The fix so far only covers Linux; Windows keeps the old path.")
+    assert not in_progress("The only bug found so far is the nil map in `Load`.")
     # what runs as something, or runs something, is no moment of a run
     assert not in_progress("The worker is running as root, so the socket belongs to root.")
     assert not in_progress("The daemon is running the old binary now, so the fix only shows after a restart.")
