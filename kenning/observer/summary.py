@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kenning.context.closed import split_commit
 from kenning.context.layout import TREE_CLEAN, says_only_done
+from kenning.history.claude_lines import is_slash_command
 from kenning.memory.text import strings, unique
 from kenning.observer import checks, evidence
 from kenning.observer.gates import ongoing
@@ -169,9 +170,6 @@ class Notes:
     prompt_number: int | None = None
 
 
-_BARE_COMMAND = re.compile(r"^\s*/[\w][\w:.-]{1,60}\s*$")
-
-
 def request_of(prompts: list[str], plan_titles: list[str]) -> str:
     """What the session was about: its plans' titles and the gists of the prompts that say something."""
     gists = [f"Plan: {t}" for t in plan_titles]
@@ -183,7 +181,7 @@ def request_of(prompts: list[str], plan_titles: list[str]) -> str:
         if re.match(r"^\s*implement the following plan", p, re.IGNORECASE):
             continue
         # a command or skill run without words ("/bmad-code-review") is the request itself
-        g = p.strip() if _BARE_COMMAND.match(p) else gist_of(p, 120)
+        g = p.strip() if is_slash_command(p.strip()) and len(p.split()) == 1 else gist_of(p, 120)
         if g and not _NOT_WORTH.match(g.lstrip("/").rsplit(":", 1)[-1]) and g not in gists:  # ("/commit": a nod)
             gists.append(g)
     if not gists:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kenning.history import newest_texts
-from kenning.history.claude_lines import REJECTED, rejection
+from kenning.history.claude_lines import REJECTED, rejection, written_by_the_cli
 
 TAIL_BYTES = 2 * 1024 * 1024
 PAYLOAD_KEY = "kenning_turn_text"
@@ -81,7 +81,7 @@ def read_turn(path: str, *, prompt_id: str = "", prompt: str = "") -> tuple[list
             if (prompt_id and pid == prompt_id) or (not prompt_id and prompt and typed.strip() == prompt.strip()):
                 matched = current
             continue
-        if kind == "assistant" and (line.get("isApiErrorMessage") or msg.get("model") == "<synthetic>"):
+        if kind == "assistant" and written_by_the_cli(line):
             continue  # Claude Code's own line ("You've hit your limit …", "API Error: …"): no words of the agent
         if current is None:  # the tail starts inside a turn
             current = _Turn()

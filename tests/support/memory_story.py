@@ -60,6 +60,19 @@ def read(root: str, rel: str) -> dict[str, Any]:
             "tool_response": {"type": "text", "file": {"filePath": f"{root}/{rel}"}}}
 
 
+# The cause and fix the matcher turn's conclusion states, after whatever the test puts in front of them
+MATCHER_FINDING = ("The broadened matcher treated `.github/workflows/test.yml` as a test artifact because it matched "
+                   "`test` anywhere in the path. Fixed: `isTestPath` now only looks at the file name.")
+
+
+def matcher_turn(root: str, last: str) -> Turn:
+    """A turn that finds and fixes why a matcher flags a workflow file (a failing test, the edit, the test passing),
+    its conclusion ``last``: for what an answer puts in front of its cause."""
+    return Turn("why does the matcher flag the workflow file?", [
+        read(root, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
+        edit(root, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")], last=last)
+
+
 class Story:
     def __init__(self, tmp: Path) -> None:
         self.conn = open_db(str(tmp / "kenning.db"))

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.judged import judged as _judged
 from tests.support.judged import taken as _taken
-from tests.support.memory_story import Story, Turn, bash, edit, read
+from tests.support.memory_story import MATCHER_FINDING, Story, Turn, bash, edit, matcher_turn, read
 
 ROOT = "/work/trainer"
 
@@ -266,11 +266,7 @@ def test_a_conclusion_that_opens_with_where_things_stand_gives_the_cause_no_such
     """An unseen project's key rows opened "All verification gates are green, including the 187-second race suite.
     The full suite caught a real false positive …" and "The PR is still not mergeable, and this round carries …
     — cause: …": how things stood when the agent answered, put in front of the cause as its subject."""
-    story.session("trainer", Turn("why does the matcher flag the workflow file?", [
-        read(ROOT, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
-        edit(ROOT, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
-        last=f"{opening} The broadened matcher treated `.github/workflows/test.yml` as a test artifact because it "
-             "matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the file name."))
+    story.session("trainer", matcher_turn(ROOT, f"{opening} {MATCHER_FINDING}"))
     rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
     assert rows and all("matcher" in t for t in rows), rows
     assert not [t for t in rows if t.startswith(opening[:20])], rows
@@ -280,13 +276,11 @@ def test_a_conclusion_that_opens_with_where_things_stand_gives_the_cause_no_such
 def test_the_checks_a_label_says_passed_are_no_lead_of_the_cause(story: Story) -> None:
     """An unseen project's key row read "`lint`, `test`, and `check-licenses`. The repo's `errcheck.check-blank` …":
     the value of "**All three checks pass:**", taken alone as what the answer was about, in front of the cause."""
-    story.session("trainer", Turn("why does the matcher flag the workflow file?", [
-        read(ROOT, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
-        edit(ROOT, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
-        last="PR #12 is green.\n\n**All four checks pass:** `lint`, `test`, `race`, and `license-scan`.\n\n"
-             "## What I did\n\nRoot cause: the broadened matcher treated `.github/workflows/test.yml` as a test "
-             "artifact because it matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the "
-             "file name."))
+    story.session("trainer", matcher_turn(
+        ROOT, "PR #12 is green.\n\n**All four checks pass:** `lint`, `test`, `race`, and `license-scan`.\n\n"
+              "## What I did\n\nRoot cause: the broadened matcher treated `.github/workflows/test.yml` as a test "
+              "artifact because it matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the "
+              "file name."))
     rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
     assert rows and all("matcher" in t for t in rows), rows
     assert not [t for t in rows if "license-scan" in t], rows

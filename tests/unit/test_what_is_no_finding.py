@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.judged import judged, taken
-from tests.support.memory_story import Story, Turn, bash, edit, read
+from tests.support.memory_story import MATCHER_FINDING, Story, matcher_turn
 
 ROOT = "/work/trainer"
 
@@ -71,11 +71,7 @@ def test_an_aside_in_brackets_is_no_lead_of_the_cause(story: Story) -> None:
     """An unseen project's key row opened "(The `walCheckpoint.go:659` lint warning is pre-existing in
     `joinSelector`, unrelated to this change.) — cause: on graceful shutdown the final snapshot was written, but …"."""
     aside = "(The `matcher.go:88` lint warning is pre-existing in `joinPaths`, unrelated to this change.)"
-    story.session("trainer", Turn("why does the matcher flag the workflow file?", [
-        read(ROOT, "matcher.go"), bash("go test ./...", fails="--- FAIL: TestWorkflowQuery (0.01s)"),
-        edit(ROOT, "matcher.go"), bash("go test ./...", "ok  \tacme/trainer\t0.4s")],
-        last=f"{aside}\n\nThe broadened matcher treated `.github/workflows/test.yml` as a test artifact because it "
-             "matched `test` anywhere in the path. Fixed: `isTestPath` now only looks at the file name."))
+    story.session("trainer", matcher_turn(ROOT, f"{aside}\n\n{MATCHER_FINDING}"))
     rows = [r["title"] for r in story.active("trainer") if r["layer"] == "key"]
     assert [t for t in rows if "isTestPath" in t], rows
     assert not [t for t in rows if "lint warning" in t], rows
