@@ -134,7 +134,10 @@ _SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|s
 _BUILD_TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|then|also|and|please|pls|lets|let's)[,:]?\s+)*(?:(?:i|we|you) (?:need|have|want) "
     r"(?:you )?to\s+|please\s+)?(?:implement|initiali[sz]e|set up|create|refactor|migrate|port|rewrite|fix|bump|"
-    r"upgrade|revert|confirm|verify)\b", re.IGNORECASE)
+    r"upgrade|revert|confirm|verify)\b|"
+    # the work the user has for this turn ("I have two additional charts to implement …")
+    r"^(?:(?:ok(?:ay)?|so|now|then|also|and)[,:]?\s+)*(?:i|we) (?:have|got) (?:\S+\s+){1,5}?to "
+    r"(?:implement|build|add|fix|create|write|make|do)\b", re.IGNORECASE)
 # When an order applies, which makes it a habit ("Create a branch for each ticket", "Fix lint before pushing").
 _WHEN = re.compile(r"\b(?:every|each|all|any|whenever|only|before|after|when|unless|until)\b", re.IGNORECASE)
 

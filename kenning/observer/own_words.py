@@ -136,9 +136,18 @@ def not_a_rule(text: str) -> bool:
         return True  # "dolt: auto-commit: on # Create a Dolt commit after each successful write …": a file's text
     if _REVIEWS.search(bare):
         return True  # "This causes … to always return 0", "using UTC would be more consistent …": a review's finding
+    if _POINTS_BACK.search(said):
+        return True  # "Also don't give it a number": about a thing of the turn, which the sentence does not name
     return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
 
 
+# A ban whose object is a bare pronoun ("Also don't give it a number and it needs no date", "Do not merge it until it
+# is reconciled …", "avoid inventing our own", "不要再改它"): it points at a thing of the turn the sentence does not
+# name, so a session reading it alone as a standing rule cannot tell what it is about. "Don't skip tests" names it.
+_POINTS_BACK = re.compile(r"\b(?:don['’]?t|do not|dont|never|avoid|stop)\s+(?:\w+\s+){0,2}?"
+                          r"(?:it|them|ours|our own|yours|your own)\b(?!['’])|"
+                          r"(?:不要|别|不准|禁止|不许)[^，。,.!！？?\s]{0,4}?(?:它们?|这个|那个)(?=[，。,.!！？?\s]|$)|"
+                          r"(?:それ|これ|あれ)を[^、。,.!！？?\s]{0,8}?ないで", re.IGNORECASE)
 # What the user believed, meant or thinks ("I thought the pass rates in agentv are for each assertion", "I meant for
 # the CLI we set up in this repo", "i don't think agentv has any use of the remote name, can you confirm"): their
 # understanding, a clarification or a choice, no way of working (of 10 labelled such sentences of the user, 4 are

@@ -83,6 +83,15 @@ NOT_RULES = [
     # an answer to the agent's options, about one of them ("for 2." is no sentence of its own)
     'Yes, but for 2. we need to have a sturdier solution to ensure it is definitely "always" handled. What do you '
     'suggest?',
+    # a ban on a thing the sentence does not name, only points at ("it", "them", "our own", "它"): the file, the
+    # branch or the scheme of that turn, unreadable alone
+    "Also don't give it a number and it needs no status line in the file",
+    "- Do not merge it until it matches the final implementation and the linked issue.",
+    "avoid inventing our own.",
+    "这个文件先别提交，也不要再改它",
+    # the work the user has for this turn, and how to read it
+    "I have three more dialogs to implement they are described in docs/DIALOGS.md please do not mind the order "
+    "they are listed in",
 ]
 
 RULES = [
@@ -93,6 +102,8 @@ RULES = [
     "Never touch the generated files under gen/.",
     "Always run the whole test suite before pushing.",
     "Run the linter after each change.",
+    "Never skip failing tests, fix them.",
+    "以后都不要跳过失败的测试。",
 ]
 
 
