@@ -140,6 +140,7 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
 
 # A suggestion to weigh ("To reduce the risk of exposing the key, consider removing these fields …"): no choice made
 _CONSIDER = re.compile(r"(?:^|[,;:]\s*|\b(?:so|and|then|please)\s+)consider\s+(?:\w+ing|whether|if)\b", re.IGNORECASE)
+_WHEN = re.compile(r"when\b", re.IGNORECASE)  # "When both files coexist, AGENTS.md is the source of truth": no question
 # Work said to be for later, in the user's words ("later", "next time", "a follow-up")
 _FOR_LATER = re.compile(r"\b(?:later|next time|follow[- ]?up|todo|to-do|afterwards|another (?:time|day|session))\b|"
                         r"下次|以后|回头|後で|次回|나중에|다음에", re.IGNORECASE)
@@ -157,6 +158,11 @@ def _user_keeps(j: Judged) -> bool:
     if j.role in ("rule", "decision") and report_section(j.unit.heading):
         return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = signals_of(j.text)
+    if "question" in sig and j.role != "todo" and not _WHEN.match(j.text.strip()):
+        # "Could we create a summary of the options … (I'd go with option 4 now)", "…不自然でないか（…）": it asks
+        # (of 138 labelled sentences of the user that read as a question, 137 are noise or open on "when", a
+        # condition that states; one is a fact); "could you add a follow-up to …" still leaves work for later
+        return False
     if j.role in ("fact", "rootcause") and (own_words.an_order(j.text) or _WE_NEED_TO.search(j.text)):
         # "Mention that skills can hold docs", "For git sync..we need to research how the repo works": what the
         # user asks for or means to do, not how things are (no labelled fact of a user says "we need to")

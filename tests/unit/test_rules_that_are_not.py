@@ -286,3 +286,20 @@ def test_code_the_user_pastes_is_no_word_of_theirs() -> None:
                                             "refundedToClosed := allRefunds - refundedToOpenOrders Compute it exactly",
                                       "user"))
     assert _user_keeps(judged("rule", "Never set `DEBUG=1` in production, whatever the ticket says.", "user"))
+
+
+def test_a_question_of_the_users_states_nothing() -> None:
+    """An unseen project's key rows held the user's "Could we create a summary of the options for this and what we
+    went with (I'd go with option 4 now …) but keep it in the repo" as their decision: a question asks, in any
+    language; a condition that opens on "when" states, and a question may still leave work for later."""
+    from kenning.observer.user_said import _user_keeps
+    from tests.support.judged import judged
+
+    for role in ("decision", "rule", "fact"):
+        assert not _user_keeps(judged(role, "Could we write down the options and the one we took (I'd take the "
+                                            "second for now) and keep it in the repo", "user"))
+    assert not _user_keeps(judged("decision", "新しい通知の文言は既存の通知パターンと整合しているか", "user"))
+    assert not _user_keeps(judged("decision", "Should we always use the pooled client here?", "user"))
+    assert _user_keeps(judged("decision", "When both files exist, AGENTS.md is the source of truth.", "user"))
+    assert _user_keeps(judged("decision", "We keep the pooled client because it halves the connection count.",
+                              "user"))
