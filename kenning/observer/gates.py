@@ -89,6 +89,21 @@ def reports_done(text: str) -> bool:
     return bool(_DONE_REPORT.search(text))
 
 
+# An item of a list laid out in the conversation, named by its number ("Finding 1 flags a tradeoff …; Finding 2's
+# mechanism is real …", "Fix 1 (fail loud) applied; fix 2 left as-is", "option 3 is probably most practical"):
+# unreadable without the list (17 of 22 labelled such sentences of the agent are noise; the others say what was
+# changed, which the session's line keeps). An option that says its name ("Option 4: Per-File Pool") reads alone.
+_NUMBERED_ITEM = re.compile(r"\b(?:finding|fix|item|point|suggestion|proposal|recommendation|concern|comment|option|"
+                            r"choice|approach|variant|alternative)\s*#?\s*\d{1,2}\b(?![.,]\d)(?!\s*[:：]\s*[A-Z*])|"
+                            r"(?:方案|选项|建议|问题|指摘|コメント|提案|案)\s*[1-9１-９]",
+                            re.IGNORECASE)
+
+
+def numbered_item(text: str) -> bool:
+    """Whether the sentence names an item of a list the conversation laid out by its number alone."""
+    return bool(_NUMBERED_ITEM.search(text))
+
+
 # How the checkout stood at that moment ("`main` is checked out, but it has diverged from `origin/main`",
 # "clean except for the intended change, matching origin/main at HEAD"): stale by the next session.
 _REPO_STATE = re.compile(
@@ -105,10 +120,21 @@ _REPO_STATE = re.compile(
     r"브랜치 삭제|로컬은 fast-forward", re.IGNORECASE)
 
 
+# Work said to be done already ("ContextTab.tsx was already committed in a prior commit", "The header was already
+# bumped to 1.5.4 and … — those don't need further changes", "… were already committed separately (`8733497`)"):
+# where the work stood, stale by the next session (8 of 8 labelled such sentences of the agent are noise; "already
+# defined in checkpoint.go", "already configured as an allowed principal" say how things are, and stay).
+_ALREADY_DONE = re.compile(r"\balready\s+(?:been\s+)?(?:committed|pushed|merged|published|released|tagged|bumped|"
+                           r"updated|modified|staged)\b|已经(?:提交|推送|合并|发布)|既にコミット|すでにコミット",
+                           re.IGNORECASE)
+
+
 def repo_state(text: str) -> bool:
-    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule)."""
-    return bool(_REPO_STATE.search(text)) and not cues.signals(text) & {"cause", "always", "must", "prohibit",
-                                                                         "gotcha"}
+    """The checkout's state at one moment, and nothing that explains why or warns (no cause, no rule); or work
+    said to be done already, unless a cause or a trap is said with it."""
+    sig = cues.signals(text)
+    return (bool(_REPO_STATE.search(text)) and not sig & {"cause", "always", "must", "prohibit", "gotcha"}) or (
+        bool(_ALREADY_DONE.search(text)) and not sig & {"cause", "gotcha"})
 
 
 # A request for this turn: an imperative of a task verb, maybe after a short lead ("At the top of the report,

@@ -179,6 +179,11 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
                                   "请先解锁 GPG 代理，然后再运行一次。",
                                   "The unrelated untracked file `evals/baseline.json` was left untouched.",
                                   "The struct docs in `config.go` were already updated in the previous round.",
+                                  "The header was already bumped to 2.3.1 and the `Makefile` version matches — "
+                                  "those don't need further changes.",
+                                  "The earlier flush fix and its changelog entry were already committed separately "
+                                  "(`4c1d2e9`).",
+                                  "重试逻辑已经提交到 `main` 了。",
                                   "Confirmed from the latest `main` before answering.",
                                   "Verified locally against the recorded fixture, twice.",
                                   "All three are additive polish — say the word if you want any of them.",
@@ -200,7 +205,9 @@ def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step:
     "Please note that the cache is per process, so each worker warms its own.",
     "You can pass `--admin` to merge past the branch policy, which needs an admin token.",
     "Confirmed the CI picture: `test.yml` builds with `-mod=vendor`, and nothing runs `go mod vendor`.",
-    "Tested configurations are listed in `docs/matrix.md`, and only those are supported."])
+    "Tested configurations are listed in `docs/matrix.md`, and only those are supported.",
+    "The `Summary` struct is already defined in `checkpoint.go` with intent, outcome and open items.",
+    "The publish job fails because the version was already published to npm, so bump it first."])
 def test_a_finding_that_names_git_is_still_one(finding: str) -> None:
     assert worth_saying(_judged(finding, "gotcha", "agent"))
 
@@ -1084,3 +1091,18 @@ def test_a_table_row_of_the_answer_is_not_what_a_change_did() -> None:
     draft = _change(Reading(prompt="document the caveats", words="document the caveats", agent=judged),
                     ["docs/scenarios.md"], set(), [], "document the caveats", 0.0, {})
     assert draft.title == "Changed scenarios.md: Documented the retry caveat in the scenarios doc.", draft.title
+
+
+@pytest.mark.parametrize("said", ["Finding 1 is a tradeoff the code already documents; finding 2 is real but "
+                                  "nearly impossible to trigger.",
+                                  "Fix 1 (fail loudly) is applied; fix 2 (the success page) stays as it was.",
+                                  "Option 3 is probably the most practical, since the linter differs per platform.",
+                                  "方案2更稳妥，因为它不需要改动数据库。"])
+def test_an_item_of_a_list_named_by_its_number_is_no_memory(said: str) -> None:
+    """An unseen project's key rows held "Finding 1 flags a tradeoff …; Finding 2's mechanism is real …": which
+    finding, the next session cannot tell. What was changed stays in the session's line; an option that says its
+    name reads alone."""
+    for role in ("fact", "decision", "fix"):
+        assert not worth_saying(_judged(said, role, "agent"))
+    assert worth_saying(_judged(said, "change", "agent"))
+    assert worth_saying(_judged("Option 4: a per-file pool, because it needs no new storage.", "decision", "agent"))
