@@ -57,6 +57,11 @@ _THEN_I = re.compile(r"\b(?:then|and) I(?:['’]ll| can| will| could)\b")
 # A step of the agent's own plan reported ("Step 2 — `LocalExecutionWarning` sub-component added at the bottom of the
 # file", "Task 4 — v0.16.0 릴리스 준비."): where the work went, no finding (4 of 5 labelled such sentences are noise)
 _STEP_REPORT = re.compile(r"^\W*(?:step|phase|stage|task|part)\s+\d+[a-z]?\s*(?:[—–:]|-\s|\.\s)", re.IGNORECASE)
+# What a review says is good ("Strengths: coverage is genuine, not coverage theatre", anything under a "✅ Strengths"
+# heading): praise of the code at hand, which tells the next session nothing to do or avoid (4 of 4 labelled such
+# sentences of the agent are noise; "Good catch", "Good question" are caught as acknowledgements).
+_PRAISE = re.compile(r"^\W*(?:strengths?|what(?:['’]s| is| works) (?:good|well)|what works|positives?|"
+                     r"highlights|well done|优点|亮点|良い点|長所|장점)\b\W*(?:[:：]|$)", re.IGNORECASE)
 # What introduces what follows ("Here's what the deferred approach requires that per-commit condensation would
 # eliminate", "Here's how multi-session merging works"): 57 of 58 labelled sentences of the agent that open so are
 # noise (the other, where work was pushed, is told by the session's git state)
@@ -124,9 +129,25 @@ def worth_saying(j: Judged) -> bool:
                                  or _THEN_I.search(text)
                                  or gates.narrated(text) or gates.repo_state(text)
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))
-                                 or (j.role not in ("change", "status") and gates.numbered_item(text))):
+                                 or (j.role not in ("change", "status") and gates.numbered_item(text))
+                                 or _PRAISE.match(j.unit.heading) or _PRAISE.match(text)
+                                 or (j.role not in ("change", "status") and mostly_figures(text))):
         return False
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
+
+
+# A figure, with its unit, sign or arrow ("-14.93%", "(2304→1914)", "16.3", "~", "→"): what a table's row holds.
+_FIGURE = re.compile(r"[~(\[]*[-+−]?\d[\d.,:]*(?:%|x|×|ms|s|µs|ns|[kmg]i?b|b)?(?:→[-+−]?\d[\d.,]*\w{0,3})?[)\]]*[,;]?|"
+                     r"[~→←|/=-]+", re.IGNORECASE)
+
+
+def mostly_figures(text: str) -> bool:
+    """A row of a table or a list of figures run together ("Description: sec/op B/op allocs/op BuildFormEncode ~
+    (noisy) -14.93% (2304→1914) -27.27% (22→16) …", "10 files changed, +233 / -408 (net -175 lines)"): two words in
+    five or more are figures, which say nothing without the table's heads (6 of 7 labelled such sentences of the
+    agent are noise, the other where a commit stood)."""
+    words = text.split()
+    return len(words) >= 6 and sum(1 for w in words if _FIGURE.fullmatch(w)) * 5 >= 2 * len(words)
 
 
 def _narrates(text: str) -> bool:

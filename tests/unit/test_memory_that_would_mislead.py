@@ -1106,3 +1106,31 @@ def test_an_item_of_a_list_named_by_its_number_is_no_memory(said: str) -> None:
         assert not worth_saying(_judged(said, role, "agent"))
     assert worth_saying(_judged(said, "change", "agent"))
     assert worth_saying(_judged("Option 4: a per-file pool, because it needs no new storage.", "decision", "agent"))
+
+
+def test_what_a_review_praises_is_no_memory() -> None:
+    """An unseen project's key rows held a review's "Strengths: Coverage is genuine (83–95% across packages), not
+    coverage theatre.": praise of the code at hand, under that label or heading, in any language; a finding of the
+    review under its own heading stays."""
+    from kenning.observer.roles.roles import Judged
+    from kenning.observer.units import units
+
+    assert not worth_saying(_judged("Strengths: the retry tests are genuine, not coverage theatre.", "fact", "agent"))
+    assert not worth_saying(_judged("优点：重试逻辑的测试覆盖很完整。", "fact", "agent"))
+    under = [u for u in units("## ✅ Strengths\n\nThe ordering defense against raced moves is sound and narrow.\n\n"
+                              "## Issues\n\nThe attach path drops the rejection reason, so retries never stop.")]
+    kept = [worth_saying(Judged(u, role="gotcha", p=0.95, speaker="agent", origin="final", worth=0.95))
+            for u in under if not u.text.startswith("#")]
+    assert kept == [False, True], [(u.heading, u.text) for u in under]
+
+
+@pytest.mark.parametrize("said, figures", [
+    ("Results: ns/op B/op allocs/op Encode ~ (noisy) -12.40% (2210→1936) -25.00% (20→15) Decode -3% ~ ~", True),
+    ("9 files changed, +181 / -344 (net -163 lines)", True),
+    ("Encoding is 12.4% faster (2210→1936 ns/op) and allocations fell by a quarter (20→15).", False),
+    ("The shutdown deadline went from 10s to 120s so every snapshot can be written.", False)])
+def test_a_row_of_figures_is_no_memory(said: str, figures: bool) -> None:
+    """An unseen project's key rows held a benchmark table run together into one line: figures without the
+    table's heads say nothing; a sentence that says what its figures mean stays."""
+    assert worth_saying(_judged(said, "fact", "agent")) is not figures
+    assert worth_saying(_judged(said, "gotcha", "agent")) is not figures
