@@ -111,7 +111,8 @@ def own_rule_signals(text: str) -> frozenset[str]:
 
 def not_a_rule(text: str) -> bool:
     """A sentence of the user that is no standing rule, however much it sounds like one: its rule words are
-    quoted or tell a story, it assents to go on with the work at hand, or it says what a document is to say."""
+    quoted or tell a story, it assents to go on with the work at hand, it asks, it bans a thing it only points at
+    ("don't give it a number"), or it says what a document is to say."""
     said, bare, own = unquoted(text), text.strip(), own_rule_signals(text)
     if cues.signals(text) & RULE_SIGNALS and not own:
         return True
@@ -138,6 +139,8 @@ def not_a_rule(text: str) -> bool:
         return True  # "This causes … to always return 0", "using UTC would be more consistent …": a review's finding
     if _POINTS_BACK.search(said):
         return True  # "Also don't give it a number": about a thing of the turn, which the sentence does not name
+    if "question" in cues.signals(bare) and not bare.lower().startswith("when"):
+        return True  # "Should we always squash before merging?": it asks ("When …" states a condition)
     return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
 
 

@@ -86,7 +86,9 @@ def test_a_users_sentence_that_only_sounds_like_a_rule_is_kept_as_a_decision() -
                  "Implement the release:notes task in this repository",
                  "For example, if .gitignore excludes a folder, the indexer should still include it.",
                  "As an operator, I want every export to retry three times, so that no night run loses rows.",
-                 "retries := min(maxRetries, 3) always retry the export"):
+                 "retries := min(maxRetries, 3) always retry the export",
+                 "Should we always squash before merging?",
+                 "Also don't give it a number and it needs no status line"):
         v = vet(judged("rule", said), [prompt(said)])
         assert v.kind == "decision" and v.why["by"] == "user"
         assert any("assents to the work at hand" in n for n in v.notes), v.notes

@@ -13,7 +13,8 @@ The model proposes a kind, a scope, a provisional flag and the sentence the memo
   harness prompt is the ``harness``'s (nobody's words);
 * a ``rule`` rests on the user's own words: any other rule (from a plan, the agent, output, or no
   sentence at all) is kept as a ``decision``, and so is one whose sentence only sounds like a rule
-  (kenning/observer/gates.py ``not_a_rule``: its rule words are quoted, it assents to the work at hand …), or
+  (kenning/observer/own_words.py ``not_a_rule``: its rule words are quoted, it assents to the work at hand, it asks,
+  it bans what it only points at …), or
   orders a task of this turn (``one_off``, ``builds_once``: "Implement X in this repository"), is a user story
   ("As an operator, I want …, so that …") or a line of code pasted;
 * scope ``user`` only for a user's rule whose sentence says it holds beyond this project;
@@ -168,8 +169,8 @@ def vet(obs: ParsedObservation, found_in: Sequence[Source], *, where: Callable[[
                                or gates.user_story(said) or own_words.pasted_code(said)):
         v.kind = "decision"
         v.notes.append("judged a rule, but its sentence quotes or tells what happened, assents to the work at hand, "
-                       "says what a document is to say, orders a task of this turn or is a user story or code: "
-                       "kept as a decision")
+                       "asks, bans what it does not name, says what a document is to say, orders a task of this "
+                       "turn or is a user story or code: kept as a decision")
     if obs.scope == "user":
         if v.kind == "rule" and src is not None and cues.has(said, "user_scope"):
             v.scope = "user"
