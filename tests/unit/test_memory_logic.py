@@ -80,6 +80,8 @@ def test_identifiers_keep_their_case(text: str, want: str) -> None:
     ("Use pnpm for all installs.", [("rule", "Use pnpm for all installs")]),
     ("Use the staging DB for this test", []),
     ("Can you use pnpm instead of npm?", []),
+    # a question, its mark left out (an unseen project's key row as the user's decision)
+    ("Could we list the options and what we picked (I'd go with the cache now as a simple improvement)", []),
     # what is to happen once something is done, not where work stands (an unseen project's "status")
     ("When you are done with the release, dispatch the review agents and fix their feedback", []),
     ("Once the billing migration is done, drop the old table.", []),
