@@ -140,6 +140,11 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
 
 # A suggestion to weigh ("To reduce the risk of exposing the key, consider removing these fields …"): no choice made
 _CONSIDER = re.compile(r"(?:^|[,;:]\s*|\b(?:so|and|then|please)\s+)consider\s+(?:\w+ing|whether|if)\b", re.IGNORECASE)
+# A choice on the condition that what was said before holds ("If that's the case we need to …", "if so we can use
+# remote and drop the alias", "in that case …", "如果是这样"): it hangs on a sentence the next session does not see
+_IF_SO = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|and|yes|yeah|alright|right)[,]?\s+)*"
+                    r"(?:if (?:that|this|it)(?:['’]s| is) (?:the case|true|correct|right|so)|if so|in that case|"
+                    r"then in that case|如果是这样|如果这样|その場合|それなら|그렇다면)\b", re.IGNORECASE)
 _WHEN = re.compile(r"when\b", re.IGNORECASE)  # "When both files coexist, AGENTS.md is the source of truth": no question
 # Work said to be for later, in the user's words ("later", "next time", "a follow-up")
 _FOR_LATER = re.compile(r"\b(?:later|next time|follow[- ]?up|todo|to-do|afterwards|another (?:time|day|session))\b|"
@@ -181,6 +186,8 @@ def _user_keeps(j: Judged) -> bool:
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
+        if _IF_SO.match(j.text.strip()):
+            return False  # "If that's the case we need to rename X to Y": a choice that hangs on what was said before
         if _CONSIDER.search(j.text):
             return False  # "…; consider adding a non-Unix implementation …": a suggestion (a review's), none taken
         acts = ("request" in sig and gates.acts_once(j.text)) or gates.opens_with_an_act(j.text)

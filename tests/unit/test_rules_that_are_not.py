@@ -300,6 +300,10 @@ def test_a_question_of_the_users_states_nothing() -> None:
                                             "second for now) and keep it in the repo", "user"))
     assert not _user_keeps(judged("decision", "新しい通知の文言は既存の通知パターンと整合しているか", "user"))
     assert not _user_keeps(judged("decision", "Should we always use the pooled client here?", "user"))
+    # a choice that hangs on what was said before
+    assert not _user_keeps(judged("decision", 'ok, if that\'s the case we need to rename "start" to "start_session"',
+                                  "user"))
+    assert not _user_keeps(judged("decision", "如果是这样，我们就改用连接池，因为它更省资源", "user"))
     assert _user_keeps(judged("decision", "When both files exist, AGENTS.md is the source of truth.", "user"))
     assert _user_keeps(judged("decision", "We keep the pooled client because it halves the connection count.",
                               "user"))
