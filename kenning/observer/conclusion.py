@@ -57,6 +57,11 @@ _THEN_I = re.compile(r"\b(?:then|and) I(?:['’]ll| can| will| could)\b")
 # A step of the agent's own plan reported ("Step 2 — `LocalExecutionWarning` sub-component added at the bottom of the
 # file", "Task 4 — v0.16.0 릴리스 준비."): where the work went, no finding (4 of 5 labelled such sentences are noise)
 _STEP_REPORT = re.compile(r"^\W*(?:step|phase|stage|task|part)\s+\d+[a-z]?\s*(?:[—–:]|-\s|\.\s)", re.IGNORECASE)
+# The agent thinking aloud ("Wait, that won't work either - …", "Hmm, …", "Oh, …", "等等，…"): a step of its own
+# reasoning, which it goes on to settle (9 of 9 labelled sentences of the agent that open so are noise); one that
+# gives a cause ("Oh, the hook runs twice because it is registered twice") is a finding still.
+_ALOUD = re.compile(r"^\W*(?:wait|hmm+|hm|oh|ah|oops|hold on|whoa|actually,? wait)\b\s*[,.!:;—–-]|"
+                    r"^\W*(?:等等|等一下|嗯|哦|啊|あっ|ちょっと待って|待って|잠깐|아)\s*[，,。.!！:：]", re.IGNORECASE)
 # What a review says is good ("Strengths: coverage is genuine, not coverage theatre", anything under a "✅ Strengths"
 # heading): praise of the code at hand, which tells the next session nothing to do or avoid (4 of 4 labelled such
 # sentences of the agent are noise; "Good catch", "Good question" are caught as acknowledgements).
@@ -131,6 +136,7 @@ def worth_saying(j: Judged) -> bool:
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))
                                  or (j.role not in ("change", "status") and gates.numbered_item(text))
                                  or _PRAISE.match(j.unit.heading) or _PRAISE.match(text)
+                                 or (_ALOUD.match(text) and "cause" not in cues.signals(text))
                                  or (j.role not in ("change", "status") and mostly_figures(text))):
         return False
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS

@@ -1134,3 +1134,14 @@ def test_a_row_of_figures_is_no_memory(said: str, figures: bool) -> None:
     table's heads say nothing; a sentence that says what its figures mean stays."""
     assert worth_saying(_judged(said, "fact", "agent")) is not figures
     assert worth_saying(_judged(said, "gotcha", "agent")) is not figures
+
+
+@pytest.mark.parametrize("said", ["Wait, that won't work either - the tool needs to run in the fixture repo.",
+                                  "Hmm, the cache key still looks stale here.",
+                                  "等等，这样也不行，命令要在测试仓库里运行。"])
+def test_the_agent_thinking_aloud_is_no_memory(said: str) -> None:
+    """An unseen project's key rows held "Wait, that won't work either - the `entire` command needs to run in the
+    test repo directory …": a step of the agent's reasoning it went on to settle. A cause it gives stays."""
+    assert not worth_saying(_judged(said, "gotcha", "agent"))
+    assert worth_saying(_judged("Oh, the hook runs twice because it is registered in both settings files.",
+                                "rootcause", "agent"))
