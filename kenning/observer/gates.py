@@ -95,7 +95,9 @@ def reports_done(text: str) -> bool:
 # changed, which the session's line keeps). An option that says its name ("Option 4: Per-File Pool") reads alone.
 _NUMBERED_ITEM = re.compile(r"\b(?:finding|fix|item|point|suggestion|proposal|recommendation|concern|comment|option|"
                             r"choice|approach|variant|alternative)\s*#?\s*\d{1,2}\b(?![.,]\d)(?!\s*[:：]\s*[A-Z*])|"
-                            r"(?:方案|选项|建议|问题|指摘|コメント|提案|案)\s*[1-9１-９]",
+                            r"(?:方案|选项|建议|问题|指摘|コメント|提案|案)\s*[1-9１-９]|"
+                            # items by their list marks alone ("The most impactful are #1 and #2 since …")
+                            r"(?<![\w/])#[1-9](?:\s*(?:,|and|or|&|/)\s*#[1-9])+(?!\d)",
                             re.IGNORECASE)
 
 

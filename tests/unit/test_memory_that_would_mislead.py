@@ -1097,7 +1097,8 @@ def test_a_table_row_of_the_answer_is_not_what_a_change_did() -> None:
                                   "nearly impossible to trigger.",
                                   "Fix 1 (fail loudly) is applied; fix 2 (the success page) stays as it was.",
                                   "Option 3 is probably the most practical, since the linter differs per platform.",
-                                  "方案2更稳妥，因为它不需要改动数据库。"])
+                                  "方案2更稳妥，因为它不需要改动数据库。",
+                                  "The most useful are #1 and #3, since they cover the hooks that know the agent."])
 def test_an_item_of_a_list_named_by_its_number_is_no_memory(said: str) -> None:
     """An unseen project's key rows held "Finding 1 flags a tradeoff …; Finding 2's mechanism is real …": which
     finding, the next session cannot tell. What was changed stays in the session's line; an option that says its
