@@ -140,6 +140,11 @@ def _weak_rule_as_decision(j: Judged) -> Judged:
 
 # A suggestion to weigh ("To reduce the risk of exposing the key, consider removing these fields …"): no choice made
 _CONSIDER = re.compile(r"(?:^|[,;:]\s*|\b(?:so|and|then|please)\s+)consider\s+(?:\w+ing|whether|if)\b", re.IGNORECASE)
+# What might be done, mused ("we could have prompts that …", "maybe we should add an intermediate step", "I wonder
+# if we could …", "perhaps …", "也许…"): a brainstorm (17 of 17 labelled such sentences of the user are noise);
+# "for now" marks a choice made, and provisional.
+_MUSING = re.compile(r"\b(?:we|you|i) (?:could|might|may)\b(?!\s+not\b)|\bmaybe\b|\bperhaps\b|\bi wonder\b|"
+                     r"也许|或许|说不定|かもしれ|もしかしたら|아마|어쩌면", re.IGNORECASE)
 # A choice on the condition that what was said before holds ("If that's the case we need to …", "if so we can use
 # remote and drop the alias", "in that case …", "如果是这样"): it hangs on a sentence the next session does not see
 _IF_SO = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|and|yes|yeah|alright|right)[,]?\s+)*"
@@ -186,6 +191,8 @@ def _user_keeps(j: Judged) -> bool:
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
+        if _MUSING.search(j.text):
+            return False  # "… and we could have prompts that do several things": a brainstorm, nothing chosen
         if _IF_SO.match(j.text.strip()):
             return False  # "If that's the case we need to rename X to Y": a choice that hangs on what was said before
         if _CONSIDER.search(j.text):

@@ -300,6 +300,10 @@ def test_a_question_of_the_users_states_nothing() -> None:
                                             "second for now) and keep it in the repo", "user"))
     assert not _user_keeps(judged("decision", "新しい通知の文言は既存の通知パターンと整合しているか", "user"))
     assert not _user_keeps(judged("decision", "Should we always use the pooled client here?", "user"))
+    # a brainstorm: what might be done
+    assert not _user_keeps(judged("decision", "the sample prompts should be fairly deterministic and we could have "
+                                              "prompts that do several things and commit", "user"))
+    assert not _user_keeps(judged("decision", "也许我们应该先加一个规划步骤，因为现在的提示太长了", "user"))
     # a choice that hangs on what was said before
     assert not _user_keeps(judged("decision", 'ok, if that\'s the case we need to rename "start" to "start_session"',
                                   "user"))
