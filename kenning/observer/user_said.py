@@ -191,7 +191,7 @@ def _user_keeps(j: Judged) -> bool:
             bool(own - WEAK_RULE_SIGNALS) or (bool(own & WEAK_RULE_SIGNALS) and j.p >= 0.5)
             or j.p >= 0.8 or j.how == CORRECTS)
     if j.role == "decision":
-        if _MUSING.search(j.text):
+        if _MUSING.search(j.text) and "tentative" not in sig:
             return False  # "… and we could have prompts that do several things": a brainstorm, nothing chosen
         if _IF_SO.match(j.text.strip()):
             return False  # "If that's the case we need to rename X to Y": a choice that hangs on what was said before

@@ -304,6 +304,8 @@ def test_a_question_of_the_users_states_nothing() -> None:
     assert not _user_keeps(judged("decision", "the sample prompts should be fairly deterministic and we could have "
                                               "prompts that do several things and commit", "user"))
     assert not _user_keeps(judged("decision", "也许我们应该先加一个规划步骤，因为现在的提示太长了", "user"))
+    assert _user_keeps(judged("decision", "We use the file cache for now because it needs no server, maybe Redis "
+                                          "later", "user"))
     # a choice that hangs on what was said before
     assert not _user_keeps(judged("decision", 'ok, if that\'s the case we need to rename "start" to "start_session"',
                                   "user"))
