@@ -29,6 +29,13 @@ _NARRATED = re.compile(
     # that a check was made, where: "Confirmed from latest `main`.", "Verified locally against the fixture"
     r"^(?:confirmed|verified|checked|re-?checked|reproduced|re-?tested|tested|validated)\s+(?:from|on|against|in|"
     r"with|locally|again|upstream)\b|"
+    # the same said of the branch ("Branch rebased onto `origin/main` and force-pushed", "The branch is pushed.": 6
+    # of 6 labelled such sentences of the agent are noise)
+    # ("Changes pushed to main are deployed" is a fact: without "is" / "was", the step must say where it went)
+    r"^(?:the |this |my |our )?(?:branch|pr|pull request|commits?|changes)\s+(?:(?:was|were|has been|have been|is|"
+    r"are) (?:now )?(?:rebased|force-pushed|pushed|merged|amended|squashed|committed)\b|"
+    r"(?:rebased|force-pushed|pushed|merged|amended|squashed|committed)(?=\s+(?:onto|and|to `?origin|locally)\b|"
+    r"\s*[.;]?$))|"
     r"^(?:created (?:the |a )?(?:pr|pull request|branch|commit)|opened (?:the |a )?(?:pr|pull request)|"
     r"resolved (?:the|all|both|\d+)\b[^.]{0,30}\b(?:threads?|comments?|conversations?))\b", re.IGNORECASE)
 # A step going on as the agent speaks ("Launching three parallel review layers now.", "Now pushing and opening the

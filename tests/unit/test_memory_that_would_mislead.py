@@ -168,6 +168,8 @@ def test_a_gotcha_is_not_titled_by_the_commit_of_its_turn(story: Story) -> None:
 
 @pytest.mark.parametrize("step", ["Rebased onto `origin/main`; it was already up to date.",
                                   "Replied to and resolved the review thread on `src/step.rs`.",
+                                  "Branch rebased onto `origin/main` and force-pushed.",
+                                  "The commits are amended locally.",
                                   "R5 と R6 のリファクタリングとレビュー指摘の修正が完了しました。",
                                   "`main` is checked out, but it has diverged from `origin/main` by one commit.",
                                   "Clean except for the intended `targets.yaml` change, matching `origin/main`.",
@@ -202,6 +204,7 @@ def test_a_step_of_the_agents_workflow_or_the_checkouts_state_is_no_memory(step:
     "Fixed the batch size: each batch is now sized on its own in `src/step.rs`.",
     "Pushed tags trigger the release workflow, so a tag must only be pushed from `main`.",
     "Merged PRs are deployed by the `deploy` job within ten minutes.",
+    "Changes pushed to `main` are deployed by the `deploy` job within ten minutes.",
     "Please note that the cache is per process, so each worker warms its own.",
     "You can pass `--admin` to merge past the branch policy, which needs an admin token.",
     "Confirmed the CI picture: `test.yml` builds with `-mod=vendor`, and nothing runs `go mod vendor`.",
