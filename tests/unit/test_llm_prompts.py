@@ -144,6 +144,7 @@ def test_the_prompt_defines_what_a_memory_is_and_asks_for_kind_scope_tentative_a
         assert "never by position" in text
         # the same definitions the offline observer's gates follow (kenning/observer/gates.py)
         for said in ("words the user quotes from", "a yes to go on with the work at hand",
+                     "a ban on a thing it only points at",
                      "what a named document is to say", "its findings are not facts the user states",
                      "what the agent\nweighs", "a fix it says is still needed is a todo",
                      "ended before a conclusion: a cause or fix it voiced on the way",
