@@ -89,8 +89,8 @@ def lead_of(r: Reading, cause: Judged | None, fix: Judged | None) -> tuple[str, 
     on GitHub but npm never published it"); otherwise ("Yes, only through the custom task `release-plz`") it is
     what the answer said first, and the cause follows it as said."""
     lead = topic(r, [j for j in (cause, fix) if j is not None], (cause or fix).unit.heading)  # type: ignore[union-attr]
-    if gates.repo_state(lead) or gates.narrated(lead) or gates.asks_the_user(lead) or gates.numbered_item(lead) or (
-            "done" in cues.signals(lead) and not gates.reports_a_problem(lead)):
+    if gates.repo_state(lead) or gates.already_done(lead) or gates.narrated(lead) or gates.asks_the_user(lead) \
+            or gates.numbered_item(lead) or ("done" in cues.signals(lead) and not gates.reports_a_problem(lead)):
         lead = ""  # "Current checkout: `main`, clean", "PR #221: auto-merge enabled": how things stood, no subject
     if _aside(lead):
         lead = ""  # "(The `walCheckpoint.go:659` lint warning is pre-existing, unrelated to this change.)": an aside
@@ -133,6 +133,7 @@ def worth_saying(j: Judged) -> bool:
                                  or (j.role != "todo" and _OFFER.search(text))  # (work left is open, offered or not)
                                  or _THEN_I.search(text)
                                  or gates.narrated(text) or gates.repo_state(text)
+                                 or (j.role != "todo" and gates.already_done(text))
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))
                                  or (j.role not in ("change", "status") and gates.numbered_item(text))
                                  or _PRAISE.match(j.unit.heading) or _PRAISE.match(text)

@@ -1149,3 +1149,11 @@ def test_the_agent_thinking_aloud_is_no_memory(said: str) -> None:
     assert not worth_saying(_judged(said, "gotcha", "agent"))
     assert worth_saying(_judged("Oh, the hook runs twice because it is registered in both settings files.",
                                 "rootcause", "agent"))
+
+
+def test_work_left_open_because_other_work_is_done_already_stays_open() -> None:
+    """"Since #11029 is already merged, this should be a separate follow-up PR": what is done already is the reason
+    work is still to do; a to-do stays one, where the same words in a finding are how the work stood."""
+    said = "Since #2210 is already merged, the nightly fix should be a separate follow-up PR."
+    assert worth_saying(_judged(said, "todo", "agent"))
+    assert not worth_saying(_judged(said, "fact", "agent"))
