@@ -135,10 +135,10 @@ def worth_saying(j: Judged) -> bool:
                                  or gates.narrated(text) or gates.repo_state(text)
                                  or (j.role != "todo" and gates.already_done(text))
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))
-                                 or (j.role not in ("change", "status") and gates.numbered_item(text))
+                                 or (j.role not in ("change", "status")  # (what was changed reads in the log)
+                                     and (gates.numbered_item(text) or mostly_figures(text)))
                                  or _PRAISE.match(j.unit.heading) or _PRAISE.match(text)
-                                 or (_ALOUD.match(text) and "cause" not in cues.signals(text))
-                                 or (j.role not in ("change", "status") and mostly_figures(text))):
+                                 or (_ALOUD.match(text) and "cause" not in cues.signals(text))):
         return False
     return len(text.split()) >= MIN_WORDS or cjk >= 2 * MIN_WORDS
 

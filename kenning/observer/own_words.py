@@ -139,9 +139,18 @@ def not_a_rule(text: str) -> bool:
         return True  # "This causes … to always return 0", "using UTC would be more consistent …": a review's finding
     if _POINTS_BACK.search(said):
         return True  # "Also don't give it a number": about a thing of the turn, which the sentence does not name
-    if "question" in cues.signals(bare) and not bare.lower().startswith("when"):
-        return True  # "Should we always squash before merging?": it asks ("When …" states a condition)
+    if asks(bare):
+        return True  # "Should we always squash before merging?": it asks
     return bool(_EDIT_DOC.match(bare)) and not _AGENT_FILE.search(text)
+
+
+_WHEN = re.compile(r"\s*when\b", re.IGNORECASE)
+
+
+def asks(text: str) -> bool:
+    """A question, with its mark or without ("Could we write down the options … (I'd take the second)"); one that
+    opens on "when" states a condition ("When both files coexist, AGENTS.md is the source of truth")."""
+    return cues.has(text, "question") and not _WHEN.match(text)
 
 
 # A ban whose object is a bare pronoun ("Also don't give it a number and it needs no date", "Do not merge it until it

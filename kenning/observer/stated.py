@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 
-from kenning.memory import cues
 from kenning.memory.subjects import is_status, supersedes_something
 from kenning.memory.text import capitalised, sentences
-from kenning.observer import ide_request
+from kenning.observer import ide_request, own_words
 from kenning.observer.units import is_output, printed_from, test_verdict
 from kenning.records import Event
 
@@ -81,7 +80,7 @@ def statements(prompt: str) -> list[tuple[str, str]]:
             continue
         kinds = [_clause_kind(c) for c in _clauses(raw)]
         for j, (kind, s) in enumerate(kinds):
-            if kind is None or _asks(raw) or len(s) > 300 or len(s.split()) < 3:
+            if kind is None or own_words.asks(raw) or len(s) > 300 or len(s.split()) < 3:
                 continue
             if kind in ("fact", "status") and j + 1 < len(kinds) and kinds[j + 1][0] is None:
                 s = f"{s}; {kinds[j + 1][1]}"  # "… was caused by X; we fixed it with Y": the fix goes along
@@ -93,12 +92,6 @@ def statements(prompt: str) -> list[tuple[str, str]]:
             if all(s != x for _k, x in out):
                 out.append((kind, s))
     return out[:4]
-
-
-def _asks(sentence: str) -> bool:
-    """A question, with or without its mark ("Could we write down the options … (I'd take the second)"); "When …"
-    states a condition."""
-    return cues.has(sentence, "question") and not sentence.lstrip().lower().startswith("when")
 
 
 def _clause_kind(clause: str) -> tuple[str | None, str]:

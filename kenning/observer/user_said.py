@@ -150,7 +150,6 @@ _MUSING = re.compile(r"\b(?:we|you|i) (?:could|might|may)\b(?!\s+not\b)|\bmaybe\
 _IF_SO = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|and|yes|yeah|alright|right)[,]?\s+)*"
                     r"(?:if (?:that|this|it)(?:['’]s| is) (?:the case|true|correct|right|so)|if so|in that case|"
                     r"then in that case|如果是这样|如果这样|その場合|それなら|그렇다면)\b", re.IGNORECASE)
-_WHEN = re.compile(r"when\b", re.IGNORECASE)  # "When both files coexist, AGENTS.md is the source of truth": no question
 # Work said to be for later, in the user's words ("later", "next time", "a follow-up")
 _FOR_LATER = re.compile(r"\b(?:later|next time|follow[- ]?up|todo|to-do|afterwards|another (?:time|day|session))\b|"
                         r"下次|以后|回头|後で|次回|나중에|다음에", re.IGNORECASE)
@@ -168,7 +167,7 @@ def _user_keeps(j: Judged) -> bool:
     if j.role in ("rule", "decision") and report_section(j.unit.heading):
         return False  # "Expected behavior: cleanup should tolerate file locks": what this work is to achieve
     sig = signals_of(j.text)
-    if "question" in sig and j.role != "todo" and not _WHEN.match(j.text.strip()):
+    if j.role != "todo" and own_words.asks(j.text):
         # "Could we create a summary of the options … (I'd go with option 4 now)", "…不自然でないか（…）": it asks
         # (of 138 labelled sentences of the user that read as a question, 137 are noise or open on "when", a
         # condition that states; one is a fact); "could you add a follow-up to …" still leaves work for later
