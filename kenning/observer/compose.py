@@ -397,6 +397,7 @@ def _sure(r: Reading, role: str, asked: bool = False) -> list[Judged]:
             and (role != "rootcause" or not _COMPARES.search(j.text))
             and (role not in ANALYSIS or not _TEST_ADDED.match(j.text) or "cause" in cues.signals(j.text))
             and (role != "decision" or not gates.weighs_a_choice(j.text))  # a choice weighed, none made
+            and (role != "decision" or not gates.speaks_of_decisions(j.text))  # decisions reviewed, none made
             and (role != "fix" or not no_finding.heads_a_cause(j.unit.heading))  # a defect under "What was wrong"
             and (role not in ("fix", "rootcause") or not no_finding.would_be(j.text))  # "We'd then debug …": a plan
             and (role != "fix" or not no_finding.guessed(j.text))  # "it may be using …": what might be, no fix made

@@ -216,6 +216,26 @@ def weighs_a_choice(text: str) -> bool:
     return bool(_CONDITION.match(t) or _POSSIBLE.search(t)) or "hypothesis" in cues.signals(t)
 
 
+# A sentence that speaks of decisions as a thing ("Every architectural decision maps to a file in the tree", "…
+# consistent with the unidirectional data flow decision", "many standard decision categories are N/A", "The minimal
+# template decision stands"): a review of choices, none made in it. Of the labelled real sessions' sentences of the
+# agent that name a decision so, none is one (31: 16 noise, 5 changes, 4 facts, 3 status). What it then says the
+# decision is ("Decision: keep X", "py.typed decision — deferred to stable", "the decision is to …", "decided to …")
+# makes one.
+_DECISION_NOUN = re.compile(r"\b(?:decisions?|décisions?|entscheidung(?:en)?|decisi(?:ón|ones))\b", re.IGNORECASE)
+_DECISION_SAID = re.compile(
+    r"\b(?:decision|décision|entscheidung|decisión)\s*(?:[:：—–]|-\s|\(|(?:is|was|here is)\s+(?:to|that)\b|"
+    r"(?:est|ist|es)\s+(?:de|dass|que)\b)|\b(?:decision|décision|entscheidung|decisión)\s+(?:to|de|zu)\b|"
+    r"\bdecided\s+(?:to|that|on|against|not)\b|\b(?:we|i|you|they|user|team|was|were|been|has|have|had)\s+"
+    r"(?:\w+ly\s+)?decided\b|\b(?:chose|opted|settled on|went with)\b|\b(?:we|i)(?:['’]ll| will) use\b",
+    re.IGNORECASE)
+
+
+def speaks_of_decisions(text: str) -> bool:
+    """The agent naming decisions (or a decision) as a subject, without making or stating one."""
+    return bool(_DECISION_NOUN.search(text)) and not _DECISION_SAID.search(text)
+
+
 # A condition put to the reader ("If you do not care about wire size, omitting `have`s buys you …"), or in the mood of
 # what would or could be ("If they were ever passed through `resolver.py`, they'd fail"), and an offer ("If you want,
 # I can sketch …", "… istersen o da mümkün"): a hypothetical, no finding. All 11 such sentences of the agent that

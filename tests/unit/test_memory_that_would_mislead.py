@@ -1157,3 +1157,19 @@ def test_work_left_open_because_other_work_is_done_already_stays_open() -> None:
     said = "Since #2210 is already merged, the nightly fix should be a separate follow-up PR."
     assert worth_saying(_judged(said, "todo", "agent"))
     assert not worth_saying(_judged(said, "fact", "agent"))
+
+
+@pytest.mark.parametrize("said, kept", [
+    ("Structure Alignment: every architectural decision maps to a specific file in the project tree.", False),
+    ("The store pattern (services write, components read) is consistent with the one-way data flow decision.", False),
+    ("Given the small scope, most standard decision categories (hosting, auth) are either N/A or trivial.", False),
+    ("La décision sur le format des exports reste valable pour la version 2 du service.", False),
+    ("Decision: keep the exports in CSV, because the accounting tool cannot read Parquet.", True),
+    ("The `py.typed` decision — deferred until the API is stable, since the types still change.", True),
+    ("We decided to keep the exports in CSV, because the accounting tool cannot read Parquet.", True)])
+def test_a_review_of_decisions_is_no_decision(said: str, kept: bool) -> None:
+    """An unseen project's key decisions held an architecture workflow's checklist ("Structure Alignment: Every
+    architectural decision maps to …", "… consistent with unidirectional data flow decision"): decisions spoken
+    of, none made. A decision the sentence states, by its label, a dash or a verb, stays."""
+    kinds = _kinds_of_answer("Validate the architecture document.", said, "decision", "docs/architecture.md")
+    assert ("decision" in kinds) is kept, kinds
