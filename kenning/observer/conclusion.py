@@ -132,7 +132,7 @@ def worth_saying(j: Judged) -> bool:
                                  or _CUT_OFF.search(text) or _STEP_REPORT.match(text)
                                  or (j.role != "todo" and _OFFER.search(text))  # (work left is open, offered or not)
                                  or _THEN_I.search(text)
-                                 or gates.narrated(text) or gates.repo_state(text)
+                                 or gates.narrated(text) or gates.repo_state(text) or gates.edits_imports(text)
                                  or (j.role != "todo" and gates.already_done(text))
                                  or gates.asks_the_user(text) or (not cjk and _narrates(text))
                                  or (j.role not in ("change", "status")  # (what was changed reads in the log)

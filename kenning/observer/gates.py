@@ -231,6 +231,26 @@ _DECISION_SAID = re.compile(
     re.IGNORECASE)
 
 
+# An import the agent added, removed or renamed ("Added `goruntime "runtime"` import (aliased to avoid conflict with
+# `cc-lib/v2/runtime`)", "Added `logging` and `log/slog` imports", "添加了 `os` 的 import"): an edit the code shows,
+# however it is worded (4 of 4 such labelled sentences of the agent are noise). One that says what the import
+# caused ("Removed the import of tkinter, which slowed start-up because …", a circular import) is a finding.
+_IMPORT_EDIT = re.compile(
+    r"^(?:added|removed|dropped|aliased|renamed|updated|sorted|reordered|cleaned up|moved)\s+"
+    r"(?:(?:the|an?|missing|unused|needed|required|necessary|new|extra|stale|duplicate|go|python)\s+)*"
+    r"(?:`[^`]+`(?:\s*(?:,|and|,\s*and)\s*`[^`]+`)*\s+)?imports?\b"
+    r"(?=\s*(?:$|[.,;:(]|(?:for|of|from|in|to|and|statements?)\b))|"
+    r"^(?:添加|增加|删除|移除|去掉|更新)了?[^。；]{0,40}?(?:import|导入)|^[^。]{0,40}?(?:import|インポート)\s*を(?:追加|削除|整理)|"
+    r"^[^.]{0,40}?(?:import|임포트)\s*(?:추가|제거|삭제|정리)", re.IGNORECASE)
+_IMPORT_TROUBLE = re.compile(r"circular|cycle|循环|循環|순환", re.IGNORECASE)
+
+
+def edits_imports(text: str) -> bool:
+    """The agent reporting an import it added, removed or renamed, and nothing it caused."""
+    t = text.strip()
+    return bool(_IMPORT_EDIT.search(t)) and not _IMPORT_TROUBLE.search(t) and "cause" not in cues.signals(t)
+
+
 def speaks_of_decisions(text: str) -> bool:
     """The agent naming decisions (or a decision) as a subject, without making or stating one."""
     return bool(_DECISION_NOUN.search(text)) and not _DECISION_SAID.search(text)

@@ -1173,3 +1173,16 @@ def test_a_review_of_decisions_is_no_decision(said: str, kept: bool) -> None:
     of, none made. A decision the sentence states, by its label, a dash or a verb, stays."""
     kinds = _kinds_of_answer("Validate the architecture document.", said, "decision", "docs/architecture.md")
     assert ("decision" in kinds) is kept, kinds
+
+
+@pytest.mark.parametrize("said, edit", [
+    ('Added `goruntime "runtime"` import (aliased to avoid a clash with `cc-lib/v2/runtime`)', True),
+    ("Removed unused imports from the exporter and its tests.", True),
+    ("添加了 `os` 和 `sys` 的 import。", True),
+    ("Removed the import of tkinter, which made start-up 2s slower because it loads Tcl.", False),
+    ("Fixed the circular import between store.py and models.py by moving the schema out.", False),
+    ("Added the import path helper so relative imports resolve from the config file's folder.", False)])
+def test_an_import_added_or_removed_is_no_memory(said: str, edit: bool) -> None:
+    """A project's key rows held "Added `goruntime "runtime"` import (aliased to avoid conflict …)": an edit the code
+    shows, whatever reason it gives for the alias. An import that caused something, or a feature named so, stays."""
+    assert worth_saying(_judged(said, "fix", "agent")) is not edit
