@@ -2,8 +2,9 @@
 
 Sentences split where a sentence ends, not at every full stop: abbreviations ("e.g.", "i.e.",
 "etc.", "vs."), decimals and versions ("1.5", "v2.1"), file names ("README.md") and anything
-inside backticks or quotes stay in their sentence; a Chinese or Japanese sentence ends at its own
-full stop, with no space after it. Identifiers keep their case: a sentence is
+inside backticks or quotes stay in their sentence; a sentence may end inside the bracket it closes
+("… (it used to be lazy.) The lock …"); a Chinese or Japanese sentence ends at its own full stop, with no
+space after it. Identifiers keep their case: a sentence is
 capitalised only when it starts with an ordinary English word.
 """
 
@@ -27,8 +28,9 @@ _PROTECT = re.compile(r"`[^`\n]*`|\"[^\"\n]{0,300}\"|\u201c[^\u201d\n]{0,300}\u2
                       r"「[^」\n]{0,300}」|『[^』\n]{0,300}』")
 # A full stop, "!" or "?" followed by space, where a new sentence can start (not ";": "`make test`
 # is gone; run `just test`" is one statement); or the full stop of Chinese and Japanese, which no space
-# follows, with the closing quote or bracket after it ("原因是缓存键。修复：…" is two sentences).
-_END = re.compile(r"([.!?])(\s+)|([。！？]+[」』）)”’]*)(\s*)(?=\S)")
+# follows, with the closing quote or bracket after it ("原因是缓存键。修复：…" is two sentences). A sentence may end
+# inside the bracket it closes ("… (it used to be lazy.) The lock is …"): see _closes_a_sentence.
+_END = re.compile(r"([.!?])([)\]]+)?(\s+)|([。！？]+[」』）)”’]*)(\s*)(?=\S)")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'\-]*")
 # A letter or digit of a script written with spaces (Latin with its accents, Cyrillic, Greek …): Chinese, Japanese
 # and Korean go by character pairs (tokens()).
@@ -78,14 +80,16 @@ def _split_block(block: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for m in _END.finditer(masked):
-        if m.group(3):  # (no abbreviation ends with these)
-            pieces.append(masked[start:m.end(3)])
+        if m.group(4):  # (no abbreviation ends with these)
+            pieces.append(masked[start:m.end(4)])
             start = m.end()
             continue
         end = m.start(1)
         if m.group(1) == "." and _no_end(masked, end):
             continue
-        pieces.append(masked[start:end + 1])
+        if m.group(2) and not _closes_a_sentence(masked[start:end], masked[m.end():m.end() + 1]):
+            continue
+        pieces.append(masked[start:m.end(2) if m.group(2) else end + 1])
         start = m.end()
     pieces.append(masked[start:])
     lines: list[str] = []
@@ -96,6 +100,15 @@ def _split_block(block: str) -> list[str]:
         return re.sub(r"\x00(\d+)\x00", lambda m: masks[int(m.group(1))], s)
 
     return [unmask(s) for s in lines]
+
+
+def _closes_a_sentence(before: str, following: str) -> bool:
+    """Whether a full stop before a closing bracket ends the sentence: the bracket closes one opened after some words
+    of this sentence ("It is rebuilt on start (it used to be lazy.) The lock …"), and what follows does not go on in
+    lower case ("(e.g. `x`.) and then …")."""
+    opened = max(before.rfind("("), before.rfind("["))
+    return (opened > 0 and before.count("(") + before.count("[") > before.count(")") + before.count("]")
+            and any(c.isalpha() for c in before[:opened]) and not following.islower())
 
 
 _IN_LINE = re.compile(r"[^\W\d_][^\n]*\s$")  # words before it on its line

@@ -30,6 +30,12 @@ from kenning.observer.units import units
     ("See README.md for v1.2 details. Then go.", ["See README.md for v1.2 details.", "Then go."]),
     ("`make test` is gone; run `just test`.", ["`make test` is gone; run `just test`."]),
     ("- use uv\n- never pip", ["use uv", "never pip"]),
+    # a sentence that ends inside the bracket it closes, unless the bracket holds all there is or it goes on
+    ("The cache is rebuilt on start (it used to be lazy.) The lock is removed after.",
+     ["The cache is rebuilt on start (it used to be lazy.)", "The lock is removed after."]),
+    ("Retry once (really!) Then stop.", ["Retry once (really!)", "Then stop."]),
+    ("Keep it short (e.g. one line.) and then go on.", ["Keep it short (e.g. one line.) and then go on."]),
+    ("(1.) First item here.", ["(1.) First item here."]),
 ])
 def test_sentences_end_where_sentences_end(text: str, want: list[str]) -> None:
     assert sentences(text) == want
