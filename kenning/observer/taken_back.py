@@ -108,14 +108,14 @@ class Restated:
         for o in session.prior_observations:
             fam = FAMILIES.get(str(o.get("kind") or ""))
             if fam and o.get("status", "active") == "active":
-                self.items.append((fam, content_words(_said(o)), o))
+                self.items.append((fam, content_words(said_of(o)), o))
 
     def apply(self, drafts: list[ObservationDraft], earlier: list[ObservationDraft]) -> None:
         for d in drafts:
             fam = FAMILIES.get(d.kind)
             if fam is None:
                 continue
-            words = content_words(_said(d))
+            words = content_words(said_of(d))
             subject = _proved_subject(d)
             for item in [x for x in self.items if x[0] == fam and jaccard(words, x[1]) >= SAID_AGAIN
                          and _proved_subject(x[2]) == subject]:
@@ -149,7 +149,7 @@ def _proved_subject(o: ObservationDraft | dict[str, object]) -> str | None:
     return span.group(1) if span else title
 
 
-def _said(o: ObservationDraft | dict[str, object]) -> str:
+def said_of(o: ObservationDraft | dict[str, object]) -> str:
     """The sentence a memory was judged from (its title when it records none)."""
     if isinstance(o, ObservationDraft):
         return str(o.why.get("said") or o.title)

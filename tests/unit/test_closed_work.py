@@ -193,3 +193,31 @@ def test_a_gap_its_session_filled_leaves_the_index(story: Story) -> None:
 
     assert gap in session_with_gap("other", "fix(cart): round refunds per line")
     assert gap not in session_with_gap("filled", "fix(guard): allow a detached HEAD")
+
+
+def _todo_then(story: Story, name: str, order: str, *work: dict[str, object]) -> str:
+    """A session whose first turn leaves a to-do, and whose next turn the user orders ``order`` and does ``work``."""
+    story.session(name, Turn("Add the CSV export. Next time we must move the retry logic into a separate PR.",
+                             [edit(ROOT, "shop/export.py")], last="CSV export added."),
+                  Turn(order, [edit(ROOT, "shop/retry.py"), *work], last="Done."))
+    return story.context(name)
+
+
+def test_a_to_do_the_user_then_asks_for_and_the_turn_commits_is_done(story: Story) -> None:
+    """mise's "Open to-dos" held "… this should be a separate follow-up PR" for months, though the user's next
+    order in that session was "Make a separate pr" and the turn pushed that branch."""
+    shown = _todo_then(story, "done", "Make the separate PR for the retry logic.",
+                       bash("git commit -am 'fix: retry logic'", "[retry 1a2b3c4] fix: retry logic\n 1 file changed"),
+                       bash("git push -u origin retry", " * [new branch]      retry -> retry"))
+    assert "retry logic into a separate PR" not in shown, shown
+
+
+@pytest.mark.parametrize("order, work", [
+    ("Make the separate PR for the retry logic.", []),  # nothing committed, pushed or opened: not carried out
+    ("Add the PDF export too.", [bash("git commit -am 'feat: pdf'", "[main 1a2b3c4] feat: pdf\n 1 file changed")]),
+    ("Should the retry logic go into a separate PR?",  # a question asks, it orders nothing
+     [bash("git commit -am 'feat: pdf'", "[main 1a2b3c4] feat: pdf\n 1 file changed")])])
+def test_a_to_do_stays_open_until_a_turn_asked_for_it_commits(story: Story, order: str,
+                                                              work: list[dict[str, object]]) -> None:
+    shown = _todo_then(story, "open", order, *work)
+    assert "## Open to-dos" in shown and "retry logic into a separate PR" in shown, shown

@@ -41,6 +41,7 @@ from kenning.observer import (
     rejected_usage,
     worktree,
 )
+from kenning.observer.carried_out import CarriedOut
 from kenning.observer.compose import agent_memories, plan_memories
 from kenning.observer.conclusion import ROUTINE, counts_a_list, status_said, topic
 from kenning.observer.plan_scope import PlanScope
@@ -104,6 +105,8 @@ class RulesObserver:
         undoable = Undoable(session)
         taken_back: set[str] = set()
         restated = Restated(session)
+        todos_done = CarriedOut(session)
+        done_titles: set[str] = set()
         summary_turn: Turn | None = None
         user_ran = UserRan()  # the agent's failures, to match the user's own runs of a later turn
         scope = PlanScope()  # the parts of the plan accepted last, to tell what "only …" left out of it
@@ -121,6 +124,7 @@ class RulesObserver:
                 plans.append(reading.plan_title)
             taken_back |= undoable.apply(drafts, reading, out.observations)
             restated.apply(drafts, out.observations)
+            done_titles |= todos_done.apply(drafts, reading, out.observations)
             out.observations.extend(drafts)
             if turn.prompt is not None or turn.events or (turn.stop is not None and turn.stop.kind == "Stop"):
                 notes.append(note)  # (a SessionEnd alone adds nothing to the summary, not even its time)
@@ -130,9 +134,10 @@ class RulesObserver:
         if summary_turn is None and turns and session.prior_summary is None and session.prompts:
             summary_turn = turns[-1]  # the session ended without a Stop: summarise what it did
         if summary_turn is not None and (summary_turn.stop is not None or session.ended or idle):
-            for n in notes:  # what was taken back is no lesson and nothing done
-                n.learned = [x for x in n.learned if x not in taken_back]
+            for n in notes:  # what was taken back is no lesson and nothing done; a to-do carried out is not open
+                n.learned = [x for x in n.learned if x not in taken_back and x not in done_titles]
                 n.done = [x for x in n.done if x not in taken_back]
+                n.todos = [x for x in n.todos if x not in done_titles]
             out.summary = summarize(session, notes, plans, taken_back)
         return out
 
