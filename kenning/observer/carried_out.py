@@ -11,7 +11,7 @@ from kenning.observer.taken_back import said_of
 from kenning.records import ObservationDraft, SessionInfo
 
 # Words of an order that say nothing of the work asked for ("make", "please", "go ahead")
-_ASKING = frozenset(("make", "mak", "do", "please", "can", "could", "would", "you", "go", "ahead", "let", "now",
+_ASKING = frozenset(("make", "do", "please", "can", "could", "would", "you", "go", "ahead", "let", "now",
                      "then", "also", "just", "ok", "okay", "yes", "sure", "create", "open", "want", "need", "try"))
 SHARED = 2  # words of substance the order and the to-do share at least (and half of the order's)
 

@@ -218,8 +218,8 @@ def weighs_a_choice(text: str) -> bool:
 
 # A sentence that speaks of decisions as a thing ("Every architectural decision maps to a file in the tree", "…
 # consistent with the unidirectional data flow decision", "many standard decision categories are N/A", "The minimal
-# template decision stands"): a review of choices, none made in it. Of the labelled real sessions' sentences of the
-# agent that name a decision so, none is one (31: 16 noise, 5 changes, 4 facts, 3 status). What it then says the
+# template decision stands"): a review of choices, none made in it. Of the 28 labelled real sessions' sentences of
+# the agent it takes, none is one (15 noise, 5 changes, 4 facts, 3 status, 1 cause). What it then says the
 # decision is ("Decision: keep X", "py.typed decision — deferred to stable", "the decision is to …", "decided to …")
 # makes one.
 _DECISION_NOUN = re.compile(r"\b(?:decisions?|décisions?|entscheidung(?:en)?|decisi(?:ón|ones))\b", re.IGNORECASE)
@@ -231,9 +231,14 @@ _DECISION_SAID = re.compile(
     re.IGNORECASE)
 
 
+def speaks_of_decisions(text: str) -> bool:
+    """The agent naming decisions (or a decision) as a subject, without making or stating one."""
+    return bool(_DECISION_NOUN.search(text)) and not _DECISION_SAID.search(text)
+
+
 # An import the agent added, removed or renamed ("Added `goruntime "runtime"` import (aliased to avoid conflict with
 # `cc-lib/v2/runtime`)", "Added `logging` and `log/slog` imports", "添加了 `os` 的 import"): an edit the code shows,
-# however it is worded (4 of 4 such labelled sentences of the agent are noise). One that says what the import
+# however it is worded (5 of 5 such labelled sentences of the agent are noise). One that says what the import
 # caused ("Removed the import of tkinter, which slowed start-up because …", a circular import) is a finding.
 _IMPORT_EDIT = re.compile(
     r"^(?:added|removed|dropped|aliased|renamed|updated|sorted|reordered|cleaned up|moved)\s+"
@@ -249,11 +254,6 @@ def edits_imports(text: str) -> bool:
     """The agent reporting an import it added, removed or renamed, and nothing it caused."""
     t = text.strip()
     return bool(_IMPORT_EDIT.search(t)) and not _IMPORT_TROUBLE.search(t) and "cause" not in cues.signals(t)
-
-
-def speaks_of_decisions(text: str) -> bool:
-    """The agent naming decisions (or a decision) as a subject, without making or stating one."""
-    return bool(_DECISION_NOUN.search(text)) and not _DECISION_SAID.search(text)
 
 
 # A condition put to the reader ("If you do not care about wire size, omitting `have`s buys you …"), or in the mood of
