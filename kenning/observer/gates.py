@@ -161,7 +161,9 @@ _TASK = re.compile(
 # What the product should show, asked for in a turn ('"Linked" should appear as "Linked docs"', "We should have
 # distinct sections for each agent"): a change to build, not how the agent is to work.
 _SPEC = re.compile(r"\bshould (?:appear|show|display|read|look|be (?:displayed|shown|labell?ed|named|called|"
-                   r"rendered|visible|hidden))\b|^we should (?:have|add|show|display|build|create)\b|"
+                   r"rendered|visible|hidden))\b|"
+                   r"^(?:(?:ok(?:ay)?|so|now|then|also|and|but)[,:]?\s+)*"
+                   r"we should (?:have|add|show|display|build|create)\b|"
                    # what the program is to do ("… and I don't have kiro installed, it should tell me")
                    r"\bit should (?:tell|warn|print|say|report|show|display|log|ask|error|fail|skip|exit|throw|raise)"
                    r"\b", re.IGNORECASE)

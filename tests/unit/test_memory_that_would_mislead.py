@@ -105,6 +105,7 @@ def test_a_habit_said_with_a_task_verb_or_as_an_order_is_still_a_rule(story: Sto
     ("At the top of the report, find a way to make the URL always visible.", True),
     ('"Linked" should appear as "Linked docs" in the report.', True),
     ("We should have distinct sections for each coding agent.", True),
+    ("also we should have a worker to drop the option from the yaml file.", True),  # (after its lead-in)
     ("Error messages should be shown in the user's language in every view.", False)])
 def test_a_task_verb_alone_does_not_make_a_sentence_a_task_of_one_turn(said: str, task: bool) -> None:
     from kenning.observer.gates import one_off
