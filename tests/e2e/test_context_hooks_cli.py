@@ -37,9 +37,11 @@ def test_read_and_prompt_get_kenning_context(claude_bin: str, tmp_path: Path) ->
     ]
     session2 = [[tool_use("Read", {"file_path": str(totals)})], [text("It computes VAT per line.")]]
     script = script_by_prompt({"Create vat_totals.py": session1, "line_total": session2})
-    # Prompt context on (whatever its default); a start index of 0 rows, so session 1's notes are
+    # Prompt context on (whatever its default), with a budget a loaded machine does not run out of (what is
+    # given is tested here, its speed in bench/); a start index of 0 rows, so session 1's notes are
     # news to session 2 (in a project this small the start index would list them all).
     hook_env = {"KENNING_PORT": port, "KENNING_PROVIDER": "rules", "KENNING_PROMPT_CONTEXT": "1",
+                "KENNING_PROMPT_CONTEXT_TIMEOUT_MS": "5000",
                 "KENNING_CONTEXT_OBSERVATIONS": "0", "KENNING_EMBEDDING_BACKEND": "none"}
     with FakeAnthropic(script=script) as fake:
         first = run_claude("Create vat_totals.py with line_total(net, rate) for VAT per invoice line.",

@@ -42,6 +42,14 @@ def output(r: subprocess.CompletedProcess[bytes]) -> dict[str, Any] | None:
     return value
 
 
+def prompt_context_on(home: Home) -> None:
+    """Memories next to a prompt, whatever the default, with a budget no loaded test machine runs out of: these
+    tests check what a prompt is given (or not given, for a reason other than time), never how fast; the budget's
+    cost is measured in bench/, and test_worker_that_never_answers_costs_at_most_the_timeout sets its own."""
+    home.env["KENNING_PROMPT_CONTEXT"] = "1"
+    home.env["KENNING_PROMPT_CONTEXT_TIMEOUT_MS"] = "5000"
+
+
 def context_of(r: subprocess.CompletedProcess[bytes], event: str) -> str:
     out = output(r)
     assert out is not None, f"{event} printed nothing; stderr: {r.stderr[-500:]!r}"
@@ -225,7 +233,7 @@ def stored_prompts(home: Home) -> list[tuple[str, str]]:
 
 
 def test_prompt_gets_relevant_memories_and_is_captured_as_before(home: Home) -> None:
-    home.env["KENNING_PROMPT_CONTEXT"] = "1"  # whatever the default
+    prompt_context_on(home)
     home.start_worker()
     oid = remember(home, TOPIC, at=time.time() - 3600)
     other = remember(home, "The CI cache key includes the lock file", at=time.time() - 3600, session="s2")
@@ -266,7 +274,7 @@ def test_capture_record_is_the_same_with_and_without_prompt_context(home: Home) 
 
 
 def test_prompts_that_get_nothing(home: Home) -> None:
-    home.env["KENNING_PROMPT_CONTEXT"] = "1"  # whatever the default
+    prompt_context_on(home)
     home.start_worker()
     remember(home, TOPIC, at=time.time() - 3600)
     nothing = [

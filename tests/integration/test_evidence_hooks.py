@@ -19,7 +19,7 @@ from kenning.records import ObservationDraft
 from kenning.store import repo
 from kenning.store.db import open_db
 from tests.conftest import Home, load_fixture
-from tests.integration.test_context_hooks import context_of
+from tests.integration.test_context_hooks import context_of, prompt_context_on
 
 GONE = "possibly stale"
 
@@ -207,7 +207,7 @@ def test_a_files_history_notes_a_function_deleted_from_it(home: Home) -> None:
 
 
 def test_prompt_recall_notes_a_memory_whose_file_is_gone(home: Home) -> None:
-    home.env["KENNING_PROMPT_CONTEXT"] = "1"
+    prompt_context_on(home)
     home.start_worker()
     oid = remember(home, "Invoice totals round the VAT per line in src/invoice_api/totals.py", age=3600,
                    modified=["src/invoice_api/totals.py"])

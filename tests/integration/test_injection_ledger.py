@@ -25,6 +25,7 @@ from tests.integration.test_context_hooks import (
     context_of,
     filler_session,
     output,
+    prompt_context_on,
     prompt_payload,
     read_payload,
     remember,
@@ -95,7 +96,7 @@ def start_payload(home: Home, session: str = SESSION) -> dict[str, Any]:
 
 
 def test_a_session_is_told_and_the_ledger_says_why_and_what_was_used(home: Home) -> None:
-    home.env["KENNING_PROMPT_CONTEXT"] = "1"
+    prompt_context_on(home)
     home.env["KENNING_CONTEXT_OBSERVATIONS"] = "5"  # the index lists the 5 newest routine notes
     home.start_worker()
     recalled = remember(home, TOPIC, at=time.time() - 3600, kind="change")  # routine work: older than the index's

@@ -8,11 +8,11 @@ from __future__ import annotations
 import time
 
 from tests.conftest import Home
-from tests.integration.test_context_hooks import context_of, fill, output, prompt_payload, remember
+from tests.integration.test_context_hooks import context_of, fill, output, prompt_context_on, prompt_payload, remember
 
 
 def test_prompt_words_through_the_hook(home: Home) -> None:
-    home.env["KENNING_PROMPT_CONTEXT"] = "1"
+    prompt_context_on(home)
     home.start_worker()
     at = time.time() - 3600
     kube = remember(home, "Kubernetes namespaces are named after the team that owns the service", at=at)
