@@ -23,9 +23,11 @@ _MERGE = re.compile(r"merg|머지|병합|マージ|合并|合併", re.IGNORECASE
 _PR = re.compile(r"(?:#|\bPR\s*#?)(\d+)\b", re.IGNORECASE)
 # What remains of some work: "the 2 remaining items", "남은 2개", "残り2件", "剩下的两项"
 _REMAINS = re.compile(r"remaining|left to do|still (?:open|to do)|남은|남아 있|残り|残っ|剩下|剩余|还剩", re.IGNORECASE)
-# What comes next: "the top priority is the v0.16.0 release", "next up: v2.3.0", "가장 높은 우선순위는 …", "次は…"
-_NEXT = re.compile(r"\bpriorit(?:y|ies)\b|\bnext (?:up|step|is|comes)\b|우선순위|우선 과제|다음 (?:작업|단계|할 일)|"
-                   r"優先|次は|次の(?:作業|ステップ)|优先|下一步|接下来", re.IGNORECASE)
+# What comes next: "the top priority is the v0.16.0 release", "next up: v2.3.0", "가장 높은 우선순위는 …", "次は…",
+# with a word between ("recommended next feature work: tag v0.15.0 …", "다음 기능 작업 추천: …")
+_NEXT = re.compile(r"\bpriorit(?:y|ies)\b|\bnext (?:up|is|comes)\b|\bnext (?:\w+ ){0,2}(?:steps?|work|tasks?)\b|"
+                   r"우선순위|우선 과제|다음 (?:[가-힣]+ )?(?:작업|단계|할 일)|"
+                   r"優先|次は|次の(?:\w{1,4}の)?(?:作業|ステップ)|优先|下一步|接下来", re.IGNORECASE)
 
 
 class Done:
