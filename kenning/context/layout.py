@@ -230,6 +230,15 @@ def listing_key(title: str) -> str:
     return " ".join(title.split())[:60].lower()
 
 
+# A character of Chinese, Japanese or Korean: one says about as much as two Latin letters.
+_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _width(text: str) -> int:
+    """How much a title says, in Latin letters: long enough (30) to be told apart where it is said again."""
+    return len(text) + len(_WIDE.findall(text))
+
+
 class Layout:
     """The index text for a selection, with as many rows of each section as its budget allows."""
 
@@ -254,7 +263,7 @@ class Layout:
                                settings.context_key_chars // 3)
         shown = [*sel.user_rules[:len(self.user_lines)], *sel.rules[:len(self.rule_lines)],
                  *sel.keys[:len(self.key_lines)], *sel.todos[:len(self.todo_lines)]]
-        self.listed_titles = [(r.title, r.id) for r in shown if len(r.title) >= 30]
+        self.listed_titles = [(r.title, r.id) for r in shown if _width(r.title) >= 30]
         self.shown_titles = {r.id: r.title for r in sel.keys[:len(self.key_lines)]}
         self.found: dict[int, list[int]] = {}  # a session → the rows listed above that it found
         for r in sorted(shown, key=lambda r: r.id):

@@ -631,6 +631,18 @@ def test_where_we_left_off_does_not_say_again_what_a_row_above_says(story: Story
     assert context.count("opened files without an encoding") == 1, context
 
 
+def test_a_short_chinese_finding_listed_above_is_not_said_again_below(story: Story) -> None:
+    """A Korean project's "Where we left off" said again two findings its key rows listed ("브랜치 보호 정책으로
+    일반 머지가 차단됩니다."): a title under 30 characters was never matched, and 25 Korean characters say as much as
+    50 Latin letters."""
+    story.session("shop", Turn("Add the CSV export.", [edit(ROOT, "jobs/export.py")], last="CSV export added."))
+    story.session("shop", Turn("夜间导出为什么崩溃？", [
+        bash("python -m jobs.export", fails="UnicodeEncodeError: 'ascii' codec can't encode character")],
+        last="根因：`export.py` 打开文件时没有指定编码。"))
+    context = story.context("shop")
+    assert context.count("打开文件时没有指定编码") == 1, context
+
+
 def test_the_users_rule_against_a_command_retires_the_finding_that_says_it_is_run() -> None:
     """"I don't want `pip-compile --upgrade` in the nightly job" after the agent said the job runs it: the next
     session is told the rule, not the old state of the job beside it."""
