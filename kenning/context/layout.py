@@ -230,13 +230,13 @@ def listing_key(title: str) -> str:
     return " ".join(title.split())[:60].lower()
 
 
-# A character of Chinese, Japanese or Korean: one says about as much as two Latin letters.
-_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# A character of Chinese, Japanese or Korean: one says about as much as two Latin letters (a word is about two).
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _width(text: str) -> int:
     """How much a title says, in Latin letters: long enough (30) to be told apart where it is said again."""
-    return len(text) + len(_WIDE.findall(text))
+    return len(text) + len(CJK.findall(text))
 
 
 class Layout:

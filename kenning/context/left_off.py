@@ -11,6 +11,7 @@ import time
 
 from kenning.context import checks, closed
 from kenning.context.layout import (
+    CJK,
     TREE_CLEAN,
     age,
     by,
@@ -79,7 +80,6 @@ _BOOKKEEPING = re.compile(
 _GIT = re.compile(r"\b(?:commit|push|merg|prs?\b|pull request|tag|branch)|#\d+|\b[0-9a-f]{7,40}\b|"
                   r"커밋|푸시|머지|병합|コミット|プッシュ|マージ|提交|推送|合并", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w-]{3,}")  # (a word of four or more characters)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # (a word is about two of these)
 _CHANGE = r"^(?:Changed|Added|Removed|Updated|Edited|Deleted) "  # a change row's title (observer/providers/rules.py)
 _CHANGED = re.compile(_CHANGE + r"[^:]{1,200}: ")
 _CHANGE_ROW = re.compile(r"^Changed [^:(]{1,300}(?::|\(asked: |$)")  # a change row named by its files
@@ -89,7 +89,7 @@ def _told_by_state(item: str, state: str) -> bool:
     """Whether a "Done" item only repeats the state line: git bookkeeping, or a commit subject it names."""
     core = _CHANGED.sub("", item).rstrip().rstrip("…").rstrip(".")
     rest = _BOOKKEEPING.sub(" ", item)
-    if _GIT.search(item) and len(_WORD.findall(rest)) + len(_CJK.findall(rest)) // 2 <= 1:
+    if _GIT.search(item) and len(_WORD.findall(rest)) + len(CJK.findall(rest)) // 2 <= 1:
         return True
     return len(core) >= 12 and core[:60].lower() in state.lower()
 

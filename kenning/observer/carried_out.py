@@ -5,9 +5,9 @@ to-do is done: a draft of this call is dropped, a stored row is named as superse
 
 from __future__ import annotations
 
-from kenning.memory.text import clip, content_words
+from kenning.memory.text import content_words
 from kenning.observer.reading import Reading
-from kenning.observer.taken_back import said_of
+from kenning.observer.taken_back import retire, said_of, title_of
 from kenning.records import ObservationDraft, SessionInfo
 
 # Words of an order that say nothing of the work asked for ("make", "please", "go ahead")
@@ -40,25 +40,8 @@ class CarriedOut:
             words = frozenset(content_words(asked))
             for item in [x for x in self.items if _asks_for(words, x[0])]:
                 self.items.remove(item)
-                self._close(item[1], drafts, r, earlier)
-                closed.add(item[1].title if isinstance(item[1], ObservationDraft) else str(item[1].get("title")))
+                retire(item[1], drafts, r, earlier, next((d for d in drafts if d.kind != "todo"), None), "Done",
+                       "Carried out to-do")
+                closed.add(title_of(item[1]))
         self.items += [(frozenset(content_words(said_of(d))), d) for d in drafts if d.kind == "todo"]
         return closed
-
-    @staticmethod
-    def _close(todo: ObservationDraft | dict[str, object], drafts: list[ObservationDraft], r: Reading,
-               earlier: list[ObservationDraft]) -> None:
-        if isinstance(todo, ObservationDraft):
-            if todo in earlier:
-                earlier.remove(todo)
-            return
-        oid = todo.get("id")
-        if not isinstance(oid, int):
-            return
-        target = next((d for d in drafts if d.kind != "todo"), None)
-        if target is None:
-            at = max((c.at for c in r.commands), default=0.0)
-            target = ObservationDraft(type="change", title=clip(f"Done: {todo.get('title')}", 200), created_at=at,
-                                      kind="change", facts=[f"Carried out to-do #{oid}"])
-            drafts.append(target)
-        target.supersedes.append(oid)

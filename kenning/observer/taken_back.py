@@ -66,8 +66,8 @@ class Undoable:
             done = next(x for x in undone if id(x) == d)
             if done in self.items:
                 self.items.remove(done)
-            self._take_back(done, drafts, r, new_fix, earlier)
-            titles.add(done.item.title if isinstance(done.item, ObservationDraft) else str(done.item.get("title")))
+            retire(done.item, drafts, r, earlier, new_fix, "Reverted", "Took back")
+            titles.add(title_of(done.item))
         if r.actions.commits:
             for item in self.items:
                 item.committed = True
@@ -75,23 +75,29 @@ class Undoable:
                        for d in drafts if d.kind in ("fix", "rootcause", "change")]
         return titles
 
-    @staticmethod
-    def _take_back(done: Done, drafts: list[ObservationDraft], r: Reading, new_fix: ObservationDraft | None,
-                   earlier: list[ObservationDraft]) -> None:
-        if isinstance(done.item, ObservationDraft):
-            if done.item in earlier:
-                earlier.remove(done.item)
-            return
-        oid = done.item.get("id")
-        if not isinstance(oid, int):
-            return
-        target = new_fix
-        if target is None:
-            at = max((c.at for c in r.commands), default=0.0)
-            target = ObservationDraft(type="change", title=clip(f"Reverted: {done.item.get('title')}", 200),
-                                      created_at=at, kind="change", facts=[f"Took back #{oid}"])
-            drafts.append(target)
-        target.supersedes.append(oid)
+
+def retire(old: ObservationDraft | dict[str, object], drafts: list[ObservationDraft], r: Reading,
+           earlier: list[ObservationDraft], target: ObservationDraft | None, label: str, fact: str) -> None:
+    """What a later turn made no longer true: a draft of this call is dropped from ``earlier``; a stored row is named
+    as superseded by ``target``, or by a change row "<label>: <its title>" (fact "<fact> #<id>") when there is none."""
+    if isinstance(old, ObservationDraft):
+        if old in earlier:
+            earlier.remove(old)
+        return
+    oid = old.get("id")
+    if not isinstance(oid, int):
+        return
+    if target is None:
+        at = max((c.at for c in r.commands), default=0.0)
+        target = ObservationDraft(type="change", title=clip(f"{label}: {old.get('title')}", 200), created_at=at,
+                                  kind="change", facts=[f"{fact} #{oid}"])
+        drafts.append(target)
+    target.supersedes.append(oid)
+
+
+def title_of(o: ObservationDraft | dict[str, object]) -> str:
+    """A memory's title, drafted or stored."""
+    return o.title if isinstance(o, ObservationDraft) else str(o.get("title"))
 
 
 FAMILIES = {"rootcause": "cause", "fix": "cause", "gotcha": "gotcha", "decision": "decision", "fact": "fact",
